@@ -1,0 +1,8 @@
+//! Waypoint: a terminal coding agent whose signature is a live plan.
+//!
+//! The engine (`agent`, `llm`, `tools`, `todo`, `events`) knows nothing about
+//! terminals: it talks to whatever drives it (headless printer, TUI, tests)
+//! only through the typed [`events::Op`] and [`events::Event`] channels.
+
+pub mod todo;
+pub mod tools;
