@@ -6,3 +6,8 @@
 
 pub mod todo;
 pub mod tools;
+pub mod agent;
+pub mod events;
+pub mod llm;
+pub mod cli;
+pub mod headless;

@@ -1,1 +1,181 @@
-fn main(){}
+//! The `waypoint` binary: parses flags, sets up logging to a file, builds
+//! the provider and the engine, and runs headless mode.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use waypoint::agent::{Agent, AgentConfig};
+use waypoint::cli::{Cli, ProviderKind};
+use waypoint::events::{Event, Op};
+use waypoint::headless::{Outcome, Printer};
+use waypoint::llm::ModelClient;
+use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig, DEFAULT_BASE_URL, DEFAULT_MODEL};
+use waypoint::llm::retry::RetryPolicy;
+use waypoint::llm::scripted::{DEMO_SCENARIO, Scenario, ScriptedClient};
+use waypoint::tools::{ToolConfig, Workspace};
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = color_eyre::install() {
+        eprintln!("waypoint: cannot install the error handler: {e}");
+    }
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("waypoint: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("waypoint: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Logs go to a file, never to the terminal: `WAYPOINT_LOG` or the state folder.
+fn init_logging() {
+    let path = std::env::var_os("WAYPOINT_LOG").map(PathBuf::from).or_else(|| {
+        let base = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+        Some(base.join("waypoint").join("waypoint.log"))
+    });
+    let Some(path) = path else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(&path) else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WAYPOINT_LOG_LEVEL")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}
+
+async fn run(cli: Cli) -> Result<i32> {
+    let prompt = read_prompt(&cli)?;
+    let workspace_dir = match (&cli.workspace, cli.demo) {
+        (Some(dir), _) => dir.clone(),
+        (None, true) => {
+            let dir = tempfile::Builder::new()
+                .prefix("waypoint-demo-")
+                .tempdir()
+                .wrap_err("cannot create a temporary demo workspace")?
+                .keep();
+            eprintln!("waypoint: demo workspace {}", dir.display());
+            dir
+        }
+        (None, false) => std::env::current_dir().wrap_err("cannot read the current directory")?,
+    };
+    let workspace = Workspace::new(&workspace_dir)
+        .wrap_err_with(|| format!("workspace {} is not a usable folder", workspace_dir.display()))?;
+    let client = build_client(&cli)?;
+    let config = AgentConfig {
+        max_tokens: cli.max_tokens,
+        nag_every: cli.nag_every,
+        max_rounds: cli.max_turns.max(1),
+        tools: ToolConfig {
+            bash_default_timeout: cli.bash_timeout(),
+            output_cap: cli.output_cap.max(256),
+            ..ToolConfig::default()
+        },
+        ..AgentConfig::default()
+    };
+    tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
+    let mut handle = Agent::spawn(client, workspace, config);
+    handle
+        .ops
+        .send(Op::Submit { text: prompt })
+        .map_err(|_| eyre!("the engine stopped before it took the task"))?;
+
+    let stdout = std::io::stdout().lock();
+    let stderr = std::io::stderr();
+    let mut printer = Printer::new(cli.output_format, stdout, stderr);
+    let mut totals = (0, 0);
+    let mut interrupts = 0;
+    let outcome = loop {
+        let event = tokio::select! {
+            ev = handle.events.recv() => ev,
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    break Outcome::Interrupted;
+                }
+                let _ = handle.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else { break Outcome::Failed };
+        if let Event::Usage { total_input_tokens, total_output_tokens, .. } = event {
+            totals = (total_input_tokens, total_output_tokens);
+        }
+        if let Some(outcome) = printer.handle(&event).wrap_err("cannot write the output")? {
+            break outcome;
+        }
+    };
+    printer.summary(totals.0, totals.1).wrap_err("cannot write the output")?;
+    let _ = handle.ops.send(Op::Quit);
+    let _ = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
+    Ok(outcome.exit_code())
+}
+
+fn read_prompt(cli: &Cli) -> Result<String> {
+    let given = cli.print.clone().filter(|p| !p.trim().is_empty()).or_else(|| cli.prompt.clone());
+    if let Some(p) = given.filter(|p| !p.trim().is_empty()) {
+        return Ok(p);
+    }
+    if cli.demo {
+        return Ok("Write a small greeting script, run it, and add a test.".into());
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err(eyre!(
+            "no prompt: use `waypoint -p \"TASK\"` or pipe the task on stdin (the full-screen app is coming); \
+try `waypoint --demo` to see it work offline"
+        ));
+    }
+    let mut text = String::new();
+    stdin.lock().read_to_string(&mut text).wrap_err("cannot read the prompt from stdin")?;
+    if text.trim().is_empty() {
+        return Err(eyre!("the prompt on stdin is empty"));
+    }
+    Ok(text)
+}
+
+fn build_client(cli: &Cli) -> Result<Arc<dyn ModelClient>> {
+    match cli.provider() {
+        ProviderKind::Scripted => {
+            let scenario = match &cli.scenario {
+                Some(path) => Scenario::load(path)?,
+                None => Scenario::parse(DEMO_SCENARIO)?,
+            };
+            Ok(Arc::new(ScriptedClient::new(scenario)))
+        }
+        ProviderKind::Anthropic => {
+            let config = AnthropicConfig {
+                api_key: std::env::var("ANTHROPIC_API_KEY").unwrap_or_default(),
+                base_url: cli.base_url.clone().unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
+                model: cli.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+                retry: RetryPolicy {
+                    max_retries: cli.max_retries,
+                    base_delay: Duration::from_millis(cli.retry_base_ms),
+                    ..RetryPolicy::default()
+                },
+                idle_timeout: Duration::from_secs(cli.stream_idle_timeout.max(1)),
+            };
+            Ok(Arc::new(AnthropicClient::new(config)?))
+        }
+    }
+}

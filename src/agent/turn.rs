@@ -1,0 +1,236 @@
+//! One turn: sample the model, run every tool call it asked for, answer
+//! them all, and loop until it stops asking. Invariant: whatever happens
+//! (interrupt, tool error, bad input), each `tool_use` gets exactly one
+//! `tool_result` and each `ToolCallBegin` one `ToolCallEnd`.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, TurnEnd};
+use crate::events::{AbortReason, Event, ToolStatus};
+use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
+use crate::tools::{self, ToolEnv, ToolOutput};
+
+const INTERRUPTED_RESULT: &str = "Error: interrupted by the user before this tool finished.";
+const NOT_RUN_RESULT: &str = "Error: not run: the user interrupted the turn before this call started.";
+
+impl Agent {
+    pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
+        let mut round = 0;
+        loop {
+            if round >= self.config.max_rounds {
+                self.emit(Event::TurnAborted {
+                    reason: AbortReason::MaxTurns,
+                    message: format!("stopped after {round} model requests (--max-turns); resume to go on"),
+                });
+                return TurnEnd::Stopped;
+            }
+            round += 1;
+            self.emit(Event::RoundStarted { round });
+            let request = ModelRequest {
+                system: self.config.system_prompt.clone(),
+                messages: self.conversation.messages().to_vec(),
+                tools: tools::definitions(),
+                max_tokens: self.config.max_tokens,
+            };
+            let events = self.events.clone();
+            let mut on_stream = move |ev: StreamEvent| {
+                let event = match ev {
+                    StreamEvent::TextDelta(text) => Event::TextDelta { text },
+                    StreamEvent::Retrying { attempt, delay_ms, reason } => {
+                        Event::Retrying { attempt, delay_ms, reason }
+                    }
+                };
+                let _ = events.send(event);
+            };
+            let result = tokio::select! {
+                r = self.client.stream(&request, &mut on_stream) => r,
+                _ = cancel.cancelled() => {
+                    self.emit(Event::TurnAborted {
+                        reason: AbortReason::Interrupted,
+                        message: "interrupted while the model was answering".into(),
+                    });
+                    return TurnEnd::Interrupted;
+                }
+            };
+            let reply = match result {
+                Ok(reply) => reply,
+                Err(e) => {
+                    tracing::error!(error = %e, "model request failed");
+                    self.emit(Event::TurnAborted { reason: AbortReason::Failed, message: e.to_string() });
+                    return TurnEnd::Stopped;
+                }
+            };
+            self.totals.input_tokens += reply.usage.input_tokens;
+            self.totals.output_tokens += reply.usage.output_tokens;
+            self.emit(Event::Usage {
+                input_tokens: reply.usage.input_tokens,
+                output_tokens: reply.usage.output_tokens,
+                total_input_tokens: self.totals.input_tokens,
+                total_output_tokens: self.totals.output_tokens,
+            });
+            let calls: Vec<(String, String, Value)> = reply
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+                    _ => None,
+                })
+                .collect();
+            self.conversation.push_assistant(reply.content);
+            if calls.is_empty() {
+                self.emit(Event::TurnComplete {
+                    stop_reason: reply.stop_reason,
+                    open_items: self.plan.open_items().len(),
+                });
+                return TurnEnd::Complete;
+            }
+
+            let mut results = Vec::with_capacity(calls.len());
+            let mut plan_updated = false;
+            for (id, name, input) in calls {
+                if cancel.is_cancelled() {
+                    results.push(result_block(&id, ToolOutput { content: NOT_RUN_RESULT.into(), is_error: true }));
+                    continue;
+                }
+                let invalid = reply.invalid_inputs.iter().find(|(bad, _)| *bad == id).map(|(_, why)| why.clone());
+                let (output, status, updated) = self.run_tool(&id, &name, &input, invalid, cancel).await;
+                plan_updated |= updated;
+                results.push(result_block(&id, output));
+                if status == ToolStatus::Interrupted {
+                    tracing::info!(tool = %name, "tool interrupted");
+                }
+            }
+            if cancel.is_cancelled() {
+                self.conversation.push_tool_results(results, Vec::new());
+                self.emit(Event::TurnAborted {
+                    reason: AbortReason::Interrupted,
+                    message: "interrupted while tools were running".into(),
+                });
+                return TurnEnd::Interrupted;
+            }
+            let nag = self.reminders.after_round(plan_updated, &self.plan);
+            self.conversation.push_tool_results(results, nag.into_iter().collect());
+        }
+    }
+
+    /// Runs one call and emits its Begin/End; returns the result, its status and
+    /// whether the plan changed.
+    async fn run_tool(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        invalid_input: Option<String>,
+        cancel: &CancellationToken,
+    ) -> (ToolOutput, ToolStatus, bool) {
+        let started = Instant::now();
+        self.emit(Event::ToolCallBegin {
+            id: id.to_string(),
+            name: name.to_string(),
+            summary: summarize(name, input),
+            input: input.clone(),
+            plan_item: self.plan.in_progress().map(|i| i.content.clone()),
+        });
+        let mut plan_updated = false;
+        let output = if let Some(why) = invalid_input {
+            ToolOutput::error(format!("{why}. Call `{name}` again with a JSON object matching its schema."))
+        } else if !input.is_object() {
+            ToolOutput::error(format!("the input of `{name}` must be a JSON object"))
+        } else if name == tools::TODO_WRITE {
+            let (out, diff) = tools::todo::todo_write(&mut self.plan, input);
+            if let Some(diff) = diff {
+                plan_updated = true;
+                self.emit(Event::PlanUpdated {
+                    items: self.plan.items().to_vec(),
+                    rendered: self.plan.render(),
+                    diff,
+                });
+            }
+            out
+        } else if name == tools::TODO_READ {
+            tools::todo::todo_read(&self.plan)
+        } else {
+            self.run_workspace_tool(id, name, input, cancel).await
+        };
+        let status = if cancel.is_cancelled() {
+            ToolStatus::Interrupted
+        } else if output.is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Ok
+        };
+        let output = if status == ToolStatus::Interrupted && !output.content.contains("interrupted") {
+            ToolOutput { content: format!("{INTERRUPTED_RESULT}\n{}", output.content), is_error: true }
+        } else {
+            output
+        };
+        self.emit(Event::ToolCallEnd {
+            id: id.to_string(),
+            name: name.to_string(),
+            status,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            output: output.content.clone(),
+        });
+        (output, status, plan_updated)
+    }
+
+    async fn run_workspace_tool(
+        &self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let tool_cancel = cancel.child_token();
+        let env = ToolEnv {
+            workspace: &self.workspace,
+            config: &self.config.tools,
+            cancel: &tool_cancel,
+            output: Some(&out_tx),
+        };
+        let run = tools::run_workspace_tool(name, input, &env);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                out = &mut run => {
+                    while let Ok(chunk) = out_rx.try_recv() {
+                        self.emit(Event::ToolCallOutputDelta { id: id.to_string(), chunk });
+                    }
+                    return out;
+                }
+                Some(chunk) = out_rx.recv() => {
+                    self.emit(Event::ToolCallOutputDelta { id: id.to_string(), chunk });
+                }
+            }
+        }
+    }
+}
+
+fn result_block(id: &str, out: ToolOutput) -> ContentBlock {
+    ContentBlock::ToolResult { tool_use_id: id.to_string(), content: out.content, is_error: out.is_error }
+}
+
+/// A one-line summary of a call's arguments, for traces.
+pub fn summarize(name: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
+    let text = match name {
+        "bash" => field("command").lines().next().unwrap_or("").to_string(),
+        "read_file" | "write_file" | "edit_file" => field("path").to_string(),
+        "glob" => field("pattern").to_string(),
+        "todo_write" => match input.get("todos") {
+            Some(Value::Array(items)) => format!("{} items", items.len()),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}

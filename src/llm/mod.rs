@@ -1,0 +1,113 @@
+//! Model clients behind one small trait. The conversation is kept in the
+//! Anthropic content-block shape (the richest of the formats); a provider
+//! translates it to its own wire format. Invariant: a client returns either
+//! a complete assistant message or an error, never a partial one, so no tool
+//! runs from a cut stream.
+
+pub mod anthropic;
+pub mod retry;
+pub mod scripted;
+pub mod sse;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tools::ToolDef;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+/// One request to a model.
+#[derive(Clone, Debug)]
+pub struct ModelRequest {
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDef>,
+    pub max_tokens: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// A complete assistant message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssistantReply {
+    pub content: Vec<ContentBlock>,
+    /// As the provider said it (`end_turn`, `tool_use`, `max_tokens`, …).
+    pub stop_reason: String,
+    pub usage: Usage,
+    /// Tool calls whose input was not valid JSON: id → parse error and raw text.
+    /// Their `input` in `content` is `{}`; the agent answers them with an error.
+    pub invalid_inputs: Vec<(String, String)>,
+}
+
+/// What a client reports while it streams.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    Retrying { attempt: u32, delay_ms: u64, reason: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("{0}")]
+    Config(String),
+    #[error("the API refused the request (HTTP {status}): {message}")]
+    Http { status: u16, message: String },
+    #[error("could not reach the model at {url}: {message}")]
+    Connect { url: String, message: String },
+    #[error("the stream broke off: {0}")]
+    Stream(String),
+    #[error("the model service reported an error: {0}")]
+    Api(String),
+    #[error("gave up after {attempts} attempts: {last}")]
+    RetriesExhausted { attempts: u32, last: String },
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A model provider. `stream` sends progress to `on_event` and resolves to
+/// the complete reply; dropping the future cancels the request.
+pub trait ModelClient: Send + Sync {
+    fn model(&self) -> &str;
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>>;
+}
