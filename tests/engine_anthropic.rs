@@ -467,3 +467,19 @@ async fn a_message_sent_while_running_is_queued_for_the_next_turn() {
     assert_eq!(reqs.len(), 3);
     assert_eq!(reqs[2].last_user_texts(), vec!["second".to_string()]);
 }
+
+#[tokio::test]
+async fn first_request_is_small_and_states_every_plan_rule() {
+    let mut r = rig(vec![sse(Turn::text("hi"))]).await;
+    r.submit("Write a greeting script, run it, and add a test.");
+    r.turn_events().await;
+    let req = &r.server.requests()[0];
+    assert!(req.raw_len < 8 * 1024, "first request body is {} bytes", req.raw_len);
+    let tools = req.body["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["todo_write", "todo_read", "bash", "read_file", "write_file", "edit_file", "glob"]);
+    let desc = tools[0]["description"].as_str().unwrap();
+    for rule in ["at most 20 items", "`content`", "`activeForm`", "pending, in_progress or completed", "at most ONE item", "no duplicate", "refused and the old plan stays"] {
+        assert!(desc.contains(rule), "todo_write description lacks `{rule}`");
+    }
+}

@@ -127,13 +127,16 @@ impl Agent {
         loop {
             let op = match queued.pop_front() {
                 Some(text) => Op::Submit { text },
-                None => {
-                    self.emit(Event::Idle);
-                    match ops.recv().await {
-                        Some(op) => op,
-                        None => return,
+                None => match ops.try_recv() {
+                    Ok(op) => op,
+                    Err(_) => {
+                        self.emit(Event::Idle);
+                        match ops.recv().await {
+                            Some(op) => op,
+                            None => return,
+                        }
                     }
-                }
+                },
             };
             let resumed = match op {
                 Op::Quit => return,
