@@ -90,7 +90,11 @@ pub struct Cli {
 
 impl Cli {
     pub fn provider(&self) -> ProviderKind {
-        if self.demo || self.scenario.is_some() { ProviderKind::Scripted } else { self.provider }
+        if self.demo || self.scenario.is_some() {
+            ProviderKind::Scripted
+        } else {
+            self.provider
+        }
     }
 
     pub fn bash_timeout(&self) -> Duration {

@@ -46,13 +46,23 @@ pub enum AbortReason {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A turn began (a user message or a resume).
-    TurnStarted { resumed: bool },
+    TurnStarted {
+        resumed: bool,
+    },
     /// A model request began; `round` counts requests within the turn from 1.
-    RoundStarted { round: u32 },
+    RoundStarted {
+        round: u32,
+    },
     /// A piece of the model's visible reply.
-    TextDelta { text: String },
+    TextDelta {
+        text: String,
+    },
     /// The request is being retried; text streamed since `RoundStarted` is void.
-    Retrying { attempt: u32, delay_ms: u64, reason: String },
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
     ToolCallBegin {
         id: String,
         name: String,
@@ -62,7 +72,10 @@ pub enum Event {
         /// Content of the plan item in progress when the call started.
         plan_item: Option<String>,
     },
-    ToolCallOutputDelta { id: String, chunk: String },
+    ToolCallOutputDelta {
+        id: String,
+        chunk: String,
+    },
     ToolCallEnd {
         id: String,
         name: String,
@@ -71,7 +84,11 @@ pub enum Event {
         output: String,
     },
     /// The plan store changed: the whole new list, its rendering and the diff.
-    PlanUpdated { items: Vec<TodoItem>, rendered: String, diff: PlanDiff },
+    PlanUpdated {
+        items: Vec<TodoItem>,
+        rendered: String,
+        diff: PlanDiff,
+    },
     /// Token usage of the last request, and totals for the session.
     Usage {
         input_tokens: u64,
@@ -80,12 +97,22 @@ pub enum Event {
         total_output_tokens: u64,
     },
     /// A message was queued while a turn runs; it starts the next turn.
-    Queued { text: String },
+    Queued {
+        text: String,
+    },
     /// The model stopped asking for tools. `open_items` counts unfinished plan items.
-    TurnComplete { stop_reason: String, open_items: usize },
-    TurnAborted { reason: AbortReason, message: String },
+    TurnComplete {
+        stop_reason: String,
+        open_items: usize,
+    },
+    TurnAborted {
+        reason: AbortReason,
+        message: String,
+    },
     /// Something the user must see (the turn may go on or end).
-    Error { message: String },
+    Error {
+        message: String,
+    },
     /// The engine waits for the next op.
     Idle,
 }

@@ -47,7 +47,14 @@ pub struct Printer<O: Write, E: Write> {
 
 impl<O: Write, E: Write> Printer<O, E> {
     pub fn new(format: OutputFormat, out: O, err: E) -> Self {
-        Self { format, out, err, mid_line: false, running: None, pending_plan: None }
+        Self {
+            format,
+            out,
+            err,
+            mid_line: false,
+            running: None,
+            pending_plan: None,
+        }
     }
 
     /// Prints one event; returns the outcome when it ends the run.
@@ -85,7 +92,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.out.write_all(text.as_bytes())?;
                 self.mid_line = !text.ends_with('\n');
             }
-            Event::ToolCallEnd { status, duration_ms, output, .. } => {
+            Event::ToolCallEnd {
+                status,
+                duration_ms,
+                output,
+                ..
+            } => {
                 self.end_line()?;
                 let label = match status {
                     ToolStatus::Ok => "ok",
@@ -100,7 +112,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 };
                 let (name, summary) = self.running.take().unwrap_or_default();
                 let sep = if summary.is_empty() { "" } else { " " };
-                writeln!(self.out, "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]")?;
+                writeln!(
+                    self.out,
+                    "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
+                )?;
                 if let Some(plan) = self.pending_plan.take() {
                     self.out.write_all(plan.as_bytes())?;
                 }
@@ -111,7 +126,11 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::PlanUpdated { rendered, diff, .. } => {
                 let summary = diff.summary();
-                let mut text = if summary.is_empty() { "Plan:\n".to_string() } else { format!("Plan: {summary}\n") };
+                let mut text = if summary.is_empty() {
+                    "Plan:\n".to_string()
+                } else {
+                    format!("Plan: {summary}\n")
+                };
                 for line in rendered.lines().filter(|l| !l.is_empty()) {
                     text.push_str("  ");
                     text.push_str(line);
@@ -124,7 +143,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.out.write_all(text.as_bytes())?;
                 }
             }
-            Event::Retrying { attempt, delay_ms, reason } => {
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
                 self.end_line()?;
                 writeln!(
                     self.err,
@@ -136,7 +159,10 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::TurnComplete { open_items, .. } => {
                 self.end_line()?;
                 if *open_items > 0 {
-                    writeln!(self.err, "waypoint: finished with {open_items} plan item(s) still open")?;
+                    writeln!(
+                        self.err,
+                        "waypoint: finished with {open_items} plan item(s) still open"
+                    )?;
                 }
             }
             Event::TurnAborted { message, .. } => {
@@ -160,7 +186,10 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Prints the session's token totals on `err` (text mode only).
     pub fn summary(&mut self, input_tokens: u64, output_tokens: u64) -> io::Result<()> {
         if self.format == OutputFormat::Text {
-            writeln!(self.err, "waypoint: tokens {input_tokens} in / {output_tokens} out")?;
+            writeln!(
+                self.err,
+                "waypoint: tokens {input_tokens} in / {output_tokens} out"
+            )?;
         }
         Ok(())
     }

@@ -4,10 +4,10 @@
 //! terminals: it talks to whatever drives it (headless printer, TUI, tests)
 //! only through the typed [`events::Op`] and [`events::Event`] channels.
 
+pub mod agent;
+pub mod cli;
+pub mod events;
+pub mod headless;
+pub mod llm;
 pub mod todo;
 pub mod tools;
-pub mod agent;
-pub mod events;
-pub mod llm;
-pub mod cli;
-pub mod headless;

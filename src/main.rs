@@ -24,7 +24,10 @@ fn main() {
         eprintln!("waypoint: cannot install the error handler: {e}");
     }
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("waypoint: cannot start the async runtime: {e}");
@@ -42,17 +45,25 @@ fn main() {
 
 /// Logs go to a file, never to the terminal: `WAYPOINT_LOG` or the state folder.
 fn init_logging() {
-    let path = std::env::var_os("WAYPOINT_LOG").map(PathBuf::from).or_else(|| {
-        let base = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-        Some(base.join("waypoint").join("waypoint.log"))
-    });
+    let path = std::env::var_os("WAYPOINT_LOG")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let base = std::env::var_os("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state"))
+                })?;
+            Some(base.join("waypoint").join("waypoint.log"))
+        });
     let Some(path) = path else { return };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(&path) else {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    else {
         return;
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("WAYPOINT_LOG_LEVEL")
@@ -79,8 +90,12 @@ async fn run(cli: Cli) -> Result<i32> {
         }
         (None, false) => std::env::current_dir().wrap_err("cannot read the current directory")?,
     };
-    let workspace = Workspace::new(&workspace_dir)
-        .wrap_err_with(|| format!("workspace {} is not a usable folder", workspace_dir.display()))?;
+    let workspace = Workspace::new(&workspace_dir).wrap_err_with(|| {
+        format!(
+            "workspace {} is not a usable folder",
+            workspace_dir.display()
+        )
+    })?;
     let client = build_client(&cli)?;
     let config = AgentConfig {
         max_tokens: cli.max_tokens,
@@ -117,22 +132,35 @@ async fn run(cli: Cli) -> Result<i32> {
                 continue;
             }
         };
-        let Some(event) = event else { break Outcome::Failed };
-        if let Event::Usage { total_input_tokens, total_output_tokens, .. } = event {
+        let Some(event) = event else {
+            break Outcome::Failed;
+        };
+        if let Event::Usage {
+            total_input_tokens,
+            total_output_tokens,
+            ..
+        } = event
+        {
             totals = (total_input_tokens, total_output_tokens);
         }
         if let Some(outcome) = printer.handle(&event).wrap_err("cannot write the output")? {
             break outcome;
         }
     };
-    printer.summary(totals.0, totals.1).wrap_err("cannot write the output")?;
+    printer
+        .summary(totals.0, totals.1)
+        .wrap_err("cannot write the output")?;
     let _ = handle.ops.send(Op::Quit);
     let _ = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
     Ok(outcome.exit_code())
 }
 
 fn read_prompt(cli: &Cli) -> Result<String> {
-    let given = cli.print.clone().filter(|p| !p.trim().is_empty()).or_else(|| cli.prompt.clone());
+    let given = cli
+        .print
+        .clone()
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| cli.prompt.clone());
     if let Some(p) = given.filter(|p| !p.trim().is_empty()) {
         return Ok(p);
     }
@@ -147,7 +175,10 @@ try `waypoint --demo` to see it work offline"
         ));
     }
     let mut text = String::new();
-    stdin.lock().read_to_string(&mut text).wrap_err("cannot read the prompt from stdin")?;
+    stdin
+        .lock()
+        .read_to_string(&mut text)
+        .wrap_err("cannot read the prompt from stdin")?;
     if text.trim().is_empty() {
         return Err(eyre!("the prompt on stdin is empty"));
     }
@@ -166,8 +197,14 @@ fn build_client(cli: &Cli) -> Result<Arc<dyn ModelClient>> {
         ProviderKind::Anthropic => {
             let config = AnthropicConfig {
                 api_key: std::env::var("ANTHROPIC_API_KEY").unwrap_or_default(),
-                base_url: cli.base_url.clone().unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
-                model: cli.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+                base_url: cli
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
+                model: cli
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
                 retry: RetryPolicy {
                     max_retries: cli.max_retries,
                     base_delay: Duration::from_millis(cli.retry_base_ms),

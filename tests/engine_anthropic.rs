@@ -1,6 +1,8 @@
 //! End-to-end engine tests against a real HTTP server on 127.0.0.1 that
 //! streams Anthropic-format SSE.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;
@@ -42,7 +44,11 @@ async fn rig_with(replies: Vec<Reply>, config: AgentConfig, max_retries: u32) ->
     let dir = tempfile::tempdir().expect("tempdir");
     let workspace = Workspace::new(dir.path()).expect("workspace");
     let handle = Agent::spawn(anthropic(&server.url, max_retries), workspace, config);
-    Rig { server, handle, dir }
+    Rig {
+        server,
+        handle,
+        dir,
+    }
 }
 
 async fn rig(replies: Vec<Reply>) -> Rig {
@@ -51,7 +57,10 @@ async fn rig(replies: Vec<Reply>) -> Rig {
 
 impl Rig {
     fn submit(&self, text: &str) {
-        self.handle.ops.send(Op::Submit { text: text.into() }).expect("engine alive");
+        self.handle
+            .ops
+            .send(Op::Submit { text: text.into() })
+            .expect("engine alive");
     }
 
     /// Events until the turn completes or aborts.
@@ -91,7 +100,12 @@ fn tool_ends(events: &[Event]) -> Vec<(String, ToolStatus, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolCallEnd { name, status, output, .. } => Some((name.clone(), *status, output.clone())),
+            Event::ToolCallEnd {
+                name,
+                status,
+                output,
+                ..
+            } => Some((name.clone(), *status, output.clone())),
             _ => None,
         })
         .collect()
@@ -114,7 +128,10 @@ fn assert_valid_request(body: &Value) {
                 .map(|b| b["tool_use_id"].as_str().unwrap_or_default().to_string())
                 .collect();
             assert!(
-                blocks.iter().skip(results.len()).all(|b| b["type"] == "text"),
+                blocks
+                    .iter()
+                    .skip(results.len())
+                    .all(|b| b["type"] == "text"),
                 "tool results come first in message {i}"
             );
             assert_eq!(results, pending, "message {i} answers every tool_use");
@@ -132,27 +149,76 @@ fn assert_valid_request(body: &Value) {
 #[tokio::test]
 async fn multi_turn_task_with_plan_updates_completes() {
     let mut r = rig(vec![
-        sse(Turn::tool("todo_write", plan(&[("Write notes", "in_progress"), ("List files", "pending"), ("Report", "pending")]))
-            .with_text("Planning.")),
-        sse(Turn::tool("write_file", json!({"path": "notes/a.txt", "content": "alpha\n"}))),
-        sse(Turn::tool("todo_write", plan(&[("Write notes", "completed"), ("List files", "in_progress"), ("Report", "pending")]))
-            .with_tool("bash", json!({"command": "ls notes"}))),
-        sse(Turn::tool("todo_write", plan(&[("Write notes", "completed"), ("List files", "completed"), ("Report", "completed")]))),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[
+                ("Write notes", "in_progress"),
+                ("List files", "pending"),
+                ("Report", "pending"),
+            ]),
+        )
+        .with_text("Planning.")),
+        sse(Turn::tool(
+            "write_file",
+            json!({"path": "notes/a.txt", "content": "alpha\n"}),
+        )),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[
+                ("Write notes", "completed"),
+                ("List files", "in_progress"),
+                ("Report", "pending"),
+            ]),
+        )
+        .with_tool("bash", json!({"command": "ls notes"}))),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[
+                ("Write notes", "completed"),
+                ("List files", "completed"),
+                ("Report", "completed"),
+            ]),
+        )),
         sse(Turn::text("All done: notes/a.txt written.")),
     ])
     .await;
     r.submit("make notes");
     let events = r.turn_events().await;
 
-    assert!(matches!(events.last(), Some(Event::TurnComplete { open_items: 0, .. })));
-    assert_eq!(std::fs::read_to_string(r.dir.path().join("notes/a.txt")).unwrap(), "alpha\n");
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnComplete { open_items: 0, .. })
+    ));
+    assert_eq!(
+        std::fs::read_to_string(r.dir.path().join("notes/a.txt")).unwrap(),
+        "alpha\n"
+    );
     let ends = tool_ends(&events);
     let names: Vec<&str> = ends.iter().map(|(n, _, _)| n.as_str()).collect();
-    assert_eq!(names, ["todo_write", "write_file", "todo_write", "bash", "todo_write"]);
-    assert!(ends.iter().all(|(_, s, _)| *s == ToolStatus::Ok), "{ends:?}");
-    assert!(ends[3].2.contains("a.txt"), "ls output reaches the model: {}", ends[3].2);
+    assert_eq!(
+        names,
+        [
+            "todo_write",
+            "write_file",
+            "todo_write",
+            "bash",
+            "todo_write"
+        ]
+    );
+    assert!(
+        ends.iter().all(|(_, s, _)| *s == ToolStatus::Ok),
+        "{ends:?}"
+    );
+    assert!(
+        ends[3].2.contains("a.txt"),
+        "ls output reaches the model: {}",
+        ends[3].2
+    );
 
-    let plans: Vec<&Event> = events.iter().filter(|e| matches!(e, Event::PlanUpdated { .. })).collect();
+    let plans: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::PlanUpdated { .. }))
+        .collect();
     assert_eq!(plans.len(), 3);
     if let Event::PlanUpdated { rendered, diff, .. } = plans[1] {
         assert_eq!(diff.completed, vec!["Write notes".to_string()]);
@@ -161,7 +227,9 @@ async fn multi_turn_task_with_plan_updates_completes() {
     }
     // The bash call is tagged with the plan item in progress when it ran.
     let bash_item = events.iter().find_map(|e| match e {
-        Event::ToolCallBegin { name, plan_item, .. } if name == "bash" => Some(plan_item.clone()),
+        Event::ToolCallBegin {
+            name, plan_item, ..
+        } if name == "bash" => Some(plan_item.clone()),
         _ => None,
     });
     assert_eq!(bash_item, Some(Some("List files".to_string())));
@@ -176,12 +244,24 @@ async fn multi_turn_task_with_plan_updates_completes() {
         assert_eq!(req.body["model"], "claude-test");
     }
     // The initial reminder follows the first prompt; the plan comes back rendered.
-    assert_eq!(reqs[0].last_user_texts(), vec!["make notes".to_string(), INITIAL_REMINDER.to_string()]);
+    assert_eq!(
+        reqs[0].last_user_texts(),
+        vec!["make notes".to_string(), INITIAL_REMINDER.to_string()]
+    );
     let first_result = &reqs[1].last_tool_results()[0];
-    assert!(first_result["content"].as_str().unwrap().contains("(0/3 completed)"));
+    assert!(
+        first_result["content"]
+            .as_str()
+            .unwrap()
+            .contains("(0/3 completed)")
+    );
     // Usage is summed over the session.
     let last_usage = events.iter().rev().find_map(|e| match e {
-        Event::Usage { total_input_tokens, total_output_tokens, .. } => Some((*total_input_tokens, *total_output_tokens)),
+        Event::Usage {
+            total_input_tokens,
+            total_output_tokens,
+            ..
+        } => Some((*total_input_tokens, *total_output_tokens)),
         _ => None,
     });
     assert_eq!(last_usage, Some((500, 210)));
@@ -190,13 +270,24 @@ async fn multi_turn_task_with_plan_updates_completes() {
 #[tokio::test]
 async fn tool_input_split_across_many_deltas_and_awkward_chunks() {
     let content = "héllo wörld 😀 — ünïcode\n".repeat(3);
-    let mut turn = Turn::tool("write_file", json!({"path": "u.txt", "content": content})).with_text("Écrire 😀 ok");
+    let mut turn = Turn::tool("write_file", json!({"path": "u.txt", "content": content}))
+        .with_text("Écrire 😀 ok");
     turn.json_piece = 1;
-    let mut r = rig(vec![sse_split(turn, vec![1, 3, 7, 2, 5, 11]), sse_split(Turn::text("fin ✓"), vec![2, 1])]).await;
+    let mut r = rig(vec![
+        sse_split(turn, vec![1, 3, 7, 2, 5, 11]),
+        sse_split(Turn::text("fin ✓"), vec![2, 1]),
+    ])
+    .await;
     r.submit("write it");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })), "{events:?}");
-    assert_eq!(std::fs::read_to_string(r.dir.path().join("u.txt")).unwrap(), content);
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.dir.path().join("u.txt")).unwrap(),
+        content
+    );
     let text: String = events
         .iter()
         .filter_map(|e| match e {
@@ -209,24 +300,54 @@ async fn tool_input_split_across_many_deltas_and_awkward_chunks() {
 
 #[tokio::test]
 async fn stream_cut_mid_message_is_retried_and_no_tool_runs_twice() {
-    let turn = Turn::tool("bash", json!({"command": "echo ran >> log.txt"})).with_text("Running it.");
+    let turn =
+        Turn::tool("bash", json!({"command": "echo ran >> log.txt"})).with_text("Running it.");
     let body = sse_body(&turn);
     let cut = body.find("input_json_delta").expect("tool delta") + 10;
     let mut r = rig(vec![
-        Reply::Sse { body: body.clone(), chunk_sizes: vec![9], cut_after: Some(cut) },
-        Reply::Sse { body, chunk_sizes: vec![13], cut_after: None },
+        Reply::Sse {
+            body: body.clone(),
+            chunk_sizes: vec![9],
+            cut_after: Some(cut),
+        },
+        Reply::Sse {
+            body,
+            chunk_sizes: vec![13],
+            cut_after: None,
+        },
         sse(Turn::text("ok")),
     ])
     .await;
     r.submit("run");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })), "{events:?}");
-    assert_eq!(std::fs::read_to_string(r.dir.path().join("log.txt")).unwrap(), "ran\n");
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::Retrying { .. })).count(), 1);
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::ToolCallBegin { .. })).count(), 1);
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.dir.path().join("log.txt")).unwrap(),
+        "ran\n"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Retrying { .. }))
+            .count(),
+        1
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCallBegin { .. }))
+            .count(),
+        1
+    );
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 3);
-    assert_eq!(reqs[0].body, reqs[1].body, "the retry resends the same request");
+    assert_eq!(
+        reqs[0].body, reqs[1].body,
+        "the retry resends the same request"
+    );
     assert_valid_request(&reqs[2].body);
 }
 
@@ -236,7 +357,8 @@ async fn rate_limit_429_honours_retry_after() {
         Reply::Status {
             code: 429,
             headers: vec![("retry-after".into(), "1".into())],
-            body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.into(),
+            body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#
+                .into(),
         },
         sse(Turn::text("hello")),
     ])
@@ -246,13 +368,23 @@ async fn rate_limit_429_honours_retry_after() {
     let events = r.turn_events().await;
     assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
     let retry = events.iter().find_map(|e| match e {
-        Event::Retrying { delay_ms, reason, attempt } => Some((*delay_ms, reason.clone(), *attempt)),
+        Event::Retrying {
+            delay_ms,
+            reason,
+            attempt,
+        } => Some((*delay_ms, reason.clone(), *attempt)),
         _ => None,
     });
     let (delay, reason, attempt) = retry.expect("a retry event");
     assert_eq!((delay, attempt), (1000, 1));
-    assert!(reason.contains("429") && reason.contains("slow down"), "{reason}");
-    assert!(started.elapsed() >= Duration::from_millis(1000), "waited as the server asked");
+    assert!(
+        reason.contains("429") && reason.contains("slow down"),
+        "{reason}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(1000),
+        "waited as the server asked"
+    );
     assert_eq!(r.server.requests().len(), 2);
 }
 
@@ -267,8 +399,16 @@ async fn client_errors_are_not_retried_and_read_clearly() {
     r.submit("hi");
     let events = r.turn_events().await;
     match events.last() {
-        Some(Event::TurnAborted { reason: AbortReason::Failed, message }) => {
-            assert!(message.contains("401") && message.contains("invalid x-api-key") && message.contains("ANTHROPIC_API_KEY"), "{message}");
+        Some(Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message,
+        }) => {
+            assert!(
+                message.contains("401")
+                    && message.contains("invalid x-api-key")
+                    && message.contains("ANTHROPIC_API_KEY"),
+                "{message}"
+            );
         }
         other => panic!("expected a failed turn, got {other:?}"),
     }
@@ -280,14 +420,26 @@ async fn overload_retries_are_bounded_then_the_session_goes_on() {
     let overloaded = || Reply::Status {
         code: 529,
         headers: vec![],
-        body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+        body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            .into(),
     };
-    let mut r = rig_with(vec![overloaded(), overloaded(), overloaded()], AgentConfig::default(), 2).await;
+    let mut r = rig_with(
+        vec![overloaded(), overloaded(), overloaded()],
+        AgentConfig::default(),
+        2,
+    )
+    .await;
     r.submit("hi");
     let events = r.turn_events().await;
     match events.last() {
-        Some(Event::TurnAborted { reason: AbortReason::Failed, message }) => {
-            assert!(message.contains("gave up after 3 attempts") && message.contains("Overloaded"), "{message}");
+        Some(Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message,
+        }) => {
+            assert!(
+                message.contains("gave up after 3 attempts") && message.contains("Overloaded"),
+                "{message}"
+            );
         }
         other => panic!("expected a failed turn, got {other:?}"),
     }
@@ -303,19 +455,38 @@ async fn overload_retries_are_bounded_then_the_session_goes_on() {
 #[tokio::test]
 async fn invalid_plan_is_refused_and_the_loop_recovers() {
     let mut r = rig(vec![
-        sse(Turn::tool("todo_write", plan(&[("A", "in_progress"), ("B", "in_progress")]))),
-        sse(Turn::tool("todo_write", plan(&[("A", "in_progress"), ("B", "pending")]))),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[("A", "in_progress"), ("B", "in_progress")]),
+        )),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[("A", "in_progress"), ("B", "pending")]),
+        )),
         sse(Turn::text("fixed")),
     ])
     .await;
     r.submit("plan");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { open_items: 2, .. })));
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnComplete { open_items: 2, .. })
+    ));
     let ends = tool_ends(&events);
     assert_eq!(ends[0].1, ToolStatus::Error);
-    assert!(ends[0].2.starts_with("Error:") && ends[0].2.contains("in_progress"), "{}", ends[0].2);
+    assert!(
+        ends[0].2.starts_with("Error:") && ends[0].2.contains("in_progress"),
+        "{}",
+        ends[0].2
+    );
     assert_eq!(ends[1].1, ToolStatus::Ok);
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::PlanUpdated { .. })).count(), 1);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::PlanUpdated { .. }))
+            .count(),
+        1
+    );
     let reqs = r.server.requests();
     let refused = &reqs[1].last_tool_results()[0];
     assert_eq!(refused["is_error"], true);
@@ -332,7 +503,11 @@ async fn malformed_input_and_unknown_tools_get_error_results() {
     assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 3);
-    assert!(ends.iter().all(|(_, s, o)| *s == ToolStatus::Error && o.starts_with("Error:")), "{ends:?}");
+    assert!(
+        ends.iter()
+            .all(|(_, s, o)| *s == ToolStatus::Error && o.starts_with("Error:")),
+        "{ends:?}"
+    );
     assert!(ends[0].2.contains("not valid JSON"));
     assert!(ends[1].2.contains("unknown tool `teleport`"));
     assert!(ends[2].2.contains("`path` must be a string"));
@@ -344,11 +519,20 @@ async fn malformed_input_and_unknown_tools_get_error_results() {
 #[tokio::test]
 async fn nag_appears_exactly_after_n_rounds_without_a_plan_update() {
     let bash = || sse(Turn::tool("bash", json!({"command": "true"})));
-    let mut replies = vec![sse(Turn::tool("todo_write", plan(&[("Step one", "in_progress"), ("Step two", "pending")])))];
+    let mut replies = vec![sse(Turn::tool(
+        "todo_write",
+        plan(&[("Step one", "in_progress"), ("Step two", "pending")]),
+    ))];
     replies.extend([bash(), bash(), bash(), bash()]);
-    replies.push(sse(Turn::tool("todo_write", plan(&[("Step one", "completed"), ("Step two", "in_progress")]))));
+    replies.push(sse(Turn::tool(
+        "todo_write",
+        plan(&[("Step one", "completed"), ("Step two", "in_progress")]),
+    )));
     replies.extend([bash(), bash(), sse(Turn::text("done"))]);
-    let config = AgentConfig { nag_every: 3, ..AgentConfig::default() };
+    let config = AgentConfig {
+        nag_every: 3,
+        ..AgentConfig::default()
+    };
     let mut r = rig_with(replies, config, 0).await;
     r.submit("work");
     let events = r.turn_events().await;
@@ -365,8 +549,14 @@ async fn nag_appears_exactly_after_n_rounds_without_a_plan_update() {
     // Rounds: 1 plan, 2-4 bash (nag after the third), 5 bash, 6 plan, 7-8 bash.
     assert_eq!(nagged, vec![4]);
     let nag = reqs[4].last_user_texts().join("\n");
-    assert!(nag.contains("3 tool rounds since the last plan update"), "{nag}");
-    assert!(nag.contains("[>] Step one") && nag.contains("[ ] Step two"), "the nag lists open items: {nag}");
+    assert!(
+        nag.contains("3 tool rounds since the last plan update"),
+        "{nag}"
+    );
+    assert!(
+        nag.contains("[>] Step one") && nag.contains("[ ] Step two"),
+        "the nag lists open items: {nag}"
+    );
     for q in &reqs {
         assert_valid_request(&q.body);
     }
@@ -376,23 +566,31 @@ fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // A zombie waiting for a reaper is dead too.
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
 }
 
 #[tokio::test]
 async fn interrupt_kills_a_long_bash_and_the_next_request_is_valid() {
-    let mut r = rig(vec![
-        sse(Turn::tool("bash", json!({"command": "sleep 60 & echo $! > sleep.pid; wait"}))
-            .with_tool("write_file", json!({"path": "never.txt", "content": "x"}))),
-    ])
+    let mut r = rig(vec![sse(Turn::tool(
+        "bash",
+        json!({"command": "sleep 60 & echo $! > sleep.pid; wait"}),
+    )
+    .with_tool("write_file", json!({"path": "never.txt", "content": "x"})))])
     .await;
     r.submit("sleep");
-    r.until(|e| matches!(e, Event::ToolCallBegin { name, .. } if name == "bash")).await;
+    r.until(|e| matches!(e, Event::ToolCallBegin { name, .. } if name == "bash"))
+        .await;
     let pid_file = r.dir.path().join("sleep.pid");
     let deadline = Instant::now() + Duration::from_secs(10);
     let pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse().ok()) {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
             break pid;
         }
         assert!(Instant::now() < deadline, "the command never started");
@@ -401,13 +599,25 @@ async fn interrupt_kills_a_long_bash_and_the_next_request_is_valid() {
     assert!(!process_gone(pid));
     r.handle.ops.send(Op::Interrupt).unwrap();
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnAborted { reason: AbortReason::Interrupted, .. })), "{events:?}");
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::TurnAborted {
+                reason: AbortReason::Interrupted,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 1, "the second call never started: {ends:?}");
     assert_eq!(ends[0].1, ToolStatus::Interrupted);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !process_gone(pid) {
-        assert!(Instant::now() < deadline, "sleep {pid} outlived the interrupt");
+        assert!(
+            Instant::now() < deadline,
+            "sleep {pid} outlived the interrupt"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!r.dir.path().join("never.txt").exists());
@@ -415,14 +625,22 @@ async fn interrupt_kills_a_long_bash_and_the_next_request_is_valid() {
     r.server.push(sse(Turn::text("resumed fine")));
     r.handle.ops.send(Op::Resume).unwrap();
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })), "{events:?}");
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
     let reqs = r.server.requests();
     let last = reqs.last().unwrap();
     assert_valid_request(&last.body);
     let results = last.last_tool_results();
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|b| b["is_error"] == true));
-    assert!(results[0]["content"].as_str().unwrap().contains("interrupted"));
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted")
+    );
     assert!(results[1]["content"].as_str().unwrap().contains("not run"));
 }
 
@@ -435,7 +653,13 @@ async fn interrupt_during_streaming_then_new_message_is_valid() {
     r.until(|e| matches!(e, Event::TextDelta { .. })).await;
     r.handle.ops.send(Op::Interrupt).unwrap();
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnAborted { reason: AbortReason::Interrupted, .. })));
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            ..
+        })
+    ));
     r.server.push(sse(Turn::text("ok, shorter")));
     r.submit("be brief");
     let events = r.turn_events().await;
@@ -444,8 +668,15 @@ async fn interrupt_during_streaming_then_new_message_is_valid() {
     assert_eq!(reqs.len(), 2);
     assert_valid_request(&reqs[1].body);
     let texts = reqs[1].last_user_texts();
-    assert_eq!(reqs[1].messages().len(), 1, "the unfinished reply is not kept");
-    assert!(texts.iter().any(|t| t.contains("interrupted")) && texts.last().unwrap() == "be brief", "{texts:?}");
+    assert_eq!(
+        reqs[1].messages().len(),
+        1,
+        "the unfinished reply is not kept"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("interrupted")) && texts.last().unwrap() == "be brief",
+        "{texts:?}"
+    );
 }
 
 #[tokio::test]
@@ -460,7 +691,11 @@ async fn a_message_sent_while_running_is_queued_for_the_next_turn() {
     r.until(|e| matches!(e, Event::ToolCallBegin { .. })).await;
     r.submit("second");
     let first = r.turn_events().await;
-    assert!(first.iter().any(|e| matches!(e, Event::Queued { text } if text == "second")));
+    assert!(
+        first
+            .iter()
+            .any(|e| matches!(e, Event::Queued { text } if text == "second"))
+    );
     let second = r.turn_events().await;
     assert!(matches!(second.last(), Some(Event::TurnComplete { .. })));
     let reqs = r.server.requests();
@@ -474,12 +709,35 @@ async fn first_request_is_small_and_states_every_plan_rule() {
     r.submit("Write a greeting script, run it, and add a test.");
     r.turn_events().await;
     let req = &r.server.requests()[0];
-    assert!(req.raw_len < 8 * 1024, "first request body is {} bytes", req.raw_len);
+    assert!(
+        req.raw_len < 8 * 1024,
+        "first request body is {} bytes",
+        req.raw_len
+    );
     let tools = req.body["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["todo_write", "todo_read", "bash", "read_file", "write_file", "edit_file", "glob"]);
+    assert_eq!(
+        names,
+        [
+            "todo_write",
+            "todo_read",
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob"
+        ]
+    );
     let desc = tools[0]["description"].as_str().unwrap();
-    for rule in ["at most 20 items", "`content`", "`activeForm`", "pending, in_progress or completed", "at most ONE item", "no duplicate", "refused and the old plan stays"] {
+    for rule in [
+        "at most 20 items",
+        "`content`",
+        "`activeForm`",
+        "pending, in_progress or completed",
+        "at most ONE item",
+        "no duplicate",
+        "refused and the old plan stays",
+    ] {
         assert!(desc.contains(rule), "todo_write description lacks `{rule}`");
     }
 }

@@ -1,6 +1,8 @@
 //! Drives the real `waypoint` binary headless: the offline demo, a task
 //! against a loopback Anthropic server, and the errors people meet.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::process::Stdio;
@@ -40,10 +42,22 @@ async fn demo_runs_offline_and_keeps_its_plan() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    let (code, out, err) = output(waypoint(dir.path()).args(["--demo", "-p", "show me"]).arg("--workspace").arg(&ws)).await;
+    let (code, out, err) = output(
+        waypoint(dir.path())
+            .args(["--demo", "-p", "show me"])
+            .arg("--workspace")
+            .arg(&ws),
+    )
+    .await;
     assert_eq!(code, 0, "stderr: {err}");
-    assert!(out.contains("[>] Write greet.sh <- Writing greet.sh"), "{out}");
-    assert!(out.contains("(1/3 completed)") && out.contains("(3/3 completed)"), "{out}");
+    assert!(
+        out.contains("[>] Write greet.sh <- Writing greet.sh"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(1/3 completed)") && out.contains("(3/3 completed)"),
+        "{out}"
+    );
     assert!(out.contains("→ bash bash test_greet.sh  [ok"), "{out}");
     assert!(err.contains("tokens"), "{err}");
     let greet = std::fs::read_to_string(ws.join("greet.sh")).unwrap();
@@ -55,26 +69,53 @@ async fn demo_runs_offline_and_keeps_its_plan() {
 async fn demo_jsonl_is_the_event_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = output(
-        waypoint(dir.path()).args(["--demo", "-p", "go", "--output-format", "jsonl"]).arg("--workspace").arg(dir.path()),
+        waypoint(dir.path())
+            .args(["--demo", "-p", "go", "--output-format", "jsonl"])
+            .arg("--workspace")
+            .arg(dir.path()),
     )
     .await;
     assert_eq!(code, 0, "{err}");
-    let events: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
     assert_eq!(events.first().unwrap()["type"], "turn_started");
     assert_eq!(events.last().unwrap()["type"], "turn_complete");
     assert_eq!(events.last().unwrap()["open_items"], 0);
-    let begins = events.iter().filter(|e| e["type"] == "tool_call_begin").count();
-    let ends = events.iter().filter(|e| e["type"] == "tool_call_end").count();
+    let begins = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_begin")
+        .count();
+    let ends = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_end")
+        .count();
     assert_eq!((begins, ends), (8, 8));
-    assert_eq!(events.iter().filter(|e| e["type"] == "plan_updated").count(), 4);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "plan_updated")
+            .count(),
+        4
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_against_a_loopback_server_with_prompt_on_stdin() {
     let server = FakeServer::start(vec![
-        sse(Turn::tool("todo_write", plan(&[("Create file", "in_progress")]))),
-        sse(Turn::tool("write_file", json!({"path": "out.txt", "content": "42\n"}))),
-        sse(Turn::tool("todo_write", plan(&[("Create file", "completed")]))),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[("Create file", "in_progress")]),
+        )),
+        sse(Turn::tool(
+            "write_file",
+            json!({"path": "out.txt", "content": "42\n"}),
+        )),
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[("Create file", "completed")]),
+        )),
         sse(Turn::text("Wrote out.txt.")),
     ])
     .await;
@@ -89,26 +130,52 @@ async fn task_against_a_loopback_server_with_prompt_on_stdin() {
         .stdin(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"please write the answer to out.txt\n").await.unwrap();
+    stdin
+        .write_all(b"please write the answer to out.txt\n")
+        .await
+        .unwrap();
     drop(stdin);
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.unwrap().unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("→ write_file out.txt  [ok"), "{stdout}");
     assert!(stdout.trim_end().ends_with("Wrote out.txt."), "{stdout}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "42\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "42\n"
+    );
     let reqs = server.requests();
     assert_eq!(reqs[0].body["model"], "claude-from-env");
-    assert_eq!(reqs[0].last_user_texts()[0], "please write the answer to out.txt\n");
+    assert_eq!(
+        reqs[0].last_user_texts()[0],
+        "please write the answer to out.txt\n"
+    );
 }
 
 #[tokio::test]
 async fn missing_key_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, out, err) = output(waypoint(dir.path()).args(["-p", "hi"]).arg("--workspace").arg(dir.path())).await;
+    let (code, out, err) = output(
+        waypoint(dir.path())
+            .args(["-p", "hi"])
+            .arg("--workspace")
+            .arg(dir.path()),
+    )
+    .await;
     assert_eq!(code, 1);
     assert!(out.is_empty());
-    assert!(err.contains("no Anthropic API key") && err.contains("--demo"), "{err}");
+    assert!(
+        err.contains("no Anthropic API key") && err.contains("--demo"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,7 +183,8 @@ async fn http_errors_and_max_turns_give_distinct_exit_codes() {
     let server = FakeServer::start(vec![Reply::Status {
         code: 404,
         headers: vec![],
-        body: r#"{"type":"error","error":{"type":"not_found_error","message":"model: nope"}}"#.into(),
+        body: r#"{"type":"error","error":{"type":"not_found_error","message":"model: nope"}}"#
+            .into(),
     }])
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -130,7 +198,12 @@ async fn http_errors_and_max_turns_give_distinct_exit_codes() {
     )
     .await;
     assert_eq!(code, 1);
-    assert!(err.contains("HTTP 404") && err.contains("model: nope") && err.contains("check the model name"), "{err}");
+    assert!(
+        err.contains("HTTP 404")
+            && err.contains("model: nope")
+            && err.contains("check the model name"),
+        "{err}"
+    );
 
     server.push(sse(Turn::tool("bash", json!({"command": "true"}))));
     let (code, _, err) = output(
@@ -151,9 +224,21 @@ async fn version_and_bad_workspace() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, _) = output(waypoint(dir.path()).arg("--version")).await;
     assert_eq!(code, 0);
-    assert_eq!(out.trim(), format!("waypoint {}", env!("CARGO_PKG_VERSION")));
-    let (code, _, err) =
-        output(waypoint(dir.path()).args(["--demo", "-p", "x", "--workspace", "/nonexistent/waypoint"])).await;
+    assert_eq!(
+        out.trim(),
+        format!("waypoint {}", env!("CARGO_PKG_VERSION"))
+    );
+    let (code, _, err) = output(waypoint(dir.path()).args([
+        "--demo",
+        "-p",
+        "x",
+        "--workspace",
+        "/nonexistent/waypoint",
+    ]))
+    .await;
     assert_eq!(code, 1);
-    assert!(err.contains("/nonexistent/waypoint") && err.contains("not a usable folder"), "{err}");
+    assert!(
+        err.contains("/nonexistent/waypoint") && err.contains("not a usable folder"),
+        "{err}"
+    );
 }

@@ -24,7 +24,10 @@ impl Conversation {
         let block = ContentBlock::Text { text: text.into() };
         match self.messages.last_mut() {
             Some(m) if m.role == Role::User => m.content.push(block),
-            _ => self.messages.push(Message { role: Role::User, content: vec![block] }),
+            _ => self.messages.push(Message {
+                role: Role::User,
+                content: vec![block],
+            }),
         }
     }
 
@@ -32,16 +35,24 @@ impl Conversation {
     /// text because the API refuses empty content.
     pub fn push_assistant(&mut self, mut content: Vec<ContentBlock>) {
         if content.is_empty() {
-            content.push(ContentBlock::Text { text: "(no reply)".into() });
+            content.push(ContentBlock::Text {
+                text: "(no reply)".into(),
+            });
         }
-        self.messages.push(Message { role: Role::Assistant, content });
+        self.messages.push(Message {
+            role: Role::Assistant,
+            content,
+        });
     }
 
     /// Answers the last assistant message's tool calls: results first, then texts.
     pub fn push_tool_results(&mut self, results: Vec<ContentBlock>, texts: Vec<String>) {
         let mut content = results;
         content.extend(texts.into_iter().map(|text| ContentBlock::Text { text }));
-        self.messages.push(Message { role: Role::User, content });
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
     }
 
     /// Checks the invariant; used by tests and debug assertions.
@@ -50,7 +61,10 @@ impl Conversation {
         let mut pending: Vec<&str> = Vec::new();
         for (i, m) in self.messages.iter().enumerate() {
             if m.role != expect {
-                return Err(format!("message {i}: expected {expect:?}, found {:?}", m.role));
+                return Err(format!(
+                    "message {i}: expected {expect:?}, found {:?}",
+                    m.role
+                ));
             }
             if m.content.is_empty() {
                 return Err(format!("message {i} is empty"));
@@ -74,7 +88,9 @@ impl Conversation {
                         }
                     }
                     if answered != pending {
-                        return Err(format!("message {i}: answers {answered:?}, expected {pending:?}"));
+                        return Err(format!(
+                            "message {i}: answers {answered:?}, expected {pending:?}"
+                        ));
                     }
                     pending.clear();
                     expect = Role::Assistant;
@@ -107,9 +123,17 @@ mod tests {
         c.push_user_text("do it");
         c.push_user_text("[interrupted]");
         assert_eq!(c.messages().len(), 1);
-        c.push_assistant(vec![ContentBlock::ToolUse { id: "a".into(), name: "bash".into(), input: json!({}) }]);
+        c.push_assistant(vec![ContentBlock::ToolUse {
+            id: "a".into(),
+            name: "bash".into(),
+            input: json!({}),
+        }]);
         c.push_tool_results(
-            vec![ContentBlock::ToolResult { tool_use_id: "a".into(), content: "ok".into(), is_error: false }],
+            vec![ContentBlock::ToolResult {
+                tool_use_id: "a".into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
             vec!["<reminder>x</reminder>".into()],
         );
         c.push_user_text("more");
@@ -121,7 +145,11 @@ mod tests {
     fn validate_catches_unanswered_tool_use() {
         let mut c = Conversation::default();
         c.push_user_text("go");
-        c.push_assistant(vec![ContentBlock::ToolUse { id: "a".into(), name: "bash".into(), input: json!({}) }]);
+        c.push_assistant(vec![ContentBlock::ToolUse {
+            id: "a".into(),
+            name: "bash".into(),
+            input: json!({}),
+        }]);
         c.push_user_text("hello");
         assert!(c.validate().is_err());
         let mut d = Conversation::default();

@@ -24,8 +24,7 @@ use reminders::Reminders;
 
 pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 pub const INTERRUPTED_NOTE: &str = "[The user interrupted the previous response.]";
-pub const RESUME_NOTE: &str =
-    "[The user asks you to continue where you stopped. Re-run an interrupted command only if it is still needed.]";
+pub const RESUME_NOTE: &str = "[The user asks you to continue where you stopped. Re-run an interrupted command only if it is still needed.]";
 
 #[derive(Clone, Debug)]
 pub struct AgentConfig {
@@ -100,12 +99,20 @@ impl Agent {
     }
 
     /// Starts the engine on the current tokio runtime.
-    pub fn spawn(client: Arc<dyn ModelClient>, workspace: Workspace, config: AgentConfig) -> AgentHandle {
+    pub fn spawn(
+        client: Arc<dyn ModelClient>,
+        workspace: Workspace,
+        config: AgentConfig,
+    ) -> AgentHandle {
         let (ops_tx, ops_rx) = unbounded_channel();
         let (ev_tx, ev_rx) = unbounded_channel();
         let agent = Agent::new(client, workspace, config, ev_tx);
         let task = tokio::spawn(agent.run(ops_rx));
-        AgentHandle { ops: ops_tx, events: ev_rx, task }
+        AgentHandle {
+            ops: ops_tx,
+            events: ev_rx,
+            task,
+        }
     }
 
     pub fn plan(&self) -> &TodoManager {
@@ -145,13 +152,16 @@ impl Agent {
                     let first = self.conversation.is_empty();
                     self.conversation.push_user_text(text);
                     if first {
-                        self.conversation.push_user_text(reminders::INITIAL_REMINDER);
+                        self.conversation
+                            .push_user_text(reminders::INITIAL_REMINDER);
                     }
                     false
                 }
                 Op::Resume => {
                     if self.conversation.is_empty() {
-                        self.emit(Event::Error { message: "Nothing to resume yet: send a message first.".into() });
+                        self.emit(Event::Error {
+                            message: "Nothing to resume yet: send a message first.".into(),
+                        });
                         continue;
                     }
                     self.conversation.push_user_text(RESUME_NOTE);

@@ -18,7 +18,10 @@ pub struct Reminders {
 
 impl Reminders {
     pub fn new(nag_every: u32) -> Self {
-        Self { nag_every, rounds_since_plan: 0 }
+        Self {
+            nag_every,
+            rounds_since_plan: 0,
+        }
     }
 
     /// Called after each tool round; returns the nag text when one is due.
@@ -55,7 +58,11 @@ If you are doing new work, add it to the plan with todo_write.</reminder>"
         plan.items().len()
     );
     for item in open {
-        let mark = if item.status == TodoStatus::InProgress { "[>]" } else { "[ ]" };
+        let mark = if item.status == TodoStatus::InProgress {
+            "[>]"
+        } else {
+            "[ ]"
+        };
         text.push_str(&format!("\n{mark} {}", item.content));
     }
     text.push_str("\nIf your progress changed, update the plan with todo_write.</reminder>");
@@ -72,7 +79,10 @@ mod tests {
         let mut r = Reminders::new(3);
         assert_eq!(r.after_round(false, &plan), None);
         assert_eq!(r.after_round(false, &plan), None);
-        assert!(r.after_round(false, &plan).is_some_and(|t| t.contains("3 tool rounds without a plan")));
+        assert!(
+            r.after_round(false, &plan)
+                .is_some_and(|t| t.contains("3 tool rounds without a plan"))
+        );
         assert_eq!(r.after_round(false, &plan), None);
         assert_eq!(r.after_round(true, &plan), None);
         assert_eq!(r.after_round(false, &plan), None);

@@ -14,7 +14,8 @@ use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
 use crate::tools::{self, ToolEnv, ToolOutput};
 
 const INTERRUPTED_RESULT: &str = "Error: interrupted by the user before this tool finished.";
-const NOT_RUN_RESULT: &str = "Error: not run: the user interrupted the turn before this call started.";
+const NOT_RUN_RESULT: &str =
+    "Error: not run: the user interrupted the turn before this call started.";
 
 impl Agent {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
@@ -23,7 +24,9 @@ impl Agent {
             if round >= self.config.max_rounds {
                 self.emit(Event::TurnAborted {
                     reason: AbortReason::MaxTurns,
-                    message: format!("stopped after {round} model requests (--max-turns); resume to go on"),
+                    message: format!(
+                        "stopped after {round} model requests (--max-turns); resume to go on"
+                    ),
                 });
                 return TurnEnd::Stopped;
             }
@@ -39,9 +42,15 @@ impl Agent {
             let mut on_stream = move |ev: StreamEvent| {
                 let event = match ev {
                     StreamEvent::TextDelta(text) => Event::TextDelta { text },
-                    StreamEvent::Retrying { attempt, delay_ms, reason } => {
-                        Event::Retrying { attempt, delay_ms, reason }
-                    }
+                    StreamEvent::Retrying {
+                        attempt,
+                        delay_ms,
+                        reason,
+                    } => Event::Retrying {
+                        attempt,
+                        delay_ms,
+                        reason,
+                    },
                 };
                 let _ = events.send(event);
             };
@@ -59,7 +68,10 @@ impl Agent {
                 Ok(reply) => reply,
                 Err(e) => {
                     tracing::error!(error = %e, "model request failed");
-                    self.emit(Event::TurnAborted { reason: AbortReason::Failed, message: e.to_string() });
+                    self.emit(Event::TurnAborted {
+                        reason: AbortReason::Failed,
+                        message: e.to_string(),
+                    });
                     return TurnEnd::Stopped;
                 }
             };
@@ -75,7 +87,9 @@ impl Agent {
                 .content
                 .iter()
                 .filter_map(|b| match b {
-                    ContentBlock::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+                    ContentBlock::ToolUse { id, name, input } => {
+                        Some((id.clone(), name.clone(), input.clone()))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -92,11 +106,22 @@ impl Agent {
             let mut plan_updated = false;
             for (id, name, input) in calls {
                 if cancel.is_cancelled() {
-                    results.push(result_block(&id, ToolOutput { content: NOT_RUN_RESULT.into(), is_error: true }));
+                    results.push(result_block(
+                        &id,
+                        ToolOutput {
+                            content: NOT_RUN_RESULT.into(),
+                            is_error: true,
+                        },
+                    ));
                     continue;
                 }
-                let invalid = reply.invalid_inputs.iter().find(|(bad, _)| *bad == id).map(|(_, why)| why.clone());
-                let (output, status, updated) = self.run_tool(&id, &name, &input, invalid, cancel).await;
+                let invalid = reply
+                    .invalid_inputs
+                    .iter()
+                    .find(|(bad, _)| *bad == id)
+                    .map(|(_, why)| why.clone());
+                let (output, status, updated) =
+                    self.run_tool(&id, &name, &input, invalid, cancel).await;
                 plan_updated |= updated;
                 results.push(result_block(&id, output));
                 if status == ToolStatus::Interrupted {
@@ -112,7 +137,8 @@ impl Agent {
                 return TurnEnd::Interrupted;
             }
             let nag = self.reminders.after_round(plan_updated, &self.plan);
-            self.conversation.push_tool_results(results, nag.into_iter().collect());
+            self.conversation
+                .push_tool_results(results, nag.into_iter().collect());
         }
     }
 
@@ -136,7 +162,9 @@ impl Agent {
         });
         let mut plan_updated = false;
         let output = if let Some(why) = invalid_input {
-            ToolOutput::error(format!("{why}. Call `{name}` again with a JSON object matching its schema."))
+            ToolOutput::error(format!(
+                "{why}. Call `{name}` again with a JSON object matching its schema."
+            ))
         } else if !input.is_object() {
             ToolOutput::error(format!("the input of `{name}` must be a JSON object"))
         } else if name == tools::TODO_WRITE {
@@ -162,8 +190,12 @@ impl Agent {
         } else {
             ToolStatus::Ok
         };
-        let output = if status == ToolStatus::Interrupted && !output.content.contains("interrupted") {
-            ToolOutput { content: format!("{INTERRUPTED_RESULT}\n{}", output.content), is_error: true }
+        let output = if status == ToolStatus::Interrupted && !output.content.contains("interrupted")
+        {
+            ToolOutput {
+                content: format!("{INTERRUPTED_RESULT}\n{}", output.content),
+                is_error: true,
+            }
         } else {
             output
         };
@@ -211,7 +243,11 @@ impl Agent {
 }
 
 fn result_block(id: &str, out: ToolOutput) -> ContentBlock {
-    ContentBlock::ToolResult { tool_use_id: id.to_string(), content: out.content, is_error: out.is_error }
+    ContentBlock::ToolResult {
+        tool_use_id: id.to_string(),
+        content: out.content,
+        is_error: out.is_error,
+    }
 }
 
 /// A one-line summary of a call's arguments, for traces.

@@ -129,10 +129,16 @@ impl ModelClient for AnthropicClient {
                 match self.attempt(&body, on_event).await {
                     Ok(reply) => return Ok(reply),
                     Err(Failure::Fatal(e)) => return Err(e),
-                    Err(Failure::Retry { reason, retry_after }) => {
+                    Err(Failure::Retry {
+                        reason,
+                        retry_after,
+                    }) => {
                         retry += 1;
                         let Some(delay) = self.config.retry.delay(retry, retry_after) else {
-                            return Err(LlmError::RetriesExhausted { attempts: retry, last: reason });
+                            return Err(LlmError::RetriesExhausted {
+                                attempts: retry,
+                                last: reason,
+                            });
                         };
                         tracing::warn!(retry, ?delay, %reason, "retrying model request");
                         on_event(StreamEvent::Retrying {
@@ -166,13 +172,19 @@ pub fn request_body(model: &str, req: &ModelRequest) -> Value {
 }
 
 enum Failure {
-    Retry { reason: String, retry_after: Option<Duration> },
+    Retry {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
     Fatal(LlmError),
 }
 
 impl Failure {
     fn retry(reason: String, retry_after: Option<Duration>) -> Self {
-        Failure::Retry { reason, retry_after }
+        Failure::Retry {
+            reason,
+            retry_after,
+        }
     }
 }
 
@@ -222,7 +234,11 @@ fn hint(status: u16) -> &'static str {
 
 enum Partial {
     Text(String),
-    Tool { id: String, name: String, json: String },
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
 }
 
 /// Builds one assistant message from the Messages API stream events.
@@ -245,7 +261,10 @@ impl Assembler {
             return Ok(());
         }
         let data: Value = serde_json::from_str(&ev.data).map_err(|e| {
-            Failure::retry(format!("malformed event `{name}` from the server: {e}"), None)
+            Failure::retry(
+                format!("malformed event `{name}` from the server: {e}"),
+                None,
+            )
         })?;
         let kind = data.get("type").and_then(Value::as_str).unwrap_or(name);
         match kind {
@@ -284,18 +303,29 @@ impl Assembler {
             "content_block_delta" => {
                 let index = block_index(&data)?;
                 let delta = data.get("delta").unwrap_or(&Value::Null);
-                match (self.blocks.get_mut(index), delta.get("type").and_then(Value::as_str)) {
+                match (
+                    self.blocks.get_mut(index),
+                    delta.get("type").and_then(Value::as_str),
+                ) {
                     (Some(Some(Partial::Text(t))), Some("text_delta")) => {
                         let piece = delta.get("text").and_then(Value::as_str).unwrap_or("");
                         t.push_str(piece);
                         on_event(StreamEvent::TextDelta(piece.to_string()));
                     }
                     (Some(Some(Partial::Tool { json, .. })), Some("input_json_delta")) => {
-                        json.push_str(delta.get("partial_json").and_then(Value::as_str).unwrap_or(""));
+                        json.push_str(
+                            delta
+                                .get("partial_json")
+                                .and_then(Value::as_str)
+                                .unwrap_or(""),
+                        );
                     }
                     (Some(_), _) => {}
                     (None, _) => {
-                        return Err(Failure::retry(format!("delta for unknown block {index}"), None));
+                        return Err(Failure::retry(
+                            format!("delta for unknown block {index}"),
+                            None,
+                        ));
                     }
                 }
             }
@@ -305,7 +335,8 @@ impl Assembler {
                     self.stop_reason = Some(r.to_string());
                 }
                 if let Some(u) = data.get("usage") {
-                    self.usage.output_tokens = token_count(u, "output_tokens").max(self.usage.output_tokens);
+                    self.usage.output_tokens =
+                        token_count(u, "output_tokens").max(self.usage.output_tokens);
                 }
             }
             "message_stop" => self.done = true,
@@ -331,7 +362,9 @@ impl Assembler {
         let mut invalid_inputs = Vec::new();
         for partial in self.blocks.into_iter().flatten() {
             match partial {
-                Partial::Text(text) if !text.is_empty() => content.push(ContentBlock::Text { text }),
+                Partial::Text(text) if !text.is_empty() => {
+                    content.push(ContentBlock::Text { text })
+                }
                 Partial::Text(_) => {}
                 Partial::Tool { id, name, json } => {
                     let input = if json.trim().is_empty() {
@@ -340,12 +373,18 @@ impl Assembler {
                         match serde_json::from_str::<Value>(&json) {
                             Ok(v @ Value::Object(_)) => v,
                             Ok(other) => {
-                                invalid_inputs.push((id.clone(), format!("the input must be a JSON object, got `{other}`")));
+                                invalid_inputs.push((
+                                    id.clone(),
+                                    format!("the input must be a JSON object, got `{other}`"),
+                                ));
                                 Value::Object(Default::default())
                             }
                             Err(e) => {
                                 let raw: String = json.chars().take(300).collect();
-                                invalid_inputs.push((id.clone(), format!("the input is not valid JSON ({e}): {raw}")));
+                                invalid_inputs.push((
+                                    id.clone(),
+                                    format!("the input is not valid JSON ({e}): {raw}"),
+                                ));
                                 Value::Object(Default::default())
                             }
                         }
@@ -372,7 +411,10 @@ fn block_index(data: &Value) -> Result<usize, Failure> {
 }
 
 fn str_field(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn token_count(usage: &Value, key: &str) -> u64 {
@@ -388,7 +430,10 @@ mod tests {
         let mut seen = Vec::new();
         let mut sink = |e: StreamEvent| seen.push(e);
         for (event, data) in events {
-            let ev = SseEvent { event: event.to_string(), data: data.to_string() };
+            let ev = SseEvent {
+                event: event.to_string(),
+                data: data.to_string(),
+            };
             if let Err(f) = asm.on_event(&ev, &mut sink) {
                 let msg = match f {
                     Failure::Retry { reason, .. } => format!("retry: {reason}"),
@@ -404,27 +449,64 @@ mod tests {
     #[test]
     fn assembles_text_and_tool_input_from_deltas() {
         let (reply, seen) = run(&[
-            ("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":12,"output_tokens":1}}}"#),
-            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":12,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
             ("ping", r#"{"type":"ping"}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#),
-            ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
-            ("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"comm"}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"and\": \"ls\"}"}}"#),
-            ("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
-            ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":0}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"bash","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"comm"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"and\": \"ls\"}"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#,
+            ),
             ("message_stop", r#"{"type":"message_stop"}"#),
         ]);
         let reply = reply.unwrap();
         assert_eq!(seen, vec![StreamEvent::TextDelta("Hi".into())]);
         assert_eq!(reply.stop_reason, "tool_use");
-        assert_eq!(reply.usage, Usage { input_tokens: 12, output_tokens: 30 });
+        assert_eq!(
+            reply.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 30
+            }
+        );
         assert_eq!(
             reply.content,
             vec![
                 ContentBlock::Text { text: "Hi".into() },
-                ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: json!({"command": "ls"}) },
+                ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"})
+                },
             ]
         );
         assert!(reply.invalid_inputs.is_empty());
@@ -433,9 +515,18 @@ mod tests {
     #[test]
     fn empty_tool_input_is_an_empty_object_and_bad_json_is_reported() {
         let (reply, _) = run(&[
-            ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"todo_read","input":{}}}"#),
-            ("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"b","name":"bash","input":{}}}"#),
-            ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\": "}}"#),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"todo_read","input":{}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"b","name":"bash","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\": "}}"#,
+            ),
             ("message_stop", r#"{"type":"message_stop"}"#),
         ]);
         let reply = reply.unwrap();
@@ -447,19 +538,30 @@ mod tests {
 
     #[test]
     fn error_events_are_classified() {
-        let (r, _) = run(&[("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)]);
+        let (r, _) = run(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )]);
         assert_eq!(r.unwrap_err(), "retry: overloaded_error: Overloaded");
-        let (r, _) = run(&[("error", r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}"#)]);
+        let (r, _) = run(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}"#,
+        )]);
         assert!(r.unwrap_err().starts_with("fatal:"));
     }
 
     #[test]
     fn http_errors_read_well() {
         assert_eq!(
-            describe_http_error(401, r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#),
+            describe_http_error(
+                401,
+                r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+            ),
             "authentication_error: invalid x-api-key (check ANTHROPIC_API_KEY)"
         );
-        assert!(describe_http_error(502, "<html><body>Bad gateway</body></html>").contains("HTML page"));
+        assert!(
+            describe_http_error(502, "<html><body>Bad gateway</body></html>").contains("HTML page")
+        );
         assert_eq!(describe_http_error(500, ""), "no details given");
     }
 }

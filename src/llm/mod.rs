@@ -80,7 +80,11 @@ pub struct AssistantReply {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
-    Retrying { attempt: u32, delay_ms: u64, reason: String },
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]

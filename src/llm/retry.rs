@@ -67,8 +67,14 @@ mod tests {
     #[test]
     fn retry_after_wins_but_is_capped() {
         let p = RetryPolicy::default();
-        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), Some(Duration::from_secs(2)));
-        assert_eq!(p.delay(1, Some(Duration::from_secs(900))), Some(p.max_delay));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(2))),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(900))),
+            Some(p.max_delay)
+        );
     }
 
     #[test]

@@ -11,7 +11,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StreamEvent, Usage};
+use super::{
+    AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StreamEvent,
+    Usage,
+};
 
 /// The bundled demo scenario.
 pub const DEMO_SCENARIO: &str = include_str!("../../assets/demo.json");
@@ -50,10 +53,10 @@ impl Scenario {
     }
 
     pub fn load(path: &Path) -> Result<Self, LlmError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LlmError::Config(format!("cannot read scenario {}: {e}", path.display())))?;
-        Self::parse(&text)
-            .map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            LlmError::Config(format!("cannot read scenario {}: {e}", path.display()))
+        })?;
+        Self::parse(&text).map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))
     }
 }
 
@@ -64,7 +67,10 @@ pub struct ScriptedClient {
 
 impl ScriptedClient {
     pub fn new(scenario: Scenario) -> Self {
-        Self { scenario, next: AtomicUsize::new(0) }
+        Self {
+            scenario,
+            next: AtomicUsize::new(0),
+        }
     }
 }
 
@@ -94,10 +100,13 @@ impl ModelClient for ScriptedClient {
                 for piece in turn.text.split_inclusive(' ') {
                     on_event(StreamEvent::TextDelta(piece.to_string()));
                     if self.scenario.chunk_delay_ms > 0 {
-                        tokio::time::sleep(Duration::from_millis(self.scenario.chunk_delay_ms)).await;
+                        tokio::time::sleep(Duration::from_millis(self.scenario.chunk_delay_ms))
+                            .await;
                     }
                 }
-                content.push(ContentBlock::Text { text: turn.text.clone() });
+                content.push(ContentBlock::Text {
+                    text: turn.text.clone(),
+                });
             }
             for (n, call) in turn.tool_calls.iter().enumerate() {
                 let input = match &call.input {
@@ -110,7 +119,11 @@ impl ModelClient for ScriptedClient {
                     input,
                 });
             }
-            let stop_reason = if turn.tool_calls.is_empty() { "end_turn" } else { "tool_use" };
+            let stop_reason = if turn.tool_calls.is_empty() {
+                "end_turn"
+            } else {
+                "tool_use"
+            };
             let input_chars: usize = request.messages.iter().map(|m| m.content.len() * 64).sum();
             Ok(AssistantReply {
                 content,
@@ -135,24 +148,40 @@ mod tests {
         assert!(s.turns.len() >= 4);
         let names: Vec<&str> = crate::tools::definitions().iter().map(|d| d.name).collect();
         for call in s.turns.iter().flat_map(|t| &t.tool_calls) {
-            assert!(names.contains(&call.name.as_str()), "unknown tool {}", call.name);
+            assert!(
+                names.contains(&call.name.as_str()),
+                "unknown tool {}",
+                call.name
+            );
         }
     }
 
     #[tokio::test]
     async fn plays_turns_in_order_then_ends() {
-        let s = Scenario::parse(r#"{"turns":[{"text":"a b","tool_calls":[{"name":"todo_read"}]},{"text":"done"}]}"#).unwrap();
+        let s = Scenario::parse(
+            r#"{"turns":[{"text":"a b","tool_calls":[{"name":"todo_read"}]},{"text":"done"}]}"#,
+        )
+        .unwrap();
         let client = ScriptedClient::new(s);
-        let req = ModelRequest { system: String::new(), messages: vec![], tools: vec![], max_tokens: 10 };
+        let req = ModelRequest {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+            max_tokens: 10,
+        };
         let mut seen = Vec::new();
         let mut sink = |e: StreamEvent| seen.push(e);
         let r1 = client.stream(&req, &mut sink).await.unwrap();
         assert_eq!(r1.stop_reason, "tool_use");
-        assert!(matches!(&r1.content[1], ContentBlock::ToolUse { name, input, .. } if name == "todo_read" && input.is_object()));
+        assert!(
+            matches!(&r1.content[1], ContentBlock::ToolUse { name, input, .. } if name == "todo_read" && input.is_object())
+        );
         let r2 = client.stream(&req, &mut sink).await.unwrap();
         assert_eq!(r2.stop_reason, "end_turn");
         let r3 = client.stream(&req, &mut sink).await.unwrap();
-        assert!(matches!(&r3.content[0], ContentBlock::Text { text } if text.contains("no more turns")));
+        assert!(
+            matches!(&r3.content[0], ContentBlock::Text { text } if text.contains("no more turns"))
+        );
         assert_eq!(seen[0], StreamEvent::TextDelta("a ".into()));
     }
 }

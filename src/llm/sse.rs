@@ -38,7 +38,11 @@ impl SseDecoder {
                     break;
                 }
                 let line_end = i;
-                i += if b == b'\r' && self.buf.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
+                i += if b == b'\r' && self.buf.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
                 let line = String::from_utf8_lossy(&self.buf[start..line_end]).into_owned();
                 start = i;
                 if let Some(ev) = self.on_line(&line) {
@@ -94,9 +98,18 @@ mod tests {
 
     fn expected() -> Vec<SseEvent> {
         vec![
-            SseEvent { event: "message_start".into(), data: "{\"a\":1}".into() },
-            SseEvent { event: "ping".into(), data: "{}".into() },
-            SseEvent { event: String::new(), data: "line1\nh\u{e9}llo \u{1F600}".into() },
+            SseEvent {
+                event: "message_start".into(),
+                data: "{\"a\":1}".into(),
+            },
+            SseEvent {
+                event: "ping".into(),
+                data: "{}".into(),
+            },
+            SseEvent {
+                event: String::new(),
+                data: "line1\nh\u{e9}llo \u{1F600}".into(),
+            },
         ]
     }
 
@@ -132,7 +145,10 @@ mod tests {
     #[test]
     fn reports_partial_event_when_cut() {
         let mut d = SseDecoder::new();
-        assert!(d.feed(b"event: content_block_delta\ndata: {\"x\"").is_empty());
+        assert!(
+            d.feed(b"event: content_block_delta\ndata: {\"x\"")
+                .is_empty()
+        );
         assert!(d.has_partial());
     }
 }

@@ -1,4 +1,637 @@
-//! STUB (helper B).
+//! The `bash` tool: runs `bash -c` in the workspace in its own process group.
+//! Invariant: when `run` returns (or its future is dropped) the whole process
+//! group has been sent SIGKILL, so no grandchild outlives the call.
+
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
 use serde_json::Value;
-use super::{ToolEnv, ToolOutput};
-pub async fn run(_input: &Value, _env: &ToolEnv<'_>) -> ToolOutput { ToolOutput::error("not implemented") }
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::time::Sleep;
+
+use super::{ToolEnv, ToolOutput, cap_output, opt_u64_arg, str_arg};
+
+/// How long output is still read after the shell exited while a background
+/// process keeps the pipes open.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// How long pipes are drained after the group was killed.
+const DRAIN_LIMIT: Duration = Duration::from_millis(100);
+
+/// Output kept in memory before the middle is dropped (the model only ever
+/// sees head and tail anyway).
+const MIN_BUFFER: usize = 1 << 20;
+
+/// Runs a `bash` tool call.
+pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    let command = match str_arg(input, "command") {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(e),
+    };
+    if command.trim().is_empty() {
+        return ToolOutput::error("`command` is empty");
+    }
+    let timeout = match opt_u64_arg(input, "timeout_secs") {
+        Ok(Some(0)) => return ToolOutput::error("`timeout_secs` must be at least 1"),
+        Ok(Some(secs)) => Duration::from_secs(secs).min(env.config.bash_max_timeout),
+        Ok(None) => env.config.bash_default_timeout,
+        Err(e) => return ToolOutput::error(e),
+    };
+    if env.cancel.is_cancelled() {
+        return ToolOutput::error("interrupted by the user (the command was not started)");
+    }
+
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(env.workspace.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return ToolOutput::error(format!(
+                "could not start `bash -c` in {}: {e}",
+                env.workspace.root().display()
+            ));
+        }
+    };
+    // With process_group(0) the group id is the child's pid.
+    let mut group = GroupGuard(child.id().and_then(|pid| i32::try_from(pid).ok()));
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let mut out_dec = Utf8Stream::default();
+    let mut err_dec = Utf8Stream::default();
+    let mut out_buf = [0u8; 8192];
+    let mut err_buf = [0u8; 8192];
+    let mut collected = Collected::new(env.config.output_cap);
+    let emit = |text: &str, collected: &mut Collected| {
+        if text.is_empty() {
+            return;
+        }
+        collected.push(text);
+        if let Some(tx) = env.output {
+            // The receiver may be gone; the output is still collected.
+            let _ = tx.send(text.to_string());
+        }
+    };
+
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut grace: Option<std::pin::Pin<Box<Sleep>>> = None;
+    let mut status: Option<ExitStatus> = None;
+
+    let end = loop {
+        if stdout.is_none()
+            && stderr.is_none()
+            && let Some(st) = status
+        {
+            break End::Exited(st);
+        }
+        tokio::select! {
+            biased;
+            _ = env.cancel.cancelled() => break End::Cancelled,
+            _ = &mut deadline => break End::TimedOut,
+            r = read_some(&mut stdout, &mut out_buf), if stdout.is_some() => match r {
+                Ok(n) if n > 0 => emit(&out_dec.push(&out_buf[..n]), &mut collected),
+                _ => {
+                    emit(&out_dec.finish(), &mut collected);
+                    stdout = None;
+                }
+            },
+            r = read_some(&mut stderr, &mut err_buf), if stderr.is_some() => match r {
+                Ok(n) if n > 0 => emit(&err_dec.push(&err_buf[..n]), &mut collected),
+                _ => {
+                    emit(&err_dec.finish(), &mut collected);
+                    stderr = None;
+                }
+            },
+            r = child.wait(), if status.is_none() => match r {
+                Ok(st) => {
+                    status = Some(st);
+                    grace = Some(Box::pin(tokio::time::sleep(EXIT_GRACE)));
+                }
+                Err(e) => break End::WaitFailed(e),
+            },
+            _ = sleep_opt(&mut grace) => {
+                if let Some(st) = status {
+                    break End::Exited(st);
+                }
+            }
+        }
+    };
+
+    // Kill the whole group first (the shell is still unreaped on timeout or
+    // cancel, so the group id cannot have been reused), then reap.
+    group.kill();
+    if status.is_none() {
+        // After SIGKILL this returns promptly; the error case only means the
+        // child was already reaped.
+        let _ = child.wait().await;
+    }
+    // Whatever the dead group left in the pipes; bounded in case a process
+    // escaped the group (setsid) and still holds a pipe open.
+    let _ = tokio::time::timeout(DRAIN_LIMIT, async {
+        while stdout.is_some() || stderr.is_some() {
+            tokio::select! {
+                r = read_some(&mut stdout, &mut out_buf), if stdout.is_some() => match r {
+                    Ok(n) if n > 0 => emit(&out_dec.push(&out_buf[..n]), &mut collected),
+                    _ => stdout = None,
+                },
+                r = read_some(&mut stderr, &mut err_buf), if stderr.is_some() => match r {
+                    Ok(n) if n > 0 => emit(&err_dec.push(&err_buf[..n]), &mut collected),
+                    _ => stderr = None,
+                },
+            }
+        }
+    })
+    .await;
+    emit(&out_dec.finish(), &mut collected);
+    emit(&err_dec.finish(), &mut collected);
+    let output = collected.finish();
+
+    match end {
+        End::Exited(st) => {
+            let mut content = if output.is_empty() {
+                "(no output)".to_string()
+            } else {
+                output
+            };
+            if !content.ends_with('\n') {
+                content.push('\n');
+            }
+            content.push_str(&status_line(st));
+            ToolOutput::ok(content)
+        }
+        End::TimedOut => ToolOutput::error(format!(
+            "command timed out after {} (process group killed){}",
+            fmt_duration(timeout),
+            so_far(&output)
+        )),
+        End::Cancelled => ToolOutput::error(format!(
+            "interrupted by the user (process group killed){}",
+            so_far(&output)
+        )),
+        End::WaitFailed(e) => ToolOutput::error(format!(
+            "waiting for `bash -c` failed: {e}{}",
+            so_far(&output)
+        )),
+    }
+}
+
+enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+    WaitFailed(std::io::Error),
+}
+
+fn so_far(output: &str) -> String {
+    if output.is_empty() {
+        "; no output".to_string()
+    } else {
+        format!("; output so far:\n{output}")
+    }
+}
+
+fn status_line(st: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(code), _) => format!("[exit code: {code}]"),
+        (None, Some(sig)) => format!("[killed by signal {sig}]"),
+        (None, None) => "[exit status unknown]".to_string(),
+    }
+}
+
+fn fmt_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// Reads from the pipe if it is still open; pending forever otherwise (the
+/// `select!` precondition keeps that branch disabled).
+async fn read_some<R: AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(p) => p.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(sleep: &mut Option<std::pin::Pin<Box<Sleep>>>) {
+    match sleep {
+        Some(s) => s.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sends SIGKILL to the process group when asked or when dropped (e.g. the
+/// tool future is aborted), so grandchildren never outlive the call.
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take()
+            && pgid > 0
+        {
+            // SAFETY: kill(2) has no memory-safety preconditions; a negative
+            // pid addresses the process group we created with process_group(0).
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Decodes a byte stream as UTF-8 without splitting characters across chunks;
+/// invalid bytes become U+FFFD.
+#[derive(Default)]
+struct Utf8Stream {
+    pending: Vec<u8>,
+}
+
+impl Utf8Stream {
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let mut out = String::new();
+        let mut rest: &[u8] = &self.pending;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    out.push_str(s);
+                    rest = &[];
+                    break;
+                }
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    out.push_str(&String::from_utf8_lossy(valid));
+                    match e.error_len() {
+                        Some(bad) => {
+                            out.push('\u{FFFD}');
+                            rest = &after[bad..];
+                        }
+                        None => {
+                            // Incomplete character at the end: wait for more.
+                            rest = after;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.pending = rest.to_vec();
+        out
+    }
+
+    fn finish(&mut self) -> String {
+        let out = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        out
+    }
+}
+
+/// Collects output in arrival order. Bounded in memory: past a limit only the
+/// head and a sliding tail are kept, and `finish` renders exactly what
+/// `cap_output` would have made of the whole text.
+struct Collected {
+    cap: usize,
+    limit: usize,
+    head: String,
+    tail: String,
+    omitted: usize,
+    compacted: bool,
+}
+
+impl Collected {
+    fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            limit: cap.saturating_mul(4).max(MIN_BUFFER),
+            head: String::new(),
+            tail: String::new(),
+            omitted: 0,
+            compacted: false,
+        }
+    }
+
+    fn keep(&self) -> usize {
+        self.cap / 2
+    }
+
+    fn push(&mut self, text: &str) {
+        if !self.compacted {
+            self.head.push_str(text);
+            if self.head.len() > self.limit {
+                let split = floor_boundary(&self.head, self.keep());
+                self.tail = self.head.split_off(split);
+                self.compacted = true;
+                self.trim_tail();
+            }
+        } else {
+            self.tail.push_str(text);
+            if self.tail.len() > self.limit {
+                self.trim_tail();
+            }
+        }
+    }
+
+    fn trim_tail(&mut self) {
+        let start = ceil_boundary(&self.tail, self.tail.len().saturating_sub(self.keep()));
+        self.omitted += start;
+        self.tail.drain(..start);
+    }
+
+    fn finish(mut self) -> String {
+        if !self.compacted {
+            return cap_output(&self.head, self.cap);
+        }
+        self.trim_tail();
+        format!(
+            "{}\n[… {} bytes truncated …]\n{}",
+            self.head, self.omitted, self.tail
+        )
+    }
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tools::{ToolConfig, Workspace};
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        ws: Workspace,
+        config: ToolConfig,
+        cancel: CancellationToken,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        Fixture {
+            _dir: dir,
+            ws,
+            config: ToolConfig::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    impl Fixture {
+        async fn run(&self, input: Value) -> ToolOutput {
+            let env = ToolEnv {
+                workspace: &self.ws,
+                config: &self.config,
+                cancel: &self.cancel,
+                output: None,
+            };
+            run(&input, &env).await
+        }
+    }
+
+    #[tokio::test]
+    async fn output_and_exit_code() {
+        let f = fixture();
+        let out = f.run(json!({"command": "echo hello; echo world"})).await;
+        assert!(!out.is_error);
+        assert_eq!(out.content, "hello\nworld\n[exit code: 0]");
+    }
+
+    #[tokio::test]
+    async fn runs_in_the_workspace_root() {
+        let f = fixture();
+        let out = f.run(json!({"command": "pwd -P"})).await;
+        assert_eq!(
+            out.content,
+            format!("{}\n[exit code: 0]", f.ws.root().display())
+        );
+    }
+
+    #[tokio::test]
+    async fn non_zero_exit_is_not_an_error() {
+        let f = fixture();
+        let out = f.run(json!({"command": "printf oops; exit 3"})).await;
+        assert!(!out.is_error);
+        assert_eq!(out.content, "oops\n[exit code: 3]");
+    }
+
+    #[tokio::test]
+    async fn stderr_is_captured() {
+        let f = fixture();
+        let out = f.run(json!({"command": "echo to-err >&2; exit 1"})).await;
+        assert_eq!(out.content, "to-err\n[exit code: 1]");
+    }
+
+    #[tokio::test]
+    async fn empty_output_is_marked() {
+        let f = fixture();
+        let out = f.run(json!({"command": "true"})).await;
+        assert_eq!(out.content, "(no output)\n[exit code: 0]");
+    }
+
+    #[tokio::test]
+    async fn signal_death_is_reported() {
+        let f = fixture();
+        let out = f.run(json!({"command": "kill -9 $$"})).await;
+        assert!(!out.is_error);
+        assert!(
+            out.content.ends_with("[killed by signal 9]"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn stdin_is_null() {
+        let f = fixture();
+        let out = f.run(json!({"command": "cat; echo done"})).await;
+        assert_eq!(out.content, "done\n[exit code: 0]");
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_with_marker() {
+        let mut f = fixture();
+        f.config.output_cap = 100;
+        let out = f
+            .run(json!({"command": "for i in $(seq 1 1000); do echo line$i; done"}))
+            .await;
+        assert!(!out.is_error);
+        assert!(out.content.starts_with("line1\nline2\n"), "{}", out.content);
+        assert!(out.content.contains("bytes truncated"), "{}", out.content);
+        assert!(
+            out.content.ends_with("line1000\n[exit code: 0]"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.len() < 200);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_command() {
+        let f = fixture();
+        let start = std::time::Instant::now();
+        let out = f
+            .run(json!({"command": "echo started; sleep 30", "timeout_secs": 1}))
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.content
+                .starts_with("Error: command timed out after 1 s"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.contains("started"), "{}", out.content);
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+
+    #[tokio::test]
+    async fn default_timeout_comes_from_config() {
+        let mut f = fixture();
+        f.config.bash_default_timeout = Duration::from_millis(300);
+        let out = f.run(json!({"command": "sleep 30"})).await;
+        assert_eq!(
+            out.content,
+            "Error: command timed out after 0.3 s (process group killed); no output"
+        );
+    }
+
+    #[tokio::test]
+    async fn timeout_is_clamped_to_the_maximum() {
+        let mut f = fixture();
+        f.config.bash_max_timeout = Duration::from_millis(300);
+        let out = f
+            .run(json!({"command": "sleep 30", "timeout_secs": 500}))
+            .await;
+        assert!(
+            out.content
+                .starts_with("Error: command timed out after 0.3 s"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn background_process_holding_the_pipe_does_not_hang() {
+        let f = fixture();
+        let start = std::time::Instant::now();
+        let out = f.run(json!({"command": "sleep 30 & echo main done"})).await;
+        assert!(!out.is_error);
+        assert_eq!(out.content, "main done\n[exit code: 0]");
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_are_errors() {
+        let f = fixture();
+        let out = f.run(json!({})).await;
+        assert_eq!(out.content, "Error: missing required argument `command`");
+        let out = f.run(json!({"command": 5})).await;
+        assert_eq!(
+            out.content,
+            "Error: `command` must be a string, got a number"
+        );
+        let out = f.run(json!({"command": "  "})).await;
+        assert_eq!(out.content, "Error: `command` is empty");
+        let out = f.run(json!({"command": "true", "timeout_secs": 0})).await;
+        assert_eq!(out.content, "Error: `timeout_secs` must be at least 1");
+        let out = f
+            .run(json!({"command": "true", "timeout_secs": "10"}))
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.content
+                .contains("`timeout_secs` must be a non-negative integer")
+        );
+        let out = f.run(json!({"command": "true", "timeout_secs": -1})).await;
+        assert!(out.is_error);
+    }
+
+    #[tokio::test]
+    async fn already_cancelled_does_not_start() {
+        let f = fixture();
+        f.cancel.cancel();
+        let out = f.run(json!({"command": "touch marker"})).await;
+        assert!(out.is_error);
+        assert!(out.content.starts_with("Error: interrupted by the user"));
+        assert!(!f.ws.root().join("marker").exists());
+    }
+
+    #[tokio::test]
+    async fn live_output_is_streamed() {
+        let f = fixture();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let env = ToolEnv {
+            workspace: &f.ws,
+            config: &f.config,
+            cancel: &f.cancel,
+            output: Some(&tx),
+        };
+        let out = run(&json!({"command": "echo a; echo b >&2"}), &env).await;
+        drop(tx);
+        let mut streamed = String::new();
+        while let Some(chunk) = rx.recv().await {
+            streamed.push_str(&chunk);
+        }
+        assert!(
+            streamed.contains("a\n") && streamed.contains("b\n"),
+            "{streamed}"
+        );
+        assert!(out.content.starts_with(&streamed));
+    }
+
+    #[test]
+    fn utf8_stream_keeps_split_characters_whole() {
+        let mut d = Utf8Stream::default();
+        let bytes = "é€".as_bytes();
+        assert_eq!(d.push(&bytes[..1]), "");
+        assert_eq!(d.push(&bytes[1..3]), "é");
+        assert_eq!(d.push(&bytes[3..]), "€");
+        assert_eq!(d.push(&[0xff, b'x']), "\u{FFFD}x");
+        assert_eq!(d.push(&[0xe2]), "");
+        assert_eq!(d.finish(), "\u{FFFD}");
+    }
+
+    #[test]
+    fn collected_matches_cap_output_past_the_memory_limit() {
+        let text: String = (0..200_000).map(|i| format!("{i}é\n")).collect();
+        let mut c = Collected::new(1000);
+        for piece in text.split_inclusive('\n') {
+            c.push(piece);
+        }
+        assert!(c.compacted);
+        assert_eq!(c.finish(), cap_output(&text, 1000));
+    }
+}

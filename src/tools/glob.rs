@@ -1,4 +1,372 @@
-//! STUB (helper B).
+//! The `glob` tool: lists workspace files matching a pattern. Invariant: only
+//! files inside the workspace are listed (relative, `/`-separated, sorted,
+//! capped), honouring .gitignore/.ignore whether or not it is a git repo.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
 use serde_json::Value;
-use super::{ToolEnv, ToolOutput};
-pub async fn run(_input: &Value, _env: &ToolEnv<'_>) -> ToolOutput { ToolOutput::error("not implemented") }
+
+use super::{ToolEnv, ToolOutput, Workspace, str_arg};
+
+/// Runs a `glob` tool call.
+pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    match run_inner(input, env).await {
+        Ok(text) => ToolOutput::ok(text),
+        Err(e) => ToolOutput::error(e),
+    }
+}
+
+async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
+    let pattern = str_arg(input, "pattern")?;
+    let root = env.workspace.root();
+    let relative = relative_pattern(pattern, root)?;
+    let matcher = GlobBuilder::new(&relative)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| format!("invalid glob pattern `{pattern}`: {e}"))?
+        .compile_matcher();
+
+    // Only descend into folders on the literal prefix (`src/` of
+    // `src/**/*.rs`); walking from the root keeps every ignore rule in force.
+    let prefix = literal_dir_prefix(&relative);
+    let show_hidden = relative.split('/').any(|c| c.starts_with('.') && c != ".");
+    let workspace = env.workspace.clone();
+    let mut files =
+        tokio::task::spawn_blocking(move || walk(&workspace, &prefix, &matcher, show_hidden))
+            .await
+            .map_err(|e| format!("listing files for `{pattern}` was aborted: {e}"))?;
+
+    if files.is_empty() {
+        return Ok(format!("No files match `{pattern}`."));
+    }
+    files.sort();
+    let cap = env.config.glob_cap;
+    let more = files.len().saturating_sub(cap);
+    files.truncate(cap);
+    let mut out = files.join("\n");
+    if more > 0 {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("… {more} more (narrow the pattern)"));
+    }
+    Ok(out)
+}
+
+/// The pattern relative to the root: `./` dropped, an absolute pattern inside
+/// the root made relative; `..` and absolute patterns outside are refused.
+fn relative_pattern(pattern: &str, root: &Path) -> Result<String, String> {
+    let trimmed = pattern.trim();
+    if trimmed.is_empty() {
+        return Err("`pattern` is empty".to_string());
+    }
+    let mut rel = trimmed;
+    if rel.starts_with('/') {
+        let root_str = root.to_string_lossy();
+        match rel
+            .strip_prefix(root_str.as_ref())
+            .and_then(|r| r.strip_prefix('/'))
+        {
+            Some(inner) => rel = inner,
+            None => {
+                return Err(format!(
+                    "pattern `{pattern}` is outside the workspace {}; use a pattern relative to it",
+                    root.display()
+                ));
+            }
+        }
+    }
+    while let Some(inner) = rel.strip_prefix("./") {
+        rel = inner.trim_start_matches('/');
+    }
+    if rel.is_empty() {
+        return Err(format!("pattern `{pattern}` names no files; try `**/*`"));
+    }
+    if rel.split('/').any(|c| c == "..") {
+        return Err(format!(
+            "pattern `{pattern}` may not contain `..`; patterns are relative to the workspace {}",
+            root.display()
+        ));
+    }
+    Ok(rel.to_string())
+}
+
+/// Leading directory components without glob syntax, joined with `/`.
+fn literal_dir_prefix(pattern: &str) -> String {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let dirs = &parts[..parts.len().saturating_sub(1)];
+    dirs.iter()
+        .take_while(|c| {
+            !c.is_empty() && *c != &"." && !c.contains(['*', '?', '[', ']', '{', '}', '\\'])
+        })
+        .copied()
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Blocking walk: matching files (and symlinks to files inside the
+/// workspace) as root-relative paths. Folders off the literal `prefix` are
+/// pruned.
+fn walk(
+    workspace: &Workspace,
+    prefix: &str,
+    matcher: &GlobMatcher,
+    show_hidden: bool,
+) -> Vec<String> {
+    let root = workspace.root().to_path_buf();
+    let prefix: Vec<String> = prefix
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect();
+    let filter_root = root.clone();
+    let mut builder = WalkBuilder::new(&root);
+    builder
+        .require_git(false)
+        .hidden(!show_hidden)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            if e.file_name() == ".git" {
+                return false;
+            }
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            let Ok(rel) = e.path().strip_prefix(&filter_root) else {
+                return true;
+            };
+            rel.components()
+                .zip(prefix.iter())
+                .all(|(c, p)| c.as_os_str() == p.as_str())
+        });
+    let mut files = Vec::new();
+    for entry in builder.build().flatten() {
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
+        if ft.is_dir() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(&root) else {
+            continue;
+        };
+        if !matcher.is_match(rel) {
+            continue;
+        }
+        let Some(rel_str) = rel.to_str() else {
+            continue;
+        };
+        let is_file = ft.is_file()
+            || (ft.is_symlink()
+                && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file())
+                && workspace.resolve(rel_str).is_ok());
+        if is_file {
+            files.push(rel_str.to_string());
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolConfig;
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        ws: Workspace,
+        config: ToolConfig,
+        cancel: CancellationToken,
+    }
+
+    fn fixture(files: &[&str]) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        for f in files {
+            let p = ws.root().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        Fixture {
+            _dir: dir,
+            ws,
+            config: ToolConfig::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    impl Fixture {
+        async fn glob(&self, pattern: Value) -> ToolOutput {
+            let env = ToolEnv {
+                workspace: &self.ws,
+                config: &self.config,
+                cancel: &self.cancel,
+                output: None,
+            };
+            run(&json!({"pattern": pattern}), &env).await
+        }
+    }
+
+    const TREE: &[&str] = &[
+        "main.rs",
+        "b.rs",
+        "README.md",
+        "src/lib.rs",
+        "src/a/deep.rs",
+        "src/a/notes.txt",
+    ];
+
+    #[tokio::test]
+    async fn star_is_top_level_and_double_star_recursive() {
+        let f = fixture(TREE);
+        let out = f.glob(json!("*.rs")).await;
+        assert_eq!(out.content, "b.rs\nmain.rs");
+        let out = f.glob(json!("**/*.rs")).await;
+        assert_eq!(out.content, "b.rs\nmain.rs\nsrc/a/deep.rs\nsrc/lib.rs");
+        let out = f.glob(json!("src/**/*.rs")).await;
+        assert_eq!(out.content, "src/a/deep.rs\nsrc/lib.rs");
+        let out = f.glob(json!("./src/*")).await;
+        assert_eq!(out.content, "src/lib.rs", "files only, no directories");
+        let out = f.glob(json!("src/a/*.{txt,md}")).await;
+        assert_eq!(out.content, "src/a/notes.txt");
+    }
+
+    #[tokio::test]
+    async fn gitignore_is_honoured_without_git() {
+        let f = fixture(&[
+            "keep.rs",
+            "target/out.rs",
+            "gen/x.rs",
+            "logs/a.log",
+            "src/z.log",
+            ".hidden/h.rs",
+        ]);
+        std::fs::write(f.ws.root().join(".gitignore"), "target/\n*.log\n").unwrap();
+        std::fs::write(f.ws.root().join(".ignore"), "gen/\n").unwrap();
+        let out = f.glob(json!("**/*")).await;
+        assert_eq!(out.content, "keep.rs");
+        // The root .gitignore also applies when only a sub-folder is walked.
+        let out = f.glob(json!("src/*")).await;
+        assert_eq!(out.content, "No files match `src/*`.");
+        assert!(!out.is_error);
+        let out = f.glob(json!("target/*.rs")).await;
+        assert_eq!(out.content, "No files match `target/*.rs`.");
+    }
+
+    #[tokio::test]
+    async fn hidden_files_only_when_asked_for() {
+        let f = fixture(&["a.rs", ".github/ci.yml", ".env"]);
+        assert_eq!(f.glob(json!("**/*")).await.content, "a.rs");
+        assert_eq!(
+            f.glob(json!(".github/*.yml")).await.content,
+            ".github/ci.yml"
+        );
+        assert_eq!(f.glob(json!(".*")).await.content, ".env");
+    }
+
+    #[tokio::test]
+    async fn results_are_sorted_and_capped() {
+        let names: Vec<String> = (0..30).rev().map(|i| format!("f{i:02}.txt")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut f = fixture(&refs);
+        f.config.glob_cap = 5;
+        let out = f.glob(json!("*.txt")).await;
+        assert_eq!(
+            out.content,
+            "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n… 25 more (narrow the pattern)"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_match_is_not_an_error() {
+        let f = fixture(TREE);
+        let out = f.glob(json!("**/*.py")).await;
+        assert!(!out.is_error);
+        assert_eq!(out.content, "No files match `**/*.py`.");
+        let out = f.glob(json!("nonexistent/**/*.rs")).await;
+        assert_eq!(out.content, "No files match `nonexistent/**/*.rs`.");
+    }
+
+    #[tokio::test]
+    async fn absolute_pattern_inside_is_made_relative() {
+        let f = fixture(TREE);
+        let pattern = format!("{}/src/*.rs", f.ws.root().display());
+        assert_eq!(f.glob(json!(pattern)).await.content, "src/lib.rs");
+    }
+
+    #[tokio::test]
+    async fn bad_patterns_are_errors() {
+        let f = fixture(TREE);
+        let out = f.glob(json!("src/[a")).await;
+        assert!(out.is_error);
+        assert!(
+            out.content
+                .starts_with("Error: invalid glob pattern `src/[a`"),
+            "{}",
+            out.content
+        );
+        let out = f.glob(json!("../**/*.rs")).await;
+        assert!(
+            out.content.contains("may not contain `..`"),
+            "{}",
+            out.content
+        );
+        let out = f.glob(json!("src/../../*")).await;
+        assert!(out.is_error);
+        let out = f.glob(json!("/etc/*")).await;
+        assert!(
+            out.content.contains("is outside the workspace"),
+            "{}",
+            out.content
+        );
+        let out = f.glob(json!("")).await;
+        assert_eq!(out.content, "Error: `pattern` is empty");
+        let out = f.glob(json!(3)).await;
+        assert_eq!(
+            out.content,
+            "Error: `pattern` must be a string, got a number"
+        );
+        let env = ToolEnv {
+            workspace: &f.ws,
+            config: &f.config,
+            cancel: &f.cancel,
+            output: None,
+        };
+        let out = run(&json!({}), &env).await;
+        assert_eq!(out.content, "Error: missing required argument `pattern`");
+    }
+
+    #[tokio::test]
+    async fn symlinks_leading_out_are_not_followed() {
+        let f = fixture(&["in.rs"]);
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.rs"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), f.ws.root().join("out")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.rs"),
+            f.ws.root().join("link.rs"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("in.rs", f.ws.root().join("alias.rs")).unwrap();
+        assert_eq!(f.glob(json!("**/*.rs")).await.content, "alias.rs\nin.rs");
+        assert_eq!(
+            f.glob(json!("out/*.rs")).await.content,
+            "No files match `out/*.rs`."
+        );
+    }
+
+    #[test]
+    fn literal_prefix_stops_at_glob_syntax() {
+        assert_eq!(literal_dir_prefix("src/a/**/*.rs"), "src/a");
+        assert_eq!(literal_dir_prefix("*.rs"), "");
+        assert_eq!(literal_dir_prefix("src/*.rs"), "src");
+        assert_eq!(literal_dir_prefix("s{a,b}/x.rs"), "");
+        assert_eq!(literal_dir_prefix("src/lib.rs"), "src");
+    }
+}

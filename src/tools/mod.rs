@@ -49,11 +49,17 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
-        Self { content: content.into(), is_error: false }
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
     }
     /// An error result; the text is prefixed with `Error: `.
     pub fn error(msg: impl std::fmt::Display) -> Self {
-        Self { content: format!("Error: {msg}"), is_error: true }
+        Self {
+            content: format!("Error: {msg}"),
+            is_error: true,
+        }
     }
 }
 
@@ -91,7 +97,11 @@ pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) ->
         "glob" => glob::run(input, env).await,
         other => ToolOutput::error(format!(
             "unknown tool `{other}`. Available tools: {}",
-            definitions().iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+            definitions()
+                .iter()
+                .map(|d| d.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }
@@ -100,7 +110,10 @@ pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) ->
 pub fn str_arg<'v>(input: &'v Value, key: &str) -> Result<&'v str, String> {
     match input.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!("`{key}` must be a string, got {}", json_type(other))),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, got {}",
+            json_type(other)
+        )),
         None => Err(format!("missing required argument `{key}`")),
     }
 }
@@ -109,10 +122,12 @@ pub fn str_arg<'v>(input: &'v Value, key: &str) -> Result<&'v str, String> {
 pub fn opt_u64_arg(input: &Value, key: &str) -> Result<Option<u64>, String> {
     match input.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| format!("`{key}` must be a non-negative integer, got {}", json_type(v))),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            format!(
+                "`{key}` must be a non-negative integer, got {}",
+                json_type(v)
+            )
+        }),
     }
 }
 
@@ -121,7 +136,10 @@ pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
     match input.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(v) => Err(format!("`{key}` must be true or false, got {}", json_type(v))),
+        Some(v) => Err(format!(
+            "`{key}` must be true or false, got {}",
+            json_type(v)
+        )),
     }
 }
 
@@ -264,8 +282,14 @@ mod tests {
     #[test]
     fn argument_helpers_explain_type_errors() {
         let v = serde_json::json!({"path": 3, "limit": "x", "flag": 1});
-        assert_eq!(str_arg(&v, "path").unwrap_err(), "`path` must be a string, got a number");
-        assert_eq!(str_arg(&v, "nope").unwrap_err(), "missing required argument `nope`");
+        assert_eq!(
+            str_arg(&v, "path").unwrap_err(),
+            "`path` must be a string, got a number"
+        );
+        assert_eq!(
+            str_arg(&v, "nope").unwrap_err(),
+            "missing required argument `nope`"
+        );
         assert!(opt_u64_arg(&v, "limit").is_err());
         assert!(opt_bool_arg(&v, "flag").is_err());
         assert_eq!(opt_u64_arg(&v, "absent").unwrap(), None);

@@ -1,17 +1,160 @@
-//! `todo_write` and `todo_read`: the plan tools. STUB (helper A).
+//! `todo_write` and `todo_read`: the plan tools the agent answers itself.
+//! Invariant: a refused `todo_write` leaves the plan unchanged and tells the
+//! model why, which rule it broke, and what the current plan is, so it can
+//! retry; nothing here panics.
 
 use serde_json::Value;
 
 use super::ToolOutput;
-use crate::todo::{PlanDiff, TodoManager};
+use crate::todo::{PlanDiff, TODOS_SHAPE, TodoManager};
 
 /// Applies a `todo_write` call. On success returns the rendered plan and the diff.
 pub fn todo_write(plan: &mut TodoManager, input: &Value) -> (ToolOutput, Option<PlanDiff>) {
-    let _ = (plan, input);
-    (ToolOutput::error("not implemented"), None)
+    let todos = match input.get("todos") {
+        None | Some(Value::Null) => {
+            return (
+                ToolOutput::error(format!(
+                    "missing required argument `todos`. Send the whole plan as \
+                     {{\"todos\": {TODOS_SHAPE}}}; an empty list clears the plan."
+                )),
+                None,
+            );
+        }
+        Some(todos) => todos,
+    };
+    match plan.update(todos) {
+        Ok(diff) => (ToolOutput::ok(plan.render()), Some(diff)),
+        Err(e) => (
+            ToolOutput::error(format!(
+                "plan refused: {e}. The previous plan is unchanged; fix the list and send \
+                 the whole list again. Current plan:\n{}",
+                plan.render()
+            )),
+            None,
+        ),
+    }
 }
 
 /// Answers a `todo_read` call.
 pub fn todo_read(plan: &TodoManager) -> ToolOutput {
     ToolOutput::ok(plan.render())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::todo::TodoStatus;
+    use serde_json::json;
+
+    fn input(items: Value) -> Value {
+        json!({ "todos": items })
+    }
+
+    #[test]
+    fn write_renders_plan_and_returns_diff() {
+        let mut plan = TodoManager::new();
+        let (out, diff) = todo_write(
+            &mut plan,
+            &input(json!([
+                {"content": "Write code", "activeForm": "Writing code", "status": "in_progress"},
+                {"content": "Run tests", "activeForm": "Running tests", "status": "pending"}
+            ])),
+        );
+        assert!(!out.is_error);
+        assert_eq!(
+            out.content,
+            "[>] Write code <- Writing code\n[ ] Run tests\n\n(0/2 completed)"
+        );
+        let diff = diff.unwrap();
+        assert_eq!(diff.added, vec!["Write code", "Run tests"]);
+        assert_eq!(diff.started, vec!["Write code"]);
+        assert_eq!(todo_read(&plan), ToolOutput::ok(plan.render()));
+    }
+
+    #[test]
+    fn missing_todos_explains_the_shape() {
+        let mut plan = TodoManager::new();
+        for bad in [
+            json!({}),
+            json!({"todos": null}),
+            json!({"items": []}),
+            json!("x"),
+        ] {
+            let (out, diff) = todo_write(&mut plan, &bad);
+            assert!(out.is_error);
+            assert!(diff.is_none());
+            assert!(
+                out.content
+                    .starts_with("Error: missing required argument `todos`"),
+                "{}",
+                out.content
+            );
+            assert!(out.content.contains("\"activeForm\""));
+            assert!(out.content.contains("in_progress"));
+        }
+    }
+
+    #[test]
+    fn refusal_names_rule_keeps_plan_and_shows_it() {
+        let mut plan = TodoManager::new();
+        let (ok, _) = todo_write(
+            &mut plan,
+            &input(json!([{"content": "Build", "activeForm": "Building", "status": "completed"}])),
+        );
+        assert!(!ok.is_error);
+        let before = plan.items().to_vec();
+        let (out, diff) = todo_write(
+            &mut plan,
+            &input(json!([
+                {"content": "A", "activeForm": "a", "status": "in_progress"},
+                {"content": "B", "activeForm": "b", "status": "in_progress"}
+            ])),
+        );
+        assert!(out.is_error);
+        assert!(diff.is_none());
+        assert_eq!(
+            out.content,
+            "Error: plan refused: items 1 (\"A\") and 2 (\"B\") are both in_progress; at most one \
+             item may be in_progress at a time. The previous plan is unchanged; fix the list and \
+             send the whole list again. Current plan:\n[x] Build\n\n(1/1 completed)"
+        );
+        assert_eq!(plan.items(), before.as_slice());
+        assert_eq!(plan.items()[0].status, TodoStatus::Completed);
+    }
+
+    #[test]
+    fn string_todos_and_empty_list() {
+        let mut plan = TodoManager::new();
+        let (out, _) = todo_write(
+            &mut plan,
+            &input(json!(
+                "[{'content': 'A', 'activeForm': 'Doing A', 'status': 'Completed'},]"
+            )),
+        );
+        assert_eq!(out, ToolOutput::ok("[x] A\n\n(1/1 completed)"));
+        let (out, diff) = todo_write(&mut plan, &input(json!([])));
+        assert_eq!(out, ToolOutput::ok("No todos."));
+        assert_eq!(diff.unwrap().removed, vec!["A"]);
+        assert_eq!(todo_read(&plan), ToolOutput::ok("No todos."));
+    }
+
+    #[test]
+    fn garbage_string_is_an_error_result() {
+        let mut plan = TodoManager::new();
+        let (out, diff) = todo_write(&mut plan, &input(json!("[{'content': oops")));
+        assert!(out.is_error);
+        assert!(diff.is_none());
+        assert!(
+            out.content
+                .starts_with("Error: plan refused: `todos` is a string"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.ends_with("Current plan:\nNo todos."),
+            "{}",
+            out.content
+        );
+    }
 }
