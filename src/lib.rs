@@ -9,5 +9,6 @@ pub mod cli;
 pub mod events;
 pub mod headless;
 pub mod llm;
+pub mod pylit;
 pub mod todo;
 pub mod tools;
