@@ -13,9 +13,7 @@ use crate::events::{AbortReason, Event, ToolStatus};
 use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
 use crate::tools::{self, ToolEnv, ToolOutput};
 
-const INTERRUPTED_RESULT: &str = "Error: interrupted by the user before this tool finished.";
-const NOT_RUN_RESULT: &str =
-    "Error: not run: the user interrupted the turn before this call started.";
+const NOT_RUN_RESULT: &str = "not run: the user interrupted the turn before this call started.";
 
 impl Agent {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
@@ -106,13 +104,7 @@ impl Agent {
             let mut plan_updated = false;
             for (id, name, input) in calls {
                 if cancel.is_cancelled() {
-                    results.push(result_block(
-                        &id,
-                        ToolOutput {
-                            content: NOT_RUN_RESULT.into(),
-                            is_error: true,
-                        },
-                    ));
+                    results.push(result_block(&id, ToolOutput::error(NOT_RUN_RESULT)));
                     continue;
                 }
                 let invalid = reply
@@ -183,21 +175,12 @@ impl Agent {
         } else {
             self.run_workspace_tool(id, name, input, cancel).await
         };
-        let status = if cancel.is_cancelled() {
+        let status = if output.interrupted {
             ToolStatus::Interrupted
         } else if output.is_error {
             ToolStatus::Error
         } else {
             ToolStatus::Ok
-        };
-        let output = if status == ToolStatus::Interrupted && !output.content.contains("interrupted")
-        {
-            ToolOutput {
-                content: format!("{INTERRUPTED_RESULT}\n{}", output.content),
-                is_error: true,
-            }
-        } else {
-            output
         };
         self.emit(Event::ToolCallEnd {
             id: id.to_string(),
@@ -233,6 +216,11 @@ impl Agent {
                         self.emit(Event::ToolCallOutputDelta { id: id.to_string(), chunk });
                     }
                     return out;
+                }
+                // Tools that do not watch the token themselves stop here; dropping
+                // `run` kills a bash process group too.
+                _ = tool_cancel.cancelled() => {
+                    return ToolOutput::interrupted("");
                 }
                 Some(chunk) = out_rx.recv() => {
                     self.emit(Event::ToolCallOutputDelta { id: id.to_string(), chunk });

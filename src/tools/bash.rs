@@ -39,7 +39,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         Err(e) => return ToolOutput::error(e),
     };
     if env.cancel.is_cancelled() {
-        return ToolOutput::error("interrupted by the user (the command was not started)");
+        return ToolOutput::interrupted("The command was not started.");
     }
 
     let mut cmd = Command::new("bash");
@@ -172,10 +172,9 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
             fmt_duration(timeout),
             so_far(&output)
         )),
-        End::Cancelled => ToolOutput::error(format!(
-            "interrupted by the user (process group killed){}",
-            so_far(&output)
-        )),
+        End::Cancelled => {
+            ToolOutput::interrupted(format!("The process group was killed{}", so_far(&output)))
+        }
         End::WaitFailed(e) => ToolOutput::error(format!(
             "waiting for `bash -c` failed: {e}{}",
             so_far(&output)

@@ -45,6 +45,8 @@ impl Default for ToolConfig {
 pub struct ToolOutput {
     pub content: String,
     pub is_error: bool,
+    /// The tool stopped because the user interrupted it (implies `is_error`).
+    pub interrupted: bool,
 }
 
 impl ToolOutput {
@@ -52,6 +54,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: false,
+            interrupted: false,
         }
     }
     /// An error result; the text is prefixed with `Error: `.
@@ -59,6 +62,19 @@ impl ToolOutput {
         Self {
             content: format!("Error: {msg}"),
             is_error: true,
+            interrupted: false,
+        }
+    }
+    /// The user interrupted the tool; `detail` (e.g. output so far) follows the notice.
+    pub fn interrupted(detail: impl std::fmt::Display) -> Self {
+        let detail = detail.to_string();
+        let sep = if detail.is_empty() { "" } else { "\n" };
+        Self {
+            content: format!(
+                "Error: interrupted by the user before this tool finished.{sep}{detail}"
+            ),
+            is_error: true,
+            interrupted: true,
         }
     }
 }
@@ -143,7 +159,7 @@ pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
