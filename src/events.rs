@@ -69,7 +69,9 @@ pub enum Event {
         /// One-line summary of the arguments (the command, the path).
         summary: String,
         input: Value,
-        /// Content of the plan item in progress when the call started.
+        /// Stable id of the plan item in progress when the call started.
+        plan_item_id: Option<String>,
+        /// Its content, for display.
         plan_item: Option<String>,
     },
     ToolCallOutputDelta {

@@ -37,6 +37,12 @@ pub struct Printer<O: Write, E: Write> {
     format: OutputFormat,
     out: O,
     err: E,
+    /// Write text deltas as they arrive (a terminal) instead of holding each
+    /// reply until it is complete (a pipe or file: a retried reply then
+    /// appears once, not twice).
+    live_text: bool,
+    /// Text of the current reply not yet written (when not live).
+    held: String,
     /// The cursor is not at the start of a line on `out`.
     mid_line: bool,
     /// Name and summary of the running tool call, printed with its result.
@@ -51,10 +57,18 @@ impl<O: Write, E: Write> Printer<O, E> {
             format,
             out,
             err,
+            live_text: false,
+            held: String::new(),
             mid_line: false,
             running: None,
             pending_plan: None,
         }
+    }
+
+    /// Streams text as it arrives (use when `out` is a terminal).
+    pub fn live_text(mut self, live: bool) -> Self {
+        self.live_text = live;
+        self
     }
 
     /// Prints one event; returns the outcome when it ends the run.
@@ -79,7 +93,18 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(outcome)
     }
 
+    fn write_text(&mut self, text: &str) -> io::Result<()> {
+        if !text.is_empty() {
+            self.out.write_all(text.as_bytes())?;
+            self.mid_line = !text.ends_with('\n');
+        }
+        Ok(())
+    }
+
+    /// Writes held text and ends the line: something else is printed next.
     fn end_line(&mut self) -> io::Result<()> {
+        let held = std::mem::take(&mut self.held);
+        self.write_text(&held)?;
         if std::mem::take(&mut self.mid_line) {
             self.out.write_all(b"\n")?;
         }
@@ -88,9 +113,32 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     fn text(&mut self, event: &Event) -> io::Result<()> {
         match event {
-            Event::TextDelta { text } => {
-                self.out.write_all(text.as_bytes())?;
-                self.mid_line = !text.ends_with('\n');
+            Event::TextDelta { text } if self.live_text => self.write_text(text)?,
+            Event::TextDelta { text } => self.held.push_str(text),
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                // The reply starts again from scratch.
+                self.held.clear();
+                if std::mem::take(&mut self.mid_line) {
+                    self.out.write_all(b"\n")?;
+                }
+                let repeat = if self.live_text {
+                    "; the reply starts again"
+                } else {
+                    ""
+                };
+                writeln!(
+                    self.err,
+                    "waypoint: retry {attempt} in {:.1} s ({reason}){repeat}",
+                    *delay_ms as f64 / 1000.0
+                )?;
+            }
+            Event::ToolCallBegin { name, summary, .. } => {
+                self.end_line()?;
+                self.running = Some((name.clone(), summary.clone()));
             }
             Event::ToolCallEnd {
                 status,
@@ -120,17 +168,8 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.out.write_all(plan.as_bytes())?;
                 }
             }
-            Event::ToolCallBegin { name, summary, .. } => {
-                self.end_line()?;
-                self.running = Some((name.clone(), summary.clone()));
-            }
             Event::PlanUpdated { rendered, diff, .. } => {
-                let summary = diff.summary();
-                let mut text = if summary.is_empty() {
-                    "Plan:\n".to_string()
-                } else {
-                    format!("Plan: {summary}\n")
-                };
+                let mut text = format!("Plan: {}\n", diff.summary());
                 for line in rendered.lines().filter(|l| !l.is_empty()) {
                     text.push_str("  ");
                     text.push_str(line);
@@ -143,21 +182,17 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.out.write_all(text.as_bytes())?;
                 }
             }
-            Event::Retrying {
-                attempt,
-                delay_ms,
-                reason,
+            Event::TurnComplete {
+                open_items,
+                stop_reason,
             } => {
                 self.end_line()?;
-                writeln!(
-                    self.err,
-                    "waypoint: retry {attempt} in {:.1} s ({reason})",
-                    *delay_ms as f64 / 1000.0
-                )?;
-            }
-            Event::RoundStarted { round } if *round > 1 => self.end_line()?,
-            Event::TurnComplete { open_items, .. } => {
-                self.end_line()?;
+                if stop_reason == "max_tokens" {
+                    writeln!(
+                        self.err,
+                        "waypoint: the reply hit the token limit and may be cut off (raise --max-tokens)"
+                    )?;
+                }
                 if *open_items > 0 {
                     writeln!(
                         self.err,
@@ -165,11 +200,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     )?;
                 }
             }
-            Event::TurnAborted { message, .. } => {
-                self.end_line()?;
-                writeln!(self.err, "waypoint: {message}")?;
-            }
-            Event::Error { message } => {
+            Event::TurnAborted { message, .. } | Event::Error { message } => {
                 self.end_line()?;
                 writeln!(self.err, "waypoint: {message}")?;
             }
@@ -192,5 +223,122 @@ impl<O: Write, E: Write> Printer<O, E> {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::todo::PlanDiff;
+
+    fn run(live: bool, events: &[Event]) -> (String, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        {
+            let mut p = Printer::new(OutputFormat::Text, &mut out, &mut err).live_text(live);
+            for e in events {
+                p.handle(e).unwrap();
+            }
+        }
+        (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    fn text(t: &str) -> Event {
+        Event::TextDelta { text: t.into() }
+    }
+
+    fn retry() -> Event {
+        Event::Retrying {
+            attempt: 1,
+            delay_ms: 500,
+            reason: "cut".into(),
+        }
+    }
+
+    fn complete(stop: &str) -> Event {
+        Event::TurnComplete {
+            stop_reason: stop.into(),
+            open_items: 0,
+        }
+    }
+
+    #[test]
+    fn a_retried_reply_is_printed_once_when_not_live() {
+        let (out, err) = run(
+            false,
+            &[
+                text("Hello "),
+                retry(),
+                text("Hello "),
+                text("world"),
+                complete("end_turn"),
+            ],
+        );
+        assert_eq!(out, "Hello world\n");
+        assert!(err.contains("retry 1 in 0.5 s (cut)"));
+    }
+
+    #[test]
+    fn live_text_streams_and_warns_that_the_reply_restarts() {
+        let (out, err) = run(
+            true,
+            &[text("Hel"), retry(), text("Hello"), complete("max_tokens")],
+        );
+        assert_eq!(out, "Hel\nHello\n");
+        assert!(err.contains("the reply starts again"));
+        assert!(err.contains("token limit"));
+    }
+
+    #[test]
+    fn tool_line_then_its_plan() {
+        let events = [
+            text("Planning."),
+            Event::ToolCallBegin {
+                id: "1".into(),
+                name: "todo_write".into(),
+                summary: "1 items".into(),
+                input: serde_json::json!({}),
+                plan_item_id: None,
+                plan_item: None,
+            },
+            Event::PlanUpdated {
+                items: Vec::new(),
+                rendered: "[>] A <- Doing A\n\n(0/1 completed)".into(),
+                diff: PlanDiff {
+                    added: vec!["A".into()],
+                    ..PlanDiff::default()
+                },
+            },
+            Event::ToolCallEnd {
+                id: "1".into(),
+                name: "todo_write".into(),
+                status: ToolStatus::Ok,
+                duration_ms: 3,
+                output: String::new(),
+            },
+            Event::ToolCallBegin {
+                id: "2".into(),
+                name: "bash".into(),
+                summary: "false".into(),
+                input: serde_json::json!({}),
+                plan_item_id: None,
+                plan_item: None,
+            },
+            Event::ToolCallEnd {
+                id: "2".into(),
+                name: "bash".into(),
+                status: ToolStatus::Error,
+                duration_ms: 9,
+                output: "Error: boom\nmore".into(),
+            },
+        ];
+        let (out, _) = run(false, &events);
+        assert_eq!(
+            out,
+            "Planning.\n→ todo_write 1 items  [ok 3 ms]\nPlan: +1 added\n  [>] A <- Doing A\n  (0/1 completed)\n→ bash false  [error 9 ms: Error: boom]\n"
+        );
     }
 }

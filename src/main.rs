@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use color_eyre::eyre::{Result, WrapErr, eyre};
-use waypoint::agent::{Agent, AgentConfig};
+use waypoint::agent::{Agent, AgentConfig, AgentHandle};
 use waypoint::cli::{Cli, ProviderKind};
 use waypoint::events::{Event, Op};
 use waypoint::headless::{Outcome, Printer};
@@ -34,13 +34,17 @@ fn main() {
             std::process::exit(1);
         }
     };
-    match runtime.block_on(run(cli)) {
-        Ok(code) => std::process::exit(code),
+    let code = match runtime.block_on(run(cli)) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("waypoint: {e:#}");
-            std::process::exit(1);
+            1
         }
-    }
+    };
+    // Dropping the runtime drops every task, and with them any child process
+    // still running (tools kill their process group on drop).
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    std::process::exit(code);
 }
 
 /// Logs go to a file, never to the terminal: `WAYPOINT_LOG` or the state folder.
@@ -116,25 +120,45 @@ async fn run(cli: Cli) -> Result<i32> {
         .map_err(|_| eyre!("the engine stopped before it took the task"))?;
 
     let stdout = std::io::stdout().lock();
-    let stderr = std::io::stderr();
-    let mut printer = Printer::new(cli.output_format, stdout, stderr);
+    let live = stdout.is_terminal();
+    let mut printer = Printer::new(cli.output_format, stdout, std::io::stderr()).live_text(live);
+    let printed = print_events(&mut handle, &mut printer).await;
+    // Whatever happened (even a closed stdout), stop the engine so a running
+    // tool is killed with its process group before the process exits.
+    let _ = handle.ops.send(Op::Quit);
+    let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
+    match (printed?, joined) {
+        (Some((outcome, (input, output))), _) => {
+            printer
+                .summary(input, output)
+                .wrap_err("cannot write the output")?;
+            Ok(outcome.exit_code())
+        }
+        (None, Ok(Err(e))) => Err(eyre!("the engine stopped unexpectedly: {e}")),
+        (None, _) => Err(eyre!("the engine stopped unexpectedly")),
+    }
+}
+
+/// Prints events until the turn ends; `None` when the engine vanished.
+async fn print_events(
+    handle: &mut AgentHandle,
+    printer: &mut Printer<impl std::io::Write, impl std::io::Write>,
+) -> Result<Option<(Outcome, (u64, u64))>> {
     let mut totals = (0, 0);
     let mut interrupts = 0;
-    let outcome = loop {
+    loop {
         let event = tokio::select! {
             ev = handle.events.recv() => ev,
             _ = tokio::signal::ctrl_c() => {
                 interrupts += 1;
                 if interrupts > 1 {
-                    break Outcome::Interrupted;
+                    return Ok(Some((Outcome::Interrupted, totals)));
                 }
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;
             }
         };
-        let Some(event) = event else {
-            break Outcome::Failed;
-        };
+        let Some(event) = event else { return Ok(None) };
         if let Event::Usage {
             total_input_tokens,
             total_output_tokens,
@@ -144,15 +168,9 @@ async fn run(cli: Cli) -> Result<i32> {
             totals = (total_input_tokens, total_output_tokens);
         }
         if let Some(outcome) = printer.handle(&event).wrap_err("cannot write the output")? {
-            break outcome;
+            return Ok(Some((outcome, totals)));
         }
-    };
-    printer
-        .summary(totals.0, totals.1)
-        .wrap_err("cannot write the output")?;
-    let _ = handle.ops.send(Op::Quit);
-    let _ = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
-    Ok(outcome.exit_code())
+    }
 }
 
 fn read_prompt(cli: &Cli) -> Result<String> {

@@ -291,7 +291,14 @@ impl TodoManager {
                 active_form: d.active_form,
             });
         }
-        (items, next_id)
+        // Numeric ids the model chose also advance the counter, so an id is
+        // never handed out again after its item is gone.
+        let highest = items
+            .iter()
+            .filter_map(|i| i.id.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        (items, next_id.max(highest))
     }
 
     /// One line per item (`[x]` completed, `[>] … <- activeForm` in progress,
@@ -572,6 +579,20 @@ mod tests {
 
     fn plan(items: &[Value]) -> Value {
         Value::Array(items.to_vec())
+    }
+
+    #[test]
+    fn ids_given_by_the_model_are_never_handed_out_again() {
+        let mut m = TodoManager::new();
+        let mut a = item("A", "pending");
+        a["id"] = json!("2");
+        m.update(&plan(&[a])).unwrap();
+        m.update(&plan(&[item("B", "pending")])).unwrap();
+        let b = m.items()[0].id.clone();
+        assert_ne!(b, "2");
+        m.update(&plan(&[item("C", "pending")])).unwrap();
+        let c = &m.items()[0].id;
+        assert!(c != "2" && *c != b, "C got a used id {c}");
     }
 
     fn err(m: &mut TodoManager, v: &Value) -> String {

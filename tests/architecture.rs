@@ -2,7 +2,14 @@
 
 use std::path::Path;
 
-const ENGINE: &[&str] = &["src/agent", "src/llm", "src/tools", "src/todo.rs", "src/pylit.rs", "src/events.rs"];
+const ENGINE: &[&str] = &[
+    "src/agent",
+    "src/llm",
+    "src/tools",
+    "src/todo.rs",
+    "src/pylit.rs",
+    "src/events.rs",
+];
 
 fn rust_files(path: &Path, out: &mut Vec<std::path::PathBuf>) {
     if path.is_dir() {
@@ -26,8 +33,21 @@ fn engine_files_neither_touch_the_terminal_nor_print() {
         let text = std::fs::read_to_string(&file).expect("readable source");
         // Only the library code counts, not its unit tests.
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for banned in ["ratatui", "crossterm", "println!", "print!(", "eprintln!", "eprint!(", "std::io::stdout", "dbg!("] {
-            assert!(!code.contains(banned), "{} mentions `{banned}`", file.display());
+        for banned in [
+            "ratatui",
+            "crossterm",
+            "println!",
+            "print!(",
+            "eprintln!",
+            "eprint!(",
+            "std::io::stdout",
+            "dbg!(",
+        ] {
+            assert!(
+                !code.contains(banned),
+                "{} mentions `{banned}`",
+                file.display()
+            );
         }
     }
 }

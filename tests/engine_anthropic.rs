@@ -682,7 +682,10 @@ async fn interrupt_during_streaming_then_new_message_is_valid() {
 #[tokio::test]
 async fn a_message_sent_while_running_is_queued_for_the_next_turn() {
     let mut r = rig(vec![
-        sse(Turn::tool("bash", json!({"command": "sleep 0.3"}))),
+        sse(Turn::tool(
+            "bash",
+            json!({"command": "while [ ! -f go ]; do sleep 0.02; done"}),
+        )),
         sse(Turn::text("first done")),
         sse(Turn::text("second done")),
     ])
@@ -690,11 +693,15 @@ async fn a_message_sent_while_running_is_queued_for_the_next_turn() {
     r.submit("first");
     r.until(|e| matches!(e, Event::ToolCallBegin { .. })).await;
     r.submit("second");
+    // The queue notice proves the engine took the message while the tool ran.
+    let seen = r.until(|e| matches!(e, Event::Queued { .. })).await;
+    assert!(matches!(seen.last(), Some(Event::Queued { text }) if text == "second"));
+    std::fs::write(r.dir.path().join("go"), "").unwrap();
     let first = r.turn_events().await;
+    assert!(matches!(first.last(), Some(Event::TurnComplete { .. })));
     assert!(
-        first
-            .iter()
-            .any(|e| matches!(e, Event::Queued { text } if text == "second"))
+        !first.iter().any(|e| matches!(e, Event::TurnStarted { .. })),
+        "no new turn before the first ends"
     );
     let second = r.turn_events().await;
     assert!(matches!(second.last(), Some(Event::TurnComplete { .. })));
@@ -740,4 +747,148 @@ async fn first_request_is_small_and_states_every_plan_rule() {
     ] {
         assert!(desc.contains(rule), "todo_write description lacks `{rule}`");
     }
+}
+
+#[tokio::test]
+async fn whitespace_only_text_is_never_sent_back() {
+    let mut r = rig(vec![
+        sse(Turn::tool("bash", json!({"command": "true"})).with_text("\n\n")),
+        sse(Turn::text("  \n")),
+        sse(Turn::text("done")),
+    ])
+    .await;
+    r.submit("go");
+    r.turn_events().await;
+    r.submit("again");
+    r.turn_events().await;
+    for req in r.server.requests() {
+        assert_valid_request(&req.body);
+        for m in req.messages() {
+            for b in m["content"].as_array().unwrap() {
+                if b["type"] == "text" {
+                    assert!(
+                        !b["text"].as_str().unwrap().trim().is_empty(),
+                        "blank text sent: {b}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_retried() {
+    let full = sse_body(&Turn::text("steady answer"));
+    let cut = full.find("content_block_stop").unwrap();
+    let broken = format!(
+        "{}event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}}}\n\n",
+        &full[..cut - "event: ".len()]
+    );
+    let mut r = rig(vec![
+        Reply::Sse {
+            body: broken,
+            chunk_sizes: vec![17],
+            cut_after: None,
+        },
+        sse(Turn::text("steady answer")),
+    ])
+    .await;
+    r.submit("hi");
+    let events = r.turn_events().await;
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    let reasons: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { reason, .. } => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons, ["overloaded_error: Overloaded"]);
+}
+
+#[tokio::test]
+async fn a_json_answer_instead_of_a_stream_fails_clearly() {
+    let mut r = rig(vec![Reply::Status {
+        code: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: r#"{"type":"error","error":{"type":"proxy_error","message":"streaming disabled"}}"#
+            .into(),
+    }])
+    .await;
+    r.submit("hi");
+    let events = r.turn_events().await;
+    match events.last() {
+        Some(Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message,
+        }) => {
+            assert!(
+                message.contains("text/event-stream") && message.contains("streaming disabled"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a failed turn, got {other:?}"),
+    }
+    assert_eq!(r.server.requests().len(), 1, "not retried");
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_and_is_retried() {
+    let server = FakeServer::start(vec![Reply::Silent, sse(Turn::text("finally"))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = AnthropicClient::new(AnthropicConfig {
+        api_key: "k".into(),
+        base_url: server.url.clone(),
+        model: "m".into(),
+        retry: RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(1),
+        },
+        idle_timeout: Duration::from_millis(300),
+    })
+    .unwrap();
+    let mut handle = Agent::spawn(
+        Arc::new(client),
+        Workspace::new(dir.path()).unwrap(),
+        AgentConfig::default(),
+    );
+    handle.ops.send(Op::Submit { text: "hi".into() }).unwrap();
+    let mut retried = None;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            Event::Retrying { reason, .. } => retried = Some(reason),
+            Event::TurnComplete { .. } => break,
+            Event::TurnAborted { message, .. } => panic!("aborted: {message}"),
+            _ => {}
+        }
+    }
+    let reason = retried.expect("a retry");
+    assert!(
+        reason.contains("no answer for 0.3 s while waiting for the response")
+            || reason.contains("waiting for the response"),
+        "{reason}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_base_url_without_a_scheme_is_refused_at_once() {
+    let err = AnthropicClient::new(AnthropicConfig {
+        api_key: "k".into(),
+        base_url: "localhost:8080".into(),
+        model: "m".into(),
+        retry: RetryPolicy::default(),
+        idle_timeout: Duration::from_secs(1),
+    })
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("not an http(s) URL"), "{err}");
 }

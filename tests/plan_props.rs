@@ -313,6 +313,15 @@ proptest! {
                             }
                         }
                     }
+                    // An id the counter hands out was never used before in this plan's life.
+                    if let Value::Array(raw) = v {
+                        for (new, raw) in m.items().iter().zip(raw) {
+                            let given = raw.get("id").is_some_and(|id| !id.is_null() && id != "");
+                            if !given && !old_ids.contains(new.id.as_str()) {
+                                prop_assert!(!ever.contains(&new.id), "id {} was reused", new.id);
+                            }
+                        }
+                    }
                     ever.extend(m.items().iter().map(|i| i.id.clone()));
                 }
                 Err(e) => {

@@ -31,9 +31,10 @@ impl Conversation {
         }
     }
 
-    /// Adds an assistant message; an empty one is replaced by a placeholder
-    /// text because the API refuses empty content.
+    /// Adds an assistant message. Whitespace-only text blocks are dropped and
+    /// an empty message gets a placeholder: the API refuses both.
     pub fn push_assistant(&mut self, mut content: Vec<ContentBlock>) {
+        content.retain(|b| !matches!(b, ContentBlock::Text { text } if text.trim().is_empty()));
         if content.is_empty() {
             content.push(ContentBlock::Text {
                 text: "(no reply)".into(),
@@ -80,6 +81,9 @@ impl Conversation {
                                     return Err(format!("message {i}: tool_result after text"));
                                 }
                                 answered.push(tool_use_id.as_str());
+                            }
+                            ContentBlock::Text { text } if text.trim().is_empty() => {
+                                return Err(format!("message {i}: whitespace-only text"));
                             }
                             ContentBlock::Text { .. } => seen_text = true,
                             ContentBlock::ToolUse { .. } => {

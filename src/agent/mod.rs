@@ -6,7 +6,6 @@
 pub mod conversation;
 pub mod reminders;
 mod turn;
-pub use turn::summarize;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -18,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{Event, Op};
 use crate::llm::{ModelClient, Usage};
 use crate::todo::TodoManager;
-use crate::tools::{ToolConfig, Workspace};
+use crate::tools::{ToolConfig, ToolDef, Workspace};
 use conversation::Conversation;
 use reminders::Reminders;
 
@@ -66,6 +65,8 @@ pub struct Agent {
     reminders: Reminders,
     events: UnboundedSender<Event>,
     totals: Usage,
+    /// The tool definitions sent with every request, built once.
+    tools: Vec<ToolDef>,
 }
 
 /// The two ends a driver holds.
@@ -95,6 +96,7 @@ impl Agent {
             reminders,
             events,
             totals: Usage::default(),
+            tools: crate::tools::definitions(),
         }
     }
 
@@ -148,6 +150,12 @@ impl Agent {
             let resumed = match op {
                 Op::Quit => return,
                 Op::Interrupt => continue,
+                Op::Submit { text } if text.trim().is_empty() => {
+                    self.emit(Event::Error {
+                        message: "An empty message was not sent.".into(),
+                    });
+                    continue;
+                }
                 Op::Submit { text } => {
                     let first = self.conversation.is_empty();
                     self.conversation.push_user_text(text);
@@ -194,6 +202,7 @@ impl Agent {
                     end = &mut turn => break end,
                     op = ops.recv(), if ops_open => match op {
                         Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::Submit { text }) if text.trim().is_empty() => {}
                         Some(Op::Submit { text }) => {
                             let _ = events.send(Event::Queued { text: text.clone() });
                             queued.push_back(text);

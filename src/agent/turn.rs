@@ -3,7 +3,10 @@
 //! (interrupt, tool error, bad input), each `tool_use` gets exactly one
 //! `tool_result` and each `ToolCallBegin` one `ToolCallEnd`.
 
+use std::panic::AssertUnwindSafe;
 use std::time::Instant;
+
+use futures_util::FutureExt;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -31,9 +34,9 @@ impl Agent {
             round += 1;
             self.emit(Event::RoundStarted { round });
             let request = ModelRequest {
-                system: self.config.system_prompt.clone(),
-                messages: self.conversation.messages().to_vec(),
-                tools: tools::definitions(),
+                system: &self.config.system_prompt,
+                messages: self.conversation.messages(),
+                tools: &self.tools,
                 max_tokens: self.config.max_tokens,
             };
             let events = self.events.clone();
@@ -148,8 +151,9 @@ impl Agent {
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
             name: name.to_string(),
-            summary: summarize(name, input),
+            summary: tools::summarize(name, input),
             input: input.clone(),
+            plan_item_id: self.plan.in_progress().map(|i| i.id.clone()),
             plan_item: self.plan.in_progress().map(|i| i.content.clone()),
         });
         let mut plan_updated = false;
@@ -160,14 +164,19 @@ impl Agent {
         } else if !input.is_object() {
             ToolOutput::error(format!("the input of `{name}` must be a JSON object"))
         } else if name == tools::TODO_WRITE {
+            let before = self.plan.items().to_vec();
             let (out, diff) = tools::todo::todo_write(&mut self.plan, input);
             if let Some(diff) = diff {
+                // Re-sending the same plan still counts as tending it (no nag),
+                // but only a real change is announced.
                 plan_updated = true;
-                self.emit(Event::PlanUpdated {
-                    items: self.plan.items().to_vec(),
-                    rendered: self.plan.render(),
-                    diff,
-                });
+                if self.plan.items() != before.as_slice() {
+                    self.emit(Event::PlanUpdated {
+                        items: self.plan.items().to_vec(),
+                        rendered: self.plan.render(),
+                        diff,
+                    });
+                }
             }
             out
         } else if name == tools::TODO_READ {
@@ -207,7 +216,14 @@ impl Agent {
             cancel: &tool_cancel,
             output: Some(&out_tx),
         };
-        let run = tools::run_workspace_tool(name, input, &env);
+        // A bug in a tool becomes an error result, so its Begin still gets an End.
+        let run = AssertUnwindSafe(tools::run_workspace_tool(name, input, &env))
+            .catch_unwind()
+            .map(|r| {
+                r.unwrap_or_else(|_| {
+                    ToolOutput::error("the tool crashed (a bug in Waypoint); see the log")
+                })
+            });
         tokio::pin!(run);
         loop {
             tokio::select! {
@@ -235,26 +251,5 @@ fn result_block(id: &str, out: ToolOutput) -> ContentBlock {
         tool_use_id: id.to_string(),
         content: out.content,
         is_error: out.is_error,
-    }
-}
-
-/// A one-line summary of a call's arguments, for traces.
-pub fn summarize(name: &str, input: &Value) -> String {
-    let field = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
-    let text = match name {
-        "bash" => field("command").lines().next().unwrap_or("").to_string(),
-        "read_file" | "write_file" | "edit_file" => field("path").to_string(),
-        "glob" => field("pattern").to_string(),
-        "todo_write" => match input.get("todos") {
-            Some(Value::Array(items)) => format!("{} items", items.len()),
-            _ => String::new(),
-        },
-        _ => String::new(),
-    };
-    if text.chars().count() > 80 {
-        let cut: String = text.chars().take(79).collect();
-        format!("{cut}…")
-    } else {
-        text
     }
 }

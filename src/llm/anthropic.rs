@@ -5,19 +5,26 @@
 
 use std::time::Duration;
 
+use std::future::Future;
+
+use bytes::Bytes;
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::retry::{RetryPolicy, is_retryable_status, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::{
-    AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StreamEvent,
-    Usage,
+    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
+    StreamEvent, Usage,
 };
+use crate::tools::ToolDef;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 const API_VERSION: &str = "2023-06-01";
+/// Largest single SSE event accepted; a stream that buffers more is broken.
+const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct AnthropicConfig {
@@ -42,28 +49,62 @@ impl AnthropicClient {
                 "no Anthropic API key: set ANTHROPIC_API_KEY, or try the offline demo with `waypoint --demo`".into(),
             ));
         }
+        let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
+        match reqwest::Url::parse(&url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+            _ => {
+                return Err(LlmError::Config(format!(
+                    "the base URL `{}` is not an http(s) URL (example: https://api.anthropic.com)",
+                    config.base_url
+                )));
+            }
+        }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
-        let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
         Ok(Self { config, http, url })
+    }
+
+    /// Waits for `fut` at most the idle timeout; silence counts as a broken stream.
+    async fn within<T>(&self, what: &str, fut: impl Future<Output = T>) -> Result<T, Failure> {
+        tokio::time::timeout(self.config.idle_timeout, fut)
+            .await
+            .map_err(|_| {
+                Failure::retry(
+                    format!(
+                        "no answer for {:.1} s while {what}",
+                        self.config.idle_timeout.as_secs_f64()
+                    ),
+                    None,
+                )
+            })
     }
 
     async fn attempt(
         &self,
-        body: &Value,
+        body: &Bytes,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
-        let response = self
+        let request = self
             .http
             .post(&self.url)
             .header("x-api-key", &self.config.api_key)
             .header("anthropic-version", API_VERSION)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| Failure::retry(connect_message(&self.url, &e), None))?;
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send();
+        let response = self
+            .within("waiting for the response", request)
+            .await?
+            .map_err(|e| {
+                let message = connect_message(&self.url, &e);
+                if e.is_builder() {
+                    Failure::Fatal(LlmError::Config(message))
+                } else {
+                    Failure::retry(message, None)
+                }
+            })?;
         let status = response.status().as_u16();
         if status != 200 {
             let retry_after = response
@@ -71,7 +112,10 @@ impl AnthropicClient {
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
-            let text = response.text().await.unwrap_or_default();
+            let text = self
+                .within("reading an error response", response.text())
+                .await?
+                .unwrap_or_default();
             let message = describe_http_error(status, &text);
             return Err(if is_retryable_status(status) {
                 Failure::retry(format!("HTTP {status}: {message}"), retry_after)
@@ -79,19 +123,27 @@ impl AnthropicClient {
                 Failure::Fatal(LlmError::Http { status, message })
             });
         }
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        if !content_type.starts_with("text/event-stream") {
+            let text = self
+                .within("reading the response", response.text())
+                .await?
+                .unwrap_or_default();
+            return Err(Failure::Fatal(LlmError::Api(format!(
+                "expected a stream (text/event-stream) but got `{content_type}`: {}",
+                describe_http_error(status, &text)
+            ))));
+        }
         let mut stream = response.bytes_stream();
         let mut decoder = SseDecoder::new();
         let mut asm = Assembler::default();
         loop {
-            let chunk = tokio::time::timeout(self.config.idle_timeout, stream.next())
-                .await
-                .map_err(|_| {
-                    Failure::retry(
-                        format!("no data for {} s", self.config.idle_timeout.as_secs()),
-                        None,
-                    )
-                })?;
-            match chunk {
+            match self.within("streaming", stream.next()).await? {
                 Some(Ok(bytes)) => {
                     for ev in decoder.feed(&bytes) {
                         asm.on_event(&ev, on_event)?;
@@ -99,11 +151,22 @@ impl AnthropicClient {
                             return asm.finish();
                         }
                     }
+                    if decoder.buffered() > MAX_EVENT_BYTES {
+                        return Err(Failure::retry(
+                            format!("an event larger than {MAX_EVENT_BYTES} bytes"),
+                            None,
+                        ));
+                    }
                 }
                 Some(Err(e)) => return Err(Failure::retry(format!("read error: {e}"), None)),
                 None => {
+                    let part = if decoder.has_partial() {
+                        " (cut mid-event)"
+                    } else {
+                        ""
+                    };
                     return Err(Failure::retry(
-                        "the connection closed before the message was complete".into(),
+                        format!("the connection closed before the message was complete{part}"),
                         None,
                     ));
                 }
@@ -119,11 +182,12 @@ impl ModelClient for AnthropicClient {
 
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
         Box::pin(async move {
-            let body = request_body(&self.config.model, request);
+            let body = request_body(&self.config.model, request)
+                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
             let mut retry = 0;
             loop {
                 match self.attempt(&body, on_event).await {
@@ -134,6 +198,16 @@ impl ModelClient for AnthropicClient {
                         retry_after,
                     }) => {
                         retry += 1;
+                        if let Some(wait) = retry_after.filter(|w| *w > self.config.retry.max_delay)
+                        {
+                            return Err(LlmError::RetriesExhausted {
+                                attempts: retry,
+                                last: format!(
+                                    "{reason} (the server asks to wait {} s)",
+                                    wait.as_secs()
+                                ),
+                            });
+                        }
                         let Some(delay) = self.config.retry.delay(retry, retry_after) else {
                             return Err(LlmError::RetriesExhausted {
                                 attempts: retry,
@@ -154,21 +228,27 @@ impl ModelClient for AnthropicClient {
     }
 }
 
-/// The JSON body of a streaming Messages request.
-pub fn request_body(model: &str, req: &ModelRequest) -> Value {
-    let tools: Vec<Value> = req
-        .tools
-        .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-        .collect();
-    json!({
-        "model": model,
-        "max_tokens": req.max_tokens,
-        "system": req.system,
-        "messages": req.messages,
-        "tools": tools,
-        "stream": true,
-    })
+/// The JSON body of a streaming Messages request, serialised once and
+/// reused by every retry.
+pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        model: &'a str,
+        max_tokens: u32,
+        system: &'a str,
+        messages: &'a [Message],
+        tools: &'a [ToolDef],
+        stream: bool,
+    }
+    let body = Body {
+        model,
+        max_tokens: req.max_tokens,
+        system: req.system,
+        messages: req.messages,
+        tools: req.tools,
+        stream: true,
+    };
+    serde_json::to_vec(&body).map(Bytes::from)
 }
 
 enum Failure {
@@ -238,6 +318,7 @@ enum Partial {
         id: String,
         name: String,
         json: String,
+        start_input: Option<Value>,
     },
 }
 
@@ -291,6 +372,8 @@ impl Assembler {
                         id: str_field(block, "id"),
                         name: str_field(block, "name"),
                         json: String::new(),
+                        // Some compatible servers send the whole input here, with no deltas.
+                        start_input: block.get("input").filter(|v| v.is_object()).cloned(),
                     }),
                     // thinking and other block kinds are not kept
                     _ => None,
@@ -362,13 +445,19 @@ impl Assembler {
         let mut invalid_inputs = Vec::new();
         for partial in self.blocks.into_iter().flatten() {
             match partial {
-                Partial::Text(text) if !text.is_empty() => {
+                // The API refuses whitespace-only text blocks if they are sent back.
+                Partial::Text(text) if !text.trim().is_empty() => {
                     content.push(ContentBlock::Text { text })
                 }
                 Partial::Text(_) => {}
-                Partial::Tool { id, name, json } => {
+                Partial::Tool {
+                    id,
+                    name,
+                    json,
+                    start_input,
+                } => {
                     let input = if json.trim().is_empty() {
-                        Value::Object(Default::default())
+                        start_input.unwrap_or_else(|| Value::Object(Default::default()))
                     } else {
                         match serde_json::from_str::<Value>(&json) {
                             Ok(v @ Value::Object(_)) => v,
@@ -424,6 +513,7 @@ fn token_count(usage: &Value, key: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn run(events: &[(&str, &str)]) -> (Result<AssistantReply, String>, Vec<StreamEvent>) {
         let mut asm = Assembler::default();

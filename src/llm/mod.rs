@@ -49,12 +49,12 @@ pub struct Message {
     pub content: Vec<ContentBlock>,
 }
 
-/// One request to a model.
-#[derive(Clone, Debug)]
-pub struct ModelRequest {
-    pub system: String,
-    pub messages: Vec<Message>,
-    pub tools: Vec<ToolDef>,
+/// One request to a model; it borrows the conversation, so building one costs nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelRequest<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolDef],
     pub max_tokens: u32,
 }
 
@@ -93,13 +93,9 @@ pub enum LlmError {
     Config(String),
     #[error("the API refused the request (HTTP {status}): {message}")]
     Http { status: u16, message: String },
-    #[error("could not reach the model at {url}: {message}")]
-    Connect { url: String, message: String },
-    #[error("the stream broke off: {0}")]
-    Stream(String),
     #[error("the model service reported an error: {0}")]
     Api(String),
-    #[error("gave up after {attempts} attempts: {last}")]
+    #[error("gave up after {attempts} {noun}: {last}", noun = if *attempts == 1 { "attempt" } else { "attempts" })]
     RetriesExhausted { attempts: u32, last: String },
 }
 
@@ -111,7 +107,7 @@ pub trait ModelClient: Send + Sync {
     fn model(&self) -> &str;
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>>;
 }

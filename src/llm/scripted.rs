@@ -81,7 +81,7 @@ impl ModelClient for ScriptedClient {
 
     fn stream<'a>(
         &'a self,
-        request: &'a ModelRequest,
+        request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
         Box::pin(async move {
@@ -164,9 +164,9 @@ mod tests {
         .unwrap();
         let client = ScriptedClient::new(s);
         let req = ModelRequest {
-            system: String::new(),
-            messages: vec![],
-            tools: vec![],
+            system: "",
+            messages: &[],
+            tools: &[],
             max_tokens: 10,
         };
         let mut seen = Vec::new();

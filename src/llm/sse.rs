@@ -57,6 +57,11 @@ impl SseDecoder {
         out
     }
 
+    /// Bytes held while waiting for the end of a line.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() + self.current.data.len()
+    }
+
     /// True when bytes of an unfinished event are pending (the stream was cut mid-event).
     pub fn has_partial(&self) -> bool {
         !self.buf.is_empty() || self.has_data || !self.current.event.is_empty()

@@ -90,8 +90,8 @@ pub struct ToolEnv<'a> {
     pub output: Option<&'a UnboundedSender<String>>,
 }
 
-/// A tool as the model sees it.
-#[derive(Clone, Debug)]
+/// A tool as the model sees it (serialises to the Anthropic tool shape).
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct ToolDef {
     pub name: &'static str,
     pub description: &'static str,
@@ -190,6 +190,27 @@ pub fn cap_output(text: &str, cap: usize) -> String {
         &text[..head_end],
         &text[tail_start..]
     )
+}
+
+/// A one-line summary of a call's arguments, for traces.
+pub fn summarize(name: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
+    let text = match name {
+        "bash" => field("command").lines().next().unwrap_or("").to_string(),
+        "read_file" | "write_file" | "edit_file" => field("path").to_string(),
+        "glob" => field("pattern").to_string(),
+        "todo_write" => match input.get("todos") {
+            Some(Value::Array(items)) => format!("{} items", items.len()),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
 }
 
 /// The tools offered to the model, in a stable order.

@@ -29,6 +29,8 @@ pub enum Reply {
     },
     /// Sends `prefix`, then holds the connection open without a word.
     Stall { prefix: String },
+    /// Reads the request and never answers, not even the status line.
+    Silent,
 }
 
 #[derive(Clone, Debug)]
@@ -213,6 +215,7 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result
             }
             // On a cut the socket is dropped here without the final chunk.
         }
+        Reply::Silent => tokio::time::sleep(Duration::from_secs(120)).await,
         Reply::Stall { prefix } => {
             sock.write_all(sse_head().as_bytes()).await?;
             write_chunk(&mut sock, prefix.as_bytes()).await?;
