@@ -1,5 +1,7 @@
 //! Guards the seam: the engine knows nothing of terminals and never prints.
 
+#![allow(clippy::expect_used)]
+
 use std::path::Path;
 
 const ENGINE: &[&str] = &[

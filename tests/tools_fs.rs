@@ -1,6 +1,6 @@
 //! End-to-end tests of the file tools through the dispatcher: a write, read,
 //! edit and glob round trip stays inside the workspace and leaves no
-//! temporary files behind.
+//! temporary files behind; an interrupted call touches nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
@@ -126,4 +126,61 @@ async fn wrong_typed_input_never_panics() {
             );
         }
     }
+}
+
+#[tokio::test]
+async fn an_interrupted_call_touches_nothing() {
+    let f = fixture();
+    std::fs::write(f.ws.root().join("a.txt"), "old\n").unwrap();
+    f.cancel.cancel();
+    let calls = [
+        ("read_file", json!({"path": "a.txt"})),
+        ("write_file", json!({"path": "b.txt", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "old", "new_text": "new"}),
+        ),
+        ("glob", json!({"pattern": "**/*"})),
+        ("bash", json!({"command": "touch c.txt"})),
+    ];
+    for (name, input) in calls {
+        let out = f.call(name, input).await;
+        assert!(out.is_error && out.interrupted, "{name}: {out:?}");
+        assert!(
+            out.content
+                .starts_with("Error: interrupted by the user before this tool finished."),
+            "{name}: {}",
+            out.content
+        );
+    }
+    let names: Vec<_> = std::fs::read_dir(f.ws.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["a.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(f.ws.root().join("a.txt")).unwrap(),
+        "old\n"
+    );
+}
+
+#[tokio::test]
+async fn write_through_a_dangling_link_keeps_the_link() {
+    let f = fixture();
+    std::os::unix::fs::symlink("docs/notes.md", f.ws.root().join("NOTES.md")).unwrap();
+    let out = f
+        .call(
+            "write_file",
+            json!({"path": "NOTES.md", "content": "# Notes\n"}),
+        )
+        .await;
+    assert_eq!(out.content, "Wrote 8 bytes (1 line) to NOTES.md (created)");
+    assert!(
+        std::fs::symlink_metadata(f.ws.root().join("NOTES.md"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let out = f.call("read_file", json!({"path": "docs/notes.md"})).await;
+    assert_eq!(out.content, "     1\t# Notes\n");
 }

@@ -1,6 +1,8 @@
 //! The `bash` tool: runs `bash -c` in the workspace in its own process group.
-//! Invariant: when `run` returns (or its future is dropped) the whole process
-//! group has been sent SIGKILL, so no grandchild outlives the call.
+//! Invariants: when `run` returns (or its future is dropped) the whole process
+//! group has been sent SIGKILL, so no grandchild outlives the call; the
+//! command never inherits an API key (`*_API_KEY`) from our environment; and
+//! at most `LIVE_FACTOR` × `output_cap` bytes of live output are forwarded.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -8,6 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Sleep;
 
 use super::{ToolEnv, ToolOutput, cap_output, opt_u64_arg, str_arg};
@@ -22,6 +25,19 @@ const DRAIN_LIMIT: Duration = Duration::from_millis(100);
 /// Output kept in memory before the middle is dropped (the model only ever
 /// sees head and tail anyway).
 const MIN_BUFFER: usize = 1 << 20;
+
+/// Live output forwarded, as a multiple of `output_cap`, before the stream
+/// is cut with a notice.
+const LIVE_FACTOR: usize = 4;
+
+/// Variables never passed to the command, besides any `*_API_KEY`.
+const SECRET_VARS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+
+/// Whether the variable `name` holds a secret the command must not see.
+fn is_secret(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy().to_ascii_uppercase();
+    SECRET_VARS.contains(&name.as_str()) || name.ends_with("_API_KEY")
+}
 
 /// Runs a `bash` tool call.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
@@ -51,6 +67,14 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    for name in SECRET_VARS {
+        cmd.env_remove(name);
+    }
+    for (name, _) in std::env::vars_os() {
+        if is_secret(&name) {
+            cmd.env_remove(name);
+        }
+    }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -68,16 +92,9 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     let mut err_dec = Utf8Stream::default();
     let mut out_buf = [0u8; 8192];
     let mut err_buf = [0u8; 8192];
-    let mut collected = Collected::new(env.config.output_cap);
-    let emit = |text: &str, collected: &mut Collected| {
-        if text.is_empty() {
-            return;
-        }
-        collected.push(text);
-        if let Some(tx) = env.output {
-            // The receiver may be gone; the output is still collected.
-            let _ = tx.send(text.to_string());
-        }
+    let mut sink = Sink {
+        collected: Collected::new(env.config.output_cap),
+        live: Live::new(env.output, env.config.output_cap),
     };
 
     let deadline = tokio::time::sleep(timeout);
@@ -97,16 +114,16 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
             _ = env.cancel.cancelled() => break End::Cancelled,
             _ = &mut deadline => break End::TimedOut,
             r = read_some(&mut stdout, &mut out_buf), if stdout.is_some() => match r {
-                Ok(n) if n > 0 => emit(&out_dec.push(&out_buf[..n]), &mut collected),
+                Ok(n) if n > 0 => sink.emit(&out_dec.push(&out_buf[..n])),
                 _ => {
-                    emit(&out_dec.finish(), &mut collected);
+                    sink.emit(&out_dec.finish());
                     stdout = None;
                 }
             },
             r = read_some(&mut stderr, &mut err_buf), if stderr.is_some() => match r {
-                Ok(n) if n > 0 => emit(&err_dec.push(&err_buf[..n]), &mut collected),
+                Ok(n) if n > 0 => sink.emit(&err_dec.push(&err_buf[..n])),
                 _ => {
-                    emit(&err_dec.finish(), &mut collected);
+                    sink.emit(&err_dec.finish());
                     stderr = None;
                 }
             },
@@ -139,20 +156,20 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         while stdout.is_some() || stderr.is_some() {
             tokio::select! {
                 r = read_some(&mut stdout, &mut out_buf), if stdout.is_some() => match r {
-                    Ok(n) if n > 0 => emit(&out_dec.push(&out_buf[..n]), &mut collected),
+                    Ok(n) if n > 0 => sink.emit(&out_dec.push(&out_buf[..n])),
                     _ => stdout = None,
                 },
                 r = read_some(&mut stderr, &mut err_buf), if stderr.is_some() => match r {
-                    Ok(n) if n > 0 => emit(&err_dec.push(&err_buf[..n]), &mut collected),
+                    Ok(n) if n > 0 => sink.emit(&err_dec.push(&err_buf[..n])),
                     _ => stderr = None,
                 },
             }
         }
     })
     .await;
-    emit(&out_dec.finish(), &mut collected);
-    emit(&err_dec.finish(), &mut collected);
-    let output = collected.finish();
+    sink.emit(&out_dec.finish());
+    sink.emit(&err_dec.finish());
+    let output = sink.collected.finish();
 
     match end {
         End::Exited(st) => {
@@ -179,6 +196,64 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
             "waiting for `bash -c` failed: {e}{}",
             so_far(&output)
         )),
+    }
+}
+
+/// Where output goes: the result, and the live channel if any.
+struct Sink<'a> {
+    collected: Collected,
+    live: Live<'a>,
+}
+
+impl Sink<'_> {
+    fn emit(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.collected.push(text);
+        self.live.send(text);
+    }
+}
+
+/// Forwards live output, at most `LIVE_FACTOR` × `cap` bytes, then one notice
+/// (a command like `yes` would otherwise flood the channel until it times
+/// out).
+struct Live<'a> {
+    tx: Option<&'a UnboundedSender<String>>,
+    cap: usize,
+    left: usize,
+}
+
+impl<'a> Live<'a> {
+    fn new(tx: Option<&'a UnboundedSender<String>>, cap: usize) -> Self {
+        Self {
+            tx,
+            cap,
+            left: cap.saturating_mul(LIVE_FACTOR),
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        let Some(tx) = self.tx else {
+            return;
+        };
+        // The receiver may be gone; the output is still collected.
+        if text.len() <= self.left {
+            self.left -= text.len();
+            let _ = tx.send(text.to_string());
+            return;
+        }
+        let cut = floor_boundary(text, self.left);
+        if cut > 0 {
+            let _ = tx.send(text[..cut].to_string());
+        }
+        let _ = tx.send(format!(
+            "\n[live output truncated; the full result is capped at {} byte{}]\n",
+            self.cap,
+            if self.cap == 1 { "" } else { "s" }
+        ));
+        // Nothing more is forwarded.
+        self.tx = None;
     }
 }
 
@@ -387,37 +462,16 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::tools::{ToolConfig, Workspace};
+    use crate::tools::test_support::Fixture;
     use serde_json::json;
-    use tokio_util::sync::CancellationToken;
-
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        ws: Workspace,
-        config: ToolConfig,
-        cancel: CancellationToken,
-    }
 
     fn fixture() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
-        Fixture {
-            _dir: dir,
-            ws,
-            config: ToolConfig::default(),
-            cancel: CancellationToken::new(),
-        }
+        Fixture::new()
     }
 
     impl Fixture {
         async fn run(&self, input: Value) -> ToolOutput {
-            let env = ToolEnv {
-                workspace: &self.ws,
-                config: &self.config,
-                cancel: &self.cancel,
-                output: None,
-            };
-            run(&input, &env).await
+            run(&input, &self.env()).await
         }
     }
 
@@ -583,7 +637,7 @@ mod tests {
         let f = fixture();
         f.cancel.cancel();
         let out = f.run(json!({"command": "touch marker"})).await;
-        assert!(out.is_error);
+        assert!(out.is_error && out.interrupted, "{out:?}");
         assert!(out.content.starts_with("Error: interrupted by the user"));
         assert!(!f.ws.root().join("marker").exists());
     }
@@ -592,13 +646,11 @@ mod tests {
     async fn live_output_is_streamed() {
         let f = fixture();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let env = ToolEnv {
-            workspace: &f.ws,
-            config: &f.config,
-            cancel: &f.cancel,
-            output: Some(&tx),
-        };
-        let out = run(&json!({"command": "echo a; echo b >&2"}), &env).await;
+        let out = run(
+            &json!({"command": "echo a; echo b >&2"}),
+            &f.env_with_output(&tx),
+        )
+        .await;
         drop(tx);
         let mut streamed = String::new();
         while let Some(chunk) = rx.recv().await {
@@ -609,6 +661,114 @@ mod tests {
             "{streamed}"
         );
         assert!(out.content.starts_with(&streamed));
+    }
+
+    #[tokio::test]
+    async fn live_output_is_bounded() {
+        let mut f = fixture();
+        f.config.output_cap = 100;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let out = run(
+            &json!({"command": "yes | head -c 1000000"}),
+            &f.env_with_output(&tx),
+        )
+        .await;
+        drop(tx);
+        let mut chunks = Vec::new();
+        while let Some(chunk) = rx.recv().await {
+            chunks.push(chunk);
+        }
+        let notice = "\n[live output truncated; the full result is capped at 100 bytes]\n";
+        assert_eq!(chunks.last().map(String::as_str), Some(notice));
+        let forwarded: String = chunks[..chunks.len() - 1].concat();
+        assert_eq!(forwarded, "y\n".repeat(200), "exactly 4 × output_cap bytes");
+        assert!(!out.is_error);
+        assert!(out.content.contains("bytes truncated"), "{}", out.content);
+        assert!(
+            out.content.ends_with("y\n[exit code: 0]"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[test]
+    fn live_cut_keeps_characters_whole() {
+        let drain = |rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>| {
+            let mut chunks = Vec::new();
+            while let Ok(chunk) = rx.try_recv() {
+                chunks.push(chunk);
+            }
+            chunks
+        };
+        let notice = "\n[live output truncated; the full result is capped at 1 byte]\n";
+        // Cap 1: 4 bytes are forwarded.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut live = Live::new(Some(&tx), 1);
+        live.send("ab");
+        live.send("é€");
+        live.send("more");
+        assert_eq!(drain(&mut rx), ["ab", "é", notice]);
+        let mut live = Live::new(Some(&tx), 1);
+        live.send("aaaé");
+        live.send("x");
+        assert_eq!(drain(&mut rx), ["aaa", notice]);
+        let mut live = Live::new(Some(&tx), 1);
+        live.send("abcd");
+        live.send("e");
+        assert_eq!(drain(&mut rx), ["abcd", notice]);
+    }
+
+    #[test]
+    fn secret_names() {
+        use std::ffi::OsStr;
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "my_api_key",
+        ] {
+            assert!(is_secret(OsStr::new(name)), "{name}");
+        }
+        for name in ["PATH", "HOME", "API_KEYS", "KEY", "RAPID_API_KEYRING"] {
+            assert!(!is_secret(OsStr::new(name)), "{name}");
+        }
+    }
+
+    /// Re-runs this test in a fresh test binary whose environment holds API
+    /// keys (setting them here would race the other test threads); there the
+    /// command's `env` must show none of them.
+    #[tokio::test]
+    async fn api_keys_do_not_reach_the_command() {
+        const CHILD: &str = "WAYPOINT_TEST_SCRUB_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            let f = fixture();
+            let out = f.run(json!({"command": "env"})).await;
+            assert!(!out.is_error, "{}", out.content);
+            assert!(
+                out.content.contains("WAYPOINT_TEST_VISIBLE=kept"),
+                "{}",
+                out.content
+            );
+            assert!(!out.content.contains("s3cret"), "{}", out.content);
+            assert!(!out.content.contains("_API_KEY="), "{}", out.content);
+            return;
+        }
+        let (_, module) = module_path!().split_once("::").unwrap();
+        let name = format!("{module}::api_keys_do_not_reach_the_command");
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([name.as_str(), "--exact", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env("ANTHROPIC_API_KEY", "s3cret-anthropic")
+            .env("OPENAI_API_KEY", "s3cret-openai")
+            .env("SOME_SERVICE_API_KEY", "s3cret-service")
+            .env("lower_api_key", "s3cret-lower")
+            .env("WAYPOINT_TEST_VISIBLE", "kept")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&child.stdout);
+        let stderr = String::from_utf8_lossy(&child.stderr);
+        assert!(child.status.success(), "{stdout}\n{stderr}");
+        assert!(stdout.contains("1 passed"), "the child ran it: {stdout}");
     }
 
     #[test]

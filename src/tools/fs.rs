@@ -1,12 +1,16 @@
 //! The file tools `read_file`, `write_file` and `edit_file`. Invariant: every
-//! path goes through `Workspace::resolve`, and writes are atomic (temp file in
-//! the same directory, synced, renamed over the target), so a failed write
-//! never leaves a half-written file.
+//! path goes through `Workspace::resolve`; reads stream and stop after the
+//! requested lines, so memory never grows with the file; `edit_file` refuses
+//! files above `MAX_EDIT_BYTES`; writes go to the path's real target (a
+//! symlink, dangling or not, is written through, never replaced) and are
+//! atomic (temp file in the same directory, synced, renamed over the target),
+//! so a failed write never leaves a half-written file.
 
-use std::io::{self, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::{ToolEnv, ToolOutput, cap_output, opt_bool_arg, opt_u64_arg, str_arg};
 
@@ -16,64 +20,356 @@ const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Bytes inspected for NUL when deciding whether a file is binary.
 const BINARY_SNIFF: usize = 8192;
+/// Bytes past the last shown line scanned to count the remaining lines; past
+/// it the footer only says that more lines follow.
+const COUNT_BUDGET: usize = 1 << 20;
+/// Read buffer of `read_file`.
+const READ_CHUNK: usize = 64 * 1024;
+/// Largest file `edit_file` loads into memory.
+const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 /// Lines of the change summary `edit_file` shows.
 const SUMMARY_LINES: usize = 20;
 
-/// `read_file {path, offset?, limit?}`: numbered lines.
-pub async fn read_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
-    match read_file_inner(input, env).await {
-        Ok(text) => ToolOutput::ok(cap_output(&text, env.config.output_cap)),
-        Err(e) => ToolOutput::error(e),
+/// Why a file tool stopped without a result.
+enum Failure {
+    /// Shown to the model as `Error: …`.
+    Msg(String),
+    /// The user interrupted the call.
+    Interrupted,
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Self {
+        Failure::Msg(msg)
     }
 }
 
-async fn read_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
+impl Failure {
+    fn into_output(self) -> ToolOutput {
+        match self {
+            Failure::Msg(msg) => ToolOutput::error(msg),
+            Failure::Interrupted => ToolOutput::interrupted(""),
+        }
+    }
+}
+
+/// `read_file {path, offset?, limit?}`: numbered lines.
+pub async fn read_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    if env.cancel.is_cancelled() {
+        return ToolOutput::interrupted("");
+    }
+    match read_file_inner(input, env).await {
+        Ok(text) => ToolOutput::ok(cap_output(&text, env.config.output_cap)),
+        Err(e) => e.into_output(),
+    }
+}
+
+async fn read_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, Failure> {
     let raw = str_arg(input, "path")?;
     let offset = opt_u64_arg(input, "offset")?.unwrap_or(1).max(1);
     let limit = match opt_u64_arg(input, "limit")? {
-        Some(0) => return Err("`limit` must be at least 1".to_string()),
+        Some(0) => return Err(Failure::Msg("`limit` must be at least 1".to_string())),
         Some(n) => n,
         None => DEFAULT_LIMIT as u64,
     };
     let path = env.workspace.resolve(raw)?;
     let shown = env.workspace.display(&path);
-    let text = read_text(&path, &shown).await?;
-    if text.is_empty() {
-        return Ok(format!("(`{shown}` is empty)"));
-    }
-    let total = text.lines().count();
+    let len = regular_file_len(&path, &shown).await?;
     let first = usize::try_from(offset).unwrap_or(usize::MAX);
-    if first > total {
-        return Err(format!(
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let cancel = env.cancel.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&path)?;
+        page_lines(file, first, limit, &cancel)
+    });
+    let page = tokio::select! {
+        r = task => r.map_err(|e| format!("reading `{shown}` was aborted: {e}"))?,
+        // The blocking read sees the same token and stops at its next chunk.
+        _ = env.cancel.cancelled() => return Err(Failure::Interrupted),
+    };
+    match page {
+        Ok(Page::Empty) => Ok(format!("(`{shown}` is empty)")),
+        Ok(Page::PastEnd { total }) => Err(Failure::Msg(format!(
             "offset {offset} is past the end of `{shown}`, which has {total} line{}",
             plural(total)
-        ));
+        ))),
+        Ok(Page::Lines {
+            mut text,
+            next,
+            more,
+        }) => {
+            match more {
+                More::Exactly(0) => {}
+                More::Exactly(n) => text.push_str(&format!(
+                    "… {n} more line{}; use offset={next} to continue\n",
+                    plural(n)
+                )),
+                More::Unknown => text.push_str(&format!(
+                    "… more lines follow; use offset={next} to continue\n"
+                )),
+            }
+            Ok(text)
+        }
+        Err(PageError::Binary) => Err(Failure::Msg(format!(
+            "`{shown}` is a binary file ({len} bytes)"
+        ))),
+        Err(PageError::Cancelled) => Err(Failure::Interrupted),
+        Err(PageError::Io(e)) => Err(Failure::Msg(format!("cannot read `{shown}`: {e}"))),
     }
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    let mut out = String::new();
-    let mut last = first - 1;
-    for (i, line) in text.lines().enumerate().skip(first - 1).take(limit) {
-        out.push_str(&format!("{:>6}\t{}\n", i + 1, truncate_line(line)));
-        last = i + 1;
-    }
-    if last < total {
-        let more = total - last;
-        out.push_str(&format!(
-            "… {more} more line{}; use offset={} to continue\n",
-            plural(more),
-            last + 1
-        ));
-    }
-    Ok(out)
 }
 
-fn truncate_line(line: &str) -> String {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        None => line.to_string(),
-        Some((cut, _)) => {
-            let total = line.chars().count();
-            format!("{}… [line truncated: {total} chars]", &line[..cut])
+/// What `page_lines` found.
+#[derive(Debug, PartialEq, Eq)]
+enum Page {
+    /// The file has no bytes at all.
+    Empty,
+    /// The first requested line lies past the last one.
+    PastEnd { total: usize },
+    /// Numbered lines; `next` is the line after the last one shown.
+    Lines {
+        text: String,
+        next: usize,
+        more: More,
+    },
+}
+
+/// How many lines follow the page.
+#[derive(Debug, PartialEq, Eq)]
+enum More {
+    Exactly(usize),
+    /// More than `COUNT_BUDGET` bytes follow; not counted.
+    Unknown,
+}
+
+#[derive(Debug)]
+enum PageError {
+    /// A NUL in the first `BINARY_SNIFF` bytes, or a read line is not UTF-8.
+    Binary,
+    Cancelled,
+    Io(io::Error),
+}
+
+impl From<io::Error> for PageError {
+    fn from(e: io::Error) -> Self {
+        PageError::Io(e)
+    }
+}
+
+/// Streams `src` and renders lines `first..first + limit` (1-based) with
+/// numbers. Memory is bounded by the page itself: at most `MAX_LINE_CHARS`
+/// characters are kept of any line, reading stops after the page, and the
+/// remaining lines are only counted within `COUNT_BUDGET` bytes. `cancel` is
+/// checked before every chunk.
+fn page_lines<R: Read>(
+    mut src: R,
+    first: usize,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<Page, PageError> {
+    let mut head = Vec::with_capacity(BINARY_SNIFF);
+    (&mut src)
+        .take(BINARY_SNIFF as u64)
+        .read_to_end(&mut head)?;
+    if head.is_empty() {
+        return Ok(Page::Empty);
+    }
+    if head.contains(&0) {
+        return Err(PageError::Binary);
+    }
+    let mut reader = io::BufReader::with_capacity(READ_CHUNK, io::Cursor::new(head).chain(src));
+    let first = first.max(1);
+    // The last line wanted.
+    let stop = (first - 1).saturating_add(limit);
+    let mut text = String::new();
+    let mut done = 0usize;
+    let mut line = LineBuf::default();
+    let mut utf8 = Utf8Check::default();
+    let mut partial = false;
+    let mut at_eof = false;
+    while done < stop {
+        if cancel.is_cancelled() {
+            return Err(PageError::Cancelled);
         }
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            at_eof = true;
+            if partial {
+                if !utf8.finish() {
+                    return Err(PageError::Binary);
+                }
+                done += 1;
+                if done >= first {
+                    text.push_str(&numbered(done, line.render(false)?));
+                }
+            }
+            break;
+        }
+        let (segment, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        if !utf8.feed(segment) {
+            return Err(PageError::Binary);
+        }
+        let showing = done + 1 >= first;
+        if showing {
+            line.push(segment);
+        }
+        let used = segment.len() + usize::from(ended);
+        reader.consume(used);
+        partial = !ended;
+        if ended {
+            if !utf8.finish() {
+                return Err(PageError::Binary);
+            }
+            done += 1;
+            if showing {
+                text.push_str(&numbered(done, line.render(true)?));
+            }
+        }
+    }
+    if done < first {
+        return Ok(Page::PastEnd { total: done });
+    }
+    let more = if at_eof {
+        More::Exactly(0)
+    } else {
+        count_remaining(&mut reader, cancel)?
+    };
+    Ok(Page::Lines {
+        text,
+        next: done + 1,
+        more,
+    })
+}
+
+/// Counts the lines left in `reader`, giving up past `COUNT_BUDGET` bytes.
+fn count_remaining<R: BufRead>(
+    reader: &mut R,
+    cancel: &CancellationToken,
+) -> Result<More, PageError> {
+    let mut newlines = 0usize;
+    let mut scanned = 0usize;
+    let mut last = b'\n';
+    loop {
+        if cancel.is_cancelled() {
+            return Err(PageError::Cancelled);
+        }
+        let buf = reader.fill_buf()?;
+        let Some(&end) = buf.last() else {
+            let unterminated = usize::from(last != b'\n');
+            return Ok(More::Exactly(newlines + unterminated));
+        };
+        if scanned >= COUNT_BUDGET {
+            return Ok(More::Unknown);
+        }
+        newlines += buf.iter().filter(|&&b| b == b'\n').count();
+        last = end;
+        let n = buf.len();
+        scanned += n;
+        reader.consume(n);
+    }
+}
+
+fn numbered(n: usize, line: String) -> String {
+    format!("{n:>6}\t{line}\n")
+}
+
+/// One line as it streams in: its first `MAX_LINE_CHARS` characters and its
+/// length.
+#[derive(Default)]
+struct LineBuf {
+    kept: Vec<u8>,
+    chars: usize,
+    bytes: usize,
+    last: u8,
+}
+
+impl LineBuf {
+    fn push(&mut self, segment: &[u8]) {
+        for &b in segment {
+            // Every byte but a UTF-8 continuation byte starts a character.
+            if b & 0xC0 != 0x80 {
+                self.chars += 1;
+            }
+            if self.chars <= MAX_LINE_CHARS {
+                self.kept.push(b);
+            }
+        }
+        self.bytes += segment.len();
+        if let Some(&b) = segment.last() {
+            self.last = b;
+        }
+    }
+
+    /// The line for display (a `\r` before the `\n` dropped, overlong lines
+    /// cut with a marker); resets for the next line.
+    fn render(&mut self, ended_by_newline: bool) -> Result<String, PageError> {
+        let LineBuf {
+            mut kept,
+            mut chars,
+            bytes,
+            last,
+        } = std::mem::take(self);
+        if ended_by_newline && bytes > 0 && last == b'\r' {
+            chars -= 1;
+            if kept.len() == bytes {
+                kept.pop();
+            }
+        }
+        let text = String::from_utf8(kept).map_err(|_| PageError::Binary)?;
+        Ok(if chars > MAX_LINE_CHARS {
+            format!("{text}… [line truncated: {chars} chars]")
+        } else {
+            text
+        })
+    }
+}
+
+/// Checks that a byte stream fed in pieces is UTF-8; a character may be split
+/// between pieces.
+#[derive(Default)]
+struct Utf8Check {
+    pending: [u8; 4],
+    len: usize,
+}
+
+impl Utf8Check {
+    /// False once the bytes so far cannot be UTF-8.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        while self.len > 0 {
+            let Some((&b, rest)) = bytes.split_first() else {
+                return true;
+            };
+            if self.len == self.pending.len() {
+                return false;
+            }
+            self.pending[self.len] = b;
+            self.len += 1;
+            bytes = rest;
+            match std::str::from_utf8(&self.pending[..self.len]) {
+                Ok(_) => self.len = 0,
+                Err(e) if e.error_len().is_some() => return false,
+                Err(_) => {}
+            }
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(_) => true,
+            Err(e) if e.error_len().is_some() => false,
+            Err(e) => {
+                let tail = &bytes[e.valid_up_to()..];
+                self.pending[..tail.len()].copy_from_slice(tail);
+                self.len = tail.len();
+                true
+            }
+        }
+    }
+
+    /// False if a character was left unfinished; resets.
+    fn finish(&mut self) -> bool {
+        let complete = self.len == 0;
+        self.len = 0;
+        complete
     }
 }
 
@@ -81,8 +377,9 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Reads an existing text file, with messages for the usual failures.
-async fn read_text(path: &Path, shown: &str) -> Result<String, String> {
+/// The size of an existing regular file, with messages for the usual
+/// failures.
+async fn regular_file_len(path: &Path, shown: &str) -> Result<u64, String> {
     let meta = match tokio::fs::metadata(path).await {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -96,10 +393,37 @@ async fn read_text(path: &Path, shown: &str) -> Result<String, String> {
     if !meta.is_file() {
         return Err(format!("`{shown}` is not a regular file"));
     }
-    let bytes = tokio::fs::read(path)
+    Ok(meta.len())
+}
+
+/// Reads a whole text file of at most `MAX_EDIT_BYTES` for `edit_file`.
+async fn read_text(path: &Path, shown: &str) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
+
+    let too_large = |len: u64| {
+        format!(
+            "`{shown}` is too large to edit ({len} bytes; edit_file handles up to {} MiB). \
+Use bash (e.g. sed) for files this large",
+            MAX_EDIT_BYTES >> 20
+        )
+    };
+    let len = regular_file_len(path, shown).await?;
+    if len > MAX_EDIT_BYTES {
+        return Err(too_large(len));
+    }
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let mut bytes = Vec::new();
+    // One byte over the limit tells a file that grew since `metadata`.
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)
         .await
         .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
     let len = bytes.len();
+    if len as u64 > MAX_EDIT_BYTES {
+        return Err(too_large(len as u64));
+    }
     if bytes[..len.min(BINARY_SNIFF)].contains(&0) {
         return Err(format!("`{shown}` is a binary file ({len} bytes)"));
     }
@@ -108,6 +432,9 @@ async fn read_text(path: &Path, shown: &str) -> Result<String, String> {
 
 /// `write_file {path, content}`: creates or atomically replaces a file.
 pub async fn write_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    if env.cancel.is_cancelled() {
+        return ToolOutput::interrupted("");
+    }
     match write_file_inner(input, env).await {
         Ok(msg) => ToolOutput::ok(msg),
         Err(e) => ToolOutput::error(e),
@@ -122,7 +449,9 @@ async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, St
     if path == env.workspace.root() {
         return Err(format!("`{shown}` is the workspace root, a directory"));
     }
-    if let Some(parent) = path.parent() {
+    // Through every symlink, dangling ones included: the link stays a link.
+    let target = env.workspace.real_target(&path)?;
+    if let Some(parent) = target.parent() {
         tokio::fs::create_dir_all(parent).await.map_err(|e| {
             format!(
                 "cannot create the folder `{}` for `{shown}`: {e}",
@@ -130,7 +459,7 @@ async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, St
             )
         })?;
     }
-    let existed = atomic_write(path, content.as_bytes().to_vec(), &shown).await?;
+    let existed = atomic_write(target, content.as_bytes().to_vec(), &shown).await?;
     let lines = content.lines().count();
     Ok(format!(
         "Wrote {} byte{} ({lines} line{}) to {shown} ({})",
@@ -145,26 +474,18 @@ async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, St
     ))
 }
 
-/// Replaces `path` with `bytes` atomically, keeping the permissions of an
-/// existing file. Returns whether the file existed. Blocking work runs on the
-/// blocking pool.
-async fn atomic_write(path: PathBuf, bytes: Vec<u8>, shown: &str) -> Result<bool, String> {
+/// Replaces `target` (a real path, symlinks already followed) with `bytes`
+/// atomically, keeping the permissions of an existing file. Returns whether
+/// the file existed. Blocking work runs on the blocking pool.
+async fn atomic_write(target: PathBuf, bytes: Vec<u8>, shown: &str) -> Result<bool, String> {
     let shown_owned = shown.to_string();
-    tokio::task::spawn_blocking(move || atomic_write_blocking(&path, &bytes, &shown_owned))
+    tokio::task::spawn_blocking(move || atomic_write_blocking(&target, &bytes, &shown_owned))
         .await
         .map_err(|e| format!("writing `{shown}` was aborted: {e}"))?
 }
 
-fn atomic_write_blocking(path: &Path, bytes: &[u8], shown: &str) -> Result<bool, String> {
-    use std::os::unix::fs::PermissionsExt;
-
-    // Write through a symlink (resolve checked it stays inside) rather than
-    // replacing the link itself.
-    let target = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => path.canonicalize().unwrap_or(path.to_path_buf()),
-        _ => path.to_path_buf(),
-    };
-    let existing = match std::fs::metadata(&target) {
+fn atomic_write_blocking(target: &Path, bytes: &[u8], shown: &str) -> Result<bool, String> {
+    let existing = match std::fs::metadata(target) {
         Ok(m) if m.is_dir() => {
             return Err(format!(
                 "`{shown}` is a directory; cannot write a file there"
@@ -175,13 +496,28 @@ fn atomic_write_blocking(path: &Path, bytes: &[u8], shown: &str) -> Result<bool,
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("cannot access `{shown}`: {e}")),
     };
+    replace_with(target, bytes, existing.as_ref(), shown)?;
+    Ok(existing.is_some())
+}
+
+/// Writes `bytes` to a temporary file beside `target`, syncs it and renames
+/// it over `target`. On any failure the temporary file is removed and
+/// `target` is left as it was.
+fn replace_with(
+    target: &Path,
+    bytes: &[u8],
+    perms: Option<&std::fs::Permissions>,
+    shown: &str,
+) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let context = |what: &str, e: io::Error| format!("cannot write `{shown}` ({what}): {e}");
     let mut tmp = tempfile::Builder::new()
-        .prefix(".waypoint-")
+        .prefix(TEMP_PREFIX)
         .suffix(".tmp")
         // New files get the usual 0666 minus umask instead of 0600.
         .permissions(std::fs::Permissions::from_mode(0o666))
@@ -189,7 +525,7 @@ fn atomic_write_blocking(path: &Path, bytes: &[u8], shown: &str) -> Result<bool,
         .map_err(|e| context("creating a temporary file", e))?;
     tmp.write_all(bytes).map_err(|e| context("writing", e))?;
     tmp.flush().map_err(|e| context("flushing", e))?;
-    if let Some(perms) = &existing {
+    if let Some(perms) = perms {
         tmp.as_file()
             .set_permissions(perms.clone())
             .map_err(|e| context("keeping the permissions", e))?;
@@ -198,13 +534,19 @@ fn atomic_write_blocking(path: &Path, bytes: &[u8], shown: &str) -> Result<bool,
         .sync_all()
         .map_err(|e| context("syncing", e))?;
     // On failure the temporary file is dropped, which deletes it.
-    tmp.persist(&target)
+    tmp.persist(target)
         .map_err(|e| context("renaming into place", e.error))?;
-    Ok(existing.is_some())
+    Ok(())
 }
+
+/// Name prefix of the temporary files `replace_with` creates.
+const TEMP_PREFIX: &str = ".waypoint-";
 
 /// `edit_file {path, old_text, new_text, replace_all?}`: exact replacement.
 pub async fn edit_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    if env.cancel.is_cancelled() {
+        return ToolOutput::interrupted("");
+    }
     match edit_file_inner(input, env).await {
         Ok(msg) => ToolOutput::ok(msg),
         Err(e) => ToolOutput::error(e),
@@ -250,7 +592,8 @@ unique, or set replace_all to true"
     } else {
         text.replacen(old_text, new_text, 1)
     };
-    atomic_write(path, updated.as_bytes().to_vec(), &shown).await?;
+    let target = env.workspace.real_target(&path)?;
+    atomic_write(target, updated.as_bytes().to_vec(), &shown).await?;
     let summary = change_summary(&text, &updated, old_text, new_text);
     Ok(format!(
         "Edited {shown}: replaced {count} occurrence{}\n{summary}",
@@ -308,37 +651,14 @@ fn change_summary(before: &str, after: &str, old: &str, new: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::tools::{ToolConfig, Workspace};
+    use crate::tools::test_support::Fixture;
     use serde_json::json;
-    use tokio_util::sync::CancellationToken;
-
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        ws: Workspace,
-        config: ToolConfig,
-        cancel: CancellationToken,
-    }
 
     fn fixture() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
-        Fixture {
-            _dir: dir,
-            ws,
-            config: ToolConfig::default(),
-            cancel: CancellationToken::new(),
-        }
+        Fixture::new()
     }
 
     impl Fixture {
-        fn env(&self) -> ToolEnv<'_> {
-            ToolEnv {
-                workspace: &self.ws,
-                config: &self.config,
-                cancel: &self.cancel,
-                output: None,
-            }
-        }
         async fn read(&self, input: Value) -> ToolOutput {
             read_file(&input, &self.env()).await
         }
@@ -348,21 +668,14 @@ mod tests {
         async fn edit(&self, input: Value) -> ToolOutput {
             edit_file(&input, &self.env()).await
         }
-        fn put(&self, rel: &str, content: &str) {
-            let p = self.ws.root().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, content).unwrap();
-        }
-        fn get(&self, rel: &str) -> String {
-            std::fs::read_to_string(self.ws.root().join(rel)).unwrap()
-        }
-        fn entries(&self, rel: &str) -> Vec<String> {
-            let mut v: Vec<String> = std::fs::read_dir(self.ws.root().join(rel))
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            v.sort();
-            v
+        /// `rel` grown to `len` bytes with a hole of NULs (no disk used).
+        fn sparse(&self, rel: &str, head: &str, len: u64) {
+            self.put(rel, head);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(self.ws.root().join(rel))
+                .unwrap();
+            file.set_len(len).unwrap();
         }
     }
 
@@ -485,6 +798,119 @@ mod tests {
         assert_eq!(out.content, "(`empty` is empty)");
     }
 
+    #[tokio::test]
+    async fn read_stops_after_the_requested_lines() {
+        let f = fixture();
+        // Not UTF-8 after the page: never decoded, only counted.
+        let mut bytes = b"l1\nl2\nl3\n".to_vec();
+        bytes.extend_from_slice(&[0xff, 0xfe, b'\n', 0xff]);
+        std::fs::write(f.ws.root().join("mixed"), &bytes).unwrap();
+        let out = f.read(json!({"path": "mixed", "limit": 2})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "     1\tl1\n     2\tl2\n… 3 more lines; use offset=3 to continue\n"
+        );
+        let out = f.read(json!({"path": "mixed", "offset": 4})).await;
+        assert_eq!(out.content, "Error: `mixed` is a binary file (13 bytes)");
+    }
+
+    #[tokio::test]
+    async fn read_of_a_huge_file_streams() {
+        let f = fixture();
+        // 1 TiB, nearly all of it a hole: reading it whole would fail or
+        // exhaust memory.
+        let head: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+        f.sparse("huge.log", &head, 1 << 40);
+        let out = f.read(json!({"path": "huge.log", "limit": 3})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "     1\tline 1\n     2\tline 2\n     3\tline 3\n\
+… more lines follow; use offset=4 to continue\n"
+        );
+        let out = f
+            .read(json!({"path": "huge.log", "offset": 2999, "limit": 1}))
+            .await;
+        assert_eq!(
+            out.content,
+            "  2999\tline 2999\n… more lines follow; use offset=3000 to continue\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn read_handles_crlf_split_characters_and_a_last_line_without_newline() {
+        let f = fixture();
+        f.put("crlf", "a\r\nb\r\nc");
+        let out = f.read(json!({"path": "crlf"})).await;
+        assert_eq!(out.content, "     1\ta\n     2\tb\n     3\tc\n");
+        // The 8 KiB sniff and the read buffer both end inside a character.
+        let long = format!("x{}", "é".repeat(100_000));
+        f.put("long", &format!("{long}\nnext\n"));
+        let out = f.read(json!({"path": "long"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        let want = format!(
+            "     1\tx{}… [line truncated: 100001 chars]\n     2\tnext\n",
+            "é".repeat(MAX_LINE_CHARS - 1)
+        );
+        assert_eq!(out.content, want);
+        let exact = "é".repeat(MAX_LINE_CHARS);
+        f.put("exact", &format!("{exact}\r\n"));
+        let out = f.read(json!({"path": "exact"})).await;
+        assert_eq!(out.content, format!("     1\t{exact}\n"));
+        f.put("blank", "\n");
+        let out = f.read(json!({"path": "blank"})).await;
+        assert_eq!(out.content, "     1\t\n");
+    }
+
+    #[test]
+    fn page_lines_stops_when_cancelled() {
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let text = "a\n".repeat(100);
+        let got = page_lines(text.as_bytes(), 1, 10, &cancel);
+        assert!(matches!(got, Err(PageError::Cancelled)), "{got:?}");
+    }
+
+    #[test]
+    fn utf8_check_accepts_split_characters_only() {
+        let bytes = "é€😀".as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut c = Utf8Check::default();
+            assert!(c.feed(&bytes[..cut]) && c.feed(&bytes[cut..]), "cut {cut}");
+            assert!(c.finish());
+        }
+        let mut c = Utf8Check::default();
+        assert!(c.feed(&[0xe2, 0x82]));
+        assert!(!c.finish(), "an unfinished character");
+        assert!(!c.feed(&[0xe2, b'x']));
+        let mut c = Utf8Check::default();
+        assert!(c.feed(&[0xf0]));
+        assert!(!c.feed(b"a"));
+    }
+
+    #[tokio::test]
+    async fn every_file_tool_stops_when_already_interrupted() {
+        let f = fixture();
+        f.put("a.txt", "old\n");
+        f.cancel.cancel();
+        let calls = [
+            f.read(json!({"path": "a.txt"})).await,
+            f.write(json!({"path": "b.txt", "content": "x"})).await,
+            f.edit(json!({"path": "a.txt", "old_text": "old", "new_text": "new"}))
+                .await,
+        ];
+        for out in calls {
+            assert!(out.interrupted && out.is_error, "{out:?}");
+            assert_eq!(
+                out.content,
+                "Error: interrupted by the user before this tool finished."
+            );
+        }
+        assert_eq!(f.entries("."), ["a.txt"]);
+        assert_eq!(f.get("a.txt"), "old\n");
+    }
+
     // ---- write_file ----
 
     #[tokio::test]
@@ -526,14 +952,18 @@ mod tests {
     async fn write_new_file_is_not_private() {
         use std::os::unix::fs::PermissionsExt;
         let f = fixture();
-        f.write(json!({"path": "n.txt", "content": ""})).await;
-        let mode = std::fs::metadata(f.ws.root().join("n.txt"))
-            .unwrap()
-            .permissions()
-            .mode();
-        // 0666 minus a usual umask: at least owner read/write, more than 0600
-        // unless the umask is 077.
-        assert_eq!(mode & 0o600, 0o600);
+        let out = f.write(json!({"path": "n.txt", "content": ""})).await;
+        assert!(!out.is_error, "{}", out.content);
+        let mode = |rel: &str| {
+            std::fs::metadata(f.ws.root().join(rel))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        // The same mode any program gets from create(2): 0666 minus umask.
+        std::fs::File::create(f.ws.root().join("plain.txt")).unwrap();
+        assert_eq!(mode("n.txt"), mode("plain.txt"));
     }
 
     #[tokio::test]
@@ -553,25 +983,7 @@ mod tests {
 
     #[tokio::test]
     async fn write_errors_leave_no_partial_file() {
-        use std::os::unix::fs::PermissionsExt;
         let f = fixture();
-        f.put("ro/keep.txt", "original");
-        let ro = f.ws.root().join("ro");
-        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-        let out = f
-            .write(json!({"path": "ro/keep.txt", "content": "changed"}))
-            .await;
-        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
-        // Root ignores directory permissions; only check when they applied.
-        if out.is_error {
-            assert!(
-                out.content.contains("cannot write `ro/keep.txt`"),
-                "{}",
-                out.content
-            );
-            assert_eq!(f.get("ro/keep.txt"), "original");
-            assert_eq!(f.entries("ro"), ["keep.txt"]);
-        }
         // A file where a parent folder should be.
         f.put("file", "x");
         let out = f
@@ -583,6 +995,25 @@ mod tests {
             "{}",
             out.content
         );
+        assert_eq!(f.get("file"), "x");
+        assert_eq!(f.entries("."), ["file"]);
+    }
+
+    #[test]
+    fn failed_rename_keeps_the_target_and_removes_the_temp_file() {
+        // rename(2) of a file over a non-empty directory fails for every
+        // user, root included; the temporary file exists by then.
+        let f = fixture();
+        f.put("d/keep.txt", "original");
+        let target = f.ws.root().join("d");
+        let err = replace_with(&target, b"changed", None, "d").unwrap_err();
+        assert!(
+            err.starts_with("cannot write `d` (renaming into place): "),
+            "{err}"
+        );
+        assert_eq!(f.get("d/keep.txt"), "original");
+        assert_eq!(f.entries("d"), ["keep.txt"]);
+        assert_eq!(f.entries("."), ["d"], "no {TEMP_PREFIX}* file left behind");
     }
 
     #[tokio::test]
@@ -621,6 +1052,38 @@ mod tests {
         assert_eq!(f.get("real.txt"), "new");
         let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
         assert!(meta.file_type().is_symlink());
+        let out = f
+            .edit(json!({"path": "alias.txt", "old_text": "new", "new_text": "newer"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(f.get("real.txt"), "newer");
+        let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
+        assert!(meta.file_type().is_symlink(), "edit replaced the link");
+        assert_eq!(f.entries("."), ["alias.txt", "real.txt"]);
+    }
+
+    #[tokio::test]
+    async fn write_through_a_dangling_symlink_creates_its_target() {
+        let f = fixture();
+        std::os::unix::fs::symlink("sub/new.txt", f.ws.root().join("alias.txt")).unwrap();
+        let out = f
+            .write(json!({"path": "alias.txt", "content": "new"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(out.content, "Wrote 3 bytes (1 line) to alias.txt (created)");
+        assert_eq!(f.get("sub/new.txt"), "new");
+        let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
+        assert!(meta.file_type().is_symlink(), "the link was replaced");
+        // A chain of links, the last one dangling.
+        std::os::unix::fs::symlink("alias2.txt", f.ws.root().join("chain.txt")).unwrap();
+        std::os::unix::fs::symlink("later.txt", f.ws.root().join("alias2.txt")).unwrap();
+        let out = f.write(json!({"path": "chain.txt", "content": "x"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(f.get("later.txt"), "x");
+        assert_eq!(
+            f.entries("."),
+            ["alias.txt", "alias2.txt", "chain.txt", "later.txt", "sub"]
+        );
     }
 
     // ---- edit_file ----
@@ -714,6 +1177,36 @@ mod tests {
         );
         assert!(out.content.ends_with("… 130 more lines"), "{}", out.content);
         assert_eq!(out.content.lines().count(), 22);
+    }
+
+    #[tokio::test]
+    async fn edit_refuses_files_above_the_size_limit() {
+        let f = fixture();
+        f.sparse("big.txt", "needle\n", MAX_EDIT_BYTES + 1);
+        let out = f
+            .edit(json!({"path": "big.txt", "old_text": "needle", "new_text": "pin"}))
+            .await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "Error: `big.txt` is too large to edit (10485761 bytes; edit_file handles up to \
+10 MiB). Use bash (e.g. sed) for files this large"
+        );
+        assert_eq!(
+            std::fs::metadata(f.ws.root().join("big.txt"))
+                .unwrap()
+                .len(),
+            MAX_EDIT_BYTES + 1
+        );
+        // At the limit the size passes (the hole then makes it binary).
+        f.sparse("edge.txt", "needle\n", MAX_EDIT_BYTES);
+        let out = f
+            .edit(json!({"path": "edge.txt", "old_text": "needle", "new_text": "pin"}))
+            .await;
+        assert_eq!(
+            out.content,
+            "Error: `edge.txt` is a binary file (10485760 bytes)"
+        );
     }
 
     #[tokio::test]

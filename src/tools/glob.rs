@@ -1,24 +1,35 @@
 //! The `glob` tool: lists workspace files matching a pattern. Invariant: only
 //! files inside the workspace are listed (relative, `/`-separated, sorted,
-//! capped), honouring .gitignore/.ignore whether or not it is a git repo.
+//! capped), honouring .gitignore/.ignore whether or not it is a git repo; the
+//! walk keeps at most `WALK_FACTOR` × `glob_cap` + 1 paths and stops as soon
+//! as the user interrupts.
 
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::{ToolEnv, ToolOutput, Workspace, str_arg};
 
+/// The walk stops collecting past this many times `glob_cap` matches.
+const WALK_FACTOR: usize = 4;
+
 /// Runs a `glob` tool call.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    if env.cancel.is_cancelled() {
+        return ToolOutput::interrupted("");
+    }
     match run_inner(input, env).await {
-        Ok(text) => ToolOutput::ok(text),
+        Ok(Some(text)) => ToolOutput::ok(text),
+        Ok(None) => ToolOutput::interrupted(""),
         Err(e) => ToolOutput::error(e),
     }
 }
 
-async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
+/// The listing, or `None` if the user interrupted the walk.
+async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<Option<String>, String> {
     let pattern = str_arg(input, "pattern")?;
     let root = env.workspace.root();
     let relative = relative_pattern(pattern, root)?;
@@ -34,16 +45,26 @@ async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
     let prefix = literal_dir_prefix(&relative);
     let show_hidden = relative.split('/').any(|c| c.starts_with('.') && c != ".");
     let workspace = env.workspace.clone();
-    let mut files =
-        tokio::task::spawn_blocking(move || walk(&workspace, &prefix, &matcher, show_hidden))
-            .await
-            .map_err(|e| format!("listing files for `{pattern}` was aborted: {e}"))?;
+    let cap = env.config.glob_cap;
+    let bound = cap.saturating_mul(WALK_FACTOR);
+    let cancel = env.cancel.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        walk(&workspace, &prefix, &matcher, show_hidden, bound, &cancel)
+    });
+    let walked = tokio::select! {
+        r = task => r.map_err(|e| format!("listing files for `{pattern}` was aborted: {e}"))?,
+        // The walk sees the same token and quits at its next entry.
+        _ = env.cancel.cancelled() => None,
+    };
+    let Some(mut files) = walked else {
+        return Ok(None);
+    };
 
     if files.is_empty() {
-        return Ok(format!("No files match `{pattern}`."));
+        return Ok(Some(format!("No files match `{pattern}`.")));
     }
+    let overflow = files.len() > bound;
     files.sort();
-    let cap = env.config.glob_cap;
     let more = files.len().saturating_sub(cap);
     files.truncate(cap);
     let mut out = files.join("\n");
@@ -51,9 +72,16 @@ async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&format!("… {more} more (narrow the pattern)"));
+        if overflow {
+            out.push_str(&format!(
+                "… more than {bound} files match; these are {} of them (narrow the pattern)",
+                files.len()
+            ));
+        } else {
+            out.push_str(&format!("… {more} more (narrow the pattern)"));
+        }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// The pattern relative to the root: `./` dropped, an absolute pattern inside
@@ -108,14 +136,17 @@ fn literal_dir_prefix(pattern: &str) -> String {
 }
 
 /// Blocking walk: matching files (and symlinks to files inside the
-/// workspace) as root-relative paths. Folders off the literal `prefix` are
-/// pruned.
+/// workspace) as root-relative paths, in walk order. Folders off the literal
+/// `prefix` are pruned. Stops once it holds `bound + 1` paths (so more than
+/// `bound` means "and more"); `None` as soon as `cancel` fires.
 fn walk(
     workspace: &Workspace,
     prefix: &str,
     matcher: &GlobMatcher,
     show_hidden: bool,
-) -> Vec<String> {
+    bound: usize,
+    cancel: &CancellationToken,
+) -> Option<Vec<String>> {
     let root = workspace.root().to_path_buf();
     let prefix: Vec<String> = prefix
         .split('/')
@@ -143,7 +174,13 @@ fn walk(
                 .all(|(c, p)| c.as_os_str() == p.as_str())
         });
     let mut files = Vec::new();
-    for entry in builder.build().flatten() {
+    for entry in builder.build() {
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let Ok(entry) = entry else {
+            continue;
+        };
         let Some(ft) = entry.file_type() else {
             continue;
         };
@@ -165,51 +202,28 @@ fn walk(
                 && workspace.resolve(rel_str).is_ok());
         if is_file {
             files.push(rel_str.to_string());
+            if files.len() > bound {
+                break;
+            }
         }
     }
-    files
+    Some(files)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::tools::ToolConfig;
+    use crate::tools::test_support::Fixture;
     use serde_json::json;
-    use tokio_util::sync::CancellationToken;
-
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        ws: Workspace,
-        config: ToolConfig,
-        cancel: CancellationToken,
-    }
 
     fn fixture(files: &[&str]) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
-        for f in files {
-            let p = ws.root().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "x").unwrap();
-        }
-        Fixture {
-            _dir: dir,
-            ws,
-            config: ToolConfig::default(),
-            cancel: CancellationToken::new(),
-        }
+        Fixture::with_files(files)
     }
 
     impl Fixture {
         async fn glob(&self, pattern: Value) -> ToolOutput {
-            let env = ToolEnv {
-                workspace: &self.ws,
-                config: &self.config,
-                cancel: &self.cancel,
-                output: None,
-            };
-            run(&json!({"pattern": pattern}), &env).await
+            run(&json!({"pattern": pattern}), &self.env()).await
         }
     }
 
@@ -272,14 +286,59 @@ mod tests {
 
     #[tokio::test]
     async fn results_are_sorted_and_capped() {
-        let names: Vec<String> = (0..30).rev().map(|i| format!("f{i:02}.txt")).collect();
+        let names: Vec<String> = (0..20).rev().map(|i| format!("f{i:02}.txt")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let mut f = fixture(&refs);
         f.config.glob_cap = 5;
         let out = f.glob(json!("*.txt")).await;
         assert_eq!(
             out.content,
-            "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n… 25 more (narrow the pattern)"
+            "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n… 15 more (narrow the pattern)"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_walk_stops_collecting_past_the_bound() {
+        let names: Vec<String> = (0..30).map(|i| format!("f{i:02}.txt")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut f = fixture(&refs);
+        f.config.glob_cap = 5;
+        let out = f.glob(json!("*.txt")).await;
+        assert!(!out.is_error);
+        let lines: Vec<&str> = out.content.lines().collect();
+        assert_eq!(lines.len(), 6, "{}", out.content);
+        assert_eq!(
+            lines[5],
+            "… more than 20 files match; these are 5 of them (narrow the pattern)"
+        );
+        let mut shown = lines[..5].to_vec();
+        shown.sort();
+        assert_eq!(shown, lines[..5], "sorted");
+
+        let matcher = GlobBuilder::new("*.txt").build().unwrap().compile_matcher();
+        let cancel = CancellationToken::new();
+        let found = walk(&f.ws, "", &matcher, false, 7, &cancel).unwrap();
+        assert_eq!(found.len(), 8, "bound + 1 tells that more exist");
+    }
+
+    #[tokio::test]
+    async fn interrupt_stops_the_walk() {
+        let f = fixture(TREE);
+        let matcher = GlobBuilder::new("**/*").build().unwrap().compile_matcher();
+        let cancel = CancellationToken::new();
+        assert_eq!(
+            walk(&f.ws, "", &matcher, false, 100, &cancel).map(|v| v.len()),
+            Some(TREE.len())
+        );
+        cancel.cancel();
+        assert_eq!(walk(&f.ws, "", &matcher, false, 100, &cancel), None);
+
+        f.cancel.cancel();
+        let out = f.glob(json!("**/*")).await;
+        assert!(out.interrupted && out.is_error, "{out:?}");
+        assert_eq!(
+            out.content,
+            "Error: interrupted by the user before this tool finished."
         );
     }
 
@@ -332,13 +391,7 @@ mod tests {
             out.content,
             "Error: `pattern` must be a string, got a number"
         );
-        let env = ToolEnv {
-            workspace: &f.ws,
-            config: &f.config,
-            cancel: &f.cancel,
-            output: None,
-        };
-        let out = run(&json!({}), &env).await;
+        let out = run(&json!({}), &f.env()).await;
         assert_eq!(out.content, "Error: missing required argument `pattern`");
     }
 

@@ -5,6 +5,8 @@
 pub mod bash;
 pub mod fs;
 pub mod glob;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod todo;
 pub mod workspace;
 
