@@ -12,3 +12,4 @@ pub mod llm;
 pub mod pylit;
 pub mod todo;
 pub mod tools;
+pub mod tui;

@@ -17,6 +17,9 @@ use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig, DEFAULT_BASE_UR
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::llm::scripted::{DEMO_SCENARIO, Scenario, ScriptedClient};
 use waypoint::tools::{ToolConfig, Workspace};
+use waypoint::tui::app::TuiOptions;
+
+const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
 
 fn main() {
     let cli = Cli::parse();
@@ -80,7 +83,14 @@ fn init_logging() {
 }
 
 async fn run(cli: Cli) -> Result<i32> {
-    let prompt = read_prompt(&cli)?;
+    let interactive =
+        cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    // Read the prompt before anything else, so a missing one fails fast.
+    let prompt = if interactive {
+        None
+    } else {
+        Some(read_prompt(&cli)?)
+    };
     let workspace_dir = match (&cli.workspace, cli.demo) {
         (Some(dir), _) => dir.clone(),
         (None, true) => {
@@ -89,7 +99,9 @@ async fn run(cli: Cli) -> Result<i32> {
                 .tempdir()
                 .wrap_err("cannot create a temporary demo workspace")?
                 .keep();
-            eprintln!("waypoint: demo workspace {}", dir.display());
+            if !interactive {
+                eprintln!("waypoint: demo workspace {}", dir.display());
+            }
             dir
         }
         (None, false) => std::env::current_dir().wrap_err("cannot read the current directory")?,
@@ -100,7 +112,6 @@ async fn run(cli: Cli) -> Result<i32> {
             workspace_dir.display()
         )
     })?;
-    let client = build_client(&cli)?;
     let config = AgentConfig {
         max_tokens: cli.max_tokens,
         nag_every: cli.nag_every,
@@ -112,6 +123,10 @@ async fn run(cli: Cli) -> Result<i32> {
         },
         ..AgentConfig::default()
     };
+    let Some(prompt) = prompt else {
+        return run_tui(&cli, workspace, config).await;
+    };
+    let client = build_client(&cli)?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
     let mut handle = Agent::spawn(client, workspace, config);
     handle
@@ -173,6 +188,37 @@ async fn print_events(
     }
 }
 
+/// The full-screen app; without a usable provider it still opens and says how to set one up.
+async fn run_tui(cli: &Cli, workspace: Workspace, config: AgentConfig) -> Result<i32> {
+    let shown_workspace = workspace.root().display().to_string();
+    let (model, engine) = match build_client(cli) {
+        Ok(client) => {
+            let model = client.model().to_string();
+            tracing::info!(model, workspace = %shown_workspace, "interactive session");
+            (model, Ok(Agent::spawn(client, workspace, config)))
+        }
+        Err(e) => (
+            cli.model
+                .clone()
+                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            Err(format!("{e:#}")),
+        ),
+    };
+    let initial_prompt = cli
+        .prompt
+        .clone()
+        .or_else(|| cli.demo.then(|| DEMO_PROMPT.to_string()));
+    waypoint::tui::app::run(TuiOptions {
+        model,
+        workspace: shown_workspace,
+        initial_prompt,
+        engine,
+    })
+    .await
+    .wrap_err("the terminal failed")?;
+    Ok(0)
+}
+
 fn read_prompt(cli: &Cli) -> Result<String> {
     let given = cli
         .print
@@ -183,13 +229,12 @@ fn read_prompt(cli: &Cli) -> Result<String> {
         return Ok(p);
     }
     if cli.demo {
-        return Ok("Write a small greeting script, run it, and add a test.".into());
+        return Ok(DEMO_PROMPT.into());
     }
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Err(eyre!(
-            "no prompt: use `waypoint -p \"TASK\"` or pipe the task on stdin (the full-screen app is coming); \
-try `waypoint --demo` to see it work offline"
+            "no prompt: use `waypoint -p \"TASK\"` or pipe the task on stdin; try `waypoint --demo` to see it work offline"
         ));
     }
     let mut text = String::new();

@@ -1,0 +1,172 @@
+//! The app loop: merges terminal input, engine events and a tick for
+//! animations in one `select!`, and draws at most ~60 frames per second
+//! and only when something changed. Invariant: with nothing running and
+//! nothing animating it sleeps until the next input (no idle wake-ups).
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use ratatui::crossterm::event::{Event as TermEvent, EventStream};
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::state::{Activity, App, NoticeKind};
+use super::style::Palette;
+use super::terminal::TerminalGuard;
+use super::update::{self, Effect, SETUP_HELP};
+use super::view;
+use crate::agent::AgentHandle;
+use crate::events::Op;
+
+const FRAME: Duration = Duration::from_millis(16);
+const TICK: Duration = Duration::from_millis(100);
+
+pub struct TuiOptions {
+    pub model: String,
+    pub workspace: String,
+    pub initial_prompt: Option<String>,
+    /// The engine, or `None` with the reason no provider could be set up.
+    pub engine: Result<AgentHandle, String>,
+}
+
+/// Runs the full-screen app until the user quits or a signal arrives.
+pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
+    let now = Instant::now();
+    let mut app = App::new(opts.model, opts.workspace, Palette::from_env(), now);
+    let mut engine = match opts.engine {
+        Ok(handle) => Some(handle),
+        Err(reason) => {
+            app.has_engine = false;
+            app.set_activity(Activity::NoProvider, now);
+            app.notice(NoticeKind::Error, reason);
+            app.notice(NoticeKind::Info, SETUP_HELP);
+            None
+        }
+    };
+    let mut guard = TerminalGuard::enter()?;
+    let mut term_events = EventStream::new();
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+
+    if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
+        app.set_input(prompt.split('\n').map(str::to_string).collect());
+        let effects = update::on_key(&mut app, enter_key(), now);
+        apply(&mut app, &engine, effects);
+    }
+
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
+            guard
+                .terminal
+                .draw(|f| view::draw(f, &app, Instant::now()))?;
+            dirty = false;
+            last_draw = Some(Instant::now());
+        }
+        let next_frame = if dirty {
+            last_draw.map(|t| t + FRAME)
+        } else {
+            None
+        };
+        let next_tick = app.animating(now).then(|| now + TICK);
+        let wake = match (next_frame, next_tick) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let mut effects = Vec::new();
+        tokio::select! {
+            ev = term_events.next() => match ev {
+                Some(Ok(TermEvent::Key(key))) => { effects = update::on_key(&mut app, key, Instant::now()); dirty = true; }
+                Some(Ok(TermEvent::Mouse(m))) => { update::on_mouse(&mut app, m); dirty = true; }
+                Some(Ok(TermEvent::Paste(text))) => { update::on_paste(&mut app, &text); dirty = true; }
+                Some(Ok(TermEvent::Resize(..))) => { guard.terminal.autoresize()?; dirty = true; }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => tracing::warn!(error = %e, "terminal input error"),
+                None => break,
+            },
+            ev = recv(&mut engine) => {
+                match ev {
+                    Some(event) => {
+                        let now = Instant::now();
+                        update::on_event(&mut app, event, now);
+                        // Drain the burst, then draw once.
+                        if let Some(handle) = engine.as_mut() {
+                            while let Ok(event) = handle.events.try_recv() {
+                                update::on_event(&mut app, event, now);
+                            }
+                        }
+                    }
+                    None => {
+                        engine = None;
+                        app.has_engine = false;
+                        app.running = false;
+                        app.notice(NoticeKind::Error, "The engine stopped unexpectedly; see the log file.");
+                    }
+                }
+                dirty = true;
+            }
+            _ = sleep_until(wake), if wake.is_some() => dirty = true,
+            _ = sigterm.recv() => break,
+            _ = sighup.recv() => break,
+        }
+        for effect in &effects {
+            if *effect == Effect::Redraw {
+                guard.terminal.clear()?;
+            }
+        }
+        if apply(&mut app, &engine, effects) {
+            break;
+        }
+    }
+    if let Some(handle) = engine {
+        let _ = handle.ops.send(Op::Interrupt);
+        let _ = handle.ops.send(Op::Quit);
+        let _ = tokio::time::timeout(Duration::from_secs(3), handle.task).await;
+    }
+    drop(guard);
+    Ok(())
+}
+
+/// Carries out effects; returns true to quit.
+fn apply(app: &mut App, engine: &Option<AgentHandle>, effects: Vec<Effect>) -> bool {
+    let mut quit = false;
+    for effect in effects {
+        match effect {
+            Effect::Send(op) => {
+                if let Some(handle) = engine
+                    && handle.ops.send(op).is_err()
+                {
+                    app.notice(
+                        NoticeKind::Error,
+                        "The engine is not running; see the log file.",
+                    );
+                }
+            }
+            Effect::Redraw => {}
+            Effect::Quit => quit = true,
+        }
+    }
+    quit
+}
+
+async fn recv(engine: &mut Option<AgentHandle>) -> Option<crate::events::Event> {
+    match engine {
+        Some(handle) => handle.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn enter_key() -> ratatui::crossterm::event::KeyEvent {
+    ratatui::crossterm::event::KeyEvent::new(
+        ratatui::crossterm::event::KeyCode::Enter,
+        ratatui::crossterm::event::KeyModifiers::NONE,
+    )
+}

@@ -1,0 +1,106 @@
+//! The semantic palette: every colour the TUI uses has a meaning here, uses
+//! the terminal's ANSI colours (so the user's theme applies), and always goes
+//! with a symbol or modifier so the screen reads without colour. Invariant:
+//! with `NO_COLOR` set no foreground/background colour is ever emitted.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Palette {
+    color: bool,
+}
+
+impl Palette {
+    /// Colours on unless the `NO_COLOR` variable is set (to anything non-empty).
+    pub fn from_env() -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self { color: !no_color }
+    }
+
+    pub fn colored() -> Self {
+        Self { color: true }
+    }
+
+    pub fn monochrome() -> Self {
+        Self { color: false }
+    }
+
+    fn fg(self, c: Color) -> Style {
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
+    }
+
+    pub fn text(self) -> Style {
+        Style::new()
+    }
+    pub fn dim(self) -> Style {
+        Style::new().add_modifier(Modifier::DIM)
+    }
+    pub fn bold(self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+    pub fn success(self) -> Style {
+        self.fg(Color::Green)
+    }
+    pub fn error(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+    pub fn warning(self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    /// The plan item in progress, the running tool.
+    pub fn active(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+    pub fn user(self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn heading(self) -> Style {
+        self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+    }
+    pub fn code(self) -> Style {
+        self.fg(Color::Cyan)
+    }
+    pub fn emphasis(self) -> Style {
+        Style::new().add_modifier(Modifier::ITALIC)
+    }
+    pub fn strong(self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+    pub fn link(self) -> Style {
+        self.fg(Color::Blue).add_modifier(Modifier::UNDERLINED)
+    }
+    /// Selected entry, focused pane border.
+    pub fn selection(self) -> Style {
+        Style::new().add_modifier(Modifier::REVERSED)
+    }
+    pub fn focus_border(self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn border(self) -> Style {
+        Style::new().add_modifier(Modifier::DIM)
+    }
+    /// A just-changed plan item.
+    pub fn highlight(self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Black).bg(Color::Yellow)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
+    }
+    pub fn diff_added(self) -> Style {
+        self.fg(Color::Green)
+    }
+    pub fn diff_removed(self) -> Style {
+        self.fg(Color::Red)
+    }
+}
+
+/// Markers: a symbol beside every colour.
+pub const DONE: &str = "[x]";
+pub const ACTIVE: &str = "[>]";
+pub const PENDING: &str = "[ ]";
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];

@@ -1,0 +1,84 @@
+//! Terminal hygiene: raw mode, the alternate screen, mouse capture and
+//! bracketed paste on the way in; all of it undone on the way out, whether
+//! the app quits, fails, panics or is signalled. Invariant: `restore` is
+//! idempotent and called by the guard's `Drop` and by the panic hook.
+
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::crossterm::{cursor, execute};
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// Restores the terminal when dropped.
+pub struct TerminalGuard {
+    pub terminal: Tui,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<Self> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut stdout = io::stdout();
+        if let Err(e) = execute!(
+            stdout,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        ) {
+            restore();
+            return Err(e);
+        }
+        match Terminal::new(CrosstermBackend::new(stdout)) {
+            Ok(terminal) => Ok(Self { terminal }),
+            Err(e) => {
+                restore();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Leaves the alternate screen and raw mode; does nothing the second time.
+pub fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(
+            io::stdout(),
+            DisableBracketedPaste,
+            DisableMouseCapture,
+            LeaveAlternateScreen,
+            cursor::Show
+        );
+        let _ = disable_raw_mode();
+    }
+}
+
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // Give the user their terminal back before the report is printed.
+        restore();
+        previous(info);
+    }));
+}

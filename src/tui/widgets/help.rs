@@ -1,0 +1,77 @@
+//! The `?` help overlay: every key, in one box over the screen.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::tui::state::App;
+
+pub const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send; on an empty input after a stop: resume"),
+    ("Alt+Enter / Shift+Enter / Ctrl+J", "new line in the input"),
+    ("Up / Down", "input history"),
+    (
+        "Esc",
+        "interrupt the agent now (cancels the reply, kills the tool)",
+    ),
+    ("Ctrl+R", "resume where the agent stopped, plan intact"),
+    (
+        "Tab / Shift+Tab",
+        "focus: input → conversation → plan → tools",
+    ),
+    ("PgUp PgDn Home End j k, wheel", "scroll the focused pane"),
+    (
+        "Enter / Space (tools)",
+        "expand or fold the selected tool output",
+    ),
+    ("Ctrl+T, c (plan)", "collapse the plan to one line"),
+    ("Ctrl+C", "clear the input; twice quits"),
+    ("Ctrl+L", "redraw the screen"),
+    ("? / F1", "this help (any key closes it)"),
+];
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect) {
+    let p = app.palette;
+    let w = area.width.min(76);
+    let h = area
+        .height
+        .min(u16::try_from(KEYS.len()).unwrap_or(u16::MAX) + 4);
+    let rect = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let key_w = KEYS
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(usize::from(w) / 2);
+    let mut lines: Vec<Line<'static>> = KEYS
+        .iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(format!("{k:<key_w$}  "), p.bold()),
+                Span::raw(what.to_string()),
+            ])
+        })
+        .collect();
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Typed text is never lost: an interrupt, a queued message or a resize keeps it.",
+        p.dim(),
+    ));
+    frame.render_widget(Clear, rect);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(p.focus_border())
+        .title(" Keys ");
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        rect,
+    );
+}

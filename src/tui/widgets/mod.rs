@@ -1,0 +1,62 @@
+//! Pane widgets: each renders from `&App` into a `Rect` and touches no
+//! channel or file. Shared helpers for borders and elapsed times live here.
+
+pub mod checklist;
+pub mod conversation;
+pub mod help;
+pub mod status;
+pub mod trace;
+
+use std::time::Duration;
+
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType, Borders};
+
+use super::state::{App, Focus};
+use super::style::SPINNER;
+
+/// A pane border, brighter when the pane has the focus.
+pub fn pane_block<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
+    let focused = app.focus == focus;
+    Block::new()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(if focused {
+            app.palette.focus_border()
+        } else {
+            app.palette.border()
+        })
+        .title(title)
+}
+
+/// `m:ss`, or `h:mm:ss` past an hour.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// A compact duration for finished calls: `850 ms`, `4.2 s`, `1:03`.
+pub fn short_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        clock(d)
+    }
+}
+
+/// The spinner frame for something running for `elapsed`.
+pub fn spinner(elapsed: Duration) -> &'static str {
+    let i = (elapsed.as_millis() / 100) as usize % SPINNER.len();
+    SPINNER[i]
+}

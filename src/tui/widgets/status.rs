@@ -1,0 +1,91 @@
+//! The status line: what the agent is doing and for how long, the model,
+//! tokens, and a hint of the keys that matter now.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{clock, spinner};
+use crate::tui::state::{Activity, App, QUIT_ARM_FOR};
+use crate::tui::wrap::{str_width, truncate};
+
+fn activity(app: &App, now: Instant) -> (String, ratatui::style::Style) {
+    let p = app.palette;
+    let for_ = clock(now.saturating_duration_since(app.activity_since));
+    match &app.activity {
+        Activity::Idle => ("○ idle".into(), p.dim()),
+        Activity::Thinking => (
+            format!(
+                "{} thinking",
+                spinner(now.saturating_duration_since(app.activity_since))
+            ),
+            p.active(),
+        ),
+        Activity::Streaming => (
+            format!(
+                "{} writing",
+                spinner(now.saturating_duration_since(app.activity_since))
+            ),
+            p.active(),
+        ),
+        Activity::Tool { name } => (
+            format!(
+                "{} running {name} for {for_}",
+                spinner(now.saturating_duration_since(app.activity_since))
+            ),
+            p.active(),
+        ),
+        Activity::Retrying { .. } => ("↻ retrying".into(), p.warning()),
+        Activity::Interrupted => ("■ interrupted".into(), p.warning()),
+        Activity::Failed => ("✘ stopped".into(), p.error()),
+        Activity::NoProvider => ("✘ no provider".into(), p.error()),
+    }
+}
+
+fn hint(app: &App, now: Instant) -> &'static str {
+    if app
+        .ctrl_c_at
+        .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
+    {
+        "Ctrl+C again to quit"
+    } else if app.running {
+        "Esc interrupt · Enter queues · ? help"
+    } else if app.can_resume {
+        "Enter/Ctrl+R resume · ? help"
+    } else {
+        "Enter send · Tab focus · ? help"
+    }
+}
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
+    let p = app.palette;
+    let (what, style) = activity(app, now);
+    let mut left = vec![Span::styled(what, style)];
+    if let Some(t) = app.turn_started.filter(|_| app.running) {
+        left.push(Span::styled(
+            format!(" · {}", clock(now.saturating_duration_since(t))),
+            p.dim(),
+        ));
+    }
+    left.push(Span::styled(format!(" · {}", app.model), p.dim()));
+    left.push(Span::styled(
+        format!(" · ↑{} ↓{} tok", app.tokens.0, app.tokens.1),
+        p.dim(),
+    ));
+    let hint = hint(app, now);
+    let width = usize::from(area.width);
+    let left_w: usize = left.iter().map(|s| str_width(&s.content)).sum();
+    let line = if left_w + 2 + str_width(hint) <= width {
+        let pad = width - left_w - str_width(hint);
+        left.push(Span::raw(" ".repeat(pad)));
+        left.push(Span::styled(hint, p.bold()));
+        Line::from(left)
+    } else {
+        let text: String = left.iter().map(|s| s.content.as_ref()).collect();
+        Line::styled(truncate(&text, width), style)
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}

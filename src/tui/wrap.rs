@@ -1,0 +1,142 @@
+//! Plain-text wrapping by display width, with prefixes (a marker on the
+//! first line, a hanging indent after). Invariant: no line is wider than
+//! the width asked for, whatever the text (wide characters, tabs, controls).
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+/// Wraps `text` (its `\n`s kept) into lines of at most `width` columns;
+/// `first` starts the first line, `rest` every other (hanging indent).
+pub fn wrap(
+    text: &str,
+    width: u16,
+    style: Style,
+    first: Span<'static>,
+    rest: Span<'static>,
+) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    // A prefix that leaves no room for text is dropped.
+    let fit = |p: Span<'static>| if p.width() >= width { Span::raw("") } else { p };
+    let (first, rest) = (fit(first), fit(rest));
+    let rest_w = rest.width();
+    let mut out = Vec::new();
+    let mut prefix = Some(first);
+    let emit =
+        |prefix: &mut Option<Span<'static>>, line: &mut String, out: &mut Vec<Line<'static>>| {
+            let p = prefix.take().unwrap_or_else(|| rest.clone());
+            out.push(Line::from(vec![
+                p,
+                Span::styled(std::mem::take(line), style),
+            ]));
+        };
+    for raw in text.split('\n') {
+        let clean: String = raw
+            .replace('\t', "    ")
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
+        let mut line = String::new();
+        let mut used = prefix.as_ref().map_or(rest_w, Span::width);
+        for word in clean.split(' ') {
+            let ww = str_width(word);
+            let sep = usize::from(!line.is_empty());
+            if used + sep + ww <= width {
+                if sep == 1 {
+                    line.push(' ');
+                }
+                line.push_str(word);
+                used += sep + ww;
+                continue;
+            }
+            if !line.is_empty() {
+                emit(&mut prefix, &mut line, &mut out);
+                used = rest_w;
+            }
+            for c in word.chars() {
+                let cw = c.width().unwrap_or(0);
+                if used + cw > width {
+                    if !line.is_empty() {
+                        emit(&mut prefix, &mut line, &mut out);
+                    }
+                    used = rest_w;
+                    if used + cw > width {
+                        continue;
+                    }
+                }
+                line.push(c);
+                used += cw;
+            }
+        }
+        emit(&mut prefix, &mut line, &mut out);
+    }
+    out
+}
+
+pub fn str_width(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// Cuts `s` to at most `width` columns, adding `…` when cut.
+pub fn truncate(s: &str, width: usize) -> String {
+    if str_width(s) <= width {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn wraps_words_with_a_hanging_indent() {
+        let lines = wrap(
+            "the quick brown fox jumps",
+            12,
+            Style::new(),
+            Span::raw("› "),
+            Span::raw("  "),
+        );
+        assert_eq!(plain(&lines), ["› the quick", "  brown fox", "  jumps"]);
+    }
+
+    #[test]
+    fn never_exceeds_the_width() {
+        let text =
+            "héllo 😀😀😀 日本語のテキスト averyveryverylongwordthatneverends\tтаб\nsecond line";
+        for w in 1..30u16 {
+            for line in wrap(text, w, Style::new(), Span::raw("• "), Span::raw("  ")) {
+                assert!(line.width() <= usize::from(w), "width {w}: {line:?}");
+            }
+        }
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("ab", 4), "ab");
+    }
+
+    #[test]
+    fn keeps_empty_lines() {
+        let lines = wrap("a\n\nb", 10, Style::new(), Span::raw(""), Span::raw(""));
+        assert_eq!(plain(&lines), ["a", "", "b"]);
+    }
+}
