@@ -86,7 +86,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         let want = if collapsed {
             1
         } else {
-            checklist_rows(app).min(rest.height / 3).max(3)
+            checklist_rows(app).min(rest.height / 2).max(3)
         };
         areas.checklist = take_top(&mut rest, want);
         areas.checklist_collapsed = collapsed;

@@ -8,32 +8,24 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use crate::tui::state::App;
 
 pub const KEYS: &[(&str, &str)] = &[
-    ("Enter", "send; on an empty input after a stop: resume"),
-    ("Alt+Enter / Shift+Enter / Ctrl+J", "new line in the input"),
+    ("Enter", "send; empty after a stop: resume"),
+    ("Alt/Shift+Enter", "new line (also Ctrl+J)"),
     ("Up / Down", "input history"),
-    (
-        "Esc",
-        "interrupt the agent now (cancels the reply, kills the tool)",
-    ),
-    ("Ctrl+R", "resume where the agent stopped, plan intact"),
-    (
-        "Tab / Shift+Tab",
-        "focus: input → conversation → plan → tools",
-    ),
-    ("PgUp PgDn Home End j k, wheel", "scroll the focused pane"),
-    (
-        "Enter / Space (tools)",
-        "expand or fold the selected tool output",
-    ),
-    ("Ctrl+T, c (plan)", "collapse the plan to one line"),
+    ("Esc", "interrupt now: cancel reply, kill tool"),
+    ("Ctrl+R", "resume where it stopped, plan intact"),
+    ("Tab / Shift+Tab", "focus input, conversation, plan, tools"),
+    ("PgUp/PgDn j k", "scroll the focused pane (also wheel)"),
+    ("Home / End", "top / bottom (End follows new output)"),
+    ("Enter (tools)", "expand or fold the selected output"),
+    ("Ctrl+T", "collapse the plan to one line"),
     ("Ctrl+C", "clear the input; twice quits"),
     ("Ctrl+L", "redraw the screen"),
-    ("? / F1", "this help (any key closes it)"),
+    ("? / F1", "this help; any key closes it"),
 ];
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let p = app.palette;
-    let w = area.width.min(76);
+    let w = area.width.min(64);
     let h = area
         .height
         .min(u16::try_from(KEYS.len()).unwrap_or(u16::MAX) + 4);
@@ -60,7 +52,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         .collect();
     lines.push(Line::raw(""));
     lines.push(Line::styled(
-        "Typed text is never lost: an interrupt, a queued message or a resize keeps it.",
+        "Typed text is never lost: interrupts and resizes keep it.",
         p.dim(),
     ));
     frame.render_widget(Clear, rect);

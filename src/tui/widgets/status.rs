@@ -33,7 +33,7 @@ fn activity(app: &App, now: Instant) -> (String, ratatui::style::Style) {
         ),
         Activity::Tool { name } => (
             format!(
-                "{} running {name} for {for_}",
+                "{} running {name} {for_}",
                 spinner(now.saturating_duration_since(app.activity_since))
             ),
             p.active(),
@@ -66,7 +66,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
     let mut left = vec![Span::styled(what, style)];
     if let Some(t) = app.turn_started.filter(|_| app.running) {
         left.push(Span::styled(
-            format!(" · {}", clock(now.saturating_duration_since(t))),
+            format!(" · turn {}", clock(now.saturating_duration_since(t))),
             p.dim(),
         ));
     }

@@ -1,0 +1,91 @@
+//! Snapshots of the whole screen and of each pane (ratatui `TestBackend`
+//! + insta) at four sizes, for the states people meet most.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod tui_support;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use tui_support::*;
+use waypoint::tui::state::{App, Focus};
+use waypoint::tui::update;
+use waypoint::tui::widgets::{checklist, conversation, status, trace};
+
+const SIZES: [(u16, u16); 4] = [(200, 60), (120, 40), (80, 24), (40, 12)];
+
+fn states(clock: &Clock) -> Vec<(&'static str, App)> {
+    let empty = app(clock);
+    let progress = plan_in_progress(clock);
+    let mut expanded = plan_in_progress(clock);
+    expanded.focus = Focus::Trace;
+    update::on_key(&mut expanded, key(KeyCode::Up), clock.at(5.0));
+    update::on_key(&mut expanded, key(KeyCode::Enter), clock.at(5.0));
+    let interrupted = interrupted(clock);
+    let mut help = plan_in_progress(clock);
+    update::on_key(&mut help, key(KeyCode::F(1)), clock.at(5.0));
+    vec![
+        ("empty", empty),
+        ("plan_in_progress", progress),
+        ("expanded_output", expanded),
+        ("interrupted", interrupted),
+        ("help", help),
+    ]
+}
+
+#[test]
+fn whole_screen_at_every_size() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    for (name, app) in states(&clock) {
+        for (w, h) in SIZES {
+            let terminal = screen(&app, w, h, now);
+            insta::assert_snapshot!(format!("screen_{name}_{w}x{h}"), terminal.backend());
+        }
+    }
+}
+
+fn pane(w: u16, h: u16, draw: impl FnOnce(&mut ratatui::Frame, Rect)) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw(f, f.area())).unwrap();
+    t
+}
+
+#[test]
+fn each_pane_at_every_size() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    for (name, app) in states(&clock) {
+        if name == "help" {
+            continue;
+        }
+        for (w, h) in SIZES {
+            let (pw, ph) = (w / 2, h / 2);
+            let t = pane(pw, ph, |f, r| checklist::render(f, &app, r, false, now));
+            insta::assert_snapshot!(format!("checklist_{name}_{pw}x{ph}"), t.backend());
+            let t = pane(pw, 1, |f, r| checklist::render(f, &app, r, true, now));
+            insta::assert_snapshot!(format!("checklist_collapsed_{name}_{pw}x1"), t.backend());
+            let t = pane(pw, ph, |f, r| trace::render(f, &app, r, now));
+            insta::assert_snapshot!(format!("trace_{name}_{pw}x{ph}"), t.backend());
+            let t = pane(pw, ph, |f, r| conversation::render(f, &app, r));
+            insta::assert_snapshot!(format!("conversation_{name}_{pw}x{ph}"), t.backend());
+            let t = pane(w, 1, |f, r| status::render(f, &app, r, now));
+            insta::assert_snapshot!(format!("status_{name}_{w}x1"), t.backend());
+        }
+    }
+}
+
+#[test]
+fn tiny_and_odd_sizes_render_without_panicking() {
+    let clock = Clock::new();
+    for (_, app) in states(&clock) {
+        for w in [1u16, 2, 5, 20, 39, 99, 100, 101] {
+            for h in [1u16, 2, 3, 5, 8, 12] {
+                let text = screen_text(&app, w, h, clock.at(42.0));
+                assert_eq!(text.lines().count(), usize::from(h));
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Builders of TUI states from engine events, shared by the snapshot and
+//! state-machine tests; times are offsets from one base instant so frames
+//! are deterministic.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use waypoint::events::{AbortReason, Event, ToolStatus};
+use waypoint::todo::{PlanDiff, TodoItem, TodoStatus};
+use waypoint::tui::state::App;
+use waypoint::tui::style::Palette;
+use waypoint::tui::update::{self, Effect};
+use waypoint::tui::view;
+
+pub struct Clock {
+    pub base: Instant,
+}
+
+impl Clock {
+    pub fn new() -> Self {
+        Self {
+            base: Instant::now(),
+        }
+    }
+    pub fn at(&self, secs: f64) -> Instant {
+        self.base + Duration::from_secs_f64(secs)
+    }
+}
+
+pub fn app(clock: &Clock) -> App {
+    App::new(
+        "claude-test",
+        "/work/project",
+        Palette::monochrome(),
+        clock.base,
+    )
+}
+
+pub fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+pub fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+pub fn type_text(app: &mut App, text: &str, now: Instant) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for c in text.chars() {
+        effects.extend(update::on_key(app, key(KeyCode::Char(c)), now));
+    }
+    effects
+}
+
+pub fn item(id: &str, content: &str, status: TodoStatus) -> TodoItem {
+    let active_form = match content {
+        "Read the CLI code" => "Reading the CLI code",
+        "Add the flag" => "Adding the flag",
+        "Run the tests" => "Running the tests",
+        other => other,
+    };
+    TodoItem {
+        id: id.into(),
+        content: content.into(),
+        status,
+        active_form: active_form.into(),
+    }
+}
+
+pub fn plan_event(items: Vec<TodoItem>, diff: PlanDiff) -> Event {
+    Event::PlanUpdated {
+        rendered: String::new(),
+        items,
+        diff,
+    }
+}
+
+pub fn begin(
+    id: &str,
+    name: &str,
+    summary: &str,
+    input: serde_json::Value,
+    plan_item: Option<&str>,
+) -> Event {
+    Event::ToolCallBegin {
+        id: id.into(),
+        name: name.into(),
+        summary: summary.into(),
+        input,
+        plan_item_id: None,
+        plan_item: plan_item.map(str::to_string),
+    }
+}
+
+pub fn end(id: &str, name: &str, status: ToolStatus, ms: u64, output: &str) -> Event {
+    Event::ToolCallEnd {
+        id: id.into(),
+        name: name.into(),
+        status,
+        duration_ms: ms,
+        output: output.into(),
+    }
+}
+
+pub fn text(t: &str) -> Event {
+    Event::TextDelta { text: t.into() }
+}
+
+/// A session with a plan in progress and a command running.
+pub fn plan_in_progress(clock: &Clock) -> App {
+    let mut a = app(clock);
+    let t0 = clock.at(0.0);
+    type_text(&mut a, "Add a --verbose flag to the CLI and test it", t0);
+    update::on_key(&mut a, key(KeyCode::Enter), t0);
+    let events = vec![
+        (0.1, Event::TurnStarted { resumed: false }),
+        (0.1, Event::RoundStarted { round: 1 }),
+        (
+            0.5,
+            text(
+                "I'll plan this first.\n\n## Steps\n- read `src/cli.rs`\n- add the **flag**\n- run the tests",
+            ),
+        ),
+        (
+            1.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", TodoStatus::InProgress),
+                    item("2", "Add the flag", TodoStatus::Pending),
+                    item("3", "Run the tests", TodoStatus::Pending),
+                ],
+                PlanDiff {
+                    added: vec![
+                        "Read the CLI code".into(),
+                        "Add the flag".into(),
+                        "Run the tests".into(),
+                    ],
+                    ..PlanDiff::default()
+                },
+            ),
+        ),
+        (
+            1.2,
+            begin(
+                "t1",
+                "read_file",
+                "src/cli.rs",
+                json!({"path": "src/cli.rs"}),
+                Some("Read the CLI code"),
+            ),
+        ),
+        (
+            1.3,
+            end(
+                "t1",
+                "read_file",
+                ToolStatus::Ok,
+                4,
+                "     1\tuse clap::Parser;\n     2\t\n     3\tpub struct Cli {}\n",
+            ),
+        ),
+        (2.0, Event::RoundStarted { round: 2 }),
+        (
+            3.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", TodoStatus::Completed),
+                    item("2", "Add the flag", TodoStatus::Completed),
+                    item("3", "Run the tests", TodoStatus::InProgress),
+                ],
+                PlanDiff {
+                    completed: vec!["Read the CLI code".into(), "Add the flag".into()],
+                    started: vec!["Run the tests".into()],
+                    ..PlanDiff::default()
+                },
+            ),
+        ),
+        (
+            3.5,
+            begin(
+                "t2",
+                "edit_file",
+                "src/cli.rs",
+                json!({"path": "src/cli.rs", "old_text": "pub struct Cli {}\n", "new_text": "pub struct Cli {\n    verbose: bool,\n}\n"}),
+                Some("Add the flag"),
+            ),
+        ),
+        (
+            3.6,
+            end(
+                "t2",
+                "edit_file",
+                ToolStatus::Ok,
+                2,
+                "Edited src/cli.rs: replaced 1 occurrence",
+            ),
+        ),
+        (
+            4.0,
+            begin(
+                "t3",
+                "bash",
+                "cargo test",
+                json!({"command": "cargo test"}),
+                Some("Run the tests"),
+            ),
+        ),
+        (
+            4.5,
+            Event::ToolCallOutputDelta {
+                id: "t3".into(),
+                chunk: "   Compiling demo v0.1.0\nrunning 12 tests\ntest cli::parses ... ok\n"
+                    .into(),
+            },
+        ),
+        (
+            4.6,
+            Event::Usage {
+                input_tokens: 1200,
+                output_tokens: 300,
+                total_input_tokens: 5400,
+                total_output_tokens: 900,
+            },
+        ),
+    ];
+    for (at, ev) in events {
+        update::on_event(&mut a, ev, clock.at(at));
+    }
+    a
+}
+
+/// The same session after Esc stopped the command.
+pub fn interrupted(clock: &Clock) -> App {
+    let mut a = plan_in_progress(clock);
+    update::on_event(
+        &mut a,
+        end(
+            "t3",
+            "bash",
+            ToolStatus::Interrupted,
+            8000,
+            "Error: interrupted by the user before this tool finished.\nThe process group was killed; output so far:\nrunning 12 tests",
+        ),
+        clock.at(12.0),
+    );
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "interrupted while tools were running".into(),
+        },
+        clock.at(12.0),
+    );
+    type_text(&mut a, "use --quiet instead", clock.at(13.0));
+    a
+}
+
+/// Renders the whole screen at `w`x`h`.
+pub fn screen(app: &App, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| view::draw(f, app, now)).unwrap();
+    t
+}
+
+pub fn screen_text(app: &App, w: u16, h: u16, now: Instant) -> String {
+    let t = screen(app, w, h, now);
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
