@@ -1,0 +1,346 @@
+//! Drives the real `waypoint` binary in its full-screen mode inside a private
+//! tmux server and reads the screen: a plan appears, Esc interrupts a running
+//! command (killing its process group), Enter on an empty input resumes and
+//! the plan is finished; Ctrl+C twice quits and gives the terminal back.
+//! Needs `tmux` on the PATH (the CI script installs it).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+const POLL: Duration = Duration::from_millis(50);
+
+/// A tmux server of our own (`tmux -L <socket>`), killed on drop even when
+/// the test fails, so the user's server is never touched.
+struct Tmux {
+    socket: String,
+    /// Where the shell in the pane writes the app's exit status.
+    exit_file: PathBuf,
+}
+
+impl Tmux {
+    /// Starts a detached session `w` of the given size running the app with
+    /// `args`; its log and exit status go to `dir`.
+    fn start(width: u16, height: u16, dir: &Path, args: &[&Path]) -> Self {
+        require_tmux();
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let tmux = Self {
+            socket: format!(
+                "waypoint-e2e-{}-{}-{nanos}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::SeqCst)
+            ),
+            exit_file: dir.join("exit-status"),
+        };
+        let command = app_command(&dir.join("waypoint.log"), args, &tmux.exit_file);
+        // The pane is kept when the app exits, so its exit can be observed.
+        tmux.ok(&[
+            "new-session",
+            "-d",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-s",
+            "w",
+            &command,
+            ";",
+            "set-option",
+            "-t",
+            "w",
+            "remain-on-exit",
+            "on",
+        ]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-f", "/dev/null", "-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// Runs a tmux command that must succeed; returns its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.ok(&["capture-pane", "-p", "-t", "w"])
+    }
+
+    fn pane_var(&self, var: &str) -> String {
+        self.ok(&["display-message", "-p", "-t", "w", var])
+            .trim()
+            .to_string()
+    }
+
+    fn type_text(&self, text: &str) {
+        self.ok(&["send-keys", "-t", "w", "-l", text]);
+    }
+
+    fn key(&self, key: &str) {
+        self.ok(&["send-keys", "-t", "w", key]);
+    }
+
+    /// Polls the screen until `pred` holds; on timeout panics with the last screen.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > TIMEOUT {
+                panic!(
+                    "timed out after {TIMEOUT:?} waiting for {what}; last screen:\n{screen}\n--- end of screen ---"
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Quits with Ctrl+C twice and waits until the app exited cleanly and
+    /// left the alternate screen. `hint`: the status line is wide enough to
+    /// show "Ctrl+C again to quit" after the first press.
+    fn quit_and_wait(&self, hint: bool) {
+        self.key("C-c");
+        if hint {
+            self.wait_for("the quit hint", |s| s.contains("Ctrl+C again to quit"));
+        }
+        self.key("C-c");
+        // tmux's own #{pane_dead_status} is sometimes never filled in
+        // (tmux 3.3a), so the pane's shell writes the status to a file.
+        let start = Instant::now();
+        let status = loop {
+            if let Ok(s) = std::fs::read_to_string(&self.exit_file)
+                && s.ends_with('\n')
+            {
+                break s.trim().to_string();
+            }
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "the app did not exit after Ctrl+C twice; last screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(POLL);
+        };
+        assert_eq!(status, "0", "exit status; screen:\n{}", self.screen());
+        while self.pane_var("#{pane_dead}") != "1" {
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "the pane's shell did not exit; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(POLL);
+        }
+        assert_eq!(
+            self.pane_var("#{alternate_on}"),
+            "0",
+            "the app left the alternate screen on; screen:\n{}",
+            self.screen()
+        );
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // kill-server leaves the socket file behind; remove it too.
+        let socket = self
+            .run(&["display-message", "-p", "#{socket_path}"])
+            .stdout;
+        let _ = self.run(&["kill-server"]);
+        let socket = String::from_utf8_lossy(&socket);
+        if socket.trim().contains(&self.socket) {
+            let _ = std::fs::remove_file(socket.trim());
+        }
+    }
+}
+
+fn require_tmux() {
+    match Command::new("tmux").arg("-V").output() {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "`tmux -V` failed ({}): these tests need a working tmux; install it (e.g. `apt-get install tmux`)",
+            out.status
+        ),
+        Err(e) => panic!(
+            "these tests need tmux on the PATH and it cannot be run ({e}); install it (e.g. `apt-get install tmux`)"
+        ),
+    }
+}
+
+/// Single-quotes `s` for `sh`.
+fn sh_quote(s: &Path) -> String {
+    format!("'{}'", s.display().to_string().replace('\'', r"'\''"))
+}
+
+/// `env WAYPOINT_LOG=… NO_COLOR=1 waypoint ARGS; echo $? > EXIT_FILE`
+fn app_command(log: &Path, args: &[&Path], exit_file: &Path) -> String {
+    let mut cmd = format!(
+        "env WAYPOINT_LOG={} NO_COLOR=1 {}",
+        sh_quote(log),
+        sh_quote(Path::new(env!("CARGO_BIN_EXE_waypoint")))
+    );
+    for a in args {
+        cmd.push(' ');
+        cmd.push_str(&sh_quote(a));
+    }
+    cmd.push_str("; echo $? > ");
+    cmd.push_str(&sh_quote(exit_file));
+    cmd
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui_e2e.json")
+}
+
+/// The pid in `file`, if the file is complete.
+fn read_pid(file: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(file).ok()?;
+    if !text.ends_with('\n') {
+        return None;
+    }
+    text.trim().parse().ok()
+}
+
+/// Whether `pid` is a live process; a zombie counts as dead (nothing reaps
+/// orphans here, as PID 1 of the container does not).
+fn alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "pid (comm) S ...": the state follows the last ')'.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    !matches!(state, Some('Z' | 'X' | 'x') | None)
+}
+
+/// The status line: the last non-blank row of the screen.
+fn status_line(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+}
+
+#[test]
+fn interrupt_kills_the_tool_and_resume_finishes_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let pid_file = ws.join("sleep.pid");
+    let scenario = fixture();
+    let tmux = Tmux::start(
+        120,
+        40,
+        dir.path(),
+        &[
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("run the task");
+    tmux.key("Enter");
+
+    // The plan is shown and the slow command runs.
+    tmux.wait_for("the plan with the slow step in progress", |s| {
+        s.contains("[>] Wait for the slow step") && s.contains("[ ] Write the result")
+    });
+    let start = Instant::now();
+    let pid = loop {
+        if let Some(pid) = read_pid(&pid_file).filter(|&p| alive(p)) {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "the slow command did not start (no live pid in {}); screen:\n{}",
+            pid_file.display(),
+            tmux.screen()
+        );
+        std::thread::sleep(POLL);
+    };
+
+    // Esc interrupts the turn and kills the command's process group.
+    tmux.key("Escape");
+    let screen = tmux.wait_for("the interrupted turn", |s| {
+        s.contains("Interrupted") && status_line(s).contains("interrupted")
+    });
+    assert!(
+        screen.contains("[>] Wait for the slow step"),
+        "the plan survives the interrupt:\n{screen}"
+    );
+    let start = Instant::now();
+    while alive(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the interrupted command's child (pid {pid}) still runs; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(POLL);
+    }
+
+    // Enter on the empty input resumes; the agent finishes the plan.
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the finished plan", |s| {
+        s.contains("[x] Wait for the slow step")
+            && s.contains("[x] Write the result")
+            && s.contains("2/2")
+            && s.contains("All done.")
+    });
+    assert!(
+        ws.join("result.txt").is_file(),
+        "the resumed agent wrote result.txt; screen:\n{screen}"
+    );
+    assert!(!screen.contains("panicked"), "{screen}");
+
+    tmux.quit_and_wait(true);
+}
+
+#[test]
+fn small_terminal_shows_a_one_line_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let tmux = Tmux::start(
+        40,
+        12,
+        dir.path(),
+        &[Path::new("--demo"), Path::new("--workspace"), &ws],
+    );
+
+    let screen = tmux.wait_for("the one-line plan summary", |s| {
+        s.lines().any(|l| l.contains('▶') && l.contains("/3"))
+    });
+    assert!(!screen.contains("panicked"), "{screen}");
+    assert!(
+        !screen.contains("[>]"),
+        "at 40x12 the plan should be collapsed to one line:\n{screen}"
+    );
+
+    // At 40 columns the status line has no room for the quit hint.
+    tmux.quit_and_wait(false);
+}
