@@ -5,15 +5,13 @@
 
 use std::time::Duration;
 
-use std::future::Future;
-
 use bytes::Bytes;
-use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::retry::{RetryPolicy, is_retryable_status, parse_retry_after};
-use super::sse::{SseDecoder, SseEvent};
+use super::http::{Failure, Names, Retrier, StreamingHttp};
+use super::retry::RetryPolicy;
+use super::sse::SseEvent;
 use super::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
     StreamEvent, Usage,
@@ -23,8 +21,6 @@ use crate::tools::ToolDef;
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 const API_VERSION: &str = "2023-06-01";
-/// Largest single SSE event accepted; a stream that buffers more is broken.
-const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct AnthropicConfig {
@@ -38,9 +34,14 @@ pub struct AnthropicConfig {
 
 pub struct AnthropicClient {
     config: AnthropicConfig,
-    http: reqwest::Client,
-    url: String,
+    http: StreamingHttp,
 }
+
+const NAMES: Names = Names {
+    key_var: "ANTHROPIC_API_KEY",
+    url_var: "ANTHROPIC_BASE_URL",
+    example_url: "https://api.anthropic.com",
+};
 
 impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<Self, LlmError> {
@@ -49,36 +50,9 @@ impl AnthropicClient {
                 "no Anthropic API key: set ANTHROPIC_API_KEY, or try the offline demo with `waypoint --demo`".into(),
             ));
         }
-        let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
-        match reqwest::Url::parse(&url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
-            _ => {
-                return Err(LlmError::Config(format!(
-                    "the base URL `{}` is not an http(s) URL (example: https://api.anthropic.com)",
-                    config.base_url
-                )));
-            }
-        }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(20))
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Self { config, http, url })
-    }
-
-    /// Waits for `fut` at most the idle timeout; silence counts as a broken stream.
-    async fn within<T>(&self, what: &str, fut: impl Future<Output = T>) -> Result<T, Failure> {
-        tokio::time::timeout(self.config.idle_timeout, fut)
-            .await
-            .map_err(|_| {
-                Failure::retry(
-                    format!(
-                        "no answer for {:.1} s while {what}",
-                        self.config.idle_timeout.as_secs_f64()
-                    ),
-                    None,
-                )
-            })
+        let http =
+            StreamingHttp::new(&config.base_url, "/v1/messages", config.idle_timeout, NAMES)?;
+        Ok(Self { config, http })
     }
 
     async fn attempt(
@@ -86,92 +60,21 @@ impl AnthropicClient {
         body: &Bytes,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
-        let request = self
-            .http
-            .post(&self.url)
-            .header("x-api-key", &self.config.api_key)
-            .header("anthropic-version", API_VERSION)
-            .header("content-type", "application/json")
-            .body(body.clone())
-            .send();
-        let response = self
-            .within("waiting for the response", request)
-            .await?
-            .map_err(|e| {
-                let message = connect_message(&self.url, &e);
-                if e.is_builder() {
-                    Failure::Fatal(LlmError::Config(message))
-                } else {
-                    Failure::retry(message, None)
-                }
-            })?;
-        let status = response.status().as_u16();
-        if status != 200 {
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
-            let text = self
-                .within("reading an error response", response.text())
-                .await?
-                .unwrap_or_default();
-            let message = describe_http_error(status, &text);
-            return Err(if is_retryable_status(status) {
-                Failure::retry(format!("HTTP {status}: {message}"), retry_after)
-            } else {
-                Failure::Fatal(LlmError::Http { status, message })
-            });
-        }
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        if !content_type.starts_with("text/event-stream") {
-            let text = self
-                .within("reading the response", response.text())
-                .await?
-                .unwrap_or_default();
-            return Err(Failure::Fatal(LlmError::Api(format!(
-                "expected a stream (text/event-stream) but got `{content_type}`: {}",
-                describe_http_error(status, &text)
-            ))));
-        }
-        let mut stream = response.bytes_stream();
-        let mut decoder = SseDecoder::new();
+        let headers = [
+            ("x-api-key", self.config.api_key.as_str()),
+            ("anthropic-version", API_VERSION),
+        ];
+        let mut events = self.http.open(&headers, body).await?;
         let mut asm = Assembler::default();
-        loop {
-            match self.within("streaming", stream.next()).await? {
-                Some(Ok(bytes)) => {
-                    for ev in decoder.feed(&bytes) {
-                        asm.on_event(&ev, on_event)?;
-                        if asm.done {
-                            return asm.finish();
-                        }
-                    }
-                    if decoder.buffered() > MAX_EVENT_BYTES {
-                        return Err(Failure::retry(
-                            format!("an event larger than {MAX_EVENT_BYTES} bytes"),
-                            None,
-                        ));
-                    }
-                }
-                Some(Err(e)) => return Err(Failure::retry(format!("read error: {e}"), None)),
-                None => {
-                    let part = if decoder.has_partial() {
-                        " (cut mid-event)"
-                    } else {
-                        ""
-                    };
-                    return Err(Failure::retry(
-                        format!("the connection closed before the message was complete{part}"),
-                        None,
-                    ));
+        while let Some(batch) = events.next().await? {
+            for ev in batch {
+                asm.on_event(&ev, on_event)?;
+                if asm.done {
+                    return asm.finish();
                 }
             }
         }
+        Err(events.cut_short())
     }
 }
 
@@ -188,40 +91,11 @@ impl ModelClient for AnthropicClient {
         Box::pin(async move {
             let body = request_body(&self.config.model, request)
                 .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
-            let mut retry = 0;
+            let mut retrier = Retrier::new(&self.config.retry);
             loop {
                 match self.attempt(&body, on_event).await {
                     Ok(reply) => return Ok(reply),
-                    Err(Failure::Fatal(e)) => return Err(e),
-                    Err(Failure::Retry {
-                        reason,
-                        retry_after,
-                    }) => {
-                        retry += 1;
-                        if let Some(wait) = retry_after.filter(|w| *w > self.config.retry.max_delay)
-                        {
-                            return Err(LlmError::RetriesExhausted {
-                                attempts: retry,
-                                last: format!(
-                                    "{reason} (the server asks to wait {} s)",
-                                    wait.as_secs()
-                                ),
-                            });
-                        }
-                        let Some(delay) = self.config.retry.delay(retry, retry_after) else {
-                            return Err(LlmError::RetriesExhausted {
-                                attempts: retry,
-                                last: reason,
-                            });
-                        };
-                        tracing::warn!(retry, ?delay, %reason, "retrying model request");
-                        on_event(StreamEvent::Retrying {
-                            attempt: retry,
-                            delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                            reason,
-                        });
-                        tokio::time::sleep(delay).await;
-                    }
+                    Err(failure) => retrier.after(failure, on_event).await?,
                 }
             }
         })
@@ -249,67 +123,6 @@ pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<B
         stream: true,
     };
     serde_json::to_vec(&body).map(Bytes::from)
-}
-
-enum Failure {
-    Retry {
-        reason: String,
-        retry_after: Option<Duration>,
-    },
-    Fatal(LlmError),
-}
-
-impl Failure {
-    fn retry(reason: String, retry_after: Option<Duration>) -> Self {
-        Failure::Retry {
-            reason,
-            retry_after,
-        }
-    }
-}
-
-fn connect_message(url: &str, e: &reqwest::Error) -> String {
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg = format!("{msg}: {s}");
-        src = s.source();
-    }
-    format!("could not reach {url}: {msg}")
-}
-
-/// One readable sentence for an HTTP error body (JSON error, HTML page, or text).
-fn describe_http_error(status: u16, body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        let err = v.get("error").unwrap_or(&v);
-        let kind = err.get("type").and_then(Value::as_str).unwrap_or("error");
-        if let Some(m) = err.get("message").and_then(Value::as_str) {
-            return format!("{kind}: {m}{}", hint(status));
-        }
-    }
-    let trimmed = body.trim();
-    if trimmed.starts_with('<') {
-        return format!(
-            "the server answered with an HTML page, not the API (is the base URL right, or a proxy in the way?){}",
-            hint(status)
-        );
-    }
-    let snippet: String = trimmed.chars().take(200).collect();
-    if snippet.is_empty() {
-        format!("no details given{}", hint(status))
-    } else {
-        format!("{snippet}{}", hint(status))
-    }
-}
-
-fn hint(status: u16) -> &'static str {
-    match status {
-        401 => " (check ANTHROPIC_API_KEY)",
-        403 => " (the key lacks permission for this model or endpoint)",
-        404 => " (check the model name and ANTHROPIC_BASE_URL)",
-        413 => " (the conversation is too large)",
-        _ => "",
-    }
 }
 
 enum Partial {
@@ -496,7 +309,7 @@ fn block_index(data: &Value) -> Result<usize, Failure> {
         .and_then(Value::as_u64)
         .and_then(|i| usize::try_from(i).ok())
         .filter(|i| *i < 1024)
-        .ok_or_else(|| Failure::retry("content block event without a valid index".into(), None))
+        .ok_or_else(|| Failure::retry("content block event without a valid index", None))
 }
 
 fn str_field(v: &Value, key: &str) -> String {
@@ -638,20 +451,5 @@ mod tests {
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}"#,
         )]);
         assert!(r.unwrap_err().starts_with("fatal:"));
-    }
-
-    #[test]
-    fn http_errors_read_well() {
-        assert_eq!(
-            describe_http_error(
-                401,
-                r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
-            ),
-            "authentication_error: invalid x-api-key (check ANTHROPIC_API_KEY)"
-        );
-        assert!(
-            describe_http_error(502, "<html><body>Bad gateway</body></html>").contains("HTML page")
-        );
-        assert_eq!(describe_http_error(500, ""), "no details given");
     }
 }

@@ -5,6 +5,7 @@
 //! runs from a cut stream.
 
 pub mod anthropic;
+pub mod http;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
