@@ -83,7 +83,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
         left.push(Span::raw(" ".repeat(pad)));
         left.push(Span::styled(hint, p.bold()));
         Line::from(left)
-    } else if app.ctrl_c_at.is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR) {
+    } else if app
+        .ctrl_c_at
+        .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
+    {
         // Too narrow for both: the quit warning matters more.
         Line::styled(truncate(hint, width), p.bold())
     } else {
