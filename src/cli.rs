@@ -1,103 +1,137 @@
-//! Command-line flags and environment, resolved into what the engine needs.
-//! Invariant: flags override environment variables, which override defaults.
+//! Command-line flags. Every setting flag is optional so the config layer
+//! can tell "not given" from "given": flags override the environment, which
+//! overrides the config file (see `config.rs`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand};
 
+use crate::config::{Layer, ProviderKind, Theme};
 use crate::headless::OutputFormat;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProviderKind {
-    /// Anthropic Messages API (streaming).
-    Anthropic,
-    /// Offline: plays a scenario file (see --scenario; --demo uses the bundled one).
-    Scripted,
-}
-
 #[derive(Debug, Parser)]
-#[command(name = "waypoint", version, about = "A terminal coding agent with a live plan", long_about = None)]
+#[command(
+    name = "waypoint",
+    version,
+    about = "A terminal coding agent with a live plan",
+    long_about = "A terminal coding agent with a live plan.\n\n`waypoint` opens the full-screen app in the current folder; \
+`waypoint \"TASK\"` opens it and starts the task; `waypoint -p \"TASK\"` runs it headless. \
+Settings come from flags, then the environment, then the config file (see `waypoint config`)."
+)]
 pub struct Cli {
-    /// Run one task headless and print the work as it goes (the prompt may also come on stdin).
-    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
-    pub print: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
 
-    /// The prompt, when not given with -p.
+    /// The task to start with (opens the app and submits it).
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
 
+    /// Run one task headless and print the work as it goes (no value: read the task from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "", help_heading = "Task")]
+    pub print: Option<String>,
+
     /// Project folder the agent works in (default: the current directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Task")]
     pub workspace: Option<PathBuf>,
 
     /// How headless mode prints: readable text or the engine's events as JSON lines.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, default_value = "text", help_heading = "Task")]
     pub output_format: OutputFormat,
 
-    /// Model requests allowed for one task before it stops.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub max_turns: u32,
+    /// Model requests allowed for one task before it stops [default: 100].
+    #[arg(long, value_name = "N", help_heading = "Task")]
+    pub max_turns: Option<u32>,
 
-    /// Model name.
-    #[arg(long, env = "ANTHROPIC_MODEL", value_name = "M")]
-    pub model: Option<String>,
-
-    /// Model provider.
-    #[arg(long, value_enum, default_value = "anthropic")]
-    pub provider: ProviderKind,
-
-    /// API base URL.
-    #[arg(long, env = "ANTHROPIC_BASE_URL", value_name = "URL")]
-    pub base_url: Option<String>,
-
-    /// Run the bundled offline demo scenario (no key, no network) in a fresh temporary workspace.
-    #[arg(long)]
+    /// Run the bundled offline demo (no key, no network) in a fresh temporary workspace.
+    #[arg(long, help_heading = "Task")]
     pub demo: bool,
 
     /// Play this scenario file instead of calling a model (implies --provider scripted).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Task")]
     pub scenario: Option<PathBuf>,
 
-    /// Tool rounds without a plan update before the agent is reminded (0 = never).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub nag_every: u32,
+    /// Model provider [default: anthropic; env WAYPOINT_PROVIDER].
+    #[arg(long, value_enum, help_heading = "Model", global = true)]
+    pub provider: Option<ProviderKind>,
 
-    /// Default timeout of a bash command, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
-    pub bash_timeout: u64,
+    /// A named profile from the config file ([profile.NAME]) [env WAYPOINT_PROFILE].
+    #[arg(long, value_name = "NAME", help_heading = "Model", global = true)]
+    pub profile: Option<String>,
 
-    /// Largest tool output sent to the model, in bytes (head and tail are kept).
-    #[arg(long, value_name = "BYTES", default_value_t = 30_000)]
-    pub output_cap: usize,
+    /// Model name [env ANTHROPIC_MODEL or OPENAI_MODEL].
+    #[arg(long, value_name = "M", help_heading = "Model", global = true)]
+    pub model: Option<String>,
 
-    /// Maximum tokens of one model reply.
-    #[arg(long, value_name = "N", default_value_t = 8192)]
-    pub max_tokens: u32,
+    /// API base URL [env ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
+    #[arg(long, value_name = "URL", help_heading = "Model", global = true)]
+    pub base_url: Option<String>,
 
-    /// Retries of a failed model request (rate limits, overload, broken streams).
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub max_retries: u32,
+    /// Maximum tokens of one model reply [default: 8192].
+    #[arg(long, value_name = "N", help_heading = "Model", global = true)]
+    pub max_tokens: Option<u32>,
+
+    /// Retries of a failed model request: rate limits, overload, broken streams [default: 5].
+    #[arg(long, value_name = "N", help_heading = "Model", global = true)]
+    pub max_retries: Option<u32>,
 
     /// First retry delay in milliseconds (doubles each retry; a server's retry-after wins).
     #[arg(long, value_name = "MS", default_value_t = 500, hide = true)]
     pub retry_base_ms: u64,
 
-    /// Seconds of silence inside a stream before it counts as broken.
-    #[arg(long, value_name = "SECS", default_value_t = 90)]
-    pub stream_idle_timeout: u64,
+    /// Seconds of silence inside a stream before it counts as broken and is retried [default: 60].
+    #[arg(long, value_name = "SECS", help_heading = "Model", global = true)]
+    pub stream_idle_timeout: Option<u64>,
+
+    /// Tool rounds without a plan update before the agent is reminded; 0 = never [default: 3].
+    #[arg(long, value_name = "N", help_heading = "Agent", global = true)]
+    pub nag_every: Option<u32>,
+
+    /// Default timeout of a bash command in seconds (the model may ask for up to 600) [default: 120].
+    #[arg(long, value_name = "SECS", help_heading = "Agent", global = true)]
+    pub bash_timeout: Option<u64>,
+
+    /// Largest tool output sent to the model, in bytes; head and tail are kept [default: 30000].
+    #[arg(long, value_name = "BYTES", help_heading = "Agent", global = true)]
+    pub output_cap: Option<usize>,
+
+    /// Colours: the terminal's own, or none (NO_COLOR also turns them off).
+    #[arg(long, value_enum, help_heading = "Display", global = true)]
+    pub theme: Option<Theme>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the effective configuration and where each value comes from (keys masked).
+    Config,
+    /// Print a shell completion script: `waypoint completions bash > ~/.local/share/bash-completion/completions/waypoint`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 impl Cli {
-    pub fn provider(&self) -> ProviderKind {
-        if self.demo || self.scenario.is_some() {
-            ProviderKind::Scripted
+    /// The settings the flags give, for the config resolver.
+    pub fn layer(&self) -> Layer {
+        let provider = if self.demo || self.scenario.is_some() {
+            Some(ProviderKind::Scripted)
         } else {
             self.provider
+        };
+        Layer {
+            provider,
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key: None,
+            max_tokens: self.max_tokens,
+            max_turns: self.max_turns,
+            nag_every: self.nag_every,
+            bash_timeout: self.bash_timeout,
+            output_cap: self.output_cap,
+            max_retries: self.max_retries,
+            stream_idle_timeout: self.stream_idle_timeout,
+            theme: self.theme,
+            ..Layer::default()
         }
-    }
-
-    pub fn bash_timeout(&self) -> Duration {
-        Duration::from_secs(self.bash_timeout.clamp(1, 600))
     }
 }

@@ -214,12 +214,20 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
-    /// Prints the session's token totals on `err` (text mode only).
-    pub fn summary(&mut self, input_tokens: u64, output_tokens: u64) -> io::Result<()> {
+    /// Prints the session's token totals, and their cost when the price is known (text mode only).
+    pub fn summary(
+        &mut self,
+        input_tokens: u64,
+        output_tokens: u64,
+        cost: Option<f64>,
+    ) -> io::Result<()> {
         if self.format == OutputFormat::Text {
+            let cost = cost
+                .map(|c| format!(" · {}", crate::pricing::format_cost(c)))
+                .unwrap_or_default();
             writeln!(
                 self.err,
-                "waypoint: tokens {input_tokens} in / {output_tokens} out"
+                "waypoint: tokens {input_tokens} in / {output_tokens} out{cost}"
             )?;
         }
         Ok(())

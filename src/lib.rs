@@ -6,10 +6,13 @@
 
 pub mod agent;
 pub mod cli;
+pub mod config;
 pub mod events;
 pub mod headless;
 pub mod llm;
+pub mod pricing;
 pub mod pylit;
+pub mod setup;
 pub mod todo;
 pub mod tools;
 pub mod tui;

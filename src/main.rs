@@ -1,28 +1,34 @@
-//! The `waypoint` binary: parses flags, sets up logging to a file, builds
-//! the provider and the engine, and runs headless mode.
+//! The `waypoint` binary: parses flags, resolves the settings (flags, env,
+//! config file), sets up logging to a file, and runs the full-screen app,
+//! headless mode, or a subcommand.
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use waypoint::agent::{Agent, AgentConfig, AgentHandle};
-use waypoint::cli::{Cli, ProviderKind};
+use waypoint::cli::{Cli, Command};
+use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::events::{Event, Op};
 use waypoint::headless::{Outcome, Printer};
-use waypoint::llm::ModelClient;
-use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig, DEFAULT_BASE_URL, DEFAULT_MODEL};
-use waypoint::llm::retry::RetryPolicy;
-use waypoint::llm::scripted::{DEMO_SCENARIO, Scenario, ScriptedClient};
-use waypoint::tools::{ToolConfig, Workspace};
+use waypoint::pricing;
+use waypoint::setup;
+use waypoint::tools::Workspace;
 use waypoint::tui::app::TuiOptions;
+use waypoint::tui::style::Palette;
 
 const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
 
 fn main() {
     let cli = Cli::parse();
+    if let Some(Command::Completions { shell }) = cli.command {
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "waypoint", &mut script);
+        let written = std::io::Write::write_all(&mut std::io::stdout(), &script);
+        std::process::exit(i32::from(written.is_err()));
+    }
     if let Err(e) = color_eyre::install() {
         eprintln!("waypoint: cannot install the error handler: {e}");
     }
@@ -82,7 +88,26 @@ fn init_logging() {
         .try_init();
 }
 
+fn env_var(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
 async fn run(cli: Cli) -> Result<i32> {
+    let config_path = config::config_path(&env_var);
+    let file = match &config_path {
+        Some(path) => config::read_file(path)?.map(|text| (path.clone(), text)),
+        None => None,
+    };
+    let settings = config::resolve(Inputs {
+        flags: cli.layer(),
+        profile: cli.profile.clone(),
+        env: &env_var,
+        file,
+    })?;
+    if let Some(Command::Config) = cli.command {
+        print!("{}", settings.describe(config_path.as_deref()));
+        return Ok(0);
+    }
     let interactive =
         cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     // Read the prompt before anything else, so a missing one fails fast.
@@ -112,22 +137,24 @@ async fn run(cli: Cli) -> Result<i32> {
             workspace_dir.display()
         )
     })?;
-    let config = AgentConfig {
-        max_tokens: cli.max_tokens,
-        nag_every: cli.nag_every,
-        max_rounds: cli.max_turns.max(1),
-        tools: ToolConfig {
-            bash_default_timeout: cli.bash_timeout(),
-            output_cap: cli.output_cap.max(256),
-            ..ToolConfig::default()
-        },
-        ..AgentConfig::default()
-    };
+    let config = setup::agent_config(&settings);
+    let retry_base = Duration::from_millis(cli.retry_base_ms);
+    let client = setup::build_client(&settings, cli.scenario.as_deref(), retry_base)
+        .map_err(|e| e.to_string());
     let Some(prompt) = prompt else {
-        return run_tui(&cli, workspace, config).await;
+        let engine = client.map_err(|reason| {
+            setup::first_run_help(
+                &reason,
+                config_path.as_deref(),
+                &env_var,
+                setup::ollama_running(),
+            )
+        });
+        return run_tui(&cli, &settings, workspace, config, engine).await;
     };
-    let client = build_client(&cli)?;
+    let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
+    let price = pricing::price_of(client.model(), &settings.prices);
     let mut handle = Agent::spawn(client, workspace, config);
     handle
         .ops
@@ -144,8 +171,9 @@ async fn run(cli: Cli) -> Result<i32> {
     let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
     match (printed?, joined) {
         (Some((outcome, (input, output))), _) => {
+            let cost = price.map(|p| pricing::cost(p, input, output));
             printer
-                .summary(input, output)
+                .summary(input, output, cost)
                 .wrap_err("cannot write the output")?;
             Ok(outcome.exit_code())
         }
@@ -189,30 +217,36 @@ async fn print_events(
 }
 
 /// The full-screen app; without a usable provider it still opens and says how to set one up.
-async fn run_tui(cli: &Cli, workspace: Workspace, config: AgentConfig) -> Result<i32> {
+async fn run_tui(
+    cli: &Cli,
+    settings: &Settings,
+    workspace: Workspace,
+    config: AgentConfig,
+    client: std::result::Result<std::sync::Arc<dyn waypoint::llm::ModelClient>, String>,
+) -> Result<i32> {
     let shown_workspace = workspace.root().display().to_string();
-    let (model, engine) = match build_client(cli) {
-        Ok(client) => {
-            let model = client.model().to_string();
-            tracing::info!(model, workspace = %shown_workspace, "interactive session");
-            (model, Ok(Agent::spawn(client, workspace, config)))
-        }
-        Err(e) => (
-            cli.model
-                .clone()
-                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
-            Err(format!("{e:#}")),
-        ),
+    let model = match &client {
+        Ok(c) => c.model().to_string(),
+        Err(_) => settings.model.value.clone(),
     };
+    tracing::info!(model, workspace = %shown_workspace, "interactive session");
+    let engine = client.map(|c| Agent::spawn(c, workspace, config));
     let initial_prompt = cli
         .prompt
         .clone()
         .or_else(|| cli.demo.then(|| DEMO_PROMPT.to_string()));
+    let palette = match settings.theme.value {
+        Theme::Auto => Palette::colored(),
+        Theme::NoColor => Palette::monochrome(),
+    };
+    let price = pricing::price_of(&model, &settings.prices);
     waypoint::tui::app::run(TuiOptions {
         model,
         workspace: shown_workspace,
         initial_prompt,
         engine,
+        palette,
+        price,
     })
     .await
     .wrap_err("the terminal failed")?;
@@ -246,36 +280,4 @@ fn read_prompt(cli: &Cli) -> Result<String> {
         return Err(eyre!("the prompt on stdin is empty"));
     }
     Ok(text)
-}
-
-fn build_client(cli: &Cli) -> Result<Arc<dyn ModelClient>> {
-    match cli.provider() {
-        ProviderKind::Scripted => {
-            let scenario = match &cli.scenario {
-                Some(path) => Scenario::load(path)?,
-                None => Scenario::parse(DEMO_SCENARIO)?,
-            };
-            Ok(Arc::new(ScriptedClient::new(scenario)))
-        }
-        ProviderKind::Anthropic => {
-            let config = AnthropicConfig {
-                api_key: std::env::var("ANTHROPIC_API_KEY").unwrap_or_default(),
-                base_url: cli
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
-                model: cli
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
-                retry: RetryPolicy {
-                    max_retries: cli.max_retries,
-                    base_delay: Duration::from_millis(cli.retry_base_ms),
-                    ..RetryPolicy::default()
-                },
-                idle_timeout: Duration::from_secs(cli.stream_idle_timeout.max(1)),
-            };
-            Ok(Arc::new(AnthropicClient::new(config)?))
-        }
-    }
 }

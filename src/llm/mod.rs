@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod http;
+pub mod openai;
 pub mod retry;
 pub mod scripted;
 pub mod sse;

@@ -12,10 +12,11 @@ use tokio::signal::unix::{SignalKind, signal};
 use super::state::{Activity, App, NoticeKind};
 use super::style::Palette;
 use super::terminal::TerminalGuard;
-use super::update::{self, Effect, SETUP_HELP};
+use super::update::{self, Effect};
 use super::view;
 use crate::agent::AgentHandle;
 use crate::events::Op;
+use crate::pricing::Price;
 
 const FRAME: Duration = Duration::from_millis(16);
 const TICK: Duration = Duration::from_millis(100);
@@ -26,19 +27,22 @@ pub struct TuiOptions {
     pub initial_prompt: Option<String>,
     /// The engine, or `None` with the reason no provider could be set up.
     pub engine: Result<AgentHandle, String>,
+    pub palette: Palette,
+    /// The model's price, when known, for the cost in the status line.
+    pub price: Option<Price>,
 }
 
 /// Runs the full-screen app until the user quits or a signal arrives.
 pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     let now = Instant::now();
-    let mut app = App::new(opts.model, opts.workspace, Palette::from_env(), now);
+    let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
+    app.price = opts.price;
     let mut engine = match opts.engine {
         Ok(handle) => Some(handle),
         Err(reason) => {
             app.has_engine = false;
             app.set_activity(Activity::NoProvider, now);
             app.notice(NoticeKind::Error, reason);
-            app.notice(NoticeKind::Info, SETUP_HELP);
             None
         }
     };

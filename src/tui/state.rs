@@ -402,7 +402,12 @@ pub struct App {
     pub turn_started: Option<Instant>,
     pub running: bool,
     pub can_resume: bool,
+    /// Session totals (input, output).
     pub tokens: (u64, u64),
+    /// This turn's tokens (input, output).
+    pub turn_tokens: (u64, u64),
+    /// The model's price, when known.
+    pub price: Option<crate::pricing::Price>,
     pub ctrl_c_at: Option<Instant>,
     /// False when no provider is configured: submissions explain how to set one up.
     pub has_engine: bool,
@@ -445,6 +450,8 @@ impl App {
             running: false,
             can_resume: false,
             tokens: (0, 0),
+            turn_tokens: (0, 0),
+            price: None,
             ctrl_c_at: None,
             has_engine: true,
             round_entry: None,

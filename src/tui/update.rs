@@ -143,11 +143,14 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) {
             app.checklist.stopped_open = None;
         }
         Event::Usage {
+            input_tokens,
+            output_tokens,
             total_input_tokens,
             total_output_tokens,
-            ..
         } => {
             app.tokens = (total_input_tokens, total_output_tokens);
+            app.turn_tokens.0 += input_tokens;
+            app.turn_tokens.1 += output_tokens;
         }
         Event::Queued { .. } => {}
         Event::TurnComplete {
@@ -197,6 +200,7 @@ fn on_turn_started(app: &mut App, resumed: bool, now: Instant) {
     app.running = true;
     app.can_resume = false;
     app.turn_started = Some(now);
+    app.turn_tokens = (0, 0);
     app.checklist.stopped_open = None;
     app.set_activity(Activity::Thinking, now);
     if !resumed

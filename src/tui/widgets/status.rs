@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{clock, spinner};
+use crate::pricing::{cost, format_cost};
 use crate::tui::state::{Activity, App, QUIT_ARM_FOR};
 use crate::tui::wrap::{str_width, truncate};
 
@@ -71,10 +72,25 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
         ));
     }
     left.push(Span::styled(format!(" · {}", app.model), p.dim()));
-    left.push(Span::styled(
-        format!(" · ↑{} ↓{} tok", app.tokens.0, app.tokens.1),
-        p.dim(),
-    ));
+    let mut tokens = format!(
+        " · ↑{} ↓{} tok",
+        compact(app.tokens.0),
+        compact(app.tokens.1)
+    );
+    if app.running || app.turn_tokens != app.tokens {
+        tokens.push_str(&format!(
+            " (turn ↑{} ↓{})",
+            compact(app.turn_tokens.0),
+            compact(app.turn_tokens.1)
+        ));
+    }
+    if let Some(price) = app.price {
+        tokens.push_str(&format!(
+            " · {}",
+            format_cost(cost(price, app.tokens.0, app.tokens.1))
+        ));
+    }
+    left.push(Span::styled(tokens, p.dim()));
     let hint = hint(app, now);
     let width = usize::from(area.width);
     let left_w: usize = left.iter().map(|s| str_width(&s.content)).sum();
@@ -94,4 +110,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
         Line::styled(truncate(&text, width), style)
     };
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// `950`, `12.3k`, `4.5M`.
+fn compact(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
 }

@@ -1,0 +1,695 @@
+//! Settings: built-in defaults, overridden by the TOML config file (and a
+//! named profile in it), overridden by environment variables, overridden by
+//! flags. Invariant: every resolved value remembers where it came from, so
+//! `waypoint config` can show it; keys are only ever printed masked.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::pricing::Price;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Anthropic Messages API (streaming).
+    Anthropic,
+    /// OpenAI-compatible Chat Completions: OpenAI, Ollama, llama.cpp, vLLM, LM Studio.
+    Openai,
+    /// Offline: plays a scenario file (see --scenario; --demo uses the bundled one).
+    Scripted,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// The terminal's own ANSI colours.
+    Auto,
+    /// No colours: symbols and bold/reverse only.
+    NoColor,
+}
+
+/// One layer of optional settings: the file, a profile, or the flags.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub max_turns: Option<u32>,
+    pub nag_every: Option<u32>,
+    pub bash_timeout: Option<u64>,
+    pub output_cap: Option<usize>,
+    pub max_retries: Option<u32>,
+    pub stream_idle_timeout: Option<u64>,
+    pub theme: Option<Theme>,
+    /// Named profiles (only at the top level of the file).
+    #[serde(default)]
+    pub profile: BTreeMap<String, Layer>,
+    /// Prices per model, USD per million tokens (only at the top level).
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Profile(String),
+    Env(String),
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => write!(f, "default"),
+            Source::File(p) => write!(f, "file {}", p.display()),
+            Source::Profile(name) => write!(f, "profile {name}"),
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("the config file {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("profile `{name}` is not in the config file{}", list_profiles(.available))]
+    NoProfile {
+        name: String,
+        available: Vec<String>,
+    },
+    #[error(
+        "profile `{0}` may not contain `profile` or `prices` tables; put them at the top level"
+    )]
+    NestedProfile(String),
+    #[error("{var}={value:?} is not valid: {message}")]
+    Env {
+        var: String,
+        value: String,
+        message: String,
+    },
+}
+
+fn list_profiles(available: &[String]) -> String {
+    if available.is_empty() {
+        " (it defines none)".into()
+    } else {
+        format!("; it has: {}", available.join(", "))
+    }
+}
+
+/// The effective settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub provider: Sourced<ProviderKind>,
+    pub model: Sourced<String>,
+    pub base_url: Sourced<String>,
+    pub api_key: Option<Sourced<String>>,
+    pub max_tokens: Sourced<u32>,
+    pub max_turns: Sourced<u32>,
+    pub nag_every: Sourced<u32>,
+    pub bash_timeout: Sourced<u64>,
+    pub output_cap: Sourced<usize>,
+    pub max_retries: Sourced<u32>,
+    pub stream_idle_timeout: Sourced<u64>,
+    pub theme: Sourced<Theme>,
+    pub profile: Option<String>,
+    /// The file that was read, if it exists, and its profiles.
+    pub file: Option<PathBuf>,
+    pub profiles: Vec<String>,
+    pub prices: BTreeMap<String, Price>,
+}
+
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
+
+/// Where the config file is: `WAYPOINT_CONFIG`, else the platform's config folder.
+pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(p) = env("WAYPOINT_CONFIG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Reads the config file; a missing file is not an error.
+pub fn read_file(path: &Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// What the resolver reads; `env` is a lookup so tests need not touch the process environment.
+pub struct Inputs<'a> {
+    pub flags: Layer,
+    pub profile: Option<String>,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The file's path and its text, when it exists.
+    pub file: Option<(PathBuf, String)>,
+}
+
+struct Layers<'a> {
+    flags: &'a Layer,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    profile: Option<(&'a str, &'a Layer)>,
+    file: Option<(&'a Path, &'a Layer)>,
+}
+
+impl Layers<'_> {
+    /// The first layer that sets the value: flag, env vars (in order), profile, file, default.
+    fn pick<T: Clone>(
+        &self,
+        flag: &'static str,
+        get: impl Fn(&Layer) -> Option<T>,
+        env_vars: &[&str],
+        parse: impl Fn(&str) -> Result<T, String>,
+        default: T,
+    ) -> Result<Sourced<T>, ConfigError> {
+        if let Some(v) = get(self.flags) {
+            return Ok(Sourced {
+                value: v,
+                source: Source::Flag(flag),
+            });
+        }
+        for var in env_vars {
+            if let Some(raw) = (self.env)(var).filter(|v| !v.trim().is_empty()) {
+                let value = parse(raw.trim()).map_err(|message| ConfigError::Env {
+                    var: var.to_string(),
+                    value: raw.clone(),
+                    message,
+                })?;
+                return Ok(Sourced {
+                    value,
+                    source: Source::Env(var.to_string()),
+                });
+            }
+        }
+        if let Some((name, layer)) = self.profile
+            && let Some(v) = get(layer)
+        {
+            return Ok(Sourced {
+                value: v,
+                source: Source::Profile(name.to_string()),
+            });
+        }
+        if let Some((path, layer)) = self.file
+            && let Some(v) = get(layer)
+        {
+            return Ok(Sourced {
+                value: v,
+                source: Source::File(path.to_path_buf()),
+            });
+        }
+        Ok(Sourced {
+            value: default,
+            source: Source::Default,
+        })
+    }
+}
+
+fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|_| "expected a whole number".to_string())
+}
+
+fn text(s: &str) -> Result<String, String> {
+    Ok(s.to_string())
+}
+
+pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
+    let file_layer = match &inputs.file {
+        Some((path, text)) => Some((
+            path.as_path(),
+            toml::from_str::<Layer>(text).map_err(|e| ConfigError::Parse {
+                path: path.clone(),
+                message: e.to_string().trim().to_string(),
+            })?,
+        )),
+        None => None,
+    };
+    let profiles: Vec<String> = file_layer
+        .as_ref()
+        .map(|(_, l)| l.profile.keys().cloned().collect())
+        .unwrap_or_default();
+    let profile_name = inputs
+        .profile
+        .clone()
+        .or_else(|| (inputs.env)("WAYPOINT_PROFILE").filter(|p| !p.is_empty()));
+    let profile = match &profile_name {
+        Some(name) => {
+            let layer = file_layer
+                .as_ref()
+                .and_then(|(_, l)| l.profile.get(name))
+                .ok_or_else(|| ConfigError::NoProfile {
+                    name: name.clone(),
+                    available: profiles.clone(),
+                })?;
+            if !layer.profile.is_empty() || !layer.prices.is_empty() {
+                return Err(ConfigError::NestedProfile(name.clone()));
+            }
+            Some((name.as_str(), layer))
+        }
+        None => None,
+    };
+    let layers = Layers {
+        flags: &inputs.flags,
+        env: inputs.env,
+        profile,
+        file: file_layer.as_ref().map(|(p, l)| (*p, l)),
+    };
+    let provider = layers.pick(
+        "--provider",
+        |l| l.provider,
+        &["WAYPOINT_PROVIDER"],
+        |s| match s.to_ascii_lowercase().as_str() {
+            "anthropic" => Ok(ProviderKind::Anthropic),
+            "openai" => Ok(ProviderKind::Openai),
+            "scripted" => Ok(ProviderKind::Scripted),
+            _ => Err("expected anthropic, openai or scripted".into()),
+        },
+        ProviderKind::Anthropic,
+    )?;
+    let (prefix, default_model, default_url) = match provider.value {
+        ProviderKind::Openai => ("OPENAI", DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL),
+        ProviderKind::Anthropic | ProviderKind::Scripted => {
+            ("ANTHROPIC", DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL)
+        }
+    };
+    let model_var = format!("{prefix}_MODEL");
+    let url_var = format!("{prefix}_BASE_URL");
+    let key_var = format!("{prefix}_API_KEY");
+    let model = layers.pick(
+        "--model",
+        |l| l.model.clone(),
+        &["WAYPOINT_MODEL", &model_var],
+        text,
+        default_model.into(),
+    )?;
+    let base_url = layers.pick(
+        "--base-url",
+        |l| l.base_url.clone(),
+        &[&url_var],
+        text,
+        default_url.into(),
+    )?;
+    let api_key = layers.pick("", |l| l.api_key.clone(), &[&key_var], text, String::new())?;
+    let api_key = (!api_key.value.is_empty()).then_some(api_key);
+    let theme = match (
+        inputs.flags.theme,
+        (inputs.env)("NO_COLOR").filter(|v| !v.is_empty()),
+    ) {
+        (Some(t), _) => Sourced {
+            value: t,
+            source: Source::Flag("--theme"),
+        },
+        (None, Some(_)) => Sourced {
+            value: Theme::NoColor,
+            source: Source::Env("NO_COLOR".into()),
+        },
+        (None, None) => layers.pick(
+            "--theme",
+            |l| l.theme,
+            &[],
+            |_| Err(String::new()),
+            Theme::Auto,
+        )?,
+    };
+    Ok(Settings {
+        max_tokens: layers.pick(
+            "--max-tokens",
+            |l| l.max_tokens,
+            &["WAYPOINT_MAX_TOKENS"],
+            number,
+            8192,
+        )?,
+        max_turns: layers.pick(
+            "--max-turns",
+            |l| l.max_turns,
+            &["WAYPOINT_MAX_TURNS"],
+            number,
+            100,
+        )?,
+        nag_every: layers.pick(
+            "--nag-every",
+            |l| l.nag_every,
+            &["WAYPOINT_NAG_EVERY"],
+            number,
+            3,
+        )?,
+        bash_timeout: layers.pick(
+            "--bash-timeout",
+            |l| l.bash_timeout,
+            &["WAYPOINT_BASH_TIMEOUT"],
+            number,
+            120,
+        )?,
+        output_cap: layers.pick(
+            "--output-cap",
+            |l| l.output_cap,
+            &["WAYPOINT_OUTPUT_CAP"],
+            number,
+            30_000,
+        )?,
+        max_retries: layers.pick(
+            "--max-retries",
+            |l| l.max_retries,
+            &["WAYPOINT_MAX_RETRIES"],
+            number,
+            5,
+        )?,
+        stream_idle_timeout: layers.pick(
+            "--stream-idle-timeout",
+            |l| l.stream_idle_timeout,
+            &["WAYPOINT_STREAM_IDLE_TIMEOUT"],
+            number,
+            60,
+        )?,
+        provider,
+        model,
+        base_url,
+        api_key,
+        theme,
+        profile: profile_name,
+        file: inputs.file.as_ref().map(|(p, _)| p.clone()),
+        profiles,
+        prices: file_layer.map(|(_, l)| l.prices).unwrap_or_default(),
+    })
+}
+
+/// `sk-ant-api03-abcdef…` → `sk-a…cdef`: enough to recognise, not to use.
+pub fn mask(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() <= 8 {
+        return "…".repeat(usize::from(!chars.is_empty()));
+    }
+    let head: String = chars[..4].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
+impl Settings {
+    /// The effective configuration as TOML, each value with its source (keys masked).
+    pub fn describe(&self, path: Option<&Path>) -> String {
+        let mut out = String::new();
+        match (path, &self.file) {
+            (_, Some(f)) => out.push_str(&format!("# config file: {}\n", f.display())),
+            (Some(p), None) => out.push_str(&format!(
+                "# config file: {} (not found; defaults apply)\n",
+                p.display()
+            )),
+            (None, None) => {
+                out.push_str("# config file: none (no config folder on this platform)\n")
+            }
+        }
+        let profiles = if self.profiles.is_empty() {
+            "none".to_string()
+        } else {
+            self.profiles.join(", ")
+        };
+        out.push_str(&format!(
+            "# profile: {} (profiles in the file: {profiles})\n",
+            self.profile.as_deref().unwrap_or("none")
+        ));
+        let line = |out: &mut String, key: &str, value: String, source: &Source| {
+            let kv = format!("{key} = {value}");
+            out.push_str(&format!("{kv:<44} # {source}\n"));
+        };
+        line(
+            &mut out,
+            "provider",
+            format!("{:?}", self.provider.value.as_str()),
+            &self.provider.source,
+        );
+        line(
+            &mut out,
+            "model",
+            format!("{:?}", self.model.value),
+            &self.model.source,
+        );
+        line(
+            &mut out,
+            "base_url",
+            format!("{:?}", self.base_url.value),
+            &self.base_url.source,
+        );
+        match &self.api_key {
+            Some(k) => line(
+                &mut out,
+                "api_key",
+                format!("{:?}", mask(&k.value)),
+                &k.source,
+            ),
+            None => out.push_str("# api_key: not set\n"),
+        }
+        line(
+            &mut out,
+            "max_tokens",
+            self.max_tokens.value.to_string(),
+            &self.max_tokens.source,
+        );
+        line(
+            &mut out,
+            "max_turns",
+            self.max_turns.value.to_string(),
+            &self.max_turns.source,
+        );
+        line(
+            &mut out,
+            "nag_every",
+            self.nag_every.value.to_string(),
+            &self.nag_every.source,
+        );
+        line(
+            &mut out,
+            "bash_timeout",
+            self.bash_timeout.value.to_string(),
+            &self.bash_timeout.source,
+        );
+        line(
+            &mut out,
+            "output_cap",
+            self.output_cap.value.to_string(),
+            &self.output_cap.source,
+        );
+        line(
+            &mut out,
+            "max_retries",
+            self.max_retries.value.to_string(),
+            &self.max_retries.source,
+        );
+        line(
+            &mut out,
+            "stream_idle_timeout",
+            self.stream_idle_timeout.value.to_string(),
+            &self.stream_idle_timeout.source,
+        );
+        let theme = match self.theme.value {
+            Theme::Auto => "\"auto\"",
+            Theme::NoColor => "\"no-color\"",
+        };
+        line(&mut out, "theme", theme.to_string(), &self.theme.source);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k: &str| map.get(k).cloned()
+    }
+
+    fn resolve_with(
+        flags: Layer,
+        profile: Option<&str>,
+        env: &[(&str, &str)],
+        file: Option<&str>,
+    ) -> Result<Settings, ConfigError> {
+        let env = env_of(env);
+        resolve(Inputs {
+            flags,
+            profile: profile.map(str::to_string),
+            env: &env,
+            file: file.map(|t| (PathBuf::from("/cfg/config.toml"), t.to_string())),
+        })
+    }
+
+    const FILE: &str = r#"
+model = "claude-opus-4-1"
+nag_every = 5
+theme = "no-color"
+
+[profile.local]
+provider = "openai"
+base_url = "http://localhost:11434/v1"
+model = "qwen2.5-coder:7b"
+
+[prices."qwen2.5-coder:7b"]
+input = 0.0
+output = 0.0
+"#;
+
+    #[test]
+    fn defaults_apply_without_file_env_or_flags() {
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!(s.provider.value, ProviderKind::Anthropic);
+        assert_eq!(
+            s.model,
+            Sourced {
+                value: DEFAULT_ANTHROPIC_MODEL.into(),
+                source: Source::Default
+            }
+        );
+        assert_eq!(s.stream_idle_timeout.value, 60);
+        assert_eq!(s.api_key, None);
+    }
+
+    #[test]
+    fn file_then_env_then_flag_win_in_order() {
+        let s = resolve_with(Layer::default(), None, &[], Some(FILE)).unwrap();
+        assert_eq!(s.model.value, "claude-opus-4-1");
+        assert_eq!(s.model.source, Source::File("/cfg/config.toml".into()));
+        assert_eq!(s.nag_every.value, 5);
+        let s = resolve_with(
+            Layer::default(),
+            None,
+            &[("ANTHROPIC_MODEL", "from-env"), ("WAYPOINT_NAG_EVERY", "7")],
+            Some(FILE),
+        )
+        .unwrap();
+        assert_eq!((s.model.value.as_str(), s.nag_every.value), ("from-env", 7));
+        assert_eq!(s.model.source, Source::Env("ANTHROPIC_MODEL".into()));
+        let flags = Layer {
+            model: Some("from-flag".into()),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &[("ANTHROPIC_MODEL", "from-env")], Some(FILE)).unwrap();
+        assert_eq!(
+            s.model,
+            Sourced {
+                value: "from-flag".into(),
+                source: Source::Flag("--model")
+            }
+        );
+    }
+
+    #[test]
+    fn profiles_switch_provider_and_its_variables() {
+        let s = resolve_with(
+            Layer::default(),
+            Some("local"),
+            &[
+                ("OPENAI_API_KEY", "sk-local-123456789"),
+                ("ANTHROPIC_API_KEY", "nope"),
+            ],
+            Some(FILE),
+        )
+        .unwrap();
+        assert_eq!(s.provider.value, ProviderKind::Openai);
+        assert_eq!(s.base_url.value, "http://localhost:11434/v1");
+        assert_eq!(s.model.source, Source::Profile("local".into()));
+        assert_eq!(
+            s.api_key.unwrap().source,
+            Source::Env("OPENAI_API_KEY".into())
+        );
+        assert!(s.prices.contains_key("qwen2.5-coder:7b"));
+        let s = resolve_with(
+            Layer::default(),
+            None,
+            &[("WAYPOINT_PROFILE", "local")],
+            Some(FILE),
+        )
+        .unwrap();
+        assert_eq!(s.provider.value, ProviderKind::Openai);
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        let e = resolve_with(Layer::default(), Some("fast"), &[], Some(FILE)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "profile `fast` is not in the config file; it has: local"
+        );
+        let e = resolve_with(Layer::default(), None, &[], Some("modle = 1")).unwrap_err();
+        assert!(e.to_string().contains("unknown field `modle`"), "{e}");
+        let e = resolve_with(
+            Layer::default(),
+            None,
+            &[("WAYPOINT_NAG_EVERY", "often")],
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "WAYPOINT_NAG_EVERY=\"often\" is not valid: expected a whole number"
+        );
+        let e = resolve_with(
+            Layer::default(),
+            None,
+            &[("WAYPOINT_PROVIDER", "gemini")],
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected anthropic, openai or scripted")
+        );
+    }
+
+    #[test]
+    fn no_color_and_masked_keys_in_the_description() {
+        let s = resolve_with(
+            Layer::default(),
+            None,
+            &[
+                ("NO_COLOR", "1"),
+                ("ANTHROPIC_API_KEY", "sk-ant-api03-secretsecret-WXYZ"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.theme.value, Theme::NoColor);
+        let text = s.describe(Some(Path::new("/cfg/config.toml")));
+        assert!(text.contains("(not found; defaults apply)"));
+        assert!(text.contains("api_key = \"sk-a…WXYZ\""), "{text}");
+        assert!(!text.contains("secret"));
+        assert!(text.contains("# env NO_COLOR"));
+        assert_eq!(mask("short"), "…");
+        assert_eq!(mask(""), "");
+    }
+}

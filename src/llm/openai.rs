@@ -1,0 +1,1168 @@
+//! OpenAI-compatible Chat Completions client (OpenAI, Ollama, llama.cpp,
+//! vLLM, LM Studio) with SSE streaming and bounded retries. Invariant: a
+//! reply is returned only once the stream is complete (a `finish_reason`
+//! followed by `[DONE]` or the end of the stream); a stream that breaks off
+//! earlier is retried from scratch, so tool calls are never seen twice or half.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::http::{Failure, Names, Retrier, StreamingHttp};
+use super::retry::{RetryPolicy, is_retryable_status};
+use super::sse::SseEvent;
+use super::{
+    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest, Role,
+    StreamEvent, Usage,
+};
+use crate::tools::ToolDef;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The `stop_reason` of a reply whose text looks like a tool call the model
+/// wrote out instead of making it (see [`looks_like_text_tool_call`]). Such a
+/// call is never executed; the agent answers with a corrective message.
+pub const TEXT_TOOL_CALL: &str = "text_tool_call";
+
+/// Most tool calls accepted in one reply; more means a broken stream.
+const MAX_TOOL_CALLS: usize = 1024;
+
+#[derive(Clone, Debug)]
+pub struct OpenAiConfig {
+    /// Sent as `authorization: Bearer …` when set; local servers need none.
+    pub api_key: Option<String>,
+    /// Usually ends in `/v1`, e.g. `http://localhost:11434/v1` for Ollama.
+    pub base_url: String,
+    pub model: String,
+    pub retry: RetryPolicy,
+    /// Longest silence tolerated inside a stream before it counts as broken.
+    pub idle_timeout: Duration,
+}
+
+pub struct OpenAiClient {
+    config: OpenAiConfig,
+    http: StreamingHttp,
+    authorization: Option<String>,
+}
+
+const NAMES: Names = Names {
+    key_var: "OPENAI_API_KEY",
+    url_var: "OPENAI_BASE_URL",
+    example_url: "http://localhost:11434/v1",
+};
+
+impl OpenAiClient {
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        if config.model.trim().is_empty() {
+            return Err(LlmError::Config(
+                "no model name: set --model or OPENAI_MODEL (e.g. `gpt-4.1`, or `qwen2.5-coder` for Ollama)"
+                    .into(),
+            ));
+        }
+        let http = StreamingHttp::new(
+            &config.base_url,
+            "/chat/completions",
+            config.idle_timeout,
+            NAMES,
+        )?;
+        let authorization = config
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(|k| format!("Bearer {k}"));
+        Ok(Self {
+            config,
+            http,
+            authorization,
+        })
+    }
+
+    async fn attempt(
+        &self,
+        body: &Bytes,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<AssistantReply, Failure> {
+        let headers: Vec<(&str, &str)> = self
+            .authorization
+            .as_deref()
+            .map(|v| ("authorization", v))
+            .into_iter()
+            .collect();
+        let mut events = self
+            .http
+            .open(&headers, body)
+            .await
+            .map_err(|f| self.explain(f))?;
+        let mut asm = Assembler::default();
+        loop {
+            let batch = match events.next().await {
+                Ok(Some(batch)) => batch,
+                Ok(None) => break,
+                // The message was whole; only the trailer (usage, `[DONE]`) is missing.
+                Err(_) if asm.finish_reason.is_some() => return Ok(asm.finish()),
+                Err(f) => return Err(f),
+            };
+            for ev in batch {
+                asm.on_event(&ev, on_event)?;
+                if asm.done {
+                    return Ok(asm.finish());
+                }
+            }
+        }
+        // Some servers omit `[DONE]`: a finish_reason is enough.
+        if asm.finish_reason.is_some() {
+            Ok(asm.finish())
+        } else {
+            Err(events.cut_short())
+        }
+    }
+
+    /// Adds what only this client knows to a final HTTP error.
+    fn explain(&self, failure: Failure) -> Failure {
+        match failure {
+            Failure::Fatal(LlmError::Http { status, message }) => {
+                let extra = match status {
+                    404 => format!(" [model `{}` at {}]", self.config.model, self.http.url),
+                    401 | 403 if self.authorization.is_none() => {
+                        " [no API key was sent]".to_string()
+                    }
+                    _ => String::new(),
+                };
+                Failure::Fatal(LlmError::Http {
+                    status,
+                    message: format!("{message}{extra}"),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+impl ModelClient for OpenAiClient {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest<'a>,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
+        Box::pin(async move {
+            let body = request_body(&self.config.model, request)
+                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+            let mut retrier = Retrier::new(&self.config.retry);
+            loop {
+                match self.attempt(&body, on_event).await {
+                    Ok(reply) => return Ok(reply),
+                    Err(failure) => retrier.after(failure, on_event).await?,
+                }
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------- request
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireCall<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    name: &'a str,
+    /// The input as JSON text, as the API wants it.
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// Translates the content-block conversation into Chat Completions messages:
+/// tool results become `tool` messages (before the user's text, so they
+/// follow the assistant message that asked for them), tool uses become
+/// `tool_calls` with their input as a JSON string.
+fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
+    let mut out = Vec::with_capacity(messages.len() * 2 + 1);
+    if !system.is_empty() {
+        out.push(WireMessage::System { content: system });
+    }
+    for m in messages {
+        let texts: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        match m.role {
+            Role::User => {
+                for b in &m.content {
+                    if let ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } = b
+                    {
+                        out.push(WireMessage::Tool {
+                            tool_call_id: tool_use_id,
+                            content,
+                        });
+                    }
+                }
+                if !texts.is_empty() {
+                    out.push(WireMessage::User {
+                        content: texts.join("\n\n"),
+                    });
+                }
+            }
+            Role::Assistant => {
+                let tool_calls: Vec<WireToolCall<'a>> = m
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolUse { id, name, input } => Some(WireToolCall {
+                            id,
+                            kind: "function",
+                            function: WireCall {
+                                name,
+                                arguments: input.to_string(),
+                            },
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                let content = if !texts.is_empty() {
+                    Some(texts.join("\n\n"))
+                } else if tool_calls.is_empty() {
+                    Some(String::new())
+                } else {
+                    None
+                };
+                out.push(WireMessage::Assistant {
+                    content,
+                    tool_calls,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The JSON body of a streaming Chat Completions request, serialised once
+/// and reused by every retry.
+pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        model: &'a str,
+        messages: Vec<WireMessage<'a>>,
+        // Several servers refuse an empty `tools` array.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<WireTool<'a>>,
+        stream: bool,
+        stream_options: StreamOptions,
+        max_tokens: u32,
+    }
+    let body = Body {
+        model,
+        messages: wire_messages(req.system, req.messages),
+        tools: req.tools.iter().map(wire_tool).collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_tokens: req.max_tokens,
+    };
+    serde_json::to_vec(&body).map(Bytes::from)
+}
+
+fn wire_tool(t: &ToolDef) -> WireTool<'_> {
+    WireTool {
+        kind: "function",
+        function: WireFunction {
+            name: t.name,
+            description: t.description,
+            parameters: &t.input_schema,
+        },
+    }
+}
+
+// ---------------------------------------------------------------- response
+
+/// One tool call being streamed.
+struct PartialCall {
+    /// The `index` the server gave it, if any.
+    index: Option<u64>,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Builds one assistant message from Chat Completions chunks.
+#[derive(Default)]
+struct Assembler {
+    text: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+    /// `[DONE]` arrived.
+    done: bool,
+}
+
+impl Assembler {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure> {
+        let data = ev.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            let raw: String = data.chars().take(120).collect();
+            Failure::retry(
+                format!("malformed chunk from the server ({e}): {raw}"),
+                None,
+            )
+        })?;
+        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(err));
+        }
+        if ev.event == "error" {
+            return Err(stream_error(&chunk));
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            let input = token_count(u, "prompt_tokens");
+            let output = token_count(u, "completion_tokens");
+            if input > 0 || output > 0 {
+                self.usage = Usage {
+                    input_tokens: input,
+                    output_tokens: output,
+                };
+            }
+        }
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(());
+        };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(piece) = delta.get("content").and_then(Value::as_str)
+                && !piece.is_empty()
+            {
+                self.text.push_str(piece);
+                on_event(StreamEvent::TextDelta(piece.to_string()));
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for call in calls {
+                    self.on_tool_call(call)?;
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
+            && !reason.is_empty()
+        {
+            self.finish_reason = Some(reason.to_string());
+        }
+        Ok(())
+    }
+
+    /// Adds one `tool_calls[]` delta to its call: by `index` when given, and
+    /// a new id always starts a new call (some servers number every call 0
+    /// or omit the index).
+    fn on_tool_call(&mut self, call: &Value) -> Result<(), Failure> {
+        let index = call.get("index").and_then(Value::as_u64);
+        let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+        let function = call.get("function").unwrap_or(&Value::Null);
+        let name = function.get("name").and_then(Value::as_str).unwrap_or("");
+        let slot = match index {
+            Some(i) => self.calls.iter().rposition(|c| c.index == Some(i)),
+            // No index, no id: more of the last call, unless a name after
+            // arguments starts the next one.
+            None if id.is_empty() => self.calls.len().checked_sub(1).filter(|&s| {
+                let last = &self.calls[s];
+                name.is_empty() || last.name.is_empty() || last.arguments.is_empty()
+            }),
+            None => self.calls.iter().rposition(|c| c.id == id),
+        };
+        let slot = match slot {
+            Some(s) if id.is_empty() || self.calls[s].id.is_empty() || self.calls[s].id == id => s,
+            _ => {
+                if self.calls.len() >= MAX_TOOL_CALLS {
+                    return Err(Failure::retry(
+                        format!("more than {MAX_TOOL_CALLS} tool calls in one reply"),
+                        None,
+                    ));
+                }
+                self.calls.push(PartialCall {
+                    index,
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let partial = &mut self.calls[slot];
+        if partial.id.is_empty() {
+            partial.id = id.to_string();
+        }
+        if partial.name.is_empty() {
+            partial.name = name.to_string();
+        }
+        match function.get("arguments") {
+            Some(Value::String(piece)) => partial.arguments.push_str(piece),
+            // Non-standard servers may send the arguments as an object.
+            Some(v @ Value::Object(_)) => partial.arguments = v.to_string(),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> AssistantReply {
+        let has_calls = !self.calls.is_empty();
+        let text_call = !has_calls && looks_like_text_tool_call(&self.text);
+        let mut content = Vec::new();
+        let mut invalid_inputs = Vec::new();
+        if !self.text.trim().is_empty() {
+            content.push(ContentBlock::Text { text: self.text });
+        }
+        for call in self.calls {
+            let id = if call.id.is_empty() {
+                format!("call_{}", NEXT_CALL_ID.fetch_add(1, Ordering::Relaxed))
+            } else {
+                call.id
+            };
+            let input = parse_arguments(&call.arguments).unwrap_or_else(|reason| {
+                invalid_inputs.push((id.clone(), reason));
+                Value::Object(Default::default())
+            });
+            content.push(ContentBlock::ToolUse {
+                id,
+                name: call.name,
+                input,
+            });
+        }
+        let stop_reason = if has_calls {
+            "tool_use".to_string()
+        } else if text_call {
+            TEXT_TOOL_CALL.to_string()
+        } else {
+            match self.finish_reason.as_deref() {
+                None | Some("stop") => "end_turn".to_string(),
+                Some("tool_calls" | "function_call") => "tool_use".to_string(),
+                Some("length") => "max_tokens".to_string(),
+                Some("content_filter") => "refusal".to_string(),
+                Some(other) => other.to_string(),
+            }
+        };
+        AssistantReply {
+            content: unique_ids(content),
+            stop_reason,
+            usage: self.usage,
+            invalid_inputs,
+        }
+    }
+}
+
+/// Numbers the ids made up for tool calls that came without one.
+static NEXT_CALL_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Makes tool call ids unique within the reply (a generated `call_<n>` could
+/// collide with one the server chose), keeping the first of each.
+fn unique_ids(mut content: Vec<ContentBlock>) -> Vec<ContentBlock> {
+    let mut seen = std::collections::HashSet::new();
+    let mut n = 0usize;
+    for block in &mut content {
+        if let ContentBlock::ToolUse { id, .. } = block
+            && !seen.insert(id.clone())
+        {
+            loop {
+                let fresh = format!("call_dup_{n}");
+                n += 1;
+                if seen.insert(fresh.clone()) {
+                    *id = fresh;
+                    break;
+                }
+            }
+        }
+    }
+    content
+}
+
+/// The tool input from its `arguments` text: a JSON object, `{}` when empty.
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!("the input must be a JSON object, got `{other}`")),
+        Err(e) => {
+            let shown: String = raw.chars().take(300).collect();
+            Err(format!("the input is not valid JSON ({e}): {shown}"))
+        }
+    }
+}
+
+/// Classifies an in-stream error object (`{"message","type","code"}` or a
+/// bare string): overload, rate limit and server faults are worth a retry.
+fn stream_error(err: &Value) -> Failure {
+    let field = |k: &str| match err.get(k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    let message = match err {
+        Value::String(s) => s.clone(),
+        _ => field("message"),
+    };
+    let kind = field("type");
+    let code = field("code");
+    let status = field("status");
+    let label = [kind.as_str(), code.as_str()]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or("error");
+    let text = if message.is_empty() {
+        format!("{label}: {err}")
+    } else {
+        format!("{label}: {message}")
+    };
+    let numeric = err
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .is_some_and(is_retryable_status);
+    // A bare string has no type or code: judge it by its words.
+    let signals = if kind.is_empty() && code.is_empty() && status.is_empty() {
+        message.to_lowercase()
+    } else {
+        format!("{kind} {code} {status}").to_lowercase()
+    };
+    let transient = [
+        "overload",
+        "rate_limit",
+        "rate limit",
+        "too_many_requests",
+        "server_error",
+        "server error",
+        "internal",
+        "unavailable",
+        "timeout",
+        "timed out",
+        "capacity",
+        "busy",
+    ]
+    .iter()
+    .any(|w| signals.contains(w));
+    if numeric || transient {
+        Failure::retry(text, None)
+    } else {
+        Failure::Fatal(LlmError::Api(text))
+    }
+}
+
+fn token_count(usage: &Value, key: &str) -> u64 {
+    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Markers some chat templates use when a model writes a tool call as text.
+const TOOL_CALL_MARKERS: &[&str] = &[
+    "<tool_call>",
+    "</tool_call>",
+    "<|tool_call|>",
+    "<|python_tag|>",
+    "[TOOL_CALLS]",
+    "<function=",
+    "<tool_calls>",
+];
+
+/// True when a reply without real tool calls looks like the model wrote a
+/// tool call as text instead of making it: a template marker such as
+/// `<tool_call>…</tool_call>`, or a reply that is (or ends with a fenced
+/// block that is) a JSON object like `{"name": "bash", "arguments": {…}}`
+/// (also `parameters`, `{"function": {…}}`, or a list of them). Such text is
+/// never executed; the reply's `stop_reason` is [`TEXT_TOOL_CALL`] so the
+/// agent can tell the model to use the tool interface.
+pub fn looks_like_text_tool_call(text: &str) -> bool {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return false;
+    }
+    if TOOL_CALL_MARKERS.iter().any(|m| trimmed.contains(m)) {
+        return true;
+    }
+    if is_call_json(trimmed) {
+        return true;
+    }
+    // A fenced block closing the reply: ```json\n{…}\n```
+    if let Some(body) = trimmed.strip_suffix("```")
+        && let Some(open) = body.rfind("```")
+    {
+        let inner = &body[open + 3..];
+        let inner = inner.split_once('\n').map_or(inner, |(lang, rest)| {
+            if lang.trim().chars().all(|c| c.is_ascii_alphanumeric()) {
+                rest
+            } else {
+                inner
+            }
+        });
+        return is_call_json(inner.trim());
+    }
+    false
+}
+
+/// A JSON object (or list of them) shaped like a function call.
+fn is_call_json(text: &str) -> bool {
+    if !(text.starts_with('{') || text.starts_with('[')) {
+        return false;
+    }
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    fn is_call(v: &Value) -> bool {
+        let Some(obj) = v.as_object() else {
+            return false;
+        };
+        if let Some(f) = obj.get("function").filter(|f| f.is_object()) {
+            return is_call(f);
+        }
+        obj.get("name").is_some_and(Value::is_string)
+            && ["arguments", "parameters", "input"]
+                .iter()
+                .any(|k| obj.get(*k).is_some_and(|a| a.is_object() || a.is_string()))
+    }
+    match &v {
+        Value::Array(items) => !items.is_empty() && items.iter().all(is_call),
+        other => is_call(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run_chunks(chunks: &[&str]) -> (Result<AssistantReply, String>, Vec<StreamEvent>) {
+        let mut asm = Assembler::default();
+        let mut seen = Vec::new();
+        let mut sink = |e: StreamEvent| seen.push(e);
+        for data in chunks {
+            let ev = SseEvent {
+                event: String::new(),
+                data: data.to_string(),
+            };
+            if let Err(f) = asm.on_event(&ev, &mut sink) {
+                let msg = match f {
+                    Failure::Retry { reason, .. } => format!("retry: {reason}"),
+                    Failure::Fatal(e) => format!("fatal: {e}"),
+                };
+                return (Err(msg), seen);
+            }
+            if asm.done {
+                break;
+            }
+        }
+        let complete = asm.done || asm.finish_reason.is_some();
+        let reply = if complete {
+            Ok(asm.finish())
+        } else {
+            Err("cut".to_string())
+        };
+        (reply, seen)
+    }
+
+    fn delta(d: Value) -> String {
+        json!({"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":d,"finish_reason":null}]}).to_string()
+    }
+
+    fn finish(reason: &str) -> String {
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}]}).to_string()
+    }
+
+    fn call(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> String {
+        let mut c = json!({"function": {"arguments": args}});
+        if let Some(i) = index {
+            c["index"] = json!(i);
+        }
+        if let Some(id) = id {
+            c["id"] = json!(id);
+            c["type"] = json!("function");
+        }
+        if let Some(n) = name {
+            c["function"]["name"] = json!(n);
+        }
+        delta(json!({"tool_calls": [c]}))
+    }
+
+    fn refs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn split_content_streams_and_joins() {
+        let chunks = [
+            delta(json!({"role":"assistant","content":""})),
+            delta(json!({"content":"Hel"})),
+            delta(json!({"content":"lo, wörld 😀"})),
+            finish("stop"),
+            json!({"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}}).to_string(),
+            "[DONE]".to_string(),
+        ];
+        let (reply, seen) = run_chunks(&refs(&chunks));
+        let reply = reply.unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                StreamEvent::TextDelta("Hel".into()),
+                StreamEvent::TextDelta("lo, wörld 😀".into())
+            ]
+        );
+        assert_eq!(
+            reply.content,
+            vec![ContentBlock::Text {
+                text: "Hello, wörld 😀".into()
+            }]
+        );
+        assert_eq!(reply.stop_reason, "end_turn");
+        assert_eq!(
+            reply.usage,
+            Usage {
+                input_tokens: 11,
+                output_tokens: 5
+            }
+        );
+    }
+
+    #[test]
+    fn parallel_calls_with_arguments_split_mid_key_and_mid_escape() {
+        let chunks = [
+            delta(json!({"role":"assistant","content":null})),
+            call(Some(0), Some("call_a"), Some("write_file"), ""),
+            call(Some(0), None, None, "{\"pa"),
+            call(Some(0), None, None, "th\": \"a.txt\", \"con"),
+            call(Some(1), Some("call_b"), Some("bash"), "{\"comm"),
+            call(Some(0), None, None, "tent\": \"line\\"),
+            call(Some(1), None, None, "and\": \"echo \\\"hi\\\"\"}"),
+            call(Some(0), None, None, "n\\u00e9\"}"),
+            finish("tool_calls"),
+            "[DONE]".to_string(),
+        ];
+        let (reply, seen) = run_chunks(&refs(&chunks));
+        let reply = reply.unwrap();
+        assert!(seen.is_empty());
+        assert_eq!(reply.stop_reason, "tool_use");
+        assert!(reply.invalid_inputs.is_empty());
+        assert_eq!(
+            reply.content,
+            vec![
+                ContentBlock::ToolUse {
+                    id: "call_a".into(),
+                    name: "write_file".into(),
+                    input: json!({"path": "a.txt", "content": "line\né"}),
+                },
+                ContentBlock::ToolUse {
+                    id: "call_b".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "echo \"hi\""}),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn whole_calls_in_one_chunk_missing_or_repeated_index_and_empty_ids() {
+        // Ollama style: every call complete in one chunk, all with index 0 or none.
+        let chunks = [
+            call(Some(0), Some("x1"), Some("bash"), "{\"command\":\"ls\"}"),
+            call(Some(0), Some("x2"), Some("glob"), "{\"pattern\":\"*\"}"),
+            call(None, Some("x3"), Some("todo_read"), ""),
+            call(None, None, None, "{}"),
+            call(None, Some(""), Some("bash"), "{\"command\":\"pwd\"}"),
+            finish("stop"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let reply = reply.unwrap();
+        let calls: Vec<(String, String, Value)> = reply
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, input } => {
+                    Some((id.clone(), name.clone(), input.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("x1".into(), "bash".into(), json!({"command":"ls"})),
+                ("x2".into(), "glob".into(), json!({"pattern":"*"})),
+                ("x3".into(), "todo_read".into(), json!({})),
+                (calls[3].0.clone(), "bash".into(), json!({"command":"pwd"})),
+            ]
+        );
+        assert!(calls[3].0.starts_with("call_"), "{}", calls[3].0);
+        // finish_reason "stop" with calls still means the tools must run.
+        assert_eq!(reply.stop_reason, "tool_use");
+        assert!(reply.invalid_inputs.is_empty());
+    }
+
+    #[test]
+    fn generated_ids_never_collide() {
+        let chunks = [
+            call(Some(0), None, Some("bash"), "{}"),
+            call(Some(1), Some("call_0"), Some("bash"), "{}"),
+            finish("tool_calls"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let ids: Vec<String> = reply
+            .unwrap()
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert_ne!(ids[0], ids[1]);
+    }
+
+    #[test]
+    fn missing_done_after_finish_is_complete_and_before_finish_is_cut() {
+        let chunks = [delta(json!({"content":"ok"})), finish("stop")];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        assert_eq!(reply.unwrap().stop_reason, "end_turn");
+        let chunks = [
+            delta(json!({"content":"ok"})),
+            call(Some(0), Some("a"), Some("bash"), "{\"command\":"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        assert_eq!(reply.unwrap_err(), "cut");
+    }
+
+    #[test]
+    fn finish_reasons_are_mapped() {
+        for (wire, ours) in [
+            ("stop", "end_turn"),
+            ("tool_calls", "tool_use"),
+            ("length", "max_tokens"),
+            ("content_filter", "refusal"),
+            ("eos", "eos"),
+        ] {
+            let chunks = [delta(json!({"content":"x"})), finish(wire)];
+            let (reply, _) = run_chunks(&refs(&chunks));
+            assert_eq!(reply.unwrap().stop_reason, ours, "{wire}");
+        }
+    }
+
+    #[test]
+    fn usage_in_a_final_chunk_without_choices() {
+        let chunks = [
+            delta(json!({"content":"x"})),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})
+                .to_string(),
+            json!({"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":34}}).to_string(),
+            "[DONE]".to_string(),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        assert_eq!(
+            reply.unwrap().usage,
+            Usage {
+                input_tokens: 1200,
+                output_tokens: 34
+            }
+        );
+    }
+
+    #[test]
+    fn invalid_arguments_keep_the_call_with_an_empty_input() {
+        let chunks = [
+            call(Some(0), Some("a"), Some("bash"), "{\"command\": \"ls"),
+            call(Some(1), Some("b"), Some("bash"), "[1, 2]"),
+            call(Some(2), Some("c"), Some("todo_read"), "  "),
+            finish("tool_calls"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let reply = reply.unwrap();
+        assert_eq!(reply.content.len(), 3);
+        for b in &reply.content {
+            if let ContentBlock::ToolUse { input, .. } = b {
+                assert_eq!(input, &json!({}));
+            }
+        }
+        assert_eq!(reply.invalid_inputs.len(), 2);
+        assert_eq!(reply.invalid_inputs[0].0, "a");
+        assert!(reply.invalid_inputs[0].1.contains("not valid JSON"));
+        assert_eq!(reply.invalid_inputs[1].0, "b");
+        assert!(reply.invalid_inputs[1].1.contains("must be a JSON object"));
+    }
+
+    #[test]
+    fn error_chunks_and_malformed_chunks_are_classified() {
+        let overloaded = json!({"error":{"message":"That model is currently overloaded","type":"server_error","param":null,"code":null}}).to_string();
+        let (r, _) = run_chunks(&[&overloaded]);
+        assert_eq!(
+            r.unwrap_err(),
+            "retry: server_error: That model is currently overloaded"
+        );
+        let limited =
+            json!({"error":{"message":"slow","type":"requests","code":"rate_limit_exceeded"}})
+                .to_string();
+        assert!(run_chunks(&[&limited]).0.unwrap_err().starts_with("retry:"));
+        let gemini =
+            json!({"error":{"code":503,"message":"try later","status":"UNAVAILABLE"}}).to_string();
+        assert!(run_chunks(&[&gemini]).0.unwrap_err().starts_with("retry:"));
+        let bad =
+            json!({"error":{"message":"bad schema","type":"invalid_request_error"}}).to_string();
+        assert_eq!(
+            run_chunks(&[&bad]).0.unwrap_err(),
+            "fatal: the model service reported an error: invalid_request_error: bad schema"
+        );
+        let ollama = json!({"error":"model runner has unexpectedly stopped"}).to_string();
+        assert!(run_chunks(&[&ollama]).0.unwrap_err().starts_with("fatal:"));
+        let busy = json!({"error":"server busy, please try again"}).to_string();
+        assert!(run_chunks(&[&busy]).0.unwrap_err().starts_with("retry:"));
+        let (r, _) = run_chunks(&["{\"choices\":[{\"delta\":"]);
+        assert!(r.unwrap_err().starts_with("retry: malformed chunk"));
+    }
+
+    #[test]
+    fn text_tool_calls_are_flagged_not_run() {
+        let chunks = [
+            delta(json!({"content":"{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}"})),
+            finish("stop"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let reply = reply.unwrap();
+        assert_eq!(reply.stop_reason, TEXT_TOOL_CALL);
+        assert!(
+            reply
+                .content
+                .iter()
+                .all(|b| matches!(b, ContentBlock::Text { .. }))
+        );
+    }
+
+    #[test]
+    fn detector_recognises_written_tool_calls() {
+        for yes in [
+            r#"{"name": "bash", "arguments": {"command": "ls"}}"#,
+            "  {\"name\":\"write_file\",\"parameters\":{\"path\":\"a\"}}\n",
+            r#"[{"name": "glob", "arguments": "{\"pattern\":\"*\"}"}]"#,
+            r#"{"type":"function","function":{"name":"bash","arguments":{}}}"#,
+            "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>",
+            "Let me look.\n<tool_call>{\"name\":\"glob\"}</tool_call>",
+            "I'll list the files:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```",
+            "[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {}}]",
+            "<function=bash>{\"command\": \"ls\"}</function>",
+        ] {
+            assert!(looks_like_text_tool_call(yes), "should flag: {yes}");
+        }
+        for no in [
+            "",
+            "Done: I wrote notes/a.txt.",
+            r#"{"status": "ok"}"#,
+            r#"{"name": "Alice", "age": 3}"#,
+            "Here is the config:\n```json\n{\"debug\": true}\n```",
+            "```json\n{\"name\": \"bash\", \"arguments\": {}}\n```\nThat is the shape of a call.",
+            "Use `{\"name\": ...}` objects.",
+        ] {
+            assert!(!looks_like_text_tool_call(no), "should not flag: {no}");
+        }
+    }
+
+    #[test]
+    fn conversation_translates_to_chat_messages() {
+        let messages = vec![
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "make notes".into(),
+                    },
+                    ContentBlock::Text {
+                        text: "<reminder>plan first</reminder>".into(),
+                    },
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "Planning.".into(),
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_1".into(),
+                        name: "write_file".into(),
+                        input: json!({"path": "a.txt", "content": "x"}),
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_2".into(),
+                        name: "bash".into(),
+                        input: json!({"command": "ls"}),
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::ToolResult {
+                        tool_use_id: "call_1".into(),
+                        content: "wrote a.txt".into(),
+                        is_error: false,
+                    },
+                    ContentBlock::ToolResult {
+                        tool_use_id: "call_2".into(),
+                        content: "Error: exit 1".into(),
+                        is_error: true,
+                    },
+                    ContentBlock::Text {
+                        text: "<reminder>update the plan</reminder>".into(),
+                    },
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "call_3".into(),
+                    name: "todo_read".into(),
+                    input: json!({}),
+                }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "call_3".into(),
+                    content: "(no plan)".into(),
+                    is_error: false,
+                }],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "Done.".into(),
+                }],
+            },
+        ];
+        let tools = vec![ToolDef {
+            name: "bash",
+            description: "Run a command.",
+            input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        }];
+        let req = ModelRequest {
+            system: "You are Waypoint.",
+            messages: &messages,
+            tools: &tools,
+            max_tokens: 4096,
+        };
+        let body: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "qwen",
+                "messages": [
+                    {"role": "system", "content": "You are Waypoint."},
+                    {"role": "user", "content": "make notes\n\n<reminder>plan first</reminder>"},
+                    {"role": "assistant", "content": "Planning.", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": "{\"content\":\"x\",\"path\":\"a.txt\"}"}},
+                        {"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "wrote a.txt"},
+                    {"role": "tool", "tool_call_id": "call_2", "content": "Error: exit 1"},
+                    {"role": "user", "content": "<reminder>update the plan</reminder>"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_3", "type": "function", "function": {"name": "todo_read", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_3", "content": "(no plan)"},
+                    {"role": "assistant", "content": "Done."}
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "bash",
+                    "description": "Run a command.",
+                    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}
+                }}],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 4096
+            })
+        );
+    }
+
+    #[test]
+    fn no_tools_means_no_tools_field_and_model_is_required() {
+        let req = ModelRequest {
+            system: "",
+            messages: &[],
+            tools: &[],
+            max_tokens: 1,
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
+        assert!(body.get("tools").is_none());
+        assert_eq!(body["messages"], json!([]));
+        let err = OpenAiClient::new(OpenAiConfig {
+            api_key: None,
+            base_url: DEFAULT_BASE_URL.into(),
+            model: " ".into(),
+            retry: RetryPolicy::default(),
+            idle_timeout: Duration::from_secs(1),
+        })
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("OPENAI_MODEL"), "{err}");
+    }
+}

@@ -1,0 +1,209 @@
+//! From settings to a running engine: the provider client, the agent's
+//! limits, and the first-run help shown when no provider is usable.
+//! Invariant: a missing or wrong setting becomes one readable message that
+//! says what to do, never a panic.
+
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::AgentConfig;
+use crate::config::{ProviderKind, Settings};
+use crate::llm::anthropic::{AnthropicClient, AnthropicConfig};
+use crate::llm::openai::{OpenAiClient, OpenAiConfig};
+use crate::llm::retry::RetryPolicy;
+use crate::llm::scripted::{DEMO_SCENARIO, Scenario, ScriptedClient};
+use crate::llm::{LlmError, ModelClient};
+use crate::tools::ToolConfig;
+
+pub const OLLAMA_URL: &str = "http://localhost:11434/v1";
+
+pub fn agent_config(s: &Settings) -> AgentConfig {
+    AgentConfig {
+        max_tokens: s.max_tokens.value.max(1),
+        nag_every: s.nag_every.value,
+        max_rounds: s.max_turns.value.max(1),
+        tools: ToolConfig {
+            bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
+            output_cap: s.output_cap.value.max(256),
+            ..ToolConfig::default()
+        },
+        ..AgentConfig::default()
+    }
+}
+
+/// The model client the settings describe.
+pub fn build_client(
+    s: &Settings,
+    scenario: Option<&Path>,
+    retry_base: Duration,
+) -> Result<Arc<dyn ModelClient>, LlmError> {
+    let retry = RetryPolicy {
+        max_retries: s.max_retries.value,
+        base_delay: retry_base,
+        ..RetryPolicy::default()
+    };
+    let idle_timeout = Duration::from_secs(s.stream_idle_timeout.value.max(1));
+    let api_key = s.api_key.as_ref().map(|k| k.value.clone());
+    match s.provider.value {
+        ProviderKind::Scripted => {
+            let scenario = match scenario {
+                Some(path) => Scenario::load(path)?,
+                None => Scenario::parse(DEMO_SCENARIO)?,
+            };
+            Ok(Arc::new(ScriptedClient::new(scenario)))
+        }
+        ProviderKind::Anthropic => Ok(Arc::new(AnthropicClient::new(AnthropicConfig {
+            api_key: api_key.unwrap_or_default(),
+            base_url: s.base_url.value.clone(),
+            model: s.model.value.clone(),
+            retry,
+            idle_timeout,
+        })?)),
+        ProviderKind::Openai => {
+            let official = s.base_url.value.contains("api.openai.com");
+            if official && api_key.is_none() {
+                return Err(LlmError::Config(
+                    "no OpenAI API key: set OPENAI_API_KEY, or point base_url at a local server such as Ollama \
+(OPENAI_BASE_URL=http://localhost:11434/v1)"
+                        .into(),
+                ));
+            }
+            Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
+                api_key,
+                base_url: s.base_url.value.clone(),
+                model: s.model.value.clone(),
+                retry,
+                idle_timeout,
+            })?))
+        }
+    }
+}
+
+/// True when something answers on Ollama's port on this machine.
+pub fn ollama_running() -> bool {
+    let addr = SocketAddr::from(([127, 0, 0, 1], 11434));
+    TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok()
+}
+
+/// What a newcomer needs when no provider works: what was found, and the
+/// lines to put in the config file.
+pub fn first_run_help(
+    reason: &str,
+    config_path: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    ollama: bool,
+) -> String {
+    let has = |var: &str| env(var).is_some_and(|v| !v.trim().is_empty());
+    let yes_no = |b: bool| if b { "set" } else { "not set" };
+    let file = config_path
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "config.toml".into());
+    let mut text = format!(
+        "{reason}\n\nFound: ANTHROPIC_API_KEY {} · OPENAI_API_KEY {} · Ollama {}.\n",
+        yes_no(has("ANTHROPIC_API_KEY")),
+        yes_no(has("OPENAI_API_KEY")),
+        if ollama {
+            "answering on localhost:11434"
+        } else {
+            "not answering on localhost:11434"
+        }
+    );
+    let lines = if ollama {
+        "provider = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n(and model = \"<a model you pulled, e.g. qwen2.5-coder:7b>\")"
+    } else if has("OPENAI_API_KEY") {
+        "provider = \"openai\"\nmodel = \"gpt-4o-mini\""
+    } else {
+        "provider = \"anthropic\"\n(and export ANTHROPIC_API_KEY=sk-ant-…)"
+    };
+    text.push_str(&format!(
+        "To set one up, add to {file}:\n{lines}\n\nOr watch the offline demo: waypoint --demo"
+    ));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Inputs, Layer, resolve};
+
+    fn settings(env: &[(&str, &str)], flags: Layer) -> Settings {
+        let map: std::collections::HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let lookup = move |k: &str| map.get(k).cloned();
+        resolve(Inputs {
+            flags,
+            profile: None,
+            env: &lookup,
+            file: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn missing_keys_explain_themselves() {
+        let s = settings(&[], Layer::default());
+        let e = build_client(&s, None, Duration::from_millis(1))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("ANTHROPIC_API_KEY"));
+        let s = settings(
+            &[],
+            Layer {
+                provider: Some(ProviderKind::Openai),
+                ..Layer::default()
+            },
+        );
+        let e = build_client(&s, None, Duration::from_millis(1))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("OPENAI_API_KEY") && e.to_string().contains("11434"));
+        // A local server needs no key.
+        let s = settings(
+            &[("OPENAI_BASE_URL", OLLAMA_URL), ("OPENAI_MODEL", "qwen")],
+            Layer {
+                provider: Some(ProviderKind::Openai),
+                ..Layer::default()
+            },
+        );
+        assert!(build_client(&s, None, Duration::from_millis(1)).is_ok());
+    }
+
+    #[test]
+    fn first_run_help_names_what_it_found_and_the_lines_to_add() {
+        let env = |k: &str| (k == "OPENAI_API_KEY").then(|| "sk-x".to_string());
+        let text = first_run_help(
+            "No model provider is configured.",
+            Some(Path::new("/c/config.toml")),
+            &env,
+            false,
+        );
+        assert!(
+            text.contains("ANTHROPIC_API_KEY not set · OPENAI_API_KEY set · Ollama not answering")
+        );
+        assert!(
+            text.contains("add to /c/config.toml:\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"")
+        );
+        let none = |_: &str| None;
+        let text = first_run_help("x", None, &none, true);
+        assert!(text.contains("base_url = \"http://localhost:11434/v1\""));
+        assert!(text.contains("waypoint --demo"));
+    }
+
+    #[test]
+    fn agent_limits_come_from_settings() {
+        let s = settings(
+            &[
+                ("WAYPOINT_NAG_EVERY", "0"),
+                ("WAYPOINT_BASH_TIMEOUT", "9000"),
+            ],
+            Layer::default(),
+        );
+        let c = agent_config(&s);
+        assert_eq!(c.nag_every, 0);
+        assert_eq!(c.tools.bash_default_timeout, Duration::from_secs(600));
+    }
+}
