@@ -1,0 +1,153 @@
+//! TUI benchmarks (criterion): time to the first frame, and the cost of one
+//! frame for a 100,000-line conversation and a 10 MB tool output, folded
+//! and expanded, compared with a short session (the ratio shows the cost
+//! does not grow with length). `cargo bench --bench tui`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use waypoint::events::{Event, ToolStatus};
+use waypoint::tui::state::{App, Focus};
+use waypoint::tui::style::Palette;
+use waypoint::tui::{update, view};
+
+const W: u16 = 120;
+const H: u16 = 40;
+
+fn app_with_lines(lines: usize, per_entry: usize, now: Instant) -> App {
+    let mut app = App::new("claude-bench", "/work/project", Palette::colored(), now);
+    update::on_event(&mut app, Event::TurnStarted { resumed: false }, now);
+    let mut n = 0;
+    while n < lines {
+        update::on_event(&mut app, Event::RoundStarted { round: 1 }, now);
+        let mut text = String::new();
+        for i in 0..per_entry.min(lines - n) {
+            text.push_str(&format!(
+                "Line {} of the reply with `code` and **bold** words.\n",
+                n + i
+            ));
+        }
+        n += per_entry;
+        update::on_event(&mut app, Event::TextDelta { text }, now);
+    }
+    app
+}
+
+fn app_with_output(bytes: usize, now: Instant) -> App {
+    let mut app = App::new("claude-bench", "/work/project", Palette::colored(), now);
+    let begin = Event::ToolCallBegin {
+        id: "t".into(),
+        name: "bash".into(),
+        summary: "cat big.log".into(),
+        input: json!({"command": "cat big.log"}),
+        plan_item_id: None,
+        plan_item: None,
+    };
+    update::on_event(&mut app, begin, now);
+    let chunk =
+        "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 log line\n"
+            .repeat(400);
+    let mut sent = 0;
+    while sent < bytes {
+        update::on_event(
+            &mut app,
+            Event::ToolCallOutputDelta {
+                id: "t".into(),
+                chunk: chunk.clone(),
+            },
+            now,
+        );
+        sent += chunk.len();
+    }
+    let end = Event::ToolCallEnd {
+        id: "t".into(),
+        name: "bash".into(),
+        status: ToolStatus::Ok,
+        duration_ms: 900,
+        output: String::new(),
+    };
+    update::on_event(&mut app, end, now);
+    app
+}
+
+fn frame(term: &mut Terminal<TestBackend>, app: &App, now: Instant) {
+    term.draw(|f| view::draw(f, app, now)).unwrap();
+}
+
+fn first_frame(c: &mut Criterion) {
+    c.bench_function("tui/first_frame_120x40", |b| {
+        b.iter(|| {
+            let now = Instant::now();
+            let app = App::new("claude-bench", "/work/project", Palette::colored(), now);
+            let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
+            frame(&mut term, &app, now);
+            black_box(term.backend().buffer().area);
+        })
+    });
+}
+
+fn frames(c: &mut Criterion) {
+    let now = Instant::now();
+    let mut group = c.benchmark_group("tui/frame");
+    group.measurement_time(Duration::from_secs(4));
+    let cases: Vec<(&str, App)> = vec![
+        ("conversation_100_lines", app_with_lines(100, 50, now)),
+        (
+            "conversation_100k_lines_in_50_line_replies",
+            app_with_lines(100_000, 50, now),
+        ),
+        (
+            "conversation_100k_lines_in_one_reply",
+            app_with_lines(100_000, 100_000, now),
+        ),
+        (
+            "tool_output_10MB_folded",
+            app_with_output(10 * 1024 * 1024, now),
+        ),
+        ("tool_output_10MB_expanded", {
+            let mut a = app_with_output(10 * 1024 * 1024, now);
+            a.focus = Focus::Trace;
+            update::on_key(
+                &mut a,
+                KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+                now,
+            );
+            a
+        }),
+    ];
+    for (name, app) in &cases {
+        let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
+        frame(&mut term, app, now); // wraps and caches once, as the first frame after a change does
+        group.bench_function(*name, |b| b.iter(|| frame(&mut term, app, now)));
+    }
+    // Scrolled to the middle of the long conversation.
+    let mut scrolled = app_with_lines(100_000, 50, now);
+    scrolled.focus = Focus::Conversation;
+    let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
+    frame(&mut term, &scrolled, now);
+    for _ in 0..1000 {
+        update::on_key(
+            &mut scrolled,
+            KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE),
+            now,
+        );
+    }
+    frame(&mut term, &scrolled, now);
+    group.bench_function("conversation_100k_lines_scrolled_up", |b| {
+        b.iter(|| frame(&mut term, &scrolled, now))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).warm_up_time(Duration::from_millis(500));
+    targets = first_frame, frames
+}
+criterion_main!(benches);
