@@ -260,22 +260,49 @@ async fn config_shows_each_value_and_its_source_with_keys_masked() {
     )
     .await;
     assert_eq!(code, 0, "{err}");
-    let line = |key: &str| out.lines().find(|l| l.starts_with(&format!("{key} ="))).unwrap_or_default().to_string();
-    assert!(line("provider").contains("\"openai\"") && line("provider").contains("# profile local"), "{out}");
+    let line = |key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{key} =")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("provider").contains("\"openai\"") && line("provider").contains("# profile local"),
+        "{out}"
+    );
     assert!(line("model").contains("qwen2.5-coder:7b"));
     assert!(line("nag_every").contains("# file"), "{out}");
-    assert!(line("max_tokens").contains("1000") && line("max_tokens").contains("# flag --max-tokens"));
-    assert!(line("api_key").contains("sk-p…9876") && line("api_key").contains("# env OPENAI_API_KEY"));
+    assert!(
+        line("max_tokens").contains("1000") && line("max_tokens").contains("# flag --max-tokens")
+    );
+    assert!(
+        line("api_key").contains("sk-p…9876") && line("api_key").contains("# env OPENAI_API_KEY")
+    );
     assert!(!out.contains("supersecret"));
 
-    let (code, _, err) =
-        output(waypoint(dir.path()).args(["config", "--profile", "nope"]).env("WAYPOINT_CONFIG", &cfg)).await;
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .args(["config", "--profile", "nope"])
+            .env("WAYPOINT_CONFIG", &cfg),
+    )
+    .await;
     assert_eq!(code, 1);
-    assert!(err.contains("profile `nope` is not in the config file; it has: local"), "{err}");
+    assert!(
+        err.contains("profile `nope` is not in the config file; it has: local"),
+        "{err}"
+    );
     std::fs::write(&cfg, "nag_evry = 5\n").unwrap();
-    let (code, _, err) = output(waypoint(dir.path()).arg("config").env("WAYPOINT_CONFIG", &cfg)).await;
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .arg("config")
+            .env("WAYPOINT_CONFIG", &cfg),
+    )
+    .await;
     assert_eq!(code, 1);
-    assert!(err.contains("is not valid") && err.contains("nag_evry"), "{err}");
+    assert!(
+        err.contains("is not valid") && err.contains("nag_evry"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -284,6 +311,9 @@ async fn completions_for_each_shell() {
     for shell in ["bash", "zsh", "fish"] {
         let (code, out, err) = output(waypoint(dir.path()).args(["completions", shell])).await;
         assert_eq!(code, 0, "{err}");
-        assert!(out.contains("workspace") && out.contains("profile") && out.contains("completions"), "{shell}: {out}");
+        assert!(
+            out.contains("workspace") && out.contains("profile") && out.contains("completions"),
+            "{shell}: {out}"
+        );
     }
 }

@@ -13,14 +13,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, TurnEnd};
 use crate::events::{AbortReason, Event, ToolStatus};
+use crate::llm::openai::TEXT_TOOL_CALL;
 use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
 use crate::tools::{self, ToolEnv, ToolOutput};
+
+/// Corrective messages per turn for tool calls written as text.
+const MAX_CORRECTIONS: u32 = 2;
+const TEXT_TOOL_CALL_NOTE: &str = "Your last reply wrote a tool call as text, so nothing was run. To use a tool, \
+call it through the tools interface (a structured tool call), not in your message text.";
 
 const NOT_RUN_RESULT: &str = "not run: the user interrupted the turn before this call started.";
 
 impl Agent {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
         let mut round = 0;
+        let mut corrections = 0;
         loop {
             if round >= self.config.max_rounds {
                 self.emit(Event::TurnAborted {
@@ -95,6 +102,19 @@ impl Agent {
                 })
                 .collect();
             self.conversation.push_assistant(reply.content);
+            if calls.is_empty()
+                && reply.stop_reason == TEXT_TOOL_CALL
+                && corrections < MAX_CORRECTIONS
+            {
+                // The model wrote a tool call as text: it was not run; say how to call tools.
+                corrections += 1;
+                self.emit(Event::Error {
+                    message: "The model wrote a tool call as text; it was not run, and the model was asked to use the tools API."
+                        .into(),
+                });
+                self.conversation.push_user_text(TEXT_TOOL_CALL_NOTE);
+                continue;
+            }
             if calls.is_empty() {
                 self.emit(Event::TurnComplete {
                     stop_reason: reply.stop_reason,

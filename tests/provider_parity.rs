@@ -1,0 +1,272 @@
+//! Provider parity: one scripted task played through the Anthropic and the
+//! OpenAI-compatible providers, each against its own loopback server and
+//! temp workspace. Invariant: the engine sees the same thing either way —
+//! the same plan states, tool calls, tool outputs and files.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod common_openai;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use waypoint::agent::{Agent, AgentConfig};
+use waypoint::events::{Event, Op, ToolStatus};
+use waypoint::llm::ModelClient;
+use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
+use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
+use waypoint::llm::retry::RetryPolicy;
+use waypoint::tools::Workspace;
+
+/// One model turn: optional text, then tool calls.
+struct Step {
+    text: &'static str,
+    calls: Vec<(&'static str, Value)>,
+}
+
+fn plan(items: &[(&str, &str)]) -> Value {
+    common::plan(items)
+}
+
+fn script() -> Vec<Step> {
+    vec![
+        Step {
+            text: "I'll plan first.",
+            calls: vec![(
+                "todo_write",
+                plan(&[
+                    ("Write the greeting", "in_progress"),
+                    ("List the files", "pending"),
+                    ("Report", "pending"),
+                ]),
+            )],
+        },
+        Step {
+            text: "",
+            calls: vec![(
+                "write_file",
+                json!({"path": "src/hello.sh", "content": "#!/bin/sh\necho \"héllo 😀\"\n"}),
+            )],
+        },
+        Step {
+            text: "",
+            calls: vec![(
+                "todo_write",
+                plan(&[
+                    ("Write the greeting", "completed"),
+                    ("List the files", "in_progress"),
+                    ("Report", "pending"),
+                ]),
+            )],
+        },
+        Step {
+            text: "",
+            calls: vec![("bash", json!({"command": "ls"}))],
+        },
+        Step {
+            text: "",
+            calls: vec![(
+                "todo_write",
+                plan(&[
+                    ("Write the greeting", "completed"),
+                    ("List the files", "completed"),
+                    ("Report", "completed"),
+                ]),
+            )],
+        },
+        Step {
+            text: "Done: src/hello.sh greets.",
+            calls: vec![],
+        },
+    ]
+}
+
+fn retry() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 1,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_secs(1),
+    }
+}
+
+/// What the engine made of the task.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    plans: Vec<Vec<(String, String)>>,
+    calls: Vec<(String, ToolStatus, String)>,
+    files: BTreeMap<String, String>,
+    text: String,
+    end: String,
+}
+
+fn files_under(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(root, &path, out);
+        } else {
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            out.insert(rel, std::fs::read_to_string(&path).unwrap());
+        }
+    }
+}
+
+async fn play(client: Arc<dyn ModelClient>, dir: &Path) -> Outcome {
+    let mut handle = Agent::spawn(client, Workspace::new(dir).unwrap(), AgentConfig::default());
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "Write a greeting script and list the files.".into(),
+        })
+        .unwrap();
+    let mut outcome = Outcome {
+        plans: Vec::new(),
+        calls: Vec::new(),
+        files: BTreeMap::new(),
+        text: String::new(),
+        end: String::new(),
+    };
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+            .await
+            .expect("engine went quiet")
+            .expect("engine stopped");
+        match ev {
+            Event::PlanUpdated { items, .. } => outcome.plans.push(
+                items
+                    .iter()
+                    .map(|i| {
+                        let status = serde_json::to_value(i.status).unwrap();
+                        (i.content.clone(), status.as_str().unwrap().to_string())
+                    })
+                    .collect(),
+            ),
+            Event::ToolCallEnd {
+                name,
+                status,
+                output,
+                ..
+            } => outcome.calls.push((name, status, output)),
+            Event::TextDelta { text } => outcome.text.push_str(&text),
+            Event::TurnComplete {
+                stop_reason,
+                open_items,
+            } => {
+                outcome.end = format!("{stop_reason}, {open_items} open");
+                break;
+            }
+            Event::TurnAborted { message, .. } => panic!("aborted: {message}"),
+            _ => {}
+        }
+    }
+    files_under(dir, dir, &mut outcome.files);
+    outcome
+}
+
+async fn via_anthropic() -> Outcome {
+    let replies = script()
+        .into_iter()
+        .map(|step| {
+            let mut turn = common::Turn::text(step.text);
+            for (name, input) in step.calls {
+                turn = turn.with_tool(name, input);
+            }
+            turn.json_piece = 7;
+            common::sse_split(turn, vec![3, 5, 8])
+        })
+        .collect();
+    let server = common::FakeServer::start(replies).await;
+    let client = AnthropicClient::new(AnthropicConfig {
+        api_key: "k".into(),
+        base_url: server.url.clone(),
+        model: "claude-test".into(),
+        retry: retry(),
+        idle_timeout: Duration::from_secs(10),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = play(Arc::new(client), dir.path()).await;
+    assert_eq!(server.requests().len(), 6);
+    outcome
+}
+
+async fn via_openai() -> Outcome {
+    let replies = script()
+        .into_iter()
+        .map(|step| {
+            let mut turn = common_openai::Turn::text(step.text);
+            for (name, input) in step.calls {
+                turn = turn.with_tool(name, input);
+            }
+            common_openai::chat_split(turn.pieces(7, false), vec![3, 5, 8])
+        })
+        .collect();
+    let server = common_openai::FakeServer::start(replies).await;
+    let client = OpenAiClient::new(OpenAiConfig {
+        api_key: None,
+        base_url: server.url.clone(),
+        model: "qwen-test".into(),
+        retry: retry(),
+        idle_timeout: Duration::from_secs(10),
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = play(Arc::new(client), dir.path()).await;
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 6);
+    for q in &reqs {
+        common_openai::assert_valid_chat_request(&q.body);
+    }
+    outcome
+}
+
+#[tokio::test]
+async fn the_same_task_gives_the_same_result_through_both_providers() {
+    let anthropic = via_anthropic().await;
+    let openai = via_openai().await;
+
+    let names: Vec<&str> = anthropic.calls.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "todo_write",
+            "write_file",
+            "todo_write",
+            "bash",
+            "todo_write"
+        ]
+    );
+    assert!(
+        anthropic.calls.iter().all(|(_, s, _)| *s == ToolStatus::Ok),
+        "{:?}",
+        anthropic.calls
+    );
+    assert_eq!(anthropic.plans.len(), 3);
+    assert!(
+        anthropic.plans[2]
+            .iter()
+            .all(|(_, status)| status == "completed")
+    );
+    assert_eq!(
+        anthropic.files.get("src/hello.sh").map(String::as_str),
+        Some("#!/bin/sh\necho \"héllo 😀\"\n")
+    );
+    assert!(
+        anthropic.calls[3].2.contains("src"),
+        "{:?}",
+        anthropic.calls
+    );
+    assert_eq!(anthropic.end, "end_turn, 0 open");
+
+    assert_eq!(openai.plans, anthropic.plans, "plan states");
+    let openai_names: Vec<&str> = openai.calls.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(openai_names, names, "tool calls");
+    assert_eq!(openai.calls, anthropic.calls, "tool statuses and outputs");
+    assert_eq!(openai.files, anthropic.files, "files");
+    assert_eq!(openai.text, anthropic.text);
+    assert_eq!(openai, anthropic);
+}
