@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
+use crate::tools::json_type;
 use serde_json::Value;
 
 pub const MAX_ITEMS: usize = 20;
@@ -359,17 +360,6 @@ fn label(index: usize, content: Option<&str>) -> String {
             format!("item {} ({:?})", index + 1, shown)
         }
         None => format!("item {}", index + 1),
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

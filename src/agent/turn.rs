@@ -91,16 +91,7 @@ impl Agent {
                 total_input_tokens: self.totals.input_tokens,
                 total_output_tokens: self.totals.output_tokens,
             });
-            let calls: Vec<(String, String, Value)> = reply
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::ToolUse { id, name, input } => {
-                        Some((id.clone(), name.clone(), input.clone()))
-                    }
-                    _ => None,
-                })
-                .collect();
+            let calls = reply.tool_calls();
             self.conversation.push_assistant(reply.content);
             if calls.is_empty()
                 && reply.stop_reason == TEXT_TOOL_CALL

@@ -78,6 +78,21 @@ pub struct AssistantReply {
     pub invalid_inputs: Vec<(String, String)>,
 }
 
+impl AssistantReply {
+    /// The tool calls of the reply, in order: (id, name, input).
+    pub fn tool_calls(&self) -> Vec<(String, String, Value)> {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, input } => {
+                    Some((id.clone(), name.clone(), input.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// What a client reports while it streams.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {

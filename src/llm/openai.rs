@@ -836,16 +836,7 @@ mod tests {
         ];
         let (reply, _) = run_chunks(&refs(&chunks));
         let reply = reply.unwrap();
-        let calls: Vec<(String, String, Value)> = reply
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::ToolUse { id, name, input } => {
-                    Some((id.clone(), name.clone(), input.clone()))
-                }
-                _ => None,
-            })
-            .collect();
+        let calls = reply.tool_calls();
         assert_eq!(
             calls,
             vec![
