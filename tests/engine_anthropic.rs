@@ -4,23 +4,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod engine_support;
+mod loopback;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
+use engine_support::*;
 use serde_json::{Value, json};
-use waypoint::agent::{Agent, AgentConfig, AgentHandle, reminders::INITIAL_REMINDER};
+use waypoint::agent::{AgentConfig, reminders::INITIAL_REMINDER};
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use waypoint::llm::retry::RetryPolicy;
-use waypoint::tools::Workspace;
 
-struct Rig {
-    server: FakeServer,
-    handle: AgentHandle,
-    dir: tempfile::TempDir,
-}
+type Rig = engine_support::Rig<Anthropic>;
 
 fn anthropic(url: &str, max_retries: u32) -> Arc<AnthropicClient> {
     Arc::new(
@@ -40,75 +38,11 @@ fn anthropic(url: &str, max_retries: u32) -> Arc<AnthropicClient> {
 }
 
 async fn rig_with(replies: Vec<Reply>, config: AgentConfig, max_retries: u32) -> Rig {
-    let server = FakeServer::start(replies).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let workspace = Workspace::new(dir.path()).expect("workspace");
-    let handle = Agent::spawn(anthropic(&server.url, max_retries), workspace, config);
-    Rig {
-        server,
-        handle,
-        dir,
-    }
+    Rig::start(replies, config, |url| anthropic(url, max_retries)).await
 }
 
 async fn rig(replies: Vec<Reply>) -> Rig {
     rig_with(replies, AgentConfig::default(), 3).await
-}
-
-impl Rig {
-    fn submit(&self, text: &str) {
-        self.handle
-            .ops
-            .send(Op::Submit { text: text.into() })
-            .expect("engine alive");
-    }
-
-    /// Events until the turn completes or aborts.
-    async fn turn_events(&mut self) -> Vec<Event> {
-        let mut out = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(Duration::from_secs(30), self.handle.events.recv())
-                .await
-                .expect("engine went quiet for 30 s")
-                .expect("engine stopped");
-            let end = matches!(ev, Event::TurnComplete { .. } | Event::TurnAborted { .. });
-            out.push(ev);
-            if end {
-                return out;
-            }
-        }
-    }
-
-    /// Waits for a specific event and returns the events seen so far.
-    async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
-        let mut out = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(Duration::from_secs(30), self.handle.events.recv())
-                .await
-                .expect("engine went quiet for 30 s")
-                .expect("engine stopped");
-            let hit = pred(&ev);
-            out.push(ev);
-            if hit {
-                return out;
-            }
-        }
-    }
-}
-
-fn tool_ends(events: &[Event]) -> Vec<(String, ToolStatus, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallEnd {
-                name,
-                status,
-                output,
-                ..
-            } => Some((name.clone(), *status, output.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Checks the API's pairing rule on a recorded request.
@@ -226,13 +160,10 @@ async fn multi_turn_task_with_plan_updates_completes() {
         assert!(rendered.contains("[>] List files <- Doing List files"));
     }
     // The bash call is tagged with the plan item in progress when it ran.
-    let bash_item = events.iter().find_map(|e| match e {
-        Event::ToolCallBegin {
-            name, plan_item, ..
-        } if name == "bash" => Some(plan_item.clone()),
-        _ => None,
-    });
-    assert_eq!(bash_item, Some(Some("List files".to_string())));
+    assert_eq!(
+        plan_item_of(&events, "bash"),
+        Some(Some("List files".to_string()))
+    );
 
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 5);
@@ -256,15 +187,7 @@ async fn multi_turn_task_with_plan_updates_completes() {
             .contains("(0/3 completed)")
     );
     // Usage is summed over the session.
-    let last_usage = events.iter().rev().find_map(|e| match e {
-        Event::Usage {
-            total_input_tokens,
-            total_output_tokens,
-            ..
-        } => Some((*total_input_tokens, *total_output_tokens)),
-        _ => None,
-    });
-    assert_eq!(last_usage, Some((500, 210)));
+    assert_eq!(last_usage(&events), Some((500, 210)));
 }
 
 #[tokio::test]
@@ -280,22 +203,12 @@ async fn tool_input_split_across_many_deltas_and_awkward_chunks() {
     .await;
     r.submit("write it");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert_eq!(
         std::fs::read_to_string(r.dir.path().join("u.txt")).unwrap(),
         content
     );
-    let text: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(text, "Écrire 😀 okfin ✓");
+    assert_eq!(streamed_text(&events), "Écrire 😀 okfin ✓");
 }
 
 #[tokio::test]
@@ -310,36 +223,20 @@ async fn stream_cut_mid_message_is_retried_and_no_tool_runs_twice() {
             chunk_sizes: vec![9],
             cut_after: Some(cut),
         },
-        Reply::Sse {
-            body,
-            chunk_sizes: vec![13],
-            cut_after: None,
-        },
+        Reply::stream(body, vec![13]),
         sse(Turn::text("ok")),
     ])
     .await;
     r.submit("run");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert_eq!(
         std::fs::read_to_string(r.dir.path().join("log.txt")).unwrap(),
         "ran\n"
     );
+    assert_eq!(count(&events, |e| matches!(e, Event::Retrying { .. })), 1);
     assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::Retrying { .. }))
-            .count(),
-        1
-    );
-    assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::ToolCallBegin { .. }))
-            .count(),
+        count(&events, |e| matches!(e, Event::ToolCallBegin { .. })),
         1
     );
     let reqs = r.server.requests();
@@ -366,16 +263,8 @@ async fn rate_limit_429_honours_retry_after() {
     let started = Instant::now();
     r.submit("hi");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
-    let retry = events.iter().find_map(|e| match e {
-        Event::Retrying {
-            delay_ms,
-            reason,
-            attempt,
-        } => Some((*delay_ms, reason.clone(), *attempt)),
-        _ => None,
-    });
-    let (delay, reason, attempt) = retry.expect("a retry event");
+    assert_completed(&events);
+    let (delay, reason, attempt) = first_retry(&events).expect("a retry event");
     assert_eq!((delay, attempt), (1000, 1));
     assert!(
         reason.contains("429") && reason.contains("slow down"),
@@ -398,20 +287,13 @@ async fn client_errors_are_not_retried_and_read_clearly() {
     .await;
     r.submit("hi");
     let events = r.turn_events().await;
-    match events.last() {
-        Some(Event::TurnAborted {
-            reason: AbortReason::Failed,
-            message,
-        }) => {
-            assert!(
-                message.contains("401")
-                    && message.contains("invalid x-api-key")
-                    && message.contains("ANTHROPIC_API_KEY"),
-                "{message}"
-            );
-        }
-        other => panic!("expected a failed turn, got {other:?}"),
-    }
+    let message = failure(&events);
+    assert!(
+        message.contains("401")
+            && message.contains("invalid x-api-key")
+            && message.contains("ANTHROPIC_API_KEY"),
+        "{message}"
+    );
     assert_eq!(r.server.requests().len(), 1);
 }
 
@@ -431,24 +313,17 @@ async fn overload_retries_are_bounded_then_the_session_goes_on() {
     .await;
     r.submit("hi");
     let events = r.turn_events().await;
-    match events.last() {
-        Some(Event::TurnAborted {
-            reason: AbortReason::Failed,
-            message,
-        }) => {
-            assert!(
-                message.contains("gave up after 3 attempts") && message.contains("Overloaded"),
-                "{message}"
-            );
-        }
-        other => panic!("expected a failed turn, got {other:?}"),
-    }
+    let message = failure(&events);
+    assert!(
+        message.contains("gave up after 3 attempts") && message.contains("Overloaded"),
+        "{message}"
+    );
     assert_eq!(r.server.requests().len(), 3);
     // The user can resume once the service is back; the request is still valid.
     r.server.push(sse(Turn::text("back")));
     r.handle.ops.send(Op::Resume).unwrap();
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&events);
     assert_valid_request(&r.server.requests()[3].body);
 }
 
@@ -481,10 +356,7 @@ async fn invalid_plan_is_refused_and_the_loop_recovers() {
     );
     assert_eq!(ends[1].1, ToolStatus::Ok);
     assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::PlanUpdated { .. }))
-            .count(),
+        count(&events, |e| matches!(e, Event::PlanUpdated { .. })),
         1
     );
     let reqs = r.server.requests();
@@ -500,7 +372,7 @@ async fn malformed_input_and_unknown_tools_get_error_results() {
     let mut r = rig(vec![sse(bad), sse(Turn::text("sorry"))]).await;
     r.submit("go");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&events);
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 3);
     assert!(
@@ -536,7 +408,7 @@ async fn nag_appears_exactly_after_n_rounds_without_a_plan_update() {
     let mut r = rig_with(replies, config, 0).await;
     r.submit("work");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&events);
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 9);
     let nagged: Vec<usize> = reqs
@@ -625,10 +497,7 @@ async fn interrupt_kills_a_long_bash_and_the_next_request_is_valid() {
     r.server.push(sse(Turn::text("resumed fine")));
     r.handle.ops.send(Op::Resume).unwrap();
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     let reqs = r.server.requests();
     let last = reqs.last().unwrap();
     assert_valid_request(&last.body);
@@ -663,7 +532,7 @@ async fn interrupt_during_streaming_then_new_message_is_valid() {
     r.server.push(sse(Turn::text("ok, shorter")));
     r.submit("be brief");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&events);
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 2);
     assert_valid_request(&reqs[1].body);
@@ -698,13 +567,13 @@ async fn a_message_sent_while_running_is_queued_for_the_next_turn() {
     assert!(matches!(seen.last(), Some(Event::Queued { text }) if text == "second"));
     std::fs::write(r.dir.path().join("go"), "").unwrap();
     let first = r.turn_events().await;
-    assert!(matches!(first.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&first);
     assert!(
         !first.iter().any(|e| matches!(e, Event::TurnStarted { .. })),
         "no new turn before the first ends"
     );
     let second = r.turn_events().await;
-    assert!(matches!(second.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&second);
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 3);
     assert_eq!(reqs[2].last_user_texts(), vec!["second".to_string()]);
@@ -785,28 +654,14 @@ async fn an_error_event_mid_stream_is_retried() {
         &full[..cut - "event: ".len()]
     );
     let mut r = rig(vec![
-        Reply::Sse {
-            body: broken,
-            chunk_sizes: vec![17],
-            cut_after: None,
-        },
+        Reply::stream(broken, vec![17]),
         sse(Turn::text("steady answer")),
     ])
     .await;
     r.submit("hi");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
-    let reasons: Vec<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Retrying { reason, .. } => Some(reason.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(reasons, ["overloaded_error: Overloaded"]);
+    assert_completed(&events);
+    assert_eq!(retry_reasons(&events), ["overloaded_error: Overloaded"]);
 }
 
 #[tokio::test]
@@ -820,63 +675,49 @@ async fn a_json_answer_instead_of_a_stream_fails_clearly() {
     .await;
     r.submit("hi");
     let events = r.turn_events().await;
-    match events.last() {
-        Some(Event::TurnAborted {
-            reason: AbortReason::Failed,
-            message,
-        }) => {
-            assert!(
-                message.contains("text/event-stream") && message.contains("streaming disabled"),
-                "{message}"
-            );
-        }
-        other => panic!("expected a failed turn, got {other:?}"),
-    }
+    let message = failure(&events);
+    assert!(
+        message.contains("text/event-stream") && message.contains("streaming disabled"),
+        "{message}"
+    );
     assert_eq!(r.server.requests().len(), 1, "not retried");
 }
 
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_and_is_retried() {
-    let server = FakeServer::start(vec![Reply::Silent, sse(Turn::text("finally"))]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let client = AnthropicClient::new(AnthropicConfig {
-        api_key: "k".into(),
-        base_url: server.url.clone(),
-        model: "m".into(),
-        retry: RetryPolicy {
-            max_retries: 2,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(1),
-        },
-        idle_timeout: Duration::from_millis(300),
-    })
-    .unwrap();
-    let mut handle = Agent::spawn(
-        Arc::new(client),
-        Workspace::new(dir.path()).unwrap(),
+    let mut r = Rig::start(
+        vec![Reply::Silent, sse(Turn::text("finally"))],
         AgentConfig::default(),
-    );
-    handle.ops.send(Op::Submit { text: "hi".into() }).unwrap();
-    let mut retried = None;
-    loop {
-        match tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap()
-        {
-            Event::Retrying { reason, .. } => retried = Some(reason),
-            Event::TurnComplete { .. } => break,
-            Event::TurnAborted { message, .. } => panic!("aborted: {message}"),
-            _ => {}
-        }
+        |url| {
+            Arc::new(
+                AnthropicClient::new(AnthropicConfig {
+                    api_key: "k".into(),
+                    base_url: url.into(),
+                    model: "m".into(),
+                    retry: RetryPolicy {
+                        max_retries: 2,
+                        base_delay: Duration::from_millis(10),
+                        max_delay: Duration::from_secs(1),
+                    },
+                    idle_timeout: Duration::from_millis(300),
+                })
+                .unwrap(),
+            )
+        },
+    )
+    .await;
+    r.submit("hi");
+    let events = r.turn_events().await;
+    if let Some(Event::TurnAborted { message, .. }) = events.last() {
+        panic!("aborted: {message}");
     }
-    let reason = retried.expect("a retry");
+    let reason = retry_reasons(&events).pop().expect("a retry");
     assert!(
         reason.contains("no answer for 0.3 s while waiting for the response")
             || reason.contains("waiting for the response"),
         "{reason}"
     );
-    assert_eq!(server.requests().len(), 2);
+    assert_eq!(r.server.requests().len(), 2);
 }
 
 #[test]

@@ -6,14 +6,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common_openai;
+mod engine_support;
+mod loopback;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common_openai::*;
+use engine_support::*;
 use serde_json::{Value, json};
-use waypoint::agent::{Agent, AgentConfig, AgentHandle, reminders::INITIAL_REMINDER};
-use waypoint::events::{AbortReason, Event, Op, ToolStatus};
+use waypoint::agent::{Agent, AgentConfig, reminders::INITIAL_REMINDER};
+use waypoint::events::{Event, Op, ToolStatus};
 use waypoint::llm::openai::{OpenAiClient, OpenAiConfig, TEXT_TOOL_CALL};
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent};
@@ -55,127 +58,28 @@ fn client(url: &str, o: &Opts) -> OpenAiClient {
     .expect("client")
 }
 
-struct Rig {
-    server: FakeServer,
-    handle: AgentHandle,
-    dir: tempfile::TempDir,
-}
+type Rig = engine_support::Rig<OpenAi>;
 
 async fn rig_with(replies: Vec<Reply>, o: Opts) -> Rig {
-    let server = FakeServer::start(replies).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let workspace = Workspace::new(dir.path()).expect("workspace");
-    let handle = Agent::spawn(
-        Arc::new(client(&server.url, &o)),
-        workspace,
-        AgentConfig::default(),
-    );
-    Rig {
-        server,
-        handle,
-        dir,
-    }
+    Rig::start(replies, AgentConfig::default(), |url| {
+        Arc::new(client(url, &o))
+    })
+    .await
 }
 
 async fn rig(replies: Vec<Reply>) -> Rig {
     rig_with(replies, Opts::default()).await
 }
 
-async fn next_turn(handle: &mut AgentHandle) -> Vec<Event> {
-    let mut out = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
-            .await
-            .expect("engine went quiet for 30 s")
-            .expect("engine stopped");
-        let end = matches!(ev, Event::TurnComplete { .. } | Event::TurnAborted { .. });
-        out.push(ev);
-        if end {
-            return out;
-        }
-    }
-}
-
 impl Rig {
-    fn submit(&self, text: &str) {
-        self.handle
-            .ops
-            .send(Op::Submit { text: text.into() })
-            .expect("engine alive");
-    }
-
-    async fn turn_events(&mut self) -> Vec<Event> {
-        next_turn(&mut self.handle).await
-    }
-
     /// After a failed turn: the service is back, the user resumes, the turn completes.
     async fn survives(&mut self) {
         self.server.push(chat(Turn::text("back")));
         self.handle.ops.send(Op::Resume).unwrap();
         let events = self.turn_events().await;
-        assert!(
-            matches!(events.last(), Some(Event::TurnComplete { .. })),
-            "{events:?}"
-        );
+        assert_completed(&events);
         assert_valid_chat_request(&self.server.requests().last().unwrap().body);
     }
-}
-
-fn tool_ends(events: &[Event]) -> Vec<(String, ToolStatus, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallEnd {
-                name,
-                status,
-                output,
-                ..
-            } => Some((name.clone(), *status, output.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn count(events: &[Event], pred: impl Fn(&Event) -> bool) -> usize {
-    events.iter().filter(|e| pred(e)).count()
-}
-
-fn retry_reasons(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Retrying { reason, .. } => Some(reason.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn failure(events: &[Event]) -> String {
-    match events.last() {
-        Some(Event::TurnAborted {
-            reason: AbortReason::Failed,
-            message,
-        }) => message.clone(),
-        other => panic!("expected a failed turn, got {other:?}"),
-    }
-}
-
-fn plan_states(events: &[Event]) -> Vec<Vec<(String, String)>> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::PlanUpdated { items, .. } => Some(
-                items
-                    .iter()
-                    .map(|i| {
-                        let status = serde_json::to_value(i.status).unwrap();
-                        (i.content.clone(), status.as_str().unwrap().to_string())
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -286,21 +190,11 @@ async fn multi_turn_task_with_parallel_calls_and_awkward_splits() {
         ]
     );
     // The bash call ran after the plan change of the same reply.
-    let bash_item = events.iter().find_map(|e| match e {
-        Event::ToolCallBegin {
-            name, plan_item, ..
-        } if name == "bash" => Some(plan_item.clone()),
-        _ => None,
-    });
-    assert_eq!(bash_item, Some(Some("List files".to_string())));
-    let text: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(text, "Planning. All done: notes/a.txt ✓");
+    assert_eq!(
+        plan_item_of(&events, "bash"),
+        Some(Some("List files".to_string()))
+    );
+    assert_eq!(streamed_text(&events), "Planning. All done: notes/a.txt ✓");
 
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 5);
@@ -344,15 +238,7 @@ async fn multi_turn_task_with_parallel_calls_and_awkward_splits() {
             .contains("(1/3 completed)")
     );
     assert!(answers[1]["content"].as_str().unwrap().contains("a.txt"));
-    let last_usage = events.iter().rev().find_map(|e| match e {
-        Event::Usage {
-            total_input_tokens,
-            total_output_tokens,
-            ..
-        } => Some((*total_input_tokens, *total_output_tokens)),
-        _ => None,
-    });
-    assert_eq!(last_usage, Some((500, 210)));
+    assert_eq!(last_usage(&events), Some((500, 210)));
 }
 
 #[tokio::test]
@@ -378,17 +264,11 @@ async fn a_stream_without_done_completes() {
     .await;
     r.submit("go");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert!(r.dir.path().join("x.txt").exists());
     r.submit("again");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert_eq!(count(&events, |e| matches!(e, Event::Retrying { .. })), 0);
     assert_eq!(r.server.requests().len(), 3);
 }
@@ -408,20 +288,13 @@ async fn a_stream_cut_before_finish_is_retried_and_no_tool_runs_twice() {
             chunk_sizes: vec![9],
             cut_after: Some(cut),
         },
-        Reply::Sse {
-            body,
-            chunk_sizes: vec![13],
-            cut_after: None,
-        },
+        Reply::stream(body, vec![13]),
         chat(Turn::text("ok")),
     ])
     .await;
     r.submit("run");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert_eq!(
         std::fs::read_to_string(r.dir.path().join("log.txt")).unwrap(),
         "ran\n"
@@ -513,7 +386,7 @@ async fn connection_refused_is_bounded_and_clear_then_the_session_goes_on() {
         AgentConfig::default(),
     );
     handle.ops.send(Op::Submit { text: "hi".into() }).unwrap();
-    let events = next_turn(&mut handle).await;
+    let events = next_turn(&mut handle.events).await;
     let message = failure(&events);
     assert!(
         message.contains("gave up after 2 attempts") && message.contains("could not reach"),
@@ -523,11 +396,8 @@ async fn connection_refused_is_bounded_and_clear_then_the_session_goes_on() {
     // The server comes up on that port; resuming works.
     let server = FakeServer::start_on(&addr.to_string(), vec![chat(Turn::text("up"))]).await;
     handle.ops.send(Op::Resume).unwrap();
-    let events = next_turn(&mut handle).await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    let events = next_turn(&mut handle.events).await;
+    assert_completed(&events);
     assert_valid_chat_request(&server.requests()[0].body);
 }
 
@@ -574,18 +444,8 @@ async fn rate_limit_429_honours_retry_after() {
     let started = Instant::now();
     r.submit("hi");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
-    let (delay, reason, attempt) = events
-        .iter()
-        .find_map(|e| match e {
-            Event::Retrying {
-                delay_ms,
-                reason,
-                attempt,
-            } => Some((*delay_ms, reason.clone(), *attempt)),
-            _ => None,
-        })
-        .expect("a retry event");
+    assert_completed(&events);
+    let (delay, reason, attempt) = first_retry(&events).expect("a retry event");
     assert_eq!((delay, attempt), (1000, 1));
     assert!(
         reason.contains("429") && reason.contains("Rate limit reached"),
@@ -641,10 +501,7 @@ async fn a_stream_that_goes_quiet_times_out_and_is_retried() {
     .await;
     r.submit("hi");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     let reasons = retry_reasons(&events);
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     assert!(
@@ -677,20 +534,13 @@ async fn an_error_chunk_mid_stream_is_retried() {
         json!({"error": {"message": "That model is currently overloaded with other requests.", "type": "server_error", "param": null, "code": null}})
     );
     let mut r = rig(vec![
-        Reply::Sse {
-            body: broken,
-            chunk_sizes: vec![17],
-            cut_after: None,
-        },
+        Reply::stream(broken, vec![17]),
         chat(Turn::text("steady answer")),
     ])
     .await;
     r.submit("hi");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert_eq!(
         retry_reasons(&events),
         ["server_error: That model is currently overloaded with other requests."]
@@ -710,10 +560,7 @@ async fn invalid_json_arguments_get_an_error_result_and_the_loop_recovers() {
     .await;
     r.submit("go");
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 3, "{ends:?}");
     assert_eq!(ends[0].1, ToolStatus::Error);
@@ -764,17 +611,13 @@ async fn ollama_style_whole_calls_all_numbered_zero_both_run() {
         json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}),
     );
     let mut r = rig(vec![
-        Reply::Sse {
-            body,
-            chunk_sizes: vec![7],
-            cut_after: None,
-        },
+        Reply::stream(body, vec![7]),
         chat(Turn::text("both written")),
     ])
     .await;
     r.submit("two files");
     let events = r.turn_events().await;
-    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
+    assert_completed(&events);
     assert_eq!(tool_ends(&events).len(), 2);
     assert!(r.dir.path().join("h.py").exists() && r.dir.path().join("w.py").exists());
     let reqs = r.server.requests();
@@ -888,10 +731,7 @@ async fn the_agent_answers_a_text_tool_call_with_a_correction_and_goes_on() {
         })
         .unwrap();
     let events = r.turn_events().await;
-    assert!(
-        matches!(events.last(), Some(Event::TurnComplete { .. })),
-        "{events:?}"
-    );
+    assert_completed(&events);
     assert!(
         events.iter().any(
             |e| matches!(e, Event::Error { message } if message.contains("tool call as text"))

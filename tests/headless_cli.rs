@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod loopback;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -7,29 +7,27 @@
 
 mod common;
 mod common_openai;
+mod engine_support;
+mod loopback;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine_support::{Rig, plan_states, streamed_text, tool_ends};
+use loopback::{Wire, plan};
 use serde_json::{Value, json};
-use waypoint::agent::{Agent, AgentConfig};
-use waypoint::events::{Event, Op, ToolStatus};
-use waypoint::llm::ModelClient;
+use waypoint::agent::AgentConfig;
+use waypoint::events::{Event, ToolStatus};
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
 use waypoint::llm::retry::RetryPolicy;
-use waypoint::tools::Workspace;
 
 /// One model turn: optional text, then tool calls.
 struct Step {
     text: &'static str,
     calls: Vec<(&'static str, Value)>,
-}
-
-fn plan(items: &[(&str, &str)]) -> Value {
-    common::plan(items)
 }
 
 fn script() -> Vec<Step> {
@@ -115,56 +113,27 @@ fn files_under(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
     }
 }
 
-async fn play(client: Arc<dyn ModelClient>, dir: &Path) -> Outcome {
-    let mut handle = Agent::spawn(client, Workspace::new(dir).unwrap(), AgentConfig::default());
-    handle
-        .ops
-        .send(Op::Submit {
-            text: "Write a greeting script and list the files.".into(),
-        })
-        .unwrap();
-    let mut outcome = Outcome {
-        plans: Vec::new(),
-        calls: Vec::new(),
-        files: BTreeMap::new(),
-        text: String::new(),
-        end: String::new(),
+/// Plays the task on `r` and reads what the engine made of it.
+async fn play<W: Wire>(r: &mut Rig<W>) -> Outcome {
+    r.submit("Write a greeting script and list the files.");
+    let events = r.turn_events().await;
+    let end = match events.last() {
+        Some(Event::TurnComplete {
+            stop_reason,
+            open_items,
+        }) => format!("{stop_reason}, {open_items} open"),
+        Some(Event::TurnAborted { message, .. }) => panic!("aborted: {message}"),
+        other => unreachable!("a turn ends complete or aborted, not with {other:?}"),
     };
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
-            .await
-            .expect("engine went quiet")
-            .expect("engine stopped");
-        match ev {
-            Event::PlanUpdated { items, .. } => outcome.plans.push(
-                items
-                    .iter()
-                    .map(|i| {
-                        let status = serde_json::to_value(i.status).unwrap();
-                        (i.content.clone(), status.as_str().unwrap().to_string())
-                    })
-                    .collect(),
-            ),
-            Event::ToolCallEnd {
-                name,
-                status,
-                output,
-                ..
-            } => outcome.calls.push((name, status, output)),
-            Event::TextDelta { text } => outcome.text.push_str(&text),
-            Event::TurnComplete {
-                stop_reason,
-                open_items,
-            } => {
-                outcome.end = format!("{stop_reason}, {open_items} open");
-                break;
-            }
-            Event::TurnAborted { message, .. } => panic!("aborted: {message}"),
-            _ => {}
-        }
+    let mut files = BTreeMap::new();
+    files_under(r.dir.path(), r.dir.path(), &mut files);
+    Outcome {
+        plans: plan_states(&events),
+        calls: tool_ends(&events),
+        files,
+        text: streamed_text(&events),
+        end,
     }
-    files_under(dir, dir, &mut outcome.files);
-    outcome
 }
 
 async fn via_anthropic() -> Outcome {
@@ -179,18 +148,21 @@ async fn via_anthropic() -> Outcome {
             common::sse_split(turn, vec![3, 5, 8])
         })
         .collect();
-    let server = common::FakeServer::start(replies).await;
-    let client = AnthropicClient::new(AnthropicConfig {
-        api_key: "k".into(),
-        base_url: server.url.clone(),
-        model: "claude-test".into(),
-        retry: retry(),
-        idle_timeout: Duration::from_secs(10),
+    let mut r = Rig::<common::Anthropic>::start(replies, AgentConfig::default(), |url| {
+        Arc::new(
+            AnthropicClient::new(AnthropicConfig {
+                api_key: "k".into(),
+                base_url: url.into(),
+                model: "claude-test".into(),
+                retry: retry(),
+                idle_timeout: Duration::from_secs(10),
+            })
+            .unwrap(),
+        )
     })
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let outcome = play(Arc::new(client), dir.path()).await;
-    assert_eq!(server.requests().len(), 6);
+    .await;
+    let outcome = play(&mut r).await;
+    assert_eq!(r.server.requests().len(), 6);
     outcome
 }
 
@@ -205,18 +177,21 @@ async fn via_openai() -> Outcome {
             common_openai::chat_split(turn.pieces(7, false), vec![3, 5, 8])
         })
         .collect();
-    let server = common_openai::FakeServer::start(replies).await;
-    let client = OpenAiClient::new(OpenAiConfig {
-        api_key: None,
-        base_url: server.url.clone(),
-        model: "qwen-test".into(),
-        retry: retry(),
-        idle_timeout: Duration::from_secs(10),
+    let mut r = Rig::<common_openai::OpenAi>::start(replies, AgentConfig::default(), |url| {
+        Arc::new(
+            OpenAiClient::new(OpenAiConfig {
+                api_key: None,
+                base_url: url.into(),
+                model: "qwen-test".into(),
+                retry: retry(),
+                idle_timeout: Duration::from_secs(10),
+            })
+            .unwrap(),
+        )
     })
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let outcome = play(Arc::new(client), dir.path()).await;
-    let reqs = server.requests();
+    .await;
+    let outcome = play(&mut r).await;
+    let reqs = r.server.requests();
     assert_eq!(reqs.len(), 6);
     for q in &reqs {
         common_openai::assert_valid_chat_request(&q.body);

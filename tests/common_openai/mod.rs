@@ -1,57 +1,29 @@
-//! A loopback HTTP server that speaks the OpenAI Chat Completions streaming
-//! format from a script of replies, for the OpenAI provider's integration
-//! tests. It records every request and can split, cut or stall its responses.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! The OpenAI Chat Completions side of the loopback model server: chunk
+//! streams for scripted turns, error answers, accessors for recorded
+//! requests and the request validator. The server itself is
+//! `tests/loopback`, which the test crate declares as well.
+#![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
-/// One scripted HTTP response.
-#[derive(Clone, Debug)]
-pub enum Reply {
-    /// 200 text/event-stream, written in chunks of the given sizes (cycled);
-    /// `cut_after` closes the connection after that many body bytes.
-    Sse {
-        body: String,
-        chunk_sizes: Vec<usize>,
-        cut_after: Option<usize>,
-    },
-    /// Any status with headers and a body.
-    Status {
-        code: u16,
-        headers: Vec<(String, String)>,
-        body: String,
-    },
-    /// Sends `prefix`, then holds the connection open without a word.
-    Stall { prefix: String },
-    /// Reads the request and never answers, not even the status line.
-    Silent,
+pub use crate::loopback::{Recorded, Reply, Wire, plan};
+
+/// The Chat Completions API at the HTTP level.
+pub enum OpenAi {}
+
+impl Wire for OpenAi {
+    const BASE_PATH: &'static str = "/v1";
+    const EVENT_STREAM: &'static str = "text/event-stream; charset=utf-8";
+    const EXHAUSTED: &'static str = r#"{"error":{"message":"the fake server has no more scripted replies","type":"test_error"}}"#;
 }
 
-#[derive(Clone, Debug)]
-pub struct Recorded {
-    pub path: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Value,
-    pub raw_len: usize,
-}
+/// The loopback server speaking Chat Completions; its `url` ends in `/v1`.
+pub type FakeServer = crate::loopback::FakeServer<OpenAi>;
 
+/// Accessors for a recorded Chat Completions request.
 impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    pub fn messages(&self) -> &Vec<Value> {
-        self.body["messages"].as_array().expect("messages array")
-    }
     /// The `tool` messages at the end of the conversation, in order.
     pub fn last_tool_messages(&self) -> Vec<Value> {
         let msgs = self.messages();
@@ -140,178 +112,6 @@ pub fn assert_valid_chat_request(body: &Value) {
             other => panic!("unexpected role {other:?} at message {i}"),
         }
     }
-}
-
-#[derive(Default)]
-struct State {
-    replies: VecDeque<Reply>,
-    requests: Vec<Recorded>,
-}
-
-pub struct FakeServer {
-    pub url: String,
-    state: Arc<Mutex<State>>,
-}
-
-impl FakeServer {
-    /// A server on a free loopback port; its `url` ends in `/v1`.
-    pub async fn start(replies: Vec<Reply>) -> Self {
-        Self::start_on("127.0.0.1:0", replies).await
-    }
-
-    pub async fn start_on(addr: &str, replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind(addr).await.expect("bind loopback");
-        let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-        let state = Arc::new(Mutex::new(State {
-            replies: replies.into(),
-            requests: Vec::new(),
-        }));
-        let shared = state.clone();
-        tokio::spawn(async move {
-            while let Ok((sock, _)) = listener.accept().await {
-                let shared = shared.clone();
-                tokio::spawn(async move {
-                    let _ = serve(sock, shared).await;
-                });
-            }
-        });
-        Self { url, state }
-    }
-
-    pub fn requests(&self) -> Vec<Recorded> {
-        self.state.lock().expect("state").requests.clone()
-    }
-
-    pub fn push(&self, reply: Reply) {
-        self.state.lock().expect("state").replies.push_back(reply);
-    }
-}
-
-async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
-    sock.set_nodelay(true)?;
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 4096];
-    let head_end = loop {
-        let n = sock.read(&mut tmp).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break pos + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let path = head
-        .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .unwrap_or_default()
-        .to_string();
-    let headers: Vec<(String, String)> = head
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            l.split_once(':')
-                .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
-        })
-        .collect();
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut tmp).await?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-    }
-    let body_bytes = &buf[head_end..(head_end + len).min(buf.len())];
-    let body: Value = serde_json::from_slice(body_bytes).unwrap_or(Value::Null);
-    let reply = {
-        let mut st = state.lock().expect("state");
-        st.requests.push(Recorded {
-            path,
-            headers,
-            body,
-            raw_len: len,
-        });
-        st.replies.pop_front()
-    };
-    let reply = reply.unwrap_or(Reply::Status {
-        code: 500,
-        headers: vec![],
-        body: r#"{"error":{"message":"the fake server has no more scripted replies","type":"test_error"}}"#.into(),
-    });
-    match reply {
-        Reply::Status {
-            code,
-            headers,
-            body,
-        } => {
-            let mut head = format!(
-                "HTTP/1.1 {code} Status\r\ncontent-length: {}\r\nconnection: close\r\n",
-                body.len()
-            );
-            for (k, v) in headers {
-                head.push_str(&format!("{k}: {v}\r\n"));
-            }
-            head.push_str("\r\n");
-            sock.write_all(head.as_bytes()).await?;
-            sock.write_all(body.as_bytes()).await?;
-        }
-        Reply::Sse {
-            body,
-            chunk_sizes,
-            cut_after,
-        } => {
-            sock.write_all(sse_head().as_bytes()).await?;
-            let bytes = body.as_bytes();
-            let limit = cut_after.unwrap_or(bytes.len()).min(bytes.len());
-            let sizes = if chunk_sizes.is_empty() {
-                vec![bytes.len().max(1)]
-            } else {
-                chunk_sizes
-            };
-            let mut pos = 0;
-            let mut i = 0;
-            while pos < limit {
-                let n = sizes[i % sizes.len()].max(1).min(limit - pos);
-                write_chunk(&mut sock, &bytes[pos..pos + n]).await?;
-                sock.flush().await?;
-                pos += n;
-                i += 1;
-                if sizes.len() > 1 {
-                    tokio::task::yield_now().await;
-                }
-            }
-            if cut_after.is_none() {
-                sock.write_all(b"0\r\n\r\n").await?;
-            }
-            // On a cut the socket is dropped here without the final chunk.
-        }
-        Reply::Silent => tokio::time::sleep(Duration::from_secs(120)).await,
-        Reply::Stall { prefix } => {
-            sock.write_all(sse_head().as_bytes()).await?;
-            write_chunk(&mut sock, prefix.as_bytes()).await?;
-            sock.flush().await?;
-            tokio::time::sleep(Duration::from_secs(120)).await;
-        }
-    }
-    sock.shutdown().await
-}
-
-fn sse_head() -> String {
-    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n".into()
-}
-
-async fn write_chunk(sock: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
-    sock.write_all(format!("{:x}\r\n", data.len()).as_bytes())
-        .await?;
-    sock.write_all(data).await?;
-    sock.write_all(b"\r\n").await
 }
 
 /// One assistant turn for the fake model.
@@ -463,28 +263,12 @@ pub fn chat_body(turn: &Turn) -> String {
 }
 
 pub fn chat(turn: Turn) -> Reply {
-    Reply::Sse {
-        body: chat_body(&turn),
-        chunk_sizes: vec![],
-        cut_after: None,
-    }
+    chat_split(turn, vec![])
 }
 
 /// The same stream split into chunks of awkward sizes.
 pub fn chat_split(turn: Turn, chunk_sizes: Vec<usize>) -> Reply {
-    Reply::Sse {
-        body: chat_body(&turn),
-        chunk_sizes,
-        cut_after: None,
-    }
-}
-
-pub fn plan(items: &[(&str, &str)]) -> Value {
-    let todos: Vec<Value> = items
-        .iter()
-        .map(|(content, status)| json!({"content": content, "status": status, "activeForm": format!("Doing {content}")}))
-        .collect();
-    json!({ "todos": todos })
+    Reply::stream(chat_body(&turn), chunk_sizes)
 }
 
 /// An HTTP error answer with an OpenAI-style JSON error body.

@@ -1,0 +1,202 @@
+//! Engine-side helpers shared by the provider integration tests: a rig that
+//! runs the agent against a loopback model server in a temp workspace, and
+//! readers of the engine's event stream.
+//!
+//! A test crate that uses it declares `mod loopback;` too.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use waypoint::agent::{Agent, AgentConfig, AgentHandle};
+use waypoint::events::{AbortReason, Event, Op, ToolStatus};
+use waypoint::llm::ModelClient;
+use waypoint::tools::Workspace;
+
+use crate::loopback::{FakeServer, Reply, Wire};
+
+/// An agent in a temp workspace, talking to its own loopback server.
+pub struct Rig<W: Wire> {
+    pub server: FakeServer<W>,
+    pub handle: AgentHandle,
+    pub dir: tempfile::TempDir,
+}
+
+impl<W: Wire> Rig<W> {
+    /// Starts a server that plays `replies`, and an agent whose model client
+    /// `client` makes for the server's URL.
+    pub async fn start(
+        replies: Vec<Reply>,
+        config: AgentConfig,
+        client: impl FnOnce(&str) -> Arc<dyn ModelClient>,
+    ) -> Self {
+        let server = FakeServer::start(replies).await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path()).expect("workspace");
+        let handle = Agent::spawn(client(&server.url), workspace, config);
+        Rig {
+            server,
+            handle,
+            dir,
+        }
+    }
+
+    pub fn submit(&self, text: &str) {
+        self.handle
+            .ops
+            .send(Op::Submit { text: text.into() })
+            .expect("engine alive");
+    }
+
+    /// Events until the turn completes or aborts.
+    pub async fn turn_events(&mut self) -> Vec<Event> {
+        next_turn(&mut self.handle.events).await
+    }
+
+    /// Waits for a specific event and returns the events seen so far.
+    pub async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
+        until(&mut self.handle.events, pred).await
+    }
+}
+
+/// Events until one matches `pred` (included); at most 30 s between two.
+pub async fn until(
+    events: &mut UnboundedReceiver<Event>,
+    pred: impl Fn(&Event) -> bool,
+) -> Vec<Event> {
+    let mut out = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("engine went quiet for 30 s")
+            .expect("engine stopped");
+        let hit = pred(&ev);
+        out.push(ev);
+        if hit {
+            return out;
+        }
+    }
+}
+
+/// Events until the turn completes or aborts.
+pub async fn next_turn(events: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+    until(events, |ev| {
+        matches!(ev, Event::TurnComplete { .. } | Event::TurnAborted { .. })
+    })
+    .await
+}
+
+/// Name, status and output of every finished tool call.
+pub fn tool_ends(events: &[Event]) -> Vec<(String, ToolStatus, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd {
+                name,
+                status,
+                output,
+                ..
+            } => Some((name.clone(), *status, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn count(events: &[Event], pred: impl Fn(&Event) -> bool) -> usize {
+    events.iter().filter(|e| pred(e)).count()
+}
+
+/// The first retry: its delay, reason and attempt number.
+pub fn first_retry(events: &[Event]) -> Option<(u64, String, u32)> {
+    events.iter().find_map(|e| match e {
+        Event::Retrying {
+            delay_ms,
+            reason,
+            attempt,
+        } => Some((*delay_ms, reason.clone(), *attempt)),
+        _ => None,
+    })
+}
+
+pub fn retry_reasons(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The message of a turn that ended as failed; panics on any other end.
+pub fn failure(events: &[Event]) -> String {
+    match events.last() {
+        Some(Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message,
+        }) => message.clone(),
+        other => panic!("expected a failed turn, got {other:?}"),
+    }
+}
+
+/// Every plan the engine published, as `(content, status)` pairs.
+pub fn plan_states(events: &[Event]) -> Vec<Vec<(String, String)>> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PlanUpdated { items, .. } => Some(
+                items
+                    .iter()
+                    .map(|i| {
+                        let status = serde_json::to_value(i.status).unwrap();
+                        (i.content.clone(), status.as_str().unwrap().to_string())
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The model's visible text, all deltas joined.
+pub fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The plan item the first call of `tool` was tagged with, if it ran.
+pub fn plan_item_of(events: &[Event], tool: &str) -> Option<Option<String>> {
+    events.iter().find_map(|e| match e {
+        Event::ToolCallBegin {
+            name, plan_item, ..
+        } if name == tool => Some(plan_item.clone()),
+        _ => None,
+    })
+}
+
+/// The session's total input and output tokens at the last usage report.
+pub fn last_usage(events: &[Event]) -> Option<(u64, u64)> {
+    events.iter().rev().find_map(|e| match e {
+        Event::Usage {
+            total_input_tokens,
+            total_output_tokens,
+            ..
+        } => Some((*total_input_tokens, *total_output_tokens)),
+        _ => None,
+    })
+}
+
+/// Asserts that the turn these events belong to completed.
+#[track_caller]
+pub fn assert_completed(events: &[Event]) {
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+}

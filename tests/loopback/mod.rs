@@ -1,0 +1,278 @@
+//! A loopback HTTP server that plays a script of replies to a model client,
+//! for the integration tests of every provider. It records every request
+//! and can split, cut or stall its responses; the wire format's own parts
+//! (the SSE bodies, the request accessors and validators) live in
+//! `tests/common` (Anthropic) and `tests/common_openai` (Chat Completions).
+//!
+//! A test crate that uses either of those declares `mod loopback;` too.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What differs, at the HTTP level, between the APIs the server stands in for.
+pub trait Wire: 'static {
+    /// Appended to `http://host:port` to make the server's `url`.
+    const BASE_PATH: &'static str;
+    /// The `content-type` of a streamed answer.
+    const EVENT_STREAM: &'static str;
+    /// The body of the 500 answer sent once the script has run out.
+    const EXHAUSTED: &'static str;
+}
+
+/// One scripted HTTP response.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// 200 text/event-stream, written in chunks of the given sizes (cycled);
+    /// `cut_after` closes the connection after that many body bytes.
+    Sse {
+        body: String,
+        chunk_sizes: Vec<usize>,
+        cut_after: Option<usize>,
+    },
+    /// Any status with headers and a body.
+    Status {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Sends `prefix`, then holds the connection open without a word.
+    Stall { prefix: String },
+    /// Reads the request and never answers, not even the status line.
+    Silent,
+}
+
+impl Reply {
+    /// A whole stream `body`, written in chunks of `chunk_sizes` (cycled;
+    /// none = all at once).
+    pub fn stream(body: String, chunk_sizes: Vec<usize>) -> Self {
+        Reply::Sse {
+            body,
+            chunk_sizes,
+            cut_after: None,
+        }
+    }
+}
+
+/// One request as the server read it. Accessors that depend on the wire
+/// format are added by `tests/common` and `tests/common_openai`.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub raw_len: usize,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn messages(&self) -> &Vec<Value> {
+        self.body["messages"].as_array().expect("messages array")
+    }
+}
+
+#[derive(Default)]
+struct State {
+    replies: VecDeque<Reply>,
+    requests: Vec<Recorded>,
+}
+
+/// The server, speaking wire format `W`.
+pub struct FakeServer<W: Wire> {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W: Wire> FakeServer<W> {
+    /// A server on a free loopback port.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        Self::start_on("127.0.0.1:0", replies).await
+    }
+
+    pub async fn start_on(addr: &str, replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind(addr).await.expect("bind loopback");
+        let url = format!(
+            "http://{}{}",
+            listener.local_addr().expect("addr"),
+            W::BASE_PATH
+        );
+        let state = Arc::new(Mutex::new(State {
+            replies: replies.into(),
+            requests: Vec::new(),
+        }));
+        let shared = state.clone();
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let _ = serve::<W>(sock, shared).await;
+                });
+            }
+        });
+        Self {
+            url,
+            state,
+            wire: PhantomData,
+        }
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().expect("state").requests.clone()
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.state.lock().expect("state").replies.push_back(reply);
+    }
+}
+
+async fn serve<W: Wire>(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
+    sock.set_nodelay(true)?;
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 4096];
+    let head_end = loop {
+        let n = sock.read(&mut tmp).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&tmp[..n]);
+        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let path = head
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or_default()
+        .to_string();
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            l.split_once(':')
+                .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+        })
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let n = sock.read(&mut tmp).await?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    }
+    let body_bytes = &buf[head_end..(head_end + len).min(buf.len())];
+    let body: Value = serde_json::from_slice(body_bytes).unwrap_or(Value::Null);
+    let reply = {
+        let mut st = state.lock().expect("state");
+        st.requests.push(Recorded {
+            path,
+            headers,
+            body,
+            raw_len: len,
+        });
+        st.replies.pop_front()
+    };
+    let reply = reply.unwrap_or(Reply::Status {
+        code: 500,
+        headers: vec![],
+        body: W::EXHAUSTED.into(),
+    });
+    match reply {
+        Reply::Status {
+            code,
+            headers,
+            body,
+        } => {
+            let mut head = format!(
+                "HTTP/1.1 {code} Status\r\ncontent-length: {}\r\nconnection: close\r\n",
+                body.len()
+            );
+            for (k, v) in headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            sock.write_all(head.as_bytes()).await?;
+            sock.write_all(body.as_bytes()).await?;
+        }
+        Reply::Sse {
+            body,
+            chunk_sizes,
+            cut_after,
+        } => {
+            sock.write_all(sse_head::<W>().as_bytes()).await?;
+            let bytes = body.as_bytes();
+            let limit = cut_after.unwrap_or(bytes.len()).min(bytes.len());
+            let sizes = if chunk_sizes.is_empty() {
+                vec![bytes.len().max(1)]
+            } else {
+                chunk_sizes
+            };
+            let mut pos = 0;
+            let mut i = 0;
+            while pos < limit {
+                let n = sizes[i % sizes.len()].max(1).min(limit - pos);
+                write_chunk(&mut sock, &bytes[pos..pos + n]).await?;
+                sock.flush().await?;
+                pos += n;
+                i += 1;
+                if sizes.len() > 1 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            if cut_after.is_none() {
+                sock.write_all(b"0\r\n\r\n").await?;
+            }
+            // On a cut the socket is dropped here without the final chunk.
+        }
+        Reply::Silent => tokio::time::sleep(Duration::from_secs(120)).await,
+        Reply::Stall { prefix } => {
+            sock.write_all(sse_head::<W>().as_bytes()).await?;
+            write_chunk(&mut sock, prefix.as_bytes()).await?;
+            sock.flush().await?;
+            tokio::time::sleep(Duration::from_secs(120)).await;
+        }
+    }
+    sock.shutdown().await
+}
+
+fn sse_head<W: Wire>() -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        W::EVENT_STREAM
+    )
+}
+
+async fn write_chunk(sock: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
+    sock.write_all(format!("{:x}\r\n", data.len()).as_bytes())
+        .await?;
+    sock.write_all(data).await?;
+    sock.write_all(b"\r\n").await
+}
+
+/// The input of a `todo_write` call, for scripting either wire format:
+/// `(content, status)` pairs, each with an `activeForm` made from its content.
+pub fn plan(items: &[(&str, &str)]) -> Value {
+    let todos: Vec<Value> = items
+        .iter()
+        .map(|(content, status)| json!({"content": content, "status": status, "activeForm": format!("Doing {content}")}))
+        .collect();
+    json!({ "todos": todos })
+}
