@@ -1,1 +1,492 @@
-fn main() {}
+//! Engine benchmarks (criterion): the plan store, the SSE decoder, a scripted
+//! 50-turn session through the real agent loop, and the Anthropic client
+//! against an in-process loopback server for the 6-turn task of
+//! `examples/loopback_anthropic.rs`. Sized to finish in about two minutes on
+//! a 2-core machine: `cargo bench --bench engine`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use tokio::runtime::Runtime;
+
+use waypoint::agent::{Agent, AgentConfig};
+use waypoint::events::{Event, Op, ToolStatus};
+use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig, request_body};
+use waypoint::llm::retry::RetryPolicy;
+use waypoint::llm::scripted::{Scenario, ScriptedCall, ScriptedClient, ScriptedTurn};
+use waypoint::llm::sse::SseDecoder;
+use waypoint::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role};
+use waypoint::todo::TodoManager;
+use waypoint::tools::{self, Workspace};
+
+#[allow(dead_code)]
+#[path = "../examples/loopback_anthropic.rs"]
+mod loopback;
+
+// ---------------------------------------------------------------- plan
+
+/// A plan of `n` items with item `active` in progress, those before it completed.
+fn plan_json(n: usize, active: usize) -> Value {
+    let todos: Vec<Value> = (0..n)
+        .map(|i| {
+            let status = match i.cmp(&active) {
+                std::cmp::Ordering::Less => "completed",
+                std::cmp::Ordering::Equal => "in_progress",
+                std::cmp::Ordering::Greater => "pending",
+            };
+            json!({
+                "content": format!("Implement step {i} of the feature"),
+                "status": status,
+                "activeForm": format!("Implementing step {i} of the feature"),
+            })
+        })
+        .collect();
+    Value::Array(todos)
+}
+
+/// The same plan as a Python literal string (single quotes), as some models send it.
+fn plan_python(n: usize, active: usize) -> Value {
+    let items: Vec<String> = (0..n)
+        .map(|i| {
+            let status = match i.cmp(&active) {
+                std::cmp::Ordering::Less => "completed",
+                std::cmp::Ordering::Equal => "in_progress",
+                std::cmp::Ordering::Greater => "pending",
+            };
+            format!(
+                "{{'content': 'Implement step {i} of the feature', 'status': '{status}', 'activeForm': 'Implementing step {i} of the feature'}}"
+            )
+        })
+        .collect();
+    Value::String(format!("[{}]", items.join(", ")))
+}
+
+fn bench_plan(c: &mut Criterion) {
+    let mut group = c.benchmark_group("plan");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for n in [10usize, 20] {
+        let variants: Vec<Value> = (0..n).map(|a| plan_json(n, a)).collect();
+        group.bench_with_input(BenchmarkId::new("update_render_json", n), &n, |b, _| {
+            let mut plan = TodoManager::new();
+            let mut k = 0;
+            b.iter(|| {
+                let diff = plan.update(&variants[k % variants.len()]).unwrap();
+                k += 1;
+                black_box(diff);
+                black_box(plan.render())
+            });
+        });
+        let py: Vec<Value> = (0..n).map(|a| plan_python(n, a)).collect();
+        group.bench_with_input(BenchmarkId::new("update_render_pylit", n), &n, |b, _| {
+            let mut plan = TodoManager::new();
+            let mut k = 0;
+            b.iter(|| {
+                let diff = plan.update(&py[k % py.len()]).unwrap();
+                k += 1;
+                black_box(diff);
+                black_box(plan.render())
+            });
+        });
+    }
+    group.finish();
+}
+
+// ---------------------------------------------------------------- SSE
+
+fn sse_event(out: &mut String, data: Value) {
+    let name = data["type"].as_str().unwrap_or("").to_string();
+    out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+}
+
+/// A ~100 KB Anthropic stream: long text in word-sized deltas, then a tool
+/// call whose input arrives in 30-char pieces.
+fn big_stream() -> String {
+    let mut out = String::new();
+    sse_event(
+        &mut out,
+        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":1000,"output_tokens":1}}}),
+    );
+    sse_event(
+        &mut out,
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+    );
+    let words = [
+        "The ", "plan ", "has ", "three ", "steps; ", "I'll ", "start ", "with ", "the ",
+        "parser, ", "then ", "the ", "tests ", "— ", "naïve ", "first. ",
+    ];
+    let mut w = 0;
+    while out.len() < 70_000 {
+        sse_event(
+            &mut out,
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":words[w % words.len()]}}),
+        );
+        w += 1;
+        if w % 40 == 0 {
+            sse_event(&mut out, json!({"type":"ping"}));
+        }
+    }
+    sse_event(&mut out, json!({"type":"content_block_stop","index":0}));
+    sse_event(
+        &mut out,
+        json!({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"write_file","input":{}}}),
+    );
+    let content: String = (0..400)
+        .map(|i| format!("fn f{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    let input = json!({"path": "src/gen.rs", "content": content}).to_string();
+    let chars: Vec<char> = input.chars().collect();
+    for piece in chars.chunks(30) {
+        if out.len() >= 100_000 {
+            break;
+        }
+        let s: String = piece.iter().collect();
+        sse_event(
+            &mut out,
+            json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":s}}),
+        );
+    }
+    sse_event(&mut out, json!({"type":"content_block_stop","index":1}));
+    sse_event(
+        &mut out,
+        json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5000}}),
+    );
+    sse_event(&mut out, json!({"type":"message_stop"}));
+    out
+}
+
+fn decode_in_chunks(bytes: &[u8], chunk: usize) -> usize {
+    let mut decoder = SseDecoder::new();
+    let mut events = 0;
+    let mut data = 0;
+    for piece in bytes.chunks(chunk) {
+        for ev in decoder.feed(piece) {
+            events += 1;
+            data += ev.data.len();
+        }
+    }
+    black_box(data);
+    events
+}
+
+fn bench_sse(c: &mut Criterion) {
+    let stream = big_stream();
+    let bytes = stream.as_bytes();
+    let expected = stream.matches("\n\n").count();
+    assert_eq!(decode_in_chunks(bytes, bytes.len()), expected);
+    assert_eq!(decode_in_chunks(bytes, 7), expected);
+    let mut group = c.benchmark_group("sse_decode");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Bytes(bytes.len() as u64));
+    for chunk in [1024usize, 7] {
+        group.bench_with_input(BenchmarkId::new("chunk_bytes", chunk), &chunk, |b, &n| {
+            b.iter(|| decode_in_chunks(black_box(bytes), n))
+        });
+    }
+    group.finish();
+}
+
+// ---------------------------------------------------------------- scripted session
+
+fn call(name: &str, input: Value) -> ScriptedCall {
+    ScriptedCall {
+        name: name.into(),
+        input,
+    }
+}
+
+fn turn_with(text: &str, calls: Vec<ScriptedCall>) -> ScriptedTurn {
+    ScriptedTurn {
+        text: text.into(),
+        tool_calls: calls,
+        delay_ms: 0,
+    }
+}
+
+/// 50 assistant turns: a 10-item plan advanced every 5 turns, and for each
+/// of 10 modules a write, a read, an edit and a glob; then a final answer.
+/// No bash (process spawn would dominate). Every call succeeds and the
+/// session is idempotent, so the workspace can be reused.
+fn fifty_turn_scenario() -> Scenario {
+    let todos = |active: usize| -> Value {
+        let v = plan_json(10, active);
+        json!({ "todos": v })
+    };
+    let mut turns = Vec::new();
+    for m in 0..10usize {
+        let path = format!("src/module_{m}.rs");
+        let body: String = (0..60)
+            .map(|i| format!("pub fn item_{m}_{i}(x: u32) -> u32 {{ x + {i} }}\n"))
+            .collect();
+        turns.push(turn_with(
+            &format!("Step {m}: updating the plan before the module."),
+            vec![call("todo_write", todos(m))],
+        ));
+        turns.push(turn_with(
+            "Writing the module.",
+            vec![call("write_file", json!({"path": path, "content": body}))],
+        ));
+        turns.push(turn_with(
+            "",
+            vec![call(
+                "read_file",
+                json!({"path": path, "offset": 1, "limit": 80}),
+            )],
+        ));
+        turns.push(turn_with(
+            "Fixing the first function.",
+            vec![call(
+                "edit_file",
+                json!({"path": path, "old_text": format!("item_{m}_0(x: u32) -> u32 {{ x + 0 }}"),
+                       "new_text": format!("item_{m}_0(x: u32) -> u32 {{ x }}")}),
+            )],
+        ));
+        turns.push(turn_with(
+            "",
+            vec![call("glob", json!({"pattern": "src/**/*.rs"}))],
+        ));
+    }
+    // 50 tool turns so far; replace the last glob by the closing plan + the answer.
+    turns.pop();
+    turns.push(turn_with(
+        "",
+        vec![call("todo_write", todos(10))], // active == 10: everything completed
+    ));
+    turns.push(turn_with(
+        "All ten modules are written, checked and fixed; the plan is complete.",
+        vec![],
+    ));
+    assert_eq!(turns.len(), 51);
+    // Keep it at 50 assistant turns: merge the first two plan+write turns.
+    let first = turns.remove(1);
+    turns[0].tool_calls.extend(first.tool_calls);
+    assert_eq!(turns.len(), 50);
+    Scenario {
+        description: "50-turn benchmark session".into(),
+        chunk_delay_ms: 0,
+        turns,
+    }
+}
+
+/// Runs one task from Submit to TurnComplete; returns (tool calls, tool errors).
+async fn run_session(client: Arc<dyn ModelClient>, workspace: Workspace) -> (usize, usize) {
+    let mut handle = Agent::spawn(client, workspace, AgentConfig::default());
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "Write the ten modules and keep the plan current.".into(),
+        })
+        .unwrap();
+    let mut calls = 0;
+    let mut errors = 0;
+    loop {
+        match handle.events.recv().await.expect("engine stopped") {
+            Event::ToolCallEnd { status, .. } => {
+                calls += 1;
+                if status != ToolStatus::Ok {
+                    errors += 1;
+                }
+            }
+            Event::TurnComplete { .. } => break,
+            Event::TurnAborted { message, .. } => panic!("turn aborted: {message}"),
+            _ => {}
+        }
+    }
+    handle.ops.send(Op::Quit).unwrap();
+    handle.task.await.unwrap();
+    (calls, errors)
+}
+
+fn current_thread_runtime() -> Runtime {
+    // The same flavour the binary uses.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn bench_scripted_session(c: &mut Criterion) {
+    let rt = current_thread_runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let scenario = fifty_turn_scenario();
+    let (calls, errors) = rt.block_on(run_session(
+        Arc::new(ScriptedClient::new(scenario.clone())),
+        workspace.clone(),
+    ));
+    assert_eq!((calls, errors), (50, 0), "every scripted call must succeed");
+
+    // The same on tmpfs, where fsync is free: what is left is the engine.
+    let shm = std::path::Path::new("/dev/shm");
+    let shm_dir = shm
+        .is_dir()
+        .then(|| tempfile::tempdir_in(shm).ok())
+        .flatten();
+    let shm_workspace = shm_dir.as_ref().map(|d| Workspace::new(d.path()).unwrap());
+
+    let mut group = c.benchmark_group("session");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(6));
+    group.bench_function("scripted_50_turns", |b| {
+        b.iter(|| {
+            let client: Arc<dyn ModelClient> = Arc::new(ScriptedClient::new(scenario.clone()));
+            rt.block_on(run_session(client, workspace.clone()))
+        })
+    });
+    if let Some(ws) = &shm_workspace {
+        group.bench_function("scripted_50_turns_tmpfs", |b| {
+            b.iter(|| {
+                let client: Arc<dyn ModelClient> = Arc::new(ScriptedClient::new(scenario.clone()));
+                rt.block_on(run_session(client, ws.clone()))
+            })
+        });
+    }
+    group.finish();
+}
+
+// ---------------------------------------------------------------- request building
+
+/// A conversation as it stands at the end of the 50-turn session: 101
+/// messages, the tool inputs carrying file bodies, the results file listings.
+fn long_conversation() -> Vec<Message> {
+    let scenario = fifty_turn_scenario();
+    let mut messages = vec![Message {
+        role: Role::User,
+        content: vec![ContentBlock::Text {
+            text: "Write the ten modules and keep the plan current.".into(),
+        }],
+    }];
+    for (t, turn) in scenario.turns.iter().enumerate() {
+        let mut content = Vec::new();
+        if !turn.text.is_empty() {
+            content.push(ContentBlock::Text {
+                text: turn.text.clone(),
+            });
+        }
+        let mut results = Vec::new();
+        for (n, call) in turn.tool_calls.iter().enumerate() {
+            let id = format!("toolu_{t}_{n}");
+            content.push(ContentBlock::ToolUse {
+                id: id.clone(),
+                name: call.name.clone(),
+                input: call.input.clone(),
+            });
+            let output = match call.name.as_str() {
+                "read_file" => (1..=60)
+                    .map(|i| format!("{i:>6}\tpub fn item_{t}_{i}(x: u32) -> u32 {{ x + {i} }}\n"))
+                    .collect(),
+                "glob" => (0..10).map(|m| format!("src/module_{m}.rs\n")).collect(),
+                _ => "ok".to_string(),
+            };
+            results.push(ContentBlock::ToolResult {
+                tool_use_id: id,
+                content: output,
+                is_error: false,
+            });
+        }
+        messages.push(Message {
+            role: Role::Assistant,
+            content,
+        });
+        if !results.is_empty() {
+            messages.push(Message {
+                role: Role::User,
+                content: results,
+            });
+        }
+    }
+    messages
+}
+
+fn bench_request(c: &mut Criterion) {
+    let messages = long_conversation();
+    let system = AgentConfig::default().system_prompt;
+    let tool_defs = tools::definitions();
+    let request = ModelRequest {
+        system: &system,
+        messages: &messages,
+        tools: &tool_defs,
+        max_tokens: 8192,
+    };
+    let size = request_body("claude-sonnet-4-5", &request).unwrap().len();
+    let mut group = c.benchmark_group("request_round_50");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .throughput(Throughput::Bytes(size as u64));
+    // The Anthropic body of the last request of a 50-turn session, as bytes.
+    group.bench_function("anthropic_body", |b| {
+        b.iter(|| request_body("claude-sonnet-4-5", black_box(&request)).unwrap())
+    });
+    group.finish();
+}
+
+// ---------------------------------------------------------------- Anthropic over loopback
+
+fn anthropic_client(url: &str) -> AnthropicClient {
+    AnthropicClient::new(AnthropicConfig {
+        api_key: "dummy".into(),
+        base_url: url.into(),
+        model: "claude-sonnet-4-5".into(),
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+        idle_timeout: Duration::from_secs(10),
+    })
+    .unwrap()
+}
+
+fn bench_anthropic_loopback(c: &mut Criterion) {
+    let (listener, url) = loopback::bind(0).unwrap();
+    let stats = Arc::new(loopback::Stats::default());
+    // Lives as long as the bench process; never exits on its own here.
+    std::thread::spawn(move || loopback::serve(listener, loopback::Options::default(), stats));
+    let rt = current_thread_runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let (calls, errors) = rt.block_on(run_session(
+        Arc::new(anthropic_client(&url)),
+        workspace.clone(),
+    ));
+    assert_eq!((calls, errors), (5, 0), "the 6-turn task must run cleanly");
+    assert!(dir.path().join("hello.txt").is_file());
+
+    let mut group = c.benchmark_group("anthropic_loopback");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(6));
+    group.bench_function("client_new", |b| {
+        b.iter(|| black_box(anthropic_client(&url)))
+    });
+    group.bench_function("six_turn_task", |b| {
+        b.iter(|| {
+            let client: Arc<dyn ModelClient> = Arc::new(anthropic_client(&url));
+            rt.block_on(run_session(client, workspace.clone()))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_plan,
+    bench_sse,
+    bench_scripted_session,
+    bench_request,
+    bench_anthropic_loopback
+);
+criterion_main!(benches);
