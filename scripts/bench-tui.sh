@@ -19,21 +19,22 @@ for _ in $(seq 1 200); do
 done
 tmux -L "$sock" capture-pane -p | grep -q "○ idle" || { echo "bench-tui: the demo did not finish" >&2; exit 1; }
 pid=$(tmux -L "$sock" list-panes -F '#{pane_pid}')
-switches() {
-    local total=0
+# Per-thread context switches; threads that exit in between (tokio's blocking
+# pool parks idle threads for 10 s, then ends them) are left out.
+snapshot() {
     for f in /proc/"$pid"/task/*/status; do
-        v=$(awk '/^voluntary_ctxt_switches/ {a=$2} /^nonvoluntary_ctxt_switches/ {b=$2} END {print a+b}' "$f")
-        total=$((total + v))
-    done
-    echo "$total"
+        awk -v t="$(basename "$(dirname "$f")")" '/^voluntary_ctxt_switches/ {a=$2} /^nonvoluntary_ctxt_switches/ {b=$2} END {print t, a+b}' "$f"
+    done | sort
 }
-sleep 1
+# Let the change highlight fade and idle pool threads end before measuring.
+sleep 12
 secs=10
-before=$(switches)
+before=$(snapshot)
 sleep "$secs"
-after=$(switches)
-threads=$(ls /proc/"$pid"/task | wc -l)
-echo "idle wake-ups: $(( (after - before) )) context switches in ${secs} s across ${threads} threads ($(awk "BEGIN {printf \"%.1f\", ($after-$before)/$secs}")/s)"
+after=$(snapshot)
+wakeups=$(join <(echo "$before") <(echo "$after") | awk '{d += $3 - $2} END {print d + 0}')
+threads=$(echo "$after" | wc -l)
+echo "idle wake-ups: $wakeups context switches in ${secs} s across ${threads} threads ($(awk "BEGIN {printf \"%.1f\", $wakeups/$secs}")/s)"
 grep -E 'VmRSS|VmHWM' /proc/"$pid"/status | tr -s ' ' | sed 's/^/demo session: /'
 echo
 target/release/examples/tui_memory

@@ -159,8 +159,16 @@ pub enum EntryKind {
     Notice(NoticeKind),
 }
 
-/// Wrapped lines of an entry for one width.
-pub type LineCache = RefCell<Option<(u16, Rc<Vec<Line<'static>>>)>>;
+/// An entry wrapped for one width: its height always, its lines only while
+/// it is on screen (so a long session holds heights, not lines).
+#[derive(Debug)]
+pub struct Wrapped {
+    pub width: u16,
+    pub height: usize,
+    pub lines: Option<Rc<Vec<Line<'static>>>>,
+}
+
+pub type LineCache = RefCell<Option<Wrapped>>;
 
 /// One block of the conversation.
 #[derive(Debug)]
@@ -314,6 +322,15 @@ impl OutputLog {
             .collect();
         lines.reverse();
         lines
+    }
+}
+
+impl Drop for OutputLog {
+    /// The spill file lives as long as the session that shows it.
+    fn drop(&mut self) {
+        if let Some((path, _)) = self.spill.take() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -534,7 +551,8 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 2_000_000);
         assert!(log.text().contains("bytes not shown; full output in"));
         assert_eq!(log.last_lines(2), vec!["x".repeat(99), "x".repeat(99)]);
-        let _ = std::fs::remove_file(path);
+        drop(log);
+        assert!(!path.exists(), "the spill file goes with the session");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The conversation pane: user prompts, the model's Markdown, notices.
-//! Invariant: only visible lines are copied into the frame; an entry's
-//! wrapped lines are computed once per width and reused.
+//! Invariant: only visible lines are copied into the frame; an entry is
+//! wrapped once per width, and only on-screen entries keep their lines
+//! (the others keep just their height), so memory follows the viewport.
 
 use std::rc::Rc;
 
@@ -11,17 +12,15 @@ use ratatui::widgets::Paragraph;
 
 use super::pane_block;
 use crate::tui::markdown;
-use crate::tui::state::{App, ConvEntry, EntryKind, Focus, NoticeKind};
+use crate::tui::state::{App, ConvEntry, EntryKind, Focus, NoticeKind, Wrapped};
 use crate::tui::style::Palette;
 use crate::tui::wrap::wrap;
 
-fn entry_lines(entry: &ConvEntry, width: u16, palette: Palette) -> Rc<Vec<Line<'static>>> {
-    if let Some((w, lines)) = entry.cache.borrow().as_ref()
-        && *w == width
-    {
-        return lines.clone();
-    }
-    let lines = match entry.kind {
+/// Entries at the end whose lines are kept while measuring heights.
+const KEEP_TAIL: usize = 8;
+
+fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'static>> {
+    match entry.kind {
         EntryKind::User => wrap(
             entry.text(),
             width,
@@ -51,9 +50,43 @@ fn entry_lines(entry: &ConvEntry, width: u16, palette: Palette) -> Rc<Vec<Line<'
                 Span::raw("  "),
             )
         }
-    };
-    let lines = Rc::new(lines);
-    entry.cache.replace(Some((width, lines.clone())));
+    }
+}
+
+/// The entry's height at `width`, wrapping it if needed. The lines are kept
+/// only when `keep` (the last entries, on screen while following the output),
+/// so wrapping a long history never holds all of it at once.
+fn entry_height(entry: &ConvEntry, width: u16, palette: Palette, keep: bool) -> usize {
+    if let Some(w) = entry.cache.borrow().as_ref()
+        && w.width == width
+    {
+        return w.height;
+    }
+    let lines = wrap_entry(entry, width, palette);
+    let height = lines.len();
+    let lines = keep.then(|| Rc::new(lines));
+    entry.cache.replace(Some(Wrapped {
+        width,
+        height,
+        lines,
+    }));
+    height
+}
+
+/// The entry's lines at `width`, wrapping it again if they were let go.
+fn entry_lines(entry: &ConvEntry, width: u16, palette: Palette) -> Rc<Vec<Line<'static>>> {
+    if let Some(w) = entry.cache.borrow().as_ref()
+        && w.width == width
+        && let Some(lines) = &w.lines
+    {
+        return lines.clone();
+    }
+    let lines = Rc::new(wrap_entry(entry, width, palette));
+    entry.cache.replace(Some(Wrapped {
+        width,
+        height: lines.len(),
+        lines: Some(lines.clone()),
+    }));
     lines
 }
 
@@ -64,38 +97,40 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let width = inner.width.max(1);
     let height = usize::from(inner.height);
     // Entry heights, with one blank line between entries.
-    let all: Vec<Rc<Vec<Line<'static>>>> = app
+    let count = app.conversation.len();
+    let tail_from = count.saturating_sub(KEEP_TAIL);
+    let heights: Vec<usize> = app
         .conversation
         .iter()
-        .map(|e| entry_lines(e, width, app.palette))
+        .enumerate()
+        .map(|(i, e)| entry_height(e, width, app.palette, i >= tail_from))
         .collect();
-    let total: usize = all.iter().map(|l| l.len()).sum::<usize>() + all.len().saturating_sub(1);
+    let total: usize = heights.iter().sum::<usize>() + count.saturating_sub(1);
     let top = app.conv_scroll.resolve(total, height);
     let mut visible = Vec::with_capacity(height);
     let mut line_no = 0;
-    'entries: for (i, lines) in all.iter().enumerate() {
-        let block_len = lines.len() + usize::from(i + 1 < all.len());
-        if line_no + block_len <= top {
-            line_no += block_len;
+    for (i, (entry, &h)) in app.conversation.iter().zip(&heights).enumerate() {
+        let gap = usize::from(i + 1 < count);
+        let on_screen = line_no + h + gap > top && line_no < top + height;
+        if !on_screen {
+            // Off screen: keep the height, let the lines go.
+            if let Some(w) = entry.cache.borrow_mut().as_mut() {
+                w.lines = None;
+            }
+            line_no += h + gap;
             continue;
         }
-        for line in lines.iter() {
-            if line_no >= top {
+        for line in entry_lines(entry, width, app.palette).iter() {
+            if line_no >= top && visible.len() < height {
                 visible.push(line.clone());
             }
             line_no += 1;
-            if visible.len() >= height {
-                break 'entries;
-            }
         }
-        if i + 1 < all.len() {
-            if line_no >= top {
+        if gap == 1 {
+            if line_no >= top && visible.len() < height {
                 visible.push(Line::raw(""));
             }
             line_no += 1;
-        }
-        if visible.len() >= height {
-            break;
         }
     }
     let mut block = block;
