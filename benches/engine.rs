@@ -1,19 +1,23 @@
 //! Engine benchmarks (criterion): the plan store, the SSE decoder, a scripted
-//! 50-turn session through the real agent loop, and the Anthropic client
+//! 50-turn session through the real agent loop, the Anthropic client
 //! against an in-process loopback server for the 6-turn task of
-//! `examples/loopback_anthropic.rs`. Sized to finish in about two minutes on
-//! a 2-core machine: `cargo bench --bench engine`.
+//! `examples/loopback_anthropic.rs`, and configuration loading (the file
+//! `benches/config.toml`). Sized to finish in about two minutes on a 2-core
+//! machine: `cargo bench --bench engine`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
 use waypoint::agent::{Agent, AgentConfig};
+use waypoint::config::{self, Inputs, Layer, ProviderKind, Source};
 use waypoint::events::{Event, Op, ToolStatus};
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig, request_body};
 use waypoint::llm::retry::RetryPolicy;
@@ -481,12 +485,117 @@ fn bench_anthropic_loopback(c: &mut Criterion) {
     group.finish();
 }
 
+// ---------------------------------------------------------------- config
+
+/// A realistic config file: top-level settings, two profiles, a prices table.
+const CONFIG_TOML: &str = include_str!("config.toml");
+
+/// What `main` does before anything else: find the file, read it, resolve
+/// flags + env + profile + file into the settings.
+fn load_config(
+    env: &dyn Fn(&str) -> Option<String>,
+    profile: Option<&str>,
+) -> Result<config::Settings, config::ConfigError> {
+    let path = config::config_path(env);
+    let file = match &path {
+        Some(p) => config::read_file(p)?.map(|text| (p.clone(), text)),
+        None => None,
+    };
+    config::resolve(Inputs {
+        flags: Layer::default(),
+        profile: profile.map(str::to_string),
+        env,
+        file,
+    })
+}
+
+fn bench_config(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, CONFIG_TOML).unwrap();
+    // A typical environment: a key, one override, and the usual unrelated variables.
+    let vars: BTreeMap<&str, String> = [
+        ("HOME", "/home/dev".to_string()),
+        ("PATH", "/usr/local/bin:/usr/bin:/bin".to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        (
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-0123456789abcdef".to_string(),
+        ),
+        ("WAYPOINT_MAX_TURNS", "60".to_string()),
+        ("WAYPOINT_CONFIG", path.display().to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let env = |k: &str| vars.get(k).cloned();
+    let file = (path.clone(), CONFIG_TOML.to_string());
+    let resolve = |file: Option<(PathBuf, String)>, profile: Option<&str>| {
+        config::resolve(Inputs {
+            flags: Layer::default(),
+            profile: profile.map(str::to_string),
+            env: &env,
+            file,
+        })
+        .unwrap()
+    };
+
+    let s = resolve(Some(file.clone()), None);
+    assert_eq!(s.model.value, "claude-sonnet-4-5");
+    assert_eq!(s.model.source, Source::File(path.clone()));
+    assert_eq!(s.max_turns.value, 60);
+    assert_eq!(s.stream_idle_timeout.value, 90);
+    assert_eq!(s.profiles, ["fast", "local"]);
+    assert_eq!(s.prices.len(), 4);
+    assert!(s.api_key.is_some());
+    let s = resolve(Some(file.clone()), Some("local"));
+    assert_eq!(s.provider.value, ProviderKind::Openai);
+    assert_eq!(s.base_url.source, Source::Profile("local".into()));
+    let s = load_config(&env, None).unwrap();
+    assert_eq!(s.file.as_deref(), Some(path.as_path()));
+    assert_eq!(s.max_tokens.value, 8192);
+
+    let mut group = c.benchmark_group("config");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    // Defaults + env only: what is left without a file.
+    group.bench_function("resolve_no_file", |b| {
+        b.iter(|| black_box(resolve(None, None)))
+    });
+    // Parsing the TOML text and layering it (the text is copied outside the timing).
+    group.bench_function("resolve_file", |b| {
+        b.iter_batched(
+            || Some(file.clone()),
+            |f| black_box(resolve(f, None)),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("resolve_file_profile", |b| {
+        b.iter_batched(
+            || Some(file.clone()),
+            |f| black_box(resolve(f, Some("local"))),
+            BatchSize::SmallInput,
+        )
+    });
+    // open + read + close of the 1 KB file (page cache).
+    group.bench_function("read_file", |b| {
+        b.iter(|| black_box(config::read_file(black_box(&path)).unwrap()))
+    });
+    // All of it, as `main` does it: config_path + read_file + resolve.
+    group.bench_function("load_total", |b| {
+        b.iter(|| black_box(load_config(&env, None).unwrap()))
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     bench_plan,
     bench_sse,
     bench_scripted_session,
     bench_request,
-    bench_anthropic_loopback
+    bench_anthropic_loopback,
+    bench_config
 );
 criterion_main!(benches);

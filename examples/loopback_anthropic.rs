@@ -1,18 +1,27 @@
-//! A tiny loopback stand-in for the Anthropic Messages API, for benchmarking
-//! the real `waypoint` binary without a network (std only: `std::net` and
-//! threads).
+//! A tiny loopback stand-in for a model API, for benchmarking the real
+//! `waypoint` binary without a network (std only: `std::net` and threads).
+//! It speaks the Anthropic Messages API (`--wire anthropic`, the default) or
+//! the OpenAI Chat Completions API (`--wire openai`).
 //!
-//! It answers `POST /v1/messages` at once with a complete SSE stream for a
-//! fixed 6-turn task: (1) `todo_write` with 3 items, the first in progress;
-//! (2) `write_file hello.txt`; (3) `todo_write` (1 completed, 2 in progress);
-//! (4) `bash ls`; (5) `todo_write` all completed; (6) a final text answer.
-//! Which turn to play is decided by counting the assistant messages in the
-//! request, so one server can serve any number of runs in a row.
+//! It answers at once with a complete SSE stream for a fixed 6-turn task:
+//! (1) `todo_write` with 3 items, the first in progress; (2) `write_file
+//! hello.txt`; (3) `todo_write` (1 completed, 2 in progress); (4) `bash ls`;
+//! (5) `todo_write` all completed; (6) a final text answer. Which turn to
+//! play is decided by counting the assistant messages in the request, so one
+//! server can serve any number of runs in a row.
+//!
+//! - `--wire anthropic`: `POST /v1/messages`, Messages API events
+//!   (`message_start`, `content_block_*`, `message_delta`, `message_stop`).
+//! - `--wire openai`: `POST /v1/chat/completions`, `data: {chunk}` lines
+//!   (content deltas, `tool_calls` deltas with index/id/name/arguments, a
+//!   `finish_reason`, a final usage chunk, `data: [DONE]`).
 //!
 //! Usage:
-//!   loopback_anthropic [--port N] [--log FILE] [--idle-secs N] [--max-requests N]
+//!   loopback_anthropic [--wire anthropic|openai] [--port N] [--log FILE]
+//!                      [--idle-secs N] [--max-requests N]
 //!
-//! The first line on stdout is the base URL (`http://127.0.0.1:PORT`).
+//! The first line on stdout is the base URL to give the client:
+//! `http://127.0.0.1:PORT` (anthropic) or `http://127.0.0.1:PORT/v1` (openai).
 //! `--log FILE` (or `LOOPBACK_LOG=FILE`) appends one line per request:
 //! `<turn index 0..5> <request body bytes>`. The server exits by itself after
 //! `--idle-secs` without a request (default 30) or after `--max-requests`.
@@ -30,9 +39,61 @@ use serde_json::{Value, json};
 /// The number of assistant turns in the scripted task.
 pub const TURNS: usize = 6;
 
+/// The API the server speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wire {
+    /// Anthropic Messages: `POST /v1/messages`.
+    #[default]
+    Anthropic,
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`.
+    OpenAi,
+}
+
+impl Wire {
+    /// The one path the server answers.
+    pub fn path(self) -> &'static str {
+        match self {
+            Wire::Anthropic => "/v1/messages",
+            Wire::OpenAi => "/v1/chat/completions",
+        }
+    }
+
+    /// The base URL a client of this wire is given, from `http://host:port`.
+    pub fn base_url(self, root: &str) -> String {
+        match self {
+            Wire::Anthropic => root.to_string(),
+            Wire::OpenAi => format!("{root}/v1"),
+        }
+    }
+
+    /// The complete SSE stream of assistant turn `n`.
+    pub fn body(self, n: usize) -> String {
+        match self {
+            Wire::Anthropic => sse_body(n),
+            Wire::OpenAi => chat_body(n),
+        }
+    }
+
+    /// The JSON body of a 404 answer.
+    fn not_found(self) -> String {
+        let message = format!("only POST {}", self.path());
+        match self {
+            Wire::Anthropic => {
+                json!({"type": "error", "error": {"type": "not_found_error", "message": message}})
+            }
+            Wire::OpenAi => {
+                json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": "not_found"}})
+            }
+        }
+        .to_string()
+    }
+}
+
 /// What the server does besides answering.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// The API to speak.
+    pub wire: Wire,
     /// Appends `<turn> <body bytes>` per request.
     pub log: Option<PathBuf>,
     /// Stop accepting after this many requests.
@@ -76,7 +137,8 @@ pub fn serve(listener: TcpListener, options: Options, stats: Arc<Stats>) {
             .unwrap_or_else(|e| panic!("cannot open the log {}: {e}", path.display()));
         Arc::new(Mutex::new(file))
     });
-    let bodies: Arc<Vec<String>> = Arc::new((0..TURNS).map(sse_body).collect());
+    let wire = options.wire;
+    let bodies: Arc<Vec<String>> = Arc::new((0..TURNS).map(|n| wire.body(n)).collect());
     let mut handlers = Vec::new();
     let mut accepted: u64 = 0;
     for conn in listener.incoming() {
@@ -86,7 +148,7 @@ pub fn serve(listener: TcpListener, options: Options, stats: Arc<Stats>) {
         let bodies = bodies.clone();
         let stats_c = stats.clone();
         handlers.push(std::thread::spawn(move || {
-            if let Err(e) = handle(sock, &bodies, log.as_deref(), &stats_c) {
+            if let Err(e) = handle(sock, wire, &bodies, log.as_deref(), &stats_c) {
                 eprintln!("loopback_anthropic: connection error: {e}");
             }
         }));
@@ -103,6 +165,7 @@ pub fn serve(listener: TcpListener, options: Options, stats: Arc<Stats>) {
 
 fn handle(
     sock: TcpStream,
+    wire: Wire,
     bodies: &[String],
     log: Option<&Mutex<std::fs::File>>,
     stats: &Stats,
@@ -133,8 +196,8 @@ fn handle(
     let mut sock = sock;
     let mut parts = request_line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    if method != "POST" || path != "/v1/messages" {
-        let msg = r#"{"type":"error","error":{"type":"not_found_error","message":"only POST /v1/messages"}}"#;
+    if method != "POST" || path != wire.path() {
+        let msg = wire.not_found();
         write!(
             sock,
             "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{msg}",
@@ -274,9 +337,68 @@ pub fn sse_body(n: usize) -> String {
     out
 }
 
+/// One Chat Completions chunk of the stream of turn `n`.
+fn chat_chunk(out: &mut String, n: usize, delta: Value, finish: Option<&str>) {
+    let chunk = json!({
+        "id": format!("chatcmpl-loopback-{n}"), "object": "chat.completion.chunk",
+        "created": 1_700_000_000, "model": "local",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    });
+    out.push_str(&format!("data: {chunk}\n\n"));
+}
+
+/// The complete Chat Completions stream of assistant turn `n`, as OpenAI
+/// sends it with `stream_options.include_usage`.
+pub fn chat_body(n: usize) -> String {
+    let (text, tool) = turn(n);
+    let mut out = String::new();
+    chat_chunk(
+        &mut out,
+        n,
+        json!({"role": "assistant", "content": ""}),
+        None,
+    );
+    // Word-sized deltas, like the real service.
+    for piece in text.split_inclusive(' ') {
+        chat_chunk(&mut out, n, json!({"content": piece}), None);
+    }
+    let finish = if let Some((name, input)) = &tool {
+        chat_chunk(
+            &mut out,
+            n,
+            json!({"tool_calls": [{"index": 0, "id": format!("call_loopback_{n}"), "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            None,
+        );
+        // The arguments JSON in pieces of about 40 chars (split on char boundaries).
+        let raw = input.to_string();
+        let chars: Vec<char> = raw.chars().collect();
+        for piece in chars.chunks(40) {
+            let s: String = piece.iter().collect();
+            chat_chunk(
+                &mut out,
+                n,
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": s}}]}),
+                None,
+            );
+        }
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    chat_chunk(&mut out, n, json!({}), Some(finish));
+    let usage = json!({
+        "id": format!("chatcmpl-loopback-{n}"), "object": "chat.completion.chunk",
+        "created": 1_700_000_000, "model": "local", "choices": [],
+        "usage": {"prompt_tokens": 1200 + 150 * n, "completion_tokens": 40, "total_tokens": 1240 + 150 * n},
+    });
+    out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    out
+}
+
 fn usage() -> ! {
     eprintln!(
-        "usage: loopback_anthropic [--port N] [--log FILE] [--idle-secs N] [--max-requests N]"
+        "usage: loopback_anthropic [--wire anthropic|openai] [--port N] [--log FILE] [--idle-secs N] [--max-requests N]"
     );
     std::process::exit(2);
 }
@@ -285,6 +407,7 @@ fn main() {
     let mut port: u16 = 0;
     let mut idle_secs: u64 = 30;
     let mut options = Options {
+        wire: Wire::Anthropic,
         log: std::env::var_os("LOOPBACK_LOG").map(PathBuf::from),
         max_requests: None,
     };
@@ -292,6 +415,13 @@ fn main() {
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
         match arg.as_str() {
+            "--wire" => {
+                options.wire = match value().as_str() {
+                    "anthropic" => Wire::Anthropic,
+                    "openai" => Wire::OpenAi,
+                    _ => usage(),
+                }
+            }
             "--port" => port = value().parse().unwrap_or_else(|_| usage()),
             "--log" => options.log = Some(PathBuf::from(value())),
             "--idle-secs" => idle_secs = value().parse().unwrap_or_else(|_| usage()),
@@ -307,7 +437,7 @@ fn main() {
         eprintln!("loopback_anthropic: cannot bind 127.0.0.1:{port}: {e}");
         std::process::exit(1);
     });
-    println!("{url}");
+    println!("{}", options.wire.base_url(&url));
     let _ = std::io::stdout().flush();
 
     let stats = Arc::new(Stats::default());

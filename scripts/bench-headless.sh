@@ -2,7 +2,12 @@
 # Benchmarks the real `waypoint` binary, headless, on the fixed 6-turn task
 # served by examples/loopback_anthropic.rs on 127.0.0.1 (no network, no key).
 #
-#   scripts/bench-headless.sh [RUNS]        (default 20; or RUNS=… in the env)
+#   scripts/bench-headless.sh [--provider anthropic|openai] [RUNS]
+#       RUNS: default 20 (or RUNS=… in the env)
+#       --provider anthropic (default): the Messages API, ANTHROPIC_BASE_URL
+#       --provider openai: the Chat Completions API, `waypoint -p … --provider
+#           openai --base-url http://127.0.0.1:PORT/v1 --model local` with
+#           OPENAI_API_KEY unset (a local server needs none)
 #
 # Prints, over RUNS runs of `waypoint -p … --workspace <fresh dir>`:
 #   - CPU time (user+sys) per run: precise from `perf stat` (task-clock) when
@@ -11,10 +16,32 @@
 #   - peak RSS (/usr/bin/time -v, max over the process and its children);
 #   - wall time; exit codes; that every workspace got hello.txt;
 # then `waypoint --version` wall time (hyperfine if installed, else a loop),
-# and the first request body size. Needs GNU time (apt-get install -y time).
+# what loading a config file adds to start-up (`waypoint config` with
+# benches/config.toml vs without a file vs `--version`), and the first request
+# body size. Needs GNU time (apt-get install -y time).
 set -euo pipefail
 
-RUNS="${1:-${RUNS:-20}}"
+PROVIDER=anthropic
+RUNS="${RUNS:-20}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --provider)
+        PROVIDER="${2:-}"
+        shift 2 || { echo "bench-headless: --provider needs a value" >&2; exit 2; }
+        ;;
+    --provider=*) PROVIDER="${1#--provider=}" && shift ;;
+    -h | --help)
+        sed -n '2,20p' "$0"
+        exit 0
+        ;;
+    *) RUNS="$1" && shift ;;
+    esac
+done
+case "$PROVIDER" in anthropic | openai) ;; *)
+    echo "bench-headless: --provider must be anthropic or openai, got '$PROVIDER'" >&2
+    exit 2
+    ;;
+esac
 VERSION_RUNS="${VERSION_RUNS:-50}"
 PROMPT="Create hello.txt containing a greeting, then list the workspace to check it is there."
 
@@ -59,7 +86,7 @@ if command -v perf >/dev/null 2>&1 && perf stat -x, -e task-clock -o /dev/null t
 fi
 
 # The server exits by itself after 60 s without a request, whatever happens here.
-"$SERVER" --port 0 --log "$WORK/requests.log" --idle-secs 60 >"$WORK/server.out" 2>"$WORK/server.err" &
+"$SERVER" --wire "$PROVIDER" --port 0 --log "$WORK/requests.log" --idle-secs 60 >"$WORK/server.out" 2>"$WORK/server.err" &
 SERVER_PID=$!
 URL=""
 for _ in $(seq 100); do
@@ -73,10 +100,19 @@ if [ -z "$URL" ]; then
     cat "$WORK/server.err" >&2 || true
     exit 1
 fi
-echo "== loopback server at $URL (pid $SERVER_PID)"
+echo "== loopback server ($PROVIDER) at $URL (pid $SERVER_PID)"
 
-export ANTHROPIC_BASE_URL="$URL" ANTHROPIC_API_KEY=dummy WAYPOINT_LOG="$WORK/waypoint.log"
-unset ANTHROPIC_MODEL WAYPOINT_LOG_LEVEL
+# Only the settings given here: no config file of the user's (a missing file
+# costs what a missing default file costs), no stray variables.
+export WAYPOINT_CONFIG="$WORK/no-config.toml" WAYPOINT_LOG="$WORK/waypoint.log"
+unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_MODEL OPENAI_BASE_URL OPENAI_API_KEY OPENAI_MODEL \
+    WAYPOINT_PROVIDER WAYPOINT_MODEL WAYPOINT_PROFILE WAYPOINT_LOG_LEVEL
+if [ "$PROVIDER" = openai ]; then
+    PROVIDER_ARGS=(--provider openai --base-url "$URL" --model local)
+else
+    export ANTHROPIC_BASE_URL="$URL" ANTHROPIC_API_KEY=dummy
+    PROVIDER_ARGS=()
+fi
 
 # median and max of a file of numbers, one a line
 stats() { sort -n "$1" | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "median %.1f  max %.1f  (n=%d)", m, v[NR], NR }'; }
@@ -97,7 +133,7 @@ run_task() { # $1 = run tag (its first letter names the loop); remaining = wrapp
     # but the measured command (redirecting a builtin does not fork).
     times >"$WORK/times-before"
     t0="$EPOCHREALTIME"
-    "$@" "$WAYPOINT" -p "$PROMPT" --workspace "$ws" >"$WORK/out-$tag.txt" 2>"$WORK/err-$tag.txt" || rc=$?
+    "$@" "$WAYPOINT" -p "$PROMPT" ${PROVIDER_ARGS[@]+"${PROVIDER_ARGS[@]}"} --workspace "$ws" >"$WORK/out-$tag.txt" 2>"$WORK/err-$tag.txt" || rc=$?
     t1="$EPOCHREALTIME"
     times >"$WORK/times-after"
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) * 1000 }' >>"$WORK/wall-$tag_kind"
@@ -159,6 +195,66 @@ if [ "$HAVE_PERF" = 1 ]; then
     VERSION_CPU="$(awk -F, '$3 ~ /task-clock/ { printf "%.2f", $1 }' "$WORK/perf-version.txt")"
 fi
 
+# What loading a config file adds to start-up: `waypoint --version` exits
+# while parsing the flags; `waypoint config` also sets up logging and the
+# runtime, resolves the settings and prints them; with benches/config.toml it
+# also reads and parses that file. The three are measured in alternating
+# rounds (CONFIG_ROUNDS, default 5, of VERSION_RUNS runs each), so a drift of
+# the machine's speed hits all three alike; the figures are medians (wall)
+# and means (CPU) over all rounds.
+CONFIG_FILE="$PWD/benches/config.toml"
+CONFIG_ROUNDS="${CONFIG_ROUNDS:-5}"
+CONFIG_LINES=()
+CONFIG_FAILED=0
+# the run times (ms) of a hyperfine JSON export, one a line
+hf_times() { awk '/"times": *\[/ { on = 1; next } on && /\]/ { on = 0 } on { gsub(/[ ,]/, ""); printf "%.4f\n", $0 * 1000 }' "$1"; }
+median_of() { sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mean_of() { awk '{ t += $1 } END { printf "%.3f", t / NR }' "$1"; }
+diff_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
+# $1 = tag, $2 = WAYPOINT_CONFIG, rest = waypoint arguments
+measure_startup() {
+    local tag="$1" cfg="$2"
+    shift 2
+    if [ "$HAVE_HYPERFINE" = 1 ]; then
+        WAYPOINT_CONFIG="$cfg" hyperfine --shell=none --warmup 3 --runs "$VERSION_RUNS" \
+            --export-json "$WORK/hf-start.json" "$WAYPOINT $*" >/dev/null 2>&1
+        hf_times "$WORK/hf-start.json" >>"$WORK/start-wall-$tag"
+    fi
+    if [ "$HAVE_PERF" = 1 ]; then
+        WAYPOINT_CONFIG="$cfg" perf stat -x, -r "$VERSION_RUNS" -e task-clock -o "$WORK/perf-start.txt" \
+            -- "$WAYPOINT" "$@" >/dev/null
+        awk -F, '$3 ~ /task-clock/ { printf "%.4f\n", $1 }' "$WORK/perf-start.txt" >>"$WORK/start-cpu-$tag"
+    fi
+}
+HAVE_HYPERFINE=0
+command -v hyperfine >/dev/null 2>&1 && HAVE_HYPERFINE=1
+if [ "$HAVE_HYPERFINE" = 1 ] || [ "$HAVE_PERF" = 1 ]; then
+    echo "== start-up with and without a config file: $CONFIG_ROUNDS rounds of $VERSION_RUNS runs each"
+    : >"$WORK/start-wall-v" && : >"$WORK/start-wall-n" && : >"$WORK/start-wall-f"
+    : >"$WORK/start-cpu-v" && : >"$WORK/start-cpu-n" && : >"$WORK/start-cpu-f"
+    for _ in $(seq "$CONFIG_ROUNDS"); do
+        measure_startup v "$WORK/no-config.toml" --version
+        measure_startup n "$WORK/no-config.toml" config
+        measure_startup f "$CONFIG_FILE" config
+    done
+    if [ "$HAVE_HYPERFINE" = 1 ]; then
+        v="$(median_of "$WORK/start-wall-v")" n="$(median_of "$WORK/start-wall-n")" f="$(median_of "$WORK/start-wall-f")"
+        CONFIG_LINES+=("start-up wall, ms (hyperfine, median of $((CONFIG_ROUNDS * VERSION_RUNS))): --version $v | config, no file $n | config, with file $f")
+        CONFIG_LINES+=("  reading+parsing the file (with - without): $(diff_ms "$f" "$n") ms; all of \`config\` with the file over --version: $(diff_ms "$f" "$v") ms   target < 1")
+    fi
+    if [ "$HAVE_PERF" = 1 ]; then
+        v="$(mean_of "$WORK/start-cpu-v")" n="$(mean_of "$WORK/start-cpu-n")" f="$(mean_of "$WORK/start-cpu-f")"
+        CONFIG_LINES+=("start-up CPU, ms (perf, mean of $((CONFIG_ROUNDS * VERSION_RUNS))):    --version $v | config, no file $n | config, with file $f")
+        CONFIG_LINES+=("  reading+parsing the file (with - without): $(diff_ms "$f" "$n") ms; all of \`config\` with the file over --version: $(diff_ms "$f" "$v") ms   target < 1")
+    fi
+fi
+# The file must really be loaded: its model shows up with the file as source.
+CONFIG_SHOWN="$(WAYPOINT_CONFIG="$CONFIG_FILE" "$WAYPOINT" config 2>&1 || true)"
+if ! grep -q '^model = "claude-sonnet-4-5" *# file ' <<<"$CONFIG_SHOWN"; then
+    echo "bench-headless: \`waypoint config\` did not load $CONFIG_FILE" >&2
+    CONFIG_FAILED=1
+fi
+
 FIRST_BODY="$(awk 'NR == 1 { print $2 }' "$WORK/requests.log")"
 FIRST_TURN="$(awk 'NR == 1 { print $1 }' "$WORK/requests.log")"
 LAST_BODY="$(awk '$1 == 5 { b = $2 } END { print b }' "$WORK/requests.log")"
@@ -166,7 +262,7 @@ REQUESTS="$(wc -l <"$WORK/requests.log")"
 EXPECTED=$((RUNS * 6 * (1 + HAVE_PERF)))
 
 echo
-echo "== results ($(date -u +%Y-%m-%d), $(nproc) cores, kernel $(uname -r), $("$WAYPOINT" --version))"
+echo "== results, provider $PROVIDER ($(date -u +%Y-%m-%d), $(nproc) cores, kernel $(uname -r), $("$WAYPOINT" --version))"
 if [ "$HAVE_PERF" = 1 ]; then
     echo "CPU user+sys, ms (perf task-clock):    $(stats "$WORK/cpu_precise")   target < 50"
 fi
@@ -180,9 +276,10 @@ echo "waypoint --version wall, ms:           $VERSION_LINE   target < 5"
 if [ -n "$VERSION_CPU" ]; then
     echo "waypoint --version CPU, ms:            mean $VERSION_CPU (perf task-clock, n=$VERSION_RUNS)"
 fi
+for line in ${CONFIG_LINES[@]+"${CONFIG_LINES[@]}"}; do echo "$line"; done
 echo "first request body, bytes:             $FIRST_BODY (turn $FIRST_TURN; the 6th request: $LAST_BODY)   target < 8192"
 
-if [ "$FAILED" -ne 0 ] || [ "$REQUESTS" -ne "$EXPECTED" ] || [ "$FIRST_TURN" != 0 ]; then
-    echo "bench-headless: FAILED ($FAILED bad runs, $REQUESTS of $EXPECTED requests)" >&2
+if [ "$FAILED" -ne 0 ] || [ "$REQUESTS" -ne "$EXPECTED" ] || [ "$FIRST_TURN" != 0 ] || [ "$CONFIG_FAILED" -ne 0 ]; then
+    echo "bench-headless: FAILED ($FAILED bad runs, $REQUESTS of $EXPECTED requests, config loaded: $((1 - CONFIG_FAILED)))" >&2
     exit 1
 fi
