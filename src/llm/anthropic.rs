@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::http::{Failure, Names, Retrier, StreamingHttp};
+use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::{
@@ -54,7 +54,9 @@ impl AnthropicClient {
             StreamingHttp::new(&config.base_url, "/v1/messages", config.idle_timeout, NAMES)?;
         Ok(Self { config, http })
     }
+}
 
+impl Attempt for AnthropicClient {
     async fn attempt(
         &self,
         body: &Bytes,
@@ -88,17 +90,13 @@ impl ModelClient for AnthropicClient {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        Box::pin(async move {
-            let body = request_body(&self.config.model, request)
-                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
-            let mut retrier = Retrier::new(&self.config.retry);
-            loop {
-                match self.attempt(&body, on_event).await {
-                    Ok(reply) => return Ok(reply),
-                    Err(failure) => retrier.after(failure, on_event).await?,
-                }
-            }
-        })
+        let body = request_body(&self.config.model, request);
+        Box::pin(stream_with_retries(
+            self,
+            &self.config.retry,
+            body,
+            on_event,
+        ))
     }
 }
 

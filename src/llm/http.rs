@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::retry::{RetryPolicy, is_retryable_status, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
-use super::{LlmError, StreamEvent};
+use super::{AssistantReply, LlmError, StreamEvent};
 
 /// Largest single SSE event accepted; a stream that buffers more is broken.
 const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
@@ -204,6 +204,33 @@ impl Events<'_> {
             format!("the connection closed before the message was complete{part}"),
             None,
         )
+    }
+}
+
+/// A provider that makes one attempt at a streamed reply; [`stream_with_retries`]
+/// wraps it in the retry loop.
+pub trait Attempt: Sync {
+    fn attempt<'a>(
+        &'a self,
+        body: &'a Bytes,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> impl Future<Output = Result<AssistantReply, Failure>> + Send + 'a;
+}
+
+/// Sends the encoded `body` through `provider`, retrying under `policy`.
+pub async fn stream_with_retries<P: Attempt>(
+    provider: &P,
+    policy: &RetryPolicy,
+    body: serde_json::Result<Bytes>,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<AssistantReply, LlmError> {
+    let body = body.map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
+    let mut retrier = Retrier::new(policy);
+    loop {
+        match provider.attempt(&body, on_event).await {
+            Ok(reply) => return Ok(reply),
+            Err(failure) => retrier.after(failure, on_event).await?,
+        }
     }
 }
 

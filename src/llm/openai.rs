@@ -11,7 +11,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::http::{Failure, Names, Retrier, StreamingHttp};
+use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::retry::{RetryPolicy, is_retryable_status};
 use super::sse::SseEvent;
 use super::{
@@ -81,6 +81,28 @@ impl OpenAiClient {
         })
     }
 
+    /// Adds what only this client knows to a final HTTP error.
+    fn explain(&self, failure: Failure) -> Failure {
+        match failure {
+            Failure::Fatal(LlmError::Http { status, message }) => {
+                let extra = match status {
+                    404 => format!(" [model `{}` at {}]", self.config.model, self.http.url),
+                    401 | 403 if self.authorization.is_none() => {
+                        " [no API key was sent]".to_string()
+                    }
+                    _ => String::new(),
+                };
+                Failure::Fatal(LlmError::Http {
+                    status,
+                    message: format!("{message}{extra}"),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+impl Attempt for OpenAiClient {
     async fn attempt(
         &self,
         body: &Bytes,
@@ -120,26 +142,6 @@ impl OpenAiClient {
             Err(events.cut_short())
         }
     }
-
-    /// Adds what only this client knows to a final HTTP error.
-    fn explain(&self, failure: Failure) -> Failure {
-        match failure {
-            Failure::Fatal(LlmError::Http { status, message }) => {
-                let extra = match status {
-                    404 => format!(" [model `{}` at {}]", self.config.model, self.http.url),
-                    401 | 403 if self.authorization.is_none() => {
-                        " [no API key was sent]".to_string()
-                    }
-                    _ => String::new(),
-                };
-                Failure::Fatal(LlmError::Http {
-                    status,
-                    message: format!("{message}{extra}"),
-                })
-            }
-            other => other,
-        }
-    }
 }
 
 impl ModelClient for OpenAiClient {
@@ -152,17 +154,13 @@ impl ModelClient for OpenAiClient {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        Box::pin(async move {
-            let body = request_body(&self.config.model, request)
-                .map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;
-            let mut retrier = Retrier::new(&self.config.retry);
-            loop {
-                match self.attempt(&body, on_event).await {
-                    Ok(reply) => return Ok(reply),
-                    Err(failure) => retrier.after(failure, on_event).await?,
-                }
-            }
-        })
+        let body = request_body(&self.config.model, request);
+        Box::pin(stream_with_retries(
+            self,
+            &self.config.retry,
+            body,
+            on_event,
+        ))
     }
 }
 
