@@ -80,7 +80,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
     let mut lines: Vec<Line<'static>> = Vec::new();
     if total == 0 {
         lines.extend(wrap(
-            "No plan yet. For a multi-step task the agent writes one here and keeps it current.",
+            "No plan yet.",
             width,
             p.dim(),
             Span::raw(""),

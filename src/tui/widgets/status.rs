@@ -84,7 +84,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
             compact(app.turn_tokens.1)
         ));
     }
-    if let Some(price) = app.price {
+    if let Some(price) = app.price.filter(|_| app.tokens != (0, 0)) {
         tokens.push_str(&format!(
             " · {}",
             format_cost(cost(price, app.tokens.0, app.tokens.1))
