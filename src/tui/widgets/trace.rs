@@ -162,7 +162,7 @@ fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: 
     if let Some(item) = &t.plan_item {
         lines.push(Line::styled(format!("plan item: {item}"), p.dim()));
     }
-    if t.name == "edit_file" {
+    if t.name == "edit_file" || t.name == "write_file" {
         lines.extend(diff_lines(app, &t.input));
         lines.push(Line::raw(""));
     }
@@ -190,11 +190,12 @@ fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: 
     frame.render_widget(Paragraph::new(visible).block(block), area);
 }
 
-/// `-`/`+` lines for an `edit_file` call, from its arguments.
+/// `-`/`+` lines for an `edit_file` (or `write_file`) call, from its arguments.
 pub fn diff_lines(app: &App, input: &Value) -> Vec<Line<'static>> {
     let p = app.palette;
     let old = input.get("old_text").and_then(Value::as_str).unwrap_or("");
-    let new = input.get("new_text").and_then(Value::as_str).unwrap_or("");
+    // A written file shows as all added lines.
+    let new = input.get("new_text").or_else(|| input.get("content")).and_then(Value::as_str).unwrap_or("");
     let diff = TextDiff::from_lines(old, new);
     diff.iter_all_changes()
         .take(400)
