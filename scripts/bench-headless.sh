@@ -102,8 +102,9 @@ if [ -z "$URL" ]; then
 fi
 echo "== loopback server ($PROVIDER) at $URL (pid $SERVER_PID)"
 
-# Only the settings given here: no config file of the user's (a missing file
-# costs what a missing default file costs), no stray variables.
+# Only the settings given here: no config file of the user's (an empty file:
+# a file named by WAYPOINT_CONFIG must exist), no stray variables.
+: > "$WORK/no-config.toml"
 export WAYPOINT_CONFIG="$WORK/no-config.toml" WAYPOINT_LOG="$WORK/waypoint.log"
 unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_MODEL OPENAI_BASE_URL OPENAI_API_KEY OPENAI_MODEL \
     WAYPOINT_PROVIDER WAYPOINT_MODEL WAYPOINT_PROFILE WAYPOINT_LOG_LEVEL

@@ -170,6 +170,25 @@ pub fn read_file(path: &Path) -> Result<Option<String>, ConfigError> {
     }
 }
 
+/// Finds and reads the config file: `(where it is looked for, its path and text
+/// if it exists)`. A file named by `WAYPOINT_CONFIG` must exist.
+pub fn load(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Option<PathBuf>, Option<(PathBuf, String)>), ConfigError> {
+    let path = config_path(env);
+    let Some(path) = path else {
+        return Ok((None, None));
+    };
+    match read_file(&path)? {
+        Some(text) => Ok((Some(path.clone()), Some((path, text)))),
+        None if env("WAYPOINT_CONFIG").is_some_and(|p| !p.is_empty()) => Err(ConfigError::Read {
+            path,
+            message: "no such file (named by WAYPOINT_CONFIG)".into(),
+        }),
+        None => Ok((Some(path), None)),
+    }
+}
+
 /// What the resolver reads; `env` is a lookup so tests need not touch the process environment.
 pub struct Inputs<'a> {
     pub flags: Layer,
@@ -179,6 +198,7 @@ pub struct Inputs<'a> {
     pub file: Option<(PathBuf, String)>,
 }
 
+#[derive(Clone, Copy)]
 struct Layers<'a> {
     flags: &'a Layer,
     env: &'a dyn Fn(&str) -> Option<String>,
@@ -252,7 +272,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             path.as_path(),
             toml::from_str::<Layer>(text).map_err(|e| ConfigError::Parse {
                 path: path.clone(),
-                message: e.to_string().trim().to_string(),
+                message: parse_message(text, &e),
             })?,
         )),
         None => None,
@@ -305,24 +325,38 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             ("ANTHROPIC", DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL)
         }
     };
+    // Model, URL and key from the file or a profile count only where that layer
+    // is for the provider in use (a layer without `provider` is for the default,
+    // anthropic), so one provider's key never goes to another's server.
+    let top_provider = file_layer
+        .as_ref()
+        .and_then(|(_, l)| l.provider)
+        .unwrap_or(ProviderKind::Anthropic);
+    let conn = Layers {
+        profile: layers
+            .profile
+            .filter(|(_, l)| l.provider.unwrap_or(top_provider) == provider.value),
+        file: layers.file.filter(|_| top_provider == provider.value),
+        ..layers
+    };
     let model_var = format!("{prefix}_MODEL");
     let url_var = format!("{prefix}_BASE_URL");
     let key_var = format!("{prefix}_API_KEY");
-    let model = layers.pick(
+    let model = conn.pick(
         "--model",
         |l| l.model.clone(),
         &["WAYPOINT_MODEL", &model_var],
         text,
         default_model.into(),
     )?;
-    let base_url = layers.pick(
+    let base_url = conn.pick(
         "--base-url",
         |l| l.base_url.clone(),
         &[&url_var],
         text,
         default_url.into(),
     )?;
-    let api_key = layers.pick("", |l| l.api_key.clone(), &[&key_var], text, String::new())?;
+    let api_key = conn.pick("", |l| l.api_key.clone(), &[&key_var], text, String::new())?;
     let api_key = (!api_key.value.is_empty()).then_some(api_key);
     let theme = match (
         inputs.flags.theme,
@@ -406,10 +440,26 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
     })
 }
 
+/// The parser's message and the line and column, but never the line itself:
+/// it may hold a key.
+fn parse_message(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {col}: {message}")
+        }
+        None => message.to_string(),
+    }
+}
+
 /// `sk-ant-api03-abcdef…` → `sk-a…cdef`: enough to recognise, not to use.
+/// Keys shorter than 16 characters are hidden entirely.
 pub fn mask(key: &str) -> String {
     let chars: Vec<char> = key.chars().collect();
-    if chars.len() <= 8 {
+    if chars.len() < 16 {
         return "…".repeat(usize::from(!chars.is_empty()));
     }
     let head: String = chars[..4].iter().collect();
@@ -672,6 +722,56 @@ output = 0.0
     }
 
     #[test]
+    fn a_key_or_url_for_one_provider_never_goes_to_another() {
+        let file = "api_key = \"sk-ant-api03-0123456789abcdef\"\nmodel = \"claude-opus-4-1\"\n[profile.local]\nprovider = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n";
+        let flags = Layer {
+            provider: Some(ProviderKind::Openai),
+            base_url: Some("https://elsewhere.example/v1".into()),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &[], Some(file)).unwrap();
+        assert_eq!(
+            s.api_key, None,
+            "the file's Anthropic key is not sent to an OpenAI endpoint"
+        );
+        assert_eq!(s.model.value, DEFAULT_OPENAI_MODEL);
+        let s = resolve_with(Layer::default(), Some("local"), &[], Some(file)).unwrap();
+        assert_eq!(
+            (s.api_key, s.base_url.value.as_str()),
+            (None, "http://localhost:11434/v1")
+        );
+        let s = resolve_with(Layer::default(), None, &[], Some(file)).unwrap();
+        assert_eq!(
+            s.api_key.unwrap().source,
+            Source::File("/cfg/config.toml".into())
+        );
+    }
+
+    #[test]
+    fn a_parse_error_never_echoes_the_line() {
+        let e = resolve_with(
+            Layer::default(),
+            None,
+            &[],
+            Some("model = \"x\"\napi_key = sk-ant-secret-value\n"),
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("line 2"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+
+    #[test]
+    fn a_config_file_named_by_the_environment_must_exist() {
+        let env = env_of(&[("WAYPOINT_CONFIG", "/nonexistent/waypoint.toml")]);
+        let e = load(&env).unwrap_err();
+        assert!(
+            e.to_string().contains("/nonexistent/waypoint.toml")
+                && e.to_string().contains("WAYPOINT_CONFIG")
+        );
+    }
+
+    #[test]
     fn no_color_and_masked_keys_in_the_description() {
         let s = resolve_with(
             Layer::default(),
@@ -690,6 +790,7 @@ output = 0.0
         assert!(!text.contains("secret"));
         assert!(text.contains("# env NO_COLOR"));
         assert_eq!(mask("short"), "…");
+        assert_eq!(mask("sk-123456789abc"), "…", "short keys are hidden whole");
         assert_eq!(mask(""), "");
     }
 }

@@ -93,11 +93,7 @@ fn env_var(key: &str) -> Option<String> {
 }
 
 async fn run(cli: Cli) -> Result<i32> {
-    let config_path = config::config_path(&env_var);
-    let file = match &config_path {
-        Some(path) => config::read_file(path)?.map(|text| (path.clone(), text)),
-        None => None,
-    };
+    let (config_path, file) = config::load(&env_var)?;
     let settings = config::resolve(Inputs {
         flags: cli.layer(),
         profile: cli.profile.clone(),

@@ -24,14 +24,21 @@ struct Table {
 /// The price of `model`: the config's entries first, then the built-in table;
 /// a dated model name (`claude-sonnet-4-5-20250929`) matches its base name.
 pub fn price_of(model: &str, overrides: &BTreeMap<String, Price>) -> Option<Price> {
+    // `claude-sonnet-4-5-20250929` and `…-latest` are that model; `gpt-4.1-nano` is not `gpt-4.1`.
+    let dated = |name: &str| {
+        model
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|rest| {
+                rest == "latest"
+                    || (!rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '-'))
+            })
+    };
     let lookup = |table: &BTreeMap<String, Price>| {
-        table.get(model).copied().or_else(|| {
-            table
-                .iter()
-                .filter(|(name, _)| model.starts_with(name.as_str()))
-                .max_by_key(|(name, _)| name.len())
-                .map(|(_, p)| *p)
-        })
+        table
+            .get(model)
+            .copied()
+            .or_else(|| table.iter().find(|(name, _)| dated(name)).map(|(_, p)| *p))
     };
     lookup(overrides).or_else(|| {
         toml::from_str::<Table>(BUILT_IN)
@@ -71,6 +78,15 @@ mod tests {
         );
         assert_eq!(price_of("claude-sonnet-4-5-20250929", &none), Some(p));
         assert_eq!(price_of("my-local-model", &none), None);
+        assert_eq!(
+            price_of("gpt-4.1-nano", &none),
+            None,
+            "not priced as gpt-4.1"
+        );
+        assert_eq!(
+            price_of("gpt-4o-2024-08-06", &none),
+            price_of("gpt-4o", &none)
+        );
         let mut mine = BTreeMap::new();
         mine.insert(
             "my-local-model".to_string(),

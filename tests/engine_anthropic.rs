@@ -733,3 +733,44 @@ fn a_base_url_without_a_scheme_is_refused_at_once() {
     .expect("refused");
     assert!(err.to_string().contains("not an http(s) URL"), "{err}");
 }
+
+#[tokio::test]
+async fn an_interrupt_holds_queued_messages_until_the_user_resumes() {
+    let mut r = rig(vec![sse(Turn::tool(
+        "bash",
+        json!({"command": "while [ ! -f go ]; do sleep 0.02; done"}),
+    ))])
+    .await;
+    r.submit("first");
+    r.until(|e| matches!(e, Event::ToolCallBegin { .. })).await;
+    r.submit("also update the README");
+    r.until(|e| matches!(e, Event::Queued { .. })).await;
+    r.handle.ops.send(Op::Interrupt).unwrap();
+    let aborted = r.turn_events().await;
+    assert!(matches!(
+        aborted.last(),
+        Some(Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            ..
+        })
+    ));
+    // The engine goes idle: the queued message does not start a turn by itself.
+    let next = tokio::time::timeout(Duration::from_secs(5), r.handle.events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next, Event::Idle);
+    r.server.push(sse(Turn::text("resumed with the README")));
+    r.handle.ops.send(Op::Resume).unwrap();
+    let resumed = r.turn_events().await;
+    assert!(matches!(resumed.last(), Some(Event::TurnComplete { .. })));
+    let last = r.server.requests().last().unwrap().clone();
+    assert_valid_request(&last.body);
+    let texts = last.last_user_texts();
+    let pos = |needle: &str| texts.iter().position(|t| t.contains(needle));
+    assert!(
+        pos("interrupted") < pos("also update the README")
+            && pos("also update the README") < pos("continue"),
+        "the queued message follows the interrupt note and precedes the resume: {texts:?}"
+    );
+}

@@ -223,6 +223,11 @@ impl Agent {
         };
         if end == TurnEnd::Interrupted {
             self.conversation.push_user_text(INTERRUPTED_NOTE);
+            // An interrupt stops the agent: messages queued meanwhile become
+            // guidance for when the user resumes or writes again, not a new turn.
+            for text in queued.drain(..) {
+                self.conversation.push_user_text(text);
+            }
         }
         debug_assert_eq!(self.conversation.validate(), Ok(()));
         quit

@@ -154,7 +154,8 @@ impl ModelClient for OpenAiClient {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        let body = request_body(&self.config.model, request);
+        let official = self.http.url.contains("://api.openai.com/");
+        let body = request_body_for(&self.config.model, request, official);
         Box::pin(stream_with_retries(
             self,
             &self.config.retry,
@@ -294,7 +295,17 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
 
 /// The JSON body of a streaming Chat Completions request, serialised once
 /// and reused by every retry.
+/// OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse
+/// `max_tokens`); local servers know `max_tokens`.
 pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
+    request_body_for(model, req, false)
+}
+
+fn request_body_for(
+    model: &str,
+    req: &ModelRequest<'_>,
+    official: bool,
+) -> serde_json::Result<Bytes> {
     #[derive(Serialize)]
     struct Body<'a> {
         model: &'a str,
@@ -304,7 +315,10 @@ pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<B
         tools: Vec<WireTool<'a>>,
         stream: bool,
         stream_options: StreamOptions,
-        max_tokens: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_tokens: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_completion_tokens: Option<u32>,
     }
     let body = Body {
         model,
@@ -314,7 +328,8 @@ pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<B
         stream_options: StreamOptions {
             include_usage: true,
         },
-        max_tokens: req.max_tokens,
+        max_tokens: (!official).then_some(req.max_tokens),
+        max_completion_tokens: official.then_some(req.max_tokens),
     };
     serde_json::to_vec(&body).map(Bytes::from)
 }
@@ -493,7 +508,10 @@ impl Assembler {
                 input,
             });
         }
-        let stop_reason = if has_calls {
+        let stop_reason = if has_calls && self.finish_reason.as_deref() == Some("length") {
+            // Cut off by the token limit: the calls' arguments may be truncated.
+            "max_tokens".to_string()
+        } else if has_calls {
             "tool_use".to_string()
         } else if text_call {
             TEXT_TOOL_CALL.to_string()
@@ -748,6 +766,23 @@ mod tests {
 
     fn refs(v: &[String]) -> Vec<&str> {
         v.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn the_official_api_gets_max_completion_tokens() {
+        let req = ModelRequest {
+            system: "s",
+            messages: &[],
+            tools: &[],
+            max_tokens: 77,
+        };
+        let official: Value =
+            serde_json::from_slice(&request_body_for("gpt-5", &req, true).unwrap()).unwrap();
+        assert_eq!(official["max_completion_tokens"], 77);
+        assert!(official.get("max_tokens").is_none());
+        let local: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
+        assert_eq!(local["max_tokens"], 77);
+        assert!(local.get("max_completion_tokens").is_none());
     }
 
     #[test]

@@ -10,13 +10,20 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
 };
 use ratatui::crossterm::{cursor, execute};
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Keyboard enhancement (Shift+Enter told apart from Enter) was switched on.
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+/// The thread that owns the terminal: only a panic there tears the screen down
+/// (panics in tools and tasks are caught and reported in the app instead).
+static UI_THREAD: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
 
 pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 
@@ -27,6 +34,7 @@ pub struct TerminalGuard {
 
 impl TerminalGuard {
     pub fn enter() -> io::Result<Self> {
+        let _ = UI_THREAD.set(std::thread::current().id());
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
@@ -39,6 +47,16 @@ impl TerminalGuard {
         ) {
             restore();
             return Err(e);
+        }
+        // Where the terminal can tell Shift+Enter from Enter, ask it to.
+        if supports_keyboard_enhancement().unwrap_or(false)
+            && execute!(
+                stdout,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok()
+        {
+            ENHANCED.store(true, Ordering::SeqCst);
         }
         match Terminal::new(CrosstermBackend::new(stdout)) {
             Ok(terminal) => Ok(Self { terminal }),
@@ -59,6 +77,9 @@ impl Drop for TerminalGuard {
 /// Leaves the alternate screen and raw mode; does nothing the second time.
 pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
+        if ENHANCED.swap(false, Ordering::SeqCst) {
+            let _ = execute!(io::stdout(), PopKeyboardEnhancementFlags);
+        }
         let _ = execute!(
             io::stdout(),
             DisableBracketedPaste,
@@ -77,8 +98,14 @@ fn install_panic_hook() {
     }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        // Give the user their terminal back before the report is printed.
-        restore();
-        previous(info);
+        // A panic on the UI thread ends the app: give the user their terminal
+        // back before the report. Elsewhere (a tool, a task) it is caught and
+        // reported in the app; printing over the screen would garble it.
+        if UI_THREAD.get() == Some(&std::thread::current().id()) {
+            restore();
+            previous(info);
+        } else {
+            tracing::error!(%info, "a background task panicked");
+        }
     }));
 }
