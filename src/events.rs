@@ -21,7 +21,28 @@ pub enum Op {
     Resume,
     /// Stop the engine.
     Quit,
+    /// Use another model client from now on (settings were fixed and reloaded).
+    #[serde(skip)]
+    SetClient(NewClient),
 }
+
+/// A model client handed to the engine; compared by identity.
+#[derive(Clone)]
+pub struct NewClient(pub std::sync::Arc<dyn crate::llm::ModelClient>);
+
+impl std::fmt::Debug for NewClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NewClient({})", self.0.model())
+    }
+}
+
+impl PartialEq for NewClient {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for NewClient {}
 
 /// How a tool call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

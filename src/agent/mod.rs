@@ -150,6 +150,11 @@ impl Agent {
             let resumed = match op {
                 Op::Quit => return,
                 Op::Interrupt => continue,
+                Op::SetClient(client) => {
+                    tracing::info!(model = client.0.model(), "model client replaced");
+                    self.client = client.0;
+                    continue;
+                }
                 Op::Submit { text } if text.trim().is_empty() => {
                     self.emit(Event::Error {
                         message: "An empty message was not sent.".into(),
@@ -193,6 +198,7 @@ impl Agent {
         let events = self.events.clone();
         let _ = events.send(Event::TurnStarted { resumed });
         let mut quit = false;
+        let mut pending_client = None;
         let end = {
             let turn = self.run_turn(&cancel);
             tokio::pin!(turn);
@@ -208,6 +214,8 @@ impl Agent {
                             queued.push_back(text);
                         }
                         Some(Op::Resume) => {}
+                        // Applies to the next turn; this one keeps its client.
+                        Some(Op::SetClient(client)) => pending_client = Some(client),
                         Some(Op::Quit) => {
                             quit = true;
                             cancel.cancel();
@@ -228,6 +236,9 @@ impl Agent {
             for text in queued.drain(..) {
                 self.conversation.push_user_text(text);
             }
+        }
+        if let Some(client) = pending_client {
+            self.client = client.0;
         }
         debug_assert_eq!(self.conversation.validate(), Ok(()));
         quit
