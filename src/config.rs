@@ -170,11 +170,14 @@ pub fn read_file(path: &Path) -> Result<Option<String>, ConfigError> {
     }
 }
 
+/// A config file's path and its text.
+pub type ConfigFile = (PathBuf, String);
+
 /// Finds and reads the config file: `(where it is looked for, its path and text
 /// if it exists)`. A file named by `WAYPOINT_CONFIG` must exist.
 pub fn load(
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(Option<PathBuf>, Option<(PathBuf, String)>), ConfigError> {
+) -> Result<(Option<PathBuf>, Option<ConfigFile>), ConfigError> {
     let path = config_path(env);
     let Some(path) = path else {
         return Ok((None, None));
@@ -195,7 +198,7 @@ pub struct Inputs<'a> {
     pub profile: Option<String>,
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// The file's path and its text, when it exists.
-    pub file: Option<(PathBuf, String)>,
+    pub file: Option<ConfigFile>,
 }
 
 #[derive(Clone, Copy)]

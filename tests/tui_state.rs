@@ -5,11 +5,13 @@
 
 mod tui_support;
 
-use ratatui::crossterm::event::KeyCode;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use serde_json::json;
 use tui_support::*;
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
-use waypoint::tui::state::{Activity, EntryKind, Focus, TraceStatus};
+use waypoint::tui::state::{Activity, App, EntryKind, Focus, NoticeKind, TraceStatus};
 use waypoint::tui::update::{self, Effect};
+use waypoint::tui::widgets::{checklist, help};
 
 #[test]
 fn esc_during_streaming_interrupts_and_keeps_typed_text() {
@@ -194,6 +196,8 @@ fn ctrl_c_clears_then_quits_and_typing_in_a_pane_goes_to_the_input() {
     assert_eq!(a.input_text(), "");
     assert!(update::on_key(&mut a, ctrl('c'), clock.at(0.2)).is_empty());
     assert!(screen_text(&a, 120, 40, clock.at(0.3)).contains("Ctrl+C again to quit"));
+    assert!(a.quit_armed(clock.at(0.3)));
+    assert!(!a.quit_armed(clock.at(5.0)), "the arm times out");
     assert_eq!(
         update::on_key(&mut a, ctrl('c'), clock.at(0.4)),
         vec![Effect::Quit]
@@ -292,7 +296,18 @@ fn the_checklist_equals_the_plan_store_and_collapses() {
     update::on_key(&mut a, ctrl('t'), clock.at(42.0));
     let s = screen_text(&a, 120, 40, clock.at(42.0));
     assert!(s.contains("▶ 2/3 ·"), "{s}");
-    assert!(!a.animating(clock.at(100.0)) || a.running);
+    // Running animates; once the turn is over and the highlight has faded,
+    // nothing does.
+    assert!(a.animating(clock.at(42.0)));
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            stop_reason: "end_turn".into(),
+            open_items: 1,
+        },
+        clock.at(50.0),
+    );
+    assert!(!a.animating(clock.at(100.0)));
 }
 
 #[test]
@@ -311,4 +326,387 @@ fn idle_means_no_animation() {
         clock.at(2.0),
     );
     assert!(!a.animating(clock.at(2.5)));
+}
+
+fn notices(a: &App) -> Vec<&str> {
+    a.conversation
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
+        .map(|e| e.text())
+        .collect()
+}
+
+#[test]
+fn an_interrupted_tool_keeps_its_streamed_output() {
+    let clock = Clock::new();
+    let a = interrupted(&clock);
+    let t = a.trace.last().unwrap();
+    let log = t.output.text();
+    for line in [
+        "Compiling demo v0.1.0",
+        "running 12 tests",
+        "test cli::parses ... ok",
+    ] {
+        assert!(log.contains(line), "the streamed {line:?} is kept: {log}");
+    }
+    assert!(
+        log.ends_with(&format!("test cli::parses ... ok\n{INTERRUPTED_RESULT}")),
+        "the reason follows the log on its own line: {log}"
+    );
+    assert_eq!(t.output.last_lines(1), vec![INTERRUPTED_RESULT.to_string()]);
+    // The folded trace shows the last output lines and why it stopped.
+    let s = screen_text(&a, 120, 40, clock.at(42.0));
+    assert!(s.contains("test cli::parses ... ok"), "{s}");
+    assert!(s.contains("Error: interrupted by the user"), "{s}");
+
+    // A failed command whose output spilled to disk keeps the file.
+    let mut b = app(&clock);
+    update::on_event(
+        &mut b,
+        begin("b1", "bash", "make", json!({"command": "make"}), None),
+        clock.at(0.0),
+    );
+    let chunk = "y".repeat(1023) + "\n";
+    for _ in 0..400 {
+        update::on_event(
+            &mut b,
+            Event::ToolCallOutputDelta {
+                id: "b1".into(),
+                chunk: chunk.clone(),
+            },
+            clock.at(0.5),
+        );
+    }
+    let path = b.trace[0].output.spill_path().expect("spilled").clone();
+    update::on_event(
+        &mut b,
+        end(
+            "b1",
+            "bash",
+            ToolStatus::Error,
+            900,
+            "Error: the command timed out after 1 s; output so far:\nyyyy",
+        ),
+        clock.at(1.0),
+    );
+    let t = &b.trace[0];
+    assert_eq!(t.status, TraceStatus::Error);
+    assert_eq!(t.output.spill_path(), Some(&path));
+    assert!(path.exists());
+    assert_eq!(
+        t.output.last_lines(1),
+        vec!["Error: the command timed out after 1 s; output so far:".to_string()]
+    );
+}
+
+#[test]
+fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "task", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            stop_reason: "end_turn".into(),
+            open_items: 0,
+        },
+        clock.at(1.0),
+    );
+    let before = a.conversation.len();
+    assert!(
+        update::on_key(&mut a, ctrl('r'), clock.at(2.0)).is_empty(),
+        "a finished turn is not continued"
+    );
+    assert_eq!(a.conversation.len(), before);
+
+    let mut b = interrupted(&clock);
+    assert_eq!(
+        update::on_key(&mut b, ctrl('r'), clock.at(14.0)),
+        vec![Effect::Send(Op::Resume)]
+    );
+    assert!(
+        update::on_key(&mut b, ctrl('r'), clock.at(14.1)).is_empty(),
+        "a second Ctrl+R before the turn starts sends nothing"
+    );
+    let resuming = notices(&b)
+        .iter()
+        .filter(|n| n.starts_with("Resuming"))
+        .count();
+    assert_eq!(resuming, 1, "{:?}", notices(&b));
+}
+
+#[test]
+fn page_keys_move_the_trace_selection() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    for i in 0..12 {
+        let id = format!("r{i}");
+        update::on_event(
+            &mut a,
+            begin(&id, "read_file", "f", json!({"path": "f"}), None),
+            clock.at(0.0),
+        );
+        update::on_event(
+            &mut a,
+            end(&id, "read_file", ToolStatus::Ok, 1, "x"),
+            clock.at(0.0),
+        );
+    }
+    a.focus = Focus::Trace;
+    update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
+    assert_eq!(a.trace_selected, Some(11 - update::TRACE_PAGE));
+    update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
+    update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
+    assert_eq!(a.trace_selected, Some(0));
+    update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
+    assert_eq!(a.trace_selected, Some(update::TRACE_PAGE));
+    update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
+    update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
+    assert_eq!(a.trace_selected, None, "back at the newest entry");
+}
+
+#[test]
+fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
+    let clock = Clock::new();
+    let now = clock.at(0.0);
+    let mut a = app(&clock);
+    // `?` opens the help on an empty input and closes it again.
+    update::on_key(&mut a, key(KeyCode::Char('?')), now);
+    assert!(a.show_help);
+    update::on_key(&mut a, key(KeyCode::Char('?')), now);
+    assert!(!a.show_help);
+    assert_eq!(a.input_text(), "");
+    // A letter typed over the help closes it and is typed.
+    update::on_key(&mut a, key(KeyCode::F(1)), now);
+    type_text(&mut a, "hi", now);
+    assert!(!a.show_help);
+    assert_eq!(a.input_text(), "hi");
+    // With text in the input, `?` is text too.
+    update::on_key(&mut a, key(KeyCode::F(1)), now);
+    type_text(&mut a, "?", now);
+    assert!(!a.show_help);
+    assert_eq!(a.input_text(), "hi?");
+    // Keys that are not text only close it.
+    update::on_key(&mut a, key(KeyCode::F(1)), now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert!(!a.show_help);
+    assert_eq!(a.input_text(), "hi?", "Enter closed the help, sent nothing");
+
+    // In a pane, Ctrl/Alt+letter types nothing.
+    a.focus = Focus::Trace;
+    update::on_key(&mut a, ctrl('x'), now);
+    update::on_key(
+        &mut a,
+        KeyEvent::new(KeyCode::Char('a'), KeyModifiers::ALT),
+        now,
+    );
+    assert_eq!(a.input_text(), "hi?");
+    assert_eq!(a.focus, Focus::Trace);
+    // The pane's own letters stay commands; any other goes to the input.
+    for c in ['j', 'k', 'g', 'G', ' '] {
+        update::on_key(&mut a, key(KeyCode::Char(c)), now);
+        assert_eq!(a.focus, Focus::Trace, "{c:?} is a trace command");
+    }
+    a.focus = Focus::Checklist;
+    update::on_key(&mut a, key(KeyCode::Char('c')), now);
+    assert!(a.checklist.collapsed);
+    assert_eq!(a.focus, Focus::Checklist);
+    update::on_key(&mut a, key(KeyCode::Char('!')), now);
+    assert_eq!(a.focus, Focus::Input);
+    assert_eq!(a.input_text(), "hi?!");
+}
+
+#[test]
+fn after_a_stop_the_plan_says_so_and_its_timer_stands_still() {
+    let clock = Clock::new();
+    let a = interrupted(&clock);
+    let line: String = checklist::summary_line(&a, clock.at(42.0))
+        .spans
+        .iter()
+        .map(|s| s.content.as_ref())
+        .collect();
+    assert_eq!(line, "■ 2/3 · stopped with 1 open");
+    // The active item started at 3.0 and the turn stopped at 12.0.
+    for at in [42.0, 100.0] {
+        let s = screen_text(&a, 120, 40, clock.at(at));
+        assert!(s.contains("Running the tests · 0:09"), "{s}");
+    }
+    // While running the clock goes on.
+    let b = plan_in_progress(&clock);
+    let line: String = checklist::summary_line(&b, clock.at(42.0))
+        .spans
+        .iter()
+        .map(|s| s.content.as_ref())
+        .collect();
+    assert_eq!(line, "▶ 2/3 · Running the tests · 0:39");
+}
+
+#[test]
+fn a_message_queued_while_streaming_does_not_split_the_reply() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "task", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    update::on_event(&mut a, Event::RoundStarted { round: 1 }, clock.at(0.1));
+    update::on_event(&mut a, text("Hello "), clock.at(0.2));
+    type_text(&mut a, "also this", clock.at(0.3));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.3));
+    update::on_event(&mut a, text("world"), clock.at(0.4));
+    let entries: Vec<(EntryKind, &str)> =
+        a.conversation.iter().map(|e| (e.kind, e.text())).collect();
+    assert_eq!(
+        entries,
+        vec![
+            (EntryKind::User, "task"),
+            (EntryKind::Assistant, "Hello world"),
+            (EntryKind::Queued, "also this"),
+        ]
+    );
+    // A retry drops the whole partial reply, not just its second half.
+    update::on_event(
+        &mut a,
+        Event::Retrying {
+            attempt: 1,
+            delay_ms: 500,
+            reason: "cut".into(),
+        },
+        clock.at(0.5),
+    );
+    update::on_event(&mut a, text("Again"), clock.at(1.0));
+    let entries: Vec<(EntryKind, &str)> =
+        a.conversation.iter().map(|e| (e.kind, e.text())).collect();
+    assert_eq!(entries.len(), 4, "{entries:?}");
+    assert_eq!(entries[0], (EntryKind::User, "task"));
+    assert_eq!(entries[1], (EntryKind::Queued, "also this"));
+    assert!(entries[2].1.starts_with("Retry 1"), "{entries:?}");
+    assert_eq!(entries[3], (EntryKind::Assistant, "Again"));
+}
+
+#[test]
+fn the_help_on_a_tiny_terminal_starts_with_the_keys_that_matter() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    update::on_key(&mut a, key(KeyCode::F(1)), clock.at(0.0));
+    let s = screen_text(&a, 40, 12, clock.at(0.0));
+    for k in ["Esc", "Enter", "Ctrl+R", "Ctrl+C", "Tab / Shift+Tab"] {
+        assert!(s.contains(k), "{k} is shown:\n{s}");
+    }
+    // One row per key: the 10 inner rows show the first 10 keys.
+    let shown = help::KEYS
+        .iter()
+        .filter(|(k, _)| s.lines().any(|l| l.contains(&format!("│{k} "))))
+        .count();
+    assert_eq!(shown, 10, "\n{s}");
+}
+
+#[test]
+fn without_an_engine_a_message_gets_the_first_run_help() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    let help =
+        "No model provider is set up. Run `waypoint setup`, set OPENAI_API_KEY, or start Ollama.";
+    update::no_engine(&mut a, help.to_string(), clock.at(0.0));
+    assert_eq!(a.activity, Activity::NoProvider);
+    type_text(&mut a, "hi", clock.at(1.0));
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0)).is_empty());
+    let last = a.conversation.last().unwrap();
+    assert_eq!(last.kind, EntryKind::Notice(NoticeKind::Error));
+    assert_eq!(last.text(), help);
+}
+
+#[test]
+fn when_the_engine_dies_spinners_stop_and_messages_say_so() {
+    let clock = Clock::new();
+    let mut a = plan_in_progress(&clock);
+    assert_eq!(a.trace.last().unwrap().status, TraceStatus::Running);
+    update::engine_stopped(&mut a, clock.at(10.0));
+    assert!(!a.running && !a.has_engine && !a.can_resume);
+    assert_eq!(a.activity, Activity::Failed);
+    assert!(a.trace.iter().all(|t| t.status != TraceStatus::Running));
+    assert!(!a.animating(clock.at(20.0)));
+    assert_eq!(
+        a.conversation.last().unwrap().text(),
+        update::ENGINE_STOPPED
+    );
+    assert!(update::ENGINE_STOPPED.contains("Restart Waypoint"));
+    type_text(&mut a, "hello?", clock.at(11.0));
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), clock.at(11.0)).is_empty());
+    assert_eq!(
+        a.conversation.last().unwrap().text(),
+        update::ENGINE_STOPPED
+    );
+    assert!(update::on_key(&mut a, ctrl('r'), clock.at(12.0)).is_empty());
+}
+
+#[test]
+fn only_the_mouse_wheel_changes_the_screen() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    let mouse = |kind| MouseEvent {
+        kind,
+        column: 3,
+        row: 4,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(!update::on_mouse(&mut a, mouse(MouseEventKind::Moved)));
+    assert!(!update::on_mouse(
+        &mut a,
+        mouse(MouseEventKind::Down(
+            ratatui::crossterm::event::MouseButton::Left
+        ))
+    ));
+    assert!(update::on_mouse(&mut a, mouse(MouseEventKind::ScrollUp)));
+    assert!(update::on_mouse(&mut a, mouse(MouseEventKind::ScrollDown)));
+}
+
+#[test]
+fn a_failed_edit_shows_no_diff() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    let input = json!({"path": "src/cli.rs", "old_text": "pub struct Cli {}\n", "new_text": "pub struct Cli { verbose: bool }\n"});
+    update::on_event(
+        &mut a,
+        begin("e1", "edit_file", "src/cli.rs", input.clone(), None),
+        clock.at(0.0),
+    );
+    update::on_event(
+        &mut a,
+        end(
+            "e1",
+            "edit_file",
+            ToolStatus::Error,
+            2,
+            "Error: old_text was not found in src/cli.rs",
+        ),
+        clock.at(0.1),
+    );
+    a.focus = Focus::Trace;
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0));
+    assert!(a.trace_expanded);
+    let s = screen_text(&a, 120, 40, clock.at(1.0));
+    assert!(s.contains("old_text was not found"), "{s}");
+    assert!(!s.contains("+ pub struct Cli { verbose"), "{s}");
+    assert!(!s.contains("- pub struct Cli {}"), "{s}");
+    // The same edit succeeding shows its diff.
+    update::on_event(
+        &mut a,
+        begin("e2", "edit_file", "src/cli.rs", input, None),
+        clock.at(2.0),
+    );
+    update::on_event(
+        &mut a,
+        end("e2", "edit_file", ToolStatus::Ok, 2, "Edited src/cli.rs"),
+        clock.at(2.1),
+    );
+    // Fold, select the newest, expand.
+    for k in [KeyCode::Enter, KeyCode::End, KeyCode::Enter] {
+        update::on_key(&mut a, key(k), clock.at(3.0));
+    }
+    assert!(a.trace_expanded);
+    assert_eq!(a.trace_selected, Some(1));
+    let s = screen_text(&a, 120, 40, clock.at(3.0));
+    assert!(s.contains("+ pub struct Cli { verbose: bool }"), "{s}");
 }

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event as TermEvent, EventStream};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::state::{Activity, App, NoticeKind};
+use super::state::{App, NoticeKind};
 use super::style::Palette;
 use super::terminal::TerminalGuard;
 use super::update::{self, Effect};
@@ -20,6 +20,8 @@ use crate::pricing::Price;
 
 const FRAME: Duration = Duration::from_millis(16);
 const TICK: Duration = Duration::from_millis(100);
+/// Terminal input errors in a row after which the input is taken as gone.
+const MAX_INPUT_ERRORS: u32 = 100;
 
 pub struct TuiOptions {
     pub model: String,
@@ -40,9 +42,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     let mut engine = match opts.engine {
         Ok(handle) => Some(handle),
         Err(reason) => {
-            app.has_engine = false;
-            app.set_activity(Activity::NoProvider, now);
-            app.notice(NoticeKind::Error, reason);
+            update::no_engine(&mut app, reason, now);
             None
         }
     };
@@ -59,12 +59,17 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
 
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    let mut input_errors = 0;
+    // A terminal error ends the loop (not the function), so the engine is
+    // still stopped below before the error is returned.
+    let mut failure: Option<std::io::Error> = None;
     loop {
         let now = Instant::now();
         if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
-            guard
-                .terminal
-                .draw(|f| view::draw(f, &app, Instant::now()))?;
+            if let Err(e) = guard.terminal.draw(|f| view::draw(f, &app, Instant::now())) {
+                failure = Some(e);
+                break;
+            }
             dirty = false;
             last_draw = Some(Instant::now());
         }
@@ -80,15 +85,34 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
         };
         let mut effects = Vec::new();
         tokio::select! {
-            ev = term_events.next() => match ev {
-                Some(Ok(TermEvent::Key(key))) => { effects = update::on_key(&mut app, key, Instant::now()); dirty = true; }
-                Some(Ok(TermEvent::Mouse(m))) => { update::on_mouse(&mut app, m); dirty = true; }
-                Some(Ok(TermEvent::Paste(text))) => { update::on_paste(&mut app, &text); dirty = true; }
-                Some(Ok(TermEvent::Resize(..))) => { guard.terminal.autoresize()?; dirty = true; }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => tracing::warn!(error = %e, "terminal input error"),
-                None => break,
-            },
+            ev = term_events.next() => {
+                if matches!(ev, Some(Ok(_))) {
+                    input_errors = 0;
+                }
+                match ev {
+                    Some(Ok(TermEvent::Key(key))) => { effects = update::on_key(&mut app, key, Instant::now()); dirty = true; }
+                    // Mouse capture reports motion too: only the wheel redraws.
+                    Some(Ok(TermEvent::Mouse(m))) => dirty |= update::on_mouse(&mut app, m),
+                    Some(Ok(TermEvent::Paste(text))) => { update::on_paste(&mut app, &text); dirty = true; }
+                    Some(Ok(TermEvent::Resize(..))) => {
+                        if let Err(e) = guard.terminal.autoresize() {
+                            failure = Some(e);
+                            break;
+                        }
+                        dirty = true;
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "terminal input error");
+                        input_errors += 1;
+                        if input_errors >= MAX_INPUT_ERRORS {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                    None => break,
+                }
+            }
             ev = recv(&mut engine) => {
                 match ev {
                     Some(event) => {
@@ -103,9 +127,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
                     }
                     None => {
                         engine = None;
-                        app.has_engine = false;
-                        app.running = false;
-                        app.notice(NoticeKind::Error, "The engine stopped unexpectedly; see the log file.");
+                        update::engine_stopped(&mut app, Instant::now());
                     }
                 }
                 dirty = true;
@@ -114,10 +136,11 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
             _ = sigterm.recv() => break,
             _ = sighup.recv() => break,
         }
-        for effect in &effects {
-            if *effect == Effect::Redraw {
-                guard.terminal.clear()?;
-            }
+        if effects.contains(&Effect::Redraw)
+            && let Err(e) = guard.terminal.clear()
+        {
+            failure = Some(e);
+            break;
         }
         if apply(&mut app, &engine, effects) {
             break;
@@ -129,7 +152,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
         let _ = tokio::time::timeout(Duration::from_secs(3), handle.task).await;
     }
     drop(guard);
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }
 
 /// Carries out effects; returns true to quit.

@@ -97,7 +97,10 @@ impl Scroll {
     /// The first visible line for `total` lines in `height` rows; records both.
     pub fn resolve(&self, total: usize, height: usize) -> usize {
         self.seen.set((total, height));
-        let max_top = total.saturating_sub(height);
+        self.top_for(max_top(total, height))
+    }
+
+    fn top_for(&self, max_top: usize) -> usize {
         if self.follow {
             max_top
         } else {
@@ -105,14 +108,15 @@ impl Scroll {
         }
     }
 
+    /// The first visible line at the last render.
     fn current_top(&self) -> usize {
+        self.top_for(self.max_top())
+    }
+
+    /// The last possible first line at the last render.
+    fn max_top(&self) -> usize {
         let (total, height) = self.seen.get();
-        let max_top = total.saturating_sub(height);
-        if self.follow {
-            max_top
-        } else {
-            self.top.min(max_top)
-        }
+        max_top(total, height)
     }
 
     pub fn up(&mut self, n: usize) {
@@ -121,8 +125,7 @@ impl Scroll {
     }
 
     pub fn down(&mut self, n: usize, sticky: bool) {
-        let (total, height) = self.seen.get();
-        let max_top = total.saturating_sub(height);
+        let max_top = self.max_top();
         self.top = (self.current_top() + n).min(max_top);
         self.follow = sticky && self.top >= max_top;
     }
@@ -133,14 +136,18 @@ impl Scroll {
     }
 
     pub fn end(&mut self, sticky: bool) {
-        let (total, height) = self.seen.get();
-        self.top = total.saturating_sub(height);
+        self.top = self.max_top();
         self.follow = sticky;
     }
 
     pub fn page(&self) -> usize {
         self.seen.get().1.saturating_sub(1).max(1)
     }
+}
+
+/// The last possible first line for `total` lines in `height` rows.
+fn max_top(total: usize, height: usize) -> usize {
+    total.saturating_sub(height)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,6 +282,21 @@ impl OutputLog {
         }
     }
 
+    /// Adds `line` on a line of its own after what is there.
+    pub fn push_line(&mut self, line: &str) {
+        if !self.is_empty() && !self.ends_with_newline() {
+            self.push("\n");
+        }
+        self.push(line);
+    }
+
+    fn ends_with_newline(&self) -> bool {
+        match self.tail.back() {
+            Some(c) => *c == '\n',
+            None => self.head.ends_with('\n'),
+        }
+    }
+
     pub fn total_bytes(&self) -> usize {
         self.total
     }
@@ -404,7 +426,6 @@ pub struct App {
     pub trace: Vec<TraceEntry>,
     pub trace_selected: Option<usize>,
     pub trace_expanded: bool,
-    pub trace_scroll: Scroll,
     pub detail_scroll: Scroll,
     pub checklist: Checklist,
     pub input: TextArea<'static>,
@@ -417,6 +438,8 @@ pub struct App {
     pub activity: Activity,
     pub activity_since: Instant,
     pub turn_started: Option<Instant>,
+    /// When the last turn stopped (timers freeze there while nothing runs).
+    pub turn_ended: Option<Instant>,
     pub running: bool,
     pub can_resume: bool,
     /// Session totals (input, output).
@@ -426,11 +449,13 @@ pub struct App {
     /// The model's price, when known.
     pub price: Option<crate::pricing::Price>,
     pub ctrl_c_at: Option<Instant>,
-    /// False when no provider is configured: submissions explain how to set one up.
+    /// False when no provider is configured (or the engine died): submissions
+    /// explain why with `setup_help`.
     pub has_engine: bool,
+    /// What to tell the user who sends a message without an engine.
+    pub setup_help: Option<String>,
     /// The assistant entry streamed in the current round.
     pub round_entry: Option<usize>,
-    pub quit: bool,
 }
 
 impl App {
@@ -449,7 +474,6 @@ impl App {
             trace: Vec::new(),
             trace_selected: None,
             trace_expanded: false,
-            trace_scroll: Scroll::following(),
             detail_scroll: Scroll::top_only(),
             checklist: Checklist {
                 scroll: Scroll::top_only(),
@@ -464,6 +488,7 @@ impl App {
             activity: Activity::Idle,
             activity_since: now,
             turn_started: None,
+            turn_ended: None,
             running: false,
             can_resume: false,
             tokens: (0, 0),
@@ -471,8 +496,8 @@ impl App {
             price: None,
             ctrl_c_at: None,
             has_engine: true,
+            setup_help: None,
             round_entry: None,
-            quit: false,
         }
     }
 
@@ -491,21 +516,37 @@ impl App {
 
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
-        self.running
-            || self.checklist.highlighting(now)
-            || self
-                .ctrl_c_at
-                .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
+        self.running || self.checklist.highlighting(now) || self.quit_armed(now)
+    }
+
+    /// A first Ctrl+C was pressed and a second one now quits.
+    pub fn quit_armed(&self, now: Instant) -> bool {
+        self.ctrl_c_at
+            .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
+    }
+
+    /// How long the plan's active item has been in progress; the clock stops
+    /// when the turn does.
+    pub fn active_for(&self, now: Instant) -> Duration {
+        let until = if self.running {
+            now
+        } else {
+            self.turn_ended.unwrap_or(now)
+        };
+        self.checklist
+            .active_since
+            .as_ref()
+            .map(|(_, t)| until.saturating_duration_since(*t))
+            .unwrap_or_default()
     }
 
     pub fn input_text(&self) -> String {
         self.input.lines().join("\n")
     }
 
+    /// Replaces the input with `lines`, the cursor at the end.
     pub fn set_input(&mut self, lines: Vec<String>) {
-        let mut area = TextArea::new(lines);
-        area.set_cursor_line_style(ratatui::style::Style::new());
-        area.set_placeholder_text(self.input.placeholder_text().to_string());
+        let mut area = input_area(lines);
         area.move_cursor(ratatui_textarea::CursorMove::Bottom);
         area.move_cursor(ratatui_textarea::CursorMove::End);
         self.input = area;
@@ -513,7 +554,12 @@ impl App {
 }
 
 fn new_input() -> TextArea<'static> {
-    let mut area = TextArea::default();
+    input_area(Vec::new())
+}
+
+/// The input box holding `lines`, styled and with its placeholder.
+fn input_area(lines: Vec<String>) -> TextArea<'static> {
+    let mut area = TextArea::new(lines);
     area.set_cursor_line_style(ratatui::style::Style::new());
     area.set_placeholder_text("Type a task · Enter sends · Alt+Enter new line · ? help");
     area

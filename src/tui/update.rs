@@ -1,7 +1,8 @@
 //! Pure state transitions: engine events and terminal input in, state
 //! changes and effects out. No I/O: the app loop carries out the effects.
 //! Invariant: every key either changes state, yields an effect, or goes to
-//! the input box; typed text is only ever removed by sending it or Ctrl+C.
+//! the input box (an unbound Ctrl/Alt chord does nothing and types nothing);
+//! typed text is only ever removed by sending it or Ctrl+C.
 
 use std::time::{Duration, Instant};
 
@@ -10,8 +11,8 @@ use ratatui::crossterm::event::{
 };
 
 use super::state::{
-    Activity, App, Change, ConvEntry, EntryKind, Focus, HISTORY_CAP, NoticeKind, QUIT_ARM_FOR,
-    TraceEntry, TraceStatus,
+    Activity, App, Change, ConvEntry, EntryKind, Focus, HISTORY_CAP, NoticeKind, TraceEntry,
+    TraceStatus,
 };
 use crate::events::{AbortReason, Event, Op, ToolStatus};
 use crate::todo::TodoStatus;
@@ -25,11 +26,37 @@ pub enum Effect {
     Quit,
 }
 
-pub const SETUP_HELP: &str = "No model provider is configured. Set ANTHROPIC_API_KEY (and optionally \
-ANTHROPIC_MODEL / ANTHROPIC_BASE_URL) and start Waypoint again, or run `waypoint --demo` to watch the \
-offline demo.";
+/// What a message sent after the engine died is answered with.
+pub const ENGINE_STOPPED: &str =
+    "The engine stopped unexpectedly; see the log file. Restart Waypoint.";
 
 const SCROLL_STEP: usize = 3;
+/// Entries PgUp/PgDn move the selection in the tool trace.
+pub const TRACE_PAGE: usize = 5;
+
+/// No provider could be set up: `help` (the first-run help) is shown now
+/// and again whenever a message is sent.
+pub fn no_engine(app: &mut App, help: String, now: Instant) {
+    app.has_engine = false;
+    app.set_activity(Activity::NoProvider, now);
+    app.notice(NoticeKind::Error, help.clone());
+    app.setup_help = Some(help);
+}
+
+/// The engine's channel closed mid-session: nothing runs any more.
+pub fn engine_stopped(app: &mut App, now: Instant) {
+    app.has_engine = false;
+    app.can_resume = false;
+    for t in app.trace.iter_mut() {
+        if t.status == TraceStatus::Running {
+            t.status = TraceStatus::Interrupted;
+            t.duration = Some(now.saturating_duration_since(t.started));
+        }
+    }
+    end_turn(app, Activity::Failed, now);
+    app.notice(NoticeKind::Error, ENGINE_STOPPED);
+    app.setup_help = Some(ENGINE_STOPPED.to_string());
+}
 
 pub fn on_event(app: &mut App, event: Event, now: Instant) {
     match event {
@@ -44,11 +71,15 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) {
             delay_ms,
             reason,
         } => {
-            // Text streamed in this round is void: the reply starts again.
+            // Text streamed in this round is void: the reply starts again
+            // (a message queued meanwhile may sit below it).
             if let Some(i) = app.round_entry.take()
-                && i + 1 == app.conversation.len()
+                && app
+                    .conversation
+                    .get(i)
+                    .is_some_and(|e| e.kind == EntryKind::Assistant)
             {
-                app.conversation.pop();
+                app.conversation.remove(i);
             }
             app.notice(
                 NoticeKind::Warning,
@@ -102,9 +133,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) {
                     ToolStatus::Interrupted => TraceStatus::Interrupted,
                 };
                 t.duration = Some(Duration::from_millis(duration_ms));
-                if !t.streamed || status != ToolStatus::Ok {
-                    t.output = Default::default();
+                if !t.streamed {
                     t.output.push(&output);
+                } else if status != ToolStatus::Ok {
+                    // Keep the live log (and its spill file); the result's
+                    // first line says why it stopped (the rest repeats the log).
+                    t.output
+                        .push_line(output.lines().next().unwrap_or_default());
                 }
             }
             app.set_activity(Activity::Thinking, now);
@@ -214,15 +249,23 @@ fn on_turn_started(app: &mut App, resumed: bool, now: Instant) {
 }
 
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {
+    if app.running {
+        app.turn_ended = Some(now);
+    }
     app.running = false;
     app.round_entry = None;
     app.set_activity(activity, now);
 }
 
 fn on_text(app: &mut App, text: &str, now: Instant) {
-    match app.round_entry {
-        Some(i) if i < app.conversation.len() => app.conversation[i].push_str(text),
-        _ => {
+    // The round's entry, even when a queued message now sits below it.
+    let entry = app
+        .round_entry
+        .and_then(|i| app.conversation.get_mut(i))
+        .filter(|e| e.kind == EntryKind::Assistant);
+    match entry {
+        Some(e) => e.push_str(text),
+        None => {
             app.conversation
                 .push(ConvEntry::new(EntryKind::Assistant, text));
             app.round_entry = Some(app.conversation.len() - 1);
@@ -235,10 +278,7 @@ fn on_text(app: &mut App, text: &str, now: Instant) {
 fn submit(app: &mut App) -> Vec<Effect> {
     let text = app.input_text();
     if text.trim().is_empty() {
-        if app.can_resume && !app.running && app.has_engine {
-            return resume(app);
-        }
-        return Vec::new();
+        return resume(app);
     }
     app.set_input(Vec::new());
     if app.history.last() != Some(&text) {
@@ -251,7 +291,11 @@ fn submit(app: &mut App) -> Vec<Effect> {
     app.draft = None;
     if !app.has_engine {
         app.conversation.push(ConvEntry::new(EntryKind::User, text));
-        app.notice(NoticeKind::Error, SETUP_HELP);
+        let help = app
+            .setup_help
+            .clone()
+            .unwrap_or_else(|| ENGINE_STOPPED.to_string());
+        app.notice(NoticeKind::Error, help);
         return Vec::new();
     }
     let kind = if app.running {
@@ -259,14 +303,16 @@ fn submit(app: &mut App) -> Vec<Effect> {
     } else {
         EntryKind::User
     };
+    // The reply streaming now (`round_entry`) goes on above a queued message.
     app.conversation.push(ConvEntry::new(kind, text.clone()));
-    app.round_entry = None;
     app.conv_scroll.follow = true;
     vec![Effect::Send(Op::Submit { text })]
 }
 
+/// Resumes a stopped turn; does nothing when there is nothing to resume
+/// (a finished turn, one running, or a resume already sent).
 fn resume(app: &mut App) -> Vec<Effect> {
-    if app.running || !app.has_engine {
+    if !(app.can_resume && !app.running && app.has_engine) {
         return Vec::new();
     }
     app.can_resume = false;
@@ -315,10 +361,15 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     if !(ctrl && key.code == KeyCode::Char('c')) {
         app.ctrl_c_at = None;
     }
-    if app.show_help {
-        // Any key closes the help; Ctrl+C still works below.
-        if !(ctrl && key.code == KeyCode::Char('c')) {
-            app.show_help = false;
+    if app.show_help && !(ctrl && key.code == KeyCode::Char('c')) {
+        // Any key closes the help; Ctrl+C still works below, and a typed
+        // character still reaches the input (but `?` only closes it).
+        app.show_help = false;
+        let typed = match key.code {
+            KeyCode::Char(c) if !ctrl && !alt => c != '?' || !app.input_text().is_empty(),
+            _ => false,
+        };
+        if !(typed && app.focus == Focus::Input) {
             return Vec::new();
         }
     }
@@ -328,11 +379,7 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
                 app.set_input(Vec::new());
                 app.history_pos = None;
                 app.ctrl_c_at = None;
-            } else if app
-                .ctrl_c_at
-                .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
-            {
-                app.quit = true;
+            } else if app.quit_armed(now) {
                 return vec![Effect::Quit];
             } else {
                 app.ctrl_c_at = Some(now);
@@ -376,7 +423,7 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
             Vec::new()
         }
         _ if app.focus == Focus::Input => on_input_key(app, key, ctrl, alt, shift),
-        _ => on_pane_key(app, key),
+        _ => on_pane_key(app, key, ctrl || alt),
     }
 }
 
@@ -420,7 +467,13 @@ enum ScrollMove {
     End,
 }
 
-fn on_pane_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+/// A key in a focused pane: j/k/g/G (and arrows, Home/End) scroll, `c`
+/// folds the plan, Enter/Space expand a tool's output, `?` opens the help;
+/// any other character goes to the input. A Ctrl/Alt chord types nothing.
+fn on_pane_key(app: &mut App, key: KeyEvent, chord: bool) -> Vec<Effect> {
+    if chord && matches!(key.code, KeyCode::Char(_)) {
+        return Vec::new();
+    }
     let mv = match key.code {
         KeyCode::Char('k') | KeyCode::Up => Some(ScrollMove::Up(1)),
         KeyCode::Char('j') | KeyCode::Down => Some(ScrollMove::Down(1)),
@@ -466,8 +519,8 @@ fn scroll_focused(app: &mut App, mv: ScrollMove) {
             let next = match mv {
                 ScrollMove::Up(n) => cur.saturating_sub(n),
                 ScrollMove::Down(n) => (cur + n).min(last),
-                ScrollMove::PageUp => cur.saturating_sub(app.trace_scroll.page() / 2),
-                ScrollMove::PageDown => (cur + app.trace_scroll.page() / 2).min(last),
+                ScrollMove::PageUp => cur.saturating_sub(TRACE_PAGE),
+                ScrollMove::PageDown => (cur + TRACE_PAGE).min(last),
                 ScrollMove::Home => 0,
                 ScrollMove::End => last,
             };
@@ -490,11 +543,13 @@ fn apply(scroll: &mut super::state::Scroll, mv: ScrollMove, sticky: bool) {
     }
 }
 
-/// The mouse wheel scrolls the pane under the pointer's focus.
-pub fn on_mouse(app: &mut App, mouse: MouseEvent) {
+/// The mouse wheel scrolls the focused pane; returns whether the event
+/// changed anything (clicks and motion do not).
+pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
     match mouse.kind {
         MouseEventKind::ScrollUp => scroll_focused(app, ScrollMove::Up(SCROLL_STEP)),
         MouseEventKind::ScrollDown => scroll_focused(app, ScrollMove::Down(SCROLL_STEP)),
-        _ => {}
+        _ => return false,
     }
+    true
 }

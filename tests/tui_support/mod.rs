@@ -233,7 +233,11 @@ pub fn plan_in_progress(clock: &Clock) -> App {
     a
 }
 
-/// The same session after Esc stopped the command.
+/// The engine's result for a tool stopped by Esc when its own cancel wins
+/// the race (bash's own result adds the output so far after this line).
+pub const INTERRUPTED_RESULT: &str = "Error: interrupted by the user before this tool finished.";
+
+/// The same session after Esc stopped the command (its output streamed).
 pub fn interrupted(clock: &Clock) -> App {
     let mut a = plan_in_progress(clock);
     update::on_event(
@@ -243,7 +247,7 @@ pub fn interrupted(clock: &Clock) -> App {
             "bash",
             ToolStatus::Interrupted,
             8000,
-            "Error: interrupted by the user before this tool finished.\nThe process group was killed; output so far:\nrunning 12 tests",
+            INTERRUPTED_RESULT,
         ),
         clock.at(12.0),
     );

@@ -16,7 +16,8 @@ use crate::tui::state::{App, Change, Focus};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
 
-/// The one-line form: `▶ 2/5 · Running tests · 0:42`.
+/// The one-line form: `▶ 2/5 · Running tests · 0:42`, or after a stop
+/// `■ 2/5 · stopped with 3 open`.
 pub fn summary_line(app: &App, now: Instant) -> Line<'static> {
     let c = &app.checklist;
     let p = app.palette;
@@ -24,23 +25,22 @@ pub fn summary_line(app: &App, now: Instant) -> Line<'static> {
         return Line::styled("○ no plan yet", p.dim());
     }
     let (done, total) = (c.completed(), c.items.len());
+    if let Some(open) = c.stopped_open.filter(|_| !app.running) {
+        return Line::from(vec![
+            Span::styled(format!("■ {done}/{total}"), p.bold()),
+            Span::styled(format!(" · stopped with {open} open"), p.warning()),
+        ]);
+    }
     let mut spans = vec![Span::styled(format!("▶ {done}/{total}"), p.bold())];
     if let Some(item) = c.active() {
-        let since = c
-            .active_since
-            .as_ref()
-            .map(|(_, t)| now.saturating_duration_since(*t))
-            .unwrap_or_default();
         spans.push(Span::raw(" · "));
         spans.push(Span::styled(item.active_form.clone(), p.active()));
-        spans.push(Span::styled(format!(" · {}", clock(since)), p.dim()));
+        spans.push(Span::styled(
+            format!(" · {}", clock(app.active_for(now))),
+            p.dim(),
+        ));
     } else if done == total {
         spans.push(Span::styled(" · all done ✔", p.success()));
-    } else if let Some(open) = c.stopped_open {
-        spans.push(Span::styled(
-            format!(" · stopped with {open} open"),
-            p.warning(),
-        ));
     }
     Line::from(spans)
 }
@@ -124,11 +124,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
             );
             lines.append(&mut wrapped);
             if item.status == TodoStatus::InProgress {
-                let since = c
-                    .active_since
-                    .as_ref()
-                    .map(|(_, t)| now.saturating_duration_since(*t))
-                    .unwrap_or_default();
+                let since = app.active_for(now);
                 let spin = if app.running { spinner(since) } else { "·" };
                 lines.extend(wrap(
                     &format!("{} · {}", item.active_form, clock(since)),

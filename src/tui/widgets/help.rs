@@ -3,22 +3,24 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::tui::state::App;
+use crate::tui::wrap::truncate;
 
+/// Most important first: a small terminal shows the top of the list.
 pub const KEYS: &[(&str, &str)] = &[
-    ("Enter", "send; empty after a stop: resume"),
-    ("Alt/Shift+Enter", "new line (also Ctrl+J)"),
-    ("Up / Down", "input history"),
     ("Esc", "interrupt now: cancel reply, kill tool"),
+    ("Enter", "send; empty after a stop: resume"),
     ("Ctrl+R", "resume where it stopped, plan intact"),
+    ("Ctrl+C", "clear the input; twice quits"),
     ("Tab / Shift+Tab", "focus input, conversation, plan, tools"),
+    ("Alt/Shift+Enter", "new line (also Ctrl+J)"),
     ("PgUp/PgDn j k", "scroll the focused pane (also wheel)"),
+    ("Up / Down", "input history"),
     ("Home / End", "top / bottom (End follows new output)"),
     ("Enter (tools)", "expand or fold the selected output"),
     ("Ctrl+T", "collapse the plan to one line"),
-    ("Ctrl+C", "clear the input; twice quits"),
     ("Ctrl+L", "redraw the screen"),
     ("? / F1", "this help; any key closes it"),
 ];
@@ -41,18 +43,28 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         .max()
         .unwrap_or(0)
         .min(usize::from(w) / 2);
+    // One line per key, cut to the box (never wrapped, so a small
+    // terminal still shows as many keys as it has rows).
+    let inner_w = usize::from(w.saturating_sub(2));
+    let what_w = inner_w.saturating_sub(key_w + 2);
     let mut lines: Vec<Line<'static>> = KEYS
         .iter()
         .map(|(k, what)| {
             Line::from(vec![
-                Span::styled(format!("{k:<key_w$}  "), p.bold()),
-                Span::raw(what.to_string()),
+                Span::styled(
+                    truncate(&format!("{:<key_w$}  ", truncate(k, key_w)), inner_w),
+                    p.bold(),
+                ),
+                Span::raw(truncate(what, what_w)),
             ])
         })
         .collect();
     lines.push(Line::raw(""));
     lines.push(Line::styled(
-        "Typed text is never lost: interrupts and resizes keep it.",
+        truncate(
+            "Typed text is never lost: interrupts and resizes keep it.",
+            inner_w,
+        ),
         p.dim(),
     ));
     frame.render_widget(Clear, rect);
@@ -60,10 +72,5 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         .borders(Borders::ALL)
         .border_style(p.focus_border())
         .title(" Keys ");
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        rect,
-    );
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
 }

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{clock, spinner};
 use crate::pricing::{cost, format_cost};
-use crate::tui::state::{Activity, App, QUIT_ARM_FOR};
+use crate::tui::state::{Activity, App};
 use crate::tui::wrap::{str_width, truncate};
 
 fn activity(app: &App, now: Instant) -> (String, ratatui::style::Style) {
@@ -47,10 +47,7 @@ fn activity(app: &App, now: Instant) -> (String, ratatui::style::Style) {
 }
 
 fn hint(app: &App, now: Instant) -> &'static str {
-    if app
-        .ctrl_c_at
-        .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
-    {
+    if app.quit_armed(now) {
         "Ctrl+C again to quit"
     } else if app.running {
         "Esc interrupt · Enter queues · ? help"
@@ -99,10 +96,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
         left.push(Span::raw(" ".repeat(pad)));
         left.push(Span::styled(hint, p.bold()));
         Line::from(left)
-    } else if app
-        .ctrl_c_at
-        .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
-    {
+    } else if app.quit_armed(now) {
         // Too narrow for both: the quit warning matters more.
         Line::styled(truncate(hint, width), p.bold())
     } else {

@@ -162,7 +162,8 @@ fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: 
     if let Some(item) = &t.plan_item {
         lines.push(Line::styled(format!("plan item: {item}"), p.dim()));
     }
-    if t.name == "edit_file" || t.name == "write_file" {
+    // A failed edit changed nothing: no diff.
+    if (t.name == "edit_file" || t.name == "write_file") && t.status == TraceStatus::Ok {
         lines.extend(diff_lines(app, &t.input));
         lines.push(Line::raw(""));
     }
@@ -195,7 +196,11 @@ pub fn diff_lines(app: &App, input: &Value) -> Vec<Line<'static>> {
     let p = app.palette;
     let old = input.get("old_text").and_then(Value::as_str).unwrap_or("");
     // A written file shows as all added lines.
-    let new = input.get("new_text").or_else(|| input.get("content")).and_then(Value::as_str).unwrap_or("");
+    let new = input
+        .get("new_text")
+        .or_else(|| input.get("content"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let diff = TextDiff::from_lines(old, new);
     diff.iter_all_changes()
         .take(400)
