@@ -10,13 +10,13 @@ use clap::{CommandFactory, Parser};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use waypoint::agent::{Agent, AgentConfig, AgentHandle};
 use waypoint::cli::{Cli, Command};
-use waypoint::config::{self, Inputs, Settings, Theme};
+use waypoint::config::{self, Inputs, ProviderKind, Settings, Theme};
 use waypoint::events::{Event, Op};
 use waypoint::headless::{Outcome, Printer};
 use waypoint::pricing;
 use waypoint::setup;
 use waypoint::tools::Workspace;
-use waypoint::tui::app::TuiOptions;
+use waypoint::tui::app::{Reload, TuiOptions};
 use waypoint::tui::style::Palette;
 
 const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
@@ -236,7 +236,26 @@ async fn run_tui(
         Theme::NoColor => Palette::monochrome(),
     };
     let price = pricing::price_of(&model, &settings.prices);
+    // After a failure, resuming reads the config file again (the environment of a
+    // running process cannot change), so a fixed setting takes effect.
+    let reload: Option<Reload> = (settings.provider.value != ProviderKind::Scripted).then(|| {
+        let flags = cli.layer();
+        let profile = cli.profile.clone();
+        let retry_base = Duration::from_millis(cli.retry_base_ms);
+        Box::new(move || {
+            let (_, file) = config::load(&env_var).map_err(|e| e.to_string())?;
+            let settings = config::resolve(Inputs {
+                flags: flags.clone(),
+                profile: profile.clone(),
+                env: &env_var,
+                file,
+            })
+            .map_err(|e| e.to_string())?;
+            setup::build_client(&settings, None, retry_base).map_err(|e| e.to_string())
+        }) as Reload
+    });
     waypoint::tui::app::run(TuiOptions {
+        reload,
         model,
         workspace: shown_workspace,
         initial_prompt,

@@ -774,3 +774,41 @@ async fn an_interrupt_holds_queued_messages_until_the_user_resumes() {
         "the queued message follows the interrupt note and precedes the resume: {texts:?}"
     );
 }
+
+#[tokio::test]
+async fn a_new_client_fixes_a_failed_turn_on_resume() {
+    let mut r = rig(vec![Reply::Status {
+        code: 404,
+        headers: vec![],
+        body:
+            r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-typo"}}"#
+                .into(),
+    }])
+    .await;
+    r.submit("hi");
+    let failed = r.turn_events().await;
+    assert!(matches!(
+        failed.last(),
+        Some(Event::TurnAborted {
+            reason: AbortReason::Failed,
+            ..
+        })
+    ));
+    // The user fixed the setting: the app hands the engine a client built from it.
+    let good = FakeServer::start(vec![sse(Turn::text("fixed"))]).await;
+    let client = waypoint::events::NewClient(anthropic(&good.url, 0));
+    r.handle.ops.send(Op::SetClient(client)).unwrap();
+    r.handle.ops.send(Op::Resume).unwrap();
+    let resumed = r.turn_events().await;
+    assert!(
+        matches!(resumed.last(), Some(Event::TurnComplete { .. })),
+        "{resumed:?}"
+    );
+    assert_eq!(good.requests().len(), 1);
+    assert_valid_request(&good.requests()[0].body);
+    assert_eq!(
+        r.server.requests().len(),
+        1,
+        "the old endpoint is not asked again"
+    );
+}

@@ -710,3 +710,36 @@ fn a_failed_edit_shows_no_diff() {
     let s = screen_text(&a, 120, 40, clock.at(3.0));
     assert!(s.contains("+ pub struct Cli { verbose: bool }"), "{s}");
 }
+
+#[test]
+fn resuming_after_a_failure_reloads_the_settings_first() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.0));
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message: "the API refused the request (HTTP 404)".into(),
+        },
+        clock.at(1.0),
+    );
+    assert_eq!(
+        update::on_key(&mut a, ctrl('r'), clock.at(2.0)),
+        vec![Effect::Reload, Effect::Send(Op::Resume)]
+    );
+    // After an interrupt nothing is wrong with the settings: a plain resume.
+    update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(3.0));
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "x".into(),
+        },
+        clock.at(4.0),
+    );
+    assert_eq!(
+        update::on_key(&mut a, ctrl('r'), clock.at(5.0)),
+        vec![Effect::Send(Op::Resume)]
+    );
+}

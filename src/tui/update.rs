@@ -21,6 +21,9 @@ use crate::todo::TodoStatus;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     Send(Op),
+    /// Read the settings again and hand the engine a new model client (before
+    /// resuming a turn that failed: the user may have fixed the setting).
+    Reload,
     /// Clear and fully redraw the terminal (Ctrl+L).
     Redraw,
     Quit,
@@ -316,8 +319,15 @@ fn resume(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     app.can_resume = false;
-    app.notice(NoticeKind::Info, "Resuming where the agent stopped.");
     app.conv_scroll.follow = true;
+    if app.activity == Activity::Failed {
+        app.notice(
+            NoticeKind::Info,
+            "Reloading the settings and resuming where the agent stopped.",
+        );
+        return vec![Effect::Reload, Effect::Send(Op::Resume)];
+    }
+    app.notice(NoticeKind::Info, "Resuming where the agent stopped.");
     vec![Effect::Send(Op::Resume)]
 }
 
