@@ -9,6 +9,16 @@ use clap::{Parser, Subcommand};
 use crate::config::{Layer, ProviderKind, Theme};
 use crate::headless::OutputFormat;
 
+const ENVIRONMENT: &str = "Environment:
+  ANTHROPIC_API_KEY  ANTHROPIC_MODEL  ANTHROPIC_BASE_URL   the Anthropic provider
+  OPENAI_API_KEY     OPENAI_MODEL     OPENAI_BASE_URL      the OpenAI-compatible provider
+  WAYPOINT_PROVIDER  WAYPOINT_MODEL   WAYPOINT_PROFILE     provider, model (wins over the provider's own), profile
+  WAYPOINT_MAX_TOKENS  WAYPOINT_MAX_TURNS  WAYPOINT_NAG_EVERY  WAYPOINT_BASH_TIMEOUT
+  WAYPOINT_OUTPUT_CAP  WAYPOINT_MAX_RETRIES  WAYPOINT_STREAM_IDLE_TIMEOUT   the settings of those names
+  WAYPOINT_CONFIG      the config file (default: config.toml in the platform's config folder)
+  WAYPOINT_LOG  WAYPOINT_LOG_LEVEL   the log file (never the terminal) and its filter
+  NO_COLOR             no colours";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "waypoint",
@@ -16,7 +26,8 @@ use crate::headless::OutputFormat;
     about = "A terminal coding agent with a live plan",
     long_about = "A terminal coding agent with a live plan.\n\n`waypoint` opens the full-screen app in the current folder; \
 `waypoint \"TASK\"` opens it and starts the task; `waypoint -p \"TASK\"` runs it headless. \
-Settings come from flags, then the environment, then the config file (see `waypoint config`)."
+Settings come from flags, then the environment, then the config file (see `waypoint config`).",
+    after_help = ENVIRONMENT
 )]
 pub struct Cli {
     #[command(subcommand)]

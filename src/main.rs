@@ -185,10 +185,17 @@ async fn print_events(
 ) -> Result<Option<(Outcome, (u64, u64))>> {
     let mut totals = (0, 0);
     let mut interrupts = 0;
+    // Created once, so a signal that arrives while printing is not missed.
+    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .wrap_err("cannot watch for SIGTERM")?;
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => ev,
-            _ = tokio::signal::ctrl_c() => {
+            // Terminated: stop now; the caller's Quit kills a running tool's process group.
+            _ = term.recv() => return Ok(Some((Outcome::Interrupted, totals))),
+            _ = &mut ctrl_c => {
+                ctrl_c.set(tokio::signal::ctrl_c());
                 interrupts += 1;
                 if interrupts > 1 {
                     return Ok(Some((Outcome::Interrupted, totals)));

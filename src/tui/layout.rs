@@ -61,7 +61,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         ..Areas::default()
     };
     if area.width >= WIDE_FROM {
-        let left_w = area.width * 3 / 5;
+        let left_w = u16::try_from(u32::from(area.width) * 3 / 5).unwrap_or(area.width);
         let left = Rect {
             width: left_w,
             ..rest

@@ -5,7 +5,6 @@
 //! anything but the user (send, Ctrl+C).
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -218,8 +217,9 @@ pub enum TraceStatus {
 #[derive(Debug, Default)]
 pub struct OutputLog {
     head: String,
-    tail: VecDeque<char>,
-    tail_bytes: usize,
+    /// The latest output: at most `2 * TAIL` bytes, trimmed to `TAIL` when it
+    /// outgrows that (so trimming costs O(1) per byte pushed).
+    tail: String,
     total: usize,
     spill: Option<(PathBuf, std::fs::File)>,
     spill_failed: bool,
@@ -227,7 +227,9 @@ pub struct OutputLog {
 
 impl OutputLog {
     const HEAD: usize = OUTPUT_MEMORY_CAP / 4;
-    const TAIL: usize = OUTPUT_MEMORY_CAP - Self::HEAD;
+    /// The tail window after a trim; it grows to twice this before the next,
+    /// so head and tail together stay within `OUTPUT_MEMORY_CAP`.
+    const TAIL: usize = (OUTPUT_MEMORY_CAP - Self::HEAD) / 2;
 
     pub fn push(&mut self, chunk: &str) {
         self.total += chunk.len();
@@ -250,15 +252,15 @@ impl OutputLog {
             self.head.push_str(&rest[..cut]);
             rest = &rest[cut..];
         }
-        for c in rest.chars() {
-            self.tail.push_back(c);
-            self.tail_bytes += c.len_utf8();
+        if rest.len() >= Self::TAIL {
+            // A chunk bigger than the window replaces it: copy only its end.
+            self.tail.clear();
+            rest = &rest[ceil_boundary(rest, rest.len() - Self::TAIL)..];
         }
-        while self.tail_bytes > Self::TAIL {
-            match self.tail.pop_front() {
-                Some(c) => self.tail_bytes -= c.len_utf8(),
-                None => break,
-            }
+        self.tail.push_str(rest);
+        if self.tail.len() > 2 * Self::TAIL {
+            let cut = ceil_boundary(&self.tail, self.tail.len() - Self::TAIL);
+            self.tail.drain(..cut);
         }
     }
 
@@ -271,9 +273,12 @@ impl OutputLog {
         match made {
             Ok((mut file, path)) => {
                 // What is in memory so far is all there was (nothing dropped yet).
-                let so_far: String = self.head.chars().chain(self.tail.iter().copied()).collect();
-                if file.write_all(so_far.as_bytes()).is_ok() {
-                    self.spill = Some((file, path)).map(|(f, p)| (p, f));
+                if file
+                    .write_all(self.head.as_bytes())
+                    .and_then(|()| file.write_all(self.tail.as_bytes()))
+                    .is_ok()
+                {
+                    self.spill = Some((path, file));
                 } else {
                     self.spill_failed = true;
                 }
@@ -291,9 +296,10 @@ impl OutputLog {
     }
 
     fn ends_with_newline(&self) -> bool {
-        match self.tail.back() {
-            Some(c) => *c == '\n',
-            None => self.head.ends_with('\n'),
+        if self.tail.is_empty() {
+            self.head.ends_with('\n')
+        } else {
+            self.tail.ends_with('\n')
         }
     }
 
@@ -309,11 +315,11 @@ impl OutputLog {
     }
     /// Bytes not held in memory.
     pub fn dropped_bytes(&self) -> usize {
-        self.total.saturating_sub(self.head.len() + self.tail_bytes)
+        self.total.saturating_sub(self.head.len() + self.tail.len())
     }
     /// The text held in memory, with a marker where bytes were left out.
     pub fn text(&self) -> String {
-        let tail: String = self.tail.iter().collect();
+        let tail = &self.tail;
         let dropped = self.dropped_bytes();
         if dropped == 0 {
             format!("{}{tail}", self.head)
@@ -330,11 +336,10 @@ impl OutputLog {
     }
     /// The last `n` non-blank lines held in memory.
     pub fn last_lines(&self, n: usize) -> Vec<String> {
-        let tail: String = self.tail.iter().collect();
-        let text = if tail.trim().is_empty() {
-            self.head.clone()
+        let text = if self.tail.trim().is_empty() {
+            &self.head
         } else {
-            tail
+            &self.tail
         };
         let mut lines: Vec<String> = text
             .rsplit('\n')
@@ -345,6 +350,14 @@ impl OutputLog {
         lines.reverse();
         lines
     }
+}
+
+/// The first char boundary at or after `i`.
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 impl Drop for OutputLog {
