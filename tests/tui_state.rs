@@ -743,3 +743,39 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         vec![Effect::Send(Op::Resume)]
     );
 }
+
+#[test]
+fn a_long_plan_keeps_the_active_item_in_view_and_scrolls_from_there() {
+    use waypoint::todo::{PlanDiff, TodoStatus};
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.0));
+    let items = (1..=20)
+        .map(|i| {
+            let status = match i {
+                1..=14 => TodoStatus::Completed,
+                15 => TodoStatus::InProgress,
+                _ => TodoStatus::Pending,
+            };
+            item(&i.to_string(), &format!("Step number {i}"), status)
+        })
+        .collect();
+    update::on_event(
+        &mut a,
+        plan_event(items, PlanDiff::default()),
+        clock.at(0.0),
+    );
+    let s = screen_text(&a, 120, 40, clock.at(1.0));
+    assert!(s.contains("[>] Step number 15"), "{s}");
+    a.focus = Focus::Checklist;
+    update::on_key(&mut a, key(KeyCode::Char('k')), clock.at(1.0));
+    let s2 = screen_text(&a, 120, 40, clock.at(1.0));
+    assert!(
+        s2.contains("[>] Step number 15"),
+        "one line up stays near the active item, no jump: {s2}"
+    );
+    update::on_key(&mut a, key(KeyCode::Home), clock.at(1.0));
+    assert!(screen_text(&a, 120, 40, clock.at(1.0)).contains("[x] Step number 1\u{20}"));
+    update::on_key(&mut a, key(KeyCode::End), clock.at(1.0));
+    assert!(screen_text(&a, 120, 40, clock.at(1.0)).contains("[>] Step number 15"));
+}

@@ -74,6 +74,8 @@ pub struct Scroll {
     pub follow: bool,
     /// Content and viewport height seen at the last render.
     pub seen: Cell<(usize, usize)>,
+    /// The first line shown at the last render (what scrolling moves from).
+    pub shown: Cell<usize>,
 }
 
 impl Scroll {
@@ -82,6 +84,7 @@ impl Scroll {
             top: 0,
             follow: true,
             seen: Cell::new((0, 0)),
+            shown: Cell::new(0),
         }
     }
 
@@ -90,13 +93,30 @@ impl Scroll {
             top: 0,
             follow: false,
             seen: Cell::new((0, 0)),
+            shown: Cell::new(0),
         }
     }
 
     /// The first visible line for `total` lines in `height` rows; records both.
     pub fn resolve(&self, total: usize, height: usize) -> usize {
         self.seen.set((total, height));
-        self.top_for(max_top(total, height))
+        let top = self.top_for(max_top(total, height));
+        self.shown.set(top);
+        top
+    }
+
+    /// Like [`Scroll::resolve`], but following keeps line `anchor` (and the one
+    /// after it) in view instead of the bottom.
+    pub fn resolve_around(&self, total: usize, height: usize, anchor: usize) -> usize {
+        if !self.follow {
+            return self.resolve(total, height);
+        }
+        self.seen.set((total, height));
+        let top = (anchor + 2)
+            .saturating_sub(height)
+            .min(max_top(total, height));
+        self.shown.set(top);
+        top
     }
 
     fn top_for(&self, max_top: usize) -> usize {
@@ -109,7 +129,7 @@ impl Scroll {
 
     /// The first visible line at the last render.
     fn current_top(&self) -> usize {
-        self.top_for(self.max_top())
+        self.shown.get().min(self.max_top())
     }
 
     /// The last possible first line at the last render.
@@ -489,7 +509,8 @@ impl App {
             trace_expanded: false,
             detail_scroll: Scroll::top_only(),
             checklist: Checklist {
-                scroll: Scroll::top_only(),
+                // Following: the item in progress stays in view.
+                scroll: Scroll::following(),
                 ..Checklist::default()
             },
             input: new_input(),

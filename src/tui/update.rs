@@ -537,7 +537,8 @@ fn scroll_focused(app: &mut App, mv: ScrollMove) {
             // Selecting the last entry follows new calls again.
             app.trace_selected = if next == last { None } else { Some(next) };
         }
-        Focus::Checklist => apply(&mut app.checklist.scroll, mv, false),
+        // End (or scrolling to the bottom) follows the item in progress again.
+        Focus::Checklist => apply(&mut app.checklist.scroll, mv, true),
         Focus::Conversation | Focus::Input => apply(&mut app.conv_scroll, mv, true),
     }
 }

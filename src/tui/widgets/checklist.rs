@@ -78,6 +78,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
     let inner = block.inner(area);
     let width = inner.width.max(1);
     let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut active_line = 0;
     if total == 0 {
         lines.extend(wrap(
             "No plan yet.",
@@ -88,7 +89,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
         ));
     } else {
         lines.push(gauge(done, total, width, app));
-        let mut active_line = 0;
+        active_line = 0;
         for item in &c.items {
             let change = c.change_of(&item.id, now);
             let (marker, style) = match item.status {
@@ -141,16 +142,11 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
                 p.warning(),
             ));
         }
-        // Keep the active item in view unless the user scrolled this pane.
-        let height = usize::from(inner.height);
-        if !c.scroll.follow && c.scroll.top == 0 && active_line >= height {
-            let top = (active_line + 2).saturating_sub(height);
-            lines.drain(1..=top.min(lines.len().saturating_sub(1)));
-        }
     }
     let total_lines = lines.len();
     let height = usize::from(inner.height);
-    let top = c.scroll.resolve(total_lines, height);
+    // Unless the user scrolled this pane, the item in progress stays in view.
+    let top = c.scroll.resolve_around(total_lines, height, active_line);
     let mut block = block;
     if top + height < total_lines {
         block = block.title_bottom(Line::styled(" ↓ more ", p.warning()).right_aligned());
