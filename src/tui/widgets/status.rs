@@ -110,7 +110,22 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
 fn compact(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        // Below this, one decimal of thousands does not round up to 1000.0k.
+        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
         _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact;
+
+    #[test]
+    fn compact_counts_never_read_1000k() {
+        assert_eq!(compact(999), "999");
+        assert_eq!(compact(12_345), "12.3k");
+        assert_eq!(compact(999_949), "999.9k");
+        assert_eq!(compact(999_950), "1.0M");
+        assert_eq!(compact(4_500_000), "4.5M");
     }
 }
