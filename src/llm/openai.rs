@@ -440,18 +440,27 @@ impl Assembler {
         let id = call.get("id").and_then(Value::as_str).unwrap_or("");
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str).unwrap_or("");
-        let slot = match index {
+        let last = self.calls.len().checked_sub(1);
+        let candidate = match index {
             Some(i) => self.calls.iter().rposition(|c| c.index == Some(i)),
-            // No index, no id: more of the last call, unless a name after
-            // arguments starts the next one.
-            None if id.is_empty() => self.calls.len().checked_sub(1).filter(|&s| {
-                let last = &self.calls[s];
-                name.is_empty() || last.name.is_empty() || last.arguments.is_empty()
-            }),
-            None => self.calls.iter().rposition(|c| c.id == id),
+            None if id.is_empty() => last,
+            None => self
+                .calls
+                .iter()
+                .rposition(|c| c.id == id)
+                .or(last.filter(|_| name.is_empty())),
         };
-        let slot = match slot {
-            Some(s) if id.is_empty() || self.calls[s].id.is_empty() || self.calls[s].id == id => s,
+        // A delta belongs to the candidate unless it names a new call: a name
+        // again after arguments (servers that number every call 0, with or
+        // without ids), or another id together with a name. A new id without
+        // a name is more of the same call (some servers send one per chunk).
+        let starts_new = |c: &PartialCall| {
+            let named_again = !name.is_empty() && !c.name.is_empty() && !c.arguments.is_empty();
+            let other_call = !id.is_empty() && !c.id.is_empty() && c.id != id && !name.is_empty();
+            named_again || other_call
+        };
+        let slot = match candidate.filter(|&s| !starts_new(&self.calls[s])) {
+            Some(s) => s,
             _ => {
                 if self.calls.len() >= MAX_TOOL_CALLS {
                     return Err(Failure::retry(
@@ -854,6 +863,48 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn same_index_calls_split_by_name_and_fresh_ids_per_chunk_stay_one_call() {
+        // Two calls both at index 0 without ids: the second name starts a new call.
+        let chunks = [
+            delta(
+                json!({"tool_calls": [call_json(Some(0), None, Some("bash"), "{\"command\":\"ls\"}")]}),
+            ),
+            delta(
+                json!({"tool_calls": [call_json(Some(0), None, Some("glob"), "{\"pattern\":\"*\"}")]}),
+            ),
+            finish("tool_calls"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let calls = reply.unwrap().tool_calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[0].1.as_str(), calls[1].1.as_str()), ("bash", "glob"));
+        // One call whose every chunk carries a new id: still one call.
+        let chunks = [
+            delta(json!({"tool_calls": [call_json(Some(0), Some("a1"), Some("bash"), "{\"comm")]})),
+            delta(json!({"tool_calls": [call_json(Some(0), Some("a2"), None, "and\":\"pwd\"}")]})),
+            finish("tool_calls"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let calls = reply.unwrap().tool_calls();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].2, json!({"command": "pwd"}));
+    }
+
+    fn call_json(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Value {
+        let mut c = json!({"function": {"arguments": args}});
+        if let Some(i) = index {
+            c["index"] = json!(i);
+        }
+        if let Some(id) = id {
+            c["id"] = json!(id);
+        }
+        if let Some(n) = name {
+            c["function"]["name"] = json!(n);
+        }
+        c
     }
 
     #[test]
