@@ -11,8 +11,6 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use serde_json::json;
-use waypoint::events::{Event, ToolStatus};
 use waypoint::tui::state::{App, Focus};
 use waypoint::tui::style::Palette;
 use waypoint::tui::{update, view};
@@ -20,59 +18,18 @@ use waypoint::tui::{update, view};
 const W: u16 = 120;
 const H: u16 = 40;
 
+#[path = "support/tui_session.rs"]
+mod tui_session;
+
 fn app_with_lines(lines: usize, per_entry: usize, now: Instant) -> App {
-    let mut app = App::new("claude-bench", "/work/project", Palette::colored(), now);
-    update::on_event(&mut app, Event::TurnStarted { resumed: false }, now);
-    let mut n = 0;
-    while n < lines {
-        update::on_event(&mut app, Event::RoundStarted { round: 1 }, now);
-        let mut text = String::new();
-        for i in 0..per_entry.min(lines - n) {
-            text.push_str(&format!(
-                "Line {} of the reply with `code` and **bold** words.\n",
-                n + i
-            ));
-        }
-        n += per_entry;
-        update::on_event(&mut app, Event::TextDelta { text }, now);
-    }
+    let mut app = tui_session::new_app(now);
+    tui_session::add_reply_lines(&mut app, lines, per_entry, now);
     app
 }
 
 fn app_with_output(bytes: usize, now: Instant) -> App {
-    let mut app = App::new("claude-bench", "/work/project", Palette::colored(), now);
-    let begin = Event::ToolCallBegin {
-        id: "t".into(),
-        name: "bash".into(),
-        summary: "cat big.log".into(),
-        input: json!({"command": "cat big.log"}),
-        plan_item_id: None,
-        plan_item: None,
-    };
-    update::on_event(&mut app, begin, now);
-    let chunk =
-        "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 log line\n"
-            .repeat(400);
-    let mut sent = 0;
-    while sent < bytes {
-        update::on_event(
-            &mut app,
-            Event::ToolCallOutputDelta {
-                id: "t".into(),
-                chunk: chunk.clone(),
-            },
-            now,
-        );
-        sent += chunk.len();
-    }
-    let end = Event::ToolCallEnd {
-        id: "t".into(),
-        name: "bash".into(),
-        status: ToolStatus::Ok,
-        duration_ms: 900,
-        output: String::new(),
-    };
-    update::on_event(&mut app, end, now);
+    let mut app = tui_session::new_app(now);
+    tui_session::add_tool_output(&mut app, bytes, now);
     app
 }
 

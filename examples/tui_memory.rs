@@ -9,11 +9,7 @@ use std::time::Instant;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use serde_json::json;
-use waypoint::events::{Event, ToolStatus};
-use waypoint::tui::state::App;
-use waypoint::tui::style::Palette;
-use waypoint::tui::{update, view};
+use waypoint::tui::view;
 
 fn rss() -> String {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -25,53 +21,15 @@ fn rss() -> String {
         .join(", ")
 }
 
+#[path = "../benches/support/tui_session.rs"]
+mod tui_session;
+
 fn main() {
     println!("start: {}", rss());
     let now = Instant::now();
-    let mut app = App::new("claude-bench", "/work/project", Palette::colored(), now);
-    update::on_event(&mut app, Event::TurnStarted { resumed: false }, now);
-    for block in 0..2000 {
-        update::on_event(&mut app, Event::RoundStarted { round: 1 }, now);
-        let mut text = String::new();
-        for i in 0..50 {
-            text.push_str(&format!(
-                "Line {} of the reply with `code` and **bold** words.\n",
-                block * 50 + i
-            ));
-        }
-        update::on_event(&mut app, Event::TextDelta { text }, now);
-    }
-    let begin = Event::ToolCallBegin {
-        id: "t".into(),
-        name: "bash".into(),
-        summary: "cat big.log".into(),
-        input: json!({"command": "cat big.log"}),
-        plan_item_id: None,
-        plan_item: None,
-    };
-    update::on_event(&mut app, begin, now);
-    let chunk =
-        "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ log line\n".repeat(400);
-    let mut sent = 0;
-    while sent < 10 * 1024 * 1024 {
-        update::on_event(
-            &mut app,
-            Event::ToolCallOutputDelta {
-                id: "t".into(),
-                chunk: chunk.clone(),
-            },
-            now,
-        );
-        sent += chunk.len();
-    }
-    let end = Event::ToolCallEnd {
-        id: "t".into(),
-        name: "bash".into(),
-        status: ToolStatus::Ok,
-        duration_ms: 1,
-        output: String::new(),
-    };
-    update::on_event(&mut app, end, now);
+    let mut app = tui_session::new_app(now);
+    tui_session::add_reply_lines(&mut app, 100_000, 50, now);
+    tui_session::add_tool_output(&mut app, 10 * 1024 * 1024, now);
     println!("after 100k lines + 10 MB output: {}", rss());
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
     term.draw(|f| view::draw(f, &app, now)).unwrap();

@@ -243,7 +243,7 @@ impl<'a> Live<'a> {
             let _ = tx.send(text.to_string());
             return;
         }
-        let cut = floor_boundary(text, self.left);
+        let cut = text.floor_char_boundary(self.left);
         if cut > 0 {
             let _ = tx.send(text[..cut].to_string());
         }
@@ -411,7 +411,7 @@ impl Collected {
         if !self.compacted {
             self.head.push_str(text);
             if self.head.len() > self.limit {
-                let split = floor_boundary(&self.head, self.keep());
+                let split = self.head.floor_char_boundary(self.keep());
                 self.tail = self.head.split_off(split);
                 self.compacted = true;
                 self.trim_tail();
@@ -425,7 +425,9 @@ impl Collected {
     }
 
     fn trim_tail(&mut self) {
-        let start = ceil_boundary(&self.tail, self.tail.len().saturating_sub(self.keep()));
+        let start = self
+            .tail
+            .ceil_char_boundary(self.tail.len().saturating_sub(self.keep()));
         self.omitted += start;
         self.tail.drain(..start);
     }
@@ -440,22 +442,6 @@ impl Collected {
             self.head, self.omitted, self.tail
         )
     }
-}
-
-fn floor_boundary(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_boundary(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

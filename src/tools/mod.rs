@@ -178,14 +178,8 @@ pub fn cap_output(text: &str, cap: usize) -> String {
         return text.to_string();
     }
     let keep = cap / 2;
-    let mut head_end = keep.min(text.len());
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len().saturating_sub(keep).max(head_end);
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
+    let head_end = text.floor_char_boundary(keep);
+    let tail_start = text.ceil_char_boundary(text.len().saturating_sub(keep).max(head_end));
     let dropped = tail_start - head_end;
     format!(
         "{}\n[… {dropped} bytes truncated …]\n{}",

@@ -265,21 +265,18 @@ impl OutputLog {
         let mut rest = chunk;
         if self.head.len() < Self::HEAD {
             let room = Self::HEAD - self.head.len();
-            let mut cut = room.min(rest.len());
-            while !rest.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = rest.floor_char_boundary(room);
             self.head.push_str(&rest[..cut]);
             rest = &rest[cut..];
         }
         if rest.len() >= Self::TAIL {
             // A chunk bigger than the window replaces it: copy only its end.
             self.tail.clear();
-            rest = &rest[ceil_boundary(rest, rest.len() - Self::TAIL)..];
+            rest = &rest[rest.ceil_char_boundary(rest.len() - Self::TAIL)..];
         }
         self.tail.push_str(rest);
         if self.tail.len() > 2 * Self::TAIL {
-            let cut = ceil_boundary(&self.tail, self.tail.len() - Self::TAIL);
+            let cut = self.tail.ceil_char_boundary(self.tail.len() - Self::TAIL);
             self.tail.drain(..cut);
         }
     }
@@ -370,14 +367,6 @@ impl OutputLog {
         lines.reverse();
         lines
     }
-}
-
-/// The first char boundary at or after `i`.
-fn ceil_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 impl Drop for OutputLog {
