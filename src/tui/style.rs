@@ -1,7 +1,8 @@
 //! The semantic palette: every colour the TUI uses has a meaning here, uses
 //! the terminal's ANSI colours (so the user's theme applies), and always goes
 //! with a symbol or modifier so the screen reads without colour. Invariant:
-//! with `NO_COLOR` set no foreground/background colour is ever emitted.
+//! the monochrome palette (theme `no-color`, or `NO_COLOR` set — resolved in
+//! `config.rs`) never emits a foreground or background colour.
 
 use ratatui::style::{Color, Modifier, Style};
 
@@ -11,12 +12,6 @@ pub struct Palette {
 }
 
 impl Palette {
-    /// Colours on unless the `NO_COLOR` variable is set (to anything non-empty).
-    pub fn from_env() -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Self { color: !no_color }
-    }
-
     pub fn colored() -> Self {
         Self { color: true }
     }
