@@ -13,8 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, TurnEnd};
 use crate::events::{AbortReason, Event, ToolStatus};
-use crate::llm::openai::TEXT_TOOL_CALL;
-use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
+use crate::llm::{ContentBlock, ModelRequest, StreamEvent, TEXT_TOOL_CALL};
 use crate::tools::{self, ToolEnv, ToolOutput};
 
 /// Corrective messages per turn for tool calls written as text.

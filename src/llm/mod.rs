@@ -66,6 +66,11 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
+/// The stop reason of a reply that wrote a tool call as text instead of
+/// calling the tool (any provider may report it; the agent asks the model to
+/// use the tools interface, and runs nothing).
+pub const TEXT_TOOL_CALL: &str = "text_tool_call";
+
 /// A complete assistant message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AssistantReply {

@@ -22,10 +22,7 @@ use crate::tools::ToolDef;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// The `stop_reason` of a reply whose text looks like a tool call the model
-/// wrote out instead of making it (see [`looks_like_text_tool_call`]). Such a
-/// call is never executed; the agent answers with a corrective message.
-pub const TEXT_TOOL_CALL: &str = "text_tool_call";
+pub use super::TEXT_TOOL_CALL;
 
 /// Most tool calls accepted in one reply; more means a broken stream.
 const MAX_TOOL_CALLS: usize = 1024;
