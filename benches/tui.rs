@@ -33,7 +33,7 @@ fn app_with_output(bytes: usize, now: Instant) -> App {
     app
 }
 
-fn frame(term: &mut Terminal<TestBackend>, app: &App, now: Instant) {
+fn frame(term: &mut Terminal<TestBackend>, app: &mut App, now: Instant) {
     term.draw(|f| view::draw(f, app, now)).unwrap();
 }
 
@@ -41,9 +41,9 @@ fn first_frame(c: &mut Criterion) {
     c.bench_function("tui/first_frame_120x40", |b| {
         b.iter(|| {
             let now = Instant::now();
-            let app = App::new("claude-bench", "/work/project", Palette::colored(), now);
+            let mut app = App::new("claude-bench", "/work/project", Palette::colored(), now);
             let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
-            frame(&mut term, &app, now);
+            frame(&mut term, &mut app, now);
             black_box(term.backend().buffer().area);
         })
     });
@@ -53,7 +53,7 @@ fn frames(c: &mut Criterion) {
     let now = Instant::now();
     let mut group = c.benchmark_group("tui/frame");
     group.measurement_time(Duration::from_secs(4));
-    let cases: Vec<(&str, App)> = vec![
+    let mut cases: Vec<(&str, App)> = vec![
         ("conversation_100_lines", app_with_lines(100, 50, now)),
         (
             "conversation_100k_lines_in_50_line_replies",
@@ -78,7 +78,7 @@ fn frames(c: &mut Criterion) {
             a
         }),
     ];
-    for (name, app) in &cases {
+    for (name, app) in &mut cases {
         let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
         frame(&mut term, app, now); // wraps and caches once, as the first frame after a change does
         group.bench_function(*name, |b| b.iter(|| frame(&mut term, app, now)));
@@ -87,7 +87,7 @@ fn frames(c: &mut Criterion) {
     let mut scrolled = app_with_lines(100_000, 50, now);
     scrolled.focus = Focus::Conversation;
     let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
-    frame(&mut term, &scrolled, now);
+    frame(&mut term, &mut scrolled, now);
     for _ in 0..1000 {
         update::on_key(
             &mut scrolled,
@@ -95,9 +95,9 @@ fn frames(c: &mut Criterion) {
             now,
         );
     }
-    frame(&mut term, &scrolled, now);
+    frame(&mut term, &mut scrolled, now);
     group.bench_function("conversation_100k_lines_scrolled_up", |b| {
-        b.iter(|| frame(&mut term, &scrolled, now))
+        b.iter(|| frame(&mut term, &mut scrolled, now))
     });
     group.finish();
 }

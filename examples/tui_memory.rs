@@ -32,12 +32,12 @@ fn main() {
     tui_session::add_tool_output(&mut app, 10 * 1024 * 1024, now);
     println!("after 100k lines + 10 MB output: {}", rss());
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    term.draw(|f| view::draw(f, &app, now)).unwrap();
+    term.draw(|f| view::draw(f, &mut app, now)).unwrap();
     println!(
         "after the first frame (100k lines wrapped; only visible ones kept): {}",
         rss()
     );
-    let t = &app.trace[0];
+    let t = &app.trace.entries[0];
     println!(
         "tool output: {} bytes total, {} held in memory, full copy on disk at {}",
         t.output.total_bytes(),

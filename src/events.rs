@@ -21,6 +21,13 @@ pub enum Op {
     Resume,
     /// Stop the engine.
     Quit,
+    /// Switch model (and optionally provider) for the next turn.
+    SetModel {
+        provider: Option<String>,
+        model: String,
+    },
+    /// Drop the conversation and the plan; a running turn is stopped first.
+    NewSession,
     /// Use another model client from now on (settings were fixed and reloaded).
     #[serde(skip)]
     SetClient(NewClient),
@@ -43,6 +50,29 @@ impl PartialEq for NewClient {
 }
 
 impl Eq for NewClient {}
+
+/// How a tool call is shown: a one-line summary and what its detail view holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSummary {
+    pub line: String,
+    pub detail: ToolDetail,
+}
+
+/// What a tool call's expanded view shows besides its output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolDetail {
+    /// Its output.
+    Output,
+    /// The plan, already on screen: no output to show.
+    Plan,
+    /// A change to a file.
+    Diff {
+        path: String,
+        old: String,
+        new: String,
+    },
+}
 
 /// How a tool call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

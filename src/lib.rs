@@ -10,6 +10,7 @@ pub mod config;
 pub mod events;
 pub mod headless;
 pub mod llm;
+pub mod models;
 pub mod pricing;
 pub mod pylit;
 pub mod setup;

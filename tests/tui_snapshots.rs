@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use tui_support::*;
 use waypoint::tui::state::{App, Focus};
 use waypoint::tui::update;
-use waypoint::tui::widgets::{checklist, conversation, status, trace};
+use waypoint::tui::view::{self, Pane};
 
 const SIZES: [(u16, u16); 4] = [(200, 60), (120, 40), (80, 24), (40, 12)];
 
@@ -39,9 +39,9 @@ fn states(clock: &Clock) -> Vec<(&'static str, App)> {
 fn whole_screen_at_every_size() {
     let clock = Clock::new();
     let now = clock.at(42.0);
-    for (name, app) in states(&clock) {
+    for (name, mut app) in states(&clock) {
         for (w, h) in SIZES {
-            let terminal = screen(&app, w, h, now);
+            let terminal = screen(&mut app, w, h, now);
             insta::assert_snapshot!(format!("screen_{name}_{w}x{h}"), terminal.backend());
         }
     }
@@ -57,21 +57,31 @@ fn pane(w: u16, h: u16, draw: impl FnOnce(&mut ratatui::Frame, Rect)) -> Termina
 fn each_pane_at_every_size() {
     let clock = Clock::new();
     let now = clock.at(42.0);
-    for (name, app) in states(&clock) {
+    for (name, mut app) in states(&clock) {
         if name == "help" {
             continue;
         }
         for (w, h) in SIZES {
             let (pw, ph) = (w / 2, h / 2);
-            let t = pane(pw, ph, |f, r| checklist::render(f, &app, r, false, now));
+            let t = pane(pw, ph, |f, r| {
+                view::draw_pane(f, &mut app, Pane::Plan { collapsed: false }, r, now)
+            });
             insta::assert_snapshot!(format!("checklist_{name}_{pw}x{ph}"), t.backend());
-            let t = pane(pw, 1, |f, r| checklist::render(f, &app, r, true, now));
+            let t = pane(pw, 1, |f, r| {
+                view::draw_pane(f, &mut app, Pane::Plan { collapsed: true }, r, now)
+            });
             insta::assert_snapshot!(format!("checklist_collapsed_{name}_{pw}x1"), t.backend());
-            let t = pane(pw, ph, |f, r| trace::render(f, &app, r, now));
+            let t = pane(pw, ph, |f, r| {
+                view::draw_pane(f, &mut app, Pane::Trace, r, now)
+            });
             insta::assert_snapshot!(format!("trace_{name}_{pw}x{ph}"), t.backend());
-            let t = pane(pw, ph, |f, r| conversation::render(f, &app, r));
+            let t = pane(pw, ph, |f, r| {
+                view::draw_pane(f, &mut app, Pane::Conversation, r, now)
+            });
             insta::assert_snapshot!(format!("conversation_{name}_{pw}x{ph}"), t.backend());
-            let t = pane(w, 1, |f, r| status::render(f, &app, r, now));
+            let t = pane(w, 1, |f, r| {
+                view::draw_pane(f, &mut app, Pane::Status, r, now)
+            });
             insta::assert_snapshot!(format!("status_{name}_{w}x1"), t.backend());
         }
     }
@@ -80,10 +90,10 @@ fn each_pane_at_every_size() {
 #[test]
 fn tiny_and_odd_sizes_render_without_panicking() {
     let clock = Clock::new();
-    for (_, app) in states(&clock) {
+    for (_, mut app) in states(&clock) {
         for w in [1u16, 2, 5, 20, 39, 99, 100, 101] {
             for h in [1u16, 2, 3, 5, 8, 12] {
-                let text = screen_text(&app, w, h, clock.at(42.0));
+                let text = screen_text(&mut app, w, h, clock.at(42.0));
                 assert_eq!(text.lines().count(), usize::from(h));
             }
         }

@@ -9,6 +9,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, Mou
 use serde_json::json;
 use tui_support::*;
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
+use waypoint::tui::spill::SpillFiles;
 use waypoint::tui::state::{Activity, App, EntryKind, Focus, NoticeKind, TraceStatus};
 use waypoint::tui::update::{self, Effect};
 use waypoint::tui::widgets::{checklist, help};
@@ -26,7 +27,7 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
     );
     update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
     update::on_event(&mut a, text("Thinking about"), clock.at(0.2));
-    assert_eq!(a.activity, Activity::Streaming);
+    assert_eq!(a.status.activity, Activity::Streaming);
     type_text(&mut a, "half-typed", clock.at(0.3));
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Esc), clock.at(0.4)),
@@ -40,24 +41,32 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
         },
         clock.at(0.5),
     );
-    assert_eq!(a.activity, Activity::Interrupted);
-    assert!(!a.running && a.can_resume);
-    assert_eq!(a.input_text(), "half-typed");
-    let last = a.conversation.last().unwrap();
+    assert_eq!(a.status.activity, Activity::Interrupted);
+    assert!(!a.status.running && a.status.can_resume);
+    assert_eq!(a.input.text(), "half-typed");
+    let last = a.conversation.entries.last().unwrap();
     assert!(last.text().contains("Interrupted") && last.text().contains("resume"));
     // The streamed text stays visible.
-    assert!(a.conversation.iter().any(|e| e.text() == "Thinking about"));
+    assert!(
+        a.conversation
+            .entries
+            .iter()
+            .any(|e| e.text() == "Thinking about")
+    );
 }
 
 #[test]
 fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
     let clock = Clock::new();
     let mut a = interrupted(&clock);
-    assert_eq!(a.trace.last().unwrap().status, TraceStatus::Interrupted);
-    assert_eq!(a.activity, Activity::Interrupted);
+    assert_eq!(
+        a.trace.entries.last().unwrap().status,
+        TraceStatus::Interrupted
+    );
+    assert_eq!(a.status.activity, Activity::Interrupted);
     // The plan is intact after the interrupt.
-    assert_eq!(a.checklist.items.len(), 3);
-    assert_eq!(a.checklist.stopped_open, Some(1));
+    assert_eq!(a.plan.items.len(), 3);
+    assert_eq!(a.plan.stopped_open, Some(1));
     // With text in the input, Enter sends new guidance instead of resuming.
     let sent = update::on_key(&mut a, key(KeyCode::Enter), clock.at(14.0));
     assert_eq!(
@@ -118,8 +127,11 @@ fn a_message_sent_while_running_is_queued_then_delivered() {
             text: "also update the README".into()
         })]
     );
-    assert_eq!(a.conversation.last().unwrap().kind, EntryKind::Queued);
-    assert_eq!(a.input_text(), "");
+    assert_eq!(
+        a.conversation.entries.last().unwrap().kind,
+        EntryKind::Queued
+    );
+    assert_eq!(a.input.text(), "");
     update::on_event(
         &mut a,
         end("t3", "bash", ToolStatus::Ok, 900, "ok"),
@@ -133,15 +145,21 @@ fn a_message_sent_while_running_is_queued_then_delivered() {
         },
         clock.at(7.0),
     );
-    assert_eq!(a.checklist.stopped_open, Some(1));
+    assert_eq!(a.plan.stopped_open, Some(1));
     update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(7.1));
-    assert!(a.conversation.iter().all(|e| e.kind != EntryKind::Queued));
     assert!(
         a.conversation
+            .entries
+            .iter()
+            .all(|e| e.kind != EntryKind::Queued)
+    );
+    assert!(
+        a.conversation
+            .entries
             .iter()
             .any(|e| e.kind == EntryKind::User && e.text() == "also update the README")
     );
-    let screen = screen_text(&a, 120, 40, clock.at(8.0));
+    let screen = screen_text(&mut a, 120, 40, clock.at(8.0));
     assert!(
         !screen.contains("stopped with"),
         "a new turn clears the note"
@@ -156,11 +174,11 @@ fn scroll_position_is_kept_while_output_grows() {
     for i in 0..200 {
         update::on_event(&mut a, text(&format!("line {i}\n\n")), clock.at(0.1));
     }
-    let before = screen_text(&a, 120, 40, clock.at(1.0));
+    let before = screen_text(&mut a, 120, 40, clock.at(1.0));
     assert!(before.contains("line 199"));
     a.focus = Focus::Conversation;
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
-    let scrolled = screen_text(&a, 120, 40, clock.at(1.0));
+    let scrolled = screen_text(&mut a, 120, 40, clock.at(1.0));
     assert!(!scrolled.contains("line 199"));
     assert!(
         scrolled.contains("more lines (End)"),
@@ -169,7 +187,7 @@ fn scroll_position_is_kept_while_output_grows() {
     for i in 200..260 {
         update::on_event(&mut a, text(&format!("line {i}\n\n")), clock.at(1.5));
     }
-    let grown = screen_text(&a, 120, 40, clock.at(2.0));
+    let grown = screen_text(&mut a, 120, 40, clock.at(2.0));
     let conv = |s: &str| {
         s.lines()
             .map(|l| l.chars().take(70).collect::<String>())
@@ -181,10 +199,10 @@ fn scroll_position_is_kept_while_output_grows() {
         "the view did not move"
     );
     update::on_key(&mut a, key(KeyCode::End), clock.at(2.0));
-    assert!(screen_text(&a, 120, 40, clock.at(2.0)).contains("line 259"));
+    assert!(screen_text(&mut a, 120, 40, clock.at(2.0)).contains("line 259"));
     // Following again: new output shows up.
     update::on_event(&mut a, text("line 260"), clock.at(2.5));
-    assert!(screen_text(&a, 120, 40, clock.at(3.0)).contains("line 260"));
+    assert!(screen_text(&mut a, 120, 40, clock.at(3.0)).contains("line 260"));
 }
 
 #[test]
@@ -193,11 +211,11 @@ fn ctrl_c_clears_then_quits_and_typing_in_a_pane_goes_to_the_input() {
     let mut a = app(&clock);
     type_text(&mut a, "oops", clock.at(0.0));
     assert!(update::on_key(&mut a, ctrl('c'), clock.at(0.1)).is_empty());
-    assert_eq!(a.input_text(), "");
+    assert_eq!(a.input.text(), "");
     assert!(update::on_key(&mut a, ctrl('c'), clock.at(0.2)).is_empty());
-    assert!(screen_text(&a, 120, 40, clock.at(0.3)).contains("Ctrl+C again to quit"));
-    assert!(a.quit_armed(clock.at(0.3)));
-    assert!(!a.quit_armed(clock.at(5.0)), "the arm times out");
+    assert!(screen_text(&mut a, 120, 40, clock.at(0.3)).contains("Ctrl+C again to quit"));
+    assert!(a.status.quit_armed(clock.at(0.3)));
+    assert!(!a.status.quit_armed(clock.at(5.0)), "the arm times out");
     assert_eq!(
         update::on_key(&mut a, ctrl('c'), clock.at(0.4)),
         vec![Effect::Quit]
@@ -207,7 +225,7 @@ fn ctrl_c_clears_then_quits_and_typing_in_a_pane_goes_to_the_input() {
     b.focus = Focus::Trace;
     type_text(&mut b, "hello", clock.at(0.0));
     assert_eq!(b.focus, Focus::Input);
-    assert_eq!(b.input_text(), "hello");
+    assert_eq!(b.input.text(), "hello");
 }
 
 #[test]
@@ -229,19 +247,19 @@ fn history_recall_keeps_the_draft_and_newlines_are_added_with_alt_enter() {
     }
     type_text(&mut a, "dra", clock.at(1.0));
     update::on_key(&mut a, key(KeyCode::Up), clock.at(1.0));
-    assert_eq!(a.input_text(), "two");
+    assert_eq!(a.input.text(), "two");
     update::on_key(&mut a, key(KeyCode::Up), clock.at(1.0));
-    assert_eq!(a.input_text(), "one");
+    assert_eq!(a.input.text(), "one");
     update::on_key(&mut a, key(KeyCode::Down), clock.at(1.0));
     update::on_key(&mut a, key(KeyCode::Down), clock.at(1.0));
-    assert_eq!(a.input_text(), "dra");
+    assert_eq!(a.input.text(), "dra");
     let alt_enter = ratatui::crossterm::event::KeyEvent::new(
         KeyCode::Enter,
         ratatui::crossterm::event::KeyModifiers::ALT,
     );
     update::on_key(&mut a, alt_enter, clock.at(1.0));
     type_text(&mut a, "ft", clock.at(1.0));
-    assert_eq!(a.input_text(), "dra\nft");
+    assert_eq!(a.input.text(), "dra\nft");
 }
 
 #[test]
@@ -261,7 +279,7 @@ fn a_retry_replaces_the_partial_reply() {
         clock.at(0.2),
     );
     update::on_event(&mut a, text("Whole reply"), clock.at(1.0));
-    let texts: Vec<&str> = a.conversation.iter().map(|e| e.text()).collect();
+    let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
     assert!(!texts.contains(&"Half a rep"), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("Retry 1")));
     assert_eq!(*texts.last().unwrap(), "Whole reply");
@@ -273,20 +291,20 @@ fn resizing_keeps_typed_text_and_the_plan_on_screen() {
     let mut a = plan_in_progress(&clock);
     type_text(&mut a, "keep me", clock.at(5.0));
     for (w, h) in [(200, 60), (40, 12), (20, 5), (120, 40)] {
-        let s = screen_text(&a, w, h, clock.at(6.0));
+        let s = screen_text(&mut a, w, h, clock.at(6.0));
         assert!(
             s.contains("2/3"),
             "{w}x{h}: the plan progress is visible\n{s}"
         );
     }
-    assert_eq!(a.input_text(), "keep me");
+    assert_eq!(a.input.text(), "keep me");
 }
 
 #[test]
 fn the_checklist_equals_the_plan_store_and_collapses() {
     let clock = Clock::new();
     let mut a = plan_in_progress(&clock);
-    let s = screen_text(&a, 120, 40, clock.at(42.0));
+    let s = screen_text(&mut a, 120, 40, clock.at(42.0));
     assert!(s.contains("[x] Read the CLI code"));
     assert!(s.contains("[>] Run the tests"));
     assert!(
@@ -294,7 +312,7 @@ fn the_checklist_equals_the_plan_store_and_collapses() {
         "the active item's activeForm and timer: {s}"
     );
     update::on_key(&mut a, ctrl('t'), clock.at(42.0));
-    let s = screen_text(&a, 120, 40, clock.at(42.0));
+    let s = screen_text(&mut a, 120, 40, clock.at(42.0));
     assert!(s.contains("▶ 2/3 ·"), "{s}");
     // Running animates; once the turn is over and the highlight has faded,
     // nothing does.
@@ -330,6 +348,7 @@ fn idle_means_no_animation() {
 
 fn notices(a: &App) -> Vec<&str> {
     a.conversation
+        .entries
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
         .map(|e| e.text())
@@ -339,8 +358,8 @@ fn notices(a: &App) -> Vec<&str> {
 #[test]
 fn an_interrupted_tool_keeps_its_streamed_output() {
     let clock = Clock::new();
-    let a = interrupted(&clock);
-    let t = a.trace.last().unwrap();
+    let mut a = interrupted(&clock);
+    let t = a.trace.entries.last().unwrap();
     let log = t.output.text();
     for line in [
         "Compiling demo v0.1.0",
@@ -355,7 +374,7 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
     );
     assert_eq!(t.output.last_lines(1), vec![INTERRUPTED_RESULT.to_string()]);
     // The folded trace shows the last output lines and why it stopped.
-    let s = screen_text(&a, 120, 40, clock.at(42.0));
+    let s = screen_text(&mut a, 120, 40, clock.at(42.0));
     assert!(s.contains("test cli::parses ... ok"), "{s}");
     assert!(s.contains("Error: interrupted by the user"), "{s}");
 
@@ -367,18 +386,31 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
         clock.at(0.0),
     );
     let chunk = "y".repeat(1023) + "\n";
+    // The app loop carries out the spill effects.
+    let mut spills = SpillFiles::default();
+    let mut run = |b: &mut App, event: Event, at: f64| {
+        for effect in update::on_event(b, event, clock.at(at)) {
+            if let Effect::SpillOutput { serial, text } = effect {
+                spills.write(b, serial, &text);
+            }
+        }
+    };
     for _ in 0..400 {
-        update::on_event(
+        run(
             &mut b,
             Event::ToolCallOutputDelta {
                 id: "b1".into(),
                 chunk: chunk.clone(),
             },
-            clock.at(0.5),
+            0.5,
         );
     }
-    let path = b.trace[0].output.spill_path().expect("spilled").clone();
-    update::on_event(
+    let path = b.trace.entries[0]
+        .output
+        .spill_path()
+        .expect("spilled")
+        .clone();
+    run(
         &mut b,
         end(
             "b1",
@@ -387,9 +419,14 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
             900,
             "Error: the command timed out after 1 s; output so far:\nyyyy",
         ),
-        clock.at(1.0),
+        1.0,
     );
-    let t = &b.trace[0];
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        400 * 1024 + "Error: the command timed out after 1 s; output so far:".len() as u64,
+        "the file holds all of it, the reason included"
+    );
+    let t = &b.trace.entries[0];
     assert_eq!(t.status, TraceStatus::Error);
     assert_eq!(t.output.spill_path(), Some(&path));
     assert!(path.exists());
@@ -414,12 +451,12 @@ fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
         },
         clock.at(1.0),
     );
-    let before = a.conversation.len();
+    let before = a.conversation.entries.len();
     assert!(
         update::on_key(&mut a, ctrl('r'), clock.at(2.0)).is_empty(),
         "a finished turn is not continued"
     );
-    assert_eq!(a.conversation.len(), before);
+    assert_eq!(a.conversation.entries.len(), before);
 
     let mut b = interrupted(&clock);
     assert_eq!(
@@ -456,15 +493,15 @@ fn page_keys_move_the_trace_selection() {
     }
     a.focus = Focus::Trace;
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
-    assert_eq!(a.trace_selected, Some(11 - update::TRACE_PAGE));
+    assert_eq!(a.trace.selected, Some(11 - update::TRACE_PAGE));
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
-    assert_eq!(a.trace_selected, Some(0));
+    assert_eq!(a.trace.selected, Some(0));
     update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
-    assert_eq!(a.trace_selected, Some(update::TRACE_PAGE));
+    assert_eq!(a.trace.selected, Some(update::TRACE_PAGE));
     update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
     update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
-    assert_eq!(a.trace_selected, None, "back at the newest entry");
+    assert_eq!(a.trace.selected, None, "back at the newest entry");
 }
 
 #[test]
@@ -474,25 +511,25 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     let mut a = app(&clock);
     // `?` opens the help on an empty input and closes it again.
     update::on_key(&mut a, key(KeyCode::Char('?')), now);
-    assert!(a.show_help);
+    assert!(a.overlays.help);
     update::on_key(&mut a, key(KeyCode::Char('?')), now);
-    assert!(!a.show_help);
-    assert_eq!(a.input_text(), "");
+    assert!(!a.overlays.help);
+    assert_eq!(a.input.text(), "");
     // A letter typed over the help closes it and is typed.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     type_text(&mut a, "hi", now);
-    assert!(!a.show_help);
-    assert_eq!(a.input_text(), "hi");
+    assert!(!a.overlays.help);
+    assert_eq!(a.input.text(), "hi");
     // With text in the input, `?` is text too.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     type_text(&mut a, "?", now);
-    assert!(!a.show_help);
-    assert_eq!(a.input_text(), "hi?");
+    assert!(!a.overlays.help);
+    assert_eq!(a.input.text(), "hi?");
     // Keys that are not text only close it.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     update::on_key(&mut a, key(KeyCode::Enter), now);
-    assert!(!a.show_help);
-    assert_eq!(a.input_text(), "hi?", "Enter closed the help, sent nothing");
+    assert!(!a.overlays.help);
+    assert_eq!(a.input.text(), "hi?", "Enter closed the help, sent nothing");
 
     // In a pane, Ctrl/Alt+letter types nothing.
     a.focus = Focus::Trace;
@@ -502,7 +539,7 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
         KeyEvent::new(KeyCode::Char('a'), KeyModifiers::ALT),
         now,
     );
-    assert_eq!(a.input_text(), "hi?");
+    assert_eq!(a.input.text(), "hi?");
     assert_eq!(a.focus, Focus::Trace);
     // The pane's own letters stay commands; any other goes to the input.
     for c in ['j', 'k', 'g', 'G', ' '] {
@@ -511,18 +548,18 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     }
     a.focus = Focus::Checklist;
     update::on_key(&mut a, key(KeyCode::Char('c')), now);
-    assert!(a.checklist.collapsed);
+    assert!(a.plan.collapsed);
     assert_eq!(a.focus, Focus::Checklist);
     update::on_key(&mut a, key(KeyCode::Char('!')), now);
     assert_eq!(a.focus, Focus::Input);
-    assert_eq!(a.input_text(), "hi?!");
+    assert_eq!(a.input.text(), "hi?!");
 }
 
 #[test]
 fn after_a_stop_the_plan_says_so_and_its_timer_stands_still() {
     let clock = Clock::new();
-    let a = interrupted(&clock);
-    let line: String = checklist::summary_line(&a, clock.at(42.0))
+    let mut a = interrupted(&clock);
+    let line: String = checklist::summary_line(&a.plan, &a.ctx(clock.at(42.0)))
         .spans
         .iter()
         .map(|s| s.content.as_ref())
@@ -530,12 +567,12 @@ fn after_a_stop_the_plan_says_so_and_its_timer_stands_still() {
     assert_eq!(line, "■ 2/3 · stopped with 1 open");
     // The active item started at 3.0 and the turn stopped at 12.0.
     for at in [42.0, 100.0] {
-        let s = screen_text(&a, 120, 40, clock.at(at));
+        let s = screen_text(&mut a, 120, 40, clock.at(at));
         assert!(s.contains("Running the tests · 0:09"), "{s}");
     }
     // While running the clock goes on.
     let b = plan_in_progress(&clock);
-    let line: String = checklist::summary_line(&b, clock.at(42.0))
+    let line: String = checklist::summary_line(&b.plan, &b.ctx(clock.at(42.0)))
         .spans
         .iter()
         .map(|s| s.content.as_ref())
@@ -555,8 +592,12 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
     type_text(&mut a, "also this", clock.at(0.3));
     update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.3));
     update::on_event(&mut a, text("world"), clock.at(0.4));
-    let entries: Vec<(EntryKind, &str)> =
-        a.conversation.iter().map(|e| (e.kind, e.text())).collect();
+    let entries: Vec<(EntryKind, &str)> = a
+        .conversation
+        .entries
+        .iter()
+        .map(|e| (e.kind, e.text()))
+        .collect();
     assert_eq!(
         entries,
         vec![
@@ -576,8 +617,12 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
         clock.at(0.5),
     );
     update::on_event(&mut a, text("Again"), clock.at(1.0));
-    let entries: Vec<(EntryKind, &str)> =
-        a.conversation.iter().map(|e| (e.kind, e.text())).collect();
+    let entries: Vec<(EntryKind, &str)> = a
+        .conversation
+        .entries
+        .iter()
+        .map(|e| (e.kind, e.text()))
+        .collect();
     assert_eq!(entries.len(), 4, "{entries:?}");
     assert_eq!(entries[0], (EntryKind::User, "task"));
     assert_eq!(entries[1], (EntryKind::Queued, "also this"));
@@ -590,14 +635,20 @@ fn the_help_on_a_tiny_terminal_starts_with_the_keys_that_matter() {
     let clock = Clock::new();
     let mut a = app(&clock);
     update::on_key(&mut a, key(KeyCode::F(1)), clock.at(0.0));
-    let s = screen_text(&a, 40, 12, clock.at(0.0));
-    for k in ["Esc", "Enter", "Ctrl+R", "Ctrl+C", "Tab / Shift+Tab"] {
+    let s = screen_text(&mut a, 40, 12, clock.at(0.0));
+    for k in ["Esc", "Enter", "Ctrl+R", "Ctrl+C", "Tab/Shift+Tab"] {
         assert!(s.contains(k), "{k} is shown:\n{s}");
     }
-    // One row per key: the 10 inner rows show the first 10 keys.
-    let shown = help::KEYS
-        .iter()
-        .filter(|(k, _)| s.lines().any(|l| l.contains(&format!("│{k} "))))
+    // One row per key: the 10 inner rows show the first 10 keys (a long
+    // label cut short with `…`).
+    let rows = help::rows();
+    let shown = s
+        .lines()
+        .filter(|l| {
+            let cell = l.trim_start_matches('│').split("  ").next().unwrap_or("");
+            let cell = cell.trim_end_matches('…');
+            !cell.is_empty() && rows.iter().any(|(k, _)| k.starts_with(cell))
+        })
         .count();
     assert_eq!(shown, 10, "\n{s}");
 }
@@ -609,10 +660,10 @@ fn without_an_engine_a_message_gets_the_first_run_help() {
     let help =
         "No model provider is set up. Run `waypoint setup`, set OPENAI_API_KEY, or start Ollama.";
     update::no_engine(&mut a, help.to_string(), clock.at(0.0));
-    assert_eq!(a.activity, Activity::NoProvider);
+    assert_eq!(a.status.activity, Activity::NoProvider);
     type_text(&mut a, "hi", clock.at(1.0));
     assert!(update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0)).is_empty());
-    let last = a.conversation.last().unwrap();
+    let last = a.conversation.entries.last().unwrap();
     assert_eq!(last.kind, EntryKind::Notice(NoticeKind::Error));
     assert_eq!(last.text(), help);
 }
@@ -621,21 +672,26 @@ fn without_an_engine_a_message_gets_the_first_run_help() {
 fn when_the_engine_dies_spinners_stop_and_messages_say_so() {
     let clock = Clock::new();
     let mut a = plan_in_progress(&clock);
-    assert_eq!(a.trace.last().unwrap().status, TraceStatus::Running);
+    assert_eq!(a.trace.entries.last().unwrap().status, TraceStatus::Running);
     update::engine_stopped(&mut a, clock.at(10.0));
-    assert!(!a.running && !a.has_engine && !a.can_resume);
-    assert_eq!(a.activity, Activity::Failed);
-    assert!(a.trace.iter().all(|t| t.status != TraceStatus::Running));
+    assert!(!a.status.running && !a.status.has_engine && !a.status.can_resume);
+    assert_eq!(a.status.activity, Activity::Failed);
+    assert!(
+        a.trace
+            .entries
+            .iter()
+            .all(|t| t.status != TraceStatus::Running)
+    );
     assert!(!a.animating(clock.at(20.0)));
     assert_eq!(
-        a.conversation.last().unwrap().text(),
+        a.conversation.entries.last().unwrap().text(),
         update::ENGINE_STOPPED
     );
     assert!(update::ENGINE_STOPPED.contains("Restart Waypoint"));
     type_text(&mut a, "hello?", clock.at(11.0));
     assert!(update::on_key(&mut a, key(KeyCode::Enter), clock.at(11.0)).is_empty());
     assert_eq!(
-        a.conversation.last().unwrap().text(),
+        a.conversation.entries.last().unwrap().text(),
         update::ENGINE_STOPPED
     );
     assert!(update::on_key(&mut a, ctrl('r'), clock.at(12.0)).is_empty());
@@ -685,8 +741,8 @@ fn a_failed_edit_shows_no_diff() {
     );
     a.focus = Focus::Trace;
     update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0));
-    assert!(a.trace_expanded);
-    let s = screen_text(&a, 120, 40, clock.at(1.0));
+    assert!(a.trace.expanded);
+    let s = screen_text(&mut a, 120, 40, clock.at(1.0));
     assert!(s.contains("old_text was not found"), "{s}");
     assert!(!s.contains("+ pub struct Cli { verbose"), "{s}");
     assert!(!s.contains("- pub struct Cli {}"), "{s}");
@@ -705,9 +761,9 @@ fn a_failed_edit_shows_no_diff() {
     for k in [KeyCode::Enter, KeyCode::End, KeyCode::Enter] {
         update::on_key(&mut a, key(k), clock.at(3.0));
     }
-    assert!(a.trace_expanded);
-    assert_eq!(a.trace_selected, Some(1));
-    let s = screen_text(&a, 120, 40, clock.at(3.0));
+    assert!(a.trace.expanded);
+    assert_eq!(a.trace.selected, Some(1));
+    let s = screen_text(&mut a, 120, 40, clock.at(3.0));
     assert!(s.contains("+ pub struct Cli { verbose: bool }"), "{s}");
 }
 
@@ -765,17 +821,17 @@ fn a_long_plan_keeps_the_active_item_in_view_and_scrolls_from_there() {
         plan_event(items, PlanDiff::default()),
         clock.at(0.0),
     );
-    let s = screen_text(&a, 120, 40, clock.at(1.0));
+    let s = screen_text(&mut a, 120, 40, clock.at(1.0));
     assert!(s.contains("[>] Step number 15"), "{s}");
     a.focus = Focus::Checklist;
     update::on_key(&mut a, key(KeyCode::Char('k')), clock.at(1.0));
-    let s2 = screen_text(&a, 120, 40, clock.at(1.0));
+    let s2 = screen_text(&mut a, 120, 40, clock.at(1.0));
     assert!(
         s2.contains("[>] Step number 15"),
         "one line up stays near the active item, no jump: {s2}"
     );
     update::on_key(&mut a, key(KeyCode::Home), clock.at(1.0));
-    assert!(screen_text(&a, 120, 40, clock.at(1.0)).contains("[x] Step number 1\u{20}"));
+    assert!(screen_text(&mut a, 120, 40, clock.at(1.0)).contains("[x] Step number 1\u{20}"));
     update::on_key(&mut a, key(KeyCode::End), clock.at(1.0));
-    assert!(screen_text(&a, 120, 40, clock.at(1.0)).contains("[>] Step number 15"));
+    assert!(screen_text(&mut a, 120, 40, clock.at(1.0)).contains("[>] Step number 15"));
 }

@@ -150,6 +150,12 @@ impl Agent {
             let resumed = match op {
                 Op::Quit => return,
                 Op::Interrupt => continue,
+                Op::SetModel { .. } | Op::NewSession => {
+                    self.emit(Event::Error {
+                        message: "not available yet".into(),
+                    });
+                    continue;
+                }
                 Op::SetClient(client) => {
                     tracing::info!(model = client.0.model(), "model client replaced");
                     self.client = client.0;
@@ -213,7 +219,7 @@ impl Agent {
                             let _ = events.send(Event::Queued { text: text.clone() });
                             queued.push_back(text);
                         }
-                        Some(Op::Resume) => {}
+                        Some(Op::Resume | Op::SetModel { .. } | Op::NewSession) => {}
                         // Applies to the next turn; this one keeps its client.
                         Some(Op::SetClient(client)) => pending_client = Some(client),
                         Some(Op::Quit) => {

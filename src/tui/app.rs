@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event as TermEvent, EventStream};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::spill::SpillFiles;
 use super::state::{App, NoticeKind};
 use super::style::Palette;
 use super::terminal::TerminalGuard;
@@ -46,7 +47,8 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     let opts_reload = opts.reload;
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
-    app.price = opts.price;
+    app.status.price = opts.price;
+    let mut spills = SpillFiles::default();
     let mut engine = match opts.engine {
         Ok(handle) => Some(handle),
         Err(reason) => {
@@ -60,9 +62,15 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     let mut sighup = signal(SignalKind::hangup())?;
 
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
-        app.set_input(prompt.split('\n').map(str::to_string).collect());
+        app.input.set_text(&prompt);
         let effects = update::on_key(&mut app, enter_key(), now);
-        apply(&mut app, &engine, opts_reload.as_ref(), effects);
+        apply(
+            &mut app,
+            &engine,
+            opts_reload.as_ref(),
+            &mut spills,
+            effects,
+        );
     }
 
     let mut dirty = true;
@@ -74,7 +82,10 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     loop {
         let now = Instant::now();
         if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
-            if let Err(e) = guard.terminal.draw(|f| view::draw(f, &app, Instant::now())) {
+            if let Err(e) = guard
+                .terminal
+                .draw(|f| view::draw(f, &mut app, Instant::now()))
+            {
                 failure = Some(e);
                 break;
             }
@@ -125,11 +136,11 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
                 match ev {
                     Some(event) => {
                         let now = Instant::now();
-                        update::on_event(&mut app, event, now);
+                        effects = update::on_event(&mut app, event, now);
                         // Drain the burst, then draw once.
                         if let Some(handle) = engine.as_mut() {
                             while let Ok(event) = handle.events.try_recv() {
-                                update::on_event(&mut app, event, now);
+                                effects.extend(update::on_event(&mut app, event, now));
                             }
                         }
                     }
@@ -150,7 +161,13 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
             failure = Some(e);
             break;
         }
-        if apply(&mut app, &engine, opts_reload.as_ref(), effects) {
+        if apply(
+            &mut app,
+            &engine,
+            opts_reload.as_ref(),
+            &mut spills,
+            effects,
+        ) {
             break;
         }
     }
@@ -168,6 +185,7 @@ fn apply(
     app: &mut App,
     engine: &Option<AgentHandle>,
     reload: Option<&Reload>,
+    spills: &mut SpillFiles,
     effects: Vec<Effect>,
 ) -> bool {
     let mut quit = false;
@@ -179,7 +197,7 @@ fn apply(
                     if let Some(handle) = engine {
                         let _ = handle.ops.send(Op::SetClient(NewClient(client)));
                     }
-                    app.model = model;
+                    app.status.set_model(model);
                 }
                 Some(Err(reason)) => {
                     // Resuming with settings that cannot work would only fail again.
@@ -187,7 +205,7 @@ fn apply(
                         NoticeKind::Error,
                         format!("{reason}. Fix it and press Ctrl+R again."),
                     );
-                    app.can_resume = true;
+                    app.status.can_resume = true;
                     return quit;
                 }
                 None => {}
@@ -202,6 +220,7 @@ fn apply(
                     );
                 }
             }
+            Effect::SpillOutput { serial, text } => spills.write(app, serial, &text),
             Effect::Redraw => {}
             Effect::Quit => quit = true,
         }

@@ -40,16 +40,15 @@ fn take_top(area: &mut Rect, h: u16) -> Rect {
 
 /// Rows the expanded checklist wants: border, gauge, items (+1 for the active one), footer.
 fn checklist_rows(app: &App) -> u16 {
-    let items = u16::try_from(app.checklist.items.len()).unwrap_or(u16::MAX);
-    let extra = u16::from(app.checklist.active().is_some())
-        + u16::from(app.checklist.stopped_open.is_some());
+    let items = u16::try_from(app.plan.items.len()).unwrap_or(u16::MAX);
+    let extra = u16::from(app.plan.active().is_some()) + u16::from(app.plan.stopped_open.is_some());
     items.max(1).saturating_add(extra).saturating_add(3)
 }
 
 pub fn compute(area: Rect, app: &App) -> Areas {
     let mut rest = area;
     let status = take_bottom(&mut rest, 1);
-    let lines = u16::try_from(app.input.lines().len()).unwrap_or(u16::MAX);
+    let lines = u16::try_from(app.input.area.lines().len()).unwrap_or(u16::MAX);
     let input_h = lines
         .saturating_add(2)
         .clamp(3, 8)
@@ -71,7 +70,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
             width: rest.width - left_w,
             ..rest
         };
-        let collapsed = app.checklist.collapsed || rest.height < 10;
+        let collapsed = app.plan.collapsed || rest.height < 10;
         let want = if collapsed {
             1
         } else {
@@ -82,7 +81,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         areas.trace = (right.height > 0).then_some(right);
         areas.conversation = Some(left);
     } else {
-        let collapsed = app.checklist.collapsed || rest.height < 14;
+        let collapsed = app.plan.collapsed || rest.height < 14;
         let want = if collapsed {
             1
         } else {

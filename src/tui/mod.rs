@@ -3,8 +3,11 @@
 //! `Op`/`Event` channels. Rendering is a pure function of the state.
 
 pub mod app;
+pub mod commands;
+pub mod keymap;
 pub mod layout;
 pub mod markdown;
+pub mod spill;
 pub mod state;
 pub mod style;
 pub mod terminal;

@@ -1,47 +1,168 @@
-//! Draws the whole screen from the state: a pure function of `&App` and
-//! the time (spinners and timers), so it can be snapshot-tested.
+//! Draws the whole screen in two steps: `prepare` (the layout pass: pane
+//! areas, scroll positions, wrap caches; it may write the state) and
+//! `render`, a pure function of the state, that layout and the time
+//! (spinners and timers), so it can be snapshot-tested.
 
 use std::time::Instant;
 
 use ratatui::Frame;
-use ratatui::widgets::Block;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::layout;
-use super::state::{App, Focus};
-use super::widgets::{checklist, conversation, help, status, trace};
+use super::commands;
+use super::layout::{self, Areas};
+use super::state::{App, Ctx, Focus};
+use super::widgets::{self, checklist, conversation, help, status, trace};
 
-pub fn draw(frame: &mut Frame, app: &App, now: Instant) {
+/// Everything settled before a frame is drawn.
+#[derive(Debug, Default)]
+pub struct FrameLayout {
+    pub areas: Areas,
+    pub conversation: conversation::ConvLayout,
+    pub plan: checklist::PlanLayout,
+    pub detail: Option<trace::DetailLayout>,
+    /// The slash-command list, when open.
+    pub popup: Option<Rect>,
+}
+
+/// The layout pass for a frame of size `area`.
+pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
+    let areas = layout::compute(area, app);
+    let mut out = FrameLayout {
+        areas,
+        ..FrameLayout::default()
+    };
+    if let Some(r) = areas.conversation {
+        out.conversation = conversation::layout(&mut app.conversation, app.palette, r);
+    }
+    // A pane's layout reads the frame's context (focus, clocks) while it
+    // writes its own state: take the pane out for that moment.
+    let mut plan = std::mem::take(&mut app.plan);
+    out.plan = checklist::layout(
+        &mut plan,
+        &app.ctx(now),
+        areas.checklist,
+        areas.checklist_collapsed,
+    );
+    app.plan = plan;
+    if let Some(r) = areas.trace {
+        let mut trace = std::mem::take(&mut app.trace);
+        out.detail = trace::layout(&mut trace, &app.ctx(now), r);
+        app.trace = trace;
+    }
+    if commands::popup_open(app) {
+        let found = commands::matches(&commands::filter(app)).len();
+        out.popup = Some(widgets::commands::area(area, areas.input, found));
+    }
+    out
+}
+
+pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) {
     let area = frame.area();
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let areas = layout::compute(area, app);
+    let ctx = app.ctx(now);
+    let areas = &layout.areas;
     if let Some(r) = areas.conversation {
-        conversation::render(frame, app, r);
+        conversation::render(frame, &app.conversation, layout.conversation, &ctx, r);
     }
-    checklist::render(frame, app, areas.checklist, areas.checklist_collapsed, now);
+    checklist::render(frame, &app.plan, &layout.plan, &ctx, areas.checklist);
     if let Some(r) = areas.trace {
-        trace::render(frame, app, r, now);
+        trace::render(frame, &app.trace, layout.detail.as_ref(), &ctx, r);
     }
-    draw_input(frame, app, areas.input);
-    status::render(frame, app, areas.status, now);
-    if app.show_help {
-        help::render(frame, app, area);
+    draw_input(frame, app, &ctx, areas.input);
+    status::render(frame, &app.status, &ctx, areas.status);
+    if let Some(r) = layout.popup {
+        let found = commands::matches(&commands::filter(app));
+        let filter = commands::filter(app);
+        widgets::commands::render(frame, &found, app.overlays.popup.selected, &filter, &ctx, r);
+    }
+    if let Some(question) = app.overlays.confirm {
+        draw_confirm(frame, question.question(), &ctx, area);
+    }
+    if app.overlays.help {
+        help::render(frame, &ctx, area);
     }
 }
 
-fn draw_input(frame: &mut Frame, app: &App, area: ratatui::layout::Rect) {
+/// Lays out and draws one frame.
+pub fn draw(frame: &mut Frame, app: &mut App, now: Instant) {
+    let area = frame.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let layout = prepare(app, area, now);
+    render(frame, app, &layout, now);
+}
+
+fn draw_input(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     if area.height == 0 {
         return;
     }
-    let title = if app.running {
+    let title = if app.status.running {
         " Message (queued until the turn ends) "
     } else {
         " Message "
     };
-    let block: Block = super::widgets::pane_block(app, title, Focus::Input);
+    let block: Block = widgets::pane_block(ctx, title, Focus::Input);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    frame.render_widget(&app.input, inner);
+    frame.render_widget(&app.input.area, inner);
     // The text area draws its own cursor.
+}
+
+fn draw_confirm(frame: &mut Frame, question: &str, ctx: &Ctx<'_>, area: Rect) {
+    let w = area.width.min(60);
+    let h = area.height.min(6);
+    let rect = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(ctx.palette.warning())
+        .title(" y yes · n no ");
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(vec![Line::raw(question.to_string())])
+            .block(block)
+            .wrap(Wrap { trim: true }),
+        rect,
+    );
+}
+
+/// One pane on its own (for tests and benchmarks of a single widget).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pane {
+    Conversation,
+    Plan { collapsed: bool },
+    Trace,
+    Status,
+}
+
+/// Lays out and draws `pane` alone into `area`.
+pub fn draw_pane(frame: &mut Frame, app: &mut App, pane: Pane, area: Rect, now: Instant) {
+    match pane {
+        Pane::Conversation => {
+            let layout = conversation::layout(&mut app.conversation, app.palette, area);
+            conversation::render(frame, &app.conversation, layout, &app.ctx(now), area);
+        }
+        Pane::Plan { collapsed } => {
+            let mut plan = std::mem::take(&mut app.plan);
+            let layout = checklist::layout(&mut plan, &app.ctx(now), area, collapsed);
+            app.plan = plan;
+            checklist::render(frame, &app.plan, &layout, &app.ctx(now), area);
+        }
+        Pane::Trace => {
+            let mut trace = std::mem::take(&mut app.trace);
+            let detail = trace::layout(&mut trace, &app.ctx(now), area);
+            app.trace = trace;
+            trace::render(frame, &app.trace, detail.as_ref(), &app.ctx(now), area);
+        }
+        Pane::Status => status::render(frame, &app.status, &app.ctx(now), area),
+    }
 }

@@ -264,13 +264,13 @@ pub fn interrupted(clock: &Clock) -> App {
 }
 
 /// Renders the whole screen at `w`x`h`.
-pub fn screen(app: &App, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+pub fn screen(app: &mut App, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| view::draw(f, app, now)).unwrap();
     t
 }
 
-pub fn screen_text(app: &App, w: u16, h: u16, now: Instant) -> String {
+pub fn screen_text(app: &mut App, w: u16, h: u16, now: Instant) -> String {
     let t = screen(app, w, h, now);
     let buf = t.backend().buffer();
     let mut out = String::new();

@@ -3,8 +3,6 @@
 //! brief highlight of what just changed. Invariant: it shows exactly the
 //! items of the last `PlanUpdated`, in order; nothing is parsed from text.
 
-use std::time::Instant;
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -12,20 +10,19 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{clock, pane_block, spinner};
 use crate::todo::TodoStatus;
-use crate::tui::state::{App, Change, Focus};
+use crate::tui::state::{Change, Checklist, Ctx, Focus};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
 
 /// The one-line form: `▶ 2/5 · Running tests · 0:42`, or after a stop
 /// `■ 2/5 · stopped with 3 open`.
-pub fn summary_line(app: &App, now: Instant) -> Line<'static> {
-    let c = &app.checklist;
-    let p = app.palette;
+pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
+    let p = ctx.palette;
     if c.items.is_empty() {
         return Line::styled("○ no plan yet", p.dim());
     }
     let (done, total) = (c.completed(), c.items.len());
-    if let Some(open) = c.stopped_open.filter(|_| !app.running) {
+    if let Some(open) = c.stopped_open.filter(|_| !ctx.running) {
         return Line::from(vec![
             Span::styled(format!("■ {done}/{total}"), p.bold()),
             Span::styled(format!(" · stopped with {open} open"), p.warning()),
@@ -36,7 +33,7 @@ pub fn summary_line(app: &App, now: Instant) -> Line<'static> {
         spans.push(Span::raw(" · "));
         spans.push(Span::styled(item.active_form.clone(), p.active()));
         spans.push(Span::styled(
-            format!(" · {}", clock(app.active_for(now))),
+            format!(" · {}", clock(c.active_for(ctx.clock_until))),
             p.dim(),
         ));
     } else if done == total {
@@ -45,17 +42,116 @@ pub fn summary_line(app: &App, now: Instant) -> Line<'static> {
     Line::from(spans)
 }
 
-pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: Instant) {
-    let p = app.palette;
-    let c = &app.checklist;
+/// What the layout pass settled: the lines of the expanded pane (or the
+/// one-line form) and the first one shown.
+#[derive(Debug, Default)]
+pub struct PlanLayout {
+    pub collapsed: bool,
+    pub lines: Vec<Line<'static>>,
+    pub top: usize,
+}
+
+/// Builds the pane's lines for `area` and settles its scroll position:
+/// unless the user scrolled it, the item in progress stays in view.
+pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> PlanLayout {
     if collapsed {
-        let line = summary_line(app, now);
+        return PlanLayout {
+            collapsed,
+            lines: vec![summary_line(c, ctx)],
+            top: 0,
+        };
+    }
+    let inner = super::inner(area);
+    let (lines, active_line) = plan_lines(c, ctx, inner.width.max(1));
+    let top = c
+        .scroll
+        .resolve_around(lines.len(), usize::from(inner.height), active_line);
+    PlanLayout {
+        collapsed,
+        lines,
+        top,
+    }
+}
+
+/// The expanded pane's lines and the index of the item in progress.
+fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, usize) {
+    let p = ctx.palette;
+    let now = ctx.now;
+    let (done, total) = (c.completed(), c.items.len());
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut active_line = 0;
+    if total == 0 {
+        lines.extend(wrap(
+            "No plan yet.",
+            width,
+            p.dim(),
+            Span::raw(""),
+            Span::raw(""),
+        ));
+        return (lines, active_line);
+    }
+    lines.push(gauge(done, total, width, ctx));
+    for item in &c.items {
+        let change = c.change_of(&item.id, now);
+        let (marker, style) = match item.status {
+            TodoStatus::Completed => (DONE, p.success()),
+            TodoStatus::InProgress => (ACTIVE, p.active()),
+            TodoStatus::Pending => (PENDING, p.dim()),
+        };
+        let tag = match change {
+            Some(Change::Added) => " +new",
+            Some(Change::Started) => " ▶started",
+            Some(Change::Completed) => " ✔done",
+            None => "",
+        };
+        let text_style = if change.is_some() {
+            p.highlight()
+        } else if item.status == TodoStatus::Completed {
+            p.dim()
+        } else {
+            p.text()
+        };
+        if item.status == TodoStatus::InProgress {
+            active_line = lines.len();
+        }
+        lines.append(&mut wrap(
+            &format!("{}{tag}", item.content),
+            width,
+            text_style,
+            Span::styled(format!("{marker} "), style),
+            Span::raw("    "),
+        ));
+        if item.status == TodoStatus::InProgress {
+            let since = c.active_for(ctx.clock_until);
+            let spin = if ctx.running { spinner(since) } else { "·" };
+            lines.extend(wrap(
+                &format!("{} · {}", item.active_form, clock(since)),
+                width,
+                p.active(),
+                Span::styled(format!("    {spin} "), p.active()),
+                Span::raw("      "),
+            ));
+        }
+    }
+    if let Some(open) = c.stopped_open {
+        lines.push(Line::styled(
+            format!("■ stopped with {open} open"),
+            p.warning(),
+        ));
+    }
+    (lines, active_line)
+}
+
+pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'_>, area: Rect) {
+    let p = ctx.palette;
+    if layout.collapsed {
+        let line = layout.lines.first().cloned().unwrap_or_default();
         let text = line
             .spans
             .iter()
             .map(|s| s.content.as_ref())
             .collect::<String>();
-        let style = if app.focus == Focus::Checklist {
+        let style = if ctx.focused(Focus::Checklist) {
             p.selection()
         } else {
             p.text()
@@ -74,84 +170,18 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
     } else {
         format!(" Plan {done}/{total} ")
     };
-    let block = pane_block(app, title, Focus::Checklist);
-    let inner = block.inner(area);
-    let width = inner.width.max(1);
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut active_line = 0;
-    if total == 0 {
-        lines.extend(wrap(
-            "No plan yet.",
-            width,
-            p.dim(),
-            Span::raw(""),
-            Span::raw(""),
-        ));
-    } else {
-        lines.push(gauge(done, total, width, app));
-        active_line = 0;
-        for item in &c.items {
-            let change = c.change_of(&item.id, now);
-            let (marker, style) = match item.status {
-                TodoStatus::Completed => (DONE, p.success()),
-                TodoStatus::InProgress => (ACTIVE, p.active()),
-                TodoStatus::Pending => (PENDING, p.dim()),
-            };
-            let tag = match change {
-                Some(Change::Added) => " +new",
-                Some(Change::Started) => " ▶started",
-                Some(Change::Completed) => " ✔done",
-                None => "",
-            };
-            let text_style = if item.status == TodoStatus::Completed {
-                p.dim()
-            } else {
-                p.text()
-            };
-            let text_style = if change.is_some() {
-                p.highlight()
-            } else {
-                text_style
-            };
-            if item.status == TodoStatus::InProgress {
-                active_line = lines.len();
-            }
-            let mut wrapped = wrap(
-                &format!("{}{tag}", item.content),
-                width,
-                text_style,
-                Span::styled(format!("{marker} "), style),
-                Span::raw("    "),
-            );
-            lines.append(&mut wrapped);
-            if item.status == TodoStatus::InProgress {
-                let since = app.active_for(now);
-                let spin = if app.running { spinner(since) } else { "·" };
-                lines.extend(wrap(
-                    &format!("{} · {}", item.active_form, clock(since)),
-                    width,
-                    p.active(),
-                    Span::styled(format!("    {spin} "), p.active()),
-                    Span::raw("      "),
-                ));
-            }
-        }
-        if let Some(open) = c.stopped_open {
-            lines.push(Line::styled(
-                format!("■ stopped with {open} open"),
-                p.warning(),
-            ));
-        }
-    }
-    let total_lines = lines.len();
-    let height = usize::from(inner.height);
-    // Unless the user scrolled this pane, the item in progress stays in view.
-    let top = c.scroll.resolve_around(total_lines, height, active_line);
-    let mut block = block;
-    if top + height < total_lines {
+    let mut block = pane_block(ctx, title, Focus::Checklist);
+    let height = usize::from(block.inner(area).height);
+    if layout.top + height < layout.lines.len() {
         block = block.title_bottom(Line::styled(" ↓ more ", p.warning()).right_aligned());
     }
-    let visible: Vec<Line<'static>> = lines.into_iter().skip(top).take(height).collect();
+    let visible: Vec<Line<'static>> = layout
+        .lines
+        .iter()
+        .skip(layout.top)
+        .take(height)
+        .cloned()
+        .collect();
     frame.render_widget(
         Paragraph::new(visible)
             .block(block)
@@ -160,13 +190,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, now: In
     );
 }
 
-fn gauge(done: usize, total: usize, width: u16, app: &App) -> Line<'static> {
+fn gauge(done: usize, total: usize, width: u16, ctx: &Ctx<'_>) -> Line<'static> {
     let label = format!(" {done}/{total}");
     let bar_w = usize::from(width).saturating_sub(label.len()).min(30);
     let filled = (bar_w * done).checked_div(total).unwrap_or(0);
     Line::from(vec![
-        Span::styled("━".repeat(filled), app.palette.success()),
-        Span::styled("─".repeat(bar_w - filled), app.palette.dim()),
-        Span::styled(label, app.palette.bold()),
+        Span::styled("━".repeat(filled), ctx.palette.success()),
+        Span::styled("─".repeat(bar_w - filled), ctx.palette.dim()),
+        Span::styled(label, ctx.palette.bold()),
     ])
 }

@@ -1,23 +1,31 @@
 //! The conversation pane: user prompts, the model's Markdown, notices.
 //! Invariant: only visible lines are copied into the frame; an entry is
-//! wrapped once per width, and only on-screen entries keep their lines
-//! (the others keep just their height), so memory follows the viewport.
-
-use std::rc::Rc;
+//! wrapped once per width (in the layout pass, before rendering), and only
+//! on-screen entries keep their lines (the others keep just their height),
+//! so memory follows the viewport.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::pane_block;
+use super::{inner, pane_block};
 use crate::tui::markdown;
-use crate::tui::state::{App, ConvEntry, EntryKind, Focus, NoticeKind, Wrapped};
+use crate::tui::state::{ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, Wrapped};
 use crate::tui::style::Palette;
 use crate::tui::wrap::wrap;
 
 /// Entries at the end whose lines are kept while measuring heights.
 const KEEP_TAIL: usize = 8;
+
+/// What the layout pass settled for one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConvLayout {
+    /// The first line shown.
+    pub top: usize,
+    /// All lines, blank separators included.
+    pub total: usize,
+}
 
 fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'static>> {
     match entry.kind {
@@ -56,71 +64,104 @@ fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'stat
 /// The entry's height at `width`, wrapping it if needed. The lines are kept
 /// only when `keep` (the last entries, on screen while following the output),
 /// so wrapping a long history never holds all of it at once.
-fn entry_height(entry: &ConvEntry, width: u16, palette: Palette, keep: bool) -> usize {
-    if let Some(w) = entry.cache.borrow().as_ref()
+fn measure(entry: &mut ConvEntry, width: u16, palette: Palette, keep: bool) -> usize {
+    if let Some(w) = &entry.cache
         && w.width == width
     {
         return w.height;
     }
     let lines = wrap_entry(entry, width, palette);
     let height = lines.len();
-    let lines = keep.then(|| Rc::new(lines));
-    entry.cache.replace(Some(Wrapped {
+    entry.cache = Some(Wrapped {
         width,
         height,
-        lines,
-    }));
+        lines: keep.then_some(lines),
+    });
     height
 }
 
-/// The entry's lines at `width`, wrapping it again if they were let go.
-fn entry_lines(entry: &ConvEntry, width: u16, palette: Palette) -> Rc<Vec<Line<'static>>> {
-    if let Some(w) = entry.cache.borrow().as_ref()
-        && w.width == width
-        && let Some(lines) = &w.lines
+/// Makes sure the entry holds its lines at `width`.
+fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette) {
+    if entry
+        .cache
+        .as_ref()
+        .is_some_and(|w| w.width == width && w.lines.is_some())
     {
-        return lines.clone();
+        return;
     }
-    let lines = Rc::new(wrap_entry(entry, width, palette));
-    entry.cache.replace(Some(Wrapped {
+    let lines = wrap_entry(entry, width, palette);
+    entry.cache = Some(Wrapped {
         width,
         height: lines.len(),
-        lines: Some(lines.clone()),
-    }));
-    lines
+        lines: Some(lines),
+    });
 }
 
-pub fn render(frame: &mut Frame, app: &App, area: Rect) {
-    let more_below_title;
-    let block = pane_block(app, " Conversation ", Focus::Conversation);
-    let inner = block.inner(area);
-    let width = inner.width.max(1);
-    let height = usize::from(inner.height);
-    // Entry heights, with one blank line between entries.
-    let count = app.conversation.len();
+fn text_width(area: Rect) -> (u16, usize) {
+    let inner = inner(area);
+    (inner.width.max(1), usize::from(inner.height))
+}
+
+/// Wraps what is needed, resolves the scroll position, and lets off-screen
+/// entries drop their lines.
+pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayout {
+    let (width, height) = text_width(area);
+    let count = conv.entries.len();
     let tail_from = count.saturating_sub(KEEP_TAIL);
-    let heights: Vec<usize> = app
-        .conversation
-        .iter()
+    let heights: Vec<usize> = conv
+        .entries
+        .iter_mut()
         .enumerate()
-        .map(|(i, e)| entry_height(e, width, app.palette, i >= tail_from))
+        .map(|(i, e)| measure(e, width, palette, i >= tail_from))
         .collect();
+    // One blank line between entries.
     let total: usize = heights.iter().sum::<usize>() + count.saturating_sub(1);
-    let top = app.conv_scroll.resolve(total, height);
+    let top = conv.scroll.resolve(total, height);
+    let mut line_no = 0;
+    for (i, (entry, &h)) in conv.entries.iter_mut().zip(&heights).enumerate() {
+        let gap = usize::from(i + 1 < count);
+        if line_no + h + gap > top && line_no < top + height {
+            ensure_lines(entry, width, palette);
+        } else if let Some(w) = entry.cache.as_mut() {
+            // Off screen: keep the height, let the lines go.
+            w.lines = None;
+        }
+        line_no += h + gap;
+    }
+    ConvLayout { top, total }
+}
+
+pub fn render(
+    frame: &mut Frame,
+    conv: &Conversation,
+    layout: ConvLayout,
+    ctx: &Ctx<'_>,
+    area: Rect,
+) {
+    let block = pane_block(ctx, " Conversation ", Focus::Conversation);
+    let (width, height) = text_width(area);
+    let ConvLayout { top, total } = layout;
+    let count = conv.entries.len();
     let mut visible = Vec::with_capacity(height);
     let mut line_no = 0;
-    for (i, (entry, &h)) in app.conversation.iter().zip(&heights).enumerate() {
+    for (i, entry) in conv.entries.iter().enumerate() {
+        if visible.len() >= height {
+            break;
+        }
         let gap = usize::from(i + 1 < count);
-        let on_screen = line_no + h + gap > top && line_no < top + height;
-        if !on_screen {
-            // Off screen: keep the height, let the lines go.
-            if let Some(w) = entry.cache.borrow_mut().as_mut() {
-                w.lines = None;
-            }
+        let h = entry.cache.as_ref().map_or(0, |w| w.height);
+        if line_no + h + gap <= top {
             line_no += h + gap;
             continue;
         }
-        for line in entry_lines(entry, width, app.palette).iter() {
+        // The layout pass wrapped every entry on screen at this width.
+        let lines = entry
+            .cache
+            .as_ref()
+            .filter(|w| w.width == width)
+            .and_then(|w| w.lines.as_deref())
+            .unwrap_or_default();
+        for line in lines {
             if line_no >= top && visible.len() < height {
                 visible.push(line.clone());
             }
@@ -135,18 +176,22 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     }
     let mut block = block;
     if top + height < total {
-        more_below_title = format!(" ↓ {} more lines (End) ", total - top - height);
-        block = block
-            .title_bottom(Line::styled(more_below_title, app.palette.warning()).right_aligned());
+        block = block.title_bottom(
+            Line::styled(
+                format!(" ↓ {} more lines (End) ", total - top - height),
+                ctx.palette.warning(),
+            )
+            .right_aligned(),
+        );
     }
-    if app.conversation.is_empty() {
+    if conv.entries.is_empty() {
         visible = wrap(
             &format!(
                 "Waypoint · {} · {}\n\nType a task below and press Enter. The agent keeps a live plan on the right; press ? for keys.",
-                app.model, app.workspace
+                ctx.model, ctx.workspace
             ),
             width,
-            app.palette.dim(),
+            ctx.palette.dim(),
             Span::raw(""),
             Span::raw(""),
         );

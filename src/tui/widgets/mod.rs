@@ -1,7 +1,10 @@
-//! Pane widgets: each renders from `&App` into a `Rect` and touches no
+//! Pane widgets: each lays out from its own state (a `layout` pass that may
+//! settle scroll positions and caches before the frame) and renders from
+//! its own state plus a read-only [`Ctx`] into a `Rect`, touching no
 //! channel or file. Shared helpers for borders and elapsed times live here.
 
 pub mod checklist;
+pub mod commands;
 pub mod conversation;
 pub mod help;
 pub mod status;
@@ -9,15 +12,16 @@ pub mod trace;
 
 use std::time::Duration;
 
+use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders};
 
-use super::state::{App, Focus};
+use super::state::{Ctx, Focus};
 use super::style::SPINNER;
 
 /// A pane border, brighter when the pane has the focus.
-pub fn pane_block<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
-    let focused = app.focus == focus;
+pub fn pane_block<'a>(ctx: &Ctx<'_>, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
+    let focused = ctx.focused(focus);
     Block::new()
         .borders(Borders::ALL)
         .border_type(if focused {
@@ -26,11 +30,16 @@ pub fn pane_block<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Bl
             BorderType::Plain
         })
         .border_style(if focused {
-            app.palette.focus_border()
+            ctx.palette.focus_border()
         } else {
-            app.palette.border()
+            ctx.palette.border()
         })
         .title(title)
+}
+
+/// The inside of a bordered pane.
+pub fn inner(area: Rect) -> Rect {
+    Block::new().borders(Borders::ALL).inner(area)
 }
 
 /// `m:ss`, or `h:mm:ss` past an hour.

@@ -9,12 +9,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{clock, spinner};
-use crate::pricing::{cost, format_cost};
-use crate::tui::state::{Activity, App};
+use crate::pricing::format_cost;
+use crate::tui::state::{Activity, Ctx, Status};
 use crate::tui::wrap::{str_width, truncate};
 
-fn activity(app: &App, now: Instant) -> (String, ratatui::style::Style) {
-    let p = app.palette;
+fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
+    let p = ctx.palette;
+    let now = ctx.now;
     let for_ = clock(now.saturating_duration_since(app.activity_since));
     match &app.activity {
         Activity::Idle => ("○ idle".into(), p.dim()),
@@ -46,7 +47,7 @@ fn activity(app: &App, now: Instant) -> (String, ratatui::style::Style) {
     }
 }
 
-fn hint(app: &App, now: Instant) -> &'static str {
+fn hint(app: &Status, now: Instant) -> &'static str {
     if app.quit_armed(now) {
         "Ctrl+C again to quit"
     } else if app.running {
@@ -58,9 +59,10 @@ fn hint(app: &App, now: Instant) -> &'static str {
     }
 }
 
-pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
-    let p = app.palette;
-    let (what, style) = activity(app, now);
+pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
+    let p = ctx.palette;
+    let now = ctx.now;
+    let (what, style) = activity(app, ctx);
     let mut left = vec![Span::styled(what, style)];
     if let Some(t) = app.turn_started.filter(|_| app.running) {
         left.push(Span::styled(
@@ -81,11 +83,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
             compact(app.turn_tokens.1)
         ));
     }
-    if let Some(price) = app.price.filter(|_| app.tokens != (0, 0)) {
-        tokens.push_str(&format!(
-            " · {}",
-            format_cost(cost(price, app.tokens.0, app.tokens.1))
-        ));
+    if let Some(usd) = app.cost().filter(|_| app.tokens != (0, 0)) {
+        tokens.push_str(&format!(" · {}", format_cost(usd)));
     }
     left.push(Span::styled(tokens, p.dim()));
     let hint = hint(app, now);

@@ -1,26 +1,61 @@
 //! The tool trace pane: one entry per tool call with a live status, its
 //! duration, the plan item it served and its output folded to a few lines;
-//! the selected entry expands to its whole (memory-capped) output, and an
-//! edit shows a coloured diff. Invariant: only visible rows are built.
-
-use std::time::Instant;
+//! the selected entry expands to its whole (memory-capped) output, and a
+//! file change shows a coloured diff. Invariant: only visible rows are
+//! built, and what is shown depends on the call's typed summary, never on
+//! the tool's name.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use super::{pane_block, short_duration, spinner};
-use crate::tui::state::{App, Focus, TraceEntry, TraceStatus};
+use super::{inner, pane_block, short_duration, spinner};
+use crate::events::ToolDetail;
+use crate::tui::state::{Ctx, Focus, Trace, TraceEntry, TraceStatus};
+use crate::tui::style::Palette;
 use crate::tui::wrap::{str_width, truncate};
 
 /// Output lines shown under a folded entry.
 const FOLDED_LINES: usize = 3;
 
-fn header(app: &App, t: &TraceEntry, width: usize, now: Instant, selected: bool) -> Line<'static> {
-    let p = app.palette;
+/// The expanded view of one entry, built before the frame.
+#[derive(Debug, Default)]
+pub struct DetailLayout {
+    /// Header, plan item and diff lines.
+    pub head: Vec<Line<'static>>,
+    /// The output held in memory.
+    pub text: String,
+    /// Lines in all (head and output).
+    pub total: usize,
+    pub top: usize,
+}
+
+/// Settles the expanded view's scroll position (nothing to do when folded).
+pub fn layout(trace: &mut Trace, ctx: &Ctx<'_>, area: Rect) -> Option<DetailLayout> {
+    if !trace.expanded {
+        return None;
+    }
+    let t = trace.focused()?;
+    let width = usize::from(inner(area).width);
+    let head = detail_head(t, ctx, width);
+    let text = t.output.text();
+    let total = head.len() + text.lines().count();
+    let top = trace
+        .detail_scroll
+        .resolve(total, usize::from(inner(area).height));
+    Some(DetailLayout {
+        head,
+        text,
+        total,
+        top,
+    })
+}
+
+fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'static> {
+    let p = ctx.palette;
+    let now = ctx.now;
     let (icon, style) = match t.status {
         TraceStatus::Running => (
             spinner(now.saturating_duration_since(t.started)),
@@ -43,7 +78,7 @@ fn header(app: &App, t: &TraceEntry, width: usize, now: Instant, selected: bool)
     let right = format!(" {status} {time}");
     let right_w = right.chars().count();
     let name_w = t.name.chars().count() + 2;
-    let summary = truncate(&t.summary, width.saturating_sub(right_w + name_w + 1));
+    let summary = truncate(&t.summary.line, width.saturating_sub(right_w + name_w + 1));
     let summary = if summary.is_empty() {
         String::new()
     } else {
@@ -66,15 +101,9 @@ fn header(app: &App, t: &TraceEntry, width: usize, now: Instant, selected: bool)
     Line::from(spans)
 }
 
-fn entry_rows(
-    app: &App,
-    t: &TraceEntry,
-    width: usize,
-    now: Instant,
-    selected: bool,
-) -> Vec<Line<'static>> {
-    let p = app.palette;
-    let mut rows = vec![header(app, t, width, now, selected)];
+fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Vec<Line<'static>> {
+    let p = ctx.palette;
+    let mut rows = vec![header(t, ctx, width, selected)];
     if let Some(item) = &t.plan_item {
         rows.push(Line::styled(
             truncate(&format!("  ↳ {item}"), width),
@@ -82,7 +111,7 @@ fn entry_rows(
         ));
     }
     // The plan tools' output is the plan itself, already on screen.
-    let folded = if t.name.starts_with("todo_") {
+    let folded = if t.summary.detail == ToolDetail::Plan {
         Vec::new()
     } else {
         t.output.last_lines(FOLDED_LINES)
@@ -96,36 +125,37 @@ fn entry_rows(
     rows
 }
 
-pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
-    let p = app.palette;
-    if app.trace_expanded
-        && let Some(t) = app
-            .trace_selected
-            .and_then(|i| app.trace.get(i))
-            .or_else(|| app.trace.last())
-    {
-        return render_detail(frame, app, t, area, now);
+pub fn render(
+    frame: &mut Frame,
+    trace: &Trace,
+    detail: Option<&DetailLayout>,
+    ctx: &Ctx<'_>,
+    area: Rect,
+) {
+    let p = ctx.palette;
+    if let (Some(detail), Some(t)) = (detail, trace.focused()) {
+        return render_detail(frame, t, detail, ctx, area);
     }
-    let title = format!(" Tools {} ", app.trace.len());
-    let block = pane_block(app, title, Focus::Trace);
+    let title = format!(" Tools {} ", trace.entries.len());
+    let block = pane_block(ctx, title, Focus::Trace);
     let inner = block.inner(area);
     let width = usize::from(inner.width);
     let height = usize::from(inner.height);
-    if app.trace.is_empty() {
+    if trace.entries.is_empty() {
         let text = Line::styled("No tool calls yet.", p.dim());
         frame.render_widget(Paragraph::new(text).block(block), area);
         return;
     }
     // Walk back from the selected (or last) entry until the pane is full:
     // only the entries on screen are laid out.
-    let last = app.trace.len() - 1;
-    let anchor = app.trace_selected.unwrap_or(last).min(last);
+    let last = trace.entries.len() - 1;
+    let anchor = trace.selected.unwrap_or(last).min(last);
     let mut rows: Vec<Line<'static>> = Vec::new();
     let mut i = anchor + 1;
     while i > 0 && rows.len() < height {
         i -= 1;
-        let selected = app.focus == Focus::Trace && i == anchor;
-        let mut entry = entry_rows(app, &app.trace[i], width, now, selected);
+        let selected = ctx.focused(Focus::Trace) && i == anchor;
+        let mut entry = entry_rows(&trace.entries[i], ctx, width, selected);
         entry.append(&mut rows);
         rows = entry;
     }
@@ -135,7 +165,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
     // Fill with the entries after the anchor when there is room.
     let mut j = anchor + 1;
     while rows.len() < height && j <= last {
-        rows.extend(entry_rows(app, &app.trace[j], width, now, false));
+        rows.extend(entry_rows(&trace.entries[j], ctx, width, false));
         j += 1;
     }
     rows.truncate(height);
@@ -148,59 +178,66 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, now: Instant) {
     frame.render_widget(Paragraph::new(rows).block(block), area);
 }
 
-fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: Instant) {
-    let p = app.palette;
+/// The expanded view's lines above the output: header, plan item, diff.
+fn detail_head(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![header(t, ctx, width, false)];
+    if let Some(item) = &t.plan_item {
+        lines.push(Line::styled(
+            format!("plan item: {item}"),
+            ctx.palette.dim(),
+        ));
+    }
+    // A failed edit changed nothing: no diff.
+    if let ToolDetail::Diff { old, new, .. } = &t.summary.detail
+        && t.status == TraceStatus::Ok
+    {
+        lines.extend(diff_lines(ctx.palette, old, new));
+        lines.push(Line::raw(""));
+    }
+    lines
+}
+
+fn render_detail(
+    frame: &mut Frame,
+    t: &TraceEntry,
+    detail: &DetailLayout,
+    ctx: &Ctx<'_>,
+    area: Rect,
+) {
     let block = pane_block(
-        app,
-        format!(" {} {} · Enter folds ", t.name, truncate(&t.summary, 40)),
+        ctx,
+        format!(
+            " {} {} · Enter folds ",
+            t.name,
+            truncate(&t.summary.line, 40)
+        ),
         Focus::Trace,
     );
     let inner = block.inner(area);
     let width = usize::from(inner.width);
     let height = usize::from(inner.height);
-    let mut lines = vec![header(app, t, width, now, false)];
-    if let Some(item) = &t.plan_item {
-        lines.push(Line::styled(format!("plan item: {item}"), p.dim()));
-    }
-    // A failed edit changed nothing: no diff.
-    if (t.name == "edit_file" || t.name == "write_file") && t.status == TraceStatus::Ok {
-        lines.extend(diff_lines(app, &t.input));
-        lines.push(Line::raw(""));
-    }
-    let text = t.output.text();
-    let total_text_lines = text.lines().count();
-    let top = app
-        .detail_scroll
-        .resolve(lines.len() + total_text_lines, height);
+    let top = detail.top;
+    let head_rows = detail.head.len();
+    let mut visible: Vec<Line<'static>> =
+        detail.head.iter().skip(top).take(height).cloned().collect();
     // Only the visible slice of the output is turned into lines.
-    let header_rows = lines.len();
-    let mut visible: Vec<Line<'static>> = lines.into_iter().skip(top).collect();
-    let skip_text = top.saturating_sub(header_rows);
-    for line in text
-        .lines()
-        .skip(skip_text)
-        .take(height.saturating_sub(visible.len()))
-    {
-        visible.push(Line::raw(truncate(&line.replace('\t', "    "), width)));
+    let mut text_lines = detail.text.lines().skip(top.saturating_sub(head_rows));
+    while visible.len() < height {
+        match text_lines.next() {
+            Some(line) => visible.push(Line::raw(truncate(&line.replace('\t', "    "), width))),
+            None => break,
+        }
     }
-    visible.truncate(height);
     let mut block = block;
-    if top + height < header_rows + total_text_lines {
-        block = block.title_bottom(Line::styled(" ↓ more (PgDn) ", p.warning()).right_aligned());
+    if top + height < detail.total {
+        block = block
+            .title_bottom(Line::styled(" ↓ more (PgDn) ", ctx.palette.warning()).right_aligned());
     }
     frame.render_widget(Paragraph::new(visible).block(block), area);
 }
 
-/// `-`/`+` lines for an `edit_file` (or `write_file`) call, from its arguments.
-pub fn diff_lines(app: &App, input: &Value) -> Vec<Line<'static>> {
-    let p = app.palette;
-    let old = input.get("old_text").and_then(Value::as_str).unwrap_or("");
-    // A written file shows as all added lines.
-    let new = input
-        .get("new_text")
-        .or_else(|| input.get("content"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
+/// `-`/`+` lines for a change from `old` to `new` (a new file: all added).
+pub fn diff_lines(p: Palette, old: &str, new: &str) -> Vec<Line<'static>> {
     let diff = TextDiff::from_lines(old, new);
     diff.iter_all_changes()
         .take(400)

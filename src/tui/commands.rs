@@ -1,0 +1,285 @@
+//! Slash commands: a registry of names, arguments, help and handlers. A
+//! handler changes UI state and returns `Effect`s (ops for the engine among
+//! them). Typing `/` at the start of the input opens a list filtered as you
+//! type. Invariant: text starting with `/` that names a command runs it,
+//! and an unknown command is reported, never sent to the model.
+
+use std::time::Instant;
+
+use super::state::{App, Confirm, Focus, NoticeKind};
+use super::update::Effect;
+use crate::events::Op;
+use crate::models::{KNOWN, format_window};
+use crate::pricing::{format_cost, price_of};
+
+pub struct Command {
+    pub name: &'static str,
+    /// `[NAME]` optional, `<NAME>` required, empty for none.
+    pub args: &'static str,
+    pub help: &'static str,
+    run: fn(&mut App, &str, Instant) -> Vec<Effect>,
+}
+
+impl Command {
+    pub fn needs_args(&self) -> bool {
+        self.args.starts_with('<')
+    }
+}
+
+/// In the order the list shows them. Later features register here.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "help",
+        args: "",
+        help: "keys and commands",
+        run: help,
+    },
+    Command {
+        name: "model",
+        args: "[NAME]",
+        help: "switch model for the next turn; alone: list known models",
+        run: model,
+    },
+    Command {
+        name: "cost",
+        args: "",
+        help: "tokens and cost so far, per model",
+        run: cost,
+    },
+    Command {
+        name: "clear",
+        args: "",
+        help: "clear the screen (the session goes on)",
+        run: clear,
+    },
+    Command {
+        name: "new",
+        args: "",
+        help: "start afresh: empty conversation and plan",
+        run: new_session,
+    },
+    Command {
+        name: "quit",
+        args: "",
+        help: "leave Waypoint",
+        run: quit,
+    },
+];
+
+/// How well `name` matches `filter`: prefix, then substring, then the
+/// letters in order; `None` when it does not match.
+fn score(name: &str, filter: &str) -> Option<u8> {
+    if name.starts_with(filter) {
+        return Some(0);
+    }
+    if name.contains(filter) {
+        return Some(1);
+    }
+    let mut letters = name.chars();
+    filter.chars().all(|c| letters.any(|n| n == c)).then_some(2)
+}
+
+/// The commands matching `filter` (without the `/`), best first.
+pub fn matches(filter: &str) -> Vec<&'static Command> {
+    let filter = filter.to_lowercase();
+    let mut found: Vec<(u8, usize, &'static Command)> = COMMANDS
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| score(c.name, &filter).map(|s| (s, i, c)))
+        .collect();
+    found.sort_by_key(|(s, i, _)| (*s, *i));
+    found.into_iter().map(|(_, _, c)| c).collect()
+}
+
+/// What is typed after `/` while the list is open.
+pub fn filter(app: &App) -> String {
+    app.input
+        .text()
+        .strip_prefix('/')
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The list shows while a single word starting with `/` is typed, unless
+/// Esc closed it for this very text.
+pub fn popup_open(app: &App) -> bool {
+    if app.focus != Focus::Input {
+        return false;
+    }
+    let text = app.input.text();
+    text.starts_with('/')
+        && !text.contains(char::is_whitespace)
+        && app.overlays.popup.dismissed_for.as_deref() != Some(text.as_str())
+}
+
+/// The highlighted command of the open list.
+pub fn chosen(app: &App) -> Option<&'static Command> {
+    let found = matches(&filter(app));
+    found
+        .get(
+            app.overlays
+                .popup
+                .selected
+                .min(found.len().saturating_sub(1)),
+        )
+        .copied()
+}
+
+/// Runs `text` when it is a slash command (`None`: it is a message). Text
+/// starting with `//` or `/ ` is a message starting with `/`.
+pub fn run(app: &mut App, text: &str, now: Instant) -> Option<Vec<Effect>> {
+    let rest = text.trim().strip_prefix('/')?;
+    if rest.starts_with('/') || rest.starts_with(char::is_whitespace) || rest.is_empty() {
+        return None;
+    }
+    let (name, args) = rest
+        .split_once(char::is_whitespace)
+        .map_or((rest, ""), |(n, a)| (n, a.trim()));
+    match COMMANDS.iter().find(|c| c.name == name) {
+        Some(command) => Some((command.run)(app, args, now)),
+        None => {
+            app.notice(
+                NoticeKind::Error,
+                format!(
+                    "Unknown command /{name}; it was not sent to the model. Commands: {}. (Start with // to send text beginning with /.)",
+                    COMMANDS
+                        .iter()
+                        .map(|c| format!("/{}", c.name))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            );
+            Some(Vec::new())
+        }
+    }
+}
+
+fn help(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    app.overlays.help = true;
+    Vec::new()
+}
+
+fn model(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    let mut words = args.split_whitespace();
+    let (provider, name) = match (words.next(), words.next()) {
+        (None, _) => {
+            app.notice(NoticeKind::Info, model_list(app));
+            return Vec::new();
+        }
+        (Some(name), None) => (None, name),
+        (Some(provider), Some(name)) => (Some(provider.to_string()), name),
+    };
+    if !app.status.has_engine {
+        app.notice(
+            NoticeKind::Error,
+            "No model can be switched to: no provider is set up.",
+        );
+        return Vec::new();
+    }
+    app.notice(
+        NoticeKind::Info,
+        format!("Switching to {name} for the next turn."),
+    );
+    vec![Effect::Send(Op::SetModel {
+        provider,
+        model: name.to_string(),
+    })]
+}
+
+/// The known models with their provider, context window and price.
+fn model_list(app: &App) -> String {
+    let mut out = format!("Model now: {}. Known models:\n", app.status.model);
+    let width = KNOWN.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    for m in KNOWN {
+        let price = price_of(m.name, &app.status.prices)
+            .map(|p| format!("${} / ${} per M tokens", p.input, p.output))
+            .unwrap_or_else(|| "price unknown".into());
+        let mark = if m.name == app.status.model {
+            "▶"
+        } else {
+            " "
+        };
+        out.push_str(&format!(
+            "{mark} {:<width$}  {:<9}  {:>5}  {price}\n",
+            m.name,
+            m.provider,
+            format_window(m.context_window)
+        ));
+    }
+    out.push_str("/model NAME switches (any name the provider knows); /model PROVIDER NAME switches provider too.");
+    out
+}
+
+fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    let s = &app.status;
+    let mut out = format!("Tokens so far: ↑{} in, ↓{} out", s.tokens.0, s.tokens.1);
+    match s.cost() {
+        Some(usd) => out.push_str(&format!(", {}", format_cost(usd))),
+        None if s.tokens != (0, 0) => out.push_str(" (cost unknown: a model's price is not known)"),
+        None => {}
+    }
+    out.push('.');
+    for u in &s.by_model {
+        let usd = u
+            .price
+            .map(|p| format_cost(crate::pricing::cost(p, u.input, u.output)))
+            .unwrap_or_else(|| "price unknown".into());
+        out.push_str(&format!(
+            "\n  {}: ↑{} ↓{} · {usd}",
+            u.model, u.input, u.output
+        ));
+    }
+    app.notice(NoticeKind::Info, out);
+    Vec::new()
+}
+
+fn clear(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    app.conversation.clear();
+    vec![Effect::Redraw]
+}
+
+fn new_session(app: &mut App, _: &str, now: Instant) -> Vec<Effect> {
+    if app.status.running {
+        app.overlays.confirm = Some(Confirm::NewSession);
+        return Vec::new();
+    }
+    confirmed(app, Confirm::NewSession, now)
+}
+
+fn quit(_: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    vec![Effect::Quit]
+}
+
+/// The user said yes to `question`.
+pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
+    match question {
+        Confirm::NewSession => {
+            let mut effects = Vec::new();
+            if app.status.running {
+                effects.push(Effect::Send(Op::Interrupt));
+            }
+            effects.push(Effect::Send(Op::NewSession));
+            effects
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(filter: &str) -> Vec<&'static str> {
+        matches(filter).iter().map(|c| c.name).collect()
+    }
+
+    #[test]
+    fn the_filter_ranks_prefix_then_substring_then_letters() {
+        assert_eq!(names("").len(), COMMANDS.len());
+        assert_eq!(names("mo"), vec!["model"]);
+        assert_eq!(names("q"), vec!["quit"]);
+        // "e" starts no name; contained in help, model, clear, new.
+        assert_eq!(names("e"), vec!["help", "model", "clear", "new"]);
+        assert_eq!(names("hp"), vec!["help"]);
+        assert!(names("zz").is_empty());
+    }
+}

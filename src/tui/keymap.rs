@@ -1,0 +1,487 @@
+//! The one table of key bindings: each row is a context, its keys, the
+//! action and the help text. `update::on_key` resolves keys through it and
+//! the `?` overlay and the README are generated from it, so help can never
+//! disagree with the keys. Invariant: within one context a key names at
+//! most one action, and every [`Action`] has a binding.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a binding applies. Earlier contexts win: an open popup before the
+/// global keys, the global keys before the focused pane's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    /// A yes/no question is open.
+    Confirm,
+    /// The slash-command list is open over the input.
+    Commands,
+    /// Everywhere.
+    Global,
+    /// The input box has the focus.
+    Input,
+    /// A pane other than the input has the focus.
+    Pane,
+    /// The plan pane has the focus.
+    Plan,
+    /// The tool trace has the focus.
+    Tools,
+}
+
+impl Context {
+    pub fn label(self) -> &'static str {
+        match self {
+            Context::Confirm => "question",
+            Context::Commands => "command list",
+            Context::Global => "",
+            Context::Input => "input",
+            Context::Pane => "panes",
+            Context::Plan => "plan",
+            Context::Tools => "tools",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    Interrupt,
+    Send,
+    Resume,
+    ClearOrQuit,
+    Commands,
+    Focus,
+    NewLine,
+    Page,
+    Step,
+    History,
+    Edge,
+    Expand,
+    TogglePlan,
+    Redraw,
+    Help,
+    CommandMove,
+    CommandComplete,
+    CommandRun,
+    CommandClose,
+    Yes,
+    No,
+}
+
+impl Action {
+    /// Every action; a test checks each has a binding.
+    pub const ALL: [Action; 21] = [
+        Action::Interrupt,
+        Action::Send,
+        Action::Resume,
+        Action::ClearOrQuit,
+        Action::Commands,
+        Action::Focus,
+        Action::NewLine,
+        Action::Page,
+        Action::Step,
+        Action::History,
+        Action::Edge,
+        Action::Expand,
+        Action::TogglePlan,
+        Action::Redraw,
+        Action::Help,
+        Action::CommandMove,
+        Action::CommandComplete,
+        Action::CommandRun,
+        Action::CommandClose,
+        Action::Yes,
+        Action::No,
+    ];
+}
+
+/// One key with the modifiers it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const fn plain(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ch(c: char) -> Key {
+    plain(KeyCode::Char(c))
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+const fn with(code: KeyCode, mods: KeyModifiers) -> Key {
+    Key { code, mods }
+}
+
+const CHORD: KeyModifiers = KeyModifiers::CONTROL.union(KeyModifiers::ALT);
+
+impl Key {
+    /// Whether `ev` is this key. Characters ignore Shift (terminals differ on
+    /// reporting it for `G` or `?`) but never Ctrl or Alt; other keys bound
+    /// without modifiers accept any (Ctrl+PgUp still pages), unless a
+    /// binding with those modifiers exists (`exact` is tried first).
+    pub fn matches(&self, ev: &KeyEvent, exact: bool) -> bool {
+        if self.code != ev.code {
+            return false;
+        }
+        let mods = ev.modifiers & (CHORD | KeyModifiers::SHIFT);
+        match self.code {
+            KeyCode::Char(_) | KeyCode::BackTab => {
+                mods.difference(KeyModifiers::SHIFT) == self.mods.difference(KeyModifiers::SHIFT)
+            }
+            _ if exact => mods == self.mods,
+            _ => self.mods.is_empty() || mods.contains(self.mods),
+        }
+    }
+
+    /// How the help writes it: `Ctrl+R`, `Shift+Enter`, `PgUp`, `?`.
+    pub fn label(&self) -> String {
+        let name = match self.code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) if self.mods.contains(KeyModifiers::CONTROL) => {
+                c.to_ascii_uppercase().to_string()
+            }
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "Shift+Tab".into(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::F(n) => format!("F{n}"),
+            other => format!("{other:?}"),
+        };
+        let mut out = String::new();
+        for (m, label) in [
+            (KeyModifiers::CONTROL, "Ctrl+"),
+            (KeyModifiers::ALT, "Alt+"),
+            (KeyModifiers::SHIFT, "Shift+"),
+        ] {
+            if self.mods.contains(m) {
+                out.push_str(label);
+            }
+        }
+        out + &name
+    }
+
+    /// The key event this key stands for (for tests and the initial prompt).
+    pub fn event(&self) -> KeyEvent {
+        KeyEvent::new(self.code, self.mods)
+    }
+}
+
+pub struct Binding {
+    pub context: Context,
+    pub keys: &'static [Key],
+    pub action: Action,
+    pub help: &'static str,
+}
+
+impl Binding {
+    /// `Tab/Shift+Tab`.
+    pub fn keys_label(&self) -> String {
+        self.keys
+            .iter()
+            .map(Key::label)
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+const fn bind(
+    context: Context,
+    keys: &'static [Key],
+    action: Action,
+    help: &'static str,
+) -> Binding {
+    Binding {
+        context,
+        keys,
+        action,
+        help,
+    }
+}
+
+use Context::{Commands, Confirm, Global, Input, Pane, Plan, Tools};
+
+/// Most important first: a small terminal shows the top of the help.
+pub const BINDINGS: &[Binding] = &[
+    bind(
+        Global,
+        &[plain(KeyCode::Esc)],
+        Action::Interrupt,
+        "interrupt now: cancel reply, kill tool",
+    ),
+    bind(
+        Input,
+        &[plain(KeyCode::Enter)],
+        Action::Send,
+        "send; empty after a stop: resume",
+    ),
+    bind(
+        Global,
+        &[ctrl('r')],
+        Action::Resume,
+        "resume where it stopped, plan intact",
+    ),
+    bind(
+        Global,
+        &[ctrl('c')],
+        Action::ClearOrQuit,
+        "clear the input; twice quits",
+    ),
+    bind(
+        Input,
+        &[ch('/')],
+        Action::Commands,
+        "slash commands (at the start of the input)",
+    ),
+    bind(
+        Global,
+        &[plain(KeyCode::Tab), plain(KeyCode::BackTab)],
+        Action::Focus,
+        "focus input, conversation, plan, tools",
+    ),
+    bind(
+        Input,
+        &[
+            with(KeyCode::Enter, KeyModifiers::ALT),
+            with(KeyCode::Enter, KeyModifiers::SHIFT),
+            ctrl('j'),
+        ],
+        Action::NewLine,
+        "new line in the input",
+    ),
+    bind(
+        Global,
+        &[plain(KeyCode::PageUp), plain(KeyCode::PageDown)],
+        Action::Page,
+        "scroll the focused pane (also wheel)",
+    ),
+    bind(
+        Pane,
+        &[ch('k'), ch('j'), plain(KeyCode::Up), plain(KeyCode::Down)],
+        Action::Step,
+        "scroll; in tools: select a call",
+    ),
+    bind(
+        Input,
+        &[plain(KeyCode::Up), plain(KeyCode::Down)],
+        Action::History,
+        "input history",
+    ),
+    bind(
+        Pane,
+        &[plain(KeyCode::Home), plain(KeyCode::End), ch('g'), ch('G')],
+        Action::Edge,
+        "top / bottom (End follows new output)",
+    ),
+    bind(
+        Tools,
+        &[plain(KeyCode::Enter), ch(' ')],
+        Action::Expand,
+        "expand or fold the selected output",
+    ),
+    bind(
+        Global,
+        &[ctrl('t')],
+        Action::TogglePlan,
+        "collapse the plan to one line",
+    ),
+    bind(
+        Plan,
+        &[ch('c')],
+        Action::TogglePlan,
+        "collapse the plan to one line",
+    ),
+    bind(Global, &[ctrl('l')], Action::Redraw, "redraw the screen"),
+    bind(
+        Global,
+        &[plain(KeyCode::F(1))],
+        Action::Help,
+        "this help; any key closes it",
+    ),
+    bind(
+        Input,
+        &[ch('?')],
+        Action::Help,
+        "this help (on an empty input)",
+    ),
+    bind(Pane, &[ch('?')], Action::Help, "this help"),
+    bind(
+        Commands,
+        &[plain(KeyCode::Up), plain(KeyCode::Down)],
+        Action::CommandMove,
+        "choose a command",
+    ),
+    bind(
+        Commands,
+        &[plain(KeyCode::Tab)],
+        Action::CommandComplete,
+        "complete the chosen command",
+    ),
+    bind(
+        Commands,
+        &[plain(KeyCode::Enter)],
+        Action::CommandRun,
+        "run the chosen command",
+    ),
+    bind(
+        Commands,
+        &[plain(KeyCode::Esc)],
+        Action::CommandClose,
+        "close the list (the text stays)",
+    ),
+    bind(
+        Confirm,
+        &[ch('y'), plain(KeyCode::Enter)],
+        Action::Yes,
+        "answer yes",
+    ),
+    bind(
+        Confirm,
+        &[ch('n'), plain(KeyCode::Esc)],
+        Action::No,
+        "answer no",
+    ),
+];
+
+/// The binding of `ev` in `context`, if any (exact modifiers first).
+pub fn lookup(context: Context, ev: &KeyEvent) -> Option<&'static Binding> {
+    let mut in_context = BINDINGS.iter().filter(|b| b.context == context);
+    in_context
+        .clone()
+        .find(|b| b.keys.iter().any(|k| k.matches(ev, true)))
+        .or_else(|| in_context.find(|b| b.keys.iter().any(|k| k.matches(ev, false))))
+}
+
+/// The help rows: keys (with their context when it is not global) and text.
+pub fn help_rows() -> Vec<(String, &'static str)> {
+    BINDINGS
+        .iter()
+        .map(|b| {
+            let keys = b.keys_label();
+            let label = match b.context {
+                Global => keys,
+                other => format!("{keys} ({})", other.label()),
+            };
+            (label, b.help)
+        })
+        .collect()
+}
+
+/// The bindings as a Markdown table, as the README shows them.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| key | where | does |\n| --- | --- | --- |\n");
+    for b in BINDINGS {
+        let keys = b
+            .keys
+            .iter()
+            .map(|k| format!("`{}`", k.label()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let context = match b.context {
+            Global => "anywhere",
+            other => other.label(),
+        };
+        out.push_str(&format!("| {keys} | {context} | {} |\n", b.help));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_has_a_binding() {
+        for action in Action::ALL {
+            assert!(
+                BINDINGS.iter().any(|b| b.action == action),
+                "{action:?} has no key"
+            );
+        }
+        // A new action must be added to ALL: this match has no wildcard.
+        let index = |a: Action| match a {
+            Action::Interrupt => 0,
+            Action::Send => 1,
+            Action::Resume => 2,
+            Action::ClearOrQuit => 3,
+            Action::Commands => 4,
+            Action::Focus => 5,
+            Action::NewLine => 6,
+            Action::Page => 7,
+            Action::Step => 8,
+            Action::History => 9,
+            Action::Edge => 10,
+            Action::Expand => 11,
+            Action::TogglePlan => 12,
+            Action::Redraw => 13,
+            Action::Help => 14,
+            Action::CommandMove => 15,
+            Action::CommandComplete => 16,
+            Action::CommandRun => 17,
+            Action::CommandClose => 18,
+            Action::Yes => 19,
+            Action::No => 20,
+        };
+        for (i, a) in Action::ALL.iter().enumerate() {
+            assert_eq!(index(*a), i);
+        }
+    }
+
+    #[test]
+    fn a_key_names_one_action_per_context() {
+        for (i, b) in BINDINGS.iter().enumerate() {
+            for k in b.keys {
+                assert_eq!(
+                    lookup(b.context, &k.event()).map(|found| found.action),
+                    Some(b.action),
+                    "{} in {:?}",
+                    k.label(),
+                    b.context
+                );
+                for other in &BINDINGS[i + 1..] {
+                    if other.context == b.context && other.action != b.action {
+                        assert!(
+                            !other.keys.contains(k),
+                            "{} is bound twice in {:?}",
+                            k.label(),
+                            b.context
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn modifiers_are_matched_as_terminals_send_them() {
+        let shift_g = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(lookup(Pane, &shift_g).map(|b| b.action), Some(Action::Edge));
+        let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
+        assert_eq!(
+            lookup(Input, &alt_enter).map(|b| b.action),
+            Some(Action::NewLine)
+        );
+        let ctrl_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::CONTROL);
+        assert_eq!(
+            lookup(Input, &ctrl_enter).map(|b| b.action),
+            Some(Action::Send)
+        );
+        let ctrl_k = KeyEvent::new(KeyCode::Char('k'), KeyModifiers::CONTROL);
+        assert_eq!(lookup(Pane, &ctrl_k).map(|b| b.action), None);
+    }
+}

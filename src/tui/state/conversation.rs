@@ -1,0 +1,135 @@
+//! The conversation pane's state: user prompts, the model's replies and
+//! notices, each with its wrapped lines cached per width. Invariant: the
+//! cache is written only by the layout pass before a frame (and cleared
+//! when the text changes), never while rendering.
+
+use ratatui::text::Line;
+
+use super::scroll::Scroll;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    User,
+    /// A user message waiting for the turn boundary.
+    Queued,
+    Assistant,
+    Notice(NoticeKind),
+}
+
+/// An entry wrapped for one width: its height always, its lines only while
+/// it is on screen (so a long session holds heights, not lines).
+#[derive(Debug)]
+pub struct Wrapped {
+    pub width: u16,
+    pub height: usize,
+    pub lines: Option<Vec<Line<'static>>>,
+}
+
+/// One block of the conversation.
+#[derive(Debug)]
+pub struct ConvEntry {
+    pub kind: EntryKind,
+    text: String,
+    pub cache: Option<Wrapped>,
+}
+
+impl ConvEntry {
+    pub fn new(kind: EntryKind, text: impl Into<String>) -> Self {
+        Self {
+            kind,
+            text: text.into(),
+            cache: None,
+        }
+    }
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    pub fn push_str(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.cache = None;
+    }
+    pub fn set_kind(&mut self, kind: EntryKind) {
+        self.kind = kind;
+        self.cache = None;
+    }
+}
+
+#[derive(Debug)]
+pub struct Conversation {
+    pub entries: Vec<ConvEntry>,
+    pub scroll: Scroll,
+    /// The assistant entry streamed in the current round.
+    pub round_entry: Option<usize>,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            scroll: Scroll::following(),
+            round_entry: None,
+        }
+    }
+}
+
+impl Conversation {
+    pub fn push(&mut self, kind: EntryKind, text: impl Into<String>) {
+        self.entries.push(ConvEntry::new(kind, text));
+    }
+
+    pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.push(EntryKind::Notice(kind), text);
+        self.round_entry = None;
+    }
+
+    /// Appends streamed reply text to this round's entry (even when a queued
+    /// message now sits below it), or starts one.
+    pub fn push_reply(&mut self, text: &str) {
+        let entry = self
+            .round_entry
+            .and_then(|i| self.entries.get_mut(i))
+            .filter(|e| e.kind == EntryKind::Assistant);
+        match entry {
+            Some(e) => e.push_str(text),
+            None => {
+                self.push(EntryKind::Assistant, text);
+                self.round_entry = Some(self.entries.len() - 1);
+            }
+        }
+    }
+
+    /// The reply streamed in this round is void (the request is retried).
+    pub fn drop_round_reply(&mut self) {
+        if let Some(i) = self.round_entry.take()
+            && self
+                .entries
+                .get(i)
+                .is_some_and(|e| e.kind == EntryKind::Assistant)
+        {
+            self.entries.remove(i);
+        }
+    }
+
+    /// A turn started: the queued message it answers becomes a user message.
+    pub fn promote_queued(&mut self) {
+        if let Some(q) = self
+            .entries
+            .iter_mut()
+            .find(|e| e.kind == EntryKind::Queued)
+        {
+            q.set_kind(EntryKind::User);
+        }
+    }
+
+    /// Empties the pane (the session goes on).
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+}

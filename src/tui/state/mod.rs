@@ -1,0 +1,127 @@
+//! The TUI's state: everything the screen shows, and nothing else. A small
+//! root holds one struct per pane (conversation, trace, plan, input,
+//! status, overlays); each pane's update and render read only their own
+//! state plus a read-only [`Ctx`]. Invariant: no I/O here (spill files and
+//! other side effects are `Effect`s the app loop carries out), and what is
+//! typed in the input box is never dropped by anything but the user.
+
+pub mod conversation;
+pub mod input;
+pub mod output;
+pub mod overlays;
+pub mod plan;
+pub mod scroll;
+pub mod status;
+pub mod trace;
+
+use std::time::Instant;
+
+use super::style::Palette;
+
+pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
+pub use input::{HISTORY_CAP, Input};
+pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
+pub use overlays::{Confirm, Overlays, Popup};
+pub use plan::{Change, Checklist, HIGHLIGHT_FOR};
+pub use scroll::Scroll;
+pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
+pub use trace::{Trace, TraceEntry, TraceStatus};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Conversation,
+    Checklist,
+    Trace,
+}
+
+impl Focus {
+    pub fn next(self) -> Self {
+        match self {
+            Focus::Input => Focus::Conversation,
+            Focus::Conversation => Focus::Checklist,
+            Focus::Checklist => Focus::Trace,
+            Focus::Trace => Focus::Input,
+        }
+    }
+    pub fn prev(self) -> Self {
+        match self {
+            Focus::Input => Focus::Trace,
+            Focus::Conversation => Focus::Input,
+            Focus::Checklist => Focus::Conversation,
+            Focus::Trace => Focus::Checklist,
+        }
+    }
+}
+
+/// What every pane may read besides its own state.
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx<'a> {
+    pub palette: Palette,
+    pub focus: Focus,
+    pub now: Instant,
+    /// A turn runs (spinners turn, clocks tick).
+    pub running: bool,
+    /// Where clocks stop: `now` while a turn runs, else when it ended.
+    pub clock_until: Instant,
+    pub model: &'a str,
+    pub workspace: &'a str,
+}
+
+impl Ctx<'_> {
+    pub fn focused(&self, focus: Focus) -> bool {
+        self.focus == focus
+    }
+}
+
+pub struct App {
+    pub palette: Palette,
+    pub focus: Focus,
+    pub conversation: Conversation,
+    pub trace: Trace,
+    pub plan: Checklist,
+    pub input: Input,
+    pub status: Status,
+    pub overlays: Overlays,
+}
+
+impl App {
+    pub fn new(
+        model: impl Into<String>,
+        workspace: impl Into<String>,
+        palette: Palette,
+        now: Instant,
+    ) -> Self {
+        Self {
+            palette,
+            focus: Focus::Input,
+            conversation: Conversation::default(),
+            trace: Trace::default(),
+            plan: Checklist::default(),
+            input: Input::default(),
+            status: Status::new(model.into(), workspace.into(), now),
+            overlays: Overlays::default(),
+        }
+    }
+
+    pub fn ctx(&self, now: Instant) -> Ctx<'_> {
+        Ctx {
+            palette: self.palette,
+            focus: self.focus,
+            now,
+            running: self.status.running,
+            clock_until: self.status.clock_until(now),
+            model: &self.status.model,
+            workspace: &self.status.workspace,
+        }
+    }
+
+    pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.conversation.notice(kind, text);
+    }
+
+    /// Something on screen changes with time alone (spinner, timers, highlight).
+    pub fn animating(&self, now: Instant) -> bool {
+        self.status.running || self.plan.highlighting(now) || self.status.quit_armed(now)
+    }
+}

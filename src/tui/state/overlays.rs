@@ -1,0 +1,35 @@
+//! What opens over the panes: the key help, the slash-command popup and a
+//! confirmation question. Invariant: the popup holds only its selection;
+//! whether it is open and what it lists follow from the input text.
+
+/// A question the user answers with y or n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirm {
+    /// `/new` while a turn runs: interrupt it and start afresh?
+    NewSession,
+}
+
+impl Confirm {
+    pub fn question(self) -> &'static str {
+        match self {
+            Confirm::NewSession => {
+                "A turn is running. Stop it and start a new session (conversation and plan cleared)?"
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Popup {
+    /// The highlighted match.
+    pub selected: usize,
+    /// The input text Esc closed the popup for; it reopens when the text changes.
+    pub dismissed_for: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overlays {
+    pub help: bool,
+    pub popup: Popup,
+    pub confirm: Option<Confirm>,
+}

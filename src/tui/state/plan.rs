@@ -1,0 +1,123 @@
+//! The plan pane's state. Invariant: `items` always equals the engine's
+//! plan store (replaced whole from each `PlanUpdated`); nothing is parsed
+//! from text.
+
+use std::time::{Duration, Instant};
+
+use super::scroll::Scroll;
+use crate::todo::{PlanDiff, TodoItem, TodoStatus};
+
+/// How long a changed plan item stays highlighted.
+pub const HIGHLIGHT_FOR: Duration = Duration::from_millis(2500);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    Added,
+    Started,
+    Completed,
+}
+
+#[derive(Debug)]
+pub struct Checklist {
+    pub items: Vec<TodoItem>,
+    /// Items changed by the last update, with when.
+    pub changed: Vec<(String, Change, Instant)>,
+    /// The item in progress and since when.
+    pub active_since: Option<(String, Instant)>,
+    pub collapsed: bool,
+    /// Following: the item in progress stays in view.
+    pub scroll: Scroll,
+    /// The last turn ended with this many items open.
+    pub stopped_open: Option<usize>,
+}
+
+impl Default for Checklist {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            changed: Vec::new(),
+            active_since: None,
+            collapsed: false,
+            scroll: Scroll::following(),
+            stopped_open: None,
+        }
+    }
+}
+
+impl Checklist {
+    pub fn completed(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| i.status == TodoStatus::Completed)
+            .count()
+    }
+    pub fn open(&self) -> usize {
+        self.items.len() - self.completed()
+    }
+    pub fn active(&self) -> Option<&TodoItem> {
+        self.items
+            .iter()
+            .find(|i| i.status == TodoStatus::InProgress)
+    }
+    pub fn change_of(&self, id: &str, now: Instant) -> Option<Change> {
+        self.changed
+            .iter()
+            .find(|(cid, _, at)| cid == id && now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
+            .map(|(_, c, _)| *c)
+    }
+    pub fn highlighting(&self, now: Instant) -> bool {
+        self.changed
+            .iter()
+            .any(|(_, _, at)| now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
+    }
+    /// How long the item in progress has been so, up to `until` (the clock
+    /// stops when the turn does).
+    pub fn active_for(&self, until: Instant) -> Duration {
+        self.active_since
+            .as_ref()
+            .map(|(_, t)| until.saturating_duration_since(*t))
+            .unwrap_or_default()
+    }
+
+    /// Takes the engine's new plan: highlights what changed, keeps the
+    /// active item's clock when it is still the same item.
+    pub fn update(&mut self, items: Vec<TodoItem>, diff: &PlanDiff, now: Instant) {
+        let by_content = |content: &str| {
+            items
+                .iter()
+                .find(|i| i.content == content)
+                .map(|i| i.id.clone())
+        };
+        let mut changed = Vec::new();
+        for (list, change) in [
+            (&diff.added, Change::Added),
+            (&diff.started, Change::Started),
+            (&diff.completed, Change::Completed),
+        ] {
+            for content in list {
+                if let Some(id) = by_content(content) {
+                    changed.retain(|(cid, _, _)| *cid != id);
+                    changed.push((id, change, now));
+                }
+            }
+        }
+        self.changed = changed;
+        let active = items
+            .iter()
+            .find(|i| i.status == TodoStatus::InProgress)
+            .map(|i| i.id.clone());
+        self.active_since = match (active, self.active_since.take()) {
+            (Some(id), Some((old, since))) if old == id => Some((id, since)),
+            (Some(id), _) => Some((id, now)),
+            (None, _) => None,
+        };
+        self.items = items;
+        self.stopped_open = None;
+    }
+
+    /// The turn ended: remember how many items it left open.
+    pub fn stopped(&mut self) {
+        let open = self.open();
+        self.stopped_open = (open > 0).then_some(open);
+    }
+}

@@ -1,0 +1,170 @@
+//! The session's status, as the status line shows it: what the agent is
+//! doing and since when, the model, tokens and cost, and whether an engine
+//! is there at all. Invariant: token totals only grow, per model too.
+
+use std::time::{Duration, Instant};
+
+use std::collections::BTreeMap;
+
+use crate::pricing::{Price, price_of};
+
+/// How long a first Ctrl+C waits for the second.
+pub const QUIT_ARM_FOR: Duration = Duration::from_secs(2);
+
+/// What the agent is doing, for the status line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Activity {
+    Idle,
+    Thinking,
+    Streaming,
+    Tool { name: String },
+    Retrying { reason: String },
+    Interrupted,
+    Failed,
+    NoProvider,
+}
+
+/// Tokens spent with one model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelUsage {
+    pub model: String,
+    pub input: u64,
+    pub output: u64,
+    pub price: Option<Price>,
+}
+
+pub struct Status {
+    pub model: String,
+    pub workspace: String,
+    pub activity: Activity,
+    pub activity_since: Instant,
+    pub turn_started: Option<Instant>,
+    /// When the last turn stopped (timers freeze there while nothing runs).
+    pub turn_ended: Option<Instant>,
+    pub running: bool,
+    pub can_resume: bool,
+    /// Session totals (input, output).
+    pub tokens: (u64, u64),
+    /// This turn's tokens (input, output).
+    pub turn_tokens: (u64, u64),
+    /// Tokens per model, in the order the models were first used.
+    pub by_model: Vec<ModelUsage>,
+    /// The current model's price, when known.
+    pub price: Option<Price>,
+    /// Prices from the config file, for models switched to later.
+    pub prices: BTreeMap<String, Price>,
+    pub ctrl_c_at: Option<Instant>,
+    /// False when no provider is configured (or the engine died): submissions
+    /// explain why with `setup_help`.
+    pub has_engine: bool,
+    /// What to tell the user who sends a message without an engine.
+    pub setup_help: Option<String>,
+}
+
+impl Status {
+    pub fn new(model: String, workspace: String, now: Instant) -> Self {
+        Self {
+            model,
+            workspace,
+            activity: Activity::Idle,
+            activity_since: now,
+            turn_started: None,
+            turn_ended: None,
+            running: false,
+            can_resume: false,
+            tokens: (0, 0),
+            turn_tokens: (0, 0),
+            by_model: Vec::new(),
+            price: None,
+            prices: BTreeMap::new(),
+            ctrl_c_at: None,
+            has_engine: true,
+            setup_help: None,
+        }
+    }
+
+    pub fn set_activity(&mut self, activity: Activity, now: Instant) {
+        if self.activity != activity {
+            self.activity = activity;
+            self.activity_since = now;
+        }
+    }
+
+    /// A first Ctrl+C was pressed and a second one now quits.
+    pub fn quit_armed(&self, now: Instant) -> bool {
+        self.ctrl_c_at
+            .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
+    }
+
+    /// Where timers stop: now while a turn runs, else when it ended.
+    pub fn clock_until(&self, now: Instant) -> Instant {
+        if self.running {
+            now
+        } else {
+            self.turn_ended.unwrap_or(now)
+        }
+    }
+
+    pub fn start_turn(&mut self, now: Instant) {
+        self.running = true;
+        self.can_resume = false;
+        self.turn_started = Some(now);
+        self.turn_tokens = (0, 0);
+        self.set_activity(Activity::Thinking, now);
+    }
+
+    pub fn end_turn(&mut self, activity: Activity, now: Instant) {
+        if self.running {
+            self.turn_ended = Some(now);
+        }
+        self.running = false;
+        self.set_activity(activity, now);
+    }
+
+    /// What the session cost so far, when every model used has a known price
+    /// (before any usage is reported, at the current model's price).
+    pub fn cost(&self) -> Option<f64> {
+        if self.by_model.is_empty() {
+            return self
+                .price
+                .map(|p| crate::pricing::cost(p, self.tokens.0, self.tokens.1));
+        }
+        self.by_model
+            .iter()
+            .map(|u| u.price.map(|p| crate::pricing::cost(p, u.input, u.output)))
+            .sum()
+    }
+
+    /// The engine switched to `model`.
+    pub fn set_model(&mut self, model: String) {
+        self.price = price_of(&model, &self.prices);
+        self.model = model;
+    }
+
+    /// Counts one request's tokens for `model` (the current one when empty).
+    pub fn add_usage(&mut self, model: &str, input: u64, output: u64, totals: (u64, u64)) {
+        self.tokens = totals;
+        self.turn_tokens.0 += input;
+        self.turn_tokens.1 += output;
+        let model = if model.is_empty() { &self.model } else { model };
+        match self.by_model.iter_mut().find(|u| u.model == model) {
+            Some(u) => {
+                u.input += input;
+                u.output += output;
+            }
+            None => {
+                let price = if model == self.model {
+                    self.price
+                } else {
+                    price_of(model, &self.prices)
+                };
+                self.by_model.push(ModelUsage {
+                    model: model.to_string(),
+                    input,
+                    output,
+                    price,
+                });
+            }
+        }
+    }
+}

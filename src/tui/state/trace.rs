@@ -1,0 +1,127 @@
+//! The tool trace pane's state: one entry per tool call, the selection and
+//! the expanded view. Invariant: entries are only appended (their serial
+//! numbers name them for spill files), and an entry leaves `Running` once.
+
+use std::time::{Duration, Instant};
+
+use super::output::{OutputLog, Spill};
+use super::scroll::Scroll;
+use crate::events::{ToolStatus, ToolSummary};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceStatus {
+    Running,
+    Ok,
+    Error,
+    Interrupted,
+}
+
+impl From<ToolStatus> for TraceStatus {
+    fn from(status: ToolStatus) -> Self {
+        match status {
+            ToolStatus::Ok => TraceStatus::Ok,
+            ToolStatus::Error => TraceStatus::Error,
+            ToolStatus::Interrupted => TraceStatus::Interrupted,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct TraceEntry {
+    /// Unique in the session (tool call ids from a model may repeat).
+    pub serial: u64,
+    pub id: String,
+    pub name: String,
+    pub summary: ToolSummary,
+    /// The plan item in progress when the call started.
+    pub plan_item: Option<String>,
+    pub status: TraceStatus,
+    pub started: Instant,
+    pub duration: Option<Duration>,
+    pub output: OutputLog,
+    /// Live output arrived (so the final result does not replace it).
+    pub streamed: bool,
+}
+
+#[derive(Debug)]
+pub struct Trace {
+    pub entries: Vec<TraceEntry>,
+    /// The selected entry; `None` follows the newest.
+    pub selected: Option<usize>,
+    pub expanded: bool,
+    pub detail_scroll: Scroll,
+    next_serial: u64,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            selected: None,
+            expanded: false,
+            detail_scroll: Scroll::top_only(),
+            next_serial: 0,
+        }
+    }
+}
+
+impl Trace {
+    pub fn begin(
+        &mut self,
+        id: String,
+        name: String,
+        summary: ToolSummary,
+        plan_item: Option<String>,
+        now: Instant,
+    ) {
+        self.next_serial += 1;
+        self.entries.push(TraceEntry {
+            serial: self.next_serial,
+            id,
+            name,
+            summary,
+            plan_item,
+            status: TraceStatus::Running,
+            started: now,
+            duration: None,
+            output: OutputLog::default(),
+            streamed: false,
+        });
+    }
+
+    /// The newest entry of the call `id`.
+    pub fn by_id(&mut self, id: &str) -> Option<&mut TraceEntry> {
+        self.entries.iter_mut().rev().find(|t| t.id == id)
+    }
+
+    pub fn by_serial(&mut self, serial: u64) -> Option<&mut TraceEntry> {
+        self.entries.iter_mut().rev().find(|t| t.serial == serial)
+    }
+
+    /// The entry shown expanded: the selected one, or the newest.
+    pub fn focused(&self) -> Option<&TraceEntry> {
+        self.selected
+            .and_then(|i| self.entries.get(i))
+            .or_else(|| self.entries.last())
+    }
+
+    /// Everything still running stopped (the engine went away).
+    pub fn stop_running(&mut self, now: Instant) {
+        for t in &mut self.entries {
+            if t.status == TraceStatus::Running {
+                t.status = TraceStatus::Interrupted;
+                t.duration = Some(now.saturating_duration_since(t.started));
+            }
+        }
+    }
+
+    /// The spill file of entry `serial` exists at `path` (or could not be made).
+    pub fn spill_result(&mut self, serial: u64, path: Option<std::path::PathBuf>) {
+        if let Some(t) = self.by_serial(serial) {
+            t.output.spill = match path {
+                Some(path) => Spill::Active { path: Some(path) },
+                None => Spill::Failed,
+            };
+        }
+    }
+}

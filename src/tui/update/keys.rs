@@ -1,0 +1,357 @@
+//! Keys, mouse and paste: each key is resolved through the one keymap
+//! ([`crate::tui::keymap`]) in the contexts open now, and its action runs
+//! here. A key no binding takes goes to the input box (in a pane: a typed
+//! character moves there; a Ctrl/Alt chord does nothing).
+
+use std::time::Instant;
+
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+
+use super::{ENGINE_STOPPED, Effect, show_sent};
+use crate::events::Op;
+use crate::tui::commands;
+use crate::tui::keymap::{self, Action, Context};
+use crate::tui::state::{Activity, App, Focus, NoticeKind, Scroll};
+
+const SCROLL_STEP: usize = 3;
+/// Entries PgUp/PgDn move the selection in the tool trace.
+pub const TRACE_PAGE: usize = 5;
+
+/// The contexts open now, most specific first.
+fn contexts(app: &App) -> Vec<Context> {
+    if app.overlays.confirm.is_some() {
+        return vec![Context::Confirm, Context::Global];
+    }
+    let mut out = Vec::with_capacity(3);
+    if app.focus == Focus::Input && commands::popup_open(app) {
+        out.push(Context::Commands);
+    }
+    out.push(Context::Global);
+    match app.focus {
+        Focus::Input => out.push(Context::Input),
+        Focus::Checklist => out.extend([Context::Plan, Context::Pane]),
+        Focus::Trace => out.extend([Context::Tools, Context::Pane]),
+        Focus::Conversation => out.push(Context::Pane),
+    }
+    out
+}
+
+pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
+    if key.kind == KeyEventKind::Release {
+        return Vec::new();
+    }
+    let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+    if !ctrl_c {
+        app.status.ctrl_c_at = None;
+    }
+    if app.overlays.help && !ctrl_c {
+        // Any key closes the help; Ctrl+C still works below, and a typed
+        // character still reaches the input (but `?` only closes it).
+        app.overlays.help = false;
+        let chord = key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let typed = match key.code {
+            KeyCode::Char(c) if !chord => c != '?' || !app.input.is_empty(),
+            _ => false,
+        };
+        if !(typed && app.focus == Focus::Input) {
+            return Vec::new();
+        }
+    }
+    let confirming = app.overlays.confirm.is_some();
+    for context in contexts(app) {
+        if let Some(binding) = keymap::lookup(context, &key)
+            && let Some(effects) = perform(app, binding.action, &key, now)
+        {
+            return effects;
+        }
+    }
+    if confirming {
+        // A question waits for y or n; other keys do nothing.
+        return Vec::new();
+    }
+    let before = app.input.text();
+    let effects = unbound(app, key);
+    if app.input.text() != before {
+        // The command list follows what is typed.
+        app.overlays.popup.selected = 0;
+    }
+    effects
+}
+
+/// A key no binding took.
+fn unbound(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    if app.focus == Focus::Input {
+        app.input.area.input(key);
+        return Vec::new();
+    }
+    let chord = key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    if let KeyCode::Char(c) = key.code
+        && !chord
+        && !c.is_control()
+    {
+        // Typing anywhere goes to the input box: nothing typed is lost.
+        app.focus = Focus::Input;
+        app.input.area.insert_char(c);
+    }
+    Vec::new()
+}
+
+/// Runs `action` for `key`; `None` when it does not apply now (the key then
+/// goes on to the next context, and finally to the input).
+fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Option<Vec<Effect>> {
+    let none = Some(Vec::new());
+    match action {
+        Action::Interrupt => {
+            if app.status.running {
+                return Some(vec![Effect::Send(Op::Interrupt)]);
+            }
+            app.focus = Focus::Input;
+            none
+        }
+        Action::Send => Some(submit(app, now)),
+        Action::Resume => Some(resume(app)),
+        Action::ClearOrQuit => {
+            if !app.input.is_empty() {
+                app.input.clear();
+                app.status.ctrl_c_at = None;
+            } else if app.status.quit_armed(now) {
+                return Some(vec![Effect::Quit]);
+            } else {
+                app.status.ctrl_c_at = Some(now);
+            }
+            none
+        }
+        Action::Commands => {
+            // Only at the start of an empty input; elsewhere `/` is typed.
+            if !app.input.is_empty() {
+                return None;
+            }
+            app.input.area.insert_char('/');
+            app.overlays.popup = Default::default();
+            none
+        }
+        Action::Focus => {
+            app.focus = if key.code == KeyCode::BackTab {
+                app.focus.prev()
+            } else {
+                app.focus.next()
+            };
+            none
+        }
+        Action::NewLine => {
+            app.input.area.insert_newline();
+            none
+        }
+        Action::Page => {
+            let mv = if key.code == KeyCode::PageUp {
+                Move::PageUp
+            } else {
+                Move::PageDown
+            };
+            scroll_focused(app, mv);
+            none
+        }
+        Action::Step => {
+            let mv = match key.code {
+                KeyCode::Char('k') | KeyCode::Up => Move::Up(1),
+                _ => Move::Down(1),
+            };
+            scroll_focused(app, mv);
+            none
+        }
+        Action::History => {
+            let older = key.code == KeyCode::Up;
+            // Up on the first line (Down on the last) recalls; otherwise the
+            // cursor moves in the text.
+            if older && !app.input.on_first_line() || !older && !app.input.on_last_line() {
+                return None;
+            }
+            app.input.recall(older);
+            none
+        }
+        Action::Edge => {
+            let mv = match key.code {
+                KeyCode::Home | KeyCode::Char('g') => Move::Home,
+                _ => Move::End,
+            };
+            scroll_focused(app, mv);
+            none
+        }
+        Action::Expand => {
+            let trace = &mut app.trace;
+            if trace.selected.is_none() && !trace.entries.is_empty() {
+                trace.selected = Some(trace.entries.len() - 1);
+            }
+            trace.expanded = !trace.expanded && trace.selected.is_some();
+            trace.detail_scroll.home();
+            none
+        }
+        Action::TogglePlan => {
+            app.plan.collapsed = !app.plan.collapsed;
+            none
+        }
+        Action::Redraw => Some(vec![Effect::Redraw]),
+        Action::Help => {
+            if app.focus == Focus::Input && key.code == KeyCode::Char('?') && !app.input.is_empty()
+            {
+                return None;
+            }
+            app.overlays.help = true;
+            none
+        }
+        Action::CommandMove => {
+            let count = commands::matches(&commands::filter(app)).len();
+            let sel = &mut app.overlays.popup.selected;
+            *sel = match key.code {
+                KeyCode::Up => sel.checked_sub(1).unwrap_or(count.saturating_sub(1)),
+                _ if *sel + 1 < count => *sel + 1,
+                _ => 0,
+            };
+            none
+        }
+        Action::CommandComplete => {
+            let chosen = commands::chosen(app)?;
+            app.input.set_text(&format!("/{} ", chosen.name));
+            none
+        }
+        Action::CommandRun => {
+            let chosen = commands::chosen(app)?;
+            // A command that takes arguments is completed first, so they can be typed.
+            if chosen.needs_args() && commands::filter(app) != chosen.name {
+                app.input.set_text(&format!("/{} ", chosen.name));
+                return none;
+            }
+            app.input.set_text(&format!("/{}", chosen.name));
+            Some(submit(app, now))
+        }
+        Action::CommandClose => {
+            app.overlays.popup.dismissed_for = Some(app.input.text());
+            none
+        }
+        Action::Yes | Action::No => {
+            let question = app.overlays.confirm.take()?;
+            if action == Action::No {
+                return none;
+            }
+            Some(commands::confirmed(app, question, now))
+        }
+    }
+}
+
+/// Sends what is in the input box (or resumes on an empty Enter); a slash
+/// command runs here and never reaches the model.
+fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
+    if app.input.text().trim().is_empty() {
+        return resume(app);
+    }
+    let text = app.input.take();
+    app.overlays.popup = Default::default();
+    if let Some(effects) = commands::run(app, &text, now) {
+        return effects;
+    }
+    if !app.status.has_engine {
+        app.conversation
+            .push(crate::tui::state::EntryKind::User, text);
+        let help = app
+            .status
+            .setup_help
+            .clone()
+            .unwrap_or_else(|| ENGINE_STOPPED.to_string());
+        app.notice(NoticeKind::Error, help);
+        return Vec::new();
+    }
+    show_sent(app, &text);
+    vec![Effect::Send(Op::Submit { text })]
+}
+
+/// Resumes a stopped turn; does nothing when there is nothing to resume
+/// (a finished turn, one running, or a resume already sent).
+pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
+    let s = &mut app.status;
+    if !(s.can_resume && !s.running && s.has_engine) {
+        return Vec::new();
+    }
+    s.can_resume = false;
+    app.conversation.scroll.follow = true;
+    if app.status.activity == Activity::Failed {
+        app.notice(
+            NoticeKind::Info,
+            "Reloading the settings and resuming where the agent stopped.",
+        );
+        return vec![Effect::Reload, Effect::Send(Op::Resume)];
+    }
+    app.notice(NoticeKind::Info, "Resuming where the agent stopped.");
+    vec![Effect::Send(Op::Resume)]
+}
+
+pub fn on_paste(app: &mut App, text: &str) {
+    app.focus = Focus::Input;
+    app.input
+        .area
+        .insert_str(text.replace("\r\n", "\n").replace('\r', "\n"));
+}
+
+#[derive(Clone, Copy)]
+enum Move {
+    Up(usize),
+    Down(usize),
+    PageUp,
+    PageDown,
+    Home,
+    End,
+}
+
+fn scroll_focused(app: &mut App, mv: Move) {
+    match app.focus {
+        Focus::Trace if app.trace.expanded => apply(&mut app.trace.detail_scroll, mv, false),
+        Focus::Trace => {
+            let trace = &mut app.trace;
+            if trace.entries.is_empty() {
+                return;
+            }
+            let last = trace.entries.len() - 1;
+            let cur = trace.selected.unwrap_or(last);
+            let next = match mv {
+                Move::Up(n) => cur.saturating_sub(n),
+                Move::Down(n) => (cur + n).min(last),
+                Move::PageUp => cur.saturating_sub(TRACE_PAGE),
+                Move::PageDown => (cur + TRACE_PAGE).min(last),
+                Move::Home => 0,
+                Move::End => last,
+            };
+            // Selecting the last entry follows new calls again.
+            trace.selected = if next == last { None } else { Some(next) };
+        }
+        // End (or scrolling to the bottom) follows the item in progress again.
+        Focus::Checklist => apply(&mut app.plan.scroll, mv, true),
+        Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),
+    }
+}
+
+fn apply(scroll: &mut Scroll, mv: Move, sticky: bool) {
+    match mv {
+        Move::Up(n) => scroll.up(n),
+        Move::Down(n) => scroll.down(n, sticky),
+        Move::PageUp => scroll.up(scroll.page()),
+        Move::PageDown => scroll.down(scroll.page(), sticky),
+        Move::Home => scroll.home(),
+        Move::End => scroll.end(sticky),
+    }
+}
+
+/// The mouse wheel scrolls the focused pane; returns whether the event
+/// changed anything (clicks and motion do not).
+pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
+    match mouse.kind {
+        MouseEventKind::ScrollUp => scroll_focused(app, Move::Up(SCROLL_STEP)),
+        MouseEventKind::ScrollDown => scroll_focused(app, Move::Down(SCROLL_STEP)),
+        _ => return false,
+    }
+    true
+}

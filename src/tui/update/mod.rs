@@ -1,0 +1,242 @@
+//! Pure state transitions: engine events and terminal input in, state
+//! changes and effects out. No I/O: the app loop carries out the effects.
+//! Invariant: every key either changes state, yields an effect, or goes to
+//! the input box (an unbound Ctrl/Alt chord does nothing and types nothing);
+//! typed text is only ever removed by sending it or Ctrl+C.
+
+mod keys;
+
+use std::time::{Duration, Instant};
+
+pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste};
+
+use super::state::{Activity, App, EntryKind, NoticeKind};
+use crate::events::{AbortReason, Event, Op, ToolDetail, ToolStatus, ToolSummary};
+
+/// What the app loop must do after an update.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Send(Op),
+    /// Read the settings again and hand the engine a new model client (before
+    /// resuming a turn that failed: the user may have fixed the setting).
+    Reload,
+    /// Append `text` to the spill file of trace entry `serial` (made on first use).
+    SpillOutput {
+        serial: u64,
+        text: String,
+    },
+    /// Clear and fully redraw the terminal (Ctrl+L, /clear).
+    Redraw,
+    Quit,
+}
+
+/// What a message sent after the engine died is answered with.
+pub const ENGINE_STOPPED: &str =
+    "The engine stopped unexpectedly; see the log file. Restart Waypoint.";
+
+/// No provider could be set up: `help` (the first-run help) is shown now
+/// and again whenever a message is sent.
+pub fn no_engine(app: &mut App, help: String, now: Instant) {
+    app.status.has_engine = false;
+    app.status.set_activity(Activity::NoProvider, now);
+    app.notice(NoticeKind::Error, help.clone());
+    app.status.setup_help = Some(help);
+}
+
+/// The engine's channel closed mid-session: nothing runs any more.
+pub fn engine_stopped(app: &mut App, now: Instant) {
+    app.status.has_engine = false;
+    app.status.can_resume = false;
+    app.trace.stop_running(now);
+    end_turn(app, Activity::Failed, now);
+    app.notice(NoticeKind::Error, ENGINE_STOPPED);
+    app.status.setup_help = Some(ENGINE_STOPPED.to_string());
+}
+
+/// A spill file (or its failure) for trace entry `serial`.
+pub fn spill_result(app: &mut App, serial: u64, path: Option<std::path::PathBuf>) {
+    app.trace.spill_result(serial, path);
+}
+
+pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match event {
+        Event::TurnStarted { resumed } => {
+            app.status.start_turn(now);
+            app.plan.stopped_open = None;
+            if !resumed {
+                app.conversation.promote_queued();
+            }
+        }
+        Event::RoundStarted { .. } => {
+            app.conversation.round_entry = None;
+            app.status.set_activity(Activity::Thinking, now);
+        }
+        Event::TextDelta { text } => {
+            app.conversation.push_reply(&text);
+            app.status.set_activity(Activity::Streaming, now);
+        }
+        Event::Retrying {
+            attempt,
+            delay_ms,
+            reason,
+        } => {
+            // Text streamed in this round is void: the reply starts again
+            // (a message queued meanwhile may sit below it).
+            app.conversation.drop_round_reply();
+            app.notice(
+                NoticeKind::Warning,
+                format!(
+                    "Retry {attempt} in {:.1} s: {reason}",
+                    delay_ms as f64 / 1000.0
+                ),
+            );
+            app.status.set_activity(Activity::Retrying { reason }, now);
+        }
+        Event::ToolCallBegin {
+            id,
+            name,
+            summary,
+            input,
+            plan_item,
+            ..
+        } => {
+            app.conversation.round_entry = None;
+            app.status
+                .set_activity(Activity::Tool { name: name.clone() }, now);
+            let summary = legacy_summary(&name, summary, &input);
+            app.trace.begin(id, name, summary, plan_item, now);
+        }
+        Event::ToolCallOutputDelta { id, chunk } => {
+            if let Some(t) = app.trace.by_id(&id) {
+                t.streamed = true;
+                if let Some(text) = t.output.push(chunk) {
+                    effects.push(Effect::SpillOutput {
+                        serial: t.serial,
+                        text,
+                    });
+                }
+            }
+        }
+        Event::ToolCallEnd {
+            id,
+            status,
+            duration_ms,
+            output,
+            ..
+        } => {
+            if let Some(t) = app.trace.by_id(&id) {
+                t.status = status.into();
+                t.duration = Some(Duration::from_millis(duration_ms));
+                let spill = if !t.streamed {
+                    t.output.push(output)
+                } else if status != ToolStatus::Ok {
+                    // Keep the live log (and its spill file); the result's
+                    // first line says why it stopped (the rest repeats the log).
+                    t.output
+                        .push_line(output.lines().next().unwrap_or_default())
+                } else {
+                    None
+                };
+                if let Some(text) = spill {
+                    effects.push(Effect::SpillOutput {
+                        serial: t.serial,
+                        text,
+                    });
+                }
+            }
+            app.status.set_activity(Activity::Thinking, now);
+        }
+        Event::PlanUpdated { items, diff, .. } => app.plan.update(items, &diff, now),
+        Event::Usage {
+            input_tokens,
+            output_tokens,
+            total_input_tokens,
+            total_output_tokens,
+        } => app.status.add_usage(
+            "",
+            input_tokens,
+            output_tokens,
+            (total_input_tokens, total_output_tokens),
+        ),
+        Event::Queued { .. } => {}
+        Event::TurnComplete {
+            open_items,
+            stop_reason,
+        } => {
+            end_turn(app, Activity::Idle, now);
+            app.status.can_resume = open_items > 0;
+            app.plan.stopped_open = (open_items > 0).then_some(open_items);
+            if stop_reason == "max_tokens" {
+                app.notice(
+                    NoticeKind::Warning,
+                    "The reply hit the token limit and may be cut off.",
+                );
+            }
+        }
+        Event::TurnAborted { reason, message } => {
+            let activity = match reason {
+                AbortReason::Interrupted => Activity::Interrupted,
+                AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
+            };
+            end_turn(app, activity, now);
+            app.status.can_resume = true;
+            app.plan.stopped();
+            let (kind, text) = match reason {
+                AbortReason::Interrupted => (
+                    NoticeKind::Warning,
+                    "Interrupted. Press Enter on an empty input (or Ctrl+R) to resume with the plan intact, or type new guidance.".to_string(),
+                ),
+                AbortReason::MaxTurns => (NoticeKind::Warning, format!("Stopped: {message}. Ctrl+R resumes.")),
+                AbortReason::Failed => (NoticeKind::Error, format!("{message}. Fix it and press Ctrl+R to resume.")),
+            };
+            app.notice(kind, text);
+        }
+        Event::Error { message } => app.notice(NoticeKind::Error, message),
+        Event::Idle => {}
+    }
+    effects
+}
+
+/// Until the engine sends a typed summary.
+fn legacy_summary(name: &str, line: String, input: &serde_json::Value) -> ToolSummary {
+    let field = |k: &str| {
+        input
+            .get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let detail = match name {
+        "todo_write" | "todo_read" => ToolDetail::Plan,
+        "edit_file" => ToolDetail::Diff {
+            path: field("path"),
+            old: field("old_text"),
+            new: field("new_text"),
+        },
+        "write_file" => ToolDetail::Diff {
+            path: field("path"),
+            old: String::new(),
+            new: field("content"),
+        },
+        _ => ToolDetail::Output,
+    };
+    ToolSummary { line, detail }
+}
+
+fn end_turn(app: &mut App, activity: Activity, now: Instant) {
+    app.status.end_turn(activity, now);
+    app.conversation.round_entry = None;
+}
+
+/// Marks text the user sent: shown at once, queued while a turn runs.
+pub(crate) fn show_sent(app: &mut App, text: &str) {
+    let kind = if app.status.running {
+        EntryKind::Queued
+    } else {
+        EntryKind::User
+    };
+    // The reply streaming now (`round_entry`) goes on above a queued message.
+    app.conversation.push(kind, text);
+    app.conversation.scroll.follow = true;
+}
