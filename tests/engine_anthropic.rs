@@ -6,6 +6,7 @@
 mod common;
 mod engine_support;
 mod loopback;
+mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,6 +8,7 @@
 mod common_openai;
 mod engine_support;
 mod loopback;
+mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -9,6 +9,7 @@ mod common;
 mod common_openai;
 mod engine_support;
 mod loopback;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
