@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use engine_support::*;
 use loopback::{Answer, ClientOpts, FakeServer, ProviderWire, Reply, SentResult, plan};
 use serde_json::{Value, json};
-use waypoint::agent::{Agent, AgentConfig, INTERRUPTED_NOTE, RESUME_NOTE, reminders::INITIAL_REMINDER};
+use waypoint::agent::{
+    Agent, AgentConfig, INTERRUPTED_NOTE, RESUME_NOTE, reminders::INITIAL_REMINDER,
+};
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
 
 /// Runs each behaviour against both wire formats, as `anthropic::<name>`
@@ -428,12 +430,19 @@ async fn connection_refused_is_bounded_and_clear_then_the_session_goes_on<W: Pro
 }
 
 async fn a_proxy_html_page_is_retried_then_reported_clearly<W: ProviderWire>() {
-    let html = || Reply::Status {
+    let html = || {
+        Reply::Status {
         code: 502,
         headers: vec![("content-type".into(), "text/html".into())],
         body: "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>".into(),
+    }
     };
-    let mut r = Rig::<W>::with(vec![html(), html(), html()], AgentConfig::default(), opts(2)).await;
+    let mut r = Rig::<W>::with(
+        vec![html(), html(), html()],
+        AgentConfig::default(),
+        opts(2),
+    )
+    .await;
     r.submit("hi");
     let events = r.turn_events().await;
     let message = failure(&events);
@@ -619,8 +628,8 @@ async fn interrupt_kills_a_long_bash_and_the_next_request_is_valid<W: ProviderWi
     r.submit("sleep");
     r.until(|e| matches!(e, Event::ToolCallBegin { name, .. } if name == "bash"))
         .await;
-    let pid = support::proc::wait_for_pid(&r.dir.path().join("sleep.pid"), Duration::from_secs(10))
-        .await;
+    let pid =
+        support::proc::wait_for_pid(&r.dir.path().join("sleep.pid"), Duration::from_secs(10)).await;
     assert!(support::proc::alive(pid));
     r.handle.ops.send(Op::Interrupt).unwrap();
     let events = r.turn_events().await;
@@ -812,7 +821,11 @@ async fn whitespace_only_text_is_never_sent_back<W: ProviderWire>() {
 async fn an_error_event_mid_stream_is_retried<W: ProviderWire>() {
     let (_, kind, message) = W::OVERLOADED;
     let broken = W::error_mid_stream(&W::body(&Answer::text("steady answer")), kind, message);
-    let mut r = rig::<W>(vec![Reply::stream(broken, vec![17]), W::text("steady answer")]).await;
+    let mut r = rig::<W>(vec![
+        Reply::stream(broken, vec![17]),
+        W::text("steady answer"),
+    ])
+    .await;
     r.submit("hi");
     let events = r.turn_events().await;
     assert_completed(&events);

@@ -64,11 +64,14 @@ impl ProviderWire for OpenAi {
     }
 
     fn body(answer: &Answer) -> String {
-        chat_body(&Turn {
-            text: answer.text.clone(),
-            tools: answer.calls.clone(),
-            ..Turn::default()
-        }.pieces(answer.piece, answer.interleave))
+        chat_body(
+            &Turn {
+                text: answer.text.clone(),
+                tools: answer.calls.clone(),
+                ..Turn::default()
+            }
+            .pieces(answer.piece, answer.interleave),
+        )
     }
 
     fn error_body(kind: &str, message: &str) -> String {
@@ -87,7 +90,11 @@ impl ProviderWire for OpenAi {
 
     fn error_mid_stream(body: &str, kind: &str, message: &str) -> String {
         let cut = before_finish(body, "stop");
-        format!("{}data: {}\n\n", &body[..cut], Self::error_body(kind, message))
+        format!(
+            "{}data: {}\n\n",
+            &body[..cut],
+            Self::error_body(kind, message)
+        )
     }
 
     fn assert_valid(body: &Value) {
