@@ -9,20 +9,16 @@ mod common;
 mod common_openai;
 mod engine_support;
 mod loopback;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
 use engine_support::{Rig, plan_states, streamed_text, tool_ends};
-use loopback::{Wire, plan};
+use loopback::{Answer, ClientOpts, ProviderWire, Wire, plan};
 use serde_json::{Value, json};
 use waypoint::agent::AgentConfig;
 use waypoint::events::{Event, ToolStatus};
-use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
-use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
-use waypoint::llm::retry::RetryPolicy;
 
 /// One model turn: optional text, then tool calls.
 struct Step {
@@ -83,14 +79,6 @@ fn script() -> Vec<Step> {
     ]
 }
 
-fn retry() -> RetryPolicy {
-    RetryPolicy {
-        max_retries: 1,
-        base_delay: Duration::from_millis(10),
-        max_delay: Duration::from_secs(1),
-    }
-}
-
 /// What the engine made of the task.
 #[derive(Debug, PartialEq)]
 struct Outcome {
@@ -121,6 +109,7 @@ async fn play<W: Wire>(r: &mut Rig<W>) -> Outcome {
         Some(Event::TurnComplete {
             stop_reason,
             open_items,
+            ..
         }) => format!("{stop_reason}, {open_items} open"),
         Some(Event::TurnAborted { message, .. }) => panic!("aborted: {message}"),
         other => unreachable!("a turn ends complete or aborted, not with {other:?}"),
@@ -136,67 +125,48 @@ async fn play<W: Wire>(r: &mut Rig<W>) -> Outcome {
     }
 }
 
-async fn via_anthropic() -> Outcome {
+/// Plays the task through wire `W` with a client built with `opts`; every
+/// request must be valid for that API.
+async fn via<W: ProviderWire>(opts: ClientOpts) -> Outcome {
     let replies = script()
         .into_iter()
         .map(|step| {
-            let mut turn = common::Turn::text(step.text);
+            let mut answer = Answer::text(step.text);
             for (name, input) in step.calls {
-                turn = turn.with_tool(name, input);
+                answer = answer.with_tool(name, input);
             }
-            turn.json_piece = 7;
-            common::sse_split(turn, vec![3, 5, 8])
+            W::split(answer.pieces(7, false), vec![3, 5, 8])
         })
         .collect();
-    let mut r = Rig::<common::Anthropic>::start(replies, AgentConfig::default(), |url| {
-        Arc::new(
-            AnthropicClient::new(AnthropicConfig {
-                api_key: "k".into(),
-                base_url: url.into(),
-                model: "claude-test".into(),
-                retry: retry(),
-                idle_timeout: Duration::from_secs(10),
-            })
-            .unwrap(),
-        )
-    })
-    .await;
-    let outcome = play(&mut r).await;
-    assert_eq!(r.server.requests().len(), 6);
-    outcome
-}
-
-async fn via_openai() -> Outcome {
-    let replies = script()
-        .into_iter()
-        .map(|step| {
-            let mut turn = common_openai::Turn::text(step.text);
-            for (name, input) in step.calls {
-                turn = turn.with_tool(name, input);
-            }
-            common_openai::chat_split(turn.pieces(7, false), vec![3, 5, 8])
-        })
-        .collect();
-    let mut r = Rig::<common_openai::OpenAi>::start(replies, AgentConfig::default(), |url| {
-        Arc::new(
-            OpenAiClient::new(OpenAiConfig {
-                api_key: None,
-                base_url: url.into(),
-                model: "qwen-test".into(),
-                retry: retry(),
-                idle_timeout: Duration::from_secs(10),
-            })
-            .unwrap(),
-        )
-    })
-    .await;
+    let mut r = Rig::<W>::with(replies, AgentConfig::default(), opts).await;
     let outcome = play(&mut r).await;
     let reqs = r.server.requests();
     assert_eq!(reqs.len(), 6);
     for q in &reqs {
-        common_openai::assert_valid_chat_request(&q.body);
+        W::assert_valid(&q.body);
     }
     outcome
+}
+
+async fn via_anthropic() -> Outcome {
+    via::<common::Anthropic>(ClientOpts {
+        key: Some("k"),
+        model: Some("claude-test"),
+        max_retries: 1,
+        ..ClientOpts::default()
+    })
+    .await
+}
+
+/// A local server without a key, as ollama or llama.cpp serve.
+async fn via_openai() -> Outcome {
+    via::<common_openai::OpenAi>(ClientOpts {
+        key: None,
+        model: Some("qwen-test"),
+        max_retries: 1,
+        ..ClientOpts::default()
+    })
+    .await
 }
 
 #[tokio::test]

@@ -3,38 +3,13 @@
 //! temporary files behind; an interrupted call touches nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-use waypoint::tools::{ToolConfig, ToolEnv, ToolOutput, Workspace, run_workspace_tool};
+mod support;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: Workspace,
-    config: ToolConfig,
-    cancel: CancellationToken,
-}
+use serde_json::json;
+use support::workspace::Fixture;
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::new(dir.path()).unwrap();
-    Fixture {
-        _dir: dir,
-        ws,
-        config: ToolConfig::default(),
-        cancel: CancellationToken::new(),
-    }
-}
-
-impl Fixture {
-    async fn call(&self, name: &str, input: Value) -> ToolOutput {
-        let env = ToolEnv {
-            workspace: &self.ws,
-            config: &self.config,
-            cancel: &self.cancel,
-            output: None,
-        };
-        run_workspace_tool(name, &input, &env).await
-    }
+    Fixture::new()
 }
 
 #[tokio::test]

@@ -6,10 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use support::proc::{alive, read_pid};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 const POLL: Duration = Duration::from_millis(50);
@@ -210,28 +214,6 @@ fn app_command(log: &Path, args: &[&Path], exit_file: &Path) -> String {
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tui_e2e.json")
-}
-
-/// The pid in `file`, if the file is complete.
-fn read_pid(file: &Path) -> Option<i32> {
-    let text = std::fs::read_to_string(file).ok()?;
-    if !text.ends_with('\n') {
-        return None;
-    }
-    text.trim().parse().ok()
-}
-
-/// Whether `pid` is a live process; a zombie counts as dead (nothing reaps
-/// orphans here, as PID 1 of the container does not).
-fn alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // "pid (comm) S ...": the state follows the last ')'.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    !matches!(state, Some('Z' | 'X' | 'x') | None)
 }
 
 /// The status line: the last non-blank row of the screen.

@@ -4,11 +4,18 @@
 //! `tests/loopback`, which the test crate declares as well.
 #![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use waypoint::llm::ModelClient;
+use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
+use waypoint::llm::retry::RetryPolicy;
 
-pub use crate::loopback::{Recorded, Reply, Wire, plan};
+pub use crate::loopback::{
+    Answer, ClientOpts, ProviderWire, Recorded, Reply, SentResult, Wire, plan,
+};
 
 /// The Chat Completions API at the HTTP level.
 pub enum OpenAi {}
@@ -17,6 +24,177 @@ impl Wire for OpenAi {
     const BASE_PATH: &'static str = "/v1";
     const EVENT_STREAM: &'static str = "text/event-stream; charset=utf-8";
     const EXHAUSTED: &'static str = r#"{"error":{"message":"the fake server has no more scripted replies","type":"test_error"}}"#;
+}
+
+/// The client the OpenAI tests use (base delay of retries: 10 ms).
+pub fn openai_client(url: &str, opts: &ClientOpts) -> OpenAiClient {
+    OpenAiClient::new(OpenAiConfig {
+        api_key: opts.key.map(str::to_string),
+        base_url: url.into(),
+        model: opts.model.unwrap_or(OpenAi::MODEL).into(),
+        retry: RetryPolicy {
+            max_retries: opts.max_retries,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(5),
+        },
+        idle_timeout: opts.idle,
+    })
+    .expect("client")
+}
+
+/// The start of `body` up to the `data:` of its finishing chunk.
+fn before_finish(body: &str, finish: &str) -> usize {
+    let at = body
+        .find(&format!("finish_reason\":\"{finish}"))
+        .expect("a finish chunk");
+    body[..at].rfind("data:").expect("an event")
+}
+
+impl ProviderWire for OpenAi {
+    const MODEL: &'static str = "gpt-test";
+    const KEY_VAR: &'static str = "OPENAI_API_KEY";
+    const OVERLOADED: (u16, &'static str, &'static str) = (
+        503,
+        "server_error",
+        "That model is currently overloaded with other requests.",
+    );
+
+    fn client(url: &str, opts: &ClientOpts) -> Arc<dyn ModelClient> {
+        Arc::new(openai_client(url, opts))
+    }
+
+    fn body(answer: &Answer) -> String {
+        chat_body(
+            &Turn {
+                text: answer.text.clone(),
+                tools: answer.calls.clone(),
+                ..Turn::default()
+            }
+            .pieces(answer.piece, answer.interleave),
+        )
+    }
+
+    fn error_body(kind: &str, message: &str) -> String {
+        json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+            .to_string()
+    }
+
+    /// Mid-event, inside the last argument piece, before any finish_reason.
+    fn cut_inside_call(body: &str) -> usize {
+        before_finish(body, "tool_calls") - 10
+    }
+
+    fn stalled_prefix(body: &str) -> String {
+        body[..before_finish(body, "stop")].to_string()
+    }
+
+    fn error_mid_stream(body: &str, kind: &str, message: &str) -> String {
+        let cut = before_finish(body, "stop");
+        format!(
+            "{}data: {}\n\n",
+            &body[..cut],
+            Self::error_body(kind, message)
+        )
+    }
+
+    fn assert_valid(body: &Value) {
+        assert_valid_chat_request(body);
+    }
+
+    fn assert_envelope(req: &Recorded) {
+        assert_eq!(req.path, "/v1/chat/completions");
+        assert_eq!(req.header("authorization"), Some("Bearer test-key"));
+        assert_eq!(req.body["model"], Self::MODEL);
+        assert_eq!(req.body["stream"], true);
+        assert_eq!(req.body["stream_options"], json!({"include_usage": true}));
+        assert_eq!(req.body["max_tokens"], 8192);
+        let tools = req.body["tools"].as_array().expect("tools");
+        assert!(tools.iter().all(|t| t["type"] == "function"
+            && t["function"]["name"].is_string()
+            && t["function"]["parameters"]["type"] == "object"));
+    }
+
+    /// The user turn the request ends with is the `tool` and `user`
+    /// messages after the last assistant message: their user texts.
+    fn last_user_texts(req: &Recorded) -> Vec<String> {
+        let msgs = req.messages();
+        let start = msgs
+            .iter()
+            .rposition(|m| m["role"] == "assistant")
+            .map_or(0, |i| i + 1);
+        assert!(start < msgs.len(), "the request ends with a user turn");
+        msgs[start..]
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().expect("text content").to_string())
+            .collect()
+    }
+
+    /// The provider joins the text blocks of a user message with a blank line.
+    fn user_message(parts: &[&str]) -> Vec<String> {
+        vec![parts.join("\n\n")]
+    }
+
+    fn last_tool_results(req: &Recorded) -> Vec<SentResult> {
+        req.last_tool_messages()
+            .iter()
+            .map(|t| SentResult {
+                id: t["tool_call_id"].as_str().expect("tool_call_id").into(),
+                content: t["content"].as_str().expect("text content").into(),
+                is_error: None,
+            })
+            .collect()
+    }
+
+    fn last_assistant_calls(req: &Recorded) -> Vec<(String, String)> {
+        let assistant = req
+            .messages()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "assistant")
+            .expect("an assistant message");
+        assistant["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| {
+                        let f = &c["function"];
+                        let name = f["name"].as_str().expect("name").to_string();
+                        (name, f["arguments"].as_str().expect("arguments").into())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn history_len(req: &Recorded) -> usize {
+        let msgs = req.messages();
+        assert_eq!(msgs[0]["role"], "system");
+        msgs.len() - 1
+    }
+
+    fn tool_specs(req: &Recorded) -> Vec<(String, String)> {
+        req.body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| {
+                let f = &t["function"];
+                let name = f["name"].as_str().expect("name").to_string();
+                (name, f["description"].as_str().expect("description").into())
+            })
+            .collect()
+    }
+
+    fn conversation_texts(req: &Recorded) -> Vec<String> {
+        req.messages()
+            .iter()
+            .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+            .filter_map(|m| m["content"].as_str())
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 /// The loopback server speaking Chat Completions; its `url` ends in `/v1`.

@@ -2,7 +2,7 @@
 //! runs the agent against a loopback model server in a temp workspace, and
 //! readers of the engine's event stream.
 //!
-//! A test crate that uses it declares `mod loopback;` too.
+//! A test crate that uses it declares `mod loopback;` and `mod support;` too.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -12,9 +12,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle};
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
 use waypoint::llm::ModelClient;
-use waypoint::tools::Workspace;
 
-use crate::loopback::{FakeServer, Reply, Wire};
+use crate::loopback::{ClientOpts, FakeServer, ProviderWire, Reply, Wire};
+use crate::support::workspace::Fixture;
 
 /// An agent in a temp workspace, talking to its own loopback server.
 pub struct Rig<W: Wire> {
@@ -32,8 +32,7 @@ impl<W: Wire> Rig<W> {
         client: impl FnOnce(&str) -> Arc<dyn ModelClient>,
     ) -> Self {
         let server = FakeServer::start(replies).await;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let workspace = Workspace::new(dir.path()).expect("workspace");
+        let (dir, workspace) = Fixture::new().into_parts();
         let handle = Agent::spawn(client(&server.url), workspace, config);
         Rig {
             server,
@@ -57,6 +56,29 @@ impl<W: Wire> Rig<W> {
     /// Waits for a specific event and returns the events seen so far.
     pub async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
         until(&mut self.handle.events, pred).await
+    }
+}
+
+impl<W: ProviderWire> Rig<W> {
+    /// Starts a server that plays `replies`, and an agent with the wire's
+    /// own client built with `opts`.
+    pub async fn with(replies: Vec<Reply>, config: AgentConfig, opts: ClientOpts) -> Self {
+        Self::start(replies, config, |url| W::client(url, &opts)).await
+    }
+
+    /// A default agent and client on a server that plays `replies`.
+    pub async fn default_with(replies: Vec<Reply>) -> Self {
+        Self::with(replies, AgentConfig::default(), ClientOpts::default()).await
+    }
+
+    /// After a failed turn: the service is back, the user resumes, the turn
+    /// completes with a valid request.
+    pub async fn survives(&mut self) {
+        self.server.push(W::text("back"));
+        self.handle.ops.send(Op::Resume).expect("engine alive");
+        let events = self.turn_events().await;
+        assert_completed(&events);
+        W::assert_valid(&self.server.requests().last().expect("a request").body);
     }
 }
 
@@ -114,6 +136,7 @@ pub fn first_retry(events: &[Event]) -> Option<(u64, String, u32)> {
             delay_ms,
             reason,
             attempt,
+            ..
         } => Some((*delay_ms, reason.clone(), *attempt)),
         _ => None,
     })
@@ -135,6 +158,7 @@ pub fn failure(events: &[Event]) -> String {
         Some(Event::TurnAborted {
             reason: AbortReason::Failed,
             message,
+            ..
         }) => message.clone(),
         other => panic!("expected a failed turn, got {other:?}"),
     }
@@ -164,7 +188,7 @@ pub fn streamed_text(events: &[Event]) -> String {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
+            Event::TextDelta { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect()

@@ -5,6 +5,12 @@
 //! `tests/common` (Anthropic) and `tests/common_openai` (Chat Completions).
 //!
 //! A test crate that uses either of those declares `mod loopback;` too.
+//!
+//! `ProviderWire` is what a provider-neutral test needs of a wire format on
+//! top of `Wire`: a client for the server's URL, the bodies of scripted
+//! answers, and readers and validators of recorded requests. `tests/common`
+//! and `tests/common_openai` implement it; `tests/engine_suite.rs` runs every
+//! shared behaviour against both.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::VecDeque;
@@ -15,6 +21,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use waypoint::llm::ModelClient;
 
 /// What differs, at the HTTP level, between the APIs the server stands in for.
 pub trait Wire: 'static {
@@ -275,4 +282,146 @@ pub fn plan(items: &[(&str, &str)]) -> Value {
         .map(|(content, status)| json!({"content": content, "status": status, "activeForm": format!("Doing {content}")}))
         .collect();
     json!({ "todos": todos })
+}
+
+/// How a test wants its model client built.
+#[derive(Clone, Debug)]
+pub struct ClientOpts {
+    /// The API key; `None` (or blank) for a server that needs none, where
+    /// the wire allows that.
+    pub key: Option<&'static str>,
+    /// The model name; `None` for the wire's `MODEL`.
+    pub model: Option<&'static str>,
+    pub max_retries: u32,
+    /// How long the client waits for a byte before it gives up on a request.
+    pub idle: Duration,
+}
+
+impl Default for ClientOpts {
+    fn default() -> Self {
+        ClientOpts {
+            key: Some("test-key"),
+            model: None,
+            max_retries: 3,
+            idle: Duration::from_secs(10),
+        }
+    }
+}
+
+/// One scripted assistant answer in wire-neutral terms: text, then calls.
+#[derive(Clone, Debug, Default)]
+pub struct Answer {
+    pub text: String,
+    /// Name and input of each call; a `Value::String` input is sent as raw
+    /// (possibly malformed) JSON text.
+    pub calls: Vec<(String, Value)>,
+    /// Characters per piece of a call's input (0 = the whole input at once).
+    pub piece: usize,
+    /// Interleave the input pieces of parallel calls where the wire can
+    /// (Chat Completions); Anthropic's content blocks follow each other by
+    /// protocol, so there the calls come one after the other.
+    pub interleave: bool,
+}
+
+impl Answer {
+    pub fn text(t: &str) -> Self {
+        Answer {
+            text: t.into(),
+            ..Default::default()
+        }
+    }
+    pub fn tool(name: &str, input: Value) -> Self {
+        Answer::default().with_tool(name, input)
+    }
+    pub fn with_tool(mut self, name: &str, input: Value) -> Self {
+        self.calls.push((name.into(), input));
+        self
+    }
+    pub fn with_text(mut self, t: &str) -> Self {
+        self.text = t.into();
+        self
+    }
+    pub fn pieces(mut self, piece: usize, interleave: bool) -> Self {
+        self.piece = piece;
+        self.interleave = interleave;
+        self
+    }
+}
+
+/// A tool result as a recorded request carries it back to the model.
+#[derive(Clone, Debug)]
+pub struct SentResult {
+    /// The id of the call it answers.
+    pub id: String,
+    pub content: String,
+    /// The wire's error flag; `None` where the wire has none (Chat
+    /// Completions says it in the content only).
+    pub is_error: Option<bool>,
+}
+
+/// A wire format as the provider-neutral engine tests need it.
+pub trait ProviderWire: Wire + Sized {
+    /// The model name a default client asks for.
+    const MODEL: &'static str;
+    /// The environment variable an authentication error points to.
+    const KEY_VAR: &'static str;
+    /// The API's "overloaded" answer: HTTP status, error type and message.
+    const OVERLOADED: (u16, &'static str, &'static str);
+
+    /// A client for the server at `url` (base delay of retries: 10 ms).
+    fn client(url: &str, opts: &ClientOpts) -> Arc<dyn ModelClient>;
+
+    /// The whole stream body of `answer`.
+    fn body(answer: &Answer) -> String;
+    /// The JSON body of an error answer.
+    fn error_body(kind: &str, message: &str) -> String;
+    /// A byte offset in `body` (an answer with text and one call, input in
+    /// pieces) inside the call's input, well before the message ends.
+    fn cut_inside_call(body: &str) -> usize;
+    /// The start of a text-only `body`, up to before the text ends.
+    fn stalled_prefix(body: &str) -> String;
+    /// A text-only `body` broken off by the API's error event mid-stream.
+    fn error_mid_stream(body: &str, kind: &str, message: &str) -> String;
+
+    /// Asserts the API's own rules on a recorded request body (roles,
+    /// pairing of calls and results, no empty message).
+    fn assert_valid(body: &Value);
+    /// Asserts what every request of a `ClientOpts::default()` client
+    /// carries: path, headers, model, streaming and tool format.
+    fn assert_envelope(req: &Recorded);
+    /// The texts of the last user message, as the wire carries them.
+    fn last_user_texts(req: &Recorded) -> Vec<String>;
+    /// What `last_user_texts` reads for a user message made of `parts`.
+    fn user_message(parts: &[&str]) -> Vec<String>;
+    /// The tool results the request ends with, in order.
+    fn last_tool_results(req: &Recorded) -> Vec<SentResult>;
+    /// Name and input text of each call of the last assistant message.
+    fn last_assistant_calls(req: &Recorded) -> Vec<(String, String)>;
+    /// How many messages the conversation holds (no system prompt).
+    fn history_len(req: &Recorded) -> usize;
+    /// Name and description of every tool the request offers.
+    fn tool_specs(req: &Recorded) -> Vec<(String, String)>;
+    /// Every text the user and the assistant said in the conversation.
+    fn conversation_texts(req: &Recorded) -> Vec<String>;
+
+    /// `answer` as one stream, written at once.
+    fn reply(answer: Answer) -> Reply {
+        Self::split(answer, vec![])
+    }
+    /// `answer` as one stream, written in chunks of `sizes` (cycled).
+    fn split(answer: Answer, sizes: Vec<usize>) -> Reply {
+        Reply::stream(Self::body(&answer), sizes)
+    }
+    /// A text-only answer.
+    fn text(t: &str) -> Reply {
+        Self::reply(Answer::text(t))
+    }
+    /// An HTTP error answer with the API's JSON error body.
+    fn error_reply(code: u16, kind: &str, message: &str) -> Reply {
+        Reply::Status {
+            code,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Self::error_body(kind, message),
+        }
+    }
 }
