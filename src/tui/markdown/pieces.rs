@@ -1,0 +1,247 @@
+//! Styled pieces of text and their wrapping to a width, for the Markdown
+//! renderer: grapheme-aware cuts, hard cuts of words wider than a line,
+//! and trimming. Invariant: no piece ever makes a line wider than asked.
+
+use ratatui::style::Style;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::{ELLIPSIS, Piece, ZWJ};
+
+/// Replaces tabs with `tab`, drops control characters other than `\n`.
+pub(super) fn sanitize<'a>(text: &'a str, tab: &str) -> std::borrow::Cow<'a, str> {
+    if !text.chars().any(|c| c != '\n' && c.is_control()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\t' {
+            out.push_str(tab);
+        } else if c == '\n' || !c.is_control() {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Appends `text` to `pieces`, merging with the last piece when the style matches.
+pub(super) fn push_piece(pieces: &mut Vec<Piece>, text: &str, style: Style) {
+    if text.is_empty() {
+        return;
+    }
+    if let Some(last) = pieces.last_mut()
+        && last.1 == style
+    {
+        last.0.push_str(text);
+    } else {
+        pieces.push((text.to_string(), style));
+    }
+}
+
+pub(super) fn trim_end(pieces: &mut Vec<Piece>) {
+    while let Some(last) = pieces.last_mut() {
+        let kept = last.0.trim_end().len();
+        last.0.truncate(kept);
+        if last.0.is_empty() {
+            pieces.pop();
+        } else {
+            break;
+        }
+    }
+}
+
+/// Cuts `pieces` to at most `max` columns (keeping the left part).
+pub(super) fn fit(pieces: Vec<Piece>, max: usize) -> (Vec<Piece>, usize) {
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut used = 0;
+    for (text, style) in pieces {
+        let w = text.width();
+        if used + w <= max && clusters(&text).map(|(_, c)| c.width()).sum::<usize>() == w {
+            used += w;
+            out.push((text, style));
+            continue;
+        }
+        let mut kept = String::new();
+        for (_, cluster) in clusters(&text) {
+            let cw = cluster.width();
+            if used + cw > max {
+                break;
+            }
+            used += cw;
+            kept.push_str(cluster);
+        }
+        push_piece(&mut out, &kept, style);
+        if used >= max {
+            break;
+        }
+    }
+    (out, used)
+}
+
+/// A code line cut (not wrapped) to `avail` columns, a dim `…` marking the cut.
+pub(super) fn hard_cut(line: &str, avail: usize, style: Style, dim: Style) -> Vec<Piece> {
+    let mut used = 0;
+    // Byte offset where the text must end if it turns out to be too wide.
+    let mut cut = None;
+    for (start, cluster) in clusters(line) {
+        let cw = cluster.width();
+        if cut.is_none() && used + cw > avail.saturating_sub(1) {
+            cut = Some(start);
+        }
+        used += cw;
+        if used > avail {
+            let end = cut.unwrap_or(start);
+            let mut pieces = Vec::new();
+            push_piece(&mut pieces, &line[..end], style);
+            push_piece(&mut pieces, ELLIPSIS, dim);
+            return pieces;
+        }
+    }
+    let mut pieces = Vec::new();
+    push_piece(&mut pieces, line, style);
+    pieces
+}
+
+/// Splits `text` into (byte offset, cluster) pairs: a base character followed
+/// by its zero-width characters, with ZWJ-joined characters kept together.
+pub(super) fn clusters(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut rest = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, first) = rest.next()?;
+        let mut end = start + first.len_utf8();
+        let mut prev = first;
+        while let Some(&(i, c)) = rest.peek() {
+            let joins = prev == ZWJ || (!c.is_control() && c.width() == Some(0));
+            if !joins {
+                break;
+            }
+            end = i + c.len_utf8();
+            prev = c;
+            rest.next();
+        }
+        Some((start, &text[start..end]))
+    })
+}
+
+/// Greedy word wrap of styled `pieces` into lines of at most `avail` columns.
+/// Spaces are break points (collapsed; dropped at line edges), `\n` forces a
+/// break, wide characters may break on either side, and words longer than a
+/// line are hard-broken. Trailing empty lines are dropped.
+pub(super) fn wrap(pieces: &[Piece], avail: usize) -> Vec<Vec<Piece>> {
+    let mut w = Wrapper {
+        avail: avail.max(1),
+        lines: Vec::new(),
+        line: Vec::new(),
+        line_w: 0,
+        word: Vec::new(),
+        word_w: 0,
+        space: None,
+    };
+    for (text, style) in pieces {
+        w.push(text, *style);
+    }
+    w.finish()
+}
+
+pub(super) struct Wrapper {
+    avail: usize,
+    lines: Vec<Vec<Piece>>,
+    line: Vec<Piece>,
+    line_w: usize,
+    word: Vec<Piece>,
+    word_w: usize,
+    /// Collapsed whitespace seen since the last word, with its style.
+    space: Option<Style>,
+}
+
+impl Wrapper {
+    fn push(&mut self, text: &str, style: Style) {
+        for (i, segment) in text.split('\n').enumerate() {
+            if i > 0 {
+                self.finish_word();
+                self.end_line();
+            }
+            for (_, cluster) in clusters(segment) {
+                if cluster == " " {
+                    self.finish_word();
+                    self.space.get_or_insert(style);
+                    continue;
+                }
+                let cw = cluster.width();
+                if cw >= 2 {
+                    // Wide (CJK, emoji): a break is allowed on either side.
+                    self.finish_word();
+                    push_piece(&mut self.word, cluster, style);
+                    self.word_w = cw;
+                    self.finish_word();
+                } else {
+                    push_piece(&mut self.word, cluster, style);
+                    self.word_w += cw;
+                }
+            }
+        }
+    }
+
+    fn finish_word(&mut self) {
+        if self.word.is_empty() {
+            return;
+        }
+        let word = std::mem::take(&mut self.word);
+        let word_w = std::mem::take(&mut self.word_w);
+        let join = match self.space {
+            Some(style) if self.line_w > 0 => Some(style),
+            _ => None,
+        };
+        let join_w = usize::from(join.is_some());
+        if self.line_w + join_w + word_w <= self.avail {
+            if let Some(style) = join {
+                push_piece(&mut self.line, " ", style);
+            }
+            self.append(word, join_w + word_w);
+        } else if word_w <= self.avail {
+            self.end_line();
+            self.append(word, word_w);
+        } else {
+            if self.line_w > 0 {
+                self.end_line();
+            }
+            for (text, style) in word {
+                for (_, cluster) in clusters(&text) {
+                    let (cluster, cw) = match cluster.width() {
+                        cw if cw > self.avail => (ELLIPSIS, 1),
+                        cw => (cluster, cw),
+                    };
+                    if self.line_w + cw > self.avail {
+                        self.end_line();
+                    }
+                    push_piece(&mut self.line, cluster, style);
+                    self.line_w += cw;
+                }
+            }
+        }
+        self.space = None;
+    }
+
+    fn append(&mut self, word: Vec<Piece>, width: usize) {
+        for (text, style) in word {
+            push_piece(&mut self.line, &text, style);
+        }
+        self.line_w += width;
+    }
+
+    fn end_line(&mut self) {
+        self.lines.push(std::mem::take(&mut self.line));
+        self.line_w = 0;
+        self.space = None;
+    }
+
+    fn finish(mut self) -> Vec<Vec<Piece>> {
+        self.finish_word();
+        if !self.line.is_empty() {
+            self.end_line();
+        }
+        while self.lines.last().is_some_and(|line| line.is_empty()) {
+            self.lines.pop();
+        }
+        self.lines
+    }
+}
