@@ -99,3 +99,17 @@ fn tiny_and_odd_sizes_render_without_panicking() {
         }
     }
 }
+
+#[test]
+fn the_slash_command_list() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    for (name, typed) in [("empty", "/"), ("filtered", "/mo"), ("no_match", "/zz")] {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let mut a = plan_in_progress(&clock);
+            type_text(&mut a, typed, now);
+            let terminal = screen(&mut a, w, h, now);
+            insta::assert_snapshot!(format!("commands_{name}_{w}x{h}"), terminal.backend());
+        }
+    }
+}
