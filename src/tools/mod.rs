@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::json::json_type;
 pub use workspace::Workspace;
 
 /// Limits applied to tool execution.
@@ -158,17 +159,6 @@ pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
             "`{key}` must be true or false, got {}",
             json_type(v)
         )),
-    }
-}
-
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
