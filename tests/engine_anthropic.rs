@@ -776,14 +776,32 @@ async fn an_interrupt_holds_queued_messages_until_the_user_resumes() {
 }
 
 #[tokio::test]
-async fn a_new_client_fixes_a_failed_turn_on_resume() {
-    let mut r = rig(vec![Reply::Status {
+async fn a_reload_fixes_a_failed_turn_on_resume() {
+    // The user fixed the setting: reloading builds a client from it.
+    let good = FakeServer::start(vec![sse(Turn::text("fixed"))]).await;
+    let good_url = good.url.clone();
+    let factory = move |_: &str| -> Arc<dyn waypoint::agent::ClientFactory> {
+        let url = good_url.clone();
+        Arc::new(FnFactory(
+            move |_: &waypoint::agent::ModelChoice, reload: bool| {
+                assert!(reload, "only a reload is asked for");
+                Ok(anthropic(&url, 0) as Arc<dyn waypoint::llm::ModelClient>)
+            },
+        ))
+    };
+    let replies = vec![Reply::Status {
         code: 404,
         headers: vec![],
         body:
             r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-typo"}}"#
                 .into(),
-    }])
+    }];
+    let mut r = Rig::start_with_factory(
+        replies,
+        AgentConfig::default(),
+        |url| anthropic(url, 3),
+        factory,
+    )
     .await;
     r.submit("hi");
     let failed = r.turn_events().await;
@@ -794,10 +812,7 @@ async fn a_new_client_fixes_a_failed_turn_on_resume() {
             ..
         })
     ));
-    // The user fixed the setting: the app hands the engine a client built from it.
-    let good = FakeServer::start(vec![sse(Turn::text("fixed"))]).await;
-    let client = waypoint::events::NewClient(anthropic(&good.url, 0));
-    r.handle.ops.send(Op::SetClient(client)).unwrap();
+    r.handle.ops.send(Op::ReloadSettings).unwrap();
     r.handle.ops.send(Op::Resume).unwrap();
     let resumed = r.turn_events().await;
     assert!(

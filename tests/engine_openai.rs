@@ -16,8 +16,8 @@ use common_openai::*;
 use engine_support::*;
 use serde_json::{Value, json};
 use waypoint::agent::{Agent, AgentConfig, reminders::INITIAL_REMINDER};
-use waypoint::events::{Event, Op, ToolStatus};
-use waypoint::llm::openai::{OpenAiClient, OpenAiConfig, TEXT_TOOL_CALL};
+use waypoint::events::{ErrorKind, Event, Op, StopReason, ToolStatus};
+use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent};
 use waypoint::tools::Workspace;
@@ -142,7 +142,7 @@ async fn multi_turn_task_with_parallel_calls_and_awkward_splits() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::TurnComplete { open_items: 0, stop_reason, .. }) if stop_reason == "end_turn"
+            Some(Event::TurnComplete { open_items: 0, stop_reason, .. }) if *stop_reason == StopReason::EndTurn
         ),
         "{events:?}"
     );
@@ -653,7 +653,7 @@ async fn a_tool_call_written_as_text_is_flagged_not_run() {
     let mut seen = Vec::new();
     let mut sink = |e: StreamEvent| seen.push(e);
     let reply = c.stream(&req, &mut sink).await.unwrap();
-    assert_eq!(reply.stop_reason, TEXT_TOOL_CALL);
+    assert_eq!(reply.stop_reason, StopReason::TextToolCall);
     assert!(
         reply
             .content
@@ -661,7 +661,7 @@ async fn a_tool_call_written_as_text_is_flagged_not_run() {
             .all(|b| matches!(b, ContentBlock::Text { .. }))
     );
     let reply = c.stream(&req, &mut sink).await.unwrap();
-    assert_eq!(reply.stop_reason, "end_turn");
+    assert_eq!(reply.stop_reason, StopReason::EndTurn);
     assert_eq!(c.model(), "gpt-test");
     assert!(server.requests()[0].body.get("tools").is_none());
 }
@@ -732,11 +732,13 @@ async fn the_agent_answers_a_text_tool_call_with_a_correction_and_goes_on() {
         .unwrap();
     let events = r.turn_events().await;
     assert_completed(&events);
-    assert!(
-        events.iter().any(
-            |e| matches!(e, Event::Error { message } if message.contains("tool call as text"))
-        )
-    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Error {
+            kind: ErrorKind::TextToolCall,
+            ..
+        }
+    )));
     assert!(
         !r.dir.path().join("hacked").exists(),
         "a tool call written as text is never run"

@@ -37,6 +37,7 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(0.5),
     );
@@ -77,6 +78,7 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(15.0),
     );
@@ -90,6 +92,7 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(17.0),
     );
@@ -128,7 +131,7 @@ fn a_message_sent_while_running_is_queued_then_delivered() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 1,
         },
         clock.at(7.0),
@@ -221,7 +224,7 @@ fn history_recall_keeps_the_draft_and_newlines_are_added_with_alt_enter() {
         update::on_event(
             &mut a,
             Event::TurnComplete {
-                stop_reason: "end_turn".into(),
+                stop_reason: waypoint::events::StopReason::EndTurn,
                 open_items: 0,
             },
             clock.at(0.0),
@@ -302,7 +305,7 @@ fn the_checklist_equals_the_plan_store_and_collapses() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 1,
         },
         clock.at(50.0),
@@ -320,7 +323,7 @@ fn idle_means_no_animation() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 0,
         },
         clock.at(2.0),
@@ -409,7 +412,7 @@ fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 0,
         },
         clock.at(1.0),
@@ -721,12 +724,13 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         Event::TurnAborted {
             reason: AbortReason::Failed,
             message: "the API refused the request (HTTP 404)".into(),
+            error: Some(waypoint::events::ErrorKind::Http),
         },
         clock.at(1.0),
     );
     assert_eq!(
         update::on_key(&mut a, ctrl('r'), clock.at(2.0)),
-        vec![Effect::Reload, Effect::Send(Op::Resume)]
+        vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)]
     );
     // After an interrupt nothing is wrong with the settings: a plain resume.
     update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(3.0));
@@ -735,6 +739,7 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(4.0),
     );

@@ -16,13 +16,11 @@ use super::retry::{RetryPolicy, is_retryable_status};
 use super::sse::SseEvent;
 use super::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest, Role,
-    StreamEvent, Usage,
+    StopReason, StreamEvent, Usage,
 };
 use crate::tools::ToolDef;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-pub use super::TEXT_TOOL_CALL;
 
 /// Most tool calls accepted in one reply; more means a broken stream.
 const MAX_TOOL_CALLS: usize = 1024;
@@ -144,6 +142,9 @@ impl Attempt for OpenAiClient {
 impl ModelClient for OpenAiClient {
     fn model(&self) -> &str {
         &self.config.model
+    }
+    fn provider(&self) -> &str {
+        "openai"
     }
 
     fn stream<'a>(
@@ -516,18 +517,18 @@ impl Assembler {
         }
         let stop_reason = if has_calls && self.finish_reason.as_deref() == Some("length") {
             // Cut off by the token limit: the calls' arguments may be truncated.
-            "max_tokens".to_string()
+            StopReason::MaxTokens
         } else if has_calls {
-            "tool_use".to_string()
+            StopReason::ToolUse
         } else if text_call {
-            TEXT_TOOL_CALL.to_string()
+            StopReason::TextToolCall
         } else {
             match self.finish_reason.as_deref() {
-                None | Some("stop") => "end_turn".to_string(),
-                Some("tool_calls" | "function_call") => "tool_use".to_string(),
-                Some("length") => "max_tokens".to_string(),
-                Some("content_filter") => "refusal".to_string(),
-                Some(other) => other.to_string(),
+                None | Some("stop") => StopReason::EndTurn,
+                Some("tool_calls" | "function_call") => StopReason::ToolUse,
+                Some("length") => StopReason::MaxTokens,
+                Some("content_filter") => StopReason::Refusal,
+                Some(other) => StopReason::Other(other.to_string()),
             }
         };
         AssistantReply {
@@ -657,7 +658,7 @@ const TOOL_CALL_MARKERS: &[&str] = &[
 /// `<tool_call>…</tool_call>`, or a reply that is (or ends with a fenced
 /// block that is) a JSON object like `{"name": "bash", "arguments": {…}}`
 /// (also `parameters`, `{"function": {…}}`, or a list of them). Such text is
-/// never executed; the reply's `stop_reason` is [`TEXT_TOOL_CALL`] so the
+/// never executed; the reply's `stop_reason` is [`StopReason::TextToolCall`] so the
 /// agent can tell the model to use the tool interface.
 pub fn looks_like_text_tool_call(text: &str) -> bool {
     let trimmed = text.trim();
@@ -816,7 +817,7 @@ mod tests {
                 text: "Hello, wörld 😀".into()
             }]
         );
-        assert_eq!(reply.stop_reason, "end_turn");
+        assert_eq!(reply.stop_reason, StopReason::EndTurn);
         assert_eq!(
             reply.usage,
             Usage {
@@ -843,7 +844,7 @@ mod tests {
         let (reply, seen) = run_chunks(&refs(&chunks));
         let reply = reply.unwrap();
         assert!(seen.is_empty());
-        assert_eq!(reply.stop_reason, "tool_use");
+        assert_eq!(reply.stop_reason, StopReason::ToolUse);
         assert!(reply.invalid_inputs.is_empty());
         assert_eq!(
             reply.content,
@@ -929,7 +930,7 @@ mod tests {
         );
         assert!(calls[3].0.starts_with("call_"), "{}", calls[3].0);
         // finish_reason "stop" with calls still means the tools must run.
-        assert_eq!(reply.stop_reason, "tool_use");
+        assert_eq!(reply.stop_reason, StopReason::ToolUse);
         assert!(reply.invalid_inputs.is_empty());
     }
 
@@ -958,7 +959,7 @@ mod tests {
     fn missing_done_after_finish_is_complete_and_before_finish_is_cut() {
         let chunks = [delta(json!({"content":"ok"})), finish("stop")];
         let (reply, _) = run_chunks(&refs(&chunks));
-        assert_eq!(reply.unwrap().stop_reason, "end_turn");
+        assert_eq!(reply.unwrap().stop_reason, StopReason::EndTurn);
         let chunks = [
             delta(json!({"content":"ok"})),
             call(Some(0), Some("a"), Some("bash"), "{\"command\":"),
@@ -970,11 +971,11 @@ mod tests {
     #[test]
     fn finish_reasons_are_mapped() {
         for (wire, ours) in [
-            ("stop", "end_turn"),
-            ("tool_calls", "tool_use"),
-            ("length", "max_tokens"),
-            ("content_filter", "refusal"),
-            ("eos", "eos"),
+            ("stop", StopReason::EndTurn),
+            ("tool_calls", StopReason::ToolUse),
+            ("length", StopReason::MaxTokens),
+            ("content_filter", StopReason::Refusal),
+            ("eos", StopReason::Other("eos".into())),
         ] {
             let chunks = [delta(json!({"content":"x"})), finish(wire)];
             let (reply, _) = run_chunks(&refs(&chunks));
@@ -1061,7 +1062,7 @@ mod tests {
         ];
         let (reply, _) = run_chunks(&refs(&chunks));
         let reply = reply.unwrap();
-        assert_eq!(reply.stop_reason, TEXT_TOOL_CALL);
+        assert_eq!(reply.stop_reason, StopReason::TextToolCall);
         assert!(
             reply
                 .content

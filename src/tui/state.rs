@@ -382,7 +382,7 @@ impl Drop for OutputLog {
 pub struct TraceEntry {
     pub id: String,
     pub name: String,
-    pub summary: String,
+    pub summary: crate::events::ToolSummary,
     pub input: Value,
     /// The plan item in progress when the call started.
     pub plan_item: Option<String>,

@@ -14,16 +14,13 @@ use super::state::{
     Activity, App, Change, ConvEntry, EntryKind, Focus, HISTORY_CAP, NoticeKind, TraceEntry,
     TraceStatus,
 };
-use crate::events::{AbortReason, Event, Op, ToolStatus};
+use crate::events::{AbortReason, Event, Op, StopReason, ToolStatus};
 use crate::todo::TodoStatus;
 
 /// What the app loop must do after an update.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     Send(Op),
-    /// Read the settings again and hand the engine a new model client (before
-    /// resuming a turn that failed: the user may have fixed the setting).
-    Reload,
     /// Clear and fully redraw the terminal (Ctrl+L).
     Redraw,
     Quit,
@@ -182,6 +179,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) {
         }
         Event::Usage {
             input_tokens,
+            model: _,
             output_tokens,
             total_input_tokens,
             total_output_tokens,
@@ -198,14 +196,16 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) {
             end_turn(app, Activity::Idle, now);
             app.can_resume = open_items > 0;
             app.checklist.stopped_open = (open_items > 0).then_some(open_items);
-            if stop_reason == "max_tokens" {
+            if stop_reason == StopReason::MaxTokens {
                 app.notice(
                     NoticeKind::Warning,
                     "The reply hit the token limit and may be cut off.",
                 );
             }
         }
-        Event::TurnAborted { reason, message } => {
+        Event::TurnAborted {
+            reason, message, ..
+        } => {
             let activity = match reason {
                 AbortReason::Interrupted => Activity::Interrupted,
                 AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
@@ -229,7 +229,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) {
             };
             app.notice(kind, text);
         }
-        Event::Error { message } => app.notice(NoticeKind::Error, message),
+        Event::Error { message, .. } => app.notice(NoticeKind::Error, message),
+        Event::ModelChanged { model, .. } => app.model = model,
+        Event::SessionReset => {}
         Event::Idle => {}
     }
 }
@@ -325,7 +327,8 @@ fn resume(app: &mut App) -> Vec<Effect> {
             NoticeKind::Info,
             "Reloading the settings and resuming where the agent stopped.",
         );
-        return vec![Effect::Reload, Effect::Send(Op::Resume)];
+        // Read the settings again first: the user may have fixed the setting.
+        return vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)];
     }
     app.notice(NoticeKind::Info, "Resuming where the agent stopped.");
     vec![Effect::Send(Op::Resume)]

@@ -9,10 +9,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use super::{pane_block, short_duration, spinner};
+use crate::events::ToolDetail;
 use crate::tui::state::{App, Focus, TraceEntry, TraceStatus};
 use crate::tui::wrap::{str_width, truncate};
 
@@ -43,7 +43,7 @@ fn header(app: &App, t: &TraceEntry, width: usize, now: Instant, selected: bool)
     let right = format!(" {status} {time}");
     let right_w = right.chars().count();
     let name_w = t.name.chars().count() + 2;
-    let summary = truncate(&t.summary, width.saturating_sub(right_w + name_w + 1));
+    let summary = truncate(&t.summary.line, width.saturating_sub(right_w + name_w + 1));
     let summary = if summary.is_empty() {
         String::new()
     } else {
@@ -82,7 +82,7 @@ fn entry_rows(
         ));
     }
     // The plan tools' output is the plan itself, already on screen.
-    let folded = if t.name.starts_with("todo_") {
+    let folded = if t.summary.detail == ToolDetail::Plan {
         Vec::new()
     } else {
         t.output.last_lines(FOLDED_LINES)
@@ -152,7 +152,11 @@ fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: 
     let p = app.palette;
     let block = pane_block(
         app,
-        format!(" {} {} · Enter folds ", t.name, truncate(&t.summary, 40)),
+        format!(
+            " {} {} · Enter folds ",
+            t.name,
+            truncate(&t.summary.line, 40)
+        ),
         Focus::Trace,
     );
     let inner = block.inner(area);
@@ -163,8 +167,10 @@ fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: 
         lines.push(Line::styled(format!("plan item: {item}"), p.dim()));
     }
     // A failed edit changed nothing: no diff.
-    if (t.name == "edit_file" || t.name == "write_file") && t.status == TraceStatus::Ok {
-        lines.extend(diff_lines(app, &t.input));
+    if let ToolDetail::Diff { old, new, .. } = &t.summary.detail
+        && t.status == TraceStatus::Ok
+    {
+        lines.extend(diff_lines(app, old, new));
         lines.push(Line::raw(""));
     }
     let text = t.output.text();
@@ -191,16 +197,10 @@ fn render_detail(frame: &mut Frame, app: &App, t: &TraceEntry, area: Rect, now: 
     frame.render_widget(Paragraph::new(visible).block(block), area);
 }
 
-/// `-`/`+` lines for an `edit_file` (or `write_file`) call, from its arguments.
-pub fn diff_lines(app: &App, input: &Value) -> Vec<Line<'static>> {
+/// `-`/`+` lines for a call that changed a file (a written file shows as
+/// all added lines).
+pub fn diff_lines(app: &App, old: &str, new: &str) -> Vec<Line<'static>> {
     let p = app.palette;
-    let old = input.get("old_text").and_then(Value::as_str).unwrap_or("");
-    // A written file shows as all added lines.
-    let new = input
-        .get("new_text")
-        .or_else(|| input.get("content"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
     let diff = TextDiff::from_lines(old, new);
     diff.iter_all_changes()
         .take(400)
