@@ -118,24 +118,6 @@ pub enum LlmError {
     RetriesExhausted { attempts: u32, last: String },
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn errors_map_to_kinds() {
-        let http = |status| LlmError::Http {
-            status,
-            message: String::new(),
-        };
-        assert_eq!(http(401).kind(), ErrorKind::Auth);
-        assert_eq!(http(429).kind(), ErrorKind::RateLimited);
-        assert_eq!(http(503).kind(), ErrorKind::Server);
-        assert_eq!(http(404).kind(), ErrorKind::Http);
-        assert_eq!(LlmError::Config(String::new()).kind(), ErrorKind::Config);
-    }
-}
-
 impl LlmError {
     /// The kind of failure, for drivers that must not read the message.
     pub fn kind(&self) -> ErrorKind {
@@ -170,4 +152,22 @@ pub trait ModelClient: Send + Sync {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_map_to_kinds() {
+        let http = |status| LlmError::Http {
+            status,
+            message: String::new(),
+        };
+        assert_eq!(http(401).kind(), ErrorKind::Auth);
+        assert_eq!(http(429).kind(), ErrorKind::RateLimited);
+        assert_eq!(http(503).kind(), ErrorKind::Server);
+        assert_eq!(http(404).kind(), ErrorKind::Http);
+        assert_eq!(LlmError::Config(String::new()).kind(), ErrorKind::Config);
+    }
 }

@@ -157,6 +157,29 @@ mod tests {
         assert_eq!(todo_read(&plan), ToolOutput::ok(plan.render()));
     }
 
+    #[tokio::test]
+    async fn the_tool_reports_whether_the_plan_changed() {
+        let f = crate::tools::test_support::Fixture::new();
+        let mut plan = TodoManager::new();
+        let one = input(json!([{"content": "A", "activeForm": "Doing A", "status": "pending"}]));
+        let call = |plan: &mut TodoManager, v: &Value| {
+            let ctx = ToolCtx {
+                workspace: &f.ws,
+                config: &f.config,
+                cancel: &f.cancel,
+                output: None,
+                plan,
+            };
+            futures_util::FutureExt::now_or_never(TodoWrite.run(v, ctx)).unwrap()
+        };
+        let first = call(&mut plan, &one).plan.unwrap();
+        assert!(first.changed);
+        assert_eq!(first.diff.added, vec!["A"]);
+        // The same plan again is a write (no nag) but not a change.
+        assert!(!call(&mut plan, &one).plan.unwrap().changed);
+        assert!(call(&mut plan, &json!({})).plan.is_none());
+    }
+
     #[test]
     fn missing_todos_explains_the_shape() {
         let mut plan = TodoManager::new();
