@@ -8,7 +8,8 @@ const ENGINE: &[&str] = &[
     "src/agent",
     "src/llm",
     "src/tools",
-    "src/todo.rs",
+    "src/todo",
+    "src/json.rs",
     "src/pylit.rs",
     "src/events.rs",
 ];
@@ -51,5 +52,14 @@ fn engine_files_neither_touch_the_terminal_nor_print() {
                 file.display()
             );
         }
+    }
+}
+
+#[test]
+fn the_seam_is_data_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("src/events.rs")).expect("events.rs");
+    for banned in ["crate::llm", "crate::tools", "crate::agent"] {
+        assert!(!text.contains(banned), "events.rs mentions `{banned}`");
     }
 }
