@@ -2,14 +2,16 @@
 //! sent in, `Event`s are facts sent out. Invariant: every `ToolCallBegin`
 //! is followed by exactly one `ToolCallEnd` for the same id, even when the
 //! turn is interrupted; every `TurnStarted` ends in `TurnComplete` or
-//! `TurnAborted`.
+//! `TurnAborted`. Both are plain data that round-trip through serde: this
+//! module imports nothing from the model clients or the tools.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::todo::{PlanDiff, TodoItem};
 
-/// A request to the engine.
+/// A request to the engine. Plain data: it serialises, so a driver may live
+/// in another process.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
@@ -19,54 +21,107 @@ pub enum Op {
     Interrupt,
     /// Continue an interrupted (or stopped) turn where it left off.
     Resume,
-    /// Stop the engine.
-    Quit,
-    /// Switch model (and optionally provider) for the next turn.
+    /// Read the settings again (the config file too) and rebuild the model
+    /// client; it is used from the next turn on.
+    ReloadSettings,
+    /// Switch to `model` (and `provider`, when given) from the next turn on.
     SetModel {
         provider: Option<String>,
         model: String,
     },
-    /// Drop the conversation and the plan; a running turn is stopped first.
+    /// Drop the conversation, the plan and the reminder state. A running turn
+    /// is interrupted first; the reset applies when it has ended.
     NewSession,
-    /// Use another model client from now on (settings were fixed and reloaded).
-    #[serde(skip)]
-    SetClient(NewClient),
+    /// Stop the engine.
+    Quit,
 }
 
-/// A model client handed to the engine; compared by identity.
-#[derive(Clone)]
-pub struct NewClient(pub std::sync::Arc<dyn crate::llm::ModelClient>);
-
-impl std::fmt::Debug for NewClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "NewClient({})", self.0.model())
-    }
-}
-
-impl PartialEq for NewClient {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for NewClient {}
-
-/// How a tool call is shown: a one-line summary and what its detail view holds.
+/// Why the model stopped, whatever the provider called it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its reply.
+    EndTurn,
+    /// It asked for tools.
+    ToolUse,
+    /// The reply hit the token limit and may be cut off.
+    MaxTokens,
+    /// A stop sequence ended the reply.
+    StopSequence,
+    /// The provider refused or filtered the reply.
+    Refusal,
+    /// It wrote a tool call as text instead of calling the tool (nothing ran).
+    TextToolCall,
+    /// A reason this version does not know, as the provider said it.
+    Other(String),
+}
+
+impl StopReason {
+    /// The snake_case name (`end_turn`, …); `Other` gives the provider's word.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::Refusal => "refusal",
+            StopReason::TextToolCall => "text_tool_call",
+            StopReason::Other(other) => other,
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of failure an `Error` or a failed turn was: drivers decide by
+/// this, never by the message text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A setting is missing or wrong (also: a model client could not be built).
+    Config,
+    /// The API refused the credentials (HTTP 401/403).
+    Auth,
+    /// Too many requests (HTTP 429) after the retries.
+    RateLimited,
+    /// The API refused the request (another HTTP status).
+    Http,
+    /// The service failed (HTTP 5xx).
+    Server,
+    /// The service answered with something unusable or an error event.
+    Api,
+    /// Every retry of a broken connection or stream failed.
+    RetriesExhausted,
+    /// An empty message was not sent.
+    EmptyMessage,
+    /// Resume was asked for before anything was said.
+    NothingToResume,
+    /// The model wrote a tool call as text; it was asked to use the tools API.
+    TextToolCall,
+}
+
+/// How a tool call is shown: one line, and what its detail view holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSummary {
+    /// The arguments in one short line (the command, the path).
     pub line: String,
     pub detail: ToolDetail,
 }
 
-/// What a tool call's expanded view shows besides its output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What a tool call's detail view shows besides its output.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolDetail {
-    /// Its output.
+    /// Just the output.
+    #[default]
     Output,
-    /// The plan, already on screen: no output to show.
+    /// The call changes or shows the plan, which is on screen already.
     Plan,
-    /// A change to a file.
+    /// The call changes a file: `old` becomes `new` (a write: `""` becomes the content).
     Diff {
         path: String,
         old: String,
@@ -117,8 +172,8 @@ pub enum Event {
     ToolCallBegin {
         id: String,
         name: String,
-        /// One-line summary of the arguments (the command, the path).
-        summary: String,
+        /// How to show the call (a line, and a diff for an edit).
+        summary: ToolSummary,
         input: Value,
         /// Stable id of the plan item in progress when the call started.
         plan_item_id: Option<String>,
@@ -144,6 +199,8 @@ pub enum Event {
     },
     /// Token usage of the last request, and totals for the session.
     Usage {
+        /// The model that answered.
+        model: String,
         input_tokens: u64,
         output_tokens: u64,
         total_input_tokens: u64,
@@ -155,17 +212,27 @@ pub enum Event {
     },
     /// The model stopped asking for tools. `open_items` counts unfinished plan items.
     TurnComplete {
-        stop_reason: String,
+        stop_reason: StopReason,
         open_items: usize,
     },
     TurnAborted {
         reason: AbortReason,
         message: String,
+        /// What failed, when `reason` is `Failed`.
+        error: Option<ErrorKind>,
     },
     /// Something the user must see (the turn may go on or end).
     Error {
+        kind: ErrorKind,
         message: String,
     },
+    /// A new model client is in place (after `ReloadSettings` or `SetModel`).
+    ModelChanged {
+        provider: String,
+        model: String,
+    },
+    /// `NewSession` took effect: no conversation, no plan.
+    SessionReset,
     /// The engine waits for the next op.
     Idle,
 }

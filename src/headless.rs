@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::events::{AbortReason, Event, ToolStatus};
+use crate::events::{AbortReason, Event, StopReason, ToolStatus};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -138,7 +138,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::ToolCallBegin { name, summary, .. } => {
                 self.end_line()?;
-                self.running = Some((name.clone(), summary.clone()));
+                self.running = Some((name.clone(), summary.line.clone()));
             }
             Event::ToolCallEnd {
                 status,
@@ -187,7 +187,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 stop_reason,
             } => {
                 self.end_line()?;
-                if stop_reason == "max_tokens" {
+                if *stop_reason == StopReason::MaxTokens {
                     writeln!(
                         self.err,
                         "waypoint: the reply hit the token limit and may be cut off (raise --max-tokens)"
@@ -200,7 +200,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     )?;
                 }
             }
-            Event::TurnAborted { message, .. } | Event::Error { message } => {
+            Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
                 writeln!(self.err, "waypoint: {message}")?;
             }
@@ -209,6 +209,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::RoundStarted { .. }
             | Event::ToolCallOutputDelta { .. }
             | Event::Queued { .. }
+            | Event::ModelChanged { .. }
+            | Event::SessionReset
             | Event::Idle => {}
         }
         Ok(())
@@ -266,9 +268,9 @@ mod tests {
         }
     }
 
-    fn complete(stop: &str) -> Event {
+    fn complete(stop: StopReason) -> Event {
         Event::TurnComplete {
-            stop_reason: stop.into(),
+            stop_reason: stop,
             open_items: 0,
         }
     }
@@ -282,7 +284,7 @@ mod tests {
                 retry(),
                 text("Hello "),
                 text("world"),
-                complete("end_turn"),
+                complete(StopReason::EndTurn),
             ],
         );
         assert_eq!(out, "Hello world\n");
@@ -293,7 +295,12 @@ mod tests {
     fn live_text_streams_and_warns_that_the_reply_restarts() {
         let (out, err) = run(
             true,
-            &[text("Hel"), retry(), text("Hello"), complete("max_tokens")],
+            &[
+                text("Hel"),
+                retry(),
+                text("Hello"),
+                complete(StopReason::MaxTokens),
+            ],
         );
         assert_eq!(out, "Hel\nHello\n");
         assert!(err.contains("the reply starts again"));
@@ -307,7 +314,10 @@ mod tests {
             Event::ToolCallBegin {
                 id: "1".into(),
                 name: "todo_write".into(),
-                summary: "1 items".into(),
+                summary: crate::events::ToolSummary {
+                    line: "1 items".into(),
+                    detail: crate::events::ToolDetail::Plan,
+                },
                 input: serde_json::json!({}),
                 plan_item_id: None,
                 plan_item: None,
@@ -330,7 +340,10 @@ mod tests {
             Event::ToolCallBegin {
                 id: "2".into(),
                 name: "bash".into(),
-                summary: "false".into(),
+                summary: crate::events::ToolSummary {
+                    line: "false".into(),
+                    detail: crate::events::ToolDetail::Output,
+                },
                 input: serde_json::json!({}),
                 plan_item_id: None,
                 plan_item: None,

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod headless;
+pub mod json;
 pub mod llm;
 pub mod models;
 pub mod pricing;

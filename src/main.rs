@@ -4,19 +4,20 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use color_eyre::eyre::{Result, WrapErr, eyre};
-use waypoint::agent::{Agent, AgentConfig, AgentHandle};
+use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice};
 use waypoint::cli::{Cli, Command};
-use waypoint::config::{self, Inputs, ProviderKind, Settings, Theme};
+use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::events::{Event, Op};
 use waypoint::headless::{Outcome, Printer};
 use waypoint::pricing;
 use waypoint::setup;
 use waypoint::tools::Workspace;
-use waypoint::tui::app::{Reload, TuiOptions};
+use waypoint::tui::app::TuiOptions;
 use waypoint::tui::style::Palette;
 
 const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
@@ -98,7 +99,7 @@ async fn run(cli: Cli) -> Result<i32> {
         flags: cli.layer(),
         profile: cli.profile.clone(),
         env: &env_var,
-        file,
+        file: file.clone(),
     })?;
     if let Some(Command::Config) = cli.command {
         print!("{}", settings.describe(config_path.as_deref()));
@@ -134,8 +135,18 @@ async fn run(cli: Cli) -> Result<i32> {
         )
     })?;
     let config = setup::agent_config(&settings);
-    let retry_base = Duration::from_millis(cli.retry_base_ms);
-    let client = setup::build_client(&settings, cli.scenario.as_deref(), retry_base)
+    // The engine keeps the factory: reloading the settings or switching the
+    // model builds the next client the way this first one is built.
+    let factory = Arc::new(setup::SettingsFactory::new(
+        cli.layer(),
+        cli.profile.clone(),
+        file,
+        env_var,
+        Duration::from_millis(cli.retry_base_ms),
+        cli.scenario.clone(),
+    ));
+    let client = factory
+        .build(&ModelChoice::default(), false)
         .map_err(|e| e.to_string());
     let Some(prompt) = prompt else {
         let engine = client.map_err(|reason| {
@@ -146,12 +157,12 @@ async fn run(cli: Cli) -> Result<i32> {
                 setup::ollama_running(),
             )
         });
-        return run_tui(&cli, &settings, workspace, config, engine).await;
+        return run_tui(&cli, &settings, workspace, config, engine, factory).await;
     };
     let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
     let price = pricing::price_of(client.model(), &settings.prices);
-    let mut handle = Agent::spawn(client, workspace, config);
+    let mut handle = Agent::spawn_with_factory(client, factory, workspace, config);
     handle
         .ops
         .send(Op::Submit { text: prompt })
@@ -225,7 +236,8 @@ async fn run_tui(
     settings: &Settings,
     workspace: Workspace,
     config: AgentConfig,
-    client: std::result::Result<std::sync::Arc<dyn waypoint::llm::ModelClient>, String>,
+    client: std::result::Result<Arc<dyn waypoint::llm::ModelClient>, String>,
+    factory: Arc<setup::SettingsFactory>,
 ) -> Result<i32> {
     let shown_workspace = workspace.root().display().to_string();
     let model = match &client {
@@ -233,7 +245,7 @@ async fn run_tui(
         Err(_) => settings.model.value.clone(),
     };
     tracing::info!(model, workspace = %shown_workspace, "interactive session");
-    let engine = client.map(|c| Agent::spawn(c, workspace, config));
+    let engine = client.map(|c| Agent::spawn_with_factory(c, factory, workspace, config));
     let initial_prompt = cli
         .prompt
         .clone()
@@ -243,26 +255,7 @@ async fn run_tui(
         Theme::NoColor => Palette::monochrome(),
     };
     let price = pricing::price_of(&model, &settings.prices);
-    // After a failure, resuming reads the config file again (the environment of a
-    // running process cannot change), so a fixed setting takes effect.
-    let reload: Option<Reload> = (settings.provider.value != ProviderKind::Scripted).then(|| {
-        let flags = cli.layer();
-        let profile = cli.profile.clone();
-        let retry_base = Duration::from_millis(cli.retry_base_ms);
-        Box::new(move || {
-            let (_, file) = config::load(&env_var).map_err(|e| e.to_string())?;
-            let settings = config::resolve(Inputs {
-                flags: flags.clone(),
-                profile: profile.clone(),
-                env: &env_var,
-                file,
-            })
-            .map_err(|e| e.to_string())?;
-            setup::build_client(&settings, None, retry_base).map_err(|e| e.to_string())
-        }) as Reload
-    });
     waypoint::tui::app::run(TuiOptions {
-        reload,
         model,
         workspace: shown_workspace,
         initial_prompt,

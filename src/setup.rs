@@ -4,12 +4,12 @@
 //! says what to do, never a panic.
 
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::AgentConfig;
-use crate::config::{ProviderKind, Settings};
+use crate::agent::{AgentConfig, ClientFactory, ModelChoice};
+use crate::config::{self, ConfigFile, Inputs, Layer, ProviderKind, Settings};
 use crate::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::llm::openai::{OpenAiClient, OpenAiConfig};
 use crate::llm::retry::RetryPolicy;
@@ -79,6 +79,102 @@ pub fn build_client(
             })?))
         }
     }
+}
+
+/// The engine's client factory: the settings as flags, profile, environment
+/// and config file give them, with the model (and provider) asked for on top.
+pub struct SettingsFactory {
+    flags: Layer,
+    profile: Option<String>,
+    retry_base: Duration,
+    scenario: Option<PathBuf>,
+    env: fn(&str) -> Option<String>,
+    /// The config file as last read.
+    file: Mutex<Option<ConfigFile>>,
+    /// The scripted client, once built: a scenario plays once per session,
+    /// so a reload keeps it instead of starting it over.
+    scripted: Mutex<Option<Arc<dyn ModelClient>>>,
+}
+
+impl SettingsFactory {
+    /// `file` is the config file as read at start; `env` reads the environment.
+    pub fn new(
+        flags: Layer,
+        profile: Option<String>,
+        file: Option<ConfigFile>,
+        env: fn(&str) -> Option<String>,
+        retry_base: Duration,
+        scenario: Option<PathBuf>,
+    ) -> Self {
+        Self {
+            flags,
+            profile,
+            retry_base,
+            scenario,
+            env,
+            file: Mutex::new(file),
+            scripted: Mutex::new(None),
+        }
+    }
+
+    /// The settings with `choice` on top of the flags.
+    pub fn settings(&self, choice: &ModelChoice, reload: bool) -> Result<Settings, LlmError> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if reload {
+            // The environment of a running process cannot change; the file can.
+            let (_, fresh) = config::load(&self.env)
+                .map_err(|e| LlmError::Config(format!("cannot read the settings again: {e}")))?;
+            *file = fresh;
+        }
+        let mut flags = self.flags.clone();
+        if let Some(name) = &choice.provider {
+            flags.provider = Some(provider_kind(name)?);
+        }
+        if let Some(model) = &choice.model {
+            flags.model = Some(model.clone());
+        }
+        config::resolve(Inputs {
+            flags,
+            profile: self.profile.clone(),
+            env: &self.env,
+            file: file.clone(),
+        })
+        .map_err(|e| LlmError::Config(e.to_string()))
+    }
+}
+
+impl ClientFactory for SettingsFactory {
+    fn build(&self, choice: &ModelChoice, reload: bool) -> Result<Arc<dyn ModelClient>, LlmError> {
+        let settings = self.settings(choice, reload)?;
+        if settings.provider.value != ProviderKind::Scripted {
+            return build_client(&settings, self.scenario.as_deref(), self.retry_base);
+        }
+        let mut scripted = self.scripted.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(client) = scripted.as_ref() {
+            return Ok(client.clone());
+        }
+        let client = build_client(&settings, self.scenario.as_deref(), self.retry_base)?;
+        *scripted = Some(client.clone());
+        Ok(client)
+    }
+}
+
+/// The provider a name given by the user stands for.
+fn provider_kind(name: &str) -> Result<ProviderKind, LlmError> {
+    let all = [
+        ProviderKind::Anthropic,
+        ProviderKind::Openai,
+        ProviderKind::Scripted,
+    ];
+    let wanted = name.trim().to_ascii_lowercase();
+    all.into_iter()
+        .find(|k| k.as_str() == wanted)
+        .ok_or_else(|| {
+            LlmError::Config(format!(
+                "unknown provider `{name}`; use one of {}",
+                all.map(ProviderKind::as_str).join(", ")
+            ))
+        })
 }
 
 /// True when something answers on Ollama's port on this machine.
@@ -191,6 +287,66 @@ mod tests {
         let text = first_run_help("x", None, &none, true);
         assert!(text.contains("base_url = \"http://localhost:11434/v1\""));
         assert!(text.contains("waypoint --demo"));
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn the_factory_switches_model_and_provider_and_names_unknown_ones() {
+        let flags = Layer {
+            provider: Some(ProviderKind::Openai),
+            base_url: Some(OLLAMA_URL.into()),
+            ..Layer::default()
+        };
+        let f = SettingsFactory::new(flags, None, None, no_env, Duration::from_millis(1), None);
+        let c = f
+            .build(
+                &ModelChoice {
+                    provider: None,
+                    model: Some("qwen".into()),
+                },
+                false,
+            )
+            .unwrap();
+        assert_eq!((c.provider(), c.model()), ("openai", "qwen"));
+        let s = f
+            .build(
+                &ModelChoice {
+                    provider: Some("Scripted".into()),
+                    model: None,
+                },
+                false,
+            )
+            .unwrap();
+        assert_eq!(s.provider(), "scripted");
+        // A reload keeps the scenario where it is.
+        let again = f
+            .build(
+                &ModelChoice {
+                    provider: Some("scripted".into()),
+                    model: None,
+                },
+                false,
+            )
+            .unwrap();
+        assert!(Arc::ptr_eq(&s, &again));
+        let e = f
+            .build(
+                &ModelChoice {
+                    provider: Some("gemini".into()),
+                    model: Some("x".into()),
+                },
+                false,
+            )
+            .err()
+            .unwrap();
+        assert!(matches!(e, LlmError::Config(_)));
+        assert_eq!(
+            e.to_string(),
+            "unknown provider `gemini`; use one of anthropic, openai, scripted"
+        );
     }
 
     #[test]

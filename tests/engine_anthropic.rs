@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use engine_support::FnFactory;
 use waypoint::agent::AgentConfig;
 use waypoint::events::{AbortReason, Event, Op};
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
@@ -38,10 +39,6 @@ fn anthropic(url: &str, max_retries: u32) -> Arc<AnthropicClient> {
     )
 }
 
-async fn rig(replies: Vec<Reply>) -> Rig {
-    Rig::start(replies, AgentConfig::default(), |url| anthropic(url, 3)).await
-}
-
 #[test]
 fn a_base_url_without_a_scheme_is_refused_at_once() {
     let err = AnthropicClient::new(AnthropicConfig {
@@ -57,14 +54,32 @@ fn a_base_url_without_a_scheme_is_refused_at_once() {
 }
 
 #[tokio::test]
-async fn a_new_client_fixes_a_failed_turn_on_resume() {
-    let mut r = rig(vec![Reply::Status {
+async fn a_reload_fixes_a_failed_turn_on_resume() {
+    // The user fixed the setting: reloading builds a client from it.
+    let good = FakeServer::start(vec![sse(Turn::text("fixed"))]).await;
+    let good_url = good.url.clone();
+    let factory = move |_: &str| -> Arc<dyn waypoint::agent::ClientFactory> {
+        let url = good_url.clone();
+        Arc::new(FnFactory(
+            move |_: &waypoint::agent::ModelChoice, reload: bool| {
+                assert!(reload, "only a reload is asked for");
+                Ok(anthropic(&url, 0) as Arc<dyn waypoint::llm::ModelClient>)
+            },
+        ))
+    };
+    let replies = vec![Reply::Status {
         code: 404,
         headers: vec![],
         body:
             r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-typo"}}"#
                 .into(),
-    }])
+    }];
+    let mut r = Rig::start_with_factory(
+        replies,
+        AgentConfig::default(),
+        |url| anthropic(url, 3),
+        factory,
+    )
     .await;
     r.submit("hi");
     let failed = r.turn_events().await;
@@ -75,10 +90,7 @@ async fn a_new_client_fixes_a_failed_turn_on_resume() {
             ..
         })
     ));
-    // The user fixed the setting: the app hands the engine a client built from it.
-    let good = FakeServer::start(vec![sse(Turn::text("fixed"))]).await;
-    let client = waypoint::events::NewClient(anthropic(&good.url, 0));
-    r.handle.ops.send(Op::SetClient(client)).unwrap();
+    r.handle.ops.send(Op::ReloadSettings).unwrap();
     r.handle.ops.send(Op::Resume).unwrap();
     let resumed = r.turn_events().await;
     assert!(

@@ -18,8 +18,8 @@ use std::time::Duration;
 use common_openai::*;
 use engine_support::*;
 use serde_json::{Value, json};
-use waypoint::events::{Event, Op};
-use waypoint::llm::openai::{OpenAiClient, OpenAiConfig, TEXT_TOOL_CALL};
+use waypoint::events::{Event, Op, StopReason};
+use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent};
 
@@ -158,7 +158,7 @@ async fn a_tool_call_written_as_text_is_flagged_not_run() {
     let mut seen = Vec::new();
     let mut sink = |e: StreamEvent| seen.push(e);
     let reply = c.stream(&req, &mut sink).await.unwrap();
-    assert_eq!(reply.stop_reason, TEXT_TOOL_CALL);
+    assert_eq!(reply.stop_reason, StopReason::TextToolCall);
     assert!(
         reply
             .content
@@ -166,7 +166,7 @@ async fn a_tool_call_written_as_text_is_flagged_not_run() {
             .all(|b| matches!(b, ContentBlock::Text { .. }))
     );
     let reply = c.stream(&req, &mut sink).await.unwrap();
-    assert_eq!(reply.stop_reason, "end_turn");
+    assert_eq!(reply.stop_reason, StopReason::EndTurn);
     assert_eq!(c.model(), "gpt-test");
     assert!(server.requests()[0].body.get("tools").is_none());
 }

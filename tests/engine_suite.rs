@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use waypoint::agent::{
     Agent, AgentConfig, INTERRUPTED_NOTE, RESUME_NOTE, reminders::INITIAL_REMINDER,
 };
-use waypoint::events::{AbortReason, Event, Op, ToolStatus};
+use waypoint::events::{AbortReason, Event, Op, StopReason, ToolStatus};
 
 /// Runs each behaviour against both wire formats, as `anthropic::<name>`
 /// and `openai::<name>`.
@@ -93,7 +93,7 @@ fn completed_at_end_of_turn(events: &[Event], open: usize) -> bool {
     matches!(
         events.last(),
         Some(Event::TurnComplete { stop_reason, open_items, .. })
-            if stop_reason == "end_turn" && *open_items == open
+            if *stop_reason == StopReason::EndTurn && *open_items == open
     )
 }
 

@@ -38,6 +38,7 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(0.5),
     );
@@ -86,6 +87,7 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(15.0),
     );
@@ -99,6 +101,7 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(17.0),
     );
@@ -140,7 +143,7 @@ fn a_message_sent_while_running_is_queued_then_delivered() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 1,
         },
         clock.at(7.0),
@@ -239,7 +242,7 @@ fn history_recall_keeps_the_draft_and_newlines_are_added_with_alt_enter() {
         update::on_event(
             &mut a,
             Event::TurnComplete {
-                stop_reason: "end_turn".into(),
+                stop_reason: waypoint::events::StopReason::EndTurn,
                 open_items: 0,
             },
             clock.at(0.0),
@@ -320,7 +323,7 @@ fn the_checklist_equals_the_plan_store_and_collapses() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 1,
         },
         clock.at(50.0),
@@ -338,7 +341,7 @@ fn idle_means_no_animation() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 0,
         },
         clock.at(2.0),
@@ -446,7 +449,7 @@ fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
     update::on_event(
         &mut a,
         Event::TurnComplete {
-            stop_reason: "end_turn".into(),
+            stop_reason: waypoint::events::StopReason::EndTurn,
             open_items: 0,
         },
         clock.at(1.0),
@@ -777,12 +780,13 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         Event::TurnAborted {
             reason: AbortReason::Failed,
             message: "the API refused the request (HTTP 404)".into(),
+            error: Some(waypoint::events::ErrorKind::Http),
         },
         clock.at(1.0),
     );
     assert_eq!(
         update::on_key(&mut a, ctrl('r'), clock.at(2.0)),
-        vec![Effect::Reload, Effect::Send(Op::Resume)]
+        vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)]
     );
     // After an interrupt nothing is wrong with the settings: a plain resume.
     update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(3.0));
@@ -791,6 +795,7 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "x".into(),
+            error: None,
         },
         clock.at(4.0),
     );
@@ -844,7 +849,11 @@ fn slash_commands_run_here_and_never_reach_the_model() {
     // An unknown command says so and sends nothing.
     type_text(&mut a, "/frobnicate now", now);
     assert_eq!(update::on_key(&mut a, key(KeyCode::Enter), now), vec![]);
-    assert!(notices(&a).iter().any(|n| n.contains("Unknown command /frobnicate")));
+    assert!(
+        notices(&a)
+            .iter()
+            .any(|n| n.contains("Unknown command /frobnicate"))
+    );
     assert!(a.input.is_empty());
     // /help opens the help; nothing is sent.
     type_text(&mut a, "/help", now);
@@ -872,7 +881,10 @@ fn slash_commands_run_here_and_never_reach_the_model() {
     type_text(&mut a, "/model", now);
     update::on_key(&mut a, key(KeyCode::Enter), now);
     let list = notices(&a).last().unwrap().to_string();
-    assert!(list.contains("claude-sonnet-4-5") && list.contains("200k"), "{list}");
+    assert!(
+        list.contains("claude-sonnet-4-5") && list.contains("200k"),
+        "{list}"
+    );
     // `//` sends text that starts with a slash.
     type_text(&mut a, "//etc/hosts is odd", now);
     assert_eq!(
@@ -899,7 +911,11 @@ fn the_command_list_filters_completes_and_closes() {
     update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Tab), now);
     assert_eq!(a.input.text(), "/clear ");
-    assert_eq!(a.focus, Focus::Input, "Tab in the list does not move the focus");
+    assert_eq!(
+        a.focus,
+        Focus::Input,
+        "Tab in the list does not move the focus"
+    );
     // Esc closes the list and keeps the text; typing reopens it.
     a.input.clear();
     type_text(&mut a, "/mo", now);
@@ -960,10 +976,7 @@ fn every_help_row_is_a_working_binding() {
     assert_eq!(a.focus, Focus::Conversation);
     update::on_key(&mut a, tab.keys[1].event(), now);
     assert_eq!(a.focus, Focus::Input);
-    assert_eq!(
-        update::on_key(&mut a, ctrl('l'), now),
-        vec![Effect::Redraw]
-    );
+    assert_eq!(update::on_key(&mut a, ctrl('l'), now), vec![Effect::Redraw]);
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Esc), now),
         vec![Effect::Send(Op::Interrupt)]

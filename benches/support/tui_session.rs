@@ -36,7 +36,10 @@ pub fn add_tool_output(app: &mut App, bytes: usize, now: Instant) {
     let begin = Event::ToolCallBegin {
         id: "t".into(),
         name: "bash".into(),
-        summary: "cat big.log".into(),
+        summary: waypoint::events::ToolSummary {
+            line: "cat big.log".into(),
+            detail: waypoint::events::ToolDetail::Output,
+        },
         input: json!({"command": "cat big.log"}),
         plan_item_id: None,
         plan_item: None,

@@ -1,8 +1,12 @@
 //! The engine: a background task that owns the conversation and the plan,
-//! takes `Op`s and emits `Event`s. Invariant: it never blocks on its
-//! consumer (events go through an unbounded channel), and after any
-//! interrupt or failure the conversation is still a valid request.
+//! takes `Op`s and emits `Event`s. Invariants: it never blocks on its
+//! consumer (events go through an unbounded channel); after any interrupt or
+//! failure the conversation is still a valid request; and every `Op` is
+//! answered by one dispatcher, [`Control::dispatch`], whether a turn runs or
+//! not. A turn borrows only the [`Session`]; a change of client or a reset
+//! asked for mid-turn waits in the [`Control`] until the turn has ended.
 
+mod client;
 pub mod conversation;
 pub mod reminders;
 mod turn;
@@ -14,10 +18,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{Event, Op};
+use crate::events::{ErrorKind, Event, Op};
 use crate::llm::{ModelClient, Usage};
-use crate::todo::TodoManager;
-use crate::tools::{ToolConfig, ToolDef, Workspace};
+use crate::todo::{PlanDiff, TodoManager};
+use crate::tools::{ToolConfig, ToolDef, ToolRegistry, Workspace};
+pub use client::{ClientFactory, FixedClient, ModelChoice};
 use conversation::Conversation;
 use reminders::Reminders;
 
@@ -56,7 +61,28 @@ enum TurnEnd {
     Stopped,
 }
 
-pub struct Agent {
+/// What the engine is doing when an op arrives.
+#[derive(Clone, Copy, Debug)]
+enum Phase<'a> {
+    /// Waiting; `empty` when nothing has been said yet.
+    Idle { empty: bool },
+    /// A turn runs; cancelling the token interrupts it.
+    Running(&'a CancellationToken),
+}
+
+/// What the op loop does after an op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Step {
+    /// Nothing more (or the turn goes on).
+    Wait,
+    /// Start a turn: with a user message, or resuming (`text` is `None`).
+    Start { text: Option<String> },
+    /// Stop the engine (after the running turn has ended).
+    Quit,
+}
+
+/// What a turn works on: the conversation, the plan, the client and tools.
+struct Session {
     client: Arc<dyn ModelClient>,
     workspace: Workspace,
     config: AgentConfig,
@@ -65,8 +91,143 @@ pub struct Agent {
     reminders: Reminders,
     events: UnboundedSender<Event>,
     totals: Usage,
+    tools: ToolRegistry,
     /// The tool definitions sent with every request, built once.
-    tools: Vec<ToolDef>,
+    tool_defs: Vec<ToolDef>,
+}
+
+impl Session {
+    fn emit(&self, event: Event) {
+        // A driver that hung up does not stop the engine from finishing cleanly.
+        let _ = self.events.send(event);
+    }
+
+    /// Forgets the conversation, the plan and the reminders. The token totals
+    /// stay: they count what this process spent, which a new session does
+    /// not give back.
+    fn reset(&mut self) {
+        let old = std::mem::take(&mut self.plan);
+        self.conversation = Conversation::default();
+        self.reminders = Reminders::new(self.config.nag_every);
+        self.emit(Event::PlanUpdated {
+            items: Vec::new(),
+            rendered: self.plan.render(),
+            diff: PlanDiff::between(old.items(), &[]),
+        });
+        self.emit(Event::SessionReset);
+    }
+}
+
+/// What handles ops: the client factory, the queue, and the changes that
+/// wait for the running turn to end.
+struct Control {
+    factory: Arc<dyn ClientFactory>,
+    /// The model asked for last (`SetModel`); reloads keep it.
+    choice: ModelChoice,
+    queued: VecDeque<String>,
+    pending_client: Option<Arc<dyn ModelClient>>,
+    reset_pending: bool,
+    events: UnboundedSender<Event>,
+}
+
+impl Control {
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    fn error(&self, kind: ErrorKind, message: impl Into<String>) {
+        self.emit(Event::Error {
+            kind,
+            message: message.into(),
+        });
+    }
+
+    /// The one place an op is handled, whatever the engine is doing.
+    fn dispatch(&mut self, op: Op, phase: Phase<'_>) -> Step {
+        match op {
+            Op::Submit { text } if text.trim().is_empty() => {
+                self.error(ErrorKind::EmptyMessage, "An empty message was not sent.");
+                Step::Wait
+            }
+            Op::Submit { text } => match phase {
+                Phase::Idle { .. } => Step::Start { text: Some(text) },
+                Phase::Running(_) => {
+                    self.emit(Event::Queued { text: text.clone() });
+                    self.queued.push_back(text);
+                    Step::Wait
+                }
+            },
+            Op::Interrupt => {
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Wait
+            }
+            Op::Resume => match phase {
+                Phase::Idle { empty: true } => {
+                    self.error(
+                        ErrorKind::NothingToResume,
+                        "Nothing to resume yet: send a message first.",
+                    );
+                    Step::Wait
+                }
+                Phase::Idle { empty: false } => Step::Start { text: None },
+                // The turn is still going: there is nothing to resume.
+                Phase::Running(_) => Step::Wait,
+            },
+            Op::ReloadSettings => {
+                let choice = self.choice.clone();
+                self.rebuild(choice, true);
+                Step::Wait
+            }
+            Op::SetModel { provider, model } => {
+                self.rebuild(
+                    ModelChoice {
+                        provider,
+                        model: Some(model),
+                    },
+                    false,
+                );
+                Step::Wait
+            }
+            Op::NewSession => {
+                // Messages queued so far belong to the session being dropped.
+                self.queued.clear();
+                self.reset_pending = true;
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Wait
+            }
+            Op::Quit => {
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Quit
+            }
+        }
+    }
+
+    /// Builds a client for `choice`; it takes over at the next turn. A
+    /// failure is reported and the current client stays.
+    fn rebuild(&mut self, choice: ModelChoice, reload: bool) {
+        match self.factory.build(&choice, reload) {
+            Ok(client) => {
+                tracing::info!(model = client.model(), "model client rebuilt");
+                self.pending_client = Some(client);
+                self.choice = choice;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "model client not rebuilt");
+                self.error(ErrorKind::Config, format!("The model was not changed: {e}"));
+            }
+        }
+    }
+}
+
+pub struct Agent {
+    session: Session,
+    control: Control,
 }
 
 /// The two ends a driver holds.
@@ -77,8 +238,22 @@ pub struct AgentHandle {
 }
 
 impl Agent {
+    /// An engine that keeps `client` for good (`SetModel` is refused).
     pub fn new(
         client: Arc<dyn ModelClient>,
+        workspace: Workspace,
+        config: AgentConfig,
+        events: UnboundedSender<Event>,
+    ) -> Self {
+        let factory = Arc::new(FixedClient(client.clone()));
+        Self::with_factory(client, factory, workspace, config, events)
+    }
+
+    /// An engine that starts with `client` and asks `factory` for the next
+    /// one when the settings are reloaded or the model is switched.
+    pub fn with_factory(
+        client: Arc<dyn ModelClient>,
+        factory: Arc<dyn ClientFactory>,
         workspace: Workspace,
         mut config: AgentConfig,
         events: UnboundedSender<Event>,
@@ -87,28 +262,52 @@ impl Agent {
             .system_prompt
             .replace("{workspace}", &workspace.root().display().to_string());
         let reminders = Reminders::new(config.nag_every);
+        let tools = ToolRegistry::standard();
+        let tool_defs = tools.definitions();
         Self {
-            client,
-            workspace,
-            config,
-            conversation: Conversation::default(),
-            plan: TodoManager::new(),
-            reminders,
-            events,
-            totals: Usage::default(),
-            tools: crate::tools::definitions(),
+            session: Session {
+                client,
+                workspace,
+                config,
+                conversation: Conversation::default(),
+                plan: TodoManager::new(),
+                reminders,
+                events: events.clone(),
+                totals: Usage::default(),
+                tools,
+                tool_defs,
+            },
+            control: Control {
+                factory,
+                choice: ModelChoice::default(),
+                queued: VecDeque::new(),
+                pending_client: None,
+                reset_pending: false,
+                events,
+            },
         }
     }
 
-    /// Starts the engine on the current tokio runtime.
+    /// Starts the engine with a fixed client on the current tokio runtime.
     pub fn spawn(
         client: Arc<dyn ModelClient>,
         workspace: Workspace,
         config: AgentConfig,
     ) -> AgentHandle {
+        let factory = Arc::new(FixedClient(client.clone()));
+        Self::spawn_with_factory(client, factory, workspace, config)
+    }
+
+    /// Starts the engine with `client`, and `factory` for the next ones.
+    pub fn spawn_with_factory(
+        client: Arc<dyn ModelClient>,
+        factory: Arc<dyn ClientFactory>,
+        workspace: Workspace,
+        config: AgentConfig,
+    ) -> AgentHandle {
         let (ops_tx, ops_rx) = unbounded_channel();
         let (ev_tx, ev_rx) = unbounded_channel();
-        let agent = Agent::new(client, workspace, config, ev_tx);
+        let agent = Agent::with_factory(client, factory, workspace, config, ev_tx);
         let task = tokio::spawn(agent.run(ops_rx));
         AgentHandle {
             ops: ops_tx,
@@ -118,28 +317,22 @@ impl Agent {
     }
 
     pub fn plan(&self) -> &TodoManager {
-        &self.plan
+        &self.session.plan
     }
 
     pub fn conversation(&self) -> &Conversation {
-        &self.conversation
-    }
-
-    fn emit(&self, event: Event) {
-        // A driver that hung up does not stop the engine from finishing cleanly.
-        let _ = self.events.send(event);
+        &self.session.conversation
     }
 
     /// The op loop: runs until `Quit` or until every sender is dropped.
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
-        let mut queued: VecDeque<String> = VecDeque::new();
         loop {
-            let op = match queued.pop_front() {
+            let op = match self.control.queued.pop_front() {
                 Some(text) => Op::Submit { text },
                 None => match ops.try_recv() {
                     Ok(op) => op,
                     Err(_) => {
-                        self.emit(Event::Idle);
+                        self.session.emit(Event::Idle);
                         match ops.recv().await {
                             Some(op) => op,
                             None => return,
@@ -147,84 +340,65 @@ impl Agent {
                     }
                 },
             };
-            let resumed = match op {
-                Op::Quit => return,
-                Op::Interrupt => continue,
-                Op::SetModel { .. } | Op::NewSession => {
-                    self.emit(Event::Error {
-                        message: "not available yet".into(),
-                    });
-                    continue;
-                }
-                Op::SetClient(client) => {
-                    tracing::info!(model = client.0.model(), "model client replaced");
-                    self.client = client.0;
-                    continue;
-                }
-                Op::Submit { text } if text.trim().is_empty() => {
-                    self.emit(Event::Error {
-                        message: "An empty message was not sent.".into(),
-                    });
-                    continue;
-                }
-                Op::Submit { text } => {
-                    let first = self.conversation.is_empty();
-                    self.conversation.push_user_text(text);
+            let empty = self.session.conversation.is_empty();
+            let step = self.control.dispatch(op, Phase::Idle { empty });
+            self.settle();
+            let resumed = match step {
+                Step::Wait => continue,
+                Step::Quit => return,
+                Step::Start { text: Some(text) } => {
+                    let first = self.session.conversation.is_empty();
+                    self.session.conversation.push_user_text(text);
                     if first {
-                        self.conversation
+                        self.session
+                            .conversation
                             .push_user_text(reminders::INITIAL_REMINDER);
                     }
                     false
                 }
-                Op::Resume => {
-                    if self.conversation.is_empty() {
-                        self.emit(Event::Error {
-                            message: "Nothing to resume yet: send a message first.".into(),
-                        });
-                        continue;
-                    }
-                    self.conversation.push_user_text(RESUME_NOTE);
+                Step::Start { text: None } => {
+                    self.session.conversation.push_user_text(RESUME_NOTE);
                     true
                 }
             };
-            if self.drive_turn(resumed, &mut ops, &mut queued).await {
+            if self.drive_turn(resumed, &mut ops).await {
                 return;
             }
         }
     }
 
-    /// Runs one turn while watching for ops; returns true when asked to quit.
-    async fn drive_turn(
-        &mut self,
-        resumed: bool,
-        ops: &mut UnboundedReceiver<Op>,
-        queued: &mut VecDeque<String>,
-    ) -> bool {
+    /// Puts in place what waited for the turn to end: a new client, a reset.
+    fn settle(&mut self) {
+        if let Some(client) = self.control.pending_client.take() {
+            self.session.emit(Event::ModelChanged {
+                provider: client.provider().to_string(),
+                model: client.model().to_string(),
+            });
+            self.session.client = client;
+        }
+        if std::mem::take(&mut self.control.reset_pending) {
+            self.session.reset();
+        }
+    }
+
+    /// Runs one turn while the dispatcher takes ops; returns true when asked to quit.
+    async fn drive_turn(&mut self, resumed: bool, ops: &mut UnboundedReceiver<Op>) -> bool {
         let cancel = CancellationToken::new();
-        let events = self.events.clone();
-        let _ = events.send(Event::TurnStarted { resumed });
+        self.session.emit(Event::TurnStarted { resumed });
         let mut quit = false;
-        let mut pending_client = None;
         let end = {
-            let turn = self.run_turn(&cancel);
+            let Agent { session, control } = self;
+            let turn = session.run_turn(&cancel);
             tokio::pin!(turn);
             let mut ops_open = true;
             loop {
                 tokio::select! {
                     end = &mut turn => break end,
                     op = ops.recv(), if ops_open => match op {
-                        Some(Op::Interrupt) => cancel.cancel(),
-                        Some(Op::Submit { text }) if text.trim().is_empty() => {}
-                        Some(Op::Submit { text }) => {
-                            let _ = events.send(Event::Queued { text: text.clone() });
-                            queued.push_back(text);
-                        }
-                        Some(Op::Resume | Op::SetModel { .. } | Op::NewSession) => {}
-                        // Applies to the next turn; this one keeps its client.
-                        Some(Op::SetClient(client)) => pending_client = Some(client),
-                        Some(Op::Quit) => {
-                            quit = true;
-                            cancel.cancel();
+                        Some(op) => {
+                            if control.dispatch(op, Phase::Running(&cancel)) == Step::Quit {
+                                quit = true;
+                            }
                         }
                         None => {
                             ops_open = false;
@@ -235,18 +409,16 @@ impl Agent {
                 }
             }
         };
-        if end == TurnEnd::Interrupted {
-            self.conversation.push_user_text(INTERRUPTED_NOTE);
+        if end == TurnEnd::Interrupted && !self.control.reset_pending {
+            self.session.conversation.push_user_text(INTERRUPTED_NOTE);
             // An interrupt stops the agent: messages queued meanwhile become
             // guidance for when the user resumes or writes again, not a new turn.
-            for text in queued.drain(..) {
-                self.conversation.push_user_text(text);
+            for text in self.control.queued.drain(..) {
+                self.session.conversation.push_user_text(text);
             }
         }
-        if let Some(client) = pending_client {
-            self.client = client.0;
-        }
-        debug_assert_eq!(self.conversation.validate(), Ok(()));
+        self.settle();
+        debug_assert_eq!(self.session.conversation.validate(), Ok(()));
         quit
     }
 }

@@ -1,7 +1,9 @@
 //! One turn: sample the model, run every tool call it asked for, answer
 //! them all, and loop until it stops asking. Invariant: whatever happens
 //! (interrupt, tool error, bad input), each `tool_use` gets exactly one
-//! `tool_result` and each `ToolCallBegin` one `ToolCallEnd`.
+//! `tool_result` and each `ToolCallBegin` one `ToolCallEnd`. Every tool runs
+//! the same way (live output, interrupt, a panic caught); the turn knows no
+//! tool by name and learns of plan changes from the tool's output.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
@@ -11,10 +13,10 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, TurnEnd};
-use crate::events::{AbortReason, Event, ToolStatus};
-use crate::llm::{ContentBlock, ModelRequest, StreamEvent, TEXT_TOOL_CALL};
-use crate::tools::{self, ToolEnv, ToolOutput};
+use super::{Session, TurnEnd};
+use crate::events::{AbortReason, ErrorKind, Event, StopReason, ToolStatus};
+use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
+use crate::tools::{ToolCtx, ToolOutput};
 
 /// Corrective messages per turn for tool calls written as text.
 const MAX_CORRECTIONS: u32 = 2;
@@ -23,7 +25,7 @@ call it through the tools interface (a structured tool call), not in your messag
 
 const NOT_RUN_RESULT: &str = "not run: the user interrupted the turn before this call started.";
 
-impl Agent {
+impl Session {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
         let mut round = 0;
         let mut corrections = 0;
@@ -34,6 +36,7 @@ impl Agent {
                     message: format!(
                         "stopped after {round} model requests (--max-turns); resume to go on"
                     ),
+                    error: None,
                 });
                 return TurnEnd::Stopped;
             }
@@ -42,7 +45,7 @@ impl Agent {
             let request = ModelRequest {
                 system: &self.config.system_prompt,
                 messages: self.conversation.messages(),
-                tools: &self.tools,
+                tools: &self.tool_defs,
                 max_tokens: self.config.max_tokens,
             };
             let events = self.events.clone();
@@ -67,6 +70,7 @@ impl Agent {
                     self.emit(Event::TurnAborted {
                         reason: AbortReason::Interrupted,
                         message: "interrupted while the model was answering".into(),
+                        error: None,
                     });
                     return TurnEnd::Interrupted;
                 }
@@ -78,6 +82,7 @@ impl Agent {
                     self.emit(Event::TurnAborted {
                         reason: AbortReason::Failed,
                         message: e.to_string(),
+                        error: Some(e.kind()),
                     });
                     return TurnEnd::Stopped;
                 }
@@ -85,6 +90,7 @@ impl Agent {
             self.totals.input_tokens += reply.usage.input_tokens;
             self.totals.output_tokens += reply.usage.output_tokens;
             self.emit(Event::Usage {
+                model: self.client.model().to_string(),
                 input_tokens: reply.usage.input_tokens,
                 output_tokens: reply.usage.output_tokens,
                 total_input_tokens: self.totals.input_tokens,
@@ -93,12 +99,13 @@ impl Agent {
             let calls = reply.tool_calls();
             self.conversation.push_assistant(reply.content);
             if calls.is_empty()
-                && reply.stop_reason == TEXT_TOOL_CALL
+                && reply.stop_reason == StopReason::TextToolCall
                 && corrections < MAX_CORRECTIONS
             {
                 // The model wrote a tool call as text: it was not run; say how to call tools.
                 corrections += 1;
                 self.emit(Event::Error {
+                    kind: ErrorKind::TextToolCall,
                     message: "The model wrote a tool call as text; it was not run, and the model was asked to use the tools API."
                         .into(),
                 });
@@ -114,7 +121,7 @@ impl Agent {
             }
 
             let mut results = Vec::with_capacity(calls.len());
-            let mut plan_updated = false;
+            let mut plan_written = false;
             for (id, name, input) in calls {
                 if cancel.is_cancelled() {
                     results.push(result_block(&id, ToolOutput::error(NOT_RUN_RESULT)));
@@ -125,9 +132,9 @@ impl Agent {
                     .iter()
                     .find(|(bad, _)| *bad == id)
                     .map(|(_, why)| why.clone());
-                let (output, status, updated) =
+                let (output, status, written) =
                     self.run_tool(&id, &name, &input, invalid, cancel).await;
-                plan_updated |= updated;
+                plan_written |= written;
                 results.push(result_block(&id, output));
                 if status == ToolStatus::Interrupted {
                     tracing::info!(tool = %name, "tool interrupted");
@@ -138,17 +145,18 @@ impl Agent {
                 self.emit(Event::TurnAborted {
                     reason: AbortReason::Interrupted,
                     message: "interrupted while tools were running".into(),
+                    error: None,
                 });
                 return TurnEnd::Interrupted;
             }
-            let nag = self.reminders.after_round(plan_updated, &self.plan);
+            let nag = self.reminders.after_round(plan_written, &self.plan);
             self.conversation
                 .push_tool_results(results, nag.into_iter().collect());
         }
     }
 
-    /// Runs one call and emits its Begin/End; returns the result, its status and
-    /// whether the plan changed.
+    /// Runs one call and emits its Begin/End (and the plan it changed);
+    /// returns the result, its status and whether the plan was written.
     async fn run_tool(
         &mut self,
         id: &str,
@@ -161,39 +169,33 @@ impl Agent {
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
             name: name.to_string(),
-            summary: tools::summarize(name, input),
+            summary: self.tools.summarize(name, input),
             input: input.clone(),
             plan_item_id: self.plan.in_progress().map(|i| i.id.clone()),
             plan_item: self.plan.in_progress().map(|i| i.content.clone()),
         });
-        let mut plan_updated = false;
         let output = if let Some(why) = invalid_input {
             ToolOutput::error(format!(
                 "{why}. Call `{name}` again with a JSON object matching its schema."
             ))
         } else if !input.is_object() {
             ToolOutput::error(format!("the input of `{name}` must be a JSON object"))
-        } else if name == tools::TODO_WRITE {
-            let before = self.plan.items().to_vec();
-            let (out, diff) = tools::todo::todo_write(&mut self.plan, input);
-            if let Some(diff) = diff {
-                // Re-sending the same plan still counts as tending it (no nag),
-                // but only a real change is announced.
-                plan_updated = true;
-                if self.plan.items() != before.as_slice() {
-                    self.emit(Event::PlanUpdated {
-                        items: self.plan.items().to_vec(),
-                        rendered: self.plan.render(),
-                        diff,
-                    });
-                }
-            }
-            out
-        } else if name == tools::TODO_READ {
-            tools::todo::todo_read(&self.plan)
         } else {
-            self.run_workspace_tool(id, name, input, cancel).await
+            self.call_tool(id, name, input, cancel).await
         };
+        let mut plan_written = false;
+        if let Some(change) = &output.plan {
+            // Re-sending the same plan still counts as tending it (no nag),
+            // but only a real change is announced.
+            plan_written = true;
+            if change.changed {
+                self.emit(Event::PlanUpdated {
+                    items: self.plan.items().to_vec(),
+                    rendered: self.plan.render(),
+                    diff: change.diff.clone(),
+                });
+            }
+        }
         let status = if output.interrupted {
             ToolStatus::Interrupted
         } else if output.is_error {
@@ -208,11 +210,12 @@ impl Agent {
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             output: output.content.clone(),
         });
-        (output, status, plan_updated)
+        (output, status, plan_written)
     }
 
-    async fn run_workspace_tool(
-        &self,
+    /// Runs the tool `name` from the registry, forwarding its live output.
+    async fn call_tool(
+        &mut self,
         id: &str,
         name: &str,
         input: &Value,
@@ -220,14 +223,22 @@ impl Agent {
     ) -> ToolOutput {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let tool_cancel = cancel.child_token();
-        let env = ToolEnv {
+        let ctx = ToolCtx {
             workspace: &self.workspace,
             config: &self.config.tools,
             cancel: &tool_cancel,
             output: Some(&out_tx),
+            plan: &mut self.plan,
+        };
+        let events = &self.events;
+        let forward = |chunk: String| {
+            let _ = events.send(Event::ToolCallOutputDelta {
+                id: id.to_string(),
+                chunk,
+            });
         };
         // A bug in a tool becomes an error result, so its Begin still gets an End.
-        let run = AssertUnwindSafe(tools::run_workspace_tool(name, input, &env))
+        let run = AssertUnwindSafe(self.tools.run(name, input, ctx))
             .catch_unwind()
             .map(|r| {
                 r.unwrap_or_else(|_| {
@@ -239,7 +250,7 @@ impl Agent {
             tokio::select! {
                 out = &mut run => {
                     while let Ok(chunk) = out_rx.try_recv() {
-                        self.emit(Event::ToolCallOutputDelta { id: id.to_string(), chunk });
+                        forward(chunk);
                     }
                     return out;
                 }
@@ -248,9 +259,7 @@ impl Agent {
                 _ = tool_cancel.cancelled() => {
                     return ToolOutput::interrupted("");
                 }
-                Some(chunk) = out_rx.recv() => {
-                    self.emit(Event::ToolCallOutputDelta { id: id.to_string(), chunk });
-                }
+                Some(chunk) = out_rx.recv() => forward(chunk),
             }
         }
     }

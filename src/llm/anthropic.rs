@@ -14,7 +14,7 @@ use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
-    StreamEvent, Usage,
+    StopReason, StreamEvent, Usage,
 };
 use crate::tools::ToolDef;
 
@@ -84,6 +84,9 @@ impl ModelClient for AnthropicClient {
     fn model(&self) -> &str {
         &self.config.model
     }
+    fn provider(&self) -> &str {
+        "anthropic"
+    }
 
     fn stream<'a>(
         &'a self,
@@ -131,6 +134,19 @@ enum Partial {
         json: String,
         start_input: Option<Value>,
     },
+}
+
+/// The Messages API's stop reason, typed. `pause_turn` (a server tool paused
+/// a long turn) stays `Other`: the agent treats it as the end of the turn.
+fn stop_reason(wire: &str) -> StopReason {
+    match wire {
+        "end_turn" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence,
+        "refusal" => StopReason::Refusal,
+        other => StopReason::Other(other.to_string()),
+    }
 }
 
 /// Builds one assistant message from the Messages API stream events.
@@ -295,7 +311,10 @@ impl Assembler {
         }
         Ok(AssistantReply {
             content,
-            stop_reason: self.stop_reason.unwrap_or_else(|| "end_turn".into()),
+            stop_reason: self
+                .stop_reason
+                .as_deref()
+                .map_or(StopReason::EndTurn, stop_reason),
             usage: self.usage,
             invalid_inputs,
         })
@@ -391,7 +410,7 @@ mod tests {
         ]);
         let reply = reply.unwrap();
         assert_eq!(seen, vec![StreamEvent::TextDelta("Hi".into())]);
-        assert_eq!(reply.stop_reason, "tool_use");
+        assert_eq!(reply.stop_reason, StopReason::ToolUse);
         assert_eq!(
             reply.usage,
             Usage {

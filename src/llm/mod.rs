@@ -17,6 +17,8 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::events::ErrorKind;
+pub use crate::events::StopReason;
 use crate::tools::ToolDef;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,17 +68,12 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
-/// The stop reason of a reply that wrote a tool call as text instead of
-/// calling the tool (any provider may report it; the agent asks the model to
-/// use the tools interface, and runs nothing).
-pub const TEXT_TOOL_CALL: &str = "text_tool_call";
-
 /// A complete assistant message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AssistantReply {
     pub content: Vec<ContentBlock>,
-    /// As the provider said it (`end_turn`, `tool_use`, `max_tokens`, …).
-    pub stop_reason: String,
+    /// Why the model stopped, mapped from the provider's own word.
+    pub stop_reason: StopReason,
     pub usage: Usage,
     /// Tool calls whose input was not valid JSON: id → parse error and raw text.
     /// Their `input` in `content` is `{}`; the agent answers them with an error.
@@ -121,15 +118,56 @@ pub enum LlmError {
     RetriesExhausted { attempts: u32, last: String },
 }
 
+impl LlmError {
+    /// The kind of failure, for drivers that must not read the message.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            LlmError::Config(_) => ErrorKind::Config,
+            LlmError::Http {
+                status: 401 | 403, ..
+            } => ErrorKind::Auth,
+            LlmError::Http { status: 429, .. } => ErrorKind::RateLimited,
+            LlmError::Http {
+                status: 500..=599, ..
+            } => ErrorKind::Server,
+            LlmError::Http { .. } => ErrorKind::Http,
+            LlmError::Api(_) => ErrorKind::Api,
+            LlmError::RetriesExhausted { .. } => ErrorKind::RetriesExhausted,
+        }
+    }
+}
+
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A model provider. `stream` sends progress to `on_event` and resolves to
 /// the complete reply; dropping the future cancels the request.
 pub trait ModelClient: Send + Sync {
     fn model(&self) -> &str;
+    /// The provider's name as settings spell it (`anthropic`, `openai`, …).
+    fn provider(&self) -> &str {
+        "custom"
+    }
     fn stream<'a>(
         &'a self,
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_map_to_kinds() {
+        let http = |status| LlmError::Http {
+            status,
+            message: String::new(),
+        };
+        assert_eq!(http(401).kind(), ErrorKind::Auth);
+        assert_eq!(http(429).kind(), ErrorKind::RateLimited);
+        assert_eq!(http(503).kind(), ErrorKind::Server);
+        assert_eq!(http(404).kind(), ErrorKind::Http);
+        assert_eq!(LlmError::Config(String::new()).kind(), ErrorKind::Config);
+    }
 }

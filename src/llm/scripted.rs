@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StreamEvent,
-    Usage,
+    AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StopReason,
+    StreamEvent, Usage,
 };
 
 /// The bundled demo scenario.
@@ -78,6 +78,9 @@ impl ModelClient for ScriptedClient {
     fn model(&self) -> &str {
         "scripted"
     }
+    fn provider(&self) -> &str {
+        "scripted"
+    }
 
     fn stream<'a>(
         &'a self,
@@ -120,14 +123,14 @@ impl ModelClient for ScriptedClient {
                 });
             }
             let stop_reason = if turn.tool_calls.is_empty() {
-                "end_turn"
+                StopReason::EndTurn
             } else {
-                "tool_use"
+                StopReason::ToolUse
             };
             let input_chars: usize = request.messages.iter().map(|m| m.content.len() * 64).sum();
             Ok(AssistantReply {
                 content,
-                stop_reason: stop_reason.into(),
+                stop_reason,
                 usage: Usage {
                     input_tokens: (input_chars / 4) as u64 + 200,
                     output_tokens: (turn.text.len() / 4) as u64 + 20 * turn.tool_calls.len() as u64,
@@ -172,12 +175,12 @@ mod tests {
         let mut seen = Vec::new();
         let mut sink = |e: StreamEvent| seen.push(e);
         let r1 = client.stream(&req, &mut sink).await.unwrap();
-        assert_eq!(r1.stop_reason, "tool_use");
+        assert_eq!(r1.stop_reason, StopReason::ToolUse);
         assert!(
             matches!(&r1.content[1], ContentBlock::ToolUse { name, input, .. } if name == "todo_read" && input.is_object())
         );
         let r2 = client.stream(&req, &mut sink).await.unwrap();
-        assert_eq!(r2.stop_reason, "end_turn");
+        assert_eq!(r2.stop_reason, StopReason::EndTurn);
         let r3 = client.stream(&req, &mut sink).await.unwrap();
         assert!(
             matches!(&r3.content[0], ContentBlock::Text { text } if text.contains("no more turns"))

@@ -7,13 +7,17 @@
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Sleep;
 
-use super::{ToolEnv, ToolOutput, cap_output, opt_u64_arg, str_arg};
+use super::{
+    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg, str_arg,
+    str_or_empty, summary_line,
+};
 
 /// How long output is still read after the shell exited while a background
 /// process keeps the pipes open.
@@ -37,6 +41,38 @@ const SECRET_VARS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 fn is_secret(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy().to_ascii_uppercase();
     SECRET_VARS.contains(&name.as_str()) || name.ends_with("_API_KEY")
+}
+
+/// The `bash` tool.
+pub struct Bash;
+
+impl Tool for Bash {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+    fn description(&self) -> &'static str {
+        "Run a shell command in the workspace (bash -c). Returns stdout+stderr and the exit code; \
+long output keeps head and tail. Default timeout 120 s, max 600."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"command": {"type": "string"}, "timeout_secs": {"type": "integer"}},
+            "required": ["command"]
+        })
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: summary_line(str_or_empty(input, "command").lines().next().unwrap_or("")),
+            detail: ToolDetail::Output,
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { run(input, &ctx.env()).await })
+    }
 }
 
 /// Runs a `bash` tool call.

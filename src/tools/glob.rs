@@ -6,15 +6,50 @@
 
 use std::path::Path;
 
+use futures_util::future::BoxFuture;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{ToolEnv, ToolOutput, Workspace, str_arg};
+use super::{
+    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, Workspace, str_arg, str_or_empty,
+    summary_line,
+};
 
 /// The walk stops collecting past this many times `glob_cap` matches.
 const WALK_FACTOR: usize = 4;
+
+/// The `glob` tool.
+pub struct Glob;
+
+impl Tool for Glob {
+    fn name(&self) -> &'static str {
+        "glob"
+    }
+    fn description(&self) -> &'static str {
+        "List workspace files matching a glob (e.g. `src/**/*.rs`), honouring .gitignore, sorted."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"pattern": {"type": "string"}},
+            "required": ["pattern"]
+        })
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: summary_line(str_or_empty(input, "pattern")),
+            detail: ToolDetail::Output,
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { run(input, &ctx.env()).await })
+    }
+}
 
 /// Runs a `glob` tool call.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {

@@ -1,10 +1,13 @@
-//! Tool registry: JSON schemas the model sees and the dispatcher that runs a
-//! call. Invariant: dispatch never panics; every failure is an `Error: …`
-//! tool result and the agent loop goes on.
+//! The tools: one [`Tool`] per file, and the [`ToolRegistry`] that offers
+//! them to the model and finds the one a call names. Invariant: running a
+//! call never panics; every failure is an `Error: …` tool result and the
+//! agent loop goes on. The agent knows no tool by name: what a call did to
+//! the plan comes back in [`ToolOutput::plan`].
 
 pub mod bash;
 pub mod fs;
 pub mod glob;
+mod registry;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod todo;
@@ -12,10 +15,15 @@ pub mod workspace;
 
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::events::{ToolDetail, ToolSummary};
+pub use crate::json::json_type;
+use crate::todo::{PlanDiff, TodoManager};
+pub use registry::{ToolRegistry, definitions, run_workspace_tool};
 pub use workspace::Workspace;
 
 /// Limits applied to tool execution.
@@ -49,6 +57,17 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// The tool stopped because the user interrupted it (implies `is_error`).
     pub interrupted: bool,
+    /// The plan was written (accepted), and how it changed.
+    pub plan: Option<PlanChange>,
+}
+
+/// What an accepted plan write did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanChange {
+    pub diff: PlanDiff,
+    /// The items differ from before (re-sending the same plan still counts
+    /// as tending it, but is not announced).
+    pub changed: bool,
 }
 
 impl ToolOutput {
@@ -57,6 +76,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             interrupted: false,
+            plan: None,
         }
     }
     /// An error result; the text is prefixed with `Error: `.
@@ -65,6 +85,7 @@ impl ToolOutput {
             content: format!("Error: {msg}"),
             is_error: true,
             interrupted: false,
+            plan: None,
         }
     }
     /// The user interrupted the tool; `detail` (e.g. output so far) follows the notice.
@@ -77,19 +98,48 @@ impl ToolOutput {
             ),
             is_error: true,
             interrupted: true,
+            plan: None,
         }
     }
 }
 
-/// Everything a workspace tool may touch while it runs.
-pub struct ToolEnv<'a> {
+/// Everything a tool may touch while it runs.
+pub struct ToolCtx<'a> {
     pub workspace: &'a Workspace,
     pub config: &'a ToolConfig,
-    /// Cancelled when the user interrupts: the tool must stop at once
-    /// (bash kills its whole process group).
+    /// Cancelled when the user interrupts: the tool must stop at once.
     pub cancel: &'a CancellationToken,
-    /// Live output chunks (bash stdout/stderr as they arrive), if wanted.
+    /// Live output chunks, if wanted.
     pub output: Option<&'a UnboundedSender<String>>,
+    /// The session's plan (only the plan tools touch it).
+    pub plan: &'a mut TodoManager,
+}
+
+impl ToolCtx<'_> {
+    /// The part the workspace tools use.
+    pub fn env(&self) -> ToolEnv<'_> {
+        ToolEnv {
+            workspace: self.workspace,
+            config: self.config,
+            cancel: self.cancel,
+            output: self.output,
+        }
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// What the model reads about the tool.
+    fn description(&self) -> &'static str;
+    /// The JSON schema of its input.
+    fn input_schema(&self) -> Value;
+    /// It changes nothing (files, processes, the plan).
+    fn read_only(&self) -> bool;
+    /// How a call is shown in traces.
+    fn summarize(&self, input: &Value) -> ToolSummary;
+    /// Runs a call; `input` is a JSON object. Errors are `ToolOutput::error`.
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput>;
 }
 
 /// A tool as the model sees it (serialises to the Anthropic tool shape).
@@ -100,28 +150,30 @@ pub struct ToolDef {
     pub input_schema: Value,
 }
 
-pub const TODO_WRITE: &str = "todo_write";
-pub const TODO_READ: &str = "todo_read";
+/// The shared part of a tool's context: what a workspace tool may touch.
+pub struct ToolEnv<'a> {
+    pub workspace: &'a Workspace,
+    pub config: &'a ToolConfig,
+    /// Cancelled when the user interrupts: the tool must stop at once
+    /// (bash kills its whole process group).
+    pub cancel: &'a CancellationToken,
+    /// Live output chunks (bash stdout/stderr as they arrive), if wanted.
+    pub output: Option<&'a UnboundedSender<String>>,
+}
 
-/// Runs one of the workspace tools (`bash`, `read_file`, `write_file`,
-/// `edit_file`, `glob`). The plan tools are handled by the agent, which owns
-/// the plan; any other name is an error result.
-pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
-    match name {
-        "bash" => bash::run(input, env).await,
-        "read_file" => fs::read_file(input, env).await,
-        "write_file" => fs::write_file(input, env).await,
-        "edit_file" => fs::edit_file(input, env).await,
-        "glob" => glob::run(input, env).await,
-        other => ToolOutput::error(format!(
-            "unknown tool `{other}`. Available tools: {}",
-            definitions()
-                .iter()
-                .map(|d| d.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+/// `text`, cut to 80 characters with an ellipsis: a summary line.
+pub fn summary_line(text: &str) -> String {
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        text.to_string()
     }
+}
+
+/// The string argument `key`, or `""`: for summaries, which never fail.
+pub fn str_or_empty<'v>(input: &'v Value, key: &str) -> &'v str {
+    input.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Reads a required string argument, or explains what is wrong.
@@ -161,17 +213,6 @@ pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
     }
 }
 
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Caps `text` at `cap` bytes, keeping head and tail around a clear marker.
 pub fn cap_output(text: &str, cap: usize) -> String {
     if text.len() <= cap {
@@ -186,110 +227,6 @@ pub fn cap_output(text: &str, cap: usize) -> String {
         &text[..head_end],
         &text[tail_start..]
     )
-}
-
-/// A one-line summary of a call's arguments, for traces.
-pub fn summarize(name: &str, input: &Value) -> String {
-    let field = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
-    let text = match name {
-        "bash" => field("command").lines().next().unwrap_or("").to_string(),
-        "read_file" | "write_file" | "edit_file" => field("path").to_string(),
-        "glob" => field("pattern").to_string(),
-        "todo_write" => match input.get("todos") {
-            Some(Value::Array(items)) => format!("{} items", items.len()),
-            _ => String::new(),
-        },
-        _ => String::new(),
-    };
-    if text.chars().count() > 80 {
-        let cut: String = text.chars().take(79).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
-}
-
-/// The tools offered to the model, in a stable order.
-pub fn definitions() -> Vec<ToolDef> {
-    use serde_json::json;
-    vec![
-        ToolDef {
-            name: TODO_WRITE,
-            description: "Replace the whole plan (a checklist the user watches live). Send every item each time. \
-Rules: at most 20 items; each needs non-empty `content` (imperative, e.g. \"Run tests\") and `activeForm` \
-(present tense, e.g. \"Running tests\"); status is pending, in_progress or completed; at most ONE item \
-in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
-is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {"todos": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                        "activeForm": {"type": "string"},
-                        "id": {"type": "string"}
-                    },
-                    "required": ["content", "status", "activeForm"]
-                }}},
-                "required": ["todos"]
-            }),
-        },
-        ToolDef {
-            name: TODO_READ,
-            description: "Return the current plan.",
-            input_schema: json!({"type": "object", "properties": {}}),
-        },
-        ToolDef {
-            name: "bash",
-            description: "Run a shell command in the workspace (bash -c). Returns stdout+stderr and the exit code; \
-long output keeps head and tail. Default timeout 120 s, max 600.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {"command": {"type": "string"}, "timeout_secs": {"type": "integer"}},
-                "required": ["command"]
-            }),
-        },
-        ToolDef {
-            name: "read_file",
-            description: "Read a text file with numbered lines. `offset` is the first line (1-based), `limit` the line count.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
-                "required": ["path"]
-            }),
-        },
-        ToolDef {
-            name: "write_file",
-            description: "Create or overwrite a file (parent folders are created).",
-            input_schema: json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                "required": ["path", "content"]
-            }),
-        },
-        ToolDef {
-            name: "edit_file",
-            description: "Replace exact text in a file. `old_text` must occur exactly once unless `replace_all` is true.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"}, "old_text": {"type": "string"},
-                    "new_text": {"type": "string"}, "replace_all": {"type": "boolean"}
-                },
-                "required": ["path", "old_text", "new_text"]
-            }),
-        },
-        ToolDef {
-            name: "glob",
-            description: "List workspace files matching a glob (e.g. `src/**/*.rs`), honouring .gitignore, sorted.",
-            input_schema: json!({
-                "type": "object",
-                "properties": {"pattern": {"type": "string"}},
-                "required": ["pattern"]
-            }),
-        },
-    ]
 }
 
 #[cfg(test)]

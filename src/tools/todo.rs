@@ -1,12 +1,97 @@
-//! `todo_write` and `todo_read`: the plan tools the agent answers itself.
-//! Invariant: a refused `todo_write` leaves the plan unchanged and tells the
-//! model why, which rule it broke, and what the current plan is, so it can
-//! retry; nothing here panics.
+//! `todo_write` and `todo_read`: the plan tools, which act on the session's
+//! plan in their context. Invariant: a refused `todo_write` leaves the plan
+//! unchanged and tells the model why, which rule it broke, and what the
+//! current plan is, so it can retry; an accepted one reports its change in
+//! [`ToolOutput::plan`]; nothing here panics.
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::ToolOutput;
+use super::{PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
 use crate::todo::{PlanDiff, TODOS_SHAPE, TodoManager};
+
+/// The `todo_write` tool.
+pub struct TodoWrite;
+
+impl Tool for TodoWrite {
+    fn name(&self) -> &'static str {
+        "todo_write"
+    }
+    fn description(&self) -> &'static str {
+        "Replace the whole plan (a checklist the user watches live). Send every item each time. \
+Rules: at most 20 items; each needs non-empty `content` (imperative, e.g. \"Run tests\") and `activeForm` \
+(present tense, e.g. \"Running tests\"); status is pending, in_progress or completed; at most ONE item \
+in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
+is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"todos": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string"},
+                    "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                    "activeForm": {"type": "string"},
+                    "id": {"type": "string"}
+                },
+                "required": ["content", "status", "activeForm"]
+            }}},
+            "required": ["todos"]
+        })
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        let line = match input.get("todos") {
+            Some(Value::Array(items)) => format!("{} items", items.len()),
+            _ => String::new(),
+        };
+        ToolSummary {
+            line,
+            detail: ToolDetail::Plan,
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let before = ctx.plan.items().to_vec();
+            let (mut out, diff) = todo_write(ctx.plan, input);
+            out.plan = diff.map(|diff| PlanChange {
+                diff,
+                changed: ctx.plan.items() != before.as_slice(),
+            });
+            out
+        })
+    }
+}
+
+/// The `todo_read` tool.
+pub struct TodoRead;
+
+impl Tool for TodoRead {
+    fn name(&self) -> &'static str {
+        "todo_read"
+    }
+    fn description(&self) -> &'static str {
+        "Return the current plan."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({"type": "object", "properties": {}})
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn summarize(&self, _input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: String::new(),
+            detail: ToolDetail::Plan,
+        }
+    }
+    fn run<'a>(&'a self, _input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { todo_read(ctx.plan) })
+    }
+}
 
 /// Applies a `todo_write` call. On success returns the rendered plan and the diff.
 pub fn todo_write(plan: &mut TodoManager, input: &Value) -> (ToolOutput, Option<PlanDiff>) {
@@ -70,6 +155,29 @@ mod tests {
         assert_eq!(diff.added, vec!["Write code", "Run tests"]);
         assert_eq!(diff.started, vec!["Write code"]);
         assert_eq!(todo_read(&plan), ToolOutput::ok(plan.render()));
+    }
+
+    #[tokio::test]
+    async fn the_tool_reports_whether_the_plan_changed() {
+        let f = crate::tools::test_support::Fixture::new();
+        let mut plan = TodoManager::new();
+        let one = input(json!([{"content": "A", "activeForm": "Doing A", "status": "pending"}]));
+        let call = |plan: &mut TodoManager, v: &Value| {
+            let ctx = ToolCtx {
+                workspace: &f.ws,
+                config: &f.config,
+                cancel: &f.cancel,
+                output: None,
+                plan,
+            };
+            futures_util::FutureExt::now_or_never(TodoWrite.run(v, ctx)).unwrap()
+        };
+        let first = call(&mut plan, &one).plan.unwrap();
+        assert!(first.changed);
+        assert_eq!(first.diff.added, vec!["A"]);
+        // The same plan again is a write (no nag) but not a change.
+        assert!(!call(&mut plan, &one).plan.unwrap().changed);
+        assert!(call(&mut plan, &json!({})).plan.is_none());
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! and only when something changed. Invariant: with nothing running and
 //! nothing animating it sleeps until the next input (no idle wake-ups).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -17,8 +16,7 @@ use super::terminal::TerminalGuard;
 use super::update::{self, Effect};
 use super::view;
 use crate::agent::AgentHandle;
-use crate::events::{NewClient, Op};
-use crate::llm::ModelClient;
+use crate::events::Op;
 use crate::pricing::Price;
 
 const FRAME: Duration = Duration::from_millis(16);
@@ -35,16 +33,10 @@ pub struct TuiOptions {
     pub palette: Palette,
     /// The model's price, when known, for the cost in the status line.
     pub price: Option<Price>,
-    /// Builds a model client from the current settings (config file and
-    /// environment read again), used when resuming after a failure.
-    pub reload: Option<Reload>,
 }
-
-pub type Reload = Box<dyn Fn() -> Result<Arc<dyn ModelClient>, String>>;
 
 /// Runs the full-screen app until the user quits or a signal arrives.
 pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
-    let opts_reload = opts.reload;
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
@@ -64,13 +56,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.input.set_text(&prompt);
         let effects = update::on_key(&mut app, enter_key(), now);
-        apply(
-            &mut app,
-            &engine,
-            opts_reload.as_ref(),
-            &mut spills,
-            effects,
-        );
+        apply(&mut app, &engine, &mut spills, effects);
     }
 
     let mut dirty = true;
@@ -161,13 +147,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
             failure = Some(e);
             break;
         }
-        if apply(
-            &mut app,
-            &engine,
-            opts_reload.as_ref(),
-            &mut spills,
-            effects,
-        ) {
+        if apply(&mut app, &engine, &mut spills, effects) {
             break;
         }
     }
@@ -184,32 +164,12 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
 fn apply(
     app: &mut App,
     engine: &Option<AgentHandle>,
-    reload: Option<&Reload>,
     spills: &mut SpillFiles,
     effects: Vec<Effect>,
 ) -> bool {
     let mut quit = false;
     for effect in effects {
         match effect {
-            Effect::Reload => match reload.map(|r| r()) {
-                Some(Ok(client)) => {
-                    let model = client.model().to_string();
-                    if let Some(handle) = engine {
-                        let _ = handle.ops.send(Op::SetClient(NewClient(client)));
-                    }
-                    app.status.set_model(model);
-                }
-                Some(Err(reason)) => {
-                    // Resuming with settings that cannot work would only fail again.
-                    app.notice(
-                        NoticeKind::Error,
-                        format!("{reason}. Fix it and press Ctrl+R again."),
-                    );
-                    app.status.can_resume = true;
-                    return quit;
-                }
-                None => {}
-            },
             Effect::Send(op) => {
                 if let Some(handle) = engine
                     && handle.ops.send(op).is_err()

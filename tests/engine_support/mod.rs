@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
-use waypoint::agent::{Agent, AgentConfig, AgentHandle};
+use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice};
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
-use waypoint::llm::ModelClient;
+use waypoint::llm::{LlmError, ModelClient};
 
 use crate::loopback::{ClientOpts, FakeServer, ProviderWire, Reply, Wire};
 use crate::support::workspace::Fixture;
@@ -34,6 +34,25 @@ impl<W: Wire> Rig<W> {
         let server = FakeServer::start(replies).await;
         let (dir, workspace) = Fixture::new().into_parts();
         let handle = Agent::spawn(client(&server.url), workspace, config);
+        Rig {
+            server,
+            handle,
+            dir,
+        }
+    }
+
+    /// Like `start`, with `factory` building the engine's next clients
+    /// (it gets the server's URL).
+    pub async fn start_with_factory(
+        replies: Vec<Reply>,
+        config: AgentConfig,
+        client: impl FnOnce(&str) -> Arc<dyn ModelClient>,
+        factory: impl FnOnce(&str) -> Arc<dyn ClientFactory>,
+    ) -> Self {
+        let server = FakeServer::start(replies).await;
+        let (dir, workspace) = Fixture::new().into_parts();
+        let handle =
+            Agent::spawn_with_factory(client(&server.url), factory(&server.url), workspace, config);
         Rig {
             server,
             handle,
@@ -223,4 +242,16 @@ pub fn assert_completed(events: &[Event]) {
         matches!(events.last(), Some(Event::TurnComplete { .. })),
         "{events:?}"
     );
+}
+
+/// A client factory made of a closure.
+pub struct FnFactory<F>(pub F);
+
+impl<F> ClientFactory for FnFactory<F>
+where
+    F: Fn(&ModelChoice, bool) -> Result<Arc<dyn ModelClient>, LlmError> + Send + Sync,
+{
+    fn build(&self, choice: &ModelChoice, reload: bool) -> Result<Arc<dyn ModelClient>, LlmError> {
+        (self.0)(choice, reload)
+    }
 }

@@ -86,10 +86,13 @@ pub fn begin(
     input: serde_json::Value,
     plan_item: Option<&str>,
 ) -> Event {
+    // The detail (plan, diff) as the engine's registry gives it.
+    let mut summary_of = waypoint::tools::ToolRegistry::standard().summarize(name, &input);
+    summary_of.line = summary.into();
     Event::ToolCallBegin {
         id: id.into(),
         name: name.into(),
-        summary: summary.into(),
+        summary: summary_of,
         input,
         plan_item_id: None,
         plan_item: plan_item.map(str::to_string),
@@ -220,6 +223,7 @@ pub fn plan_in_progress(clock: &Clock) -> App {
         (
             4.6,
             Event::Usage {
+                model: "claude-test".into(),
                 input_tokens: 1200,
                 output_tokens: 300,
                 total_input_tokens: 5400,
@@ -256,6 +260,7 @@ pub fn interrupted(clock: &Clock) -> App {
         Event::TurnAborted {
             reason: AbortReason::Interrupted,
             message: "interrupted while tools were running".into(),
+            error: None,
         },
         clock.at(12.0),
     );

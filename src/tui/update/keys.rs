@@ -284,7 +284,7 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
             NoticeKind::Info,
             "Reloading the settings and resuming where the agent stopped.",
         );
-        return vec![Effect::Reload, Effect::Send(Op::Resume)];
+        return vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)];
     }
     app.notice(NoticeKind::Info, "Resuming where the agent stopped.");
     vec![Effect::Send(Op::Resume)]

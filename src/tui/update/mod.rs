@@ -11,15 +11,12 @@ use std::time::{Duration, Instant};
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste};
 
 use super::state::{Activity, App, EntryKind, NoticeKind};
-use crate::events::{AbortReason, Event, Op, ToolDetail, ToolStatus, ToolSummary};
+use crate::events::{AbortReason, ErrorKind, Event, Op, StopReason, ToolStatus};
 
 /// What the app loop must do after an update.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     Send(Op),
-    /// Read the settings again and hand the engine a new model client (before
-    /// resuming a turn that failed: the user may have fixed the setting).
-    Reload,
     /// Append `text` to the spill file of trace entry `serial` (made on first use).
     SpillOutput {
         serial: u64,
@@ -97,14 +94,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             id,
             name,
             summary,
-            input,
             plan_item,
             ..
         } => {
             app.conversation.round_entry = None;
             app.status
                 .set_activity(Activity::Tool { name: name.clone() }, now);
-            let summary = legacy_summary(&name, summary, &input);
             app.trace.begin(id, name, summary, plan_item, now);
         }
         Event::ToolCallOutputDelta { id, chunk } => {
@@ -149,12 +144,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         }
         Event::PlanUpdated { items, diff, .. } => app.plan.update(items, &diff, now),
         Event::Usage {
+            model,
             input_tokens,
             output_tokens,
             total_input_tokens,
             total_output_tokens,
         } => app.status.add_usage(
-            "",
+            &model,
             input_tokens,
             output_tokens,
             (total_input_tokens, total_output_tokens),
@@ -167,14 +163,18 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             end_turn(app, Activity::Idle, now);
             app.status.can_resume = open_items > 0;
             app.plan.stopped_open = (open_items > 0).then_some(open_items);
-            if stop_reason == "max_tokens" {
+            if stop_reason == StopReason::MaxTokens {
                 app.notice(
                     NoticeKind::Warning,
                     "The reply hit the token limit and may be cut off.",
                 );
             }
         }
-        Event::TurnAborted { reason, message } => {
+        Event::TurnAborted {
+            reason,
+            message,
+            error,
+        } => {
             let activity = match reason {
                 AbortReason::Interrupted => Activity::Interrupted,
                 AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
@@ -188,40 +188,37 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     "Interrupted. Press Enter on an empty input (or Ctrl+R) to resume with the plan intact, or type new guidance.".to_string(),
                 ),
                 AbortReason::MaxTurns => (NoticeKind::Warning, format!("Stopped: {message}. Ctrl+R resumes.")),
+                // A setting or the credentials: fixable, and resuming reloads them.
+                AbortReason::Failed if matches!(error, Some(ErrorKind::Config | ErrorKind::Auth)) => (
+                    NoticeKind::Error,
+                    format!("{message}. Fix the setting and press Ctrl+R: the settings are read again."),
+                ),
                 AbortReason::Failed => (NoticeKind::Error, format!("{message}. Fix it and press Ctrl+R to resume.")),
             };
             app.notice(kind, text);
         }
-        Event::Error { message } => app.notice(NoticeKind::Error, message),
+        Event::Error { message, .. } => app.notice(NoticeKind::Error, message),
+        Event::ModelChanged { model, .. } => {
+            app.notice(
+                NoticeKind::Info,
+                format!("Model: {model} from the next request on."),
+            );
+            app.status.set_model(model);
+        }
+        Event::SessionReset => {
+            // The engine dropped the conversation and the plan (an empty
+            // `PlanUpdated` came first); the trace and the totals stay.
+            app.conversation.clear();
+            app.status.can_resume = false;
+            app.plan.stopped_open = None;
+            app.notice(
+                NoticeKind::Info,
+                "New session: empty conversation and plan.",
+            );
+        }
         Event::Idle => {}
     }
     effects
-}
-
-/// Until the engine sends a typed summary.
-fn legacy_summary(name: &str, line: String, input: &serde_json::Value) -> ToolSummary {
-    let field = |k: &str| {
-        input
-            .get(k)
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let detail = match name {
-        "todo_write" | "todo_read" => ToolDetail::Plan,
-        "edit_file" => ToolDetail::Diff {
-            path: field("path"),
-            old: field("old_text"),
-            new: field("new_text"),
-        },
-        "write_file" => ToolDetail::Diff {
-            path: field("path"),
-            old: String::new(),
-            new: field("content"),
-        },
-        _ => ToolDetail::Output,
-    };
-    ToolSummary { line, detail }
 }
 
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {

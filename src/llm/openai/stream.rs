@@ -1,348 +1,17 @@
-//! OpenAI-compatible Chat Completions client (OpenAI, Ollama, llama.cpp,
-//! vLLM, LM Studio) with SSE streaming and bounded retries. Invariant: a
-//! reply is returned only once the stream is complete (a `finish_reason`
-//! followed by `[DONE]` or the end of the stream); a stream that breaks off
-//! earlier is retried from scratch, so tool calls are never seen twice or half.
+//! Assembling a Chat Completions stream into one reply: text deltas, tool
+//! calls split across chunks, usage, error chunks, and tool calls the model
+//! wrote as text. Invariant: nothing is returned from a stream that did not
+//! finish, and every tool call id in a reply is unique.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use bytes::Bytes;
-use serde::Serialize;
 use serde_json::Value;
 
-use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
-use super::retry::{RetryPolicy, is_retryable_status};
-use super::sse::SseEvent;
-use super::{
-    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest, Role,
-    StreamEvent, Usage,
-};
-use crate::tools::ToolDef;
-
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-pub use super::TEXT_TOOL_CALL;
-
-/// Most tool calls accepted in one reply; more means a broken stream.
-const MAX_TOOL_CALLS: usize = 1024;
-
-#[derive(Clone, Debug)]
-pub struct OpenAiConfig {
-    /// Sent as `authorization: Bearer …` when set; local servers need none.
-    pub api_key: Option<String>,
-    /// Usually ends in `/v1`, e.g. `http://localhost:11434/v1` for Ollama.
-    pub base_url: String,
-    pub model: String,
-    pub retry: RetryPolicy,
-    /// Longest silence tolerated inside a stream before it counts as broken.
-    pub idle_timeout: Duration,
-}
-
-pub struct OpenAiClient {
-    config: OpenAiConfig,
-    http: StreamingHttp,
-    authorization: Option<String>,
-}
-
-const NAMES: Names = Names {
-    key_var: "OPENAI_API_KEY",
-    url_var: "OPENAI_BASE_URL",
-    example_url: "http://localhost:11434/v1",
-};
-
-impl OpenAiClient {
-    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        if config.model.trim().is_empty() {
-            return Err(LlmError::Config(
-                "no model name: set --model or OPENAI_MODEL (e.g. `gpt-4.1`, or `qwen2.5-coder` for Ollama)"
-                    .into(),
-            ));
-        }
-        let http = StreamingHttp::new(
-            &config.base_url,
-            "/chat/completions",
-            config.idle_timeout,
-            NAMES,
-        )?;
-        let authorization = config
-            .api_key
-            .as_deref()
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(|k| format!("Bearer {k}"));
-        Ok(Self {
-            config,
-            http,
-            authorization,
-        })
-    }
-
-    /// Adds what only this client knows to a final HTTP error.
-    fn explain(&self, failure: Failure) -> Failure {
-        match failure {
-            Failure::Fatal(LlmError::Http { status, message }) => {
-                let extra = match status {
-                    404 => format!(" [model `{}` at {}]", self.config.model, self.http.url),
-                    401 | 403 if self.authorization.is_none() => {
-                        " [no API key was sent]".to_string()
-                    }
-                    _ => String::new(),
-                };
-                Failure::Fatal(LlmError::Http {
-                    status,
-                    message: format!("{message}{extra}"),
-                })
-            }
-            other => other,
-        }
-    }
-}
-
-impl Attempt for OpenAiClient {
-    async fn attempt(
-        &self,
-        body: &Bytes,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<AssistantReply, Failure> {
-        let headers: Vec<(&str, &str)> = self
-            .authorization
-            .as_deref()
-            .map(|v| ("authorization", v))
-            .into_iter()
-            .collect();
-        let mut events = self
-            .http
-            .open(&headers, body)
-            .await
-            .map_err(|f| self.explain(f))?;
-        let mut asm = Assembler::default();
-        loop {
-            let batch = match events.next().await {
-                Ok(Some(batch)) => batch,
-                Ok(None) => break,
-                // The message was whole; only the trailer (usage, `[DONE]`) is missing.
-                Err(_) if asm.finish_reason.is_some() => return Ok(asm.finish()),
-                Err(f) => return Err(f),
-            };
-            for ev in batch {
-                asm.on_event(&ev, on_event)?;
-                if asm.done {
-                    return Ok(asm.finish());
-                }
-            }
-        }
-        // Some servers omit `[DONE]`: a finish_reason is enough.
-        if asm.finish_reason.is_some() {
-            Ok(asm.finish())
-        } else {
-            Err(events.cut_short())
-        }
-    }
-}
-
-impl ModelClient for OpenAiClient {
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream<'a>(
-        &'a self,
-        request: &'a ModelRequest<'a>,
-        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        let official = self.http.url.contains("://api.openai.com/");
-        let body = request_body_for(&self.config.model, request, official);
-        Box::pin(stream_with_retries(
-            self,
-            &self.config.retry,
-            body,
-            on_event,
-        ))
-    }
-}
-
-// ---------------------------------------------------------------- request
-
-#[derive(Serialize)]
-#[serde(tag = "role", rename_all = "lowercase")]
-enum WireMessage<'a> {
-    System {
-        content: &'a str,
-    },
-    User {
-        content: String,
-    },
-    Assistant {
-        content: Option<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<WireToolCall<'a>>,
-    },
-    Tool {
-        tool_call_id: &'a str,
-        content: &'a str,
-    },
-}
-
-#[derive(Serialize)]
-struct WireToolCall<'a> {
-    id: &'a str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: WireCall<'a>,
-}
-
-#[derive(Serialize)]
-struct WireCall<'a> {
-    name: &'a str,
-    /// The input as JSON text, as the API wants it.
-    arguments: String,
-}
-
-#[derive(Serialize)]
-struct WireTool<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: WireFunction<'a>,
-}
-
-#[derive(Serialize)]
-struct WireFunction<'a> {
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
-}
-
-#[derive(Serialize)]
-struct StreamOptions {
-    include_usage: bool,
-}
-
-/// Translates the content-block conversation into Chat Completions messages:
-/// tool results become `tool` messages (before the user's text, so they
-/// follow the assistant message that asked for them), tool uses become
-/// `tool_calls` with their input as a JSON string.
-fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
-    let mut out = Vec::with_capacity(messages.len() * 2 + 1);
-    if !system.is_empty() {
-        out.push(WireMessage::System { content: system });
-    }
-    for m in messages {
-        let texts: Vec<&str> = m
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        match m.role {
-            Role::User => {
-                for b in &m.content {
-                    if let ContentBlock::ToolResult {
-                        tool_use_id,
-                        content,
-                        ..
-                    } = b
-                    {
-                        out.push(WireMessage::Tool {
-                            tool_call_id: tool_use_id,
-                            content,
-                        });
-                    }
-                }
-                if !texts.is_empty() {
-                    out.push(WireMessage::User {
-                        content: texts.join("\n\n"),
-                    });
-                }
-            }
-            Role::Assistant => {
-                let tool_calls: Vec<WireToolCall<'a>> = m
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::ToolUse { id, name, input } => Some(WireToolCall {
-                            id,
-                            kind: "function",
-                            function: WireCall {
-                                name,
-                                arguments: input.to_string(),
-                            },
-                        }),
-                        _ => None,
-                    })
-                    .collect();
-                let content = if !texts.is_empty() {
-                    Some(texts.join("\n\n"))
-                } else if tool_calls.is_empty() {
-                    Some(String::new())
-                } else {
-                    None
-                };
-                out.push(WireMessage::Assistant {
-                    content,
-                    tool_calls,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// The JSON body of a streaming Chat Completions request, serialised once
-/// and reused by every retry.
-/// OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse
-/// `max_tokens`); local servers know `max_tokens`.
-pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
-    request_body_for(model, req, false)
-}
-
-fn request_body_for(
-    model: &str,
-    req: &ModelRequest<'_>,
-    official: bool,
-) -> serde_json::Result<Bytes> {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        model: &'a str,
-        messages: Vec<WireMessage<'a>>,
-        // Several servers refuse an empty `tools` array.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        tools: Vec<WireTool<'a>>,
-        stream: bool,
-        stream_options: StreamOptions,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        max_tokens: Option<u32>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        max_completion_tokens: Option<u32>,
-    }
-    let body = Body {
-        model,
-        messages: wire_messages(req.system, req.messages),
-        tools: req.tools.iter().map(wire_tool).collect(),
-        stream: true,
-        stream_options: StreamOptions {
-            include_usage: true,
-        },
-        max_tokens: (!official).then_some(req.max_tokens),
-        max_completion_tokens: official.then_some(req.max_tokens),
-    };
-    serde_json::to_vec(&body).map(Bytes::from)
-}
-
-fn wire_tool(t: &ToolDef) -> WireTool<'_> {
-    WireTool {
-        kind: "function",
-        function: WireFunction {
-            name: t.name,
-            description: t.description,
-            parameters: &t.input_schema,
-        },
-    }
-}
-
-// ---------------------------------------------------------------- response
+use super::MAX_TOOL_CALLS;
+use crate::llm::http::Failure;
+use crate::llm::retry::is_retryable_status;
+use crate::llm::sse::SseEvent;
+use crate::llm::{AssistantReply, ContentBlock, LlmError, StopReason, StreamEvent, Usage};
 
 /// One tool call being streamed.
 struct PartialCall {
@@ -355,17 +24,17 @@ struct PartialCall {
 
 /// Builds one assistant message from Chat Completions chunks.
 #[derive(Default)]
-struct Assembler {
+pub(super) struct Assembler {
     text: String,
     calls: Vec<PartialCall>,
-    finish_reason: Option<String>,
+    pub(super) finish_reason: Option<String>,
     usage: Usage,
     /// `[DONE]` arrived.
-    done: bool,
+    pub(super) done: bool,
 }
 
 impl Assembler {
-    fn on_event(
+    pub(super) fn on_event(
         &mut self,
         ev: &SseEvent,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
@@ -490,7 +159,7 @@ impl Assembler {
         Ok(())
     }
 
-    fn finish(self) -> AssistantReply {
+    pub(super) fn finish(self) -> AssistantReply {
         let has_calls = !self.calls.is_empty();
         let text_call = !has_calls && looks_like_text_tool_call(&self.text);
         let mut content = Vec::new();
@@ -516,18 +185,18 @@ impl Assembler {
         }
         let stop_reason = if has_calls && self.finish_reason.as_deref() == Some("length") {
             // Cut off by the token limit: the calls' arguments may be truncated.
-            "max_tokens".to_string()
+            StopReason::MaxTokens
         } else if has_calls {
-            "tool_use".to_string()
+            StopReason::ToolUse
         } else if text_call {
-            TEXT_TOOL_CALL.to_string()
+            StopReason::TextToolCall
         } else {
             match self.finish_reason.as_deref() {
-                None | Some("stop") => "end_turn".to_string(),
-                Some("tool_calls" | "function_call") => "tool_use".to_string(),
-                Some("length") => "max_tokens".to_string(),
-                Some("content_filter") => "refusal".to_string(),
-                Some(other) => other.to_string(),
+                None | Some("stop") => StopReason::EndTurn,
+                Some("tool_calls" | "function_call") => StopReason::ToolUse,
+                Some("length") => StopReason::MaxTokens,
+                Some("content_filter") => StopReason::Refusal,
+                Some(other) => StopReason::Other(other.to_string()),
             }
         };
         AssistantReply {
@@ -657,7 +326,7 @@ const TOOL_CALL_MARKERS: &[&str] = &[
 /// `<tool_call>…</tool_call>`, or a reply that is (or ends with a fenced
 /// block that is) a JSON object like `{"name": "bash", "arguments": {…}}`
 /// (also `parameters`, `{"function": {…}}`, or a list of them). Such text is
-/// never executed; the reply's `stop_reason` is [`TEXT_TOOL_CALL`] so the
+/// never executed; the reply's `stop_reason` is [`StopReason::TextToolCall`] so the
 /// agent can tell the model to use the tool interface.
 pub fn looks_like_text_tool_call(text: &str) -> bool {
     let trimmed = text.trim();
@@ -751,7 +420,7 @@ mod tests {
         json!({"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":d,"finish_reason":null}]}).to_string()
     }
 
-    fn finish(reason: &str) -> String {
+    pub(super) fn finish(reason: &str) -> String {
         json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}]}).to_string()
     }
 
@@ -772,23 +441,6 @@ mod tests {
 
     fn refs(v: &[String]) -> Vec<&str> {
         v.iter().map(String::as_str).collect()
-    }
-
-    #[test]
-    fn the_official_api_gets_max_completion_tokens() {
-        let req = ModelRequest {
-            system: "s",
-            messages: &[],
-            tools: &[],
-            max_tokens: 77,
-        };
-        let official: Value =
-            serde_json::from_slice(&request_body_for("gpt-5", &req, true).unwrap()).unwrap();
-        assert_eq!(official["max_completion_tokens"], 77);
-        assert!(official.get("max_tokens").is_none());
-        let local: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
-        assert_eq!(local["max_tokens"], 77);
-        assert!(local.get("max_completion_tokens").is_none());
     }
 
     #[test]
@@ -816,7 +468,7 @@ mod tests {
                 text: "Hello, wörld 😀".into()
             }]
         );
-        assert_eq!(reply.stop_reason, "end_turn");
+        assert_eq!(reply.stop_reason, StopReason::EndTurn);
         assert_eq!(
             reply.usage,
             Usage {
@@ -843,7 +495,7 @@ mod tests {
         let (reply, seen) = run_chunks(&refs(&chunks));
         let reply = reply.unwrap();
         assert!(seen.is_empty());
-        assert_eq!(reply.stop_reason, "tool_use");
+        assert_eq!(reply.stop_reason, StopReason::ToolUse);
         assert!(reply.invalid_inputs.is_empty());
         assert_eq!(
             reply.content,
@@ -929,7 +581,7 @@ mod tests {
         );
         assert!(calls[3].0.starts_with("call_"), "{}", calls[3].0);
         // finish_reason "stop" with calls still means the tools must run.
-        assert_eq!(reply.stop_reason, "tool_use");
+        assert_eq!(reply.stop_reason, StopReason::ToolUse);
         assert!(reply.invalid_inputs.is_empty());
     }
 
@@ -958,7 +610,7 @@ mod tests {
     fn missing_done_after_finish_is_complete_and_before_finish_is_cut() {
         let chunks = [delta(json!({"content":"ok"})), finish("stop")];
         let (reply, _) = run_chunks(&refs(&chunks));
-        assert_eq!(reply.unwrap().stop_reason, "end_turn");
+        assert_eq!(reply.unwrap().stop_reason, StopReason::EndTurn);
         let chunks = [
             delta(json!({"content":"ok"})),
             call(Some(0), Some("a"), Some("bash"), "{\"command\":"),
@@ -970,11 +622,11 @@ mod tests {
     #[test]
     fn finish_reasons_are_mapped() {
         for (wire, ours) in [
-            ("stop", "end_turn"),
-            ("tool_calls", "tool_use"),
-            ("length", "max_tokens"),
-            ("content_filter", "refusal"),
-            ("eos", "eos"),
+            ("stop", StopReason::EndTurn),
+            ("tool_calls", StopReason::ToolUse),
+            ("length", StopReason::MaxTokens),
+            ("content_filter", StopReason::Refusal),
+            ("eos", StopReason::Other("eos".into())),
         ] {
             let chunks = [delta(json!({"content":"x"})), finish(wire)];
             let (reply, _) = run_chunks(&refs(&chunks));
@@ -1061,7 +713,7 @@ mod tests {
         ];
         let (reply, _) = run_chunks(&refs(&chunks));
         let reply = reply.unwrap();
-        assert_eq!(reply.stop_reason, TEXT_TOOL_CALL);
+        assert_eq!(reply.stop_reason, StopReason::TextToolCall);
         assert!(
             reply
                 .content
@@ -1096,145 +748,5 @@ mod tests {
         ] {
             assert!(!looks_like_text_tool_call(no), "should not flag: {no}");
         }
-    }
-
-    #[test]
-    fn conversation_translates_to_chat_messages() {
-        let messages = vec![
-            Message {
-                role: Role::User,
-                content: vec![
-                    ContentBlock::Text {
-                        text: "make notes".into(),
-                    },
-                    ContentBlock::Text {
-                        text: "<reminder>plan first</reminder>".into(),
-                    },
-                ],
-            },
-            Message {
-                role: Role::Assistant,
-                content: vec![
-                    ContentBlock::Text {
-                        text: "Planning.".into(),
-                    },
-                    ContentBlock::ToolUse {
-                        id: "call_1".into(),
-                        name: "write_file".into(),
-                        input: json!({"path": "a.txt", "content": "x"}),
-                    },
-                    ContentBlock::ToolUse {
-                        id: "call_2".into(),
-                        name: "bash".into(),
-                        input: json!({"command": "ls"}),
-                    },
-                ],
-            },
-            Message {
-                role: Role::User,
-                content: vec![
-                    ContentBlock::ToolResult {
-                        tool_use_id: "call_1".into(),
-                        content: "wrote a.txt".into(),
-                        is_error: false,
-                    },
-                    ContentBlock::ToolResult {
-                        tool_use_id: "call_2".into(),
-                        content: "Error: exit 1".into(),
-                        is_error: true,
-                    },
-                    ContentBlock::Text {
-                        text: "<reminder>update the plan</reminder>".into(),
-                    },
-                ],
-            },
-            Message {
-                role: Role::Assistant,
-                content: vec![ContentBlock::ToolUse {
-                    id: "call_3".into(),
-                    name: "todo_read".into(),
-                    input: json!({}),
-                }],
-            },
-            Message {
-                role: Role::User,
-                content: vec![ContentBlock::ToolResult {
-                    tool_use_id: "call_3".into(),
-                    content: "(no plan)".into(),
-                    is_error: false,
-                }],
-            },
-            Message {
-                role: Role::Assistant,
-                content: vec![ContentBlock::Text {
-                    text: "Done.".into(),
-                }],
-            },
-        ];
-        let tools = vec![ToolDef {
-            name: "bash",
-            description: "Run a command.",
-            input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-        }];
-        let req = ModelRequest {
-            system: "You are Waypoint.",
-            messages: &messages,
-            tools: &tools,
-            max_tokens: 4096,
-        };
-        let body: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
-        assert_eq!(
-            body,
-            json!({
-                "model": "qwen",
-                "messages": [
-                    {"role": "system", "content": "You are Waypoint."},
-                    {"role": "user", "content": "make notes\n\n<reminder>plan first</reminder>"},
-                    {"role": "assistant", "content": "Planning.", "tool_calls": [
-                        {"id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": "{\"content\":\"x\",\"path\":\"a.txt\"}"}},
-                        {"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}
-                    ]},
-                    {"role": "tool", "tool_call_id": "call_1", "content": "wrote a.txt"},
-                    {"role": "tool", "tool_call_id": "call_2", "content": "Error: exit 1"},
-                    {"role": "user", "content": "<reminder>update the plan</reminder>"},
-                    {"role": "assistant", "content": null, "tool_calls": [
-                        {"id": "call_3", "type": "function", "function": {"name": "todo_read", "arguments": "{}"}}
-                    ]},
-                    {"role": "tool", "tool_call_id": "call_3", "content": "(no plan)"},
-                    {"role": "assistant", "content": "Done."}
-                ],
-                "tools": [{"type": "function", "function": {
-                    "name": "bash",
-                    "description": "Run a command.",
-                    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}
-                }}],
-                "stream": true,
-                "stream_options": {"include_usage": true},
-                "max_tokens": 4096
-            })
-        );
-    }
-
-    #[test]
-    fn no_tools_means_no_tools_field_and_model_is_required() {
-        let req = ModelRequest {
-            system: "",
-            messages: &[],
-            tools: &[],
-            max_tokens: 1,
-        };
-        let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
-        assert!(body.get("tools").is_none());
-        assert_eq!(body["messages"], json!([]));
-        let err = OpenAiClient::new(OpenAiConfig {
-            api_key: None,
-            base_url: DEFAULT_BASE_URL.into(),
-            model: " ".into(),
-            retry: RetryPolicy::default(),
-            idle_timeout: Duration::from_secs(1),
-        })
-        .err()
-        .unwrap();
-        assert!(err.to_string().contains("OPENAI_MODEL"), "{err}");
     }
 }

@@ -1,0 +1,163 @@
+//! OpenAI-compatible Chat Completions client (OpenAI, Ollama, llama.cpp,
+//! vLLM, LM Studio) with SSE streaming and bounded retries. Invariant: a
+//! reply is returned only once the stream is complete (a `finish_reason`
+//! followed by `[DONE]` or the end of the stream); a stream that breaks off
+//! earlier is retried from scratch, so tool calls are never seen twice or half.
+
+mod request;
+mod stream;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
+use super::retry::RetryPolicy;
+use super::{AssistantReply, BoxFuture, LlmError, ModelClient, ModelRequest, StreamEvent};
+pub use request::request_body;
+use request::request_body_for;
+use stream::Assembler;
+pub use stream::looks_like_text_tool_call;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Most tool calls accepted in one reply; more means a broken stream.
+const MAX_TOOL_CALLS: usize = 1024;
+
+#[derive(Clone, Debug)]
+pub struct OpenAiConfig {
+    /// Sent as `authorization: Bearer …` when set; local servers need none.
+    pub api_key: Option<String>,
+    /// Usually ends in `/v1`, e.g. `http://localhost:11434/v1` for Ollama.
+    pub base_url: String,
+    pub model: String,
+    pub retry: RetryPolicy,
+    /// Longest silence tolerated inside a stream before it counts as broken.
+    pub idle_timeout: Duration,
+}
+
+pub struct OpenAiClient {
+    config: OpenAiConfig,
+    http: StreamingHttp,
+    authorization: Option<String>,
+}
+
+const NAMES: Names = Names {
+    key_var: "OPENAI_API_KEY",
+    url_var: "OPENAI_BASE_URL",
+    example_url: "http://localhost:11434/v1",
+};
+
+impl OpenAiClient {
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        if config.model.trim().is_empty() {
+            return Err(LlmError::Config(
+                "no model name: set --model or OPENAI_MODEL (e.g. `gpt-4.1`, or `qwen2.5-coder` for Ollama)"
+                    .into(),
+            ));
+        }
+        let http = StreamingHttp::new(
+            &config.base_url,
+            "/chat/completions",
+            config.idle_timeout,
+            NAMES,
+        )?;
+        let authorization = config
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(|k| format!("Bearer {k}"));
+        Ok(Self {
+            config,
+            http,
+            authorization,
+        })
+    }
+
+    /// Adds what only this client knows to a final HTTP error.
+    fn explain(&self, failure: Failure) -> Failure {
+        match failure {
+            Failure::Fatal(LlmError::Http { status, message }) => {
+                let extra = match status {
+                    404 => format!(" [model `{}` at {}]", self.config.model, self.http.url),
+                    401 | 403 if self.authorization.is_none() => {
+                        " [no API key was sent]".to_string()
+                    }
+                    _ => String::new(),
+                };
+                Failure::Fatal(LlmError::Http {
+                    status,
+                    message: format!("{message}{extra}"),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+impl Attempt for OpenAiClient {
+    async fn attempt(
+        &self,
+        body: &Bytes,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<AssistantReply, Failure> {
+        let headers: Vec<(&str, &str)> = self
+            .authorization
+            .as_deref()
+            .map(|v| ("authorization", v))
+            .into_iter()
+            .collect();
+        let mut events = self
+            .http
+            .open(&headers, body)
+            .await
+            .map_err(|f| self.explain(f))?;
+        let mut asm = Assembler::default();
+        loop {
+            let batch = match events.next().await {
+                Ok(Some(batch)) => batch,
+                Ok(None) => break,
+                // The message was whole; only the trailer (usage, `[DONE]`) is missing.
+                Err(_) if asm.finish_reason.is_some() => return Ok(asm.finish()),
+                Err(f) => return Err(f),
+            };
+            for ev in batch {
+                asm.on_event(&ev, on_event)?;
+                if asm.done {
+                    return Ok(asm.finish());
+                }
+            }
+        }
+        // Some servers omit `[DONE]`: a finish_reason is enough.
+        if asm.finish_reason.is_some() {
+            Ok(asm.finish())
+        } else {
+            Err(events.cut_short())
+        }
+    }
+}
+
+impl ModelClient for OpenAiClient {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+    fn provider(&self) -> &str {
+        "openai"
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest<'a>,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
+        let official = self.http.url.contains("://api.openai.com/");
+        let body = request_body_for(&self.config.model, request, official);
+        Box::pin(stream_with_retries(
+            self,
+            &self.config.retry,
+            body,
+            on_event,
+        ))
+    }
+}

@@ -1,0 +1,356 @@
+//! The Chat Completions request: the conversation (kept in the Anthropic
+//! block shape) translated to chat messages and tools. Invariant: every
+//! tool result follows the assistant message that called it.
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::llm::{ContentBlock, Message, ModelRequest, Role};
+use crate::tools::ToolDef;
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireCall<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    name: &'a str,
+    /// The input as JSON text, as the API wants it.
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// Translates the content-block conversation into Chat Completions messages:
+/// tool results become `tool` messages (before the user's text, so they
+/// follow the assistant message that asked for them), tool uses become
+/// `tool_calls` with their input as a JSON string.
+fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
+    let mut out = Vec::with_capacity(messages.len() * 2 + 1);
+    if !system.is_empty() {
+        out.push(WireMessage::System { content: system });
+    }
+    for m in messages {
+        let texts: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        match m.role {
+            Role::User => {
+                for b in &m.content {
+                    if let ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } = b
+                    {
+                        out.push(WireMessage::Tool {
+                            tool_call_id: tool_use_id,
+                            content,
+                        });
+                    }
+                }
+                if !texts.is_empty() {
+                    out.push(WireMessage::User {
+                        content: texts.join("\n\n"),
+                    });
+                }
+            }
+            Role::Assistant => {
+                let tool_calls: Vec<WireToolCall<'a>> = m
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolUse { id, name, input } => Some(WireToolCall {
+                            id,
+                            kind: "function",
+                            function: WireCall {
+                                name,
+                                arguments: input.to_string(),
+                            },
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                let content = if !texts.is_empty() {
+                    Some(texts.join("\n\n"))
+                } else if tool_calls.is_empty() {
+                    Some(String::new())
+                } else {
+                    None
+                };
+                out.push(WireMessage::Assistant {
+                    content,
+                    tool_calls,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The JSON body of a streaming Chat Completions request, serialised once
+/// and reused by every retry.
+/// OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse
+/// `max_tokens`); local servers know `max_tokens`.
+pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
+    request_body_for(model, req, false)
+}
+
+pub(super) fn request_body_for(
+    model: &str,
+    req: &ModelRequest<'_>,
+    official: bool,
+) -> serde_json::Result<Bytes> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        model: &'a str,
+        messages: Vec<WireMessage<'a>>,
+        // Several servers refuse an empty `tools` array.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<WireTool<'a>>,
+        stream: bool,
+        stream_options: StreamOptions,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_tokens: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_completion_tokens: Option<u32>,
+    }
+    let body = Body {
+        model,
+        messages: wire_messages(req.system, req.messages),
+        tools: req.tools.iter().map(wire_tool).collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_tokens: (!official).then_some(req.max_tokens),
+        max_completion_tokens: official.then_some(req.max_tokens),
+    };
+    serde_json::to_vec(&body).map(Bytes::from)
+}
+
+fn wire_tool(t: &ToolDef) -> WireTool<'_> {
+    WireTool {
+        kind: "function",
+        function: WireFunction {
+            name: t.name,
+            description: t.description,
+            parameters: &t.input_schema,
+        },
+    }
+}
+
+// ---------------------------------------------------------------- response
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::openai::{DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
+    use crate::llm::retry::RetryPolicy;
+    use serde_json::json;
+    use std::time::Duration;
+
+    #[test]
+    fn the_official_api_gets_max_completion_tokens() {
+        let req = ModelRequest {
+            system: "s",
+            messages: &[],
+            tools: &[],
+            max_tokens: 77,
+        };
+        let official: Value =
+            serde_json::from_slice(&request_body_for("gpt-5", &req, true).unwrap()).unwrap();
+        assert_eq!(official["max_completion_tokens"], 77);
+        assert!(official.get("max_tokens").is_none());
+        let local: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
+        assert_eq!(local["max_tokens"], 77);
+        assert!(local.get("max_completion_tokens").is_none());
+    }
+
+    #[test]
+    fn conversation_translates_to_chat_messages() {
+        let messages = vec![
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "make notes".into(),
+                    },
+                    ContentBlock::Text {
+                        text: "<reminder>plan first</reminder>".into(),
+                    },
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "Planning.".into(),
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_1".into(),
+                        name: "write_file".into(),
+                        input: json!({"path": "a.txt", "content": "x"}),
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_2".into(),
+                        name: "bash".into(),
+                        input: json!({"command": "ls"}),
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::ToolResult {
+                        tool_use_id: "call_1".into(),
+                        content: "wrote a.txt".into(),
+                        is_error: false,
+                    },
+                    ContentBlock::ToolResult {
+                        tool_use_id: "call_2".into(),
+                        content: "Error: exit 1".into(),
+                        is_error: true,
+                    },
+                    ContentBlock::Text {
+                        text: "<reminder>update the plan</reminder>".into(),
+                    },
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "call_3".into(),
+                    name: "todo_read".into(),
+                    input: json!({}),
+                }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "call_3".into(),
+                    content: "(no plan)".into(),
+                    is_error: false,
+                }],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "Done.".into(),
+                }],
+            },
+        ];
+        let tools = vec![ToolDef {
+            name: "bash",
+            description: "Run a command.",
+            input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        }];
+        let req = ModelRequest {
+            system: "You are Waypoint.",
+            messages: &messages,
+            tools: &tools,
+            max_tokens: 4096,
+        };
+        let body: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "qwen",
+                "messages": [
+                    {"role": "system", "content": "You are Waypoint."},
+                    {"role": "user", "content": "make notes\n\n<reminder>plan first</reminder>"},
+                    {"role": "assistant", "content": "Planning.", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": "{\"content\":\"x\",\"path\":\"a.txt\"}"}},
+                        {"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "wrote a.txt"},
+                    {"role": "tool", "tool_call_id": "call_2", "content": "Error: exit 1"},
+                    {"role": "user", "content": "<reminder>update the plan</reminder>"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_3", "type": "function", "function": {"name": "todo_read", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_3", "content": "(no plan)"},
+                    {"role": "assistant", "content": "Done."}
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "bash",
+                    "description": "Run a command.",
+                    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}
+                }}],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 4096
+            })
+        );
+    }
+
+    #[test]
+    fn no_tools_means_no_tools_field_and_model_is_required() {
+        let req = ModelRequest {
+            system: "",
+            messages: &[],
+            tools: &[],
+            max_tokens: 1,
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
+        assert!(body.get("tools").is_none());
+        assert_eq!(body["messages"], json!([]));
+        let err = OpenAiClient::new(OpenAiConfig {
+            api_key: None,
+            base_url: DEFAULT_BASE_URL.into(),
+            model: " ".into(),
+            retry: RetryPolicy::default(),
+            idle_timeout: Duration::from_secs(1),
+        })
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("OPENAI_MODEL"), "{err}");
+    }
+}

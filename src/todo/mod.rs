@@ -1,0 +1,117 @@
+//! The plan: a validated checklist the model replaces whole with `todo_write`.
+//! Invariant: the stored list always satisfies every rule (≤ 20 items,
+//! non-empty trimmed content and activeForm, ≤ 1 in progress, unique content,
+//! unique non-empty ids); an update that breaks one is refused with a
+//! [`PlanError`] naming the item and the rule, and the previous list stays.
+//! Input may be a JSON array, a string holding one, or a string holding a
+//! Python list literal (read by a small parser that never evaluates and never
+//! panics).
+
+mod diff;
+mod parse;
+mod store;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
+pub use diff::PlanDiff;
+pub use store::TodoManager;
+
+pub const MAX_ITEMS: usize = 20;
+
+/// How a list of the expected shape looks; quoted in error messages.
+pub const TODOS_SHAPE: &str = r#"[{"content": "Run tests", "activeForm": "Running tests", "status": "pending"}, ...] (status is pending, in_progress or completed; optional "id")"#;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl TodoStatus {
+    /// The canonical name (`pending`, `in_progress`, `completed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in_progress",
+            TodoStatus::Completed => "completed",
+        }
+    }
+
+    /// Reads a status, ignoring case and surrounding space, and accepting the
+    /// aliases `not-started`/`not_started` (pending) and
+    /// `in-progress`/`inprogress` (in_progress).
+    pub fn parse(text: &str) -> Option<TodoStatus> {
+        let norm: String = text
+            .trim()
+            .chars()
+            .map(|c| {
+                if c == '-' || c == ' ' {
+                    '_'
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        match norm.as_str() {
+            "pending" | "not_started" => Some(TodoStatus::Pending),
+            "in_progress" | "inprogress" => Some(TodoStatus::InProgress),
+            "completed" => Some(TodoStatus::Completed),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for TodoStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    pub id: String,
+    pub content: String,
+    pub status: TodoStatus,
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+#[cfg(test)]
+pub(crate) mod test_helpers {
+    #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+    use super::*;
+    use serde_json::{Value, json};
+
+    pub(crate) fn item(content: &str, status: &str) -> Value {
+        json!({"content": content, "activeForm": format!("Doing {content}"), "status": status})
+    }
+
+    pub(crate) fn plan(items: &[Value]) -> Value {
+        Value::Array(items.to_vec())
+    }
+
+    pub(crate) fn err(m: &mut TodoManager, v: &Value) -> String {
+        match m.update(v) {
+            Err(PlanError(msg)) => msg,
+            Ok(d) => panic!("expected refusal, got {d:?}"),
+        }
+    }
+
+    pub(crate) fn three() -> TodoManager {
+        let mut m = TodoManager::new();
+        m.update(&plan(&[
+            item("Read code", "completed"),
+            item("Write code", "in_progress"),
+            item("Run tests", "pending"),
+        ]))
+        .unwrap();
+        m
+    }
+}

@@ -1,0 +1,392 @@
+//! The plan store: the current list and the id counter. Invariant: the
+//! stored list always satisfies every rule; a refused update changes nothing.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::parse::{Draft, check_count, check_list, content_key, draft, label, todo_values};
+use super::{PlanDiff, PlanError, TodoItem, TodoStatus};
+
+#[derive(Clone, Debug, Default)]
+pub struct TodoManager {
+    items: Vec<TodoItem>,
+    /// Last id handed out by the counter; fresh ids are `next_id + 1`, ….
+    next_id: u64,
+}
+
+impl TodoManager {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds a manager from a stored list, checking every rule (and that
+    /// every id is non-empty). Text is trimmed. Fresh ids continue after the
+    /// largest numeric id in the list.
+    pub fn restore(items: Vec<TodoItem>) -> Result<TodoManager, PlanError> {
+        check_count(items.len())?;
+        let mut stored = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let content = item.content.trim().to_string();
+            if content.is_empty() {
+                return Err(PlanError(format!(
+                    "{}: \"content\" is empty",
+                    label(i, None)
+                )));
+            }
+            let active_form = item.active_form.trim().to_string();
+            if active_form.is_empty() {
+                return Err(PlanError(format!(
+                    "{}: \"activeForm\" is empty",
+                    label(i, Some(&content))
+                )));
+            }
+            let id = item.id.trim().to_string();
+            if id.is_empty() {
+                return Err(PlanError(format!(
+                    "{}: \"id\" is empty",
+                    label(i, Some(&content))
+                )));
+            }
+            stored.push(TodoItem {
+                id,
+                content,
+                status: item.status,
+                active_form,
+            });
+        }
+        check_list(
+            stored
+                .iter()
+                .map(|i| (Some(i.id.as_str()), i.content.as_str(), i.status)),
+        )?;
+        let next_id = stored
+            .iter()
+            .filter_map(|i| i.id.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        Ok(TodoManager {
+            items: stored,
+            next_id,
+        })
+    }
+
+    pub fn items(&self) -> &[TodoItem] {
+        &self.items
+    }
+
+    /// Replaces the whole list with `todos` if it satisfies every rule, and
+    /// returns what changed; otherwise returns why it was refused and leaves
+    /// the list as it was.
+    pub fn update(&mut self, todos: &Value) -> Result<PlanDiff, PlanError> {
+        let raw = todo_values(todos)?;
+        check_count(raw.len())?;
+        let drafts = raw
+            .iter()
+            .enumerate()
+            .map(|(i, v)| draft(i, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_list(
+            drafts
+                .iter()
+                .map(|d| (d.id.as_deref(), d.content.as_str(), d.status)),
+        )?;
+        let (items, next_id) = self.assign_ids(drafts);
+        let diff = PlanDiff::between(&self.items, &items);
+        self.items = items;
+        self.next_id = next_id;
+        Ok(diff)
+    }
+
+    /// Settles ids: a model-given id wins; else the id of the old item with
+    /// the same content (if no given id took it); else a fresh counter id that
+    /// clashes with nothing in the old or new list.
+    fn assign_ids(&self, drafts: Vec<Draft>) -> (Vec<TodoItem>, u64) {
+        let mut used: HashSet<String> = drafts.iter().filter_map(|d| d.id.clone()).collect();
+        let old_by_content: HashMap<String, &str> = self
+            .items
+            .iter()
+            .map(|i| (content_key(&i.content), i.id.as_str()))
+            .collect();
+        let old_ids: HashSet<&str> = self.items.iter().map(|i| i.id.as_str()).collect();
+        let mut next_id = self.next_id;
+        let mut items = Vec::with_capacity(drafts.len());
+        for d in drafts {
+            let id = match d.id {
+                Some(id) => id,
+                None => {
+                    let inherited = old_by_content
+                        .get(&content_key(&d.content))
+                        .filter(|id| !used.contains(**id))
+                        .map(|id| id.to_string());
+                    let id = inherited.unwrap_or_else(|| {
+                        loop {
+                            next_id = next_id.wrapping_add(1);
+                            let candidate = next_id.to_string();
+                            if !used.contains(&candidate) && !old_ids.contains(candidate.as_str()) {
+                                break candidate;
+                            }
+                        }
+                    });
+                    used.insert(id.clone());
+                    id
+                }
+            };
+            items.push(TodoItem {
+                id,
+                content: d.content,
+                status: d.status,
+                active_form: d.active_form,
+            });
+        }
+        // Numeric ids the model chose also advance the counter, so an id is
+        // never handed out again after its item is gone.
+        let highest = items
+            .iter()
+            .filter_map(|i| i.id.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        (items, next_id.max(highest))
+    }
+
+    /// One line per item (`[x]` completed, `[>] … <- activeForm` in progress,
+    /// `[ ]` pending), a blank line and `(k/n completed)`; `No todos.` when empty.
+    pub fn render(&self) -> String {
+        if self.items.is_empty() {
+            return String::from("No todos.");
+        }
+        let mut out = String::new();
+        for item in &self.items {
+            let _ = match item.status {
+                TodoStatus::Completed => writeln!(out, "[x] {}", item.content),
+                TodoStatus::InProgress => {
+                    writeln!(out, "[>] {} <- {}", item.content, item.active_form)
+                }
+                TodoStatus::Pending => writeln!(out, "[ ] {}", item.content),
+            };
+        }
+        let _ = write!(
+            out,
+            "\n({}/{} completed)",
+            self.completed_count(),
+            self.items.len()
+        );
+        out
+    }
+
+    pub fn in_progress(&self) -> Option<&TodoItem> {
+        self.items
+            .iter()
+            .find(|i| i.status == TodoStatus::InProgress)
+    }
+    pub fn open_items(&self) -> Vec<&TodoItem> {
+        self.items
+            .iter()
+            .filter(|i| i.status != TodoStatus::Completed)
+            .collect()
+    }
+    pub fn completed_count(&self) -> usize {
+        self.items.len() - self.open_items().len()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::todo::test_helpers::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_given_by_the_model_are_never_handed_out_again() {
+        let mut m = TodoManager::new();
+        let mut a = item("A", "pending");
+        a["id"] = json!("2");
+        m.update(&plan(&[a])).unwrap();
+        m.update(&plan(&[item("B", "pending")])).unwrap();
+        let b = m.items()[0].id.clone();
+        assert_ne!(b, "2");
+        m.update(&plan(&[item("C", "pending")])).unwrap();
+        let c = &m.items()[0].id;
+        assert!(c != "2" && *c != b, "C got a used id {c}");
+    }
+
+    #[test]
+    fn accepts_a_valid_list_and_trims_text() {
+        let mut m = TodoManager::new();
+        let v = json!([{"content": "  Run tests ", "activeForm": " Running tests\n", "status": "pending"}]);
+        m.update(&v).unwrap();
+        assert_eq!(
+            m.items(),
+            &[TodoItem {
+                id: "1".into(),
+                content: "Run tests".into(),
+                status: TodoStatus::Pending,
+                active_form: "Running tests".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn empty_list_clears_the_plan() {
+        let mut m = three();
+        let diff = m.update(&json!([])).unwrap();
+        assert!(m.items().is_empty());
+        assert_eq!(m.render(), "No todos.");
+        assert_eq!(diff.removed, vec!["Read code", "Write code", "Run tests"]);
+        assert!(diff.added.is_empty());
+    }
+
+    #[test]
+    fn ids_are_stable_across_updates() {
+        let mut m = three();
+        let ids: Vec<String> = m.items().iter().map(|i| i.id.clone()).collect();
+        assert_eq!(ids, vec!["1", "2", "3"]);
+        // Reordered, one removed, one added, one given an explicit id.
+        let mut given = item("New thing", "pending");
+        given["id"] = json!("custom");
+        m.update(&plan(&[
+            item("Run tests", "pending"),
+            given,
+            item("Write code", "completed"),
+            item("Other", "pending"),
+        ]))
+        .unwrap();
+        let got: Vec<(&str, &str)> = m
+            .items()
+            .iter()
+            .map(|i| (i.id.as_str(), i.content.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("3", "Run tests"),
+                ("custom", "New thing"),
+                ("2", "Write code"),
+                ("4", "Other")
+            ]
+        );
+        // Removed "1" is never handed out again; "Read code" comes back with a fresh id.
+        m.update(&plan(&[item("Read code", "pending")])).unwrap();
+        assert_eq!(m.items()[0].id, "5");
+        // A model-given number id is kept as text.
+        let mut n = item("Numbered", "pending");
+        n["id"] = json!(42);
+        m.update(&plan(&[n])).unwrap();
+        assert_eq!(m.items()[0].id, "42");
+    }
+
+    #[test]
+    fn inherited_and_fresh_ids_never_clash_with_given_ones() {
+        let mut m = three(); // ids 1, 2, 3
+        // "B" claims id "1" explicitly, so "Read code" cannot inherit it;
+        // fresh ids skip "4" because "Z" claims it.
+        let mut b = item("B", "pending");
+        b["id"] = json!("1");
+        let mut z = item("Z", "pending");
+        z["id"] = json!("4");
+        m.update(&plan(&[
+            b,
+            item("Read code", "pending"),
+            z,
+            item("New", "pending"),
+        ]))
+        .unwrap();
+        let got: Vec<(&str, &str)> = m
+            .items()
+            .iter()
+            .map(|i| (i.id.as_str(), i.content.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("1", "B"), ("5", "Read code"), ("4", "Z"), ("6", "New")]
+        );
+    }
+
+    #[test]
+    fn refusal_leaves_previous_list_and_counter_untouched() {
+        let mut m = three();
+        let before = m.items().to_vec();
+        let rendered = m.render();
+        assert!(
+            m.update(&json!([item("A", "pending"), item("B", "bogus")]))
+                .is_err()
+        );
+        assert_eq!(m.items(), before.as_slice());
+        assert_eq!(m.render(), rendered);
+        m.update(&json!([item("Fresh", "pending")])).unwrap();
+        assert_eq!(m.items()[0].id, "4");
+    }
+
+    #[test]
+    fn render_format_is_exact() {
+        let m = three();
+        assert_eq!(
+            m.render(),
+            "[x] Read code\n[>] Write code <- Doing Write code\n[ ] Run tests\n\n(1/3 completed)"
+        );
+        assert_eq!(TodoManager::new().render(), "No todos.");
+        assert_eq!(
+            m.in_progress().map(|i| i.content.as_str()),
+            Some("Write code")
+        );
+        assert_eq!(m.open_items().len(), 2);
+        assert_eq!(m.completed_count(), 1);
+    }
+
+    #[test]
+    fn restore_validates_a_stored_list() {
+        let m = three();
+        let restored = TodoManager::restore(m.items().to_vec()).unwrap();
+        assert_eq!(restored.items(), m.items());
+        let mut r = restored;
+        r.update(&plan(&[item("Brand new", "pending")])).unwrap();
+        assert_eq!(r.items()[0].id, "4");
+
+        let mk = |id: &str, content: &str, status| TodoItem {
+            id: id.into(),
+            content: content.into(),
+            status,
+            active_form: format!("Doing {content}"),
+        };
+        let two_running = vec![
+            mk("1", "A", TodoStatus::InProgress),
+            mk("2", "B", TodoStatus::InProgress),
+        ];
+        assert!(
+            TodoManager::restore(two_running)
+                .unwrap_err()
+                .0
+                .contains("both in_progress")
+        );
+        let dup_id = vec![
+            mk("1", "A", TodoStatus::Pending),
+            mk("1", "B", TodoStatus::Pending),
+        ];
+        assert!(
+            TodoManager::restore(dup_id)
+                .unwrap_err()
+                .0
+                .contains("both have id")
+        );
+        let empty_id = vec![mk(" ", "A", TodoStatus::Pending)];
+        assert_eq!(
+            TodoManager::restore(empty_id).unwrap_err().0,
+            "item 1 (\"A\"): \"id\" is empty"
+        );
+        let mut blank = mk("1", "A", TodoStatus::Pending);
+        blank.active_form = String::new();
+        assert!(
+            TodoManager::restore(vec![blank])
+                .unwrap_err()
+                .0
+                .contains("\"activeForm\" is empty")
+        );
+        let too_many: Vec<TodoItem> = (0..21)
+            .map(|i| mk(&i.to_string(), &format!("T{i}"), TodoStatus::Pending))
+            .collect();
+        assert!(TodoManager::restore(too_many).is_err());
+        assert!(TodoManager::restore(vec![]).unwrap().items().is_empty());
+    }
+}

@@ -1,0 +1,357 @@
+//! `edit_file`: exact text replacement. Invariant: files above
+//! `MAX_EDIT_BYTES` are refused, and the result is written atomically.
+
+use std::path::Path;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::write::atomic_write;
+use super::{BINARY_SNIFF, plural, regular_file_len};
+use crate::tools::{
+    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, opt_bool_arg, str_arg,
+    str_or_empty, summary_line,
+};
+
+/// Largest file `edit_file` loads into memory.
+const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
+/// Lines of the change summary `edit_file` shows.
+const SUMMARY_LINES: usize = 20;
+
+/// Reads a whole text file of at most `MAX_EDIT_BYTES` for `edit_file`.
+async fn read_text(path: &Path, shown: &str) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
+
+    let too_large = |len: u64| {
+        format!(
+            "`{shown}` is too large to edit ({len} bytes; edit_file handles up to {} MiB). \
+Use bash (e.g. sed) for files this large",
+            MAX_EDIT_BYTES >> 20
+        )
+    };
+    let len = regular_file_len(path, shown).await?;
+    if len > MAX_EDIT_BYTES {
+        return Err(too_large(len));
+    }
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let mut bytes = Vec::new();
+    // One byte over the limit tells a file that grew since `metadata`.
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let len = bytes.len();
+    if len as u64 > MAX_EDIT_BYTES {
+        return Err(too_large(len as u64));
+    }
+    if bytes[..len.min(BINARY_SNIFF)].contains(&0) {
+        return Err(format!("`{shown}` is a binary file ({len} bytes)"));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("`{shown}` is a binary file ({len} bytes)"))
+}
+/// The `edit_file` tool.
+pub struct EditFile;
+
+impl Tool for EditFile {
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+    fn description(&self) -> &'static str {
+        "Replace exact text in a file. `old_text` must occur exactly once unless `replace_all` is true."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"}, "old_text": {"type": "string"},
+                "new_text": {"type": "string"}, "replace_all": {"type": "boolean"}
+            },
+            "required": ["path", "old_text", "new_text"]
+        })
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        let path = str_or_empty(input, "path");
+        ToolSummary {
+            line: summary_line(path),
+            detail: ToolDetail::Diff {
+                path: path.to_string(),
+                old: str_or_empty(input, "old_text").to_string(),
+                new: str_or_empty(input, "new_text").to_string(),
+            },
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { edit_file(input, &ctx.env()).await })
+    }
+}
+
+/// `edit_file {path, old_text, new_text, replace_all?}`: exact replacement.
+pub async fn edit_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    if env.cancel.is_cancelled() {
+        return ToolOutput::interrupted("");
+    }
+    match edit_file_inner(input, env).await {
+        Ok(msg) => ToolOutput::ok(msg),
+        Err(e) => ToolOutput::error(e),
+    }
+}
+
+async fn edit_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
+    let raw = str_arg(input, "path")?;
+    let old_text = str_arg(input, "old_text")?;
+    let new_text = str_arg(input, "new_text")?;
+    let replace_all = opt_bool_arg(input, "replace_all")?.unwrap_or(false);
+    if old_text.is_empty() {
+        return Err(
+            "`old_text` is empty; give the exact text to replace (use write_file to create a file)"
+                .to_string(),
+        );
+    }
+    if old_text == new_text {
+        return Err("`old_text` and `new_text` are identical; nothing to change".to_string());
+    }
+    let path = env.workspace.resolve(raw)?;
+    let shown = env.workspace.display(&path);
+    let text = read_text(&path, &shown).await?;
+    let count = text.matches(old_text).count();
+    if count == 0 {
+        let mut msg = format!(
+            "`old_text` was not found in `{shown}`. Read the file first; the text, including \
+whitespace and indentation, must match exactly"
+        );
+        if text.contains("\r\n") && !old_text.contains("\r\n") && old_text.contains('\n') {
+            msg.push_str(" (this file uses CRLF line endings)");
+        }
+        return Err(msg);
+    }
+    if count > 1 && !replace_all {
+        return Err(format!(
+            "`old_text` appears {count} times in `{shown}`; add surrounding context to make it \
+unique, or set replace_all to true"
+        ));
+    }
+    let updated = if replace_all {
+        text.replace(old_text, new_text)
+    } else {
+        text.replacen(old_text, new_text, 1)
+    };
+    let target = env.workspace.real_target(&path)?;
+    atomic_write(target, updated.as_bytes().to_vec(), &shown).await?;
+    let summary = change_summary(&text, &updated, old_text, new_text);
+    Ok(format!(
+        "Edited {shown}: replaced {count} occurrence{}\n{summary}",
+        plural(count)
+    ))
+}
+
+/// A small unified-style view of the lines touched by replacing every match
+/// of `old` in `before` (giving `after`), capped at `SUMMARY_LINES` lines.
+fn change_summary(before: &str, after: &str, old: &str, new: &str) -> String {
+    let delta = new.len() as isize - old.len() as isize;
+    // Groups of matches whose lines overlap: (line start, line end, shift
+    // before the group, shift after the group) in `before` coordinates.
+    let mut groups: Vec<(usize, usize, isize, isize)> = Vec::new();
+    let mut shift: isize = 0;
+    for (pos, _) in before.match_indices(old) {
+        let start = before[..pos].rfind('\n').map_or(0, |i| i + 1);
+        let end_match = pos + old.len();
+        let end = before[end_match..]
+            .find('\n')
+            .map_or(before.len(), |i| end_match + i);
+        match groups.last_mut() {
+            Some(g) if start <= g.1 => {
+                g.1 = g.1.max(end);
+                g.3 = shift + delta;
+            }
+            _ => groups.push((start, end, shift, shift + delta)),
+        }
+        shift += delta;
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for (start, end, shift_before, shift_after) in groups {
+        let line_no = before[..start].matches('\n').count() + 1;
+        let new_start = start.saturating_add_signed(shift_before);
+        let new_end = end.saturating_add_signed(shift_after);
+        lines.push(format!("@@ line {line_no} @@"));
+        lines.extend(before[start..end].split('\n').map(|l| format!("-{l}")));
+        if let Some(region) = after.get(new_start..new_end) {
+            lines.extend(region.split('\n').map(|l| format!("+{l}")));
+        }
+    }
+    let total = lines.len();
+    let mut out: Vec<String> = lines.into_iter().take(SUMMARY_LINES).collect();
+    if total > SUMMARY_LINES {
+        out.push(format!(
+            "… {} more line{}",
+            total - SUMMARY_LINES,
+            plural(total - SUMMARY_LINES)
+        ));
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tools::fs::fixture;
+    use serde_json::json;
+
+    // ---- edit_file ----
+
+    #[tokio::test]
+    async fn edit_replaces_once_with_summary() {
+        let f = fixture();
+        f.put("a.rs", "fn a() {}\nfn b() {}\nfn c() {}\n");
+        let out = f
+            .edit(json!({"path": "a.rs", "old_text": "fn b() {}", "new_text": "fn bee() {}"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "Edited a.rs: replaced 1 occurrence\n@@ line 2 @@\n-fn b() {}\n+fn bee() {}"
+        );
+        assert_eq!(f.get("a.rs"), "fn a() {}\nfn bee() {}\nfn c() {}\n");
+        assert_eq!(f.entries("."), ["a.rs"], "no temporary files left behind");
+    }
+
+    #[tokio::test]
+    async fn edit_multiline_and_deletion() {
+        let f = fixture();
+        f.put("a.txt", "keep\nx = 1\ny = 2\nkeep\n");
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "x = 1\ny = 2", "new_text": "z = 3"}))
+            .await;
+        assert_eq!(
+            out.content,
+            "Edited a.txt: replaced 1 occurrence\n@@ line 2 @@\n-x = 1\n-y = 2\n+z = 3"
+        );
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "z = 3\n", "new_text": ""}))
+            .await;
+        assert!(!out.is_error);
+        assert_eq!(f.get("a.txt"), "keep\nkeep\n");
+    }
+
+    #[tokio::test]
+    async fn edit_not_found_and_ambiguous() {
+        let f = fixture();
+        f.put("a.txt", "dup\ndup\nsolo\n");
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "absent", "new_text": "x"}))
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.content
+                .starts_with("Error: `old_text` was not found in `a.txt`")
+        );
+        assert!(out.content.contains("Read the file first"));
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "dup", "new_text": "x"}))
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("appears 2 times in `a.txt`"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.contains("replace_all"));
+        assert_eq!(f.get("a.txt"), "dup\ndup\nsolo\n");
+    }
+
+    #[tokio::test]
+    async fn edit_replace_all() {
+        let f = fixture();
+        f.put("a.txt", "dup dup\nmid\ndup\n");
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "dup", "new_text": "d", "replace_all": true}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "Edited a.txt: replaced 3 occurrences\n@@ line 1 @@\n-dup dup\n+d d\n@@ line 3 @@\n-dup\n+d"
+        );
+        assert_eq!(f.get("a.txt"), "d d\nmid\nd\n");
+    }
+
+    #[tokio::test]
+    async fn edit_summary_is_capped() {
+        let f = fixture();
+        let text: String = (0..50).map(|i| format!("v{i}\n")).collect();
+        f.put("a.txt", &text);
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "v", "new_text": "w", "replace_all": true}))
+            .await;
+        assert!(
+            out.content
+                .starts_with("Edited a.txt: replaced 50 occurrences\n")
+        );
+        assert!(out.content.ends_with("… 130 more lines"), "{}", out.content);
+        assert_eq!(out.content.lines().count(), 22);
+    }
+
+    #[tokio::test]
+    async fn edit_refuses_files_above_the_size_limit() {
+        let f = fixture();
+        f.sparse("big.txt", "needle\n", MAX_EDIT_BYTES + 1);
+        let out = f
+            .edit(json!({"path": "big.txt", "old_text": "needle", "new_text": "pin"}))
+            .await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "Error: `big.txt` is too large to edit (10485761 bytes; edit_file handles up to \
+10 MiB). Use bash (e.g. sed) for files this large"
+        );
+        assert_eq!(
+            std::fs::metadata(f.ws.root().join("big.txt"))
+                .unwrap()
+                .len(),
+            MAX_EDIT_BYTES + 1
+        );
+        // At the limit the size passes (the hole then makes it binary).
+        f.sparse("edge.txt", "needle\n", MAX_EDIT_BYTES);
+        let out = f
+            .edit(json!({"path": "edge.txt", "old_text": "needle", "new_text": "pin"}))
+            .await;
+        assert_eq!(
+            out.content,
+            "Error: `edge.txt` is a binary file (10485760 bytes)"
+        );
+    }
+
+    #[tokio::test]
+    async fn edit_bad_arguments() {
+        let f = fixture();
+        f.put("a.txt", "text\n");
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "", "new_text": "x"}))
+            .await;
+        assert!(out.is_error);
+        assert!(out.content.starts_with("Error: `old_text` is empty"));
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "t", "new_text": "t"}))
+            .await;
+        assert!(out.content.contains("identical"));
+        let out = f.edit(json!({"path": "a.txt", "old_text": "t"})).await;
+        assert_eq!(out.content, "Error: missing required argument `new_text`");
+        let out = f
+            .edit(json!({"path": "a.txt", "old_text": "t", "new_text": "x", "replace_all": "yes"}))
+            .await;
+        assert!(out.content.contains("`replace_all` must be true or false"));
+        let out = f
+            .edit(json!({"path": "missing.txt", "old_text": "t", "new_text": "x"}))
+            .await;
+        assert_eq!(out.content, "Error: `missing.txt` does not exist");
+        let out = f
+            .edit(json!({"path": "../a.txt", "old_text": "t", "new_text": "x"}))
+            .await;
+        assert!(out.content.contains("escapes the workspace"));
+        assert_eq!(f.get("a.txt"), "text\n");
+    }
+}

@@ -1,0 +1,103 @@
+//! The file tools `read_file`, `write_file` and `edit_file`. Invariant: every
+//! path goes through `Workspace::resolve`; reads stream and stop after the
+//! requested lines, so memory never grows with the file; `edit_file` refuses
+//! files above `MAX_EDIT_BYTES`; writes go to the path's real target (a
+//! symlink, dangling or not, is written through, never replaced) and are
+//! atomic (temp file in the same directory, synced, renamed over the target),
+//! so a failed write never leaves a half-written file.
+
+mod edit;
+mod read;
+mod write;
+
+use std::io;
+use std::path::Path;
+
+pub use edit::{EditFile, edit_file};
+pub use read::{ReadFile, read_file};
+pub use write::{WriteFile, write_file};
+
+/// Bytes inspected for NUL when deciding whether a file is binary.
+const BINARY_SNIFF: usize = 8192;
+
+pub(super) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The size of an existing regular file, with messages for the usual
+/// failures.
+pub(super) async fn regular_file_len(path: &Path, shown: &str) -> Result<u64, String> {
+    let meta = match tokio::fs::metadata(path).await {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(format!("`{shown}` does not exist"));
+        }
+        Err(e) => return Err(format!("cannot access `{shown}`: {e}")),
+    };
+    if meta.is_dir() {
+        return Err(format!("`{shown}` is a directory; use glob to list files"));
+    }
+    if !meta.is_file() {
+        return Err(format!("`{shown}` is not a regular file"));
+    }
+    Ok(meta.len())
+}
+
+#[cfg(test)]
+pub(super) fn fixture() -> crate::tools::test_support::Fixture {
+    crate::tools::test_support::Fixture::new()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolOutput;
+    use crate::tools::test_support::Fixture;
+    use serde_json::{Value, json};
+
+    impl Fixture {
+        pub(crate) async fn read(&self, input: Value) -> ToolOutput {
+            read_file(&input, &self.env()).await
+        }
+        pub(crate) async fn write(&self, input: Value) -> ToolOutput {
+            write_file(&input, &self.env()).await
+        }
+        pub(crate) async fn edit(&self, input: Value) -> ToolOutput {
+            edit_file(&input, &self.env()).await
+        }
+        /// `rel` grown to `len` bytes with a hole of NULs (no disk used).
+        pub(crate) fn sparse(&self, rel: &str, head: &str, len: u64) {
+            self.put(rel, head);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(self.ws.root().join(rel))
+                .unwrap();
+            file.set_len(len).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn every_file_tool_stops_when_already_interrupted() {
+        let f = fixture();
+        f.put("a.txt", "old\n");
+        f.cancel.cancel();
+        let calls = [
+            f.read(json!({"path": "a.txt"})).await,
+            f.write(json!({"path": "b.txt", "content": "x"})).await,
+            f.edit(json!({"path": "a.txt", "old_text": "old", "new_text": "new"}))
+                .await,
+        ];
+        for out in calls {
+            assert!(out.interrupted && out.is_error, "{out:?}");
+            assert_eq!(
+                out.content,
+                "Error: interrupted by the user before this tool finished."
+            );
+        }
+        assert_eq!(f.entries("."), ["a.txt"]);
+        assert_eq!(f.get("a.txt"), "old\n");
+    }
+
+    // ---- write_file ----
+}

@@ -1,0 +1,351 @@
+//! `write_file`, and the atomic write `edit_file` shares. Invariant: writes
+//! go to the path's real target (a symlink is written through, never
+//! replaced) and are atomic, so a failed write never leaves a half-written file.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::plural;
+use crate::tools::{
+    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, str_arg, str_or_empty,
+    summary_line,
+};
+
+/// The `write_file` tool.
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+    fn description(&self) -> &'static str {
+        "Create or overwrite a file (parent folders are created)."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"]
+        })
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        let path = str_or_empty(input, "path");
+        // A written file shows as all added lines.
+        ToolSummary {
+            line: summary_line(path),
+            detail: ToolDetail::Diff {
+                path: path.to_string(),
+                old: String::new(),
+                new: str_or_empty(input, "content").to_string(),
+            },
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { write_file(input, &ctx.env()).await })
+    }
+}
+
+/// `write_file {path, content}`: creates or atomically replaces a file.
+pub async fn write_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    if env.cancel.is_cancelled() {
+        return ToolOutput::interrupted("");
+    }
+    match write_file_inner(input, env).await {
+        Ok(msg) => ToolOutput::ok(msg),
+        Err(e) => ToolOutput::error(e),
+    }
+}
+
+async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
+    let raw = str_arg(input, "path")?;
+    let content = str_arg(input, "content")?;
+    let path = env.workspace.resolve(raw)?;
+    let shown = env.workspace.display(&path);
+    if path == env.workspace.root() {
+        return Err(format!("`{shown}` is the workspace root, a directory"));
+    }
+    // Through every symlink, dangling ones included: the link stays a link.
+    let target = env.workspace.real_target(&path)?;
+    if let Some(parent) = target.parent() {
+        tokio::fs::create_dir_all(parent).await.map_err(|e| {
+            format!(
+                "cannot create the folder `{}` for `{shown}`: {e}",
+                env.workspace.display(parent)
+            )
+        })?;
+    }
+    let existed = atomic_write(target, content.as_bytes().to_vec(), &shown).await?;
+    let lines = content.lines().count();
+    Ok(format!(
+        "Wrote {} byte{} ({lines} line{}) to {shown} ({})",
+        content.len(),
+        plural(content.len()),
+        plural(lines),
+        if existed {
+            "overwrote the existing file"
+        } else {
+            "created"
+        }
+    ))
+}
+
+/// Replaces `target` (a real path, symlinks already followed) with `bytes`
+/// atomically, keeping the permissions of an existing file. Returns whether
+/// the file existed. Blocking work runs on the blocking pool.
+pub(super) async fn atomic_write(
+    target: PathBuf,
+    bytes: Vec<u8>,
+    shown: &str,
+) -> Result<bool, String> {
+    let shown_owned = shown.to_string();
+    tokio::task::spawn_blocking(move || atomic_write_blocking(&target, &bytes, &shown_owned))
+        .await
+        .map_err(|e| format!("writing `{shown}` was aborted: {e}"))?
+}
+
+fn atomic_write_blocking(target: &Path, bytes: &[u8], shown: &str) -> Result<bool, String> {
+    let existing = match std::fs::metadata(target) {
+        Ok(m) if m.is_dir() => {
+            return Err(format!(
+                "`{shown}` is a directory; cannot write a file there"
+            ));
+        }
+        Ok(m) if !m.is_file() => return Err(format!("`{shown}` is not a regular file")),
+        Ok(m) => Some(m.permissions()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot access `{shown}`: {e}")),
+    };
+    replace_with(target, bytes, existing.as_ref(), shown)?;
+    Ok(existing.is_some())
+}
+
+/// Writes `bytes` to a temporary file beside `target`, syncs it and renames
+/// it over `target`. On any failure the temporary file is removed and
+/// `target` is left as it was.
+fn replace_with(
+    target: &Path,
+    bytes: &[u8],
+    perms: Option<&std::fs::Permissions>,
+    shown: &str,
+) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let context = |what: &str, e: io::Error| format!("cannot write `{shown}` ({what}): {e}");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(".tmp")
+        // New files get the usual 0666 minus umask instead of 0600.
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(|e| context("creating a temporary file", e))?;
+    tmp.write_all(bytes).map_err(|e| context("writing", e))?;
+    tmp.flush().map_err(|e| context("flushing", e))?;
+    if let Some(perms) = perms {
+        tmp.as_file()
+            .set_permissions(perms.clone())
+            .map_err(|e| context("keeping the permissions", e))?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| context("syncing", e))?;
+    // On failure the temporary file is dropped, which deletes it.
+    tmp.persist(target)
+        .map_err(|e| context("renaming into place", e.error))?;
+    Ok(())
+}
+
+/// Name prefix of the temporary files `replace_with` creates.
+const TEMP_PREFIX: &str = ".waypoint-";
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tools::fs::fixture;
+    use serde_json::json;
+
+    // ---- write_file ----
+
+    #[tokio::test]
+    async fn write_creates_parents_and_reports() {
+        let f = fixture();
+        let out = f
+            .write(json!({"path": "a/b/c.txt", "content": "hi\nthere\n"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "Wrote 9 bytes (2 lines) to a/b/c.txt (created)"
+        );
+        assert_eq!(f.get("a/b/c.txt"), "hi\nthere\n");
+        assert_eq!(f.entries("a/b"), ["c.txt"]);
+    }
+
+    #[tokio::test]
+    async fn write_overwrites_and_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = fixture();
+        f.put("run.sh", "old");
+        let p = f.ws.root().join("run.sh");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let out = f.write(json!({"path": "run.sh", "content": "new"})).await;
+        assert_eq!(
+            out.content,
+            "Wrote 3 bytes (1 line) to run.sh (overwrote the existing file)"
+        );
+        assert_eq!(f.get("run.sh"), "new");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o750
+        );
+        assert_eq!(f.entries("."), ["run.sh"], "no temporary files left behind");
+    }
+
+    #[tokio::test]
+    async fn write_new_file_is_not_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = fixture();
+        let out = f.write(json!({"path": "n.txt", "content": ""})).await;
+        assert!(!out.is_error, "{}", out.content);
+        let mode = |rel: &str| {
+            std::fs::metadata(f.ws.root().join(rel))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        // The same mode any program gets from create(2): 0666 minus umask.
+        std::fs::File::create(f.ws.root().join("plain.txt")).unwrap();
+        assert_eq!(mode("n.txt"), mode("plain.txt"));
+    }
+
+    #[tokio::test]
+    async fn write_into_a_directory_is_refused() {
+        let f = fixture();
+        f.put("d/x", "x");
+        let out = f.write(json!({"path": "d", "content": "x"})).await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "Error: `d` is a directory; cannot write a file there"
+        );
+        assert_eq!(f.entries("."), ["d"]);
+        let out = f.write(json!({"path": ".", "content": "x"})).await;
+        assert!(out.is_error);
+    }
+
+    #[tokio::test]
+    async fn write_errors_leave_no_partial_file() {
+        let f = fixture();
+        // A file where a parent folder should be.
+        f.put("file", "x");
+        let out = f
+            .write(json!({"path": "file/child.txt", "content": "x"}))
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("cannot create the folder `file`"),
+            "{}",
+            out.content
+        );
+        assert_eq!(f.get("file"), "x");
+        assert_eq!(f.entries("."), ["file"]);
+    }
+
+    #[test]
+    fn failed_rename_keeps_the_target_and_removes_the_temp_file() {
+        // rename(2) of a file over a non-empty directory fails for every
+        // user, root included; the temporary file exists by then.
+        let f = fixture();
+        f.put("d/keep.txt", "original");
+        let target = f.ws.root().join("d");
+        let err = replace_with(&target, b"changed", None, "d").unwrap_err();
+        assert!(
+            err.starts_with("cannot write `d` (renaming into place): "),
+            "{err}"
+        );
+        assert_eq!(f.get("d/keep.txt"), "original");
+        assert_eq!(f.entries("d"), ["keep.txt"]);
+        assert_eq!(f.entries("."), ["d"], "no {TEMP_PREFIX}* file left behind");
+    }
+
+    #[tokio::test]
+    async fn write_bad_arguments() {
+        let f = fixture();
+        let out = f.write(json!({"path": "a"})).await;
+        assert_eq!(out.content, "Error: missing required argument `content`");
+        let out = f.write(json!({"path": "a", "content": ["x"]})).await;
+        assert_eq!(
+            out.content,
+            "Error: `content` must be a string, got an array"
+        );
+        let out = f.write(json!({"path": "/etc/evil", "content": "x"})).await;
+        assert!(out.content.contains("outside the workspace"));
+    }
+
+    #[tokio::test]
+    async fn write_through_symlink_out_is_refused() {
+        let f = fixture();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), f.ws.root().join("out")).unwrap();
+        let out = f.write(json!({"path": "out/x.txt", "content": "x"})).await;
+        assert!(out.is_error);
+        assert!(!outside.path().join("x.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn write_through_symlink_inside_keeps_the_link() {
+        let f = fixture();
+        f.put("real.txt", "old");
+        std::os::unix::fs::symlink("real.txt", f.ws.root().join("alias.txt")).unwrap();
+        let out = f
+            .write(json!({"path": "alias.txt", "content": "new"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(f.get("real.txt"), "new");
+        let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
+        assert!(meta.file_type().is_symlink());
+        let out = f
+            .edit(json!({"path": "alias.txt", "old_text": "new", "new_text": "newer"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(f.get("real.txt"), "newer");
+        let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
+        assert!(meta.file_type().is_symlink(), "edit replaced the link");
+        assert_eq!(f.entries("."), ["alias.txt", "real.txt"]);
+    }
+
+    #[tokio::test]
+    async fn write_through_a_dangling_symlink_creates_its_target() {
+        let f = fixture();
+        std::os::unix::fs::symlink("sub/new.txt", f.ws.root().join("alias.txt")).unwrap();
+        let out = f
+            .write(json!({"path": "alias.txt", "content": "new"}))
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(out.content, "Wrote 3 bytes (1 line) to alias.txt (created)");
+        assert_eq!(f.get("sub/new.txt"), "new");
+        let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
+        assert!(meta.file_type().is_symlink(), "the link was replaced");
+        // A chain of links, the last one dangling.
+        std::os::unix::fs::symlink("alias2.txt", f.ws.root().join("chain.txt")).unwrap();
+        std::os::unix::fs::symlink("later.txt", f.ws.root().join("alias2.txt")).unwrap();
+        let out = f.write(json!({"path": "chain.txt", "content": "x"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(f.get("later.txt"), "x");
+        assert_eq!(
+            f.entries("."),
+            ["alias.txt", "alias2.txt", "chain.txt", "later.txt", "sub"]
+        );
+    }
+}

@@ -1,0 +1,378 @@
+//! The seam between the engine and its drivers: every `Op` and `Event`
+//! round-trips through JSON, every op gets the same answer whatever the
+//! engine is doing, and the engine's client factory switches models.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod engine_support;
+mod loopback;
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use engine_support::*;
+use serde_json::json;
+use waypoint::agent::{AgentConfig, ClientFactory, ModelChoice};
+use waypoint::events::{
+    AbortReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus, ToolSummary,
+};
+use waypoint::llm::ModelClient;
+use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
+use waypoint::llm::retry::RetryPolicy;
+use waypoint::todo::{PlanDiff, TodoItem, TodoStatus};
+
+type Rig = engine_support::Rig<Anthropic>;
+
+fn client(url: &str, model: &str) -> Arc<dyn ModelClient> {
+    Arc::new(
+        AnthropicClient::new(AnthropicConfig {
+            api_key: "test-key".into(),
+            base_url: url.into(),
+            model: model.into(),
+            retry: RetryPolicy {
+                max_retries: 0,
+                base_delay: Duration::from_millis(20),
+                max_delay: Duration::from_secs(1),
+            },
+            idle_timeout: Duration::from_secs(10),
+        })
+        .expect("client"),
+    )
+}
+
+#[test]
+fn every_op_and_event_round_trips_through_json() {
+    let ops = vec![
+        Op::Submit { text: "hi".into() },
+        Op::Interrupt,
+        Op::Resume,
+        Op::ReloadSettings,
+        Op::SetModel {
+            provider: Some("openai".into()),
+            model: "gpt-x".into(),
+        },
+        Op::SetModel {
+            provider: None,
+            model: "claude-y".into(),
+        },
+        Op::NewSession,
+        Op::Quit,
+    ];
+    for op in ops {
+        let text = serde_json::to_string(&op).unwrap();
+        assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), op, "{text}");
+    }
+    let item = TodoItem {
+        id: "1".into(),
+        content: "Run tests".into(),
+        status: TodoStatus::InProgress,
+        active_form: "Running tests".into(),
+    };
+    let events = vec![
+        Event::TurnStarted { resumed: true },
+        Event::RoundStarted { round: 2 },
+        Event::TextDelta { text: "x".into() },
+        Event::Retrying {
+            attempt: 1,
+            delay_ms: 500,
+            reason: "cut".into(),
+        },
+        Event::ToolCallBegin {
+            id: "t1".into(),
+            name: "edit_file".into(),
+            summary: ToolSummary {
+                line: "a.rs".into(),
+                detail: ToolDetail::Diff {
+                    path: "a.rs".into(),
+                    old: "a".into(),
+                    new: "b".into(),
+                },
+            },
+            input: json!({"path": "a.rs"}),
+            plan_item_id: Some("1".into()),
+            plan_item: Some("Run tests".into()),
+        },
+        Event::ToolCallBegin {
+            id: "t2".into(),
+            name: "todo_write".into(),
+            summary: ToolSummary {
+                line: "1 items".into(),
+                detail: ToolDetail::Plan,
+            },
+            input: json!({}),
+            plan_item_id: None,
+            plan_item: None,
+        },
+        Event::ToolCallOutputDelta {
+            id: "t1".into(),
+            chunk: "out".into(),
+        },
+        Event::ToolCallEnd {
+            id: "t1".into(),
+            name: "bash".into(),
+            status: ToolStatus::Interrupted,
+            duration_ms: 3,
+            output: "o".into(),
+        },
+        Event::PlanUpdated {
+            items: vec![item],
+            rendered: "[>] Run tests <- Running tests".into(),
+            diff: PlanDiff {
+                added: vec!["Run tests".into()],
+                ..PlanDiff::default()
+            },
+        },
+        Event::Usage {
+            model: "claude-test".into(),
+            input_tokens: 1,
+            output_tokens: 2,
+            total_input_tokens: 3,
+            total_output_tokens: 4,
+        },
+        Event::Queued {
+            text: "next".into(),
+        },
+        Event::TurnComplete {
+            stop_reason: StopReason::MaxTokens,
+            open_items: 1,
+        },
+        Event::TurnComplete {
+            stop_reason: StopReason::Other("pause_turn".into()),
+            open_items: 0,
+        },
+        Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message: "HTTP 401".into(),
+            error: Some(ErrorKind::Auth),
+        },
+        Event::TurnAborted {
+            reason: AbortReason::MaxTurns,
+            message: "stopped".into(),
+            error: None,
+        },
+        Event::Error {
+            kind: ErrorKind::EmptyMessage,
+            message: "empty".into(),
+        },
+        Event::ModelChanged {
+            provider: "anthropic".into(),
+            model: "claude-y".into(),
+        },
+        Event::SessionReset,
+        Event::Idle,
+    ];
+    for ev in events {
+        let text = serde_json::to_string(&ev).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), ev, "{text}");
+    }
+    // The shapes a jsonl reader sees.
+    let text = serde_json::to_value(Event::TurnComplete {
+        stop_reason: StopReason::EndTurn,
+        open_items: 0,
+    })
+    .unwrap();
+    assert_eq!(
+        text,
+        json!({"type": "turn_complete", "stop_reason": "end_turn", "open_items": 0})
+    );
+    let text = serde_json::to_value(Event::Error {
+        kind: ErrorKind::RateLimited,
+        message: "m".into(),
+    })
+    .unwrap();
+    assert_eq!(
+        text,
+        json!({"type": "error", "kind": "rate_limited", "message": "m"})
+    );
+}
+
+fn is_empty_message_error(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::Error {
+            kind: ErrorKind::EmptyMessage,
+            ..
+        }
+    )
+}
+
+#[tokio::test]
+async fn an_empty_message_is_an_error_idle_and_mid_turn() {
+    let mut r = Rig::start(
+        vec![Reply::Stall {
+            prefix: ": waiting\n\n".into(),
+        }],
+        AgentConfig::default(),
+        |url| client(url, "claude-test"),
+    )
+    .await;
+    r.submit("  ");
+    r.until(is_empty_message_error).await;
+    r.submit("hi");
+    while r.server.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    r.submit("\n");
+    let seen = r.until(is_empty_message_error).await;
+    assert!(
+        !seen.iter().any(|e| matches!(e, Event::Queued { .. })),
+        "{seen:?}"
+    );
+    r.handle.ops.send(Op::Interrupt).unwrap();
+    let end = r.turn_events().await;
+    assert!(
+        matches!(
+            end.last(),
+            Some(Event::TurnAborted {
+                reason: AbortReason::Interrupted,
+                error: None,
+                ..
+            })
+        ),
+        "{end:?}"
+    );
+}
+
+/// A factory that builds Anthropic clients for the loopback server, for the
+/// model asked for.
+struct Loopback(String);
+
+impl ClientFactory for Loopback {
+    fn build(
+        &self,
+        choice: &ModelChoice,
+        _reload: bool,
+    ) -> Result<Arc<dyn ModelClient>, waypoint::llm::LlmError> {
+        Ok(client(
+            &self.0,
+            choice.model.as_deref().unwrap_or("claude-test"),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn set_model_names_the_new_model_in_the_next_request() {
+    let mut r = Rig::start_with_factory(
+        vec![sse(Turn::text("one")), sse(Turn::text("two"))],
+        AgentConfig::default(),
+        |url| client(url, "claude-test"),
+        |url| Arc::new(Loopback(url.to_string())),
+    )
+    .await;
+    r.submit("first");
+    let first = r.turn_events().await;
+    assert_completed(&first);
+    assert!(
+        first
+            .iter()
+            .any(|e| matches!(e, Event::Usage { model, .. } if model == "claude-test"))
+    );
+    r.handle
+        .ops
+        .send(Op::SetModel {
+            provider: None,
+            model: "claude-other".into(),
+        })
+        .unwrap();
+    let changed = r.until(|e| matches!(e, Event::ModelChanged { .. })).await;
+    assert_eq!(
+        changed.last(),
+        Some(&Event::ModelChanged {
+            provider: "anthropic".into(),
+            model: "claude-other".into()
+        })
+    );
+    r.submit("second");
+    let second = r.turn_events().await;
+    assert_completed(&second);
+    assert!(
+        second
+            .iter()
+            .any(|e| matches!(e, Event::Usage { model, .. } if model == "claude-other"))
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body["model"], "claude-test");
+    assert_eq!(requests[1].body["model"], "claude-other");
+}
+
+#[tokio::test]
+async fn a_failed_set_model_keeps_the_old_client() {
+    // `Rig::start` gives the engine a fixed client: switching is refused.
+    let mut r = Rig::start(
+        vec![sse(Turn::text("still here"))],
+        AgentConfig::default(),
+        |url| client(url, "claude-test"),
+    )
+    .await;
+    r.handle
+        .ops
+        .send(Op::SetModel {
+            provider: Some("openai".into()),
+            model: "gpt-x".into(),
+        })
+        .unwrap();
+    let seen = r.until(|e| matches!(e, Event::Error { .. })).await;
+    match seen.last() {
+        Some(Event::Error {
+            kind: ErrorKind::Config,
+            message,
+        }) => assert!(message.contains("gpt-x"), "{message}"),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+    r.submit("hi");
+    let events = r.turn_events().await;
+    assert_completed(&events);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ModelChanged { .. }))
+    );
+    assert_eq!(r.server.requests()[0].body["model"], "claude-test");
+}
+
+#[tokio::test]
+async fn a_new_session_mid_turn_interrupts_then_forgets_everything() {
+    let plan =
+        json!({"todos": [{"content": "A", "activeForm": "Doing A", "status": "in_progress"}]});
+    let mut r = Rig::start(
+        vec![
+            sse(Turn::tool("todo_write", plan)),
+            Reply::Stall {
+                prefix: ": waiting\n\n".into(),
+            },
+            sse(Turn::text("fresh")),
+        ],
+        AgentConfig::default(),
+        |url| client(url, "claude-test"),
+    )
+    .await;
+    r.submit("work");
+    r.until(|e| matches!(e, Event::RoundStarted { round: 2 }))
+        .await;
+    // The stalled request is on the server before the session is dropped.
+    while r.server.requests().len() < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    r.handle.ops.send(Op::NewSession).unwrap();
+    let rest = r.until(|e| matches!(e, Event::SessionReset)).await;
+    assert!(rest.iter().any(|e| matches!(
+        e,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            ..
+        }
+    )));
+    let emptied = rest.iter().rev().find_map(|e| match e {
+        Event::PlanUpdated { items, diff, .. } => Some((items.len(), diff.removed.clone())),
+        _ => None,
+    });
+    assert_eq!(emptied, Some((0, vec!["A".to_string()])));
+    r.submit("again");
+    assert_completed(&r.turn_events().await);
+    let last = r.server.requests().last().unwrap().clone();
+    assert_eq!(last.messages().len(), 1, "the old conversation is gone");
+}
