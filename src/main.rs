@@ -262,6 +262,7 @@ async fn run_tui(
         engine,
         palette,
         price,
+        prices: settings.prices.clone(),
     })
     .await
     .wrap_err("the terminal failed")?;

@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+mod loopback;
+
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +33,17 @@ impl Tmux {
     /// Starts a detached session `w` of the given size running the app with
     /// `args`; its log and exit status go to `dir`.
     fn start(width: u16, height: u16, dir: &Path, args: &[&Path]) -> Self {
+        Self::start_with_env(width, height, dir, &[], args)
+    }
+
+    /// Like `start`, with extra `NAME=value` pairs in the app's environment.
+    fn start_with_env(
+        width: u16,
+        height: u16,
+        dir: &Path,
+        env: &[(&str, &str)],
+        args: &[&Path],
+    ) -> Self {
         require_tmux();
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let nanos = std::time::SystemTime::now()
@@ -44,7 +58,7 @@ impl Tmux {
             ),
             exit_file: dir.join("exit-status"),
         };
-        let command = app_command(&dir.join("waypoint.log"), args, &tmux.exit_file);
+        let command = app_command(&dir.join("waypoint.log"), env, args, &tmux.exit_file);
         // The pane is kept when the app exits, so its exit can be observed.
         tmux.ok(&[
             "new-session",
@@ -196,13 +210,14 @@ fn sh_quote(s: &Path) -> String {
     format!("'{}'", s.display().to_string().replace('\'', r"'\''"))
 }
 
-/// `env WAYPOINT_LOG=… NO_COLOR=1 waypoint ARGS; echo $? > EXIT_FILE`
-fn app_command(log: &Path, args: &[&Path], exit_file: &Path) -> String {
-    let mut cmd = format!(
-        "env WAYPOINT_LOG={} NO_COLOR=1 {}",
-        sh_quote(log),
-        sh_quote(Path::new(env!("CARGO_BIN_EXE_waypoint")))
-    );
+/// `env WAYPOINT_LOG=… NO_COLOR=1 ENV… waypoint ARGS; echo $? > EXIT_FILE`
+fn app_command(log: &Path, env: &[(&str, &str)], args: &[&Path], exit_file: &Path) -> String {
+    let mut cmd = format!("env WAYPOINT_LOG={} NO_COLOR=1", sh_quote(log));
+    for (name, value) in env {
+        cmd.push_str(&format!(" {name}={}", sh_quote(Path::new(value))));
+    }
+    cmd.push(' ');
+    cmd.push_str(&sh_quote(Path::new(env!("CARGO_BIN_EXE_waypoint"))));
     for a in args {
         cmd.push(' ');
         cmd.push_str(&sh_quote(a));
@@ -324,5 +339,81 @@ fn small_terminal_shows_a_one_line_plan() {
     );
 
     // At 40 columns the status line has no room for the quit hint.
+    tmux.quit_and_wait(false);
+}
+
+/// Waits (without blocking the loopback server's runtime) until `pred`
+/// holds for the screen.
+async fn wait_async(tmux: &Tmux, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let screen = tmux.screen();
+        if pred(&screen) {
+            return screen;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "timed out after {TIMEOUT:?} waiting for {what}; last screen:\n{screen}\n--- end of screen ---"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_switch_the_model_and_never_reach_it() {
+    use common::{FakeServer, Turn, sse};
+    let server = FakeServer::start(vec![sse(Turn::text("Answered by the second model."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let config_s = config.display().to_string();
+    let tmux = Tmux::start_with_env(
+        120,
+        40,
+        dir.path(),
+        &[
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("ANTHROPIC_BASE_URL", server.url.as_str()),
+            ("ANTHROPIC_MODEL", "claude-first"),
+            ("WAYPOINT_CONFIG", config_s.as_str()),
+        ],
+        &[Path::new("--workspace"), &ws],
+    );
+    wait_async(&tmux, "the first model in the status line", |s| {
+        status_line(s).contains("claude-first")
+    })
+    .await;
+    // /help opens the keys; nothing goes to the model.
+    tmux.type_text("/help");
+    tmux.key("Enter");
+    wait_async(&tmux, "the help", |s| {
+        s.contains("Keys") && s.contains("/model")
+    })
+    .await;
+    tmux.key("Escape");
+    // /model NAME: the status line names it once the engine switched.
+    tmux.type_text("/model claude-second");
+    tmux.key("Enter");
+    wait_async(&tmux, "the second model in the status line", |s| {
+        status_line(s).contains("claude-second")
+    })
+    .await;
+    assert!(server.requests().is_empty(), "no command reached the model");
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    wait_async(&tmux, "the reply", |s| {
+        s.contains("Answered by the second model.")
+    })
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "only the message was sent");
+    assert_eq!(requests[0].body["model"], "claude-second");
+    let sent = requests[0].body.to_string();
+    assert!(
+        !sent.contains("/help") && !sent.contains("/model"),
+        "{sent}"
+    );
     tmux.quit_and_wait(false);
 }

@@ -33,6 +33,8 @@ pub struct TuiOptions {
     pub palette: Palette,
     /// The model's price, when known, for the cost in the status line.
     pub price: Option<Price>,
+    /// The config file's prices, for models switched to with `/model`.
+    pub prices: std::collections::BTreeMap<String, Price>,
 }
 
 /// Runs the full-screen app until the user quits or a signal arrives.
@@ -40,6 +42,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
+    app.status.prices = opts.prices;
     let mut spills = SpillFiles::default();
     let mut engine = match opts.engine {
         Ok(handle) => Some(handle),

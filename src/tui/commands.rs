@@ -66,6 +66,20 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
+/// The commands as a Markdown table, as the README shows them.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| command | does |\n| --- | --- |\n");
+    for c in COMMANDS {
+        let usage = if c.args.is_empty() {
+            format!("`/{}`", c.name)
+        } else {
+            format!("`/{} {}`", c.name, c.args)
+        };
+        out.push_str(&format!("| {usage} | {} |\n", c.help));
+    }
+    out
+}
+
 /// How well `name` matches `filter`: prefix, then substring, then the
 /// letters in order; `None` when it does not match.
 fn score(name: &str, filter: &str) -> Option<u8> {

@@ -6,7 +6,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 /// Entries kept in the input history.
 pub const HISTORY_CAP: usize = 200;
 
-pub const PLACEHOLDER: &str = "Type a task · Enter sends · Alt+Enter new line · ? help";
+pub const PLACEHOLDER: &str = "Type a task · Enter sends · / commands · ? help";
 
 pub struct Input {
     pub area: TextArea<'static>,
