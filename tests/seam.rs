@@ -376,3 +376,86 @@ async fn a_new_session_mid_turn_interrupts_then_forgets_everything() {
     let last = r.server.requests().last().unwrap().clone();
     assert_eq!(last.messages().len(), 1, "the old conversation is gone");
 }
+
+/// A factory whose reloads fail until `fixed` is set.
+struct Fixable {
+    url: String,
+    fixed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ClientFactory for Fixable {
+    fn build(
+        &self,
+        _: &ModelChoice,
+        _reload: bool,
+    ) -> Result<Arc<dyn ModelClient>, waypoint::llm::LlmError> {
+        if self.fixed.load(std::sync::atomic::Ordering::SeqCst) {
+            Ok(client(&self.url, "claude-fixed"))
+        } else {
+            Err(waypoint::llm::LlmError::Config(
+                "base_url `htp://typo` is not a URL".into(),
+            ))
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_resume_after_a_failed_reload_waits_for_settings_that_work() {
+    let fixed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = fixed.clone();
+    let mut r = Rig::start_with_factory(
+        vec![
+            loopback::Reply::Status {
+                code: 404,
+                headers: vec![],
+                body: r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-typo"}}"#.into(),
+            },
+            sse(Turn::text("fixed")),
+        ],
+        AgentConfig::default(),
+        |url| client(url, "claude-typo"),
+        move |url| {
+            Arc::new(Fixable {
+                url: url.to_string(),
+                fixed: flag,
+            })
+        },
+    )
+    .await;
+    r.submit("hi");
+    let failed = r.turn_events().await;
+    assert!(matches!(failed.last(), Some(Event::TurnAborted { .. })));
+    // The settings still fail: the resume is held back, nothing is sent.
+    r.handle.ops.send(Op::ReloadSettings).unwrap();
+    r.handle.ops.send(Op::Resume).unwrap();
+    let refused = r
+        .until(|e| matches!(e, Event::Error { message, .. } if message.starts_with("Not resumed")))
+        .await;
+    assert!(
+        refused
+            .iter()
+            .all(|e| !matches!(e, Event::TurnStarted { .. })),
+        "{refused:?}"
+    );
+    assert!(refused.iter().any(|e| matches!(
+        e,
+        Event::Error {
+            kind: ErrorKind::Config,
+            message
+        } if message.contains("htp://typo")
+    )));
+    assert_eq!(
+        r.server.requests().len(),
+        1,
+        "no request with the broken settings"
+    );
+    // Fixed: the same two ops resume with the new client.
+    fixed.store(true, std::sync::atomic::Ordering::SeqCst);
+    r.handle.ops.send(Op::ReloadSettings).unwrap();
+    r.handle.ops.send(Op::Resume).unwrap();
+    let resumed = r.turn_events().await;
+    assert_completed(&resumed);
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].body["model"], "claude-fixed");
+}

@@ -982,3 +982,36 @@ fn every_help_row_is_a_working_binding() {
         vec![Effect::Send(Op::Interrupt)]
     );
 }
+
+#[test]
+fn a_resume_held_back_by_broken_settings_can_be_asked_again() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    type_text(&mut a, "task", now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, now);
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message: "the API refused the request (HTTP 404): model: claude-typo".into(),
+            error: Some(waypoint::events::ErrorKind::Http),
+        },
+        now,
+    );
+    let resume = vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)];
+    assert_eq!(update::on_key(&mut a, ctrl('r'), now), resume);
+    assert!(!a.status.can_resume, "one resume at a time");
+    // The engine held the resume back: the settings still fail.
+    update::on_event(
+        &mut a,
+        Event::Error {
+            kind: waypoint::events::ErrorKind::Config,
+            message: "Not resumed: the settings still do not work (bad URL).".into(),
+        },
+        now,
+    );
+    assert!(notices(&a).last().unwrap().starts_with("Not resumed"));
+    assert_eq!(update::on_key(&mut a, ctrl('r'), now), resume);
+}

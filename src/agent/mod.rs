@@ -127,6 +127,9 @@ struct Control {
     queued: VecDeque<String>,
     pending_client: Option<Arc<dyn ModelClient>>,
     reset_pending: bool,
+    /// Why the last `ReloadSettings` failed: a `Resume` right after it is
+    /// held back (it would only fail the same way) until a reload works.
+    reload_failed: Option<String>,
     events: UnboundedSender<Event>,
 }
 
@@ -150,7 +153,10 @@ impl Control {
                 Step::Wait
             }
             Op::Submit { text } => match phase {
-                Phase::Idle { .. } => Step::Start { text: Some(text) },
+                Phase::Idle { .. } => {
+                    self.reload_failed = None;
+                    Step::Start { text: Some(text) }
+                }
                 Phase::Running(_) => {
                     self.emit(Event::Queued { text: text.clone() });
                     self.queued.push_back(text);
@@ -171,7 +177,16 @@ impl Control {
                     );
                     Step::Wait
                 }
-                Phase::Idle { empty: false } => Step::Start { text: None },
+                Phase::Idle { empty: false } => match self.reload_failed.take() {
+                    Some(why) => {
+                        self.error(
+                            ErrorKind::Config,
+                            format!("Not resumed: the settings still do not work ({why}). Fix them and resume again."),
+                        );
+                        Step::Wait
+                    }
+                    None => Step::Start { text: None },
+                },
                 // The turn is still going: there is nothing to resume.
                 Phase::Running(_) => Step::Wait,
             },
@@ -216,10 +231,21 @@ impl Control {
                 tracing::info!(model = client.model(), "model client rebuilt");
                 self.pending_client = Some(client);
                 self.choice = choice;
+                if reload {
+                    self.reload_failed = None;
+                }
             }
             Err(e) => {
                 tracing::warn!(error = %e, "model client not rebuilt");
-                self.error(ErrorKind::Config, format!("The model was not changed: {e}"));
+                if reload {
+                    self.reload_failed = Some(e.to_string());
+                    self.error(
+                        ErrorKind::Config,
+                        format!("The settings could not be used: {e}"),
+                    );
+                } else {
+                    self.error(ErrorKind::Config, format!("The model was not changed: {e}"));
+                }
             }
         }
     }
@@ -283,6 +309,7 @@ impl Agent {
                 queued: VecDeque::new(),
                 pending_client: None,
                 reset_pending: false,
+                reload_failed: None,
                 events,
             },
         }

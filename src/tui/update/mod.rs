@@ -197,7 +197,16 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             };
             app.notice(kind, text);
         }
-        Event::Error { message, .. } => app.notice(NoticeKind::Error, message),
+        Event::Error { kind, message } => {
+            // A resume held back by settings that still fail can be asked again.
+            if kind == ErrorKind::Config
+                && !app.status.running
+                && app.status.activity == Activity::Failed
+            {
+                app.status.can_resume = true;
+            }
+            app.notice(NoticeKind::Error, message);
+        }
         Event::ModelChanged { model, .. } => {
             app.notice(
                 NoticeKind::Info,
