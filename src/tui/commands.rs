@@ -190,10 +190,7 @@ fn model(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    app.notice(
-        NoticeKind::Info,
-        format!("Switching to {name} for the next turn."),
-    );
+    // The engine confirms with `ModelChanged` (or says why not).
     vec![Effect::Send(Op::SetModel {
         provider,
         model: name.to_string(),

@@ -38,6 +38,15 @@ fn contexts(app: &App) -> Vec<Context> {
     out
 }
 
+/// The action `key` is offered to first in the current state (it may still
+/// decline, e.g. `↑` on the second line of the input moves the cursor).
+pub fn resolve(app: &App, key: &KeyEvent) -> Option<Action> {
+    contexts(app)
+        .into_iter()
+        .find_map(|c| keymap::lookup(c, key))
+        .map(|b| b.action)
+}
+
 pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         return Vec::new();

@@ -8,7 +8,7 @@ mod keys;
 
 use std::time::{Duration, Instant};
 
-pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste};
+pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
 use super::state::{Activity, App, EntryKind, NoticeKind};
 use crate::events::{AbortReason, ErrorKind, Event, Op, StopReason, ToolStatus};
