@@ -1033,3 +1033,36 @@ fn a_resume_held_back_by_broken_settings_can_be_asked_again() {
     assert!(notices(&a).last().unwrap().starts_with("Not resumed"));
     assert_eq!(update::on_key(&mut a, ctrl('r'), now), resume);
 }
+
+#[test]
+fn clear_and_a_new_session_empty_the_panes_they_should() {
+    let clock = Clock::new();
+    let now = clock.at(20.0);
+    // /clear waits for a running turn, then empties conversation and tools, not the plan.
+    let mut a = plan_in_progress(&clock);
+    type_text(&mut a, "/clear", now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert!(!a.trace.entries.is_empty(), "not while the agent works");
+    let mut a = interrupted(&clock);
+    a.input.clear();
+    type_text(&mut a, "/clear", now);
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Enter), now),
+        vec![Effect::Redraw]
+    );
+    assert!(a.conversation.entries.is_empty() && a.trace.entries.is_empty());
+    assert_eq!(a.plan.items.len(), 3, "the plan stays");
+    // A new session (the engine's answer to /new) empties the plan too;
+    // the tokens spent stay counted.
+    let mut b = interrupted(&clock);
+    let tokens = b.status.tokens;
+    update::on_event(&mut b, plan_event(Vec::new(), Default::default()), now);
+    update::on_event(&mut b, Event::SessionReset, now);
+    assert!(b.plan.items.is_empty() && b.trace.entries.is_empty());
+    assert_eq!(
+        notices(&b),
+        vec!["New session: empty conversation and plan."]
+    );
+    assert!(!b.status.can_resume);
+    assert_eq!(b.status.tokens, tokens);
+}

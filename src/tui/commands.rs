@@ -49,7 +49,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "clear",
         args: "",
-        help: "clear the screen (the session goes on)",
+        help: "clear the conversation and tools panes (the session and plan go on)",
         run: clear,
     },
     Command {
@@ -245,7 +245,15 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
 }
 
 fn clear(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    if app.status.running {
+        app.notice(
+            NoticeKind::Warning,
+            "The agent is working: /clear waits for it to stop (Esc interrupts).",
+        );
+        return Vec::new();
+    }
     app.conversation.clear();
+    app.trace.clear();
     vec![Effect::Redraw]
 }
 

@@ -105,6 +105,14 @@ impl Trace {
             .or_else(|| self.entries.last())
     }
 
+    /// Empties the pane; serial numbers go on (spill files keep their names).
+    pub fn clear(&mut self) {
+        *self = Self {
+            next_serial: self.next_serial,
+            ..Self::default()
+        };
+    }
+
     /// Everything still running stopped (the engine went away).
     pub fn stop_running(&mut self, now: Instant) {
         for t in &mut self.entries {

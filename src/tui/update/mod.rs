@@ -216,8 +216,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         }
         Event::SessionReset => {
             // The engine dropped the conversation and the plan (an empty
-            // `PlanUpdated` came first); the trace and the totals stay.
+            // `PlanUpdated` came first); the token totals stay.
             app.conversation.clear();
+            app.trace.clear();
             app.status.can_resume = false;
             app.plan.stopped_open = None;
             app.notice(
