@@ -49,7 +49,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "clear",
         args: "",
-        help: "clear the conversation and tools panes (the session and plan go on)",
+        help: "clear conversation and tools panes (plan stays)",
         run: clear,
     },
     Command {
