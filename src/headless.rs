@@ -6,6 +6,7 @@
 use std::io::{self, Write};
 
 use crate::events::{AbortReason, Event, StopReason, ToolStatus};
+use crate::text::{StreamCleaner, clean, clean_line};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -47,6 +48,8 @@ pub struct Printer<O: Write, E: Write> {
     mid_line: bool,
     /// Name and summary of the running tool call, printed with its result.
     running: Option<(String, String)>,
+    /// Holds an escape sequence split between two live text deltas.
+    cleaner: StreamCleaner,
     /// A plan update made by the running call, printed after its line.
     pending_plan: Option<String>,
 }
@@ -61,6 +64,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             held: String::new(),
             mid_line: false,
             running: None,
+            cleaner: StreamCleaner::default(),
             pending_plan: None,
         }
     }
@@ -86,6 +90,10 @@ impl<O: Write, E: Write> Printer<O, E> {
             OutputFormat::Jsonl => {
                 serde_json::to_writer(&mut self.out, event)?;
                 self.out.write_all(b"\n")?;
+                // The one clear line on stderr is promised in every format.
+                if let Event::TurnAborted { message, .. } | Event::Error { message, .. } = event {
+                    writeln!(self.err, "waypoint: {}", clean_line(message))?;
+                }
             }
             OutputFormat::Text => self.text(event)?,
         }
@@ -104,7 +112,8 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Writes held text and ends the line: something else is printed next.
     fn end_line(&mut self) -> io::Result<()> {
         let held = std::mem::take(&mut self.held);
-        self.write_text(&held)?;
+        self.write_text(&clean(&held))?;
+        self.cleaner.finish();
         if std::mem::take(&mut self.mid_line) {
             self.out.write_all(b"\n")?;
         }
@@ -113,7 +122,10 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     fn text(&mut self, event: &Event) -> io::Result<()> {
         match event {
-            Event::TextDelta { text } if self.live_text => self.write_text(text)?,
+            Event::TextDelta { text } if self.live_text => {
+                let text = self.cleaner.push(text);
+                self.write_text(&text)?;
+            }
             Event::TextDelta { text } => self.held.push_str(text),
             Event::Retrying {
                 attempt,
@@ -122,6 +134,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => {
                 // The reply starts again from scratch.
                 self.held.clear();
+                self.cleaner.finish();
                 if std::mem::take(&mut self.mid_line) {
                     self.out.write_all(b"\n")?;
                 }
@@ -132,13 +145,17 @@ impl<O: Write, E: Write> Printer<O, E> {
                 };
                 writeln!(
                     self.err,
-                    "waypoint: retry {attempt} in {:.1} s ({reason}){repeat}",
-                    *delay_ms as f64 / 1000.0
+                    "waypoint: retry {attempt} in {:.1} s ({}){repeat}",
+                    *delay_ms as f64 / 1000.0,
+                    clean_line(reason)
                 )?;
             }
             Event::ToolCallBegin { name, summary, .. } => {
                 self.end_line()?;
-                self.running = Some((name.clone(), summary.line.clone()));
+                self.running = Some((
+                    clean_line(name).into_owned(),
+                    clean_line(&summary.line).into_owned(),
+                ));
             }
             Event::ToolCallEnd {
                 status,
@@ -156,7 +173,8 @@ impl<O: Write, E: Write> Printer<O, E> {
                     String::new()
                 } else {
                     let first = output.lines().next().unwrap_or("");
-                    format!(": {}", first.chars().take(160).collect::<String>())
+                    let first: String = first.chars().take(160).collect();
+                    format!(": {}", clean_line(&first))
                 };
                 let (name, summary) = self.running.take().unwrap_or_default();
                 let sep = if summary.is_empty() { "" } else { " " };
@@ -171,8 +189,9 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::PlanUpdated { rendered, diff, .. } => {
                 let mut text = format!("Plan: {}\n", diff.summary());
                 for line in rendered.lines().filter(|l| !l.is_empty()) {
+                    let line = clean_line(line);
                     text.push_str("  ");
-                    text.push_str(line);
+                    text.push_str(&line);
                     text.push('\n');
                 }
                 if self.running.is_some() {
@@ -202,7 +221,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
-                writeln!(self.err, "waypoint: {message}")?;
+                writeln!(self.err, "waypoint: {}", clean_line(message))?;
             }
             Event::Usage { .. }
             | Event::TurnStarted { .. }
@@ -360,6 +379,74 @@ mod tests {
         assert_eq!(
             out,
             "Planning.\n→ todo_write 1 items  [ok 3 ms]\nPlan: +1 added\n  [>] A <- Doing A\n  (0/1 completed)\n→ bash false  [error 9 ms: Error: boom]\n"
+        );
+    }
+
+    #[test]
+    fn escape_sequences_never_reach_the_terminal() {
+        let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+        for live in [true, false] {
+            let (out, err) = run(
+                live,
+                &[
+                    text("Hi \u{1b}]0;pw"),
+                    text(&format!("ned\u{7}there{evil}")),
+                    Event::ToolCallBegin {
+                        id: "1".into(),
+                        name: format!("bash{evil}"),
+                        summary: crate::events::ToolSummary {
+                            line: format!("ls{evil}"),
+                            detail: crate::events::ToolDetail::Output,
+                        },
+                        input: serde_json::json!({}),
+                        plan_item_id: None,
+                        plan_item: None,
+                    },
+                    Event::ToolCallEnd {
+                        id: "1".into(),
+                        name: "bash".into(),
+                        status: ToolStatus::Error,
+                        duration_ms: 1,
+                        output: format!("Error: {evil}boom"),
+                    },
+                    Event::Error {
+                        kind: crate::events::ErrorKind::Api,
+                        message: format!("server{evil}\nsays"),
+                    },
+                    complete(StopReason::EndTurn),
+                ],
+            );
+            for s in [&out, &err] {
+                assert!(!s.contains("pw") && !s.contains("[2J"), "{s:?}");
+                assert!(!s.chars().any(|c| c.is_control() && c != '\n'), "{s:?}");
+            }
+            assert!(
+                out.starts_with("Hi there\n→ bash ls  [error 1 ms: Error: boom]"),
+                "{out:?}"
+            );
+            assert!(err.contains("waypoint: server says"), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn jsonl_still_says_the_error_on_stderr() {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        {
+            let mut p = Printer::new(OutputFormat::Jsonl, &mut out, &mut err);
+            p.handle(&Event::TurnAborted {
+                reason: AbortReason::Failed,
+                message: "the API refused the request (HTTP 401): invalid x-api-key".into(),
+                error: Some(crate::events::ErrorKind::Auth),
+            })
+            .unwrap();
+        }
+        let out = String::from_utf8(out).unwrap();
+        let err = String::from_utf8(err).unwrap();
+        assert!(out.contains("\"turn_aborted\""), "{out}");
+        assert_eq!(
+            err,
+            "waypoint: the API refused the request (HTTP 401): invalid x-api-key\n"
         );
     }
 }

@@ -15,6 +15,7 @@ pub mod models;
 pub mod pricing;
 pub mod pylit;
 pub mod setup;
+pub mod text;
 pub mod todo;
 pub mod tools;
 pub mod tui;

@@ -9,6 +9,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, Mou
 use serde_json::json;
 use tui_support::*;
 use waypoint::events::{AbortReason, Event, Op, ToolStatus};
+use waypoint::todo::TodoStatus;
 use waypoint::tui::spill::SpillFiles;
 use waypoint::tui::state::{Activity, App, EntryKind, Focus, NoticeKind, TraceStatus};
 use waypoint::tui::update::{self, Effect};
@@ -1065,4 +1066,71 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
     );
     assert!(!b.status.can_resume);
     assert_eq!(b.status.tokens, tokens);
+}
+
+#[test]
+fn escape_sequences_from_the_model_tools_or_servers_never_reach_the_screen() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}]52;c;aGk=\u{1b}\\\u{9b}31m";
+    let events = vec![
+        Event::TurnStarted { resumed: false },
+        Event::TextDelta {
+            text: format!("reply {evil}"),
+        },
+        // A sequence split between two deltas goes whole too.
+        Event::TextDelta {
+            text: "tail \u{1b}]0;pw".into(),
+        },
+        Event::TextDelta {
+            text: "ned\u{7} end".into(),
+        },
+        plan_event(
+            vec![item("1", &format!("step {evil}"), TodoStatus::InProgress)],
+            Default::default(),
+        ),
+        begin(
+            "t1",
+            &format!("bash{evil}"),
+            &format!("ls {evil}"),
+            json!({"command": "ls"}),
+            Some(&format!("item {evil}")),
+        ),
+        Event::ToolCallOutputDelta {
+            id: "t1".into(),
+            chunk: format!("out\tput {evil}\nline\rover\n"),
+        },
+        end("t1", "bash", ToolStatus::Error, 5, "Error: failed"),
+        Event::Error {
+            kind: waypoint::events::ErrorKind::Api,
+            message: format!("server said {evil}"),
+        },
+        Event::ModelChanged {
+            provider: "anthropic".into(),
+            model: format!("claude{evil}"),
+        },
+    ];
+    for e in events {
+        update::on_event(&mut a, e, now);
+    }
+    let check = |s: &str| {
+        assert!(
+            !s.contains("pwned") && !s.contains("pw") && !s.contains("[2J") && !s.contains("]52"),
+            "{s}"
+        );
+        assert!(!s.chars().any(|c| c.is_control() && c != '\n'), "{s:?}");
+    };
+    check(&screen_text(&mut a, 120, 40, now));
+    check(&screen_text(&mut a, 60, 20, now));
+    // The expanded output too, its tab expanded and `\r` unable to overwrite.
+    a.focus = Focus::Trace;
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    let s = screen_text(&mut a, 120, 40, now);
+    check(&s);
+    assert!(s.contains("out    put"), "{s}");
+    assert!(s.contains("over"), "{s}");
+    // Pasted text is cleaned as well.
+    update::on_paste(&mut a, &format!("pasted {evil}"));
+    check(&a.input.text());
 }

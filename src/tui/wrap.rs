@@ -30,12 +30,10 @@ pub fn wrap(
                 Span::styled(std::mem::take(line), style),
             ]));
         };
+    // No escape sequence or control reaches the screen (`\n`, `\t` stay).
+    let text = crate::text::clean(text);
     for raw in text.split('\n') {
-        let clean: String = raw
-            .replace('\t', "    ")
-            .chars()
-            .filter(|c| !c.is_control())
-            .collect();
+        let clean = raw.replace('\t', "    ");
         let mut line = String::new();
         let mut used = prefix.as_ref().map_or(rest_w, Span::width);
         for word in clean.split(' ') {
@@ -77,10 +75,12 @@ pub fn str_width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
-/// Cuts `s` to at most `width` columns, adding `…` when cut.
+/// `s` as one clean line (no escape sequences, controls or line breaks),
+/// cut to at most `width` columns, with `…` when cut.
 pub fn truncate(s: &str, width: usize) -> String {
-    if str_width(s) <= width {
-        return s.to_string();
+    let s = crate::text::clean_line(s);
+    if str_width(&s) <= width {
+        return s.into_owned();
     }
     let mut out = String::new();
     let mut used = 0;
@@ -132,6 +132,19 @@ mod tests {
         }
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("ab", 4), "ab");
+        assert_eq!(truncate("a\x1b]0;pwned\x07b\nc", 10), "ab c");
+    }
+
+    #[test]
+    fn escape_sequences_never_reach_a_line() {
+        let lines = wrap(
+            "safe\x1b]0;pwned\x07 text\x1b[2J\tend",
+            40,
+            Style::new(),
+            Span::raw(""),
+            Span::raw(""),
+        );
+        assert_eq!(plain(&lines), ["safe text    end"]);
     }
 
     #[test]

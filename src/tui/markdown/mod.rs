@@ -29,7 +29,10 @@ const ZWJ: char = '\u{200D}';
 pub fn render(text: &str, width: u16, palette: Palette) -> Vec<Line<'static>> {
     let mut renderer = Renderer::new(usize::from(width.max(1)), palette);
     let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    for event in Parser::new_ext(text, options) {
+    // Escape sequences go before parsing: the parser may split one (at its
+    // `[`) into pieces that no longer look like a sequence.
+    let text = crate::text::clean(text);
+    for event in Parser::new_ext(&text, options) {
         renderer.event(event);
     }
     renderer.finish()
@@ -684,9 +687,29 @@ mod tests {
     }
 
     #[test]
-    fn control_characters_are_dropped() {
-        assert_eq!(md("a\u{1b}[31mb\u{7}", 40), ["a[31mb"]);
-        assert_eq!(md("```\na\u{1b}b\r\n```", 40), ["│ ab"]);
+    fn control_characters_are_dropped_or_shown() {
+        // The whole sequence goes, not just its ESC; a bell is shown, not rung.
+        assert_eq!(md("a\u{1b}[31mb\u{7}", 40), ["ab␇"]);
+        // `ESC b` is a two-byte escape: both go.
+        assert_eq!(md("```\na\u{1b}bc\r\n```", 40), ["│ ac"]);
+    }
+
+    #[test]
+    fn escape_sequences_are_removed_whole_even_where_markdown_splits_them() {
+        let lines = render(
+            "title \x1b]0;pwned\x07 and \x1b[2J[link](x) \x1b[31mred",
+            60,
+            Palette::monochrome(),
+        );
+        let text: String = lines
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+            .collect();
+        assert!(
+            !text.contains("pwned") && !text.contains("[2J") && !text.contains("[31m"),
+            "{text}"
+        );
+        assert!(!text.chars().any(|c| c.is_control()), "{text:?}");
     }
 
     #[test]

@@ -7,20 +7,15 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::{ELLIPSIS, Piece, ZWJ};
 
-/// Replaces tabs with `tab`, drops control characters other than `\n`.
+/// Replaces tabs with `tab`; drops escape sequences and controls but `\n`.
 pub(super) fn sanitize<'a>(text: &'a str, tab: &str) -> std::borrow::Cow<'a, str> {
-    if !text.chars().any(|c| c != '\n' && c.is_control()) {
-        return std::borrow::Cow::Borrowed(text);
+    // Whole escape sequences go (not just their ESC); controls other than
+    // line breaks and tabs never reach a line.
+    let clean = crate::text::clean(text);
+    if !clean.contains('\t') {
+        return clean;
     }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c == '\t' {
-            out.push_str(tab);
-        } else if c == '\n' || !c.is_control() {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    std::borrow::Cow::Owned(clean.replace('\t', tab))
 }
 
 /// Appends `text` to `pieces`, merging with the last piece when the style matches.

@@ -64,8 +64,8 @@ pub struct Status {
 impl Status {
     pub fn new(model: String, workspace: String, now: Instant) -> Self {
         Self {
-            model,
-            workspace,
+            model: crate::text::clean_line(&model).into_owned(),
+            workspace: crate::text::clean_line(&workspace).into_owned(),
             activity: Activity::Idle,
             activity_since: now,
             turn_started: None,
@@ -138,7 +138,7 @@ impl Status {
     /// The engine switched to `model`.
     pub fn set_model(&mut self, model: String) {
         self.price = price_of(&model, &self.prices);
-        self.model = model;
+        self.model = crate::text::clean_line(&model).into_owned();
     }
 
     /// Counts one request's tokens for `model` (the current one when empty).

@@ -301,9 +301,8 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
 
 pub fn on_paste(app: &mut App, text: &str) {
     app.focus = Focus::Input;
-    app.input
-        .area
-        .insert_str(text.replace("\r\n", "\n").replace('\r', "\n"));
+    // Pasted text may hold escape sequences: they must not reach the screen.
+    app.input.area.insert_str(crate::text::clean(text));
 }
 
 #[derive(Clone, Copy)]

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
 use super::state::{Activity, App, EntryKind, NoticeKind};
-use crate::events::{AbortReason, ErrorKind, Event, Op, StopReason, ToolStatus};
+use crate::events::{AbortReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary};
+use crate::text::clean_line;
 
 /// What the app loop must do after an update.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,6 +99,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             ..
         } => {
             app.conversation.round_entry = None;
+            // The model chose these strings: shown as one clean line each.
+            let name = clean_line(&name).into_owned();
+            let summary = ToolSummary {
+                line: clean_line(&summary.line).into_owned(),
+                ..summary
+            };
+            let plan_item = plan_item.map(|p| clean_line(&p).into_owned());
             app.status
                 .set_activity(Activity::Tool { name: name.clone() }, now);
             app.trace.begin(id, name, summary, plan_item, now);

@@ -31,7 +31,10 @@ pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
     let mut spans = vec![Span::styled(format!("▶ {done}/{total}"), p.bold())];
     if let Some(item) = c.active() {
         spans.push(Span::raw(" · "));
-        spans.push(Span::styled(item.active_form.clone(), p.active()));
+        spans.push(Span::styled(
+            crate::text::clean_line(&item.active_form).into_owned(),
+            p.active(),
+        ));
         spans.push(Span::styled(
             format!(" · {}", clock(c.active_for(ctx.clock_until))),
             p.dim(),

@@ -40,7 +40,13 @@ pub fn layout(trace: &mut Trace, ctx: &Ctx<'_>, area: Rect) -> Option<DetailLayo
     let t = trace.focused()?;
     let width = usize::from(inner(area).width);
     let head = detail_head(t, ctx, width);
-    let text = t.output.text();
+    // Cleaned whole, before it is cut into lines (a sequence may span them).
+    let raw = t.output.text();
+    let text = if crate::text::is_clean(&raw) {
+        raw
+    } else {
+        crate::text::clean(&raw).into_owned()
+    };
     let total = head.len() + text.lines().count();
     let top = trace
         .detail_scroll
@@ -238,7 +244,8 @@ fn render_detail(
 
 /// `-`/`+` lines for a change from `old` to `new` (a new file: all added).
 pub fn diff_lines(p: Palette, old: &str, new: &str) -> Vec<Line<'static>> {
-    let diff = TextDiff::from_lines(old, new);
+    let (old, new) = (clean_for_lines(old), clean_for_lines(new));
+    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
     diff.iter_all_changes()
         .take(400)
         .map(|change| {
@@ -250,4 +257,14 @@ pub fn diff_lines(p: Palette, old: &str, new: &str) -> Vec<Line<'static>> {
             }
         })
         .collect()
+}
+
+/// The model's text for a diff: no escape sequences or controls, tabs expanded.
+fn clean_for_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    let clean = crate::text::clean(text);
+    if clean.contains('\t') {
+        std::borrow::Cow::Owned(clean.replace('\t', "    "))
+    } else {
+        clean
+    }
 }
