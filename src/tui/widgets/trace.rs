@@ -123,8 +123,9 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
         t.output.last_lines(FOLDED_LINES)
     };
     for line in folded {
+        // Tabs are expanded, as in the expanded view (not dropped).
         rows.push(Line::styled(
-            truncate(&format!("  │ {line}"), width),
+            truncate(&format!("  │ {}", line.replace('\t', "    ")), width),
             p.dim(),
         ));
     }
