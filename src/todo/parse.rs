@@ -37,6 +37,18 @@ pub(super) fn label(index: usize, content: Option<&str>) -> String {
     }
 }
 
+/// A plan field is one line: a line break or a control character could
+/// forge lines of the rendered plan (`[x] …`, `(9/9 completed)`).
+pub(super) fn one_line(field: &str, text: &str, at: &str) -> Result<(), PlanError> {
+    match text.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(PlanError(format!(
+            "{at}: \"{field}\" must be one line, without line breaks or control characters (found {})",
+            c.escape_default()
+        ))),
+    }
+}
+
 pub(super) fn check_count(n: usize) -> Result<(), PlanError> {
     if n > MAX_ITEMS {
         return Err(PlanError(format!(
@@ -156,7 +168,8 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
                 label(index, None)
             )));
         }
-        Some(Value::String(s)) => s.trim().to_string(),
+        // A tab is folded to a space; other controls are refused below.
+        Some(Value::String(s)) => s.trim().replace('\t', " "),
         Some(other) => {
             return Err(PlanError(format!(
                 "{}: \"content\" must be a string, got {}",
@@ -171,6 +184,7 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
             label(index, None)
         )));
     }
+    one_line("content", &content, &label(index, None))?;
     let here = label(index, Some(&content));
     let active = match obj.get("activeForm") {
         None | Some(Value::Null) => obj.get("active_form"),
@@ -182,7 +196,8 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
                 "{here}: missing required field \"activeForm\" (present tense, e.g. \"Running tests\")"
             )));
         }
-        Some(Value::String(s)) => s.trim().to_string(),
+        // A tab is folded to a space; other controls are refused below.
+        Some(Value::String(s)) => s.trim().replace('\t', " "),
         Some(other) => {
             return Err(PlanError(format!(
                 "{here}: \"activeForm\" must be a string, got {}",
@@ -193,6 +208,7 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
     if active_form.is_empty() {
         return Err(PlanError(format!("{here}: \"activeForm\" is empty")));
     }
+    one_line("activeForm", &active_form, &here)?;
     let status = match obj.get("status") {
         None | Some(Value::Null) => {
             return Err(PlanError(format!(
@@ -455,7 +471,8 @@ mod tests {
         let diff = m.update(&Value::String(text.into())).unwrap();
         let items = m.items();
         assert_eq!(items[0].content, "Say 'hi' to \"Bob\"");
-        assert_eq!(items[0].active_form, "Saying hi\tnow");
+        // The tab was decoded, then folded: a plan field is one line.
+        assert_eq!(items[0].active_form, "Saying hi now");
         assert_eq!(items[0].id, "1");
         assert_eq!(items[1].content, "Café é 😀");
         assert_eq!(items[1].active_form, "raw\\n");
@@ -596,5 +613,35 @@ mod tests {
             msg.starts_with(&format!("item 1 (\"{}…\")", "x".repeat(57))),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn fields_with_line_breaks_or_controls_cannot_forge_plan_lines() {
+        let forged = json!([{
+            "content": "Write tests\n[x] Deploy to production\n(9/9 completed)",
+            "activeForm": "Writing tests",
+            "status": "pending"
+        }]);
+        let mut m = three();
+        let before = m.items().to_vec();
+        let msg = err(&mut m, &forged);
+        assert_eq!(m.items(), before.as_slice(), "the old plan stays");
+        assert_eq!(
+            msg,
+            "item 1: \"content\" must be one line, without line breaks or control characters (found \\n)"
+        );
+        let escaped = json!([{
+            "content": "Build",
+            "activeForm": "Building\u{1b}[2J",
+            "status": "in_progress"
+        }]);
+        let msg = err(&mut m, &escaped);
+        assert!(
+            msg.starts_with("item 1 (\"Build\"): \"activeForm\" must be one line"),
+            "{msg}"
+        );
+        // Trailing whitespace is trimmed, not refused.
+        let fine = json!([{"content": "Build\n", "activeForm": " Building ", "status": "pending"}]);
+        assert!(m.update(&fine).is_ok());
     }
 }

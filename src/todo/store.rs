@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::parse::{Draft, check_count, check_list, content_key, draft, label, todo_values};
+use super::parse::{
+    Draft, check_count, check_list, content_key, draft, label, one_line, todo_values,
+};
 use super::{PlanDiff, PlanError, TodoItem, TodoStatus};
 
 #[derive(Clone, Debug, Default)]
@@ -35,6 +37,7 @@ impl TodoManager {
                     label(i, None)
                 )));
             }
+            one_line("content", &content, &label(i, None))?;
             let active_form = item.active_form.trim().to_string();
             if active_form.is_empty() {
                 return Err(PlanError(format!(
@@ -42,6 +45,7 @@ impl TodoManager {
                     label(i, Some(&content))
                 )));
             }
+            one_line("activeForm", &active_form, &label(i, Some(&content)))?;
             let id = item.id.trim().to_string();
             if id.is_empty() {
                 return Err(PlanError(format!(

@@ -47,6 +47,14 @@ impl Workspace {
                 path.escape_debug()
             ));
         }
+        // A path is one line: a line break could forge lines of the trace
+        // and of what the model reads back.
+        if path.chars().any(char::is_control) {
+            return Err(format!(
+                "path `{}` contains a line break or control character; paths must be one line",
+                path.escape_debug()
+            ));
+        }
         let given = Path::new(path);
         let absolute = given.is_absolute();
         let joined = if absolute {
@@ -206,6 +214,16 @@ mod tests {
         assert_eq!(ws.resolve("a/b.txt").unwrap(), ws.root().join("a/b.txt"));
         assert_eq!(ws.resolve("./a/../c").unwrap(), ws.root().join("c"));
         assert_eq!(ws.resolve(".").unwrap(), ws.root());
+    }
+
+    #[test]
+    fn a_path_is_one_line() {
+        let (_d, _o, ws) = setup();
+        for bad in ["a\nb.txt", "notes\r.md", "x\u{1b}[2J.rs"] {
+            let err = ws.resolve(bad).unwrap_err();
+            assert!(err.contains("line break or control character"), "{err}");
+            assert!(!err.contains('\n') && !err.contains('\u{1b}'), "{err:?}");
+        }
     }
 
     #[test]
