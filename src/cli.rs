@@ -37,8 +37,9 @@ pub struct Cli {
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
 
-    /// Run one task headless and print the work as it goes (no value: read the task from stdin).
-    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "", help_heading = "Task")]
+    /// Run one task headless and print the work as it goes (no value, or `-`: read the task from
+    /// stdin; with a value, text piped on stdin is attached to it).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = crate::prompt::FROM_STDIN, help_heading = "Task")]
     pub print: Option<String>,
 
     /// Project folder the agent works in (default: the current directory).
@@ -56,6 +57,10 @@ pub struct Cli {
     /// Run the bundled offline demo (no key, no network) in a fresh temporary workspace.
     #[arg(long, help_heading = "Task")]
     pub demo: bool,
+
+    /// Keep the demo's temporary workspace when Waypoint exits (its path is printed).
+    #[arg(long, requires = "demo", help_heading = "Task")]
+    pub keep: bool,
 
     /// Play this scenario file instead of calling a model (implies --provider scripted).
     #[arg(long, value_name = "FILE", help_heading = "Task")]

@@ -98,6 +98,14 @@ pub enum ConfigError {
     Read { path: PathBuf, message: String },
     #[error("the config file {path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
+    #[error(
+        "profile `{name}` was asked for, but there is no config file (looked at {}); create it with a [profile.{name}] table",
+        .looked_at.as_ref().map_or_else(|| "no config folder is known".to_string(), |p| p.display().to_string())
+    )]
+    NoConfigForProfile {
+        name: String,
+        looked_at: Option<PathBuf>,
+    },
     #[error("profile `{name}` is not in the config file{}", list_profiles(.available))]
     NoProfile {
         name: String,
@@ -290,6 +298,12 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         .or_else(|| (inputs.env)("WAYPOINT_PROFILE").filter(|p| !p.is_empty()));
     let profile = match &profile_name {
         Some(name) => {
+            if file_layer.is_none() {
+                return Err(ConfigError::NoConfigForProfile {
+                    name: name.clone(),
+                    looked_at: config_path(inputs.env),
+                });
+            }
             let layer = file_layer
                 .as_ref()
                 .and_then(|(_, l)| l.profile.get(name))
@@ -689,6 +703,21 @@ output = 0.0
         )
         .unwrap();
         assert_eq!(s.provider.value, ProviderKind::Openai);
+    }
+
+    #[test]
+    fn a_profile_without_a_config_file_names_where_it_looked() {
+        let e = resolve_with(
+            Layer::default(),
+            Some("fast"),
+            &[("WAYPOINT_CONFIG", "/home/me/.config/waypoint/config.toml")],
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "profile `fast` was asked for, but there is no config file (looked at /home/me/.config/waypoint/config.toml); create it with a [profile.fast] table"
+        );
     }
 
     #[test]

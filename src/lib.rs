@@ -13,6 +13,7 @@ pub mod json;
 pub mod llm;
 pub mod models;
 pub mod pricing;
+pub mod prompt;
 pub mod pylit;
 pub mod setup;
 pub mod text;

@@ -2,7 +2,7 @@
 //! config file), sets up logging to a file, and runs the full-screen app,
 //! headless mode, or a subcommand.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +15,7 @@ use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::events::{Event, Op};
 use waypoint::headless::{Outcome, Printer};
 use waypoint::pricing;
+use waypoint::prompt;
 use waypoint::setup;
 use waypoint::tools::Workspace;
 use waypoint::tui::app::TuiOptions;
@@ -113,21 +114,35 @@ async fn run(cli: Cli) -> Result<i32> {
     } else {
         Some(read_prompt(&cli)?)
     };
+    // The demo's workspace goes when this guard does (at the end of `run`),
+    // unless --keep.
+    let mut demo_dir = None;
     let workspace_dir = match (&cli.workspace, cli.demo) {
         (Some(dir), _) => dir.clone(),
         (None, true) => {
             let dir = tempfile::Builder::new()
                 .prefix("waypoint-demo-")
                 .tempdir()
-                .wrap_err("cannot create a temporary demo workspace")?
-                .keep();
+                .wrap_err("cannot create a temporary demo workspace")?;
+            let path = dir.path().to_path_buf();
+            let fate = if cli.keep {
+                "kept"
+            } else {
+                "removed on exit; --keep keeps it"
+            };
             if !interactive {
-                eprintln!("waypoint: demo workspace {}", dir.display());
+                eprintln!("waypoint: demo workspace {} ({fate})", path.display());
             }
-            dir
+            demo_dir = Some(DemoDir {
+                dir: Some(dir),
+                keep: cli.keep,
+                tell: interactive,
+            });
+            path
         }
         (None, false) => std::env::current_dir().wrap_err("cannot read the current directory")?,
     };
+    let _demo_dir = demo_dir;
     let workspace = Workspace::new(&workspace_dir).wrap_err_with(|| {
         format!(
             "workspace {} is not a usable folder",
@@ -178,10 +193,13 @@ async fn run(cli: Cli) -> Result<i32> {
     let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
     match (printed?, joined) {
         (Some((outcome, (input, output))), _) => {
-            let cost = price.map(|p| pricing::cost(p, input, output));
-            printer
-                .summary(input, output, cost)
-                .wrap_err("cannot write the output")?;
+            // Nothing spent (a failure before any reply): no totals line.
+            if (input, output) != (0, 0) {
+                let cost = price.map(|p| pricing::cost(p, input, output));
+                printer
+                    .summary(input, output, cost)
+                    .wrap_err("cannot write the output")?;
+            }
             Ok(outcome.exit_code())
         }
         (None, Ok(Err(e))) => Err(eyre!("the engine stopped unexpectedly: {e}")),
@@ -269,31 +287,36 @@ async fn run_tui(
     Ok(0)
 }
 
+/// The demo's temporary workspace: removed when dropped, unless kept.
+struct DemoDir {
+    dir: Option<tempfile::TempDir>,
+    keep: bool,
+    /// Say where it was (the full-screen app showed it only on its screen).
+    tell: bool,
+}
+
+impl Drop for DemoDir {
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else { return };
+        if self.keep {
+            let path = dir.keep();
+            if self.tell {
+                eprintln!("waypoint: the demo workspace is kept at {}", path.display());
+            }
+        } else if self.tell {
+            eprintln!(
+                "waypoint: the demo workspace {} was removed (--keep keeps it)",
+                dir.path().display()
+            );
+        }
+    }
+}
+
 fn read_prompt(cli: &Cli) -> Result<String> {
-    let given = cli
-        .print
-        .clone()
-        .filter(|p| !p.trim().is_empty())
-        .or_else(|| cli.prompt.clone());
-    if let Some(p) = given.filter(|p| !p.trim().is_empty()) {
-        return Ok(p);
-    }
-    if cli.demo {
-        return Ok(DEMO_PROMPT.into());
-    }
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Err(eyre!(
-            "no prompt: use `waypoint -p \"TASK\"` or pipe the task on stdin; try `waypoint --demo` to see it work offline"
-        ));
-    }
-    let mut text = String::new();
-    stdin
-        .lock()
-        .read_to_string(&mut text)
-        .wrap_err("cannot read the prompt from stdin")?;
-    if text.trim().is_empty() {
-        return Err(eyre!("the prompt on stdin is empty"));
-    }
-    Ok(text)
+    let sources = prompt::Sources {
+        print: cli.print.as_deref(),
+        positional: cli.prompt.as_deref(),
+        demo: cli.demo.then_some(DEMO_PROMPT),
+    };
+    prompt::task(sources, prompt::stdin_kind(), prompt::read_stdin).map_err(|e| eyre!("{e}"))
 }

@@ -318,3 +318,109 @@ async fn completions_for_each_shell() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piped_text_is_attached_to_the_prompt() {
+    let server = FakeServer::start(vec![sse(Turn::text("It prints hello."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = waypoint(dir.path());
+    cmd.args(["-p", "explain this"])
+        .arg("--workspace")
+        .arg(dir.path())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .stdin(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"echo hello\n").await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let reqs = server.requests();
+    assert_eq!(
+        reqs[0].last_user_texts()[0],
+        "explain this\n\n<stdin>\necho hello\n</stdin>"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_prompt_says_where_it_came_from_and_nothing_spent_prints_no_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .args(["-p", ""])
+            .arg("--workspace")
+            .arg(dir.path()),
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert_eq!(err.trim(), "waypoint: the prompt given with -p is empty");
+    // A failure before any reply spent nothing: no `tokens 0 in / 0 out` line.
+    let server = FakeServer::start(vec![Reply::Status {
+        code: 401,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+            .into(),
+    }])
+    .await;
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .args(["-p", "hi"])
+            .arg("--workspace")
+            .arg(dir.path())
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.url),
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("invalid x-api-key"), "{err}");
+    assert!(!err.contains("tokens"), "{err}");
+}
+
+#[tokio::test]
+async fn a_profile_without_a_config_file_names_the_path_it_looked_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .args(["-p", "hi", "--profile", "fast"])
+            .env("HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path().join("cfg")),
+    )
+    .await;
+    assert_eq!(code, 1);
+    let looked_at = dir.path().join("cfg/waypoint/config.toml");
+    assert!(
+        err.contains(&format!("looked at {}", looked_at.display())),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_demo_workspace_goes_unless_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path_in = |err: &str| {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("waypoint: demo workspace "))
+            .unwrap_or_else(|| panic!("the path is shown: {err}"));
+        let rest = line.trim_start_matches("waypoint: demo workspace ");
+        std::path::PathBuf::from(rest.split(" (").next().unwrap())
+    };
+    let (code, _, err) = output(waypoint(dir.path()).args(["--demo", "-p"])).await;
+    assert_eq!(code, 0, "{err}");
+    let gone = path_in(&err);
+    assert!(err.contains("removed on exit; --keep keeps it"), "{err}");
+    assert!(!gone.exists(), "{} was removed", gone.display());
+    let (code, _, err) = output(waypoint(dir.path()).args(["--demo", "--keep", "-p"])).await;
+    assert_eq!(code, 0, "{err}");
+    let kept = path_in(&err);
+    assert!(
+        kept.join("greet.sh").exists(),
+        "{} was kept",
+        kept.display()
+    );
+    std::fs::remove_dir_all(kept).unwrap();
+}
