@@ -1,7 +1,9 @@
 //! HTTP plumbing shared by the streaming providers: one POST that must
 //! answer 200 with `text/event-stream`, idle timeouts on every wait, readable
-//! errors, and the retry loop. Invariant: every failure is classified as
-//! worth a retry or final, and retries are bounded by the policy.
+//! errors, and the retry loop. Invariants: every failure is classified as
+//! worth a retry or final, and retries are bounded by the policy; a redirect
+//! is never followed (the key would go to wherever it points); a body that
+//! is not the event stream is read up to [`MAX_ERROR_BODY`] bytes, no more.
 
 use std::future::Future;
 use std::time::Duration;
@@ -16,6 +18,10 @@ use super::{AssistantReply, LlmError, StreamEvent};
 
 /// Largest single SSE event accepted; a stream that buffers more is broken.
 const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most bytes read of an error (or otherwise unexpected) response body; the
+/// rest is left unread and the connection dropped.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// Why an attempt failed.
 pub enum Failure {
@@ -68,8 +74,11 @@ impl StreamingHttp {
                 )));
             }
         }
+        // No redirects: reqwest would carry `x-api-key` (any header but
+        // Authorization and Cookie) to whatever host a 3xx names.
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
@@ -93,6 +102,27 @@ impl StreamingHttp {
                     None,
                 )
             })
+    }
+
+    /// The start of `response`'s body, at most [`MAX_ERROR_BODY`] bytes, read
+    /// chunk by chunk; the rest is never read (dropping the response closes
+    /// the connection). A body cut by a read error gives what came before it.
+    async fn read_bounded(
+        &self,
+        what: &str,
+        mut response: reqwest::Response,
+    ) -> Result<String, Failure> {
+        let mut body = Vec::new();
+        while body.len() < MAX_ERROR_BODY {
+            match self.within(what, response.chunk()).await? {
+                Ok(Some(chunk)) => {
+                    let room = MAX_ERROR_BODY - body.len();
+                    body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
     /// POSTs `body` and returns the event stream, or a classified failure.
@@ -123,6 +153,17 @@ impl StreamingHttp {
                 }
             })?;
         let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .map(|l| resolve_location(&self.url, l));
+            return Err(Failure::Fatal(LlmError::Http {
+                status,
+                message: redirect_message(&self.url, location.as_deref(), self.names),
+            }));
+        }
         if status != 200 {
             let retry_after = response
                 .headers()
@@ -130,9 +171,8 @@ impl StreamingHttp {
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
             let text = self
-                .within("reading an error response", response.text())
-                .await?
-                .unwrap_or_default();
+                .read_bounded("reading an error response", response)
+                .await?;
             let message = describe_http_error(status, &text, self.names);
             return Err(if is_retryable_status(status) {
                 Failure::retry(format!("HTTP {status}: {message}"), retry_after)
@@ -147,10 +187,7 @@ impl StreamingHttp {
             .unwrap_or("")
             .to_string();
         if !content_type.starts_with("text/event-stream") {
-            let text = self
-                .within("reading the response", response.text())
-                .await?
-                .unwrap_or_default();
+            let text = self.read_bounded("reading the response", response).await?;
             return Err(Failure::Fatal(LlmError::Api(format!(
                 "expected a stream (text/event-stream) but got `{content_type}`: {}",
                 describe_http_error(status, &text, self.names)
@@ -284,6 +321,24 @@ impl<'p> Retrier<'p> {
     }
 }
 
+/// `location` made absolute against the `url` that answered with it.
+fn resolve_location(url: &str, location: &str) -> String {
+    reqwest::Url::parse(url)
+        .and_then(|base| base.join(location))
+        .map(String::from)
+        .unwrap_or_else(|_| location.to_string())
+}
+
+/// What to tell the user about a redirect, which is never followed.
+fn redirect_message(url: &str, location: Option<&str>, names: Names) -> String {
+    let to = location.unwrap_or("another address (no location given)");
+    format!(
+        "the server at {url} redirected to {to}; redirects are not followed, so the key \
+goes nowhere else: set base_url (or {}) to the final address",
+        names.url_var
+    )
+}
+
 fn connect_message(url: &str, e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
     let mut src = std::error::Error::source(e);
@@ -336,6 +391,23 @@ mod tests {
         url_var: "ANTHROPIC_BASE_URL",
         example_url: "https://api.anthropic.com",
     };
+
+    #[test]
+    fn a_redirect_names_where_it_points() {
+        let url = "http://127.0.0.1:9/v1/messages";
+        assert_eq!(
+            resolve_location(url, "/elsewhere"),
+            "http://127.0.0.1:9/elsewhere"
+        );
+        assert_eq!(
+            resolve_location(url, "https://other.example/v1"),
+            "https://other.example/v1"
+        );
+        let m = redirect_message(url, Some("https://other.example/v1"), NAMES);
+        assert!(m.starts_with("the server at http://127.0.0.1:9/v1/messages redirected to https://other.example/v1;"));
+        assert!(m.contains("ANTHROPIC_BASE_URL"));
+        assert!(redirect_message(url, None, NAMES).contains("no location given"));
+    }
 
     #[test]
     fn http_errors_read_well() {
