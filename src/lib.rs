@@ -14,6 +14,7 @@ pub mod llm;
 pub mod models;
 pub mod pricing;
 pub mod pylit;
+pub mod secrets;
 pub mod setup;
 pub mod todo;
 pub mod tools;

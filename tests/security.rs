@@ -14,12 +14,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::Anthropic;
-use loopback::{ClientOpts, FakeServer, ProviderWire, Reply};
+use common::{Anthropic, Turn, sse};
+use loopback::{ClientOpts, FakeServer, ProviderWire};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::process::Command;
 use waypoint::llm::{LlmError, ModelRequest};
+
+const SECRET: &str = "sk-test-SECRET";
 
 fn waypoint(dir: &std::path::Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
@@ -33,6 +36,46 @@ fn waypoint(dir: &std::path::Path) -> Command {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_commands_cannot_read_the_key_back_from_the_process() {
+    let command = r"tr '\0' '\n' < /proc/$PPID/environ; echo CMDLINE; tr '\0' ' ' < /proc/$PPID/cmdline; echo; echo MEM; grep -c sk-test-SECRET /proc/$PPID/environ";
+    let server = FakeServer::<Anthropic>::start(vec![
+        sse(Turn::tool("bash", json!({ "command": command }))),
+        sse(Turn::text("done")),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        waypoint(dir.path())
+            .args(["-p", "look around"])
+            .env("ANTHROPIC_API_KEY", SECRET)
+            .env("ANTHROPIC_BASE_URL", &server.url)
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{stderr}");
+    // The client still works: both requests carry the key.
+    for r in &reqs {
+        assert_eq!(r.header("x-api-key"), Some(SECRET));
+    }
+    let results = reqs[1].last_tool_results();
+    let result = results[0]["content"].as_str().unwrap_or_default();
+    assert!(!result.contains(SECRET), "the key leaked: {result}");
+    // The command did run and read the environment (as root it can; as
+    // another user the non-dumpable process refuses).
+    assert!(
+        result.contains("ANTHROPIC_BASE_URL=") || result.contains("Permission denied"),
+        "{result}"
+    );
+    assert!(result.contains("CMDLINE"), "{result}");
 }
 
 /// Answers every connection with `307` to `location`, counting them.
