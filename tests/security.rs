@@ -234,3 +234,37 @@ async fn a_huge_error_body_is_read_only_up_to_a_bound() {
         peak_kb / 1024
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_listening_is_one_clear_line_after_quick_retries() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        waypoint(dir.path())
+            .args(["-p", "hi"])
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &url)
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let took = start.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "nothing is listening at {url}; is the server running?"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("nothing is listening").count(), 1, "{err}");
+    assert!(!err.contains("error sending request"), "{err}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {err}");
+}

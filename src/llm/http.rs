@@ -23,11 +23,21 @@ const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// rest is left unread and the connection dropped.
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// Retries, at most, of a request nothing is listening for: the server may
+/// be starting, but waiting longer only hides the cause.
+const REFUSED_RETRIES: u32 = 2;
+
+/// Longest wait before a retry of a refused connection.
+const REFUSED_DELAY: Duration = Duration::from_millis(250);
+
 /// Why an attempt failed.
 pub enum Failure {
     Retry {
         reason: String,
         retry_after: Option<Duration>,
+        /// Nothing listens at the address: retried at most
+        /// [`REFUSED_RETRIES`] times, quickly and without a word.
+        refused: bool,
     },
     Fatal(LlmError),
 }
@@ -37,6 +47,7 @@ impl Failure {
         Failure::Retry {
             reason: reason.into(),
             retry_after,
+            refused: false,
         }
     }
 }
@@ -145,6 +156,13 @@ impl StreamingHttp {
             )
             .await?
             .map_err(|e| {
+                if is_refused(&e) {
+                    return Failure::Retry {
+                        reason: refused_message(&self.url),
+                        retry_after: None,
+                        refused: true,
+                    };
+                }
                 let message = connect_message(&self.url, &e);
                 if e.is_builder() {
                     Failure::Fatal(LlmError::Config(message))
@@ -276,11 +294,17 @@ pub async fn stream_with_retries<P: Attempt>(
 pub struct Retrier<'p> {
     policy: &'p RetryPolicy,
     retry: u32,
+    /// Retries of refused connections so far.
+    refused: u32,
 }
 
 impl<'p> Retrier<'p> {
     pub fn new(policy: &'p RetryPolicy) -> Self {
-        Self { policy, retry: 0 }
+        Self {
+            policy,
+            retry: 0,
+            refused: 0,
+        }
     }
 
     /// `Ok` after waiting when another attempt is worth it, else the final error.
@@ -289,15 +313,32 @@ impl<'p> Retrier<'p> {
         failure: Failure,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<(), LlmError> {
-        let (reason, retry_after) = match failure {
+        let (reason, retry_after, refused) = match failure {
             Failure::Fatal(e) => return Err(e),
             Failure::Retry {
                 reason,
                 retry_after,
-            } => (reason, retry_after),
+                refused,
+            } => (reason, retry_after, refused),
         };
         self.retry += 1;
         let attempts = self.retry;
+        if refused {
+            self.refused += 1;
+            let delay = self
+                .policy
+                .delay(attempts, None)
+                .filter(|_| self.refused <= REFUSED_RETRIES);
+            let Some(delay) = delay else {
+                return Err(LlmError::RetriesExhausted {
+                    attempts,
+                    last: reason,
+                });
+            };
+            tracing::warn!(attempts, %reason, "retrying a refused connection");
+            tokio::time::sleep(delay.min(REFUSED_DELAY)).await;
+            return Ok(());
+        }
         if let Some(wait) = retry_after.filter(|w| *w > self.policy.max_delay) {
             return Err(LlmError::RetriesExhausted {
                 attempts,
@@ -337,6 +378,28 @@ fn redirect_message(url: &str, location: Option<&str>, names: Names) -> String {
 goes nowhere else: set base_url (or {}) to the final address",
         names.url_var
     )
+}
+
+/// Whether the connection was refused: nothing listens at the address.
+fn is_refused(e: &reqwest::Error) -> bool {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
+/// What to tell the user when nothing listens at `url`'s host and port.
+fn refused_message(url: &str) -> String {
+    let origin = reqwest::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| url.to_string());
+    format!("nothing is listening at {origin}; is the server running?")
 }
 
 fn connect_message(url: &str, e: &reqwest::Error) -> String {
@@ -392,6 +455,45 @@ mod tests {
         example_url: "https://api.anthropic.com",
     };
 
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_connection_is_retried_twice_quickly_and_silently() {
+        let policy = RetryPolicy::default();
+        let mut retrier = Retrier::new(&policy);
+        let mut events = Vec::new();
+        let refused = || Failure::Retry {
+            reason: refused_message("http://127.0.0.1:9/v1/messages"),
+            retry_after: None,
+            refused: true,
+        };
+        let start = tokio::time::Instant::now();
+        for _ in 0..REFUSED_RETRIES {
+            let mut on_event = |e| events.push(e);
+            assert!(retrier.after(refused(), &mut on_event).await.is_ok());
+        }
+        let mut on_event = |e| events.push(e);
+        let e = retrier.after(refused(), &mut on_event).await;
+        assert!(start.elapsed() <= REFUSED_DELAY * REFUSED_RETRIES);
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(
+            e.map_err(|e| e.to_string()).err().as_deref(),
+            Some(
+                "gave up after 3 attempts: nothing is listening at http://127.0.0.1:9; is the server running?"
+            )
+        );
+        // No retries allowed means none for a refused connection either.
+        let none = RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        };
+        let mut on_event = |_| {};
+        assert!(
+            Retrier::new(&none)
+                .after(refused(), &mut on_event)
+                .await
+                .is_err()
+        );
+    }
+
     #[test]
     fn a_redirect_names_where_it_points() {
         let url = "http://127.0.0.1:9/v1/messages";
@@ -404,7 +506,9 @@ mod tests {
             "https://other.example/v1"
         );
         let m = redirect_message(url, Some("https://other.example/v1"), NAMES);
-        assert!(m.starts_with("the server at http://127.0.0.1:9/v1/messages redirected to https://other.example/v1;"));
+        assert!(m.starts_with(
+            "the server at http://127.0.0.1:9/v1/messages redirected to https://other.example/v1;"
+        ));
         assert!(m.contains("ANTHROPIC_BASE_URL"));
         assert!(redirect_message(url, None, NAMES).contains("no location given"));
     }
