@@ -15,6 +15,7 @@ pub mod models;
 pub mod pricing;
 pub mod prompt;
 pub mod pylit;
+pub mod secrets;
 pub mod setup;
 pub mod text;
 pub mod todo;

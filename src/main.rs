@@ -16,6 +16,7 @@ use waypoint::events::{Event, Op};
 use waypoint::headless::{Outcome, Printer};
 use waypoint::pricing;
 use waypoint::prompt;
+use waypoint::secrets;
 use waypoint::setup;
 use waypoint::tools::Workspace;
 use waypoint::tui::app::TuiOptions;
@@ -24,6 +25,9 @@ use waypoint::tui::style::Palette;
 const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
 
 fn main() {
+    // SAFETY: first thing in `main`: no other thread exists yet and nothing
+    // else reads or changes the environment while this runs.
+    let _ = unsafe { secrets::take_from_environment() };
     let cli = Cli::parse();
     if let Some(Command::Completions { shell }) = cli.command {
         let mut script = Vec::new();
@@ -90,8 +94,11 @@ fn init_logging() {
         .try_init();
 }
 
+/// The environment as the settings read it: a key taken at start-up (see
+/// `waypoint::secrets`) comes from the process's memory, the rest from the
+/// environment.
 fn env_var(key: &str) -> Option<String> {
-    std::env::var(key).ok()
+    secrets::get(key).or_else(|| std::env::var(key).ok())
 }
 
 async fn run(cli: Cli) -> Result<i32> {

@@ -1,7 +1,9 @@
 //! HTTP plumbing shared by the streaming providers: one POST that must
 //! answer 200 with `text/event-stream`, idle timeouts on every wait, readable
-//! errors, and the retry loop. Invariant: every failure is classified as
-//! worth a retry or final, and retries are bounded by the policy.
+//! errors, and the retry loop. Invariants: every failure is classified as
+//! worth a retry or final, and retries are bounded by the policy; a redirect
+//! is never followed (the key would go to wherever it points); a body that
+//! is not the event stream is read up to [`MAX_ERROR_BODY`] bytes, no more.
 
 use std::future::Future;
 use std::time::Duration;
@@ -17,11 +19,25 @@ use super::{AssistantReply, LlmError, StreamEvent};
 /// Largest single SSE event accepted; a stream that buffers more is broken.
 const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
+/// Most bytes read of an error (or otherwise unexpected) response body; the
+/// rest is left unread and the connection dropped.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Retries, at most, of a request nothing is listening for: the server may
+/// be starting, but waiting longer only hides the cause.
+const REFUSED_RETRIES: u32 = 2;
+
+/// Longest wait before a retry of a refused connection.
+const REFUSED_DELAY: Duration = Duration::from_millis(250);
+
 /// Why an attempt failed.
 pub enum Failure {
     Retry {
         reason: String,
         retry_after: Option<Duration>,
+        /// Nothing listens at the address: retried at most
+        /// [`REFUSED_RETRIES`] times, quickly and without a word.
+        refused: bool,
     },
     Fatal(LlmError),
 }
@@ -31,6 +47,7 @@ impl Failure {
         Failure::Retry {
             reason: reason.into(),
             retry_after,
+            refused: false,
         }
     }
 }
@@ -68,8 +85,11 @@ impl StreamingHttp {
                 )));
             }
         }
+        // No redirects: reqwest would carry `x-api-key` (any header but
+        // Authorization and Cookie) to whatever host a 3xx names.
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
@@ -95,6 +115,27 @@ impl StreamingHttp {
             })
     }
 
+    /// The start of `response`'s body, at most [`MAX_ERROR_BODY`] bytes, read
+    /// chunk by chunk; the rest is never read (dropping the response closes
+    /// the connection). A body cut by a read error gives what came before it.
+    async fn read_bounded(
+        &self,
+        what: &str,
+        mut response: reqwest::Response,
+    ) -> Result<String, Failure> {
+        let mut body = Vec::new();
+        while body.len() < MAX_ERROR_BODY {
+            match self.within(what, response.chunk()).await? {
+                Ok(Some(chunk)) => {
+                    let room = MAX_ERROR_BODY - body.len();
+                    body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
     /// POSTs `body` and returns the event stream, or a classified failure.
     pub async fn open(
         &self,
@@ -115,6 +156,13 @@ impl StreamingHttp {
             )
             .await?
             .map_err(|e| {
+                if is_refused(&e) {
+                    return Failure::Retry {
+                        reason: refused_message(&self.url),
+                        retry_after: None,
+                        refused: true,
+                    };
+                }
                 let message = connect_message(&self.url, &e);
                 if e.is_builder() {
                     Failure::Fatal(LlmError::Config(message))
@@ -123,6 +171,17 @@ impl StreamingHttp {
                 }
             })?;
         let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .map(|l| resolve_location(&self.url, l));
+            return Err(Failure::Fatal(LlmError::Http {
+                status,
+                message: redirect_message(&self.url, location.as_deref(), self.names),
+            }));
+        }
         if status != 200 {
             let retry_after = response
                 .headers()
@@ -130,9 +189,8 @@ impl StreamingHttp {
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
             let text = self
-                .within("reading an error response", response.text())
-                .await?
-                .unwrap_or_default();
+                .read_bounded("reading an error response", response)
+                .await?;
             let message = describe_http_error(status, &text, self.names);
             return Err(if is_retryable_status(status) {
                 Failure::retry(format!("HTTP {status}: {message}"), retry_after)
@@ -147,10 +205,7 @@ impl StreamingHttp {
             .unwrap_or("")
             .to_string();
         if !content_type.starts_with("text/event-stream") {
-            let text = self
-                .within("reading the response", response.text())
-                .await?
-                .unwrap_or_default();
+            let text = self.read_bounded("reading the response", response).await?;
             return Err(Failure::Fatal(LlmError::Api(format!(
                 "expected a stream (text/event-stream) but got `{content_type}`: {}",
                 describe_http_error(status, &text, self.names)
@@ -239,11 +294,17 @@ pub async fn stream_with_retries<P: Attempt>(
 pub struct Retrier<'p> {
     policy: &'p RetryPolicy,
     retry: u32,
+    /// Retries of refused connections so far.
+    refused: u32,
 }
 
 impl<'p> Retrier<'p> {
     pub fn new(policy: &'p RetryPolicy) -> Self {
-        Self { policy, retry: 0 }
+        Self {
+            policy,
+            retry: 0,
+            refused: 0,
+        }
     }
 
     /// `Ok` after waiting when another attempt is worth it, else the final error.
@@ -252,15 +313,32 @@ impl<'p> Retrier<'p> {
         failure: Failure,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<(), LlmError> {
-        let (reason, retry_after) = match failure {
+        let (reason, retry_after, refused) = match failure {
             Failure::Fatal(e) => return Err(e),
             Failure::Retry {
                 reason,
                 retry_after,
-            } => (reason, retry_after),
+                refused,
+            } => (reason, retry_after, refused),
         };
         self.retry += 1;
         let attempts = self.retry;
+        if refused {
+            self.refused += 1;
+            let delay = self
+                .policy
+                .delay(attempts, None)
+                .filter(|_| self.refused <= REFUSED_RETRIES);
+            let Some(delay) = delay else {
+                return Err(LlmError::RetriesExhausted {
+                    attempts,
+                    last: reason,
+                });
+            };
+            tracing::warn!(attempts, %reason, "retrying a refused connection");
+            tokio::time::sleep(delay.min(REFUSED_DELAY)).await;
+            return Ok(());
+        }
         if let Some(wait) = retry_after.filter(|w| *w > self.policy.max_delay) {
             return Err(LlmError::RetriesExhausted {
                 attempts,
@@ -282,6 +360,46 @@ impl<'p> Retrier<'p> {
         tokio::time::sleep(delay).await;
         Ok(())
     }
+}
+
+/// `location` made absolute against the `url` that answered with it.
+fn resolve_location(url: &str, location: &str) -> String {
+    reqwest::Url::parse(url)
+        .and_then(|base| base.join(location))
+        .map(String::from)
+        .unwrap_or_else(|_| location.to_string())
+}
+
+/// What to tell the user about a redirect, which is never followed.
+fn redirect_message(url: &str, location: Option<&str>, names: Names) -> String {
+    let to = location.unwrap_or("another address (no location given)");
+    format!(
+        "the server at {url} redirected to {to}; redirects are not followed, so the key \
+goes nowhere else: set base_url (or {}) to the final address",
+        names.url_var
+    )
+}
+
+/// Whether the connection was refused: nothing listens at the address.
+fn is_refused(e: &reqwest::Error) -> bool {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
+/// What to tell the user when nothing listens at `url`'s host and port.
+fn refused_message(url: &str) -> String {
+    let origin = reqwest::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| url.to_string());
+    format!("nothing is listening at {origin}; is the server running?")
 }
 
 fn connect_message(url: &str, e: &reqwest::Error) -> String {
@@ -336,6 +454,64 @@ mod tests {
         url_var: "ANTHROPIC_BASE_URL",
         example_url: "https://api.anthropic.com",
     };
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_connection_is_retried_twice_quickly_and_silently() {
+        let policy = RetryPolicy::default();
+        let mut retrier = Retrier::new(&policy);
+        let mut events = Vec::new();
+        let refused = || Failure::Retry {
+            reason: refused_message("http://127.0.0.1:9/v1/messages"),
+            retry_after: None,
+            refused: true,
+        };
+        let start = tokio::time::Instant::now();
+        for _ in 0..REFUSED_RETRIES {
+            let mut on_event = |e| events.push(e);
+            assert!(retrier.after(refused(), &mut on_event).await.is_ok());
+        }
+        let mut on_event = |e| events.push(e);
+        let e = retrier.after(refused(), &mut on_event).await;
+        assert!(start.elapsed() <= REFUSED_DELAY * REFUSED_RETRIES);
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(
+            e.map_err(|e| e.to_string()).err().as_deref(),
+            Some(
+                "gave up after 3 attempts: nothing is listening at http://127.0.0.1:9; is the server running?"
+            )
+        );
+        // No retries allowed means none for a refused connection either.
+        let none = RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        };
+        let mut on_event = |_| {};
+        assert!(
+            Retrier::new(&none)
+                .after(refused(), &mut on_event)
+                .await
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_redirect_names_where_it_points() {
+        let url = "http://127.0.0.1:9/v1/messages";
+        assert_eq!(
+            resolve_location(url, "/elsewhere"),
+            "http://127.0.0.1:9/elsewhere"
+        );
+        assert_eq!(
+            resolve_location(url, "https://other.example/v1"),
+            "https://other.example/v1"
+        );
+        let m = redirect_message(url, Some("https://other.example/v1"), NAMES);
+        assert!(m.starts_with(
+            "the server at http://127.0.0.1:9/v1/messages redirected to https://other.example/v1;"
+        ));
+        assert!(m.contains("ANTHROPIC_BASE_URL"));
+        assert!(redirect_message(url, None, NAMES).contains("no location given"));
+    }
 
     #[test]
     fn http_errors_read_well() {
