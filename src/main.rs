@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
-use tokio::signal::unix::{SignalKind, signal};
 use color_eyre::eyre::{Result, WrapErr, eyre};
+use tokio::signal::unix::{SignalKind, signal};
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice};
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};

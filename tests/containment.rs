@@ -124,7 +124,10 @@ async fn commands_cannot_reach_the_terminal() {
         output.contains("No such device or address"),
         "a clear error: {output}"
     );
-    assert!(!screen.contains("TTYLEAK"), "reached the terminal:\n{screen}");
+    assert!(
+        !screen.contains("TTYLEAK"),
+        "reached the terminal:\n{screen}"
+    );
     assert!(!screen.contains("\x1b]0;pwned"), "title set:\n{screen}");
     assert!(!screen.contains("\x1b]52;"), "clipboard set:\n{screen}");
 }

@@ -227,10 +227,6 @@ async fn the_command_has_no_terminal() {
     // The shell leads a session of its own.
     let mut lines = out.content.lines().rev();
     let pid = lines.find_map(|l| l.strip_prefix("pid=")).unwrap().trim();
-    let sid = out
-        .content
-        .lines()
-        .find(|l| l.trim() == pid)
-        .map(str::trim);
+    let sid = out.content.lines().find(|l| l.trim() == pid).map(str::trim);
     assert_eq!(sid, Some(pid), "{}", out.content);
 }

@@ -97,8 +97,8 @@ impl Sweep {
                 if pid == me || Some(pid) == self.shell || info.zombie {
                     continue;
                 }
-                let in_session = self.session.is_some_and(|s| s == info.sid)
-                    && descends_from(&table, pid, me);
+                let in_session =
+                    self.session.is_some_and(|s| s == info.sid) && descends_from(&table, pid, me);
                 if in_session || has_token(pid, &needle) {
                     // SAFETY: kill(2) has no memory-safety preconditions.
                     unsafe {
@@ -125,7 +125,10 @@ impl Sweep {
         if let Some(shell) = self.shell {
             reap.remove(&shell);
         }
-        let mut pending = UNREAPED.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+        let mut pending = UNREAPED
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
         pending.extend(reap);
         let left: Vec<i32> = pending.into_iter().filter(|&pid| !try_reap(pid)).collect();
         if let Ok(mut v) = UNREAPED.lock() {
@@ -186,7 +189,11 @@ fn scan() -> HashMap<i32, ProcInfo> {
         return table;
     };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         if let Some(info) = read_stat(pid) {
