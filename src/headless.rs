@@ -20,7 +20,12 @@ pub enum Outcome {
     Completed,
     Failed,
     MaxTurns,
+    /// Ctrl+C twice.
     Interrupted,
+    /// SIGTERM: the running tool was stopped.
+    Terminated,
+    /// SIGHUP (the terminal went away): the running tool was stopped.
+    HungUp,
 }
 
 impl Outcome {
@@ -30,6 +35,8 @@ impl Outcome {
             Outcome::Failed => 1,
             Outcome::MaxTurns => 3,
             Outcome::Interrupted => 130,
+            Outcome::Terminated => 143,
+            Outcome::HungUp => 129,
         }
     }
 }
@@ -258,6 +265,20 @@ impl<O: Write, E: Write> Printer<O, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exit_codes_are_distinct() {
+        let codes = [
+            Outcome::Completed,
+            Outcome::Failed,
+            Outcome::MaxTurns,
+            Outcome::Interrupted,
+            Outcome::Terminated,
+            Outcome::HungUp,
+        ]
+        .map(Outcome::exit_code);
+        assert_eq!(codes, [0, 1, 3, 130, 143, 129]);
+    }
     use crate::todo::PlanDiff;
 
     fn run(live: bool, events: &[Event]) -> (String, String) {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use color_eyre::eyre::{Result, WrapErr, eyre};
+use tokio::signal::unix::{SignalKind, signal};
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice};
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
@@ -203,9 +204,12 @@ async fn run(cli: Cli) -> Result<i32> {
             // Nothing spent (a failure before any reply): no totals line.
             if (input, output) != (0, 0) {
                 let cost = price.map(|p| pricing::cost(p, input, output));
-                printer
-                    .summary(input, output, cost)
-                    .wrap_err("cannot write the output")?;
+                let summary = printer.summary(input, output, cost);
+                // After a hang-up there may be no terminal to write to: the
+                // exit code still says what happened.
+                if !matches!(outcome, Outcome::HungUp | Outcome::Terminated) {
+                    summary.wrap_err("cannot write the output")?;
+                }
             }
             Ok(outcome.exit_code())
         }
@@ -223,13 +227,15 @@ async fn print_events(
     let mut interrupts = 0;
     // Created once, so a signal that arrives while printing is not missed.
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .wrap_err("cannot watch for SIGTERM")?;
+    let mut term = signal(SignalKind::terminate()).wrap_err("cannot watch for SIGTERM")?;
+    let mut hup = signal(SignalKind::hangup()).wrap_err("cannot watch for SIGHUP")?;
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => ev,
-            // Terminated: stop now; the caller's Quit kills a running tool's process group.
-            _ = term.recv() => return Ok(Some((Outcome::Interrupted, totals))),
+            // Terminated or hung up: stop now; the caller's Quit stops a
+            // running tool, which kills everything it started.
+            _ = term.recv() => return Ok(Some((Outcome::Terminated, totals))),
+            _ = hup.recv() => return Ok(Some((Outcome::HungUp, totals))),
             _ = &mut ctrl_c => {
                 ctrl_c.set(tokio::signal::ctrl_c());
                 interrupts += 1;
@@ -280,7 +286,7 @@ async fn run_tui(
         Theme::NoColor => Palette::monochrome(),
     };
     let price = pricing::price_of(&model, &settings.prices);
-    waypoint::tui::app::run(TuiOptions {
+    let ended = waypoint::tui::app::run(TuiOptions {
         model,
         workspace: shown_workspace,
         initial_prompt,
@@ -291,7 +297,7 @@ async fn run_tui(
     })
     .await
     .wrap_err("the terminal failed")?;
-    Ok(0)
+    Ok(ended.exit_code())
 }
 
 /// The demo's temporary workspace: removed when dropped, unless kept.

@@ -66,6 +66,7 @@ on_both_wires!(
     nag_appears_exactly_after_n_rounds_without_a_plan_update,
     interrupt_kills_a_long_bash_and_the_next_request_is_valid,
     interrupt_during_streaming_then_new_message_is_valid,
+    output_printed_before_an_interrupt_reaches_the_model,
     a_message_sent_while_running_is_queued_for_the_next_turn,
     an_interrupt_holds_queued_messages_until_the_user_resumes,
     first_request_is_small_and_states_every_plan_rule,
@@ -873,4 +874,38 @@ async fn a_stream_that_goes_quiet_or_a_silent_server_times_out_and_is_retried<W:
     let message = failure(&r.turn_events().await);
     assert!(message.contains("gave up after 3 attempts"), "{message}");
     r.survives().await;
+}
+
+async fn output_printed_before_an_interrupt_reaches_the_model<W: ProviderWire>() {
+    let mut r = rig::<W>(vec![W::reply(Answer::tool(
+        "bash",
+        json!({"command": "echo marker-before-esc; sleep 60"}),
+    ))])
+    .await;
+    r.submit("run it");
+    r.until(|e| {
+        matches!(e, Event::ToolCallOutputDelta { chunk, .. } if chunk.contains("marker-before-esc"))
+    })
+    .await;
+    r.handle.ops.send(Op::Interrupt).unwrap();
+    let events = r.turn_events().await;
+    assert!(interrupted(&events), "{events:?}");
+    let ends = tool_ends(&events);
+    assert_eq!(ends[0].1, ToolStatus::Interrupted);
+    assert!(ends[0].2.contains("marker-before-esc"), "{ends:?}");
+
+    r.server.push(W::text("resumed"));
+    r.handle.ops.send(Op::Resume).unwrap();
+    assert_completed(&r.turn_events().await);
+    let reqs = r.server.requests();
+    let last = reqs.last().unwrap();
+    W::assert_valid(&last.body);
+    let results = W::last_tool_results(last);
+    assert_eq!(results.len(), 1);
+    assert_flagged_error(&results[0]);
+    assert!(
+        results[0].content.contains("marker-before-esc"),
+        "the model sees what was printed: {}",
+        results[0].content
+    );
 }

@@ -155,3 +155,78 @@ async fn dispatcher_routes_to_bash() {
         waypoint::tools::run_workspace_tool("bash", &json!({"command": "echo hi"}), &f.env()).await;
     assert_eq!(out.content, "hi\n[exit code: 0]");
 }
+
+/// The two ways a command's process escapes its process group: job control
+/// (`set -m` puts the job in a group of its own) and a session of its own
+/// (`setsid`). Each writes the escaped pid to `pid`.
+const ESCAPES: [&str; 2] = [
+    "set -m; sleep 1000 & echo $! > pid",
+    "setsid sleep 1000 & echo $! > pid",
+];
+
+#[tokio::test]
+async fn escaped_processes_are_killed_when_the_call_returns() {
+    for escape in ESCAPES {
+        let f = fixture();
+        let out = run(&f, json!({"command": format!("{escape}; echo done")})).await;
+        assert!(!out.is_error, "{escape}: {}", out.content);
+        let pid = wait_for_pid(&f, "pid").await;
+        assert!(
+            gone_within(pid, Duration::from_secs(2)).await,
+            "`{escape}`: {pid} outlived the call"
+        );
+    }
+}
+
+#[tokio::test]
+async fn escaped_processes_are_killed_on_interrupt() {
+    for escape in ESCAPES {
+        let f = fixture();
+        let command = format!("{escape}; sleep 30");
+        let call = run(&f, json!({ "command": command }));
+        tokio::pin!(call);
+        let pid = tokio::select! {
+            out = &mut call => panic!("the call ended before the interrupt: {}", out.content),
+            pid = wait_for_pid(&f, "pid") => pid,
+        };
+        f.cancel.cancel();
+        let out = call.await;
+        assert!(out.interrupted, "{out:?}");
+        assert!(
+            gone_within(pid, Duration::from_secs(2)).await,
+            "`{escape}`: {pid} outlived the interrupt"
+        );
+    }
+}
+
+#[tokio::test]
+async fn escaped_processes_are_killed_on_timeout() {
+    for escape in ESCAPES {
+        let f = fixture();
+        let command = format!("{escape}; sleep 30");
+        let out = run(&f, json!({ "command": command, "timeout_secs": 2 })).await;
+        assert!(out.content.contains("timed out"), "{}", out.content);
+        let pid = wait_for_pid(&f, "pid").await;
+        assert!(
+            gone_within(pid, Duration::from_secs(2)).await,
+            "`{escape}`: {pid} outlived the timeout"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_command_has_no_terminal() {
+    let f = fixture();
+    let out = run(
+        &f,
+        json!({"command": "echo hi > /dev/tty; echo rc=$?; tty; ps -o sid= -p $$; echo pid=$$"}),
+    )
+    .await;
+    assert!(out.content.contains("rc=1"), "{}", out.content);
+    assert!(out.content.contains("not a tty"), "{}", out.content);
+    // The shell leads a session of its own.
+    let mut lines = out.content.lines().rev();
+    let pid = lines.find_map(|l| l.strip_prefix("pid=")).unwrap().trim();
+    let sid = out.content.lines().find(|l| l.trim() == pid).map(str::trim);
+    assert_eq!(sid, Some(pid), "{}", out.content);
+}

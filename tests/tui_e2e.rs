@@ -417,3 +417,101 @@ async fn slash_commands_switch_the_model_and_never_reach_it() {
     );
     tmux.quit_and_wait(false);
 }
+
+/// The pid of the app: the child of the pane's shell.
+fn app_pid(tmux: &Tmux) -> i32 {
+    let shell: i32 = tmux.pane_var("#{pane_pid}").parse().unwrap();
+    let start = Instant::now();
+    loop {
+        let child = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .find(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|s| {
+                        let (_, rest) = s.rsplit_once(')')?;
+                        rest.split_whitespace().nth(1)?.parse::<i32>().ok()
+                    })
+                    == Some(shell)
+            });
+        if let Some(pid) = child {
+            return pid;
+        }
+        assert!(start.elapsed() < TIMEOUT, "the app's process was not found");
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Sends `signal` to the app while its command sleeps: the app exits with
+/// 128 + the signal's number and the command's child is gone.
+fn signal_ends_the_app(signal: i32, code: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let pid_file = ws.join("sleep.pid");
+    let scenario = fixture();
+    let tmux = Tmux::start(
+        120,
+        40,
+        dir.path(),
+        &[
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("run the task");
+    tmux.key("Enter");
+    let start = Instant::now();
+    let sleep = loop {
+        if let Some(pid) = read_pid(&pid_file).filter(|&p| alive(p)) {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "the slow command did not start; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(POLL);
+    };
+    let app = app_pid(&tmux);
+    // SAFETY: kill(2) on the app's pid, a child of the pane's live shell.
+    assert_eq!(unsafe { libc::kill(app, signal) }, 0);
+    let start = Instant::now();
+    let status = loop {
+        if let Ok(s) = std::fs::read_to_string(&tmux.exit_file)
+            && s.ends_with('\n')
+        {
+            break s.trim().to_string();
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "the app did not exit on signal {signal}; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(POLL);
+    };
+    assert_eq!(status, code, "exit status after signal {signal}");
+    let start = Instant::now();
+    while alive(sleep) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the command's child {sleep} outlived the app"
+        );
+        std::thread::sleep(POLL);
+    }
+}
+
+#[test]
+fn sigterm_exits_143_and_kills_the_command() {
+    signal_ends_the_app(libc::SIGTERM, "143");
+}
+
+#[test]
+fn sighup_exits_129_and_kills_the_command() {
+    signal_ends_the_app(libc::SIGHUP, "129");
+}

@@ -6,7 +6,7 @@
 //! tool by name and learns of plan changes from the tool's output.
 
 use std::panic::AssertUnwindSafe;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 
@@ -16,12 +16,17 @@ use tokio_util::sync::CancellationToken;
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, ErrorKind, Event, StopReason, ToolStatus};
 use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
-use crate::tools::{ToolCtx, ToolOutput};
+use crate::tools::{ToolCtx, ToolOutput, cap_output};
 
 /// Corrective messages per turn for tool calls written as text.
 const MAX_CORRECTIONS: u32 = 2;
 const TEXT_TOOL_CALL_NOTE: &str = "Your last reply wrote a tool call as text, so nothing was run. To use a tool, \
 call it through the tools interface (a structured tool call), not in your message text.";
+
+/// How long a cancelled tool gets to stop on its own and return what it has
+/// (bash kills its processes and drains its pipes in that time); after
+/// that its future is dropped.
+const CANCEL_GRACE: Duration = Duration::from_millis(300);
 
 const NOT_RUN_RESULT: &str = "not run: the user interrupted the turn before this call started.";
 
@@ -246,6 +251,15 @@ impl Session {
                 })
             });
         tokio::pin!(run);
+        // What the tool streamed, for the result when it must be dropped.
+        let mut streamed = String::new();
+        let cap = self.config.tools.output_cap;
+        let mut keep = |chunk: &str| {
+            // Bounded: head and tail are all the model would see anyway.
+            if streamed.len() < cap.saturating_mul(4) {
+                streamed.push_str(chunk);
+            }
+        };
         loop {
             tokio::select! {
                 out = &mut run => {
@@ -254,13 +268,42 @@ impl Session {
                     }
                     return out;
                 }
-                // Tools that do not watch the token themselves stop here; dropping
-                // `run` kills a bash process group too.
-                _ = tool_cancel.cancelled() => {
-                    return ToolOutput::interrupted("");
+                _ = tool_cancel.cancelled() => break,
+                Some(chunk) = out_rx.recv() => {
+                    keep(&chunk);
+                    forward(chunk);
                 }
-                Some(chunk) = out_rx.recv() => forward(chunk),
             }
+        }
+        // Interrupted: a tool that watches the token (bash kills its
+        // processes) returns what it has, output so far included; one that
+        // does not is dropped after the grace, and the model gets what it
+        // streamed.
+        let grace = tokio::time::sleep(CANCEL_GRACE);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                out = &mut run => {
+                    while let Ok(chunk) = out_rx.try_recv() {
+                        forward(chunk);
+                    }
+                    return out;
+                }
+                _ = &mut grace => break,
+                Some(chunk) = out_rx.recv() => {
+                    keep(&chunk);
+                    forward(chunk);
+                }
+            }
+        }
+        while let Ok(chunk) = out_rx.try_recv() {
+            keep(&chunk);
+            forward(chunk);
+        }
+        if streamed.is_empty() {
+            ToolOutput::interrupted("")
+        } else {
+            ToolOutput::interrupted(format!("Output so far:\n{}", cap_output(&streamed, cap)))
         }
     }
 }

@@ -1,8 +1,12 @@
-//! The `bash` tool: runs `bash -c` in the workspace in its own process group.
-//! Invariants: when `run` returns (or its future is dropped) the whole process
-//! group has been sent SIGKILL, so no grandchild outlives the call; the
-//! command never inherits an API key (`*_API_KEY`) from our environment; and
-//! at most `LIVE_FACTOR` × `output_cap` bytes of live output are forwarded.
+//! The `bash` tool: runs `bash -c` in the workspace in a session of its own.
+//! Invariants: when `run` returns (or its future is dropped) the whole
+//! process group has been sent SIGKILL and so has every process that left
+//! it (job control, `setsid`, daemons; see [`super::procs`]), so nothing
+//! the command started outlives the call; the command has no controlling
+//! terminal (its own session, stdin `/dev/null`), so it can neither draw
+//! on, reconfigure nor prompt on the user's terminal; it never inherits an
+//! API key (`*_API_KEY`) from our environment; and at most `LIVE_FACTOR` ×
+//! `output_cap` bytes of live output are forwarded.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -14,6 +18,7 @@ use tokio::process::Command;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Sleep;
 
+use super::procs::{self, Sweep};
 use super::{
     Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg, str_arg,
     str_or_empty, summary_line,
@@ -94,15 +99,29 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         return ToolOutput::interrupted("The command was not started.");
     }
 
+    procs::become_subreaper();
+    let mut sweep = Sweep::new();
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(env.workspace.root())
+        .env(procs::CALL_VAR, &sweep.token)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls setsid(2), which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            // A new session and process group led by the shell, with no
+            // controlling terminal: /dev/tty cannot be opened.
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     for name in SECRET_VARS {
         cmd.env_remove(name);
     }
@@ -120,8 +139,12 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
             ));
         }
     };
-    // With process_group(0) the group id is the child's pid.
-    let mut group = GroupGuard(child.id().and_then(|pid| i32::try_from(pid).ok()));
+    // setsid() makes the shell the leader of its session and process
+    // group: both ids are its pid.
+    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+    sweep.session = pid;
+    sweep.shell = pid;
+    let mut group = GroupGuard { pgid: pid, sweep };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let mut out_dec = Utf8Stream::default();
@@ -180,14 +203,17 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
 
     // Kill the whole group first (the shell is still unreaped on timeout or
     // cancel, so the group id cannot have been reused), then reap.
-    group.kill();
+    group.kill_group();
     if status.is_none() {
         // After SIGKILL this returns promptly; the error case only means the
         // child was already reaped.
         let _ = child.wait().await;
     }
-    // Whatever the dead group left in the pipes; bounded in case a process
-    // escaped the group (setsid) and still holds a pipe open.
+    // Then whatever left the group (job control, setsid, daemons), so no
+    // escaped process holds the pipes open either.
+    group.sweep().await;
+    // Whatever the dead processes left in the pipes; bounded in case one
+    // escaped every sweep and still holds a pipe open.
     let _ = tokio::time::timeout(DRAIN_LIMIT, async {
         while stdout.is_some() || stderr.is_some() {
             tokio::select! {
@@ -344,27 +370,38 @@ async fn sleep_opt(sleep: &mut Option<std::pin::Pin<Box<Sleep>>>) {
     }
 }
 
-/// Sends SIGKILL to the process group when asked or when dropped (e.g. the
-/// tool future is aborted), so grandchildren never outlive the call.
-struct GroupGuard(Option<i32>);
+/// Sends SIGKILL to the process group, then to every process of the call
+/// that left it, when asked or when dropped (e.g. the tool future is
+/// aborted), so no descendant outlives the call.
+struct GroupGuard {
+    pgid: Option<i32>,
+    sweep: Sweep,
+}
 
 impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take()
+    fn kill_group(&mut self) {
+        if let Some(pgid) = self.pgid.take()
             && pgid > 0
         {
             // SAFETY: kill(2) has no memory-safety preconditions; a negative
-            // pid addresses the process group we created with process_group(0).
+            // pid addresses the process group the shell leads (setsid).
             unsafe {
                 libc::kill(-pgid, libc::SIGKILL);
             }
         }
     }
+
+    /// Kills and reaps what left the group; the drop then has nothing to do
+    /// but a last quick sweep.
+    async fn sweep(&mut self) {
+        self.sweep.run_and_reap().await;
+    }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        self.kill();
+        self.kill_group();
+        self.sweep.run();
     }
 }
 

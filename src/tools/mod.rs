@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod fs;
 pub mod glob;
+pub mod procs;
 mod registry;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -37,8 +37,30 @@ pub struct TuiOptions {
     pub prices: std::collections::BTreeMap<String, Price>,
 }
 
+/// How the full-screen app ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The user quit.
+    Quit,
+    /// SIGTERM.
+    Terminated,
+    /// SIGHUP: the terminal went away.
+    HungUp,
+}
+
+impl Ended {
+    /// The process exit code: 0, or 128 + the signal's number.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Ended::Quit => 0,
+            Ended::Terminated => 143,
+            Ended::HungUp => 129,
+        }
+    }
+}
+
 /// Runs the full-screen app until the user quits or a signal arrives.
-pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
+pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
@@ -68,6 +90,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
     // A terminal error ends the loop (not the function), so the engine is
     // still stopped below before the error is returned.
     let mut failure: Option<std::io::Error> = None;
+    let mut ended = Ended::Quit;
     loop {
         let now = Instant::now();
         if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
@@ -141,8 +164,14 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
                 dirty = true;
             }
             _ = sleep_until(wake), if wake.is_some() => dirty = true,
-            _ = sigterm.recv() => break,
-            _ = sighup.recv() => break,
+            _ = sigterm.recv() => {
+                ended = Ended::Terminated;
+                break;
+            }
+            _ = sighup.recv() => {
+                ended = Ended::HungUp;
+                break;
+            }
         }
         if effects.contains(&Effect::Redraw)
             && let Err(e) = guard.terminal.clear()
@@ -160,7 +189,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<()> {
         let _ = tokio::time::timeout(Duration::from_secs(3), handle.task).await;
     }
     drop(guard);
-    failure.map_or(Ok(()), Err)
+    failure.map_or(Ok(ended), Err)
 }
 
 /// Carries out effects; returns true to quit.

@@ -1,0 +1,270 @@
+//! Process containment for the `bash` tool: finds, kills and reaps every
+//! process a call left behind, even those that left its process group
+//! (`set -m` job control) or its session (`setsid`, daemons).
+//!
+//! Each call is marked with a token in its environment
+//! (`WAYPOINT_TOOL_CALL=<token>`), which every descendant inherits, and runs
+//! in a session of its own. The waypoint process is a child subreaper, so an
+//! orphan of a call is re-parented to us rather than to init.
+//!
+//! Invariant: [`Sweep::run`] only ever signals processes that carry the
+//! call's token, or that are our descendants in the call's session; and it
+//! only reaps (`waitpid` on one pid, never `-1`) processes it killed itself
+//! or zombies of that session re-parented to us, never the call's own shell
+//! (tokio owns and reaps it). So unrelated children of the waypoint process
+//! (another test's command, a child tokio or std waits for) are untouched.
+//! A process that both clears its environment and leaves the session (e.g.
+//! `setsid env -i …`) escapes the sweep; everything else dies with its call.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The environment variable holding a call's token.
+pub const CALL_VAR: &str = "WAYPOINT_TOOL_CALL";
+
+/// Rounds of scan-and-kill; a process forking while we scan is caught by
+/// the next round.
+const MAX_ROUNDS: usize = 20;
+
+/// How long [`Sweep::run_and_reap`] waits for killed processes to die.
+const REAP_PATIENCE: Duration = Duration::from_millis(500);
+
+/// Killed pids that were not dead yet when last checked, reaped by a later sweep.
+static UNREAPED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Makes this process a child subreaper, once: orphans of our commands are
+/// re-parented to us, where a sweep finds and reaps them. Failure (not
+/// Linux, or an old kernel) only means orphans go to init; the token still
+/// finds them.
+pub fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes an integer flag and
+        // touches no memory of ours.
+        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if rc != 0 {
+            tracing::warn!(
+                error = %std::io::Error::last_os_error(),
+                "cannot become a child subreaper; orphaned commands are found by their token only"
+            );
+        }
+    });
+}
+
+/// What identifies one call's processes.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// Unique per call within this machine: our pid, a counter and the time.
+    pub token: String,
+    /// The session the call's shell leads (its pid), once it started.
+    pub session: Option<i32>,
+    /// The call's shell, which tokio reaps: never waited for here.
+    pub shell: Option<i32>,
+}
+
+impl Sweep {
+    /// A fresh token for a new call.
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        Self {
+            token: format!(
+                "{}-{}-{nanos}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ),
+            session: None,
+            shell: None,
+        }
+    }
+
+    /// Kills every process of the call that is still alive and reaps what
+    /// is already dead; returns the pids it killed. Synchronous and quick
+    /// (a scan of `/proc`), so it also runs from `Drop`.
+    pub fn run(&self) -> Vec<i32> {
+        let me = i32::try_from(std::process::id()).unwrap_or(0);
+        let needle = format!("{CALL_VAR}={}", self.token);
+        let mut killed = Vec::new();
+        for _ in 0..MAX_ROUNDS {
+            let table = scan();
+            let mut found = 0;
+            for (&pid, info) in &table {
+                if pid == me || Some(pid) == self.shell || info.zombie {
+                    continue;
+                }
+                let in_session =
+                    self.session.is_some_and(|s| s == info.sid) && descends_from(&table, pid, me);
+                if in_session || has_token(pid, &needle) {
+                    // SAFETY: kill(2) has no memory-safety preconditions.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                    killed.push(pid);
+                    found += 1;
+                }
+            }
+            if found == 0 {
+                break;
+            }
+        }
+        // Zombies of the session re-parented to us (e.g. `(cmd &)` that
+        // finished on its own) and whatever we killed.
+        let mut reap: HashSet<i32> = killed.iter().copied().collect();
+        if let Some(session) = self.session {
+            for (&pid, info) in &scan() {
+                if info.zombie && info.ppid == me && info.sid == session {
+                    reap.insert(pid);
+                }
+            }
+        }
+        if let Some(shell) = self.shell {
+            reap.remove(&shell);
+        }
+        let mut pending = UNREAPED
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        pending.extend(reap);
+        let left: Vec<i32> = pending.into_iter().filter(|&pid| !try_reap(pid)).collect();
+        if let Ok(mut v) = UNREAPED.lock() {
+            v.extend(left);
+        }
+        killed
+    }
+
+    /// [`Sweep::run`], then waits (briefly, without blocking the thread)
+    /// for the killed processes to die and reaps them.
+    pub async fn run_and_reap(&self) {
+        let killed = self.run();
+        if killed.is_empty() {
+            return;
+        }
+        let start = std::time::Instant::now();
+        while start.elapsed() < REAP_PATIENCE {
+            let pending: Vec<i32> = UNREAPED.lock().map(|v| v.clone()).unwrap_or_default();
+            let left: Vec<i32> = pending.into_iter().filter(|&pid| !try_reap(pid)).collect();
+            let done = left.iter().all(|pid| !killed.contains(pid));
+            if let Ok(mut v) = UNREAPED.lock() {
+                *v = left;
+            }
+            if done {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Default for Sweep {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Reaps `pid` if it is our child and dead; true when there is nothing
+/// left to wait for (reaped, or not our child at all).
+fn try_reap(pid: i32) -> bool {
+    let mut status = 0;
+    // SAFETY: waitpid on one pid with WNOHANG; `status` is a valid out-pointer.
+    let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    // 0: our child, still running. -1: not our child (ECHILD) or gone.
+    rc != 0
+}
+
+struct ProcInfo {
+    ppid: i32,
+    sid: i32,
+    zombie: bool,
+}
+
+/// Every process in `/proc` with its parent, session and whether it is a zombie.
+fn scan() -> HashMap<i32, ProcInfo> {
+    let mut table = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return table;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if let Some(info) = read_stat(pid) {
+            table.insert(pid, info);
+        }
+    }
+    table
+}
+
+/// Parses `/proc/PID/stat`: "pid (comm) S ppid pgrp session …"; the comm
+/// may hold spaces and parentheses, so fields are counted after the last ')'.
+fn read_stat(pid: i32) -> Option<ProcInfo> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let _pgrp = fields.next()?;
+    let sid = fields.next()?.parse().ok()?;
+    Some(ProcInfo {
+        ppid,
+        sid,
+        zombie: matches!(state, "Z" | "X" | "x"),
+    })
+}
+
+/// Whether `pid` is a descendant of `ancestor` (bounded against loops in a
+/// table read while processes come and go).
+fn descends_from(table: &HashMap<i32, ProcInfo>, mut pid: i32, ancestor: i32) -> bool {
+    for _ in 0..table.len() {
+        match table.get(&pid) {
+            Some(info) if info.ppid == ancestor => return true,
+            Some(info) if info.ppid > 1 => pid = info.ppid,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Whether the environment `pid` started with holds `needle` (`NAME=value`).
+fn has_token(pid: i32, needle: &str) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    environ
+        .split(|&b| b == 0)
+        .any(|var| var == needle.as_bytes())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_follow_the_last_parenthesis() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        let info = read_stat(me).unwrap();
+        assert!(!info.zombie);
+        // SAFETY: getppid/getsid have no preconditions.
+        assert_eq!(info.ppid, unsafe { libc::getppid() });
+        assert_eq!(info.sid, unsafe { libc::getsid(0) });
+    }
+
+    #[test]
+    fn tokens_are_unique() {
+        assert_ne!(Sweep::new().token, Sweep::new().token);
+    }
+
+    #[test]
+    fn a_sweep_without_processes_kills_nothing() {
+        assert!(Sweep::new().run().is_empty());
+    }
+}
