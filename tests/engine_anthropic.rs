@@ -105,3 +105,23 @@ async fn a_reload_fixes_a_failed_turn_on_resume() {
         "the old endpoint is not asked again"
     );
 }
+
+/// A recorded stream that ends right after `data: {"type":"message_stop"}`,
+/// with no blank line (the official SDKs accept it): the turn completes at
+/// once, whole and without a retry, whatever the chunking.
+#[tokio::test]
+async fn a_stream_whose_last_event_has_no_blank_line_completes_without_a_retry() {
+    let body = include_str!("fixtures/streams/anthropic_no_final_blank_line.sse");
+    for sizes in [vec![], vec![5], vec![1, 7, 3]] {
+        let mut r = Rig::default_with(vec![Reply::stream(body.to_string(), sizes)]).await;
+        r.submit("hi");
+        let events = r.turn_events().await;
+        engine_support::assert_completed(&events);
+        assert_eq!(
+            engine_support::count(&events, |e| matches!(e, Event::Retrying { .. })),
+            0
+        );
+        assert_eq!(engine_support::streamed_text(&events), "Hello — wörld 😀");
+        assert_eq!(r.server.requests().len(), 1);
+    }
+}

@@ -256,3 +256,22 @@ async fn the_agent_answers_a_text_tool_call_with_a_correction_and_goes_on() {
         reqs[1].last_user_text()
     );
 }
+
+/// A recorded stream whose last event (the finishing chunk, or `[DONE]`)
+/// has no blank line after it: the turn completes without a retry.
+#[tokio::test]
+async fn a_stream_whose_last_event_has_no_blank_line_completes_without_a_retry() {
+    let recorded = include_str!("fixtures/streams/openai_no_final_blank_line.sse");
+    let with_done = format!("{recorded}\n\ndata: [DONE]");
+    for body in [recorded.to_string(), with_done] {
+        for sizes in [vec![], vec![5], vec![1, 7, 3]] {
+            let mut r = rig(vec![Reply::stream(body.clone(), sizes)]).await;
+            r.submit("hi");
+            let events = r.turn_events().await;
+            assert_completed(&events);
+            assert_eq!(count(&events, |e| matches!(e, Event::Retrying { .. })), 0);
+            assert_eq!(streamed_text(&events), "Hello — wörld 😀");
+            assert_eq!(r.server.requests().len(), 1);
+        }
+    }
+}
