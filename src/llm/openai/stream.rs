@@ -98,14 +98,18 @@ impl Assembler {
         Ok(())
     }
 
-    /// Adds one `tool_calls[]` delta to its call: by `index` when given, and
-    /// a new id always starts a new call (some servers number every call 0
-    /// or omit the index).
+    /// Adds one `tool_calls[]` delta to its call: by `index` when given, else
+    /// by id, else the last call (some servers number every call 0 or omit
+    /// the index).
     fn on_tool_call(&mut self, call: &Value) -> Result<(), Failure> {
         let index = call.get("index").and_then(Value::as_u64);
         let id = call.get("id").and_then(Value::as_str).unwrap_or("");
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str).unwrap_or("");
+        let piece = match function.get("arguments") {
+            Some(Value::String(piece)) => piece.as_str(),
+            _ => "",
+        };
         let last = self.calls.len().checked_sub(1);
         let candidate = match index {
             Some(i) => self.calls.iter().rposition(|c| c.index == Some(i)),
@@ -116,14 +120,22 @@ impl Assembler {
                 .rposition(|c| c.id == id)
                 .or(last.filter(|_| name.is_empty())),
         };
-        // A delta belongs to the candidate unless it names a new call: a name
-        // again after arguments (servers that number every call 0, with or
-        // without ids), or another id together with a name. A new id without
-        // a name is more of the same call (some servers send one per chunk).
+        // A delta continues the candidate unless it names another call:
+        // another name (servers that number every call 0), or another id
+        // together with a name. The same name again continues the call
+        // (MiniMax behind NVIDIA NIM repeats it in every chunk), unless the
+        // call's arguments are whole and the delta opens new ones (the same
+        // tool called twice at index 0 without ids). A new id without a name
+        // is more of the same call (some servers send one per chunk).
         let starts_new = |c: &PartialCall| {
-            let named_again = !name.is_empty() && !c.name.is_empty() && !c.arguments.is_empty();
-            let other_call = !id.is_empty() && !c.id.is_empty() && c.id != id && !name.is_empty();
-            named_again || other_call
+            if name.is_empty() || c.name.is_empty() {
+                return false;
+            }
+            let other_name = c.name != name;
+            let other_id = !id.is_empty() && !c.id.is_empty() && c.id != id;
+            let whole_again = piece.trim_start().starts_with('{')
+                && serde_json::from_str::<serde::de::IgnoredAny>(&c.arguments).is_ok();
+            other_name || other_id || whole_again
         };
         let slot = match candidate.filter(|&s| !starts_new(&self.calls[s])) {
             Some(s) => s,
@@ -416,6 +428,77 @@ mod tests {
         (reply, seen)
     }
 
+    /// Replays recorded stream bytes, fed in `pieces`, through the SSE
+    /// decoder and the assembler as the client does (the end of the stream
+    /// included).
+    fn replay(pieces: &[&[u8]]) -> (AssistantReply, Vec<StreamEvent>) {
+        let mut decoder = crate::llm::sse::SseDecoder::new();
+        let mut asm = Assembler::default();
+        let mut seen = Vec::new();
+        let mut sink = |e: StreamEvent| seen.push(e);
+        let mut events = Vec::new();
+        for p in pieces {
+            events.extend(decoder.feed(p));
+        }
+        events.extend(decoder.finish());
+        for ev in &events {
+            if asm.done {
+                break;
+            }
+            assert!(asm.on_event(ev, &mut sink).is_ok(), "event {ev:?}");
+        }
+        assert!(asm.done || asm.finish_reason.is_some(), "the stream finished");
+        (asm.finish(), seen)
+    }
+
+    /// Calls `check` on the replay of `bytes` split at every byte into two
+    /// pieces, and at many pairs of points into three.
+    pub(super) fn at_every_split(bytes: &[u8], check: impl Fn(AssistantReply, Vec<StreamEvent>)) {
+        for cut in 0..=bytes.len() {
+            let (reply, seen) = replay(&[&bytes[..cut], &bytes[cut..]]);
+            check(reply, seen);
+        }
+        for a in (0..bytes.len()).step_by(61) {
+            for b in (a..=bytes.len()).step_by(97) {
+                let (reply, seen) = replay(&[&bytes[..a], &bytes[a..b], &bytes[b..]]);
+                check(reply, seen);
+            }
+        }
+    }
+
+    const NIM_MINIMAX: &[u8] =
+        include_bytes!("../../../tests/fixtures/streams/nim_minimax_repeated_name.sse");
+
+    /// MiniMax behind NVIDIA NIM repeats the function name (and the id) in
+    /// every chunk of a call: each call stays one call with its whole
+    /// arguments, at every split of the recording.
+    #[test]
+    fn a_name_repeated_in_every_chunk_continues_the_call_at_every_split() {
+        at_every_split(NIM_MINIMAX, |reply, seen| {
+            assert_eq!(
+                reply.tool_calls(),
+                vec![
+                    (
+                        "call_0b7e9d4c2a1f4e3b".into(),
+                        "bash".into(),
+                        json!({"command": "ls -la src && grep -rn \"TODO\" src | head -20"})
+                    ),
+                    (
+                        "call_5c2d8e1f0a9b4d7c".into(),
+                        "write_file".into(),
+                        json!({"path": "notes/plan.md", "content": "# Plan\n- [ ] read — ünïcode\n"})
+                    ),
+                ]
+            );
+            assert!(reply.invalid_inputs.is_empty());
+            assert_eq!(reply.stop_reason, StopReason::ToolUse);
+            assert_eq!(
+                seen,
+                vec![StreamEvent::TextDelta("Let me look at the files.".into())]
+            );
+        });
+    }
+
     fn delta(d: Value) -> String {
         json!({"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":d,"finish_reason":null}]}).to_string()
     }
@@ -540,6 +623,19 @@ mod tests {
         let calls = reply.unwrap().tool_calls();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].2, json!({"command": "pwd"}));
+    }
+
+    #[test]
+    fn the_same_tool_twice_at_index_zero_without_ids_is_two_calls() {
+        let chunks = [
+            call(Some(0), None, Some("bash"), "{\"command\":\"ls\"}"),
+            call(Some(0), None, Some("bash"), "{\"command\":\"pwd\"}"),
+            finish("tool_calls"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let calls = reply.unwrap().tool_calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].2, json!({"command": "pwd"}));
     }
 
     fn call_json(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Value {
