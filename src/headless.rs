@@ -204,7 +204,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.end_line()?;
                 writeln!(self.err, "waypoint: {message}")?;
             }
-            Event::Usage { .. }
+            // Reasoning is not part of the reply; the jsonl format has it.
+            Event::ReasoningDelta { .. }
+            | Event::Usage { .. }
             | Event::TurnStarted { .. }
             | Event::RoundStarted { .. }
             | Event::ToolCallOutputDelta { .. }

@@ -275,3 +275,45 @@ async fn a_stream_whose_last_event_has_no_blank_line_completes_without_a_retry()
         }
     }
 }
+
+/// DeepSeek's thinking mode answers 400 "Missing reasoning_content field"
+/// unless an assistant message with tool calls carries its reasoning back:
+/// the recorded stream's reasoning goes back on that message, under the
+/// field it came in, and is shown as reasoning (not reply text).
+#[tokio::test]
+async fn deepseek_reasoning_goes_back_with_the_tool_calls() {
+    let recorded = include_str!("fixtures/streams/deepseek_reasoning_tool_call.sse");
+    let mut r = rig(vec![
+        Reply::stream(recorded.to_string(), vec![1, 9, 4]),
+        chat(Turn::text("Written.")),
+    ])
+    .await;
+    r.submit("make notes");
+    let events = r.turn_events().await;
+    assert_completed(&events);
+    let thought = "The user wants a notes file. I should write notes.txt with the line \"hello\" — then check it. Let me call write_file.";
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, thought);
+    assert_eq!(streamed_text(&events), "Written.");
+    assert!(r.dir.path().join("notes.txt").exists());
+    let reqs = r.server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_valid_chat_request(&reqs[1].body);
+    let assistant = reqs[1]
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the assistant message");
+    assert_eq!(assistant["reasoning_content"], thought, "{assistant}");
+    assert_eq!(
+        assistant["tool_calls"][0]["id"],
+        "call_00_kZ3pLx9QfWvN2r8bYh1T4sJc"
+    );
+    assert!(assistant.get("reasoning").is_none());
+}

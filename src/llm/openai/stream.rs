@@ -11,7 +11,9 @@ use super::MAX_TOOL_CALLS;
 use crate::llm::http::Failure;
 use crate::llm::retry::is_retryable_status;
 use crate::llm::sse::SseEvent;
-use crate::llm::{AssistantReply, ContentBlock, LlmError, StopReason, StreamEvent, Usage};
+use crate::llm::{
+    AssistantReply, ContentBlock, LlmError, ReasoningField, StopReason, StreamEvent, Usage,
+};
 
 /// One tool call being streamed.
 struct PartialCall {
@@ -26,6 +28,12 @@ struct PartialCall {
 #[derive(Default)]
 pub(super) struct Assembler {
     text: String,
+    /// Reasoning text, and the field it came in (the first seen; the
+    /// structured `reasoning_details` wins over the plain fields).
+    reasoning: String,
+    reasoning_field: Option<ReasoningField>,
+    /// `reasoning_details` entries, merged by `index`.
+    details: Vec<Value>,
     calls: Vec<PartialCall>,
     pub(super) finish_reason: Option<String>,
     usage: Usage,
@@ -78,6 +86,7 @@ impl Assembler {
             return Ok(());
         };
         if let Some(delta) = choice.get("delta") {
+            self.on_reasoning(delta, on_event);
             if let Some(piece) = delta.get("content").and_then(Value::as_str)
                 && !piece.is_empty()
             {
@@ -96,6 +105,43 @@ impl Assembler {
             self.finish_reason = Some(reason.to_string());
         }
         Ok(())
+    }
+
+    /// Keeps the delta's reasoning: `reasoning_content` (DeepSeek),
+    /// `reasoning` (OpenRouter, Ollama), `reasoning_details` (OpenRouter,
+    /// alongside `reasoning`). The text is shown once, from the first of
+    /// those a delta carries.
+    fn on_reasoning(&mut self, delta: &Value, on_event: &mut (dyn FnMut(StreamEvent) + Send)) {
+        let plain = [
+            ("reasoning_content", ReasoningField::ReasoningContent),
+            ("reasoning", ReasoningField::Reasoning),
+        ]
+        .into_iter()
+        .find_map(|(key, field)| {
+            let text = delta.get(key).and_then(Value::as_str)?;
+            Some((text, field))
+        });
+        let details = delta.get("reasoning_details").and_then(Value::as_array);
+        let mut piece = String::new();
+        if let Some((text, field)) = plain {
+            piece.push_str(text);
+            self.reasoning_field.get_or_insert(field);
+        }
+        if let Some(details) = details.filter(|d| !d.is_empty()) {
+            self.reasoning_field = Some(ReasoningField::ReasoningDetails);
+            for detail in details {
+                if plain.is_none()
+                    && let Some(t) = detail.get("text").and_then(Value::as_str)
+                {
+                    piece.push_str(t);
+                }
+                merge_detail(&mut self.details, detail);
+            }
+        }
+        if !piece.is_empty() {
+            self.reasoning.push_str(&piece);
+            on_event(StreamEvent::ReasoningDelta(piece));
+        }
     }
 
     /// Adds one `tool_calls[]` delta to its call: by `index` when given, else
@@ -176,6 +222,16 @@ impl Assembler {
         let text_call = !has_calls && looks_like_text_tool_call(&self.text);
         let mut content = Vec::new();
         let mut invalid_inputs = Vec::new();
+        if let Some(field) = self.reasoning_field
+            && (!self.reasoning.is_empty() || !self.details.is_empty())
+        {
+            content.push(ContentBlock::Reasoning {
+                text: self.reasoning,
+                field,
+                details: (field == ReasoningField::ReasoningDetails)
+                    .then_some(Value::Array(self.details)),
+            });
+        }
         if !self.text.trim().is_empty() {
             content.push(ContentBlock::Text { text: self.text });
         }
@@ -216,6 +272,35 @@ impl Assembler {
             stop_reason,
             usage: self.usage,
             invalid_inputs,
+        }
+    }
+}
+
+/// Merges one streamed `reasoning_details` entry into the list: pieces of
+/// the entry with the same `index` (and type) join their `text`, `summary`
+/// and `data`; other fields take the latest non-null value.
+fn merge_detail(details: &mut Vec<Value>, detail: &Value) {
+    let Some(new) = detail.as_object() else {
+        return;
+    };
+    let same = |d: &&mut Value| {
+        new.get("index").is_some()
+            && d.get("index") == new.get("index")
+            && d.get("type") == new.get("type")
+    };
+    let Some(Value::Object(old)) = details.iter_mut().find(same) else {
+        details.push(detail.clone());
+        return;
+    };
+    for (key, value) in new {
+        match (key.as_str(), old.get_mut(key), value) {
+            ("text" | "summary" | "data", Some(Value::String(acc)), Value::String(more)) => {
+                acc.push_str(more)
+            }
+            (_, _, Value::Null) => {}
+            _ => {
+                old.insert(key.clone(), value.clone());
+            }
         }
     }
 }
@@ -397,6 +482,7 @@ fn is_call_json(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ReasoningField;
     use serde_json::json;
 
     fn run_chunks(chunks: &[&str]) -> (Result<AssistantReply, String>, Vec<StreamEvent>) {
@@ -464,6 +550,73 @@ mod tests {
                 check(reply, seen);
             }
         }
+    }
+
+    const DEEPSEEK: &[u8] =
+        include_bytes!("../../../tests/fixtures/streams/deepseek_reasoning_tool_call.sse");
+    const OPENROUTER: &[u8] =
+        include_bytes!("../../../tests/fixtures/streams/openrouter_reasoning_details.sse");
+
+    fn reasoning_deltas(seen: &[StreamEvent]) -> String {
+        seen.iter()
+            .map(|e| match e {
+                StreamEvent::ReasoningDelta(t) => t.as_str(),
+                _ => "",
+            })
+            .collect()
+    }
+
+    /// DeepSeek's thinking mode streams `reasoning_content` before the tool
+    /// call: the reply keeps it first, under that field, at every split.
+    #[test]
+    fn deepseek_reasoning_content_is_kept_before_the_call_at_every_split() {
+        let thought = "The user wants a notes file. I should write notes.txt with the line \"hello\" — then check it. Let me call write_file.";
+        at_every_split(DEEPSEEK, |reply, seen| {
+            assert_eq!(
+                reply.content,
+                vec![
+                    ContentBlock::Reasoning {
+                        text: thought.into(),
+                        field: ReasoningField::ReasoningContent,
+                        details: None,
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_00_kZ3pLx9QfWvN2r8bYh1T4sJc".into(),
+                        name: "write_file".into(),
+                        input: json!({"path": "notes.txt", "content": "hello\n"}),
+                    },
+                ]
+            );
+            assert_eq!(reasoning_deltas(&seen), thought);
+            assert!(!seen.iter().any(|e| matches!(e, StreamEvent::TextDelta(_))));
+            assert_eq!(reply.usage.input_tokens, 2113);
+        });
+    }
+
+    /// OpenRouter streams `reasoning` and `reasoning_details` together: the
+    /// details are kept (merged by index, signature included) and the text
+    /// is shown once.
+    #[test]
+    fn openrouter_reasoning_details_are_merged_at_every_split() {
+        let thought = "Check the folder first — then answer.";
+        at_every_split(OPENROUTER, |reply, seen| {
+            assert_eq!(
+                reply.content[0],
+                ContentBlock::Reasoning {
+                    text: thought.into(),
+                    field: ReasoningField::ReasoningDetails,
+                    details: Some(json!([{
+                        "type": "reasoning.text",
+                        "text": thought,
+                        "format": "anthropic-claude-v1",
+                        "index": 0,
+                        "signature": "ErUBCkYIBRgCIkDx9rN2kYw4Q=="
+                    }])),
+                }
+            );
+            assert_eq!(reply.tool_calls().len(), 1);
+            assert_eq!(reasoning_deltas(&seen), thought);
+        });
     }
 
     const NIM_MINIMAX: &[u8] =
