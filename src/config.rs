@@ -56,6 +56,8 @@ pub struct Layer {
     pub output_cap: Option<usize>,
     pub max_retries: Option<u32>,
     pub stream_idle_timeout: Option<u64>,
+    /// Extended thinking's token budget (Anthropic); 0 = off.
+    pub thinking_budget: Option<u32>,
     pub theme: Option<Theme>,
     /// Named profiles (only at the top level of the file).
     #[serde(default)]
@@ -137,6 +139,7 @@ pub struct Settings {
     pub output_cap: Sourced<usize>,
     pub max_retries: Sourced<u32>,
     pub stream_idle_timeout: Sourced<u64>,
+    pub thinking_budget: Sourced<u32>,
     pub theme: Sourced<Theme>,
     pub profile: Option<String>,
     /// The file that was read, if it exists, and its profiles.
@@ -431,6 +434,13 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             number,
             60,
         )?,
+        thinking_budget: layers.pick(
+            "--thinking-budget",
+            |l| l.thinking_budget,
+            &["WAYPOINT_THINKING_BUDGET"],
+            number,
+            0,
+        )?,
         provider,
         model,
         base_url,
@@ -566,6 +576,8 @@ impl Settings {
             self.stream_idle_timeout.value.to_string(),
             &self.stream_idle_timeout.source,
         );
+        let budget = &self.thinking_budget;
+        line(&mut out, "thinking_budget", budget.value.to_string(), &budget.source);
         let theme = match self.theme.value {
             Theme::Auto => "\"auto\"",
             Theme::NoColor => "\"no-color\"",
@@ -630,6 +642,25 @@ output = 0.0
         );
         assert_eq!(s.stream_idle_timeout.value, 60);
         assert_eq!(s.api_key, None);
+    }
+
+    #[test]
+    fn thinking_budget_from_file_env_and_flag() {
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!(s.thinking_budget.value, 0);
+        let file = "thinking_budget = 2048\n";
+        let s = resolve_with(Layer::default(), None, &[], Some(file)).unwrap();
+        assert_eq!(s.thinking_budget.value, 2048);
+        assert!(s.describe(None).contains("thinking_budget = 2048"));
+        let env = [("WAYPOINT_THINKING_BUDGET", "4096")];
+        let s = resolve_with(Layer::default(), None, &env, Some(file)).unwrap();
+        assert_eq!(s.thinking_budget.value, 4096);
+        let flags = Layer {
+            thinking_budget: Some(8000),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &env, Some(file)).unwrap();
+        assert_eq!(s.thinking_budget.source, Source::Flag("--thinking-budget"));
     }
 
     #[test]
