@@ -577,7 +577,12 @@ impl Settings {
             &self.stream_idle_timeout.source,
         );
         let budget = &self.thinking_budget;
-        line(&mut out, "thinking_budget", budget.value.to_string(), &budget.source);
+        line(
+            &mut out,
+            "thinking_budget",
+            budget.value.to_string(),
+            &budget.source,
+        );
         let theme = match self.theme.value {
             Theme::Auto => "\"auto\"",
             Theme::NoColor => "\"no-color\"",

@@ -300,7 +300,8 @@ impl Assembler {
                         on_event(StreamEvent::ReasoningDelta(piece));
                     }
                     (Some(Some(Partial::Thinking { signature, .. })), Some("signature_delta")) => {
-                        signature.push_str(delta.get("signature").and_then(Value::as_str).unwrap_or(""));
+                        signature
+                            .push_str(delta.get("signature").and_then(Value::as_str).unwrap_or(""));
                     }
                     (Some(Some(Partial::Tool { json, .. })), Some("input_json_delta")) => {
                         json.push_str(
@@ -550,13 +551,26 @@ mod tests {
         let thought = "The user wants notes.txt with \"hello\". I'll write it — ünïcode — with write_file, then confirm.";
         let check = |(reply, seen): (AssistantReply, Vec<StreamEvent>)| {
             assert_eq!(reply.content.len(), 4);
-            assert!(matches!(&reply.content[0], ContentBlock::Thinking { thinking, signature }
-                if thinking == thought && signature.starts_with("EqQBCgIYAhIM") && signature.ends_with("EyVUQ==")));
-            assert!(matches!(&reply.content[1], ContentBlock::RedactedThinking { data } if data.starts_with("EmwKAhgB")));
-            assert_eq!(reply.content[2], ContentBlock::Text { text: "I'll write the file.".into() });
+            assert!(
+                matches!(&reply.content[0], ContentBlock::Thinking { thinking, signature }
+                if thinking == thought && signature.starts_with("EqQBCgIYAhIM") && signature.ends_with("EyVUQ=="))
+            );
+            assert!(
+                matches!(&reply.content[1], ContentBlock::RedactedThinking { data } if data.starts_with("EmwKAhgB"))
+            );
+            assert_eq!(
+                reply.content[2],
+                ContentBlock::Text {
+                    text: "I'll write the file.".into()
+                }
+            );
             assert_eq!(
                 reply.tool_calls(),
-                vec![("toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(), "write_file".into(), json!({"path": "notes.txt", "content": "hello\n"}))]
+                vec![(
+                    "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+                    "write_file".into(),
+                    json!({"path": "notes.txt", "content": "hello\n"})
+                )]
             );
             let reasoning: String = seen
                 .iter()
@@ -600,9 +614,15 @@ mod tests {
             serde_json::from_slice(&request_body_with("m", r, budget).unwrap()).unwrap()
         };
         let on = body(&req(8192), Some(4000));
-        assert_eq!(on["thinking"], json!({"type": "enabled", "budget_tokens": 4000}));
+        assert_eq!(
+            on["thinking"],
+            json!({"type": "enabled", "budget_tokens": 4000})
+        );
         assert_eq!(on["max_tokens"], 8192);
-        assert_eq!(on["messages"][0]["content"], json!([{"type": "text", "text": "hi"}]));
+        assert_eq!(
+            on["messages"][0]["content"],
+            json!([{"type": "text", "text": "hi"}])
+        );
         let raised = body(&req(2000), Some(4000));
         assert_eq!(raised["max_tokens"], 6000);
         let off = body(&req(2000), None);

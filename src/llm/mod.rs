@@ -54,7 +54,9 @@ pub enum ContentBlock {
         signature: String,
     },
     /// Thinking the provider encrypted (Anthropic), sent back unchanged.
-    RedactedThinking { data: String },
+    RedactedThinking {
+        data: String,
+    },
     /// A reasoning model's reasoning on the Chat Completions wire, sent back
     /// on the assistant message with its tool calls under the field it came
     /// in (`details` holds OpenRouter's `reasoning_details` array as merged).
@@ -202,6 +204,33 @@ pub trait ModelClient: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reasoning_blocks_round_trip_through_serde() {
+        let blocks = vec![
+            ContentBlock::Thinking {
+                thinking: "t".into(),
+                signature: "s".into(),
+            },
+            ContentBlock::RedactedThinking { data: "d".into() },
+            ContentBlock::Reasoning {
+                text: "r".into(),
+                field: ReasoningField::ReasoningContent,
+                details: None,
+            },
+            ContentBlock::Reasoning {
+                text: "r".into(),
+                field: ReasoningField::ReasoningDetails,
+                details: Some(serde_json::json!([{"type": "reasoning.text", "text": "r"}])),
+            },
+        ];
+        let json = serde_json::to_value(&blocks).unwrap();
+        assert_eq!(json[0]["type"], "thinking");
+        assert_eq!(json[1]["type"], "redacted_thinking");
+        assert_eq!(json[2]["field"], "reasoning_content");
+        let back: Vec<ContentBlock> = serde_json::from_value(json).unwrap();
+        assert_eq!(back, blocks);
+    }
 
     #[test]
     fn errors_map_to_kinds() {

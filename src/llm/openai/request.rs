@@ -407,7 +407,8 @@ mod tests {
         let m = sent(&assistant(plain(ReasoningField::Reasoning), true));
         assert_eq!(m["reasoning"], "why");
         assert!(m.get("reasoning_content").is_none());
-        let details = json!([{"type": "reasoning.text", "text": "why", "signature": "s", "index": 0}]);
+        let details =
+            json!([{"type": "reasoning.text", "text": "why", "signature": "s", "index": 0}]);
         let m = sent(&assistant(
             ContentBlock::Reasoning {
                 text: "why".into(),

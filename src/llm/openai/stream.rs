@@ -533,7 +533,10 @@ mod tests {
             }
             assert!(asm.on_event(ev, &mut sink).is_ok(), "event {ev:?}");
         }
-        assert!(asm.done || asm.finish_reason.is_some(), "the stream finished");
+        assert!(
+            asm.done || asm.finish_reason.is_some(),
+            "the stream finished"
+        );
         (asm.finish(), seen)
     }
 
