@@ -14,7 +14,8 @@ const ENVIRONMENT: &str = "Environment:
   OPENAI_API_KEY     OPENAI_MODEL     OPENAI_BASE_URL      the OpenAI-compatible provider
   WAYPOINT_PROVIDER  WAYPOINT_MODEL   WAYPOINT_PROFILE     provider, model (wins over the provider's own), profile
   WAYPOINT_MAX_TOKENS  WAYPOINT_MAX_TURNS  WAYPOINT_NAG_EVERY  WAYPOINT_BASH_TIMEOUT
-  WAYPOINT_OUTPUT_CAP  WAYPOINT_MAX_RETRIES  WAYPOINT_STREAM_IDLE_TIMEOUT   the settings of those names
+  WAYPOINT_OUTPUT_CAP  WAYPOINT_MAX_RETRIES  WAYPOINT_STREAM_IDLE_TIMEOUT
+  WAYPOINT_THINKING_BUDGET   the settings of those names
   WAYPOINT_CONFIG      the config file (default: config.toml in the platform's config folder)
   WAYPOINT_LOG  WAYPOINT_LOG_LEVEL   the log file (never the terminal) and its filter
   NO_COLOR             no colours";
@@ -98,6 +99,10 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", help_heading = "Model", global = true)]
     pub stream_idle_timeout: Option<u64>,
 
+    /// Extended thinking's token budget (Anthropic; at least 1024), 0 = off [default: 0].
+    #[arg(long, value_name = "N", help_heading = "Model", global = true)]
+    pub thinking_budget: Option<u32>,
+
     /// Tool rounds without a plan update before the agent is reminded; 0 = never [default: 3].
     #[arg(long, value_name = "N", help_heading = "Agent", global = true)]
     pub nag_every: Option<u32>,
@@ -146,6 +151,7 @@ impl Cli {
             output_cap: self.output_cap,
             max_retries: self.max_retries,
             stream_idle_timeout: self.stream_idle_timeout,
+            thinking_budget: self.thinking_budget,
             theme: self.theme,
             ..Layer::default()
         }

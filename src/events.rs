@@ -163,6 +163,11 @@ pub enum Event {
     TextDelta {
         text: String,
     },
+    /// A piece of the model's reasoning (thinking), shown dimmed; not part
+    /// of the reply.
+    ReasoningDelta {
+        text: String,
+    },
     /// The request is being retried; text streamed since `RoundStarted` is void.
     Retrying {
         attempt: u32,

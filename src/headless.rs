@@ -230,7 +230,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.end_line()?;
                 writeln!(self.err, "waypoint: {}", clean_line(message))?;
             }
-            Event::Usage { .. }
+            // Reasoning is not part of the reply; the jsonl format has it.
+            Event::ReasoningDelta { .. }
+            | Event::Usage { .. }
             | Event::TurnStarted { .. }
             | Event::RoundStarted { .. }
             | Event::ToolCallOutputDelta { .. }

@@ -54,13 +54,16 @@ pub fn build_client(
             };
             Ok(Arc::new(ScriptedClient::new(scenario)))
         }
-        ProviderKind::Anthropic => Ok(Arc::new(AnthropicClient::new(AnthropicConfig {
-            api_key: api_key.unwrap_or_default(),
-            base_url: s.base_url.value.clone(),
-            model: s.model.value.clone(),
-            retry,
-            idle_timeout,
-        })?)),
+        ProviderKind::Anthropic => Ok(Arc::new(
+            AnthropicClient::new(AnthropicConfig {
+                api_key: api_key.unwrap_or_default(),
+                base_url: s.base_url.value.clone(),
+                model: s.model.value.clone(),
+                retry,
+                idle_timeout,
+            })?
+            .with_thinking_budget(s.thinking_budget.value),
+        )),
         ProviderKind::Openai => {
             let official = s.base_url.value.contains("api.openai.com");
             if official && api_key.is_none() {

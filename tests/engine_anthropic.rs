@@ -105,3 +105,65 @@ async fn a_reload_fixes_a_failed_turn_on_resume() {
         "the old endpoint is not asked again"
     );
 }
+
+/// A recorded stream that ends right after `data: {"type":"message_stop"}`,
+/// with no blank line (the official SDKs accept it): the turn completes at
+/// once, whole and without a retry, whatever the chunking.
+#[tokio::test]
+async fn a_stream_whose_last_event_has_no_blank_line_completes_without_a_retry() {
+    let body = include_str!("fixtures/streams/anthropic_no_final_blank_line.sse");
+    for sizes in [vec![], vec![5], vec![1, 7, 3]] {
+        let mut r = Rig::default_with(vec![Reply::stream(body.to_string(), sizes)]).await;
+        r.submit("hi");
+        let events = r.turn_events().await;
+        engine_support::assert_completed(&events);
+        assert_eq!(
+            engine_support::count(&events, |e| matches!(e, Event::Retrying { .. })),
+            0
+        );
+        assert_eq!(engine_support::streamed_text(&events), "Hello — wörld 😀");
+        assert_eq!(r.server.requests().len(), 1);
+    }
+}
+
+/// A recorded extended-thinking stream (a thinking block with its
+/// signature, a redacted one, text, a tool call): the next request carries
+/// the thinking blocks unchanged, first, before the tool_use.
+#[tokio::test]
+async fn thinking_blocks_go_back_unchanged_before_the_tool_use() {
+    let recorded = include_str!("fixtures/streams/anthropic_thinking_tool_use.sse");
+    let mut r = Rig::default_with(vec![
+        Reply::stream(recorded.to_string(), vec![1, 9, 4]),
+        sse(Turn::text("Written.")),
+    ])
+    .await;
+    r.submit("make notes");
+    let events = r.turn_events().await;
+    engine_support::assert_completed(&events);
+    let thought = "The user wants notes.txt with \"hello\". I'll write it — ünïcode — with write_file, then confirm.";
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, thought);
+    assert!(r.dir.path().join("notes.txt").exists());
+    let reqs = r.server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_valid_request(&reqs[1].body);
+    let blocks = reqs[1].messages()[1]["content"].as_array().unwrap().clone();
+    assert_eq!(
+        blocks,
+        vec![
+            serde_json::json!({"type": "thinking", "thinking": thought,
+                "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8E2yuL2uAm0/RLd0+2Ei6BzmNPYPmd4kVh/mDxSHWvKAiTyFF6rVjDxUuPlLCiOb2zN8hG0KNUm0pRXHwhCQY3C7EyVUQ=="}),
+            serde_json::json!({"type": "redacted_thinking",
+                "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URj2pLmN3kY8sKq5dPw=="}),
+            serde_json::json!({"type": "text", "text": "I'll write the file."}),
+            serde_json::json!({"type": "tool_use", "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                "name": "write_file", "input": {"path": "notes.txt", "content": "hello\n"}}),
+        ]
+    );
+}

@@ -256,3 +256,64 @@ async fn the_agent_answers_a_text_tool_call_with_a_correction_and_goes_on() {
         reqs[1].last_user_text()
     );
 }
+
+/// A recorded stream whose last event (the finishing chunk, or `[DONE]`)
+/// has no blank line after it: the turn completes without a retry.
+#[tokio::test]
+async fn a_stream_whose_last_event_has_no_blank_line_completes_without_a_retry() {
+    let recorded = include_str!("fixtures/streams/openai_no_final_blank_line.sse");
+    let with_done = format!("{recorded}\n\ndata: [DONE]");
+    for body in [recorded.to_string(), with_done] {
+        for sizes in [vec![], vec![5], vec![1, 7, 3]] {
+            let mut r = rig(vec![Reply::stream(body.clone(), sizes)]).await;
+            r.submit("hi");
+            let events = r.turn_events().await;
+            assert_completed(&events);
+            assert_eq!(count(&events, |e| matches!(e, Event::Retrying { .. })), 0);
+            assert_eq!(streamed_text(&events), "Hello — wörld 😀");
+            assert_eq!(r.server.requests().len(), 1);
+        }
+    }
+}
+
+/// DeepSeek's thinking mode answers 400 "Missing reasoning_content field"
+/// unless an assistant message with tool calls carries its reasoning back:
+/// the recorded stream's reasoning goes back on that message, under the
+/// field it came in, and is shown as reasoning (not reply text).
+#[tokio::test]
+async fn deepseek_reasoning_goes_back_with_the_tool_calls() {
+    let recorded = include_str!("fixtures/streams/deepseek_reasoning_tool_call.sse");
+    let mut r = rig(vec![
+        Reply::stream(recorded.to_string(), vec![1, 9, 4]),
+        chat(Turn::text("Written.")),
+    ])
+    .await;
+    r.submit("make notes");
+    let events = r.turn_events().await;
+    assert_completed(&events);
+    let thought = "The user wants a notes file. I should write notes.txt with the line \"hello\" — then check it. Let me call write_file.";
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, thought);
+    assert_eq!(streamed_text(&events), "Written.");
+    assert!(r.dir.path().join("notes.txt").exists());
+    let reqs = r.server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_valid_chat_request(&reqs[1].body);
+    let assistant = reqs[1]
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the assistant message");
+    assert_eq!(assistant["reasoning_content"], thought, "{assistant}");
+    assert_eq!(
+        assistant["tool_calls"][0]["id"],
+        "call_00_kZ3pLx9QfWvN2r8bYh1T4sJc"
+    );
+    assert!(assistant.get("reasoning").is_none());
+}

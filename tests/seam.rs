@@ -75,6 +75,7 @@ fn every_op_and_event_round_trips_through_json() {
         Event::TurnStarted { resumed: true },
         Event::RoundStarted { round: 2 },
         Event::TextDelta { text: "x".into() },
+        Event::ReasoningDelta { text: "why".into() },
         Event::Retrying {
             attempt: 1,
             delay_ms: 500,

@@ -1134,3 +1134,49 @@ fn escape_sequences_from_the_model_tools_or_servers_never_reach_the_screen() {
     update::on_paste(&mut a, &format!("pasted {evil}"));
     check(&a.input.text());
 }
+
+#[test]
+fn reasoning_gets_its_own_dimmed_entry_before_the_reply_and_a_retry_drops_both() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "task", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    update::on_event(&mut a, Event::RoundStarted { round: 1 }, clock.at(0.1));
+    let think = |t: &str| Event::ReasoningDelta { text: t.into() };
+    update::on_event(&mut a, think("Let me "), clock.at(0.2));
+    update::on_event(&mut a, think("think."), clock.at(0.3));
+    update::on_event(&mut a, text("Answer"), clock.at(0.4));
+    let entries = |a: &App| -> Vec<(EntryKind, String)> {
+        a.conversation
+            .entries
+            .iter()
+            .map(|e| (e.kind, e.text().to_string()))
+            .collect()
+    };
+    assert_eq!(
+        entries(&a),
+        vec![
+            (EntryKind::User, "task".into()),
+            (EntryKind::Reasoning, "Let me think.".into()),
+            (EntryKind::Assistant, "Answer".into()),
+        ]
+    );
+    let s = screen_text(&mut a, 80, 24, clock.at(0.5));
+    assert!(s.contains("∴ Let me think."), "{s}");
+    update::on_event(
+        &mut a,
+        Event::Retrying {
+            attempt: 1,
+            delay_ms: 500,
+            reason: "cut".into(),
+        },
+        clock.at(0.6),
+    );
+    let kinds: Vec<EntryKind> = entries(&a).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        kinds[..2],
+        [EntryKind::User, EntryKind::Notice(NoticeKind::Warning)]
+    );
+    assert_eq!(kinds.len(), 2);
+}

@@ -32,10 +32,11 @@ impl Conversation {
     }
 
     /// Adds an assistant message. Whitespace-only text blocks are dropped and
-    /// an empty message gets a placeholder: the API refuses both.
+    /// an empty message (or one of reasoning only) gets a placeholder: the
+    /// API refuses both.
     pub fn push_assistant(&mut self, mut content: Vec<ContentBlock>) {
         content.retain(|b| !matches!(b, ContentBlock::Text { text } if text.trim().is_empty()));
-        if content.is_empty() {
+        if content.iter().all(ContentBlock::is_reasoning) {
             content.push(ContentBlock::Text {
                 text: "(no reply)".into(),
             });
@@ -89,6 +90,7 @@ impl Conversation {
                             ContentBlock::ToolUse { .. } => {
                                 return Err(format!("message {i}: tool_use in a user message"));
                             }
+                            _ => return Err(format!("message {i}: reasoning in a user message")),
                         }
                     }
                     if answered != pending {

@@ -57,6 +57,7 @@ impl Session {
             let mut on_stream = move |ev: StreamEvent| {
                 let event = match ev {
                     StreamEvent::TextDelta(text) => Event::TextDelta { text },
+                    StreamEvent::ReasoningDelta(text) => Event::ReasoningDelta { text },
                     StreamEvent::Retrying {
                         attempt,
                         delay_ms,

@@ -2,6 +2,8 @@
 //! Invariant: a reply is returned only after `message_stop`; a stream that
 //! breaks off earlier is retried from scratch (the UI is told via
 //! `StreamEvent::Retrying`), so tool calls are never seen twice or half.
+//! Thinking blocks (and redacted ones) are kept with their signature and
+//! sent back unchanged, in their place before the text and tool calls.
 
 use std::time::Duration;
 
@@ -35,6 +37,8 @@ pub struct AnthropicConfig {
 pub struct AnthropicClient {
     config: AnthropicConfig,
     http: StreamingHttp,
+    /// Extended thinking's token budget; `None`: thinking off.
+    thinking_budget: Option<u32>,
 }
 
 const NAMES: Names = Names {
@@ -52,9 +56,23 @@ impl AnthropicClient {
         }
         let http =
             StreamingHttp::new(&config.base_url, "/v1/messages", config.idle_timeout, NAMES)?;
-        Ok(Self { config, http })
+        Ok(Self {
+            config,
+            http,
+            thinking_budget: None,
+        })
+    }
+
+    /// Turns on extended thinking with `budget` tokens (0: off; at least
+    /// 1024, the API's minimum).
+    pub fn with_thinking_budget(mut self, budget: u32) -> Self {
+        self.thinking_budget = (budget > 0).then_some(budget.max(MIN_THINKING_BUDGET));
+        self
     }
 }
+
+/// The smallest thinking budget the API accepts.
+const MIN_THINKING_BUDGET: u32 = 1024;
 
 impl Attempt for AnthropicClient {
     async fn attempt(
@@ -93,7 +111,7 @@ impl ModelClient for AnthropicClient {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        let body = request_body(&self.config.model, request);
+        let body = request_body_with(&self.config.model, request, self.thinking_budget);
         Box::pin(stream_with_retries(
             self,
             &self.config.retry,
@@ -106,28 +124,71 @@ impl ModelClient for AnthropicClient {
 /// The JSON body of a streaming Messages request, serialised once and
 /// reused by every retry.
 pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
+    request_body_with(model, req, None)
+}
+
+/// [`request_body`] with extended thinking on when `thinking_budget` is
+/// given: `max_tokens` must exceed the budget, so a smaller one gets the
+/// budget added (the reply keeps its own room). Reasoning blocks of the
+/// Chat Completions wire are left out.
+pub fn request_body_with(
+    model: &str,
+    req: &ModelRequest<'_>,
+    thinking_budget: Option<u32>,
+) -> serde_json::Result<Bytes> {
+    #[derive(Serialize)]
+    struct Thinking {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        budget_tokens: u32,
+    }
     #[derive(Serialize)]
     struct Body<'a> {
         model: &'a str,
         max_tokens: u32,
         system: &'a str,
-        messages: &'a [Message],
+        messages: std::borrow::Cow<'a, [Message]>,
         tools: &'a [ToolDef],
         stream: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thinking: Option<Thinking>,
     }
+    let foreign = |b: &ContentBlock| matches!(b, ContentBlock::Reasoning { .. });
+    let messages = if req.messages.iter().any(|m| m.content.iter().any(foreign)) {
+        let kept = req.messages.iter().map(|m| Message {
+            role: m.role,
+            content: m.content.iter().filter(|b| !foreign(b)).cloned().collect(),
+        });
+        std::borrow::Cow::Owned(kept.collect())
+    } else {
+        std::borrow::Cow::Borrowed(req.messages)
+    };
+    let max_tokens = match thinking_budget {
+        Some(budget) if req.max_tokens <= budget => budget.saturating_add(req.max_tokens),
+        _ => req.max_tokens,
+    };
     let body = Body {
         model,
-        max_tokens: req.max_tokens,
+        max_tokens,
         system: req.system,
-        messages: req.messages,
+        messages,
         tools: req.tools,
         stream: true,
+        thinking: thinking_budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
     };
     serde_json::to_vec(&body).map(Bytes::from)
 }
 
 enum Partial {
     Text(String),
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    Redacted(String),
     Tool {
         id: String,
         name: String,
@@ -202,7 +263,18 @@ impl Assembler {
                         // Some compatible servers send the whole input here, with no deltas.
                         start_input: block.get("input").filter(|v| v.is_object()).cloned(),
                     }),
-                    // thinking and other block kinds are not kept
+                    Some("thinking") => {
+                        let thinking = str_field(block, "thinking");
+                        if !thinking.is_empty() {
+                            on_event(StreamEvent::ReasoningDelta(thinking.clone()));
+                        }
+                        Some(Partial::Thinking {
+                            thinking,
+                            signature: str_field(block, "signature"),
+                        })
+                    }
+                    Some("redacted_thinking") => Some(Partial::Redacted(str_field(block, "data"))),
+                    // other block kinds are not kept
                     _ => None,
                 };
                 if self.blocks.len() <= index {
@@ -221,6 +293,15 @@ impl Assembler {
                         let piece = delta.get("text").and_then(Value::as_str).unwrap_or("");
                         t.push_str(piece);
                         on_event(StreamEvent::TextDelta(piece.to_string()));
+                    }
+                    (Some(Some(Partial::Thinking { thinking, .. })), Some("thinking_delta")) => {
+                        let piece = str_field(delta, "thinking");
+                        thinking.push_str(&piece);
+                        on_event(StreamEvent::ReasoningDelta(piece));
+                    }
+                    (Some(Some(Partial::Thinking { signature, .. })), Some("signature_delta")) => {
+                        signature
+                            .push_str(delta.get("signature").and_then(Value::as_str).unwrap_or(""));
                     }
                     (Some(Some(Partial::Tool { json, .. })), Some("input_json_delta")) => {
                         json.push_str(
@@ -277,6 +358,14 @@ impl Assembler {
                     content.push(ContentBlock::Text { text })
                 }
                 Partial::Text(_) => {}
+                Partial::Thinking {
+                    thinking,
+                    signature,
+                } => content.push(ContentBlock::Thinking {
+                    thinking,
+                    signature,
+                }),
+                Partial::Redacted(data) => content.push(ContentBlock::RedactedThinking { data }),
                 Partial::Tool {
                     id,
                     name,
@@ -430,6 +519,115 @@ mod tests {
             ]
         );
         assert!(reply.invalid_inputs.is_empty());
+    }
+
+    const THINKING: &[u8] =
+        include_bytes!("../../tests/fixtures/streams/anthropic_thinking_tool_use.sse");
+
+    /// Replays recorded bytes fed in `pieces` through the decoder and the
+    /// assembler, as the client does (the end of the stream included).
+    fn replay(pieces: &[&[u8]]) -> (AssistantReply, Vec<StreamEvent>) {
+        let mut decoder = crate::llm::sse::SseDecoder::new();
+        let mut events = Vec::new();
+        for p in pieces {
+            events.extend(decoder.feed(p));
+        }
+        events.extend(decoder.finish());
+        let mut asm = Assembler::default();
+        let mut seen = Vec::new();
+        let mut sink = |e: StreamEvent| seen.push(e);
+        for ev in &events {
+            assert!(asm.on_event(ev, &mut sink).is_ok(), "{ev:?}");
+        }
+        assert!(asm.done, "message_stop arrived");
+        (asm.finish().ok().unwrap(), seen)
+    }
+
+    /// A recorded extended-thinking stream, split at every byte (and at many
+    /// pairs of points): the thinking block keeps its text and signature and
+    /// the redacted block its data, both before the text and the tool call.
+    #[test]
+    fn thinking_blocks_are_kept_whole_at_every_split() {
+        let thought = "The user wants notes.txt with \"hello\". I'll write it — ünïcode — with write_file, then confirm.";
+        let check = |(reply, seen): (AssistantReply, Vec<StreamEvent>)| {
+            assert_eq!(reply.content.len(), 4);
+            assert!(
+                matches!(&reply.content[0], ContentBlock::Thinking { thinking, signature }
+                if thinking == thought && signature.starts_with("EqQBCgIYAhIM") && signature.ends_with("EyVUQ=="))
+            );
+            assert!(
+                matches!(&reply.content[1], ContentBlock::RedactedThinking { data } if data.starts_with("EmwKAhgB"))
+            );
+            assert_eq!(
+                reply.content[2],
+                ContentBlock::Text {
+                    text: "I'll write the file.".into()
+                }
+            );
+            assert_eq!(
+                reply.tool_calls(),
+                vec![(
+                    "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+                    "write_file".into(),
+                    json!({"path": "notes.txt", "content": "hello\n"})
+                )]
+            );
+            let reasoning: String = seen
+                .iter()
+                .map(|e| match e {
+                    StreamEvent::ReasoningDelta(t) => t.as_str(),
+                    _ => "",
+                })
+                .collect();
+            assert_eq!(reasoning, thought);
+        };
+        for cut in 0..=THINKING.len() {
+            check(replay(&[&THINKING[..cut], &THINKING[cut..]]));
+        }
+        for a in (0..THINKING.len()).step_by(53) {
+            for b in (a..=THINKING.len()).step_by(89) {
+                check(replay(&[&THINKING[..a], &THINKING[a..b], &THINKING[b..]]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_thinking_budget_turns_thinking_on_below_max_tokens_and_reasoning_stays_out() {
+        let messages = vec![Message {
+            role: crate::llm::Role::Assistant,
+            content: vec![
+                ContentBlock::Reasoning {
+                    text: "deepseek's".into(),
+                    field: crate::llm::ReasoningField::ReasoningContent,
+                    details: None,
+                },
+                ContentBlock::Text { text: "hi".into() },
+            ],
+        }];
+        let req = |max_tokens| ModelRequest {
+            system: "s",
+            messages: &messages,
+            tools: &[],
+            max_tokens,
+        };
+        let body = |r: &ModelRequest<'_>, budget| -> Value {
+            serde_json::from_slice(&request_body_with("m", r, budget).unwrap()).unwrap()
+        };
+        let on = body(&req(8192), Some(4000));
+        assert_eq!(
+            on["thinking"],
+            json!({"type": "enabled", "budget_tokens": 4000})
+        );
+        assert_eq!(on["max_tokens"], 8192);
+        assert_eq!(
+            on["messages"][0]["content"],
+            json!([{"type": "text", "text": "hi"}])
+        );
+        let raised = body(&req(2000), Some(4000));
+        assert_eq!(raised["max_tokens"], 6000);
+        let off = body(&req(2000), None);
+        assert!(off.get("thinking").is_none());
+        assert_eq!(off["max_tokens"], 2000);
     }
 
     #[test]

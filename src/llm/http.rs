@@ -215,6 +215,7 @@ impl StreamingHttp {
             http: self,
             stream: Box::pin(response.bytes_stream()),
             decoder: SseDecoder::new(),
+            ended: false,
         })
     }
 }
@@ -227,11 +228,17 @@ pub struct Events<'a> {
     http: &'a StreamingHttp,
     stream: ByteStream,
     decoder: SseDecoder,
+    /// The server closed the stream and the decoder was told.
+    ended: bool,
 }
 
 impl Events<'_> {
     /// The next batch of events; `Ok(None)` when the server closed the stream.
+    /// At the close, a complete last event without its blank line comes first.
     pub async fn next(&mut self) -> Result<Option<Vec<SseEvent>>, Failure> {
+        if self.ended {
+            return Ok(None);
+        }
         match self.http.within("streaming", self.stream.next()).await? {
             Some(Ok(bytes)) => {
                 let events = self.decoder.feed(&bytes);
@@ -244,7 +251,10 @@ impl Events<'_> {
                 Ok(Some(events))
             }
             Some(Err(e)) => Err(Failure::retry(format!("read error: {e}"), None)),
-            None => Ok(None),
+            None => {
+                self.ended = true;
+                Ok(Some(self.decoder.finish().into_iter().collect()))
+            }
         }
     }
 

@@ -2,7 +2,9 @@
 //! Anthropic content-block shape (the richest of the formats); a provider
 //! translates it to its own wire format. Invariant: a client returns either
 //! a complete assistant message or an error, never a partial one, so no tool
-//! runs from a cut stream.
+//! runs from a cut stream; a reply's reasoning (thinking) blocks come before
+//! its text and tool calls, and go back to the provider that wrote them
+//! unchanged, each wire dropping the other's kind.
 
 pub mod anthropic;
 pub mod http;
@@ -45,6 +47,49 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// Extended thinking (Anthropic), sent back unchanged with its signature.
+    Thinking {
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    /// Thinking the provider encrypted (Anthropic), sent back unchanged.
+    RedactedThinking {
+        data: String,
+    },
+    /// A reasoning model's reasoning on the Chat Completions wire, sent back
+    /// on the assistant message with its tool calls under the field it came
+    /// in (`details` holds OpenRouter's `reasoning_details` array as merged).
+    Reasoning {
+        text: String,
+        field: ReasoningField,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+    },
+}
+
+/// The Chat Completions field a provider streamed its reasoning in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// DeepSeek (and vLLM, SGLang).
+    ReasoningContent,
+    /// OpenRouter, Ollama and others.
+    Reasoning,
+    /// OpenRouter's structured form (keeps signatures).
+    ReasoningDetails,
+}
+
+impl ContentBlock {
+    /// True for the reasoning kinds (thinking, redacted thinking, reasoning).
+    pub fn is_reasoning(&self) -> bool {
+        matches!(
+            self,
+            ContentBlock::Thinking { .. }
+                | ContentBlock::RedactedThinking { .. }
+                | ContentBlock::Reasoning { .. }
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,6 +144,8 @@ impl AssistantReply {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// A piece of the model's reasoning (thinking), shown dimmed.
+    ReasoningDelta(String),
     Retrying {
         attempt: u32,
         delay_ms: u64,
@@ -157,6 +204,33 @@ pub trait ModelClient: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reasoning_blocks_round_trip_through_serde() {
+        let blocks = vec![
+            ContentBlock::Thinking {
+                thinking: "t".into(),
+                signature: "s".into(),
+            },
+            ContentBlock::RedactedThinking { data: "d".into() },
+            ContentBlock::Reasoning {
+                text: "r".into(),
+                field: ReasoningField::ReasoningContent,
+                details: None,
+            },
+            ContentBlock::Reasoning {
+                text: "r".into(),
+                field: ReasoningField::ReasoningDetails,
+                details: Some(serde_json::json!([{"type": "reasoning.text", "text": "r"}])),
+            },
+        ];
+        let json = serde_json::to_value(&blocks).unwrap();
+        assert_eq!(json[0]["type"], "thinking");
+        assert_eq!(json[1]["type"], "redacted_thinking");
+        assert_eq!(json[2]["field"], "reasoning_content");
+        let back: Vec<ContentBlock> = serde_json::from_value(json).unwrap();
+        assert_eq!(back, blocks);
+    }
 
     #[test]
     fn errors_map_to_kinds() {

@@ -1,12 +1,15 @@
 //! The Chat Completions request: the conversation (kept in the Anthropic
 //! block shape) translated to chat messages and tools. Invariant: every
-//! tool result follows the assistant message that called it.
+//! tool result follows the assistant message that called it, and an
+//! assistant message with tool calls carries the reasoning that led to them
+//! back under the field the provider sent it in (DeepSeek refuses it
+//! otherwise); Anthropic thinking blocks are not sent on this wire.
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::llm::{ContentBlock, Message, ModelRequest, Role};
+use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
 use crate::tools::ToolDef;
 
 #[derive(Serialize)]
@@ -20,6 +23,12 @@ enum WireMessage<'a> {
     },
     Assistant {
         content: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_details: Option<&'a Value>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall<'a>>,
     },
@@ -125,8 +134,31 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
                 } else {
                     None
                 };
+                let (mut reasoning_content, mut reasoning, mut reasoning_details) =
+                    (None, None, None);
+                let kept = m.content.iter().find_map(|b| match b {
+                    ContentBlock::Reasoning {
+                        text,
+                        field,
+                        details,
+                    } => Some((text.as_str(), *field, details.as_ref())),
+                    _ => None,
+                });
+                match kept.filter(|_| !tool_calls.is_empty()) {
+                    Some((text, ReasoningField::ReasoningContent, _)) => {
+                        reasoning_content = Some(text)
+                    }
+                    Some((text, ReasoningField::Reasoning, _)) => reasoning = Some(text),
+                    Some((_, ReasoningField::ReasoningDetails, details)) => {
+                        reasoning_details = details
+                    }
+                    None => {}
+                }
                 out.push(WireMessage::Assistant {
                     content,
+                    reasoning_content,
+                    reasoning,
+                    reasoning_details,
                     tool_calls,
                 });
             }
@@ -329,6 +361,66 @@ mod tests {
                 "max_tokens": 4096
             })
         );
+    }
+
+    #[test]
+    fn reasoning_goes_back_on_messages_with_tool_calls_under_its_own_field() {
+        let assistant = |reasoning: ContentBlock, call: bool| {
+            let mut content = vec![
+                reasoning,
+                ContentBlock::Thinking {
+                    thinking: "anthropic only".into(),
+                    signature: "sig".into(),
+                },
+                ContentBlock::Text { text: "ok".into() },
+            ];
+            if call {
+                content.push(ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    input: json!({}),
+                });
+            }
+            vec![Message {
+                role: Role::Assistant,
+                content,
+            }]
+        };
+        let sent = |messages: &[Message]| -> Value {
+            let req = ModelRequest {
+                system: "",
+                messages,
+                tools: &[],
+                max_tokens: 1,
+            };
+            let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
+            body["messages"][0].clone()
+        };
+        let plain = |field| ContentBlock::Reasoning {
+            text: "why".into(),
+            field,
+            details: None,
+        };
+        let m = sent(&assistant(plain(ReasoningField::ReasoningContent), true));
+        assert_eq!(m["reasoning_content"], "why");
+        assert!(m.get("reasoning").is_none() && m.get("thinking").is_none());
+        let m = sent(&assistant(plain(ReasoningField::Reasoning), true));
+        assert_eq!(m["reasoning"], "why");
+        assert!(m.get("reasoning_content").is_none());
+        let details =
+            json!([{"type": "reasoning.text", "text": "why", "signature": "s", "index": 0}]);
+        let m = sent(&assistant(
+            ContentBlock::Reasoning {
+                text: "why".into(),
+                field: ReasoningField::ReasoningDetails,
+                details: Some(details.clone()),
+            },
+            true,
+        ));
+        assert_eq!(m["reasoning_details"], details);
+        assert!(m.get("reasoning").is_none());
+        let m = sent(&assistant(plain(ReasoningField::ReasoningContent), false));
+        assert_eq!(m, json!({"role": "assistant", "content": "ok"}));
     }
 
     #[test]

@@ -11,7 +11,9 @@ use super::MAX_TOOL_CALLS;
 use crate::llm::http::Failure;
 use crate::llm::retry::is_retryable_status;
 use crate::llm::sse::SseEvent;
-use crate::llm::{AssistantReply, ContentBlock, LlmError, StopReason, StreamEvent, Usage};
+use crate::llm::{
+    AssistantReply, ContentBlock, LlmError, ReasoningField, StopReason, StreamEvent, Usage,
+};
 
 /// One tool call being streamed.
 struct PartialCall {
@@ -26,6 +28,12 @@ struct PartialCall {
 #[derive(Default)]
 pub(super) struct Assembler {
     text: String,
+    /// Reasoning text, and the field it came in (the first seen; the
+    /// structured `reasoning_details` wins over the plain fields).
+    reasoning: String,
+    reasoning_field: Option<ReasoningField>,
+    /// `reasoning_details` entries, merged by `index`.
+    details: Vec<Value>,
     calls: Vec<PartialCall>,
     pub(super) finish_reason: Option<String>,
     usage: Usage,
@@ -78,6 +86,7 @@ impl Assembler {
             return Ok(());
         };
         if let Some(delta) = choice.get("delta") {
+            self.on_reasoning(delta, on_event);
             if let Some(piece) = delta.get("content").and_then(Value::as_str)
                 && !piece.is_empty()
             {
@@ -98,14 +107,55 @@ impl Assembler {
         Ok(())
     }
 
-    /// Adds one `tool_calls[]` delta to its call: by `index` when given, and
-    /// a new id always starts a new call (some servers number every call 0
-    /// or omit the index).
+    /// Keeps the delta's reasoning: `reasoning_content` (DeepSeek),
+    /// `reasoning` (OpenRouter, Ollama), `reasoning_details` (OpenRouter,
+    /// alongside `reasoning`). The text is shown once, from the first of
+    /// those a delta carries.
+    fn on_reasoning(&mut self, delta: &Value, on_event: &mut (dyn FnMut(StreamEvent) + Send)) {
+        let plain = [
+            ("reasoning_content", ReasoningField::ReasoningContent),
+            ("reasoning", ReasoningField::Reasoning),
+        ]
+        .into_iter()
+        .find_map(|(key, field)| {
+            let text = delta.get(key).and_then(Value::as_str)?;
+            Some((text, field))
+        });
+        let details = delta.get("reasoning_details").and_then(Value::as_array);
+        let mut piece = String::new();
+        if let Some((text, field)) = plain {
+            piece.push_str(text);
+            self.reasoning_field.get_or_insert(field);
+        }
+        if let Some(details) = details.filter(|d| !d.is_empty()) {
+            self.reasoning_field = Some(ReasoningField::ReasoningDetails);
+            for detail in details {
+                if plain.is_none()
+                    && let Some(t) = detail.get("text").and_then(Value::as_str)
+                {
+                    piece.push_str(t);
+                }
+                merge_detail(&mut self.details, detail);
+            }
+        }
+        if !piece.is_empty() {
+            self.reasoning.push_str(&piece);
+            on_event(StreamEvent::ReasoningDelta(piece));
+        }
+    }
+
+    /// Adds one `tool_calls[]` delta to its call: by `index` when given, else
+    /// by id, else the last call (some servers number every call 0 or omit
+    /// the index).
     fn on_tool_call(&mut self, call: &Value) -> Result<(), Failure> {
         let index = call.get("index").and_then(Value::as_u64);
         let id = call.get("id").and_then(Value::as_str).unwrap_or("");
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function.get("name").and_then(Value::as_str).unwrap_or("");
+        let piece = match function.get("arguments") {
+            Some(Value::String(piece)) => piece.as_str(),
+            _ => "",
+        };
         let last = self.calls.len().checked_sub(1);
         let candidate = match index {
             Some(i) => self.calls.iter().rposition(|c| c.index == Some(i)),
@@ -116,14 +166,22 @@ impl Assembler {
                 .rposition(|c| c.id == id)
                 .or(last.filter(|_| name.is_empty())),
         };
-        // A delta belongs to the candidate unless it names a new call: a name
-        // again after arguments (servers that number every call 0, with or
-        // without ids), or another id together with a name. A new id without
-        // a name is more of the same call (some servers send one per chunk).
+        // A delta continues the candidate unless it names another call:
+        // another name (servers that number every call 0), or another id
+        // together with a name. The same name again continues the call
+        // (MiniMax behind NVIDIA NIM repeats it in every chunk), unless the
+        // call's arguments are whole and the delta opens new ones (the same
+        // tool called twice at index 0 without ids). A new id without a name
+        // is more of the same call (some servers send one per chunk).
         let starts_new = |c: &PartialCall| {
-            let named_again = !name.is_empty() && !c.name.is_empty() && !c.arguments.is_empty();
-            let other_call = !id.is_empty() && !c.id.is_empty() && c.id != id && !name.is_empty();
-            named_again || other_call
+            if name.is_empty() || c.name.is_empty() {
+                return false;
+            }
+            let other_name = c.name != name;
+            let other_id = !id.is_empty() && !c.id.is_empty() && c.id != id;
+            let whole_again = piece.trim_start().starts_with('{')
+                && serde_json::from_str::<serde::de::IgnoredAny>(&c.arguments).is_ok();
+            other_name || other_id || whole_again
         };
         let slot = match candidate.filter(|&s| !starts_new(&self.calls[s])) {
             Some(s) => s,
@@ -164,6 +222,16 @@ impl Assembler {
         let text_call = !has_calls && looks_like_text_tool_call(&self.text);
         let mut content = Vec::new();
         let mut invalid_inputs = Vec::new();
+        if let Some(field) = self.reasoning_field
+            && (!self.reasoning.is_empty() || !self.details.is_empty())
+        {
+            content.push(ContentBlock::Reasoning {
+                text: self.reasoning,
+                field,
+                details: (field == ReasoningField::ReasoningDetails)
+                    .then_some(Value::Array(self.details)),
+            });
+        }
         if !self.text.trim().is_empty() {
             content.push(ContentBlock::Text { text: self.text });
         }
@@ -204,6 +272,35 @@ impl Assembler {
             stop_reason,
             usage: self.usage,
             invalid_inputs,
+        }
+    }
+}
+
+/// Merges one streamed `reasoning_details` entry into the list: pieces of
+/// the entry with the same `index` (and type) join their `text`, `summary`
+/// and `data`; other fields take the latest non-null value.
+fn merge_detail(details: &mut Vec<Value>, detail: &Value) {
+    let Some(new) = detail.as_object() else {
+        return;
+    };
+    let same = |d: &&mut Value| {
+        new.get("index").is_some()
+            && d.get("index") == new.get("index")
+            && d.get("type") == new.get("type")
+    };
+    let Some(Value::Object(old)) = details.iter_mut().find(same) else {
+        details.push(detail.clone());
+        return;
+    };
+    for (key, value) in new {
+        match (key.as_str(), old.get_mut(key), value) {
+            ("text" | "summary" | "data", Some(Value::String(acc)), Value::String(more)) => {
+                acc.push_str(more)
+            }
+            (_, _, Value::Null) => {}
+            _ => {
+                old.insert(key.clone(), value.clone());
+            }
         }
     }
 }
@@ -385,6 +482,7 @@ fn is_call_json(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ReasoningField;
     use serde_json::json;
 
     fn run_chunks(chunks: &[&str]) -> (Result<AssistantReply, String>, Vec<StreamEvent>) {
@@ -414,6 +512,147 @@ mod tests {
             Err("cut".to_string())
         };
         (reply, seen)
+    }
+
+    /// Replays recorded stream bytes, fed in `pieces`, through the SSE
+    /// decoder and the assembler as the client does (the end of the stream
+    /// included).
+    fn replay(pieces: &[&[u8]]) -> (AssistantReply, Vec<StreamEvent>) {
+        let mut decoder = crate::llm::sse::SseDecoder::new();
+        let mut asm = Assembler::default();
+        let mut seen = Vec::new();
+        let mut sink = |e: StreamEvent| seen.push(e);
+        let mut events = Vec::new();
+        for p in pieces {
+            events.extend(decoder.feed(p));
+        }
+        events.extend(decoder.finish());
+        for ev in &events {
+            if asm.done {
+                break;
+            }
+            assert!(asm.on_event(ev, &mut sink).is_ok(), "event {ev:?}");
+        }
+        assert!(
+            asm.done || asm.finish_reason.is_some(),
+            "the stream finished"
+        );
+        (asm.finish(), seen)
+    }
+
+    /// Calls `check` on the replay of `bytes` split at every byte into two
+    /// pieces, and at many pairs of points into three.
+    pub(super) fn at_every_split(bytes: &[u8], check: impl Fn(AssistantReply, Vec<StreamEvent>)) {
+        for cut in 0..=bytes.len() {
+            let (reply, seen) = replay(&[&bytes[..cut], &bytes[cut..]]);
+            check(reply, seen);
+        }
+        for a in (0..bytes.len()).step_by(61) {
+            for b in (a..=bytes.len()).step_by(97) {
+                let (reply, seen) = replay(&[&bytes[..a], &bytes[a..b], &bytes[b..]]);
+                check(reply, seen);
+            }
+        }
+    }
+
+    const DEEPSEEK: &[u8] =
+        include_bytes!("../../../tests/fixtures/streams/deepseek_reasoning_tool_call.sse");
+    const OPENROUTER: &[u8] =
+        include_bytes!("../../../tests/fixtures/streams/openrouter_reasoning_details.sse");
+
+    fn reasoning_deltas(seen: &[StreamEvent]) -> String {
+        seen.iter()
+            .map(|e| match e {
+                StreamEvent::ReasoningDelta(t) => t.as_str(),
+                _ => "",
+            })
+            .collect()
+    }
+
+    /// DeepSeek's thinking mode streams `reasoning_content` before the tool
+    /// call: the reply keeps it first, under that field, at every split.
+    #[test]
+    fn deepseek_reasoning_content_is_kept_before_the_call_at_every_split() {
+        let thought = "The user wants a notes file. I should write notes.txt with the line \"hello\" — then check it. Let me call write_file.";
+        at_every_split(DEEPSEEK, |reply, seen| {
+            assert_eq!(
+                reply.content,
+                vec![
+                    ContentBlock::Reasoning {
+                        text: thought.into(),
+                        field: ReasoningField::ReasoningContent,
+                        details: None,
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_00_kZ3pLx9QfWvN2r8bYh1T4sJc".into(),
+                        name: "write_file".into(),
+                        input: json!({"path": "notes.txt", "content": "hello\n"}),
+                    },
+                ]
+            );
+            assert_eq!(reasoning_deltas(&seen), thought);
+            assert!(!seen.iter().any(|e| matches!(e, StreamEvent::TextDelta(_))));
+            assert_eq!(reply.usage.input_tokens, 2113);
+        });
+    }
+
+    /// OpenRouter streams `reasoning` and `reasoning_details` together: the
+    /// details are kept (merged by index, signature included) and the text
+    /// is shown once.
+    #[test]
+    fn openrouter_reasoning_details_are_merged_at_every_split() {
+        let thought = "Check the folder first — then answer.";
+        at_every_split(OPENROUTER, |reply, seen| {
+            assert_eq!(
+                reply.content[0],
+                ContentBlock::Reasoning {
+                    text: thought.into(),
+                    field: ReasoningField::ReasoningDetails,
+                    details: Some(json!([{
+                        "type": "reasoning.text",
+                        "text": thought,
+                        "format": "anthropic-claude-v1",
+                        "index": 0,
+                        "signature": "ErUBCkYIBRgCIkDx9rN2kYw4Q=="
+                    }])),
+                }
+            );
+            assert_eq!(reply.tool_calls().len(), 1);
+            assert_eq!(reasoning_deltas(&seen), thought);
+        });
+    }
+
+    const NIM_MINIMAX: &[u8] =
+        include_bytes!("../../../tests/fixtures/streams/nim_minimax_repeated_name.sse");
+
+    /// MiniMax behind NVIDIA NIM repeats the function name (and the id) in
+    /// every chunk of a call: each call stays one call with its whole
+    /// arguments, at every split of the recording.
+    #[test]
+    fn a_name_repeated_in_every_chunk_continues_the_call_at_every_split() {
+        at_every_split(NIM_MINIMAX, |reply, seen| {
+            assert_eq!(
+                reply.tool_calls(),
+                vec![
+                    (
+                        "call_0b7e9d4c2a1f4e3b".into(),
+                        "bash".into(),
+                        json!({"command": "ls -la src && grep -rn \"TODO\" src | head -20"})
+                    ),
+                    (
+                        "call_5c2d8e1f0a9b4d7c".into(),
+                        "write_file".into(),
+                        json!({"path": "notes/plan.md", "content": "# Plan\n- [ ] read — ünïcode\n"})
+                    ),
+                ]
+            );
+            assert!(reply.invalid_inputs.is_empty());
+            assert_eq!(reply.stop_reason, StopReason::ToolUse);
+            assert_eq!(
+                seen,
+                vec![StreamEvent::TextDelta("Let me look at the files.".into())]
+            );
+        });
     }
 
     fn delta(d: Value) -> String {
@@ -540,6 +779,19 @@ mod tests {
         let calls = reply.unwrap().tool_calls();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].2, json!({"command": "pwd"}));
+    }
+
+    #[test]
+    fn the_same_tool_twice_at_index_zero_without_ids_is_two_calls() {
+        let chunks = [
+            call(Some(0), None, Some("bash"), "{\"command\":\"ls\"}"),
+            call(Some(0), None, Some("bash"), "{\"command\":\"pwd\"}"),
+            finish("tool_calls"),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        let calls = reply.unwrap().tool_calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].2, json!({"command": "pwd"}));
     }
 
     fn call_json(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Value {

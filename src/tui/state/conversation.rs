@@ -20,6 +20,8 @@ pub enum EntryKind {
     /// A user message waiting for the turn boundary.
     Queued,
     Assistant,
+    /// The model's reasoning (thinking), shown dimmed.
+    Reasoning,
     Notice(NoticeKind),
 }
 
@@ -65,8 +67,10 @@ impl ConvEntry {
 pub struct Conversation {
     pub entries: Vec<ConvEntry>,
     pub scroll: Scroll,
-    /// The assistant entry streamed in the current round.
+    /// The entry streamed in the current round (reply or reasoning).
     pub round_entry: Option<usize>,
+    /// The reasoning entry of the current round, if it has one.
+    pub round_reasoning: Option<usize>,
 }
 
 impl Default for Conversation {
@@ -75,6 +79,7 @@ impl Default for Conversation {
             entries: Vec::new(),
             scroll: Scroll::following(),
             round_entry: None,
+            round_reasoning: None,
         }
     }
 }
@@ -87,6 +92,23 @@ impl Conversation {
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.push(EntryKind::Notice(kind), text);
         self.round_entry = None;
+    }
+
+    /// Appends streamed reasoning to this round's reasoning entry, or starts
+    /// one (the reply text that follows gets its own entry).
+    pub fn push_reasoning(&mut self, text: &str) {
+        let entry = self
+            .round_entry
+            .and_then(|i| self.entries.get_mut(i))
+            .filter(|e| e.kind == EntryKind::Reasoning);
+        match entry {
+            Some(e) => e.push_str(text),
+            None => {
+                self.push(EntryKind::Reasoning, text);
+                self.round_entry = Some(self.entries.len() - 1);
+                self.round_reasoning = self.round_entry;
+            }
+        }
     }
 
     /// Appends streamed reply text to this round's entry (even when a queued
@@ -105,15 +127,23 @@ impl Conversation {
         }
     }
 
-    /// The reply streamed in this round is void (the request is retried).
+    /// The reply (and reasoning) streamed in this round is void (the
+    /// request is retried).
     pub fn drop_round_reply(&mut self) {
-        if let Some(i) = self.round_entry.take()
-            && self
+        let mut streamed: Vec<usize> = [self.round_entry.take(), self.round_reasoning.take()]
+            .into_iter()
+            .flatten()
+            .collect();
+        streamed.sort_unstable();
+        streamed.dedup();
+        for i in streamed.into_iter().rev() {
+            if self
                 .entries
                 .get(i)
-                .is_some_and(|e| e.kind == EntryKind::Assistant)
-        {
-            self.entries.remove(i);
+                .is_some_and(|e| matches!(e.kind, EntryKind::Assistant | EntryKind::Reasoning))
+            {
+                self.entries.remove(i);
+            }
         }
     }
 

@@ -68,6 +68,11 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         }
         Event::RoundStarted { .. } => {
             app.conversation.round_entry = None;
+            app.conversation.round_reasoning = None;
+            app.status.set_activity(Activity::Thinking, now);
+        }
+        Event::ReasoningDelta { text } => {
+            app.conversation.push_reasoning(&text);
             app.status.set_activity(Activity::Thinking, now);
         }
         Event::TextDelta { text } => {

@@ -44,6 +44,13 @@ fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'stat
             Span::raw("  "),
         ),
         EntryKind::Assistant => markdown::render(entry.text(), width, palette),
+        EntryKind::Reasoning => wrap(
+            entry.text().trim(),
+            width,
+            palette.dim(),
+            Span::styled("∴ ", palette.dim()),
+            Span::raw("  "),
+        ),
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", palette.dim()),

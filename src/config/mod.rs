@@ -56,6 +56,8 @@ pub struct Layer {
     pub output_cap: Option<usize>,
     pub max_retries: Option<u32>,
     pub stream_idle_timeout: Option<u64>,
+    /// Extended thinking's token budget (Anthropic); 0 = off.
+    pub thinking_budget: Option<u32>,
     pub theme: Option<Theme>,
     /// Named profiles (only at the top level of the file).
     #[serde(default)]
@@ -145,6 +147,7 @@ pub struct Settings {
     pub output_cap: Sourced<usize>,
     pub max_retries: Sourced<u32>,
     pub stream_idle_timeout: Sourced<u64>,
+    pub thinking_budget: Sourced<u32>,
     pub theme: Sourced<Theme>,
     pub profile: Option<String>,
     /// The file that was read, if it exists, and its profiles.
@@ -445,6 +448,13 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             number,
             60,
         )?,
+        thinking_budget: layers.pick(
+            "--thinking-budget",
+            |l| l.thinking_budget,
+            &["WAYPOINT_THINKING_BUDGET"],
+            number,
+            0,
+        )?,
         provider,
         model,
         base_url,
@@ -472,122 +482,9 @@ fn parse_message(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-/// `sk-ant-api03-abcdef…` → `sk-a…cdef`: enough to recognise, not to use.
-/// Keys shorter than 16 characters are hidden entirely.
-pub fn mask(key: &str) -> String {
-    let chars: Vec<char> = key.chars().collect();
-    if chars.len() < 16 {
-        return "…".repeat(usize::from(!chars.is_empty()));
-    }
-    let head: String = chars[..4].iter().collect();
-    let tail: String = chars[chars.len() - 4..].iter().collect();
-    format!("{head}…{tail}")
-}
+mod describe;
 
-impl Settings {
-    /// The effective configuration as TOML, each value with its source (keys masked).
-    pub fn describe(&self, path: Option<&Path>) -> String {
-        let mut out = String::new();
-        match (path, &self.file) {
-            (_, Some(f)) => out.push_str(&format!("# config file: {}\n", f.display())),
-            (Some(p), None) => out.push_str(&format!(
-                "# config file: {} (not found; defaults apply)\n",
-                p.display()
-            )),
-            (None, None) => {
-                out.push_str("# config file: none (no config folder on this platform)\n")
-            }
-        }
-        let profiles = if self.profiles.is_empty() {
-            "none".to_string()
-        } else {
-            self.profiles.join(", ")
-        };
-        out.push_str(&format!(
-            "# profile: {} (profiles in the file: {profiles})\n",
-            self.profile.as_deref().unwrap_or("none")
-        ));
-        let line = |out: &mut String, key: &str, value: String, source: &Source| {
-            let kv = format!("{key} = {value}");
-            out.push_str(&format!("{kv:<44} # {source}\n"));
-        };
-        line(
-            &mut out,
-            "provider",
-            format!("{:?}", self.provider.value.as_str()),
-            &self.provider.source,
-        );
-        line(
-            &mut out,
-            "model",
-            format!("{:?}", self.model.value),
-            &self.model.source,
-        );
-        line(
-            &mut out,
-            "base_url",
-            format!("{:?}", self.base_url.value),
-            &self.base_url.source,
-        );
-        match &self.api_key {
-            Some(k) => line(
-                &mut out,
-                "api_key",
-                format!("{:?}", mask(&k.value)),
-                &k.source,
-            ),
-            None => out.push_str("# api_key: not set\n"),
-        }
-        line(
-            &mut out,
-            "max_tokens",
-            self.max_tokens.value.to_string(),
-            &self.max_tokens.source,
-        );
-        line(
-            &mut out,
-            "max_turns",
-            self.max_turns.value.to_string(),
-            &self.max_turns.source,
-        );
-        line(
-            &mut out,
-            "nag_every",
-            self.nag_every.value.to_string(),
-            &self.nag_every.source,
-        );
-        line(
-            &mut out,
-            "bash_timeout",
-            self.bash_timeout.value.to_string(),
-            &self.bash_timeout.source,
-        );
-        line(
-            &mut out,
-            "output_cap",
-            self.output_cap.value.to_string(),
-            &self.output_cap.source,
-        );
-        line(
-            &mut out,
-            "max_retries",
-            self.max_retries.value.to_string(),
-            &self.max_retries.source,
-        );
-        line(
-            &mut out,
-            "stream_idle_timeout",
-            self.stream_idle_timeout.value.to_string(),
-            &self.stream_idle_timeout.source,
-        );
-        let theme = match self.theme.value {
-            Theme::Auto => "\"auto\"",
-            Theme::NoColor => "\"no-color\"",
-        };
-        line(&mut out, "theme", theme.to_string(), &self.theme.source);
-        out
-    }
-}
+pub use describe::mask;
 
 #[cfg(test)]
 mod tests {
@@ -644,6 +541,25 @@ output = 0.0
         );
         assert_eq!(s.stream_idle_timeout.value, 60);
         assert_eq!(s.api_key, None);
+    }
+
+    #[test]
+    fn thinking_budget_from_file_env_and_flag() {
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!(s.thinking_budget.value, 0);
+        let file = "thinking_budget = 2048\n";
+        let s = resolve_with(Layer::default(), None, &[], Some(file)).unwrap();
+        assert_eq!(s.thinking_budget.value, 2048);
+        assert!(s.describe(None).contains("thinking_budget = 2048"));
+        let env = [("WAYPOINT_THINKING_BUDGET", "4096")];
+        let s = resolve_with(Layer::default(), None, &env, Some(file)).unwrap();
+        assert_eq!(s.thinking_budget.value, 4096);
+        let flags = Layer {
+            thinking_budget: Some(8000),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &env, Some(file)).unwrap();
+        assert_eq!(s.thinking_budget.source, Source::Flag("--thinking-budget"));
     }
 
     #[test]
