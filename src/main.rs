@@ -20,7 +20,7 @@ use waypoint::prompt;
 use waypoint::secrets;
 use waypoint::setup;
 use waypoint::tools::Workspace;
-use waypoint::tui::app::TuiOptions;
+use waypoint::tui::app::{StartEngine, TuiOptions};
 use waypoint::tui::style::Palette;
 
 const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
@@ -276,6 +276,31 @@ async fn run_tui(
         Err(_) => settings.model.value.clone(),
     };
     tracing::info!(model, workspace = %shown_workspace, "interactive session");
+    // Without a provider at launch, a message or Ctrl+R reads the settings
+    // again and starts the engine then (a key added to the config file works
+    // without a restart).
+    let start: Option<StartEngine> = client.is_err().then(|| {
+        let (factory, workspace, config) = (factory.clone(), workspace.clone(), config.clone());
+        let config_path = config::config_path(&env_var);
+        Box::new(move || match factory.build(&ModelChoice::default(), true) {
+            Ok(client) => {
+                let model = client.model().to_string();
+                let handle = Agent::spawn_with_factory(
+                    client,
+                    factory.clone(),
+                    workspace.clone(),
+                    config.clone(),
+                );
+                Ok((handle, model))
+            }
+            Err(e) => Err(setup::first_run_help(
+                &e.to_string(),
+                config_path.as_deref(),
+                &env_var,
+                setup::ollama_running(),
+            )),
+        }) as StartEngine
+    });
     let engine = client.map(|c| Agent::spawn_with_factory(c, factory, workspace, config));
     let initial_prompt = cli
         .prompt
@@ -287,6 +312,7 @@ async fn run_tui(
     };
     let price = pricing::price_of(&model, &settings.prices);
     let ended = waypoint::tui::app::run(TuiOptions {
+        start,
         model,
         workspace: shown_workspace,
         initial_prompt,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::agent::{AgentConfig, ClientFactory, ModelChoice};
-use crate::config::{self, ConfigFile, Inputs, Layer, ProviderKind, Settings};
+use crate::config::{self, ConfigFile, Inputs, Layer, ProviderKind, Settings, Source};
 use crate::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::llm::openai::{OpenAiClient, OpenAiConfig};
 use crate::llm::retry::RetryPolicy;
@@ -46,6 +46,14 @@ pub fn build_client(
     };
     let idle_timeout = Duration::from_secs(s.stream_idle_timeout.value.max(1));
     let api_key = s.api_key.as_ref().map(|k| k.value.clone());
+    // A bad base URL says where it was set (an environment variable is easy
+    // to forget about).
+    let named = |e: LlmError| match e {
+        LlmError::Config(m) if m.contains("base URL") && s.base_url.source != Source::Default => {
+            LlmError::Config(format!("{m}; it was set by {}", s.base_url.source))
+        }
+        other => other,
+    };
     match s.provider.value {
         ProviderKind::Scripted => {
             let scenario = match scenario {
@@ -61,7 +69,8 @@ pub fn build_client(
                 model: s.model.value.clone(),
                 retry,
                 idle_timeout,
-            })?
+            })
+            .map_err(named)?
             .with_thinking_budget(s.thinking_budget.value),
         )),
         ProviderKind::Openai => {
@@ -73,13 +82,16 @@ pub fn build_client(
                         .into(),
                 ));
             }
-            Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
-                api_key,
-                base_url: s.base_url.value.clone(),
-                model: s.model.value.clone(),
-                retry,
-                idle_timeout,
-            })?))
+            Ok(Arc::new(
+                OpenAiClient::new(OpenAiConfig {
+                    api_key,
+                    base_url: s.base_url.value.clone(),
+                    model: s.model.value.clone(),
+                    retry,
+                    idle_timeout,
+                })
+                .map_err(named)?,
+            ))
         }
     }
 }
@@ -214,10 +226,10 @@ pub fn first_run_help(
     } else if has("OPENAI_API_KEY") {
         "provider = \"openai\"\nmodel = \"gpt-4o-mini\""
     } else {
-        "provider = \"anthropic\"\n(and export ANTHROPIC_API_KEY=sk-ant-…)"
+        "provider = \"anthropic\"\napi_key = \"sk-ant-…\"   (or export ANTHROPIC_API_KEY=… and restart)"
     };
     text.push_str(&format!(
-        "To set one up, add to {file}:\n{lines}\n\nOr watch the offline demo: waypoint --demo"
+        "To set one up, add to {file}:\n{lines}\nthen press Ctrl+R (or send your message again): the file is read again, no restart needed.\n\nOr watch the offline demo: waypoint --demo"
     ));
     text
 }
@@ -240,6 +252,25 @@ mod tests {
             file: None,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn a_bad_base_url_names_the_variable_that_set_it() {
+        let s = settings(
+            &[
+                ("ANTHROPIC_API_KEY", "sk-ant-test-123456789"),
+                ("ANTHROPIC_BASE_URL", "localhost:8080"),
+            ],
+            Layer::default(),
+        );
+        let e = build_client(&s, None, Duration::from_millis(1))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("`localhost:8080`") && e.contains("it was set by env ANTHROPIC_BASE_URL"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -290,6 +321,9 @@ mod tests {
         let text = first_run_help("x", None, &none, true);
         assert!(text.contains("base_url = \"http://localhost:11434/v1\""));
         assert!(text.contains("waypoint --demo"));
+        assert!(text.contains("press Ctrl+R"));
+        let text = first_run_help("x", None, &none, false);
+        assert!(text.contains("api_key = \"sk-ant-…\""), "{text}");
     }
 
     fn no_env(_: &str) -> Option<String> {

@@ -212,7 +212,13 @@ fn sh_quote(s: &Path) -> String {
 
 /// `env WAYPOINT_LOG=… NO_COLOR=1 ENV… waypoint ARGS; echo $? > EXIT_FILE`
 fn app_command(log: &Path, env: &[(&str, &str)], args: &[&Path], exit_file: &Path) -> String {
-    let mut cmd = format!("env WAYPOINT_LOG={} NO_COLOR=1", sh_quote(log));
+    // The app sees only the settings a test gives it.
+    let mut cmd = format!(
+        "env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u ANTHROPIC_BASE_URL -u OPENAI_BASE_URL \
+         -u ANTHROPIC_MODEL -u OPENAI_MODEL -u WAYPOINT_PROVIDER -u WAYPOINT_MODEL -u WAYPOINT_PROFILE \
+         -u WAYPOINT_CONFIG WAYPOINT_LOG={} NO_COLOR=1",
+        sh_quote(log)
+    );
     for (name, value) in env {
         cmd.push_str(&format!(" {name}={}", sh_quote(Path::new(value))));
     }
@@ -514,4 +520,56 @@ fn sigterm_exits_143_and_kills_the_command() {
 #[test]
 fn sighup_exits_129_and_kills_the_command() {
     signal_ends_the_app(libc::SIGHUP, "129");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_added_to_the_config_file_works_after_ctrl_r_without_a_restart() {
+    use common::{FakeServer, Turn, sse};
+    let server = FakeServer::start(vec![sse(Turn::text("Hello after the fix."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let config_s = config.display().to_string();
+    let home = dir.path().display().to_string();
+    let tmux = Tmux::start_with_env(
+        120,
+        40,
+        dir.path(),
+        &[
+            ("WAYPOINT_CONFIG", config_s.as_str()),
+            ("HOME", home.as_str()),
+        ],
+        &[Path::new("--workspace"), &ws],
+    );
+    wait_async(&tmux, "the first-run help", |s| {
+        status_line(s).contains("no provider") && s.contains("press Ctrl+R")
+    })
+    .await;
+    // The user fixes the config file while the app runs, then presses Ctrl+R.
+    std::fs::write(
+        &config,
+        format!(
+            "provider = \"anthropic\"\napi_key = \"sk-ant-test-0123456789\"\nbase_url = \"{}\"\nmodel = \"claude-fixed\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    tmux.key("C-r");
+    wait_async(&tmux, "the model in the status line", |s| {
+        status_line(s).contains("claude-fixed")
+    })
+    .await;
+    tmux.type_text("hi");
+    tmux.key("Enter");
+    wait_async(&tmux, "the reply", |s| s.contains("Hello after the fix.")).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["model"], "claude-fixed");
+    assert_eq!(
+        requests[0].header("x-api-key"),
+        Some("sk-ant-test-0123456789")
+    );
+    tmux.quit_and_wait(false);
 }

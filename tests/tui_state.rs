@@ -658,18 +658,39 @@ fn the_help_on_a_tiny_terminal_starts_with_the_keys_that_matter() {
 }
 
 #[test]
-fn without_an_engine_a_message_gets_the_first_run_help() {
+fn without_an_engine_a_message_reads_the_settings_again_and_keeps_its_text() {
     let clock = Clock::new();
     let mut a = app(&clock);
     let help =
         "No model provider is set up. Run `waypoint setup`, set OPENAI_API_KEY, or start Ollama.";
     update::no_engine(&mut a, help.to_string(), clock.at(0.0));
     assert_eq!(a.status.activity, Activity::NoProvider);
+    // Sending tries the settings again, then sends the message.
     type_text(&mut a, "hi", clock.at(1.0));
-    assert!(update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0)).is_empty());
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0)),
+        vec![
+            Effect::StartEngine,
+            Effect::Send(Op::Submit { text: "hi".into() })
+        ]
+    );
     let last = a.conversation.entries.last().unwrap();
-    assert_eq!(last.kind, EntryKind::Notice(NoticeKind::Error));
-    assert_eq!(last.text(), help);
+    assert_eq!((last.kind, last.text()), (EntryKind::User, "hi"));
+    // Still no provider: the help again, with what is missing now.
+    update::no_engine(&mut a, "still no key".to_string(), clock.at(1.5));
+    assert_eq!(
+        a.conversation.entries.last().unwrap().text(),
+        "still no key"
+    );
+    // Ctrl+R tries again; once it works the app has an engine and says so.
+    assert_eq!(
+        update::on_key(&mut a, ctrl('r'), clock.at(2.0)),
+        vec![Effect::StartEngine]
+    );
+    update::engine_started(&mut a, "claude-fixed".into(), clock.at(2.0));
+    assert!(a.status.has_engine && a.status.setup_help.is_none());
+    assert_eq!(a.status.model, "claude-fixed");
+    assert_eq!(a.status.activity, Activity::Idle);
 }
 
 #[test]

@@ -24,12 +24,20 @@ const TICK: Duration = Duration::from_millis(100);
 /// Terminal input errors in a row after which the input is taken as gone.
 const MAX_INPUT_ERRORS: u32 = 100;
 
+/// Starts an engine from the settings as they are now: its handle and
+/// model, or the first-run help saying what is still missing.
+pub type StartEngine = Box<dyn FnMut() -> Result<(AgentHandle, String), String>>;
+
 pub struct TuiOptions {
     pub model: String,
     pub workspace: String,
     pub initial_prompt: Option<String>,
     /// The engine, or `None` with the reason no provider could be set up.
     pub engine: Result<AgentHandle, String>,
+    /// Reads the settings again and starts an engine: tried when the app
+    /// opened without one and the user sends a message or presses Ctrl+R
+    /// (a key added to the config file then works without a restart).
+    pub start: Option<StartEngine>,
     pub palette: Palette,
     /// The model's price, when known, for the cost in the status line.
     pub price: Option<Price>,
@@ -66,6 +74,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
     app.status.price = opts.price;
     app.status.prices = opts.prices;
     let mut spills = SpillFiles::default();
+    let mut start = opts.start;
     let mut engine = match opts.engine {
         Ok(handle) => Some(handle),
         Err(reason) => {
@@ -81,7 +90,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.input.set_text(&prompt);
         let effects = update::on_key(&mut app, enter_key(), now);
-        apply(&mut app, &engine, &mut spills, effects);
+        apply(&mut app, &mut engine, &mut start, &mut spills, effects);
     }
 
     let mut dirty = true;
@@ -179,7 +188,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
             failure = Some(e);
             break;
         }
-        if apply(&mut app, &engine, &mut spills, effects) {
+        if apply(&mut app, &mut engine, &mut start, &mut spills, effects) {
             break;
         }
     }
@@ -195,7 +204,8 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
 /// Carries out effects; returns true to quit.
 fn apply(
     app: &mut App,
-    engine: &Option<AgentHandle>,
+    engine: &mut Option<AgentHandle>,
+    start: &mut Option<StartEngine>,
     spills: &mut SpillFiles,
     effects: Vec<Effect>,
 ) -> bool {
@@ -213,6 +223,19 @@ fn apply(
                 }
             }
             Effect::SpillOutput { serial, text } => spills.write(app, serial, &text),
+            Effect::StartEngine => {
+                if engine.is_some() {
+                    continue;
+                }
+                match start.as_mut().map(|start| start()) {
+                    Some(Ok((handle, model))) => {
+                        *engine = Some(handle);
+                        update::engine_started(app, model, Instant::now());
+                    }
+                    Some(Err(help)) => update::no_engine(app, help, Instant::now()),
+                    None => {}
+                }
+            }
             Effect::Redraw => {}
             Effect::Quit => quit = true,
         }

@@ -264,6 +264,12 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     if let Some(effects) = commands::run(app, &text, now) {
         return effects;
     }
+    if !app.status.has_engine && app.status.activity == Activity::NoProvider {
+        // The user may have set a provider up since: read the settings again.
+        app.conversation
+            .push(crate::tui::state::EntryKind::User, text.clone());
+        return vec![Effect::StartEngine, Effect::Send(Op::Submit { text })];
+    }
     if !app.status.has_engine {
         app.conversation
             .push(crate::tui::state::EntryKind::User, text);
@@ -282,6 +288,9 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
 /// Resumes a stopped turn; does nothing when there is nothing to resume
 /// (a finished turn, one running, or a resume already sent).
 pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
+    if !app.status.has_engine && app.status.activity == Activity::NoProvider {
+        return vec![Effect::StartEngine];
+    }
     let s = &mut app.status;
     if !(s.can_resume && !s.running && s.has_engine) {
         return Vec::new();

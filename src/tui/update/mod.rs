@@ -23,6 +23,9 @@ pub enum Effect {
         serial: u64,
         text: String,
     },
+    /// Read the settings again and start the engine (the app opened
+    /// without a provider).
+    StartEngine,
     /// Clear and fully redraw the terminal (Ctrl+L, /clear).
     Redraw,
     Quit,
@@ -39,6 +42,18 @@ pub fn no_engine(app: &mut App, help: String, now: Instant) {
     app.status.set_activity(Activity::NoProvider, now);
     app.notice(NoticeKind::Error, help.clone());
     app.status.setup_help = Some(help);
+}
+
+/// An engine started after the app opened without one.
+pub fn engine_started(app: &mut App, model: String, now: Instant) {
+    app.status.has_engine = true;
+    app.status.setup_help = None;
+    app.status.set_activity(Activity::Idle, now);
+    app.status.set_model(model);
+    app.notice(
+        NoticeKind::Info,
+        format!("Settings read again: using {}.", app.status.model),
+    );
 }
 
 /// The engine's channel closed mid-session: nothing runs any more.
