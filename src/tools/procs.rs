@@ -34,6 +34,10 @@ const REAP_PATIENCE: Duration = Duration::from_millis(500);
 /// Killed pids that were not dead yet when last checked, reaped by a later sweep.
 static UNREAPED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// We are a child subreaper: every process a call left behind is still one
+/// of our descendants, so a sweep need not read the whole of `/proc`.
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Makes this process a child subreaper, once: orphans of our commands are
 /// re-parented to us, where a sweep finds and reaps them. Failure (not
 /// Linux, or an old kernel) only means orphans go to init; the token still
@@ -44,6 +48,7 @@ pub fn become_subreaper() {
         // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes an integer flag and
         // touches no memory of ours.
         let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        SUBREAPER.store(rc == 0, Ordering::Relaxed);
         if rc != 0 {
             tracing::warn!(
                 error = %std::io::Error::last_os_error(),
@@ -182,8 +187,53 @@ struct ProcInfo {
     zombie: bool,
 }
 
-/// Every process in `/proc` with its parent, session and whether it is a zombie.
+/// The processes a sweep looks at, with their parent, session and whether
+/// they are zombies: our descendants when we are a subreaper (found through
+/// `/proc/PID/task/*/children`, a few reads instead of one per process on
+/// the machine), else every process in `/proc`.
 fn scan() -> HashMap<i32, ProcInfo> {
+    if SUBREAPER.load(Ordering::Relaxed)
+        && let Ok(me) = i32::try_from(std::process::id())
+        && let Some(table) = scan_descendants(me)
+    {
+        return table;
+    }
+    scan_all()
+}
+
+/// Our descendants, breadth first; `None` when the kernel does not list
+/// children (no `CONFIG_PROC_CHILDREN`).
+fn scan_descendants(me: i32) -> Option<HashMap<i32, ProcInfo>> {
+    let mut table = HashMap::new();
+    let mut queue = vec![me];
+    let mut first = true;
+    while let Some(pid) = queue.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let children = match std::fs::read_to_string(task.path().join("children")) {
+                Ok(text) => text,
+                Err(_) if first => return None,
+                Err(_) => continue,
+            };
+            first = false;
+            for child in children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+                if table.contains_key(&child) || child == me {
+                    continue;
+                }
+                if let Some(info) = read_stat(child) {
+                    table.insert(child, info);
+                    queue.push(child);
+                }
+            }
+        }
+    }
+    Some(table)
+}
+
+/// Every process in `/proc`.
+fn scan_all() -> HashMap<i32, ProcInfo> {
     let mut table = HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return table;
@@ -256,6 +306,35 @@ mod tests {
         // SAFETY: getppid/getsid have no preconditions.
         assert_eq!(info.ppid, unsafe { libc::getppid() });
         assert_eq!(info.sid, unsafe { libc::getsid(0) });
+    }
+
+    #[test]
+    fn the_descendant_scan_finds_a_grandchild() {
+        // The test process need not be a subreaper: a child of ours and its
+        // own child are our descendants either way.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        let me = i32::try_from(std::process::id()).unwrap();
+        if let Some(table) = scan_descendants(me) {
+            assert!(table.contains_key(&(child.id() as i32)));
+            assert!(table.contains_key(&grandchild), "{grandchild} is found");
+            assert!(descends_from(&table, grandchild, me));
+        }
+        unsafe {
+            libc::kill(grandchild, libc::SIGKILL);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     #[test]
