@@ -218,7 +218,10 @@ fn scan_descendants(me: i32) -> Option<HashMap<i32, ProcInfo>> {
                 Err(_) => continue,
             };
             first = false;
-            for child in children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+            for child in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
                 if table.contains_key(&child) || child == me {
                     continue;
                 }
