@@ -141,13 +141,7 @@ async fn thinking_blocks_go_back_unchanged_before_the_tool_use() {
     let events = r.turn_events().await;
     engine_support::assert_completed(&events);
     let thought = "The user wants notes.txt with \"hello\". I'll write it — ünïcode — with write_file, then confirm.";
-    let reasoning: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ReasoningDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let reasoning = engine_support::streamed_reasoning(&events);
     assert_eq!(reasoning, thought);
     assert!(r.dir.path().join("notes.txt").exists());
     let reqs = r.server.requests();

@@ -292,13 +292,7 @@ async fn deepseek_reasoning_goes_back_with_the_tool_calls() {
     let events = r.turn_events().await;
     assert_completed(&events);
     let thought = "The user wants a notes file. I should write notes.txt with the line \"hello\" — then check it. Let me call write_file.";
-    let reasoning: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ReasoningDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let reasoning = engine_support::streamed_reasoning(&events);
     assert_eq!(reasoning, thought);
     assert_eq!(streamed_text(&events), "Written.");
     assert!(r.dir.path().join("notes.txt").exists());

@@ -213,6 +213,17 @@ pub fn streamed_text(events: &[Event]) -> String {
         .collect()
 }
 
+/// The reasoning text streamed during a turn (shown dimmed, never as reply).
+pub fn streamed_reasoning(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The plan item the first call of `tool` was tagged with, if it ran.
 pub fn plan_item_of(events: &[Event], tool: &str) -> Option<Option<String>> {
     events.iter().find_map(|e| match e {
