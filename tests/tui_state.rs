@@ -1201,3 +1201,32 @@ fn reasoning_gets_its_own_dimmed_entry_before_the_reply_and_a_retry_drops_both()
     );
     assert_eq!(kinds.len(), 2);
 }
+
+#[test]
+fn long_reasoning_is_folded_to_its_latest_lines_until_ctrl_o() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, now);
+    let thoughts: String = (1..=10).map(|i| format!("thought {i}\n")).collect();
+    update::on_event(&mut a, Event::ReasoningDelta { text: thoughts }, now);
+    update::on_event(&mut a, text("The answer."), now);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(
+        s.contains("∴ thinking · 7 earlier lines (Ctrl+O shows them)"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("thought 7 ") && s.contains("thought 8") && s.contains("thought 10"),
+        "{s}"
+    );
+    assert!(s.contains("The answer."), "{s}");
+    update::on_key(&mut a, ctrl('o'), now);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(
+        s.contains("thought 1 ") && !s.contains("earlier lines"),
+        "{s}"
+    );
+    update::on_key(&mut a, ctrl('o'), now);
+    assert!(screen_text(&mut a, 120, 40, now).contains("earlier lines"));
+}

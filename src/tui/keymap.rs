@@ -55,6 +55,7 @@ pub enum Action {
     Edge,
     Expand,
     TogglePlan,
+    ToggleReasoning,
     Redraw,
     Help,
     CommandMove,
@@ -67,7 +68,7 @@ pub enum Action {
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 21] = [
+    pub const ALL: [Action; 22] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -81,6 +82,7 @@ impl Action {
         Action::Edge,
         Action::Expand,
         Action::TogglePlan,
+        Action::ToggleReasoning,
         Action::Redraw,
         Action::Help,
         Action::CommandMove,
@@ -306,6 +308,12 @@ pub const BINDINGS: &[Binding] = &[
         Action::TogglePlan,
         "collapse the plan to one line",
     ),
+    bind(
+        Global,
+        &[ctrl('o')],
+        Action::ToggleReasoning,
+        "show or fold the model's reasoning",
+    ),
     bind(Global, &[ctrl('l')], Action::Redraw, "redraw the screen"),
     bind(
         Global,
@@ -428,14 +436,15 @@ mod tests {
             Action::Edge => 10,
             Action::Expand => 11,
             Action::TogglePlan => 12,
-            Action::Redraw => 13,
-            Action::Help => 14,
-            Action::CommandMove => 15,
-            Action::CommandComplete => 16,
-            Action::CommandRun => 17,
-            Action::CommandClose => 18,
-            Action::Yes => 19,
-            Action::No => 20,
+            Action::ToggleReasoning => 13,
+            Action::Redraw => 14,
+            Action::Help => 15,
+            Action::CommandMove => 16,
+            Action::CommandComplete => 17,
+            Action::CommandRun => 18,
+            Action::CommandClose => 19,
+            Action::Yes => 20,
+            Action::No => 21,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

@@ -71,6 +71,8 @@ pub struct Conversation {
     pub round_entry: Option<usize>,
     /// The reasoning entry of the current round, if it has one.
     pub round_reasoning: Option<usize>,
+    /// Reasoning is shown whole (else folded to its last lines).
+    pub show_reasoning: bool,
 }
 
 impl Default for Conversation {
@@ -80,6 +82,7 @@ impl Default for Conversation {
             scroll: Scroll::following(),
             round_entry: None,
             round_reasoning: None,
+            show_reasoning: false,
         }
     }
 }
@@ -155,6 +158,16 @@ impl Conversation {
             .find(|e| e.kind == EntryKind::Queued)
         {
             q.set_kind(EntryKind::User);
+        }
+    }
+
+    /// Shows the model's reasoning whole, or folds it again.
+    pub fn toggle_reasoning(&mut self) {
+        self.show_reasoning = !self.show_reasoning;
+        for e in &mut self.entries {
+            if e.kind == EntryKind::Reasoning {
+                e.cache = None;
+            }
         }
     }
 

@@ -205,6 +205,10 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             app.plan.collapsed = !app.plan.collapsed;
             none
         }
+        Action::ToggleReasoning => {
+            app.conversation.toggle_reasoning();
+            none
+        }
         Action::Redraw => Some(vec![Effect::Redraw]),
         Action::Help => {
             if app.focus == Focus::Input && key.code == KeyCode::Char('?') && !app.input.is_empty()

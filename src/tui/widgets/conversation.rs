@@ -13,7 +13,7 @@ use super::{inner, pane_block};
 use crate::tui::markdown;
 use crate::tui::state::{ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, Wrapped};
 use crate::tui::style::Palette;
-use crate::tui::wrap::wrap;
+use crate::tui::wrap::{truncate, wrap};
 
 /// Entries at the end whose lines are kept while measuring heights.
 const KEEP_TAIL: usize = 8;
@@ -27,7 +27,15 @@ pub struct ConvLayout {
     pub total: usize,
 }
 
-fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'static>> {
+/// Lines of reasoning shown while it is folded (the latest ones).
+const FOLDED_REASONING: usize = 3;
+
+fn wrap_entry(
+    entry: &ConvEntry,
+    width: u16,
+    palette: Palette,
+    show_reasoning: bool,
+) -> Vec<Line<'static>> {
     match entry.kind {
         EntryKind::User => wrap(
             entry.text(),
@@ -44,13 +52,29 @@ fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'stat
             Span::raw("  "),
         ),
         EntryKind::Assistant => markdown::render(entry.text(), width, palette),
-        EntryKind::Reasoning => wrap(
-            entry.text().trim(),
-            width,
-            palette.dim(),
-            Span::styled("∴ ", palette.dim()),
-            Span::raw("  "),
-        ),
+        EntryKind::Reasoning => {
+            let lines = wrap(
+                entry.text().trim(),
+                width,
+                palette.dim(),
+                Span::styled("∴ ", palette.dim()),
+                Span::raw("  "),
+            );
+            if show_reasoning || lines.len() <= FOLDED_REASONING + 1 {
+                return lines;
+            }
+            // Folded: a line saying so, then the latest thoughts.
+            let hidden = lines.len() - FOLDED_REASONING;
+            let mut folded = vec![Line::styled(
+                truncate(
+                    &format!("∴ thinking · {hidden} earlier lines (Ctrl+O shows them)"),
+                    usize::from(width),
+                ),
+                palette.dim(),
+            )];
+            folded.extend(lines.into_iter().skip(hidden));
+            folded
+        }
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", palette.dim()),
@@ -71,13 +95,19 @@ fn wrap_entry(entry: &ConvEntry, width: u16, palette: Palette) -> Vec<Line<'stat
 /// The entry's height at `width`, wrapping it if needed. The lines are kept
 /// only when `keep` (the last entries, on screen while following the output),
 /// so wrapping a long history never holds all of it at once.
-fn measure(entry: &mut ConvEntry, width: u16, palette: Palette, keep: bool) -> usize {
+fn measure(
+    entry: &mut ConvEntry,
+    width: u16,
+    palette: Palette,
+    keep: bool,
+    show_reasoning: bool,
+) -> usize {
     if let Some(w) = &entry.cache
         && w.width == width
     {
         return w.height;
     }
-    let lines = wrap_entry(entry, width, palette);
+    let lines = wrap_entry(entry, width, palette, show_reasoning);
     let height = lines.len();
     entry.cache = Some(Wrapped {
         width,
@@ -88,7 +118,7 @@ fn measure(entry: &mut ConvEntry, width: u16, palette: Palette, keep: bool) -> u
 }
 
 /// Makes sure the entry holds its lines at `width`.
-fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette) {
+fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette, show_reasoning: bool) {
     if entry
         .cache
         .as_ref()
@@ -96,7 +126,7 @@ fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette) {
     {
         return;
     }
-    let lines = wrap_entry(entry, width, palette);
+    let lines = wrap_entry(entry, width, palette, show_reasoning);
     entry.cache = Some(Wrapped {
         width,
         height: lines.len(),
@@ -113,13 +143,14 @@ fn text_width(area: Rect) -> (u16, usize) {
 /// entries drop their lines.
 pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayout {
     let (width, height) = text_width(area);
+    let show_reasoning = conv.show_reasoning;
     let count = conv.entries.len();
     let tail_from = count.saturating_sub(KEEP_TAIL);
     let heights: Vec<usize> = conv
         .entries
         .iter_mut()
         .enumerate()
-        .map(|(i, e)| measure(e, width, palette, i >= tail_from))
+        .map(|(i, e)| measure(e, width, palette, i >= tail_from, show_reasoning))
         .collect();
     // One blank line between entries.
     let total: usize = heights.iter().sum::<usize>() + count.saturating_sub(1);
@@ -128,7 +159,7 @@ pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayo
     for (i, (entry, &h)) in conv.entries.iter_mut().zip(&heights).enumerate() {
         let gap = usize::from(i + 1 < count);
         if line_no + h + gap > top && line_no < top + height {
-            ensure_lines(entry, width, palette);
+            ensure_lines(entry, width, palette, show_reasoning);
         } else if let Some(w) = entry.cache.as_mut() {
             // Off screen: keep the height, let the lines go.
             w.lines = None;
