@@ -34,6 +34,9 @@ pub enum Op {
     NewSession,
     /// Stop the engine.
     Quit,
+    /// Compact the conversation now (summary, plan, last turns), with an
+    /// optional focus for the summary.
+    Compact { focus: Option<String> },
 }
 
 /// Why the model stopped, whatever the provider called it.
@@ -129,6 +132,18 @@ pub enum ToolDetail {
     },
 }
 
+/// Why the conversation is compacted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactReason {
+    /// The next request would pass `compact_at` of the window.
+    Threshold,
+    /// The user asked (`/compact`).
+    User,
+    /// The provider answered that the prompt is too long.
+    TooLong,
+}
+
 /// How a tool call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -206,10 +221,43 @@ pub enum Event {
     Usage {
         /// The model that answered.
         model: String,
+        /// Prompt tokens billed at the full input price (neither read from
+        /// nor written to the provider's prompt cache).
         input_tokens: u64,
         output_tokens: u64,
+        /// Prompt tokens read from the cache (billed at the cache-read price).
+        #[serde(default)]
+        cache_read_tokens: u64,
+        /// Prompt tokens written to the cache (billed at the cache-write price).
+        #[serde(default)]
+        cache_write_tokens: u64,
         total_input_tokens: u64,
         total_output_tokens: u64,
+        #[serde(default)]
+        total_cache_read_tokens: u64,
+        #[serde(default)]
+        total_cache_write_tokens: u64,
+    },
+    /// How full the context window is after a request: the prompt's tokens
+    /// (cached ones included) against the model's window.
+    ContextUsage {
+        used: u64,
+        window: u64,
+    },
+    /// The conversation is being compacted (summarised, then rebuilt).
+    CompactionBegin {
+        reason: CompactReason,
+    },
+    /// A piece of the summary being written.
+    SummaryDelta {
+        text: String,
+    },
+    /// Compaction ended. `fallback`: summarising failed, so the oldest tool
+    /// outputs were dropped instead.
+    CompactionEnd {
+        before_tokens: u64,
+        after_tokens: u64,
+        fallback: bool,
     },
     /// A message was queued while a turn runs; it starts the next turn.
     Queued {

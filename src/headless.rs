@@ -239,6 +239,10 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::Queued { .. }
             | Event::ModelChanged { .. }
             | Event::SessionReset
+            | Event::ContextUsage { .. }
+            | Event::CompactionBegin { .. }
+            | Event::SummaryDelta { .. }
+            | Event::CompactionEnd { .. }
             | Event::Idle => {}
         }
         Ok(())

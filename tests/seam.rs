@@ -60,6 +60,10 @@ fn every_op_and_event_round_trips_through_json() {
         },
         Op::NewSession,
         Op::Quit,
+        Op::Compact {
+            focus: Some("the parser".into()),
+        },
+        Op::Compact { focus: None },
     ];
     for op in ops {
         let text = serde_json::to_string(&op).unwrap();
@@ -130,8 +134,27 @@ fn every_op_and_event_round_trips_through_json() {
             model: "claude-test".into(),
             input_tokens: 1,
             output_tokens: 2,
+            cache_read_tokens: 5,
+            cache_write_tokens: 6,
             total_input_tokens: 3,
             total_output_tokens: 4,
+            total_cache_read_tokens: 7,
+            total_cache_write_tokens: 8,
+        },
+        Event::ContextUsage {
+            used: 61_000,
+            window: 200_000,
+        },
+        Event::CompactionBegin {
+            reason: waypoint::events::CompactReason::TooLong,
+        },
+        Event::SummaryDelta {
+            text: "Decisions: …".into(),
+        },
+        Event::CompactionEnd {
+            before_tokens: 171_000,
+            after_tokens: 14_000,
+            fallback: false,
         },
         Event::Queued {
             text: "next".into(),

@@ -220,6 +220,14 @@ impl Control {
                 }
                 Step::Quit
             }
+            // Compaction lands next; until then the engine says so.
+            Op::Compact { .. } => {
+                self.error(
+                    ErrorKind::Config,
+                    "Compaction is not available in this build yet.",
+                );
+                Step::Wait
+            }
         }
     }
 

@@ -93,14 +93,21 @@ impl Session {
                     return TurnEnd::Stopped;
                 }
             };
-            self.totals.input_tokens += reply.usage.input_tokens;
-            self.totals.output_tokens += reply.usage.output_tokens;
+            let u = reply.usage;
+            self.totals.input_tokens += u.input_tokens;
+            self.totals.output_tokens += u.output_tokens;
+            self.totals.cache_read_tokens += u.cache_read_tokens;
+            self.totals.cache_write_tokens += u.cache_write_tokens;
             self.emit(Event::Usage {
                 model: self.client.model().to_string(),
-                input_tokens: reply.usage.input_tokens,
-                output_tokens: reply.usage.output_tokens,
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cache_read_tokens: u.cache_read_tokens,
+                cache_write_tokens: u.cache_write_tokens,
                 total_input_tokens: self.totals.input_tokens,
                 total_output_tokens: self.totals.output_tokens,
+                total_cache_read_tokens: self.totals.cache_read_tokens,
+                total_cache_write_tokens: self.totals.cache_write_tokens,
             });
             let calls = reply.tool_calls();
             self.conversation.push_assistant(reply.content);

@@ -504,7 +504,8 @@ mod tests {
             reply.usage,
             Usage {
                 input_tokens: 12,
-                output_tokens: 30
+                output_tokens: 30,
+                ..Usage::default()
             }
         );
         assert_eq!(

@@ -109,8 +109,14 @@ pub struct ModelRequest<'a> {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens billed at the full input price: for every provider,
+    /// the prompt minus what was read from or written to its cache.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// A complete assistant message.

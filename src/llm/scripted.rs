@@ -134,6 +134,7 @@ impl ModelClient for ScriptedClient {
                 usage: Usage {
                     input_tokens: (input_chars / 4) as u64 + 200,
                     output_tokens: (turn.text.len() / 4) as u64 + 20 * turn.tool_calls.len() as u64,
+                    ..Usage::default()
                 },
                 invalid_inputs: Vec::new(),
             })

@@ -226,8 +226,12 @@ pub fn plan_in_progress(clock: &Clock) -> App {
                 model: "claude-test".into(),
                 input_tokens: 1200,
                 output_tokens: 300,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
                 total_input_tokens: 5400,
                 total_output_tokens: 900,
+                total_cache_read_tokens: 0,
+                total_cache_write_tokens: 0,
             },
         ),
     ];

@@ -75,6 +75,7 @@ impl Assembler {
                 self.usage = Usage {
                     input_tokens: input,
                     output_tokens: output,
+                    ..Usage::default()
                 };
             }
         }
@@ -712,7 +713,8 @@ mod tests {
             reply.usage,
             Usage {
                 input_tokens: 11,
-                output_tokens: 5
+                output_tokens: 5,
+                ..Usage::default()
             }
         );
     }
@@ -900,7 +902,8 @@ mod tests {
             reply.unwrap().usage,
             Usage {
                 input_tokens: 1200,
-                output_tokens: 34
+                output_tokens: 34,
+                ..Usage::default()
             }
         );
     }

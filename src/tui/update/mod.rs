@@ -177,6 +177,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             output_tokens,
             total_input_tokens,
             total_output_tokens,
+            ..
         } => app.status.add_usage(
             &model,
             input_tokens,
@@ -254,6 +255,11 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 "New session: empty conversation and plan.",
             );
         }
+        // Shown once the context meter and compaction land in the app.
+        Event::ContextUsage { .. }
+        | Event::CompactionBegin { .. }
+        | Event::SummaryDelta { .. }
+        | Event::CompactionEnd { .. } => {}
         Event::Idle => {}
     }
     effects
