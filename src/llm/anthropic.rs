@@ -4,6 +4,11 @@
 //! `StreamEvent::Retrying`), so tool calls are never seen twice or half.
 //! Thinking blocks (and redacted ones) are kept with their signature and
 //! sent back unchanged, in their place before the text and tool calls.
+//! Prompt caching: a request carries at most three `cache_control`
+//! breakpoints (the system block, covering the tools before it; the last
+//! block of the newest message; the last block of the user message before
+//! it), and everything before the newest message is serialised exactly as
+//! in the previous request, so each request reads what the previous wrote.
 
 use std::time::Duration;
 
@@ -18,7 +23,6 @@ use super::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
     StopReason, StreamEvent, Usage,
 };
-use crate::tools::ToolDef;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -146,9 +150,10 @@ pub fn request_body_with(
     struct Body<'a> {
         model: &'a str,
         max_tokens: u32,
-        system: &'a str,
-        messages: std::borrow::Cow<'a, [Message]>,
-        tools: &'a [ToolDef],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        system: Option<Value>,
+        messages: Value,
+        tools: Value,
         stream: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         thinking: Option<Thinking>,
@@ -167,12 +172,44 @@ pub fn request_body_with(
         Some(budget) if req.max_tokens <= budget => budget.saturating_add(req.max_tokens),
         _ => req.max_tokens,
     };
+    let mut tools = serde_json::to_value(req.tools)?;
+    let mut messages = serde_json::to_value(&*messages)?;
+    let system = if req.system.is_empty() {
+        // An empty text block is refused: the tools carry the breakpoint.
+        if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
+            mark(last);
+        }
+        None
+    } else {
+        let mut block = serde_json::json!({"type": "text", "text": req.system});
+        mark(&mut block);
+        Some(Value::Array(vec![block]))
+    };
+    if let Some(list) = messages.as_array_mut() {
+        // The newest message, and the user message before it: the previous
+        // request's moving breakpoint, so a hit never needs the lookback.
+        let newest = list.len().checked_sub(1);
+        let previous_user = newest.and_then(|n| {
+            (0..n)
+                .rev()
+                .find(|&i| list[i].get("role").and_then(Value::as_str) == Some("user"))
+        });
+        for i in [previous_user, newest].into_iter().flatten() {
+            if let Some(block) = list[i]
+                .get_mut("content")
+                .and_then(Value::as_array_mut)
+                .and_then(|blocks| blocks.iter_mut().rev().find(|b| cacheable(b)))
+            {
+                mark(block);
+            }
+        }
+    }
     let body = Body {
         model,
         max_tokens,
-        system: req.system,
+        system,
         messages,
-        tools: req.tools,
+        tools,
         stream: true,
         thinking: thinking_budget.map(|budget_tokens| Thinking {
             kind: "enabled",
@@ -180,6 +217,29 @@ pub fn request_body_with(
         }),
     };
     serde_json::to_vec(&body).map(Bytes::from)
+}
+
+/// Puts an ephemeral cache breakpoint on a block (a JSON object).
+fn mark(block: &mut Value) {
+    if let Some(obj) = block.as_object_mut() {
+        obj.insert(
+            "cache_control".into(),
+            serde_json::json!({"type": "ephemeral"}),
+        );
+    }
+}
+
+/// Whether a content block may carry `cache_control` (thinking blocks may
+/// not, nor empty text).
+fn cacheable(block: &Value) -> bool {
+    match block.get("type").and_then(Value::as_str) {
+        Some("thinking" | "redacted_thinking") => false,
+        Some("text") => block
+            .get("text")
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.is_empty()),
+        _ => true,
+    }
 }
 
 enum Partial {
@@ -239,9 +299,9 @@ impl Assembler {
         match kind {
             "message_start" => {
                 if let Some(u) = data.pointer("/message/usage") {
-                    self.usage.input_tokens = token_count(u, "input_tokens")
-                        + token_count(u, "cache_read_input_tokens")
-                        + token_count(u, "cache_creation_input_tokens");
+                    self.usage.input_tokens = token_count(u, "input_tokens");
+                    self.usage.cache_read_tokens = token_count(u, "cache_read_input_tokens");
+                    self.usage.cache_write_tokens = token_count(u, "cache_creation_input_tokens");
                     self.usage.output_tokens = token_count(u, "output_tokens");
                 }
             }
@@ -328,6 +388,17 @@ impl Assembler {
                 if let Some(u) = data.get("usage") {
                     self.usage.output_tokens =
                         token_count(u, "output_tokens").max(self.usage.output_tokens);
+                    // The final counts, when the server repeats them here.
+                    let present = |key: &str| u.get(key).and_then(Value::as_u64);
+                    if let Some(n) = present("input_tokens") {
+                        self.usage.input_tokens = n;
+                    }
+                    if let Some(n) = present("cache_read_input_tokens") {
+                        self.usage.cache_read_tokens = n;
+                    }
+                    if let Some(n) = present("cache_creation_input_tokens") {
+                        self.usage.cache_write_tokens = n;
+                    }
                 }
             }
             "message_stop" => self.done = true,
@@ -622,13 +693,95 @@ mod tests {
         assert_eq!(on["max_tokens"], 8192);
         assert_eq!(
             on["messages"][0]["content"],
-            json!([{"type": "text", "text": "hi"}])
+            json!([{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}])
         );
         let raised = body(&req(2000), Some(4000));
         assert_eq!(raised["max_tokens"], 6000);
         let off = body(&req(2000), None);
         assert!(off.get("thinking").is_none());
         assert_eq!(off["max_tokens"], 2000);
+    }
+
+    #[test]
+    fn cache_reads_and_writes_are_parsed_apart_from_the_input() {
+        let (reply, _) = run(&[
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":40,"cache_creation_input_tokens":1500,"cache_read_input_tokens":9000,"output_tokens":1}}}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":12,"cache_read_input_tokens":9100}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        assert_eq!(
+            reply.unwrap().usage,
+            Usage {
+                input_tokens: 40,
+                output_tokens: 12,
+                cache_read_tokens: 9100,
+                cache_write_tokens: 1500,
+            }
+        );
+    }
+
+    #[test]
+    fn breakpoints_mark_the_system_and_the_two_newest_user_turns() {
+        use crate::llm::Role;
+        let text = |t: &str| ContentBlock::Text { text: t.into() };
+        let messages = vec![
+            Message {
+                role: Role::User,
+                content: vec![text("one")],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![text("two")],
+            },
+            Message {
+                role: Role::User,
+                content: vec![text("three"), text("four")],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![text("five")],
+            },
+            Message {
+                role: Role::User,
+                content: vec![text("six")],
+            },
+        ];
+        let req = ModelRequest {
+            system: "sys",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 100,
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
+        let marked = json!({"type": "ephemeral"});
+        assert_eq!(body["system"][0]["text"], "sys");
+        assert_eq!(body["system"][0]["cache_control"], marked);
+        let marks: Vec<String> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap().iter())
+            .filter(|b| b.get("cache_control").is_some())
+            .map(|b| b["text"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(marks, ["four", "six"]);
+        // No system prompt: the last tool carries the first breakpoint.
+        let tools = crate::tools::definitions();
+        let req = ModelRequest {
+            system: "",
+            tools: &tools,
+            ..req
+        };
+        let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
+        assert!(body.get("system").is_none());
+        let last = body["tools"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["cache_control"], marked);
     }
 
     #[test]

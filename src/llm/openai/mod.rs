@@ -40,6 +40,9 @@ pub struct OpenAiClient {
     config: OpenAiConfig,
     http: StreamingHttp,
     authorization: Option<String>,
+    /// `prompt_cache_key` for OpenAI's own API: random, made once per
+    /// client, so a session's requests share one prompt cache.
+    cache_key: String,
 }
 
 const NAMES: Names = Names {
@@ -72,6 +75,7 @@ impl OpenAiClient {
             config,
             http,
             authorization,
+            cache_key: session_key(),
         })
     }
 
@@ -152,7 +156,8 @@ impl ModelClient for OpenAiClient {
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
         let official = self.http.url.contains("://api.openai.com/");
-        let body = request_body_for(&self.config.model, request, official);
+        let cache_key = official.then_some(self.cache_key.as_str());
+        let body = request_body_for(&self.config.model, request, cache_key);
         Box::pin(stream_with_retries(
             self,
             &self.config.retry,
@@ -160,4 +165,21 @@ impl ModelClient for OpenAiClient {
             on_event,
         ))
     }
+}
+
+/// A random id for one session's prompt cache (std's hasher keys are
+/// random per process; the time and a counter make each client's distinct).
+fn session_key() -> String {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    COUNT.fetch_add(1, Ordering::Relaxed).hash(&mut h);
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+        .hash(&mut h);
+    std::process::id().hash(&mut h);
+    format!("waypoint-{:016x}", h.finish())
 }

@@ -172,14 +172,18 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
 /// OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse
 /// `max_tokens`); local servers know `max_tokens`.
 pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
-    request_body_for(model, req, false)
+    request_body_for(model, req, None)
 }
 
+/// `cache_key`: `Some` only for OpenAI's own API (it takes
+/// `max_completion_tokens` and a `prompt_cache_key` that routes a
+/// session's requests to the same prompt cache); `None` elsewhere.
 pub(super) fn request_body_for(
     model: &str,
     req: &ModelRequest<'_>,
-    official: bool,
+    cache_key: Option<&str>,
 ) -> serde_json::Result<Bytes> {
+    let official = cache_key.is_some();
     #[derive(Serialize)]
     struct Body<'a> {
         model: &'a str,
@@ -193,6 +197,8 @@ pub(super) fn request_body_for(
         max_tokens: Option<u32>,
         #[serde(skip_serializing_if = "Option::is_none")]
         max_completion_tokens: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prompt_cache_key: Option<&'a str>,
     }
     let body = Body {
         model,
@@ -204,6 +210,7 @@ pub(super) fn request_body_for(
         },
         max_tokens: (!official).then_some(req.max_tokens),
         max_completion_tokens: official.then_some(req.max_tokens),
+        prompt_cache_key: cache_key,
     };
     serde_json::to_vec(&body).map(Bytes::from)
 }
@@ -238,12 +245,14 @@ mod tests {
             max_tokens: 77,
         };
         let official: Value =
-            serde_json::from_slice(&request_body_for("gpt-5", &req, true).unwrap()).unwrap();
+            serde_json::from_slice(&request_body_for("gpt-5", &req, Some("k1")).unwrap()).unwrap();
         assert_eq!(official["max_completion_tokens"], 77);
+        assert_eq!(official["prompt_cache_key"], "k1");
         assert!(official.get("max_tokens").is_none());
         let local: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
         assert_eq!(local["max_tokens"], 77);
         assert!(local.get("max_completion_tokens").is_none());
+        assert!(local.get("prompt_cache_key").is_none());
     }
 
     #[test]

@@ -71,11 +71,19 @@ impl Assembler {
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             let input = token_count(u, "prompt_tokens");
             let output = token_count(u, "completion_tokens");
+            // Prompt tokens read from the automatic prefix cache; never more
+            // than the prompt, whatever a server reports.
+            let cached = u
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(input);
             if input > 0 || output > 0 {
                 self.usage = Usage {
-                    input_tokens: input,
+                    input_tokens: input - cached,
                     output_tokens: output,
-                    ..Usage::default()
+                    cache_read_tokens: cached,
+                    cache_write_tokens: 0,
                 };
             }
         }
@@ -593,7 +601,9 @@ mod tests {
             );
             assert_eq!(reasoning_deltas(&seen), thought);
             assert!(!seen.iter().any(|e| matches!(e, StreamEvent::TextDelta(_))));
-            assert_eq!(reply.usage.input_tokens, 2113);
+            // 2113 prompt tokens, 1920 of them read from DeepSeek's cache.
+            assert_eq!(reply.usage.input_tokens, 193);
+            assert_eq!(reply.usage.cache_read_tokens, 1920);
         });
     }
 
@@ -906,6 +916,39 @@ mod tests {
                 ..Usage::default()
             }
         );
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_split_from_the_full_price_input() {
+        let chunks = [
+            delta(json!({"content":"x"})),
+            finish("stop"),
+            json!({"choices":[],"usage":{"prompt_tokens":5000,"completion_tokens":20,
+                "prompt_tokens_details":{"cached_tokens":4096}}})
+            .to_string(),
+            "[DONE]".to_string(),
+        ];
+        let (reply, _) = run_chunks(&refs(&chunks));
+        assert_eq!(
+            reply.unwrap().usage,
+            Usage {
+                input_tokens: 904,
+                output_tokens: 20,
+                cache_read_tokens: 4096,
+                cache_write_tokens: 0,
+            }
+        );
+        // A server reporting more cached tokens than the prompt: capped.
+        let chunks = [
+            delta(json!({"content":"x"})),
+            finish("stop"),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":1,
+                "prompt_tokens_details":{"cached_tokens":99}}})
+            .to_string(),
+            "[DONE]".to_string(),
+        ];
+        let usage = run_chunks(&refs(&chunks)).0.unwrap().usage;
+        assert_eq!((usage.input_tokens, usage.cache_read_tokens), (0, 10));
     }
 
     #[test]
