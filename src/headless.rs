@@ -6,6 +6,7 @@
 use std::io::{self, Write};
 
 use crate::events::{AbortReason, Event, StopReason, ToolStatus};
+use crate::llm::Usage;
 use crate::text::{StreamCleaner, clean, clean_line};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -248,29 +249,110 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
-    /// Prints the session's token totals, and their cost when the price is known (text mode only).
-    pub fn summary(
-        &mut self,
-        input_tokens: u64,
-        output_tokens: u64,
-        cost: Option<f64>,
-    ) -> io::Result<()> {
-        if self.format == OutputFormat::Text {
-            let cost = cost
-                .map(|c| format!(" · {}", crate::pricing::format_cost(c)))
-                .unwrap_or_default();
-            writeln!(
-                self.err,
-                "waypoint: tokens {input_tokens} in / {output_tokens} out{cost}"
-            )?;
+    /// Prints the session's token totals with their cached share, and
+    /// their cost when every price is known (text mode only); one line per
+    /// model as well when more than one model answered.
+    pub fn summary(&mut self, by_model: &[ModelTotals]) -> io::Result<()> {
+        if self.format != OutputFormat::Text || by_model.is_empty() {
+            return Ok(());
+        }
+        let mut all = Usage::default();
+        for m in by_model {
+            all.add(&m.usage);
+        }
+        let cost: Option<f64> = by_model.iter().map(|m| m.cost).sum();
+        writeln!(self.err, "waypoint: tokens {}", totals_line(&all, cost))?;
+        if by_model.len() > 1 {
+            for m in by_model {
+                writeln!(
+                    self.err,
+                    "waypoint:   {}: {}",
+                    clean_line(&m.model),
+                    totals_line(&m.usage, m.cost)
+                )?;
+            }
         }
         Ok(())
+    }
+}
+
+/// One model's tokens over a session, and their cost when its price is known.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelTotals {
+    pub model: String,
+    pub usage: Usage,
+    pub cost: Option<f64>,
+}
+
+/// `412.0k in (88% cached) / 12.0k out · $0.4100`: every prompt token
+/// counts as "in"; the cached share is what was read from the cache.
+fn totals_line(u: &Usage, cost: Option<f64>) -> String {
+    let prompt = u.prompt_tokens();
+    let cached = if u.cache_read_tokens > 0 && prompt > 0 {
+        let pct = (u.cache_read_tokens as f64 * 100.0 / prompt as f64).round();
+        format!(" ({pct:.0}% cached)")
+    } else {
+        String::new()
+    };
+    let cost = cost
+        .map(|c| format!(" · {}", crate::pricing::format_cost(c)))
+        .unwrap_or_default();
+    format!(
+        "{} in{cached} / {} out{cost}",
+        compact(prompt),
+        compact(u.output_tokens)
+    )
+}
+
+/// `950`, `12.3k`, `4.5M`.
+fn compact(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_shows_the_cached_share_and_each_model() {
+        let sonnet = ModelTotals {
+            model: "claude-sonnet-4-5".into(),
+            usage: Usage {
+                input_tokens: 20_000,
+                output_tokens: 12_000,
+                cache_read_tokens: 362_000,
+                cache_write_tokens: 30_000,
+            },
+            cost: Some(0.41),
+        };
+        let mut err = Vec::new();
+        Printer::new(OutputFormat::Text, Vec::new(), &mut err)
+            .summary(std::slice::from_ref(&sonnet))
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "waypoint: tokens 412.0k in (88% cached) / 12.0k out · $0.4100\n"
+        );
+        let local = ModelTotals {
+            model: "qwen".into(),
+            usage: Usage::uncached(800, 50),
+            cost: None,
+        };
+        let mut err = Vec::new();
+        Printer::new(OutputFormat::Text, Vec::new(), &mut err)
+            .summary(&[sonnet, local])
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "waypoint: tokens 412.8k in (88% cached) / 12.1k out\n\
+             waypoint:   claude-sonnet-4-5: 412.0k in (88% cached) / 12.0k out · $0.4100\n\
+             waypoint:   qwen: 800 in / 50 out\n"
+        );
+    }
 
     #[test]
     fn exit_codes_are_distinct() {

@@ -14,7 +14,8 @@ use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoic
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::events::{Event, Op};
-use waypoint::headless::{Outcome, Printer};
+use waypoint::headless::{ModelTotals, Outcome, Printer};
+use waypoint::llm::Usage;
 use waypoint::pricing;
 use waypoint::prompt;
 use waypoint::secrets;
@@ -184,7 +185,6 @@ async fn run(cli: Cli) -> Result<i32> {
     };
     let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
-    let price = pricing::price_of(client.model(), &settings.prices);
     let mut handle = Agent::spawn_with_factory(client, factory, workspace, config);
     handle
         .ops
@@ -200,11 +200,21 @@ async fn run(cli: Cli) -> Result<i32> {
     let _ = handle.ops.send(Op::Quit);
     let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
     match (printed?, joined) {
-        (Some((outcome, (input, output))), _) => {
+        (Some((outcome, by_model)), _) => {
             // Nothing spent (a failure before any reply): no totals line.
-            if (input, output) != (0, 0) {
-                let cost = price.map(|p| pricing::cost(p, input, output));
-                let summary = printer.summary(input, output, cost);
+            if by_model.iter().any(|(_, u)| *u != Usage::default()) {
+                let totals: Vec<ModelTotals> = by_model
+                    .into_iter()
+                    .map(|(model, usage)| {
+                        let price = pricing::price_of(&model, &settings.prices);
+                        ModelTotals {
+                            cost: price.map(|p| pricing::cost(p, &usage)),
+                            model,
+                            usage,
+                        }
+                    })
+                    .collect();
+                let summary = printer.summary(&totals);
                 // After a hang-up there may be no terminal to write to: the
                 // exit code still says what happened.
                 if !matches!(outcome, Outcome::HungUp | Outcome::Terminated) {
@@ -222,8 +232,9 @@ async fn run(cli: Cli) -> Result<i32> {
 async fn print_events(
     handle: &mut AgentHandle,
     printer: &mut Printer<impl std::io::Write, impl std::io::Write>,
-) -> Result<Option<(Outcome, (u64, u64))>> {
-    let mut totals = (0, 0);
+) -> Result<Option<(Outcome, Vec<(String, Usage)>)>> {
+    // Per model, in the order they first answered.
+    let mut totals: Vec<(String, Usage)> = Vec::new();
     let mut interrupts = 0;
     // Created once, so a signal that arrives while printing is not missed.
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
@@ -248,12 +259,24 @@ async fn print_events(
         };
         let Some(event) = event else { return Ok(None) };
         if let Event::Usage {
-            total_input_tokens,
-            total_output_tokens,
+            model,
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
             ..
-        } = event
+        } = &event
         {
-            totals = (total_input_tokens, total_output_tokens);
+            let request = Usage {
+                input_tokens: *input_tokens,
+                output_tokens: *output_tokens,
+                cache_read_tokens: *cache_read_tokens,
+                cache_write_tokens: *cache_write_tokens,
+            };
+            match totals.iter_mut().find(|(m, _)| m == model) {
+                Some((_, u)) => u.add(&request),
+                None => totals.push((model.clone(), request)),
+            }
         }
         if let Some(outcome) = printer.handle(&event).wrap_err("cannot write the output")? {
             return Ok(Some((outcome, totals)));

@@ -233,7 +233,12 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     for u in &s.by_model {
         let usd = u
             .price
-            .map(|p| format_cost(crate::pricing::cost(p, u.input, u.output)))
+            .map(|p| {
+                format_cost(crate::pricing::cost(
+                    p,
+                    &crate::llm::Usage::uncached(u.input, u.output),
+                ))
+            })
             .unwrap_or_else(|| "price unknown".into());
         out.push_str(&format!(
             "\n  {}: ↑{} ↓{} · {usd}",

@@ -125,13 +125,20 @@ impl Status {
     /// (before any usage is reported, at the current model's price).
     pub fn cost(&self) -> Option<f64> {
         if self.by_model.is_empty() {
-            return self
-                .price
-                .map(|p| crate::pricing::cost(p, self.tokens.0, self.tokens.1));
+            return self.price.map(|p| {
+                crate::pricing::cost(
+                    p,
+                    &crate::llm::Usage::uncached(self.tokens.0, self.tokens.1),
+                )
+            });
         }
         self.by_model
             .iter()
-            .map(|u| u.price.map(|p| crate::pricing::cost(p, u.input, u.output)))
+            .map(|u| {
+                u.price.map(|p| {
+                    crate::pricing::cost(p, &crate::llm::Usage::uncached(u.input, u.output))
+                })
+            })
             .sum()
     }
 
