@@ -388,17 +388,14 @@ impl Assembler {
                 if let Some(u) = data.get("usage") {
                     self.usage.output_tokens =
                         token_count(u, "output_tokens").max(self.usage.output_tokens);
-                    // The final counts, when the server repeats them here.
-                    let present = |key: &str| u.get(key).and_then(Value::as_u64);
-                    if let Some(n) = present("input_tokens") {
-                        self.usage.input_tokens = n;
-                    }
-                    if let Some(n) = present("cache_read_input_tokens") {
-                        self.usage.cache_read_tokens = n;
-                    }
-                    if let Some(n) = present("cache_creation_input_tokens") {
-                        self.usage.cache_write_tokens = n;
-                    }
+                    // The final (cumulative) counts, when the server repeats
+                    // them here; a server sending zeros keeps the start's.
+                    let kept = &mut self.usage;
+                    kept.input_tokens = token_count(u, "input_tokens").max(kept.input_tokens);
+                    kept.cache_read_tokens =
+                        token_count(u, "cache_read_input_tokens").max(kept.cache_read_tokens);
+                    kept.cache_write_tokens =
+                        token_count(u, "cache_creation_input_tokens").max(kept.cache_write_tokens);
                 }
             }
             "message_stop" => self.done = true,
