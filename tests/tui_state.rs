@@ -929,7 +929,9 @@ fn the_command_list_filters_completes_and_closes() {
     let now = clock.at(1.0);
     let mut a = app(&clock);
     type_text(&mut a, "/c", now);
-    // Down moves to the second match ("cost" then "clear"), Tab completes it.
+    // Down moves to the next match ("cost", "compact", then "clear"), Tab
+    // completes it.
+    update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Tab), now);
     assert_eq!(a.input.text(), "/clear ");
