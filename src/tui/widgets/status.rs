@@ -1,7 +1,7 @@
 //! The status line: what the agent is doing and for how long, the model,
 //! tokens (with the cached share), cost, the context meter, and a hint of
 //! the keys that matter now. Invariant: when narrow, parts drop in a fixed
-//! order (turn tokens, cost, cached share, the hint, model, turn clock) so
+//! order (turn tokens, cost, the hint, cached share, model, turn clock) so
 //! the activity, tokens and the context meter stay longest, and the quit
 //! warning wins over everything.
 
@@ -197,7 +197,7 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
     let hint_w = str_width(hint);
     // Drop parts one by one until the line and the hint fit; then the hint
     // goes (unless it is the quit warning), then more parts.
-    let with_hint = (0..=3)
+    let with_hint = (0..=2)
         .map(|dropped| parts.spans(dropped))
         .find(|spans| spans_width(spans) + 2 + hint_w <= width);
     let line = match with_hint {
