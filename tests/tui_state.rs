@@ -1244,11 +1244,7 @@ fn the_context_meter_follows_context_usage() {
     };
     assert!(!status_line(&mut a).contains("ctx"));
     for (used, window, shown) in [(122_000, 200_000, 61), (180_000, 200_000, 90), (5, 0, 90)] {
-        update::on_event(
-            &mut a,
-            Event::ContextUsage { used, window },
-            clock.at(1.0),
-        );
+        update::on_event(&mut a, Event::ContextUsage { used, window }, clock.at(1.0));
         // A window of 0 (unknown) keeps nothing but says nothing either.
         if window > 0 {
             assert_eq!(a.status.context_percent(), Some(shown));
@@ -1272,7 +1268,10 @@ fn the_context_meter_follows_context_usage() {
     assert!(text.lines().last().unwrap().contains("ctx 95%"), "{text}");
     update::on_key(&mut a, ctrl('c'), clock.at(5.0));
     let text = screen_text(&mut a, 30, 12, clock.at(5.0));
-    assert!(text.lines().last().unwrap().contains("Ctrl+C again"), "{text}");
+    assert!(
+        text.lines().last().unwrap().contains("Ctrl+C again"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -1302,7 +1301,10 @@ fn the_cached_share_of_prompt_tokens_is_shown_and_costed_per_model() {
     update::on_key(&mut a, key(KeyCode::Enter), clock.at(3.0));
     let cost = notices(&a).last().unwrap().to_string();
     assert!(cost.contains("↑100000 in (88% cached)"), "{cost}");
-    assert!(cost.contains("claude-test: ↑100.0k (88% cached) ↓4.0k · "), "{cost}");
+    assert!(
+        cost.contains("claude-test: ↑100.0k (88% cached) ↓4.0k · "),
+        "{cost}"
+    );
     // No cache reads: no share.
     let mut b = app(&clock);
     update::on_event(&mut b, usage(1_000, 0, 10, (1_000, 0, 10)), clock.at(1.0));
@@ -1348,15 +1350,25 @@ fn a_compaction_folds_its_summary_and_ends_with_a_divider() {
             EntryKind::Divider
         ]
     );
-    assert!(notices(&a).iter().any(|n| n.starts_with("Compacting the conversation")));
+    assert!(
+        notices(&a)
+            .iter()
+            .any(|n| n.starts_with("Compacting the conversation"))
+    );
     let summary = &a.conversation.entries[kinds.len() - 2];
     assert_eq!(summary.text().lines().count(), 6);
     // Folded: the earliest points are hidden; Ctrl+O shows them, and again folds.
     let text = screen_text(&mut a, 100, 40, clock.at(5.0));
-    assert!(text.contains("summary · 3 earlier lines (Ctrl+O shows them)"), "{text}");
+    assert!(
+        text.contains("summary · 3 earlier lines (Ctrl+O shows them)"),
+        "{text}"
+    );
     assert!(!text.contains("Summary point 1:"));
     assert!(text.contains("Summary point 6:"));
-    assert!(text.contains("── context compacted: 171k → 14k tokens ──"), "{text}");
+    assert!(
+        text.contains("── context compacted: 171k → 14k tokens ──"),
+        "{text}"
+    );
     update::on_key(&mut a, ctrl('o'), clock.at(5.0));
     let text = screen_text(&mut a, 100, 40, clock.at(5.0));
     assert!(text.contains("Summary point 1:"), "{text}");
@@ -1381,9 +1393,15 @@ fn compacting_shows_in_the_status_and_a_fallback_says_outputs_were_dropped() {
         clock.at(1.0),
     );
     assert_eq!(a.status.activity, Activity::Compacting);
-    assert!(a.animating(clock.at(1.5)), "the spinner turns while compacting");
+    assert!(
+        a.animating(clock.at(1.5)),
+        "the spinner turns while compacting"
+    );
     let text = screen_text(&mut a, 100, 20, clock.at(2.0));
-    assert!(text.lines().last().unwrap().contains("compacting"), "{text}");
+    assert!(
+        text.lines().last().unwrap().contains("compacting"),
+        "{text}"
+    );
     update::on_event(
         &mut a,
         Event::CompactionEnd {

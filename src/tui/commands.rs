@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use super::state::{App, Confirm, Focus, NoticeKind, cached_percent};
-use super::widgets::status::compact as short;
 use super::update::Effect;
+use super::widgets::status::compact as short;
 use crate::events::Op;
 use crate::models::{KNOWN, format_window};
 use crate::pricing::{format_cost, price_of};
@@ -250,7 +250,9 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     out.push_str(&format!(", ↓{} out", s.tokens.1));
     match s.cost() {
         Some(usd) => out.push_str(&format!(", {}", format_cost(usd))),
-        None if s.prompt_tokens() != 0 || s.tokens.1 != 0 => out.push_str(" (cost unknown: a model's price is not known)"),
+        None if s.prompt_tokens() != 0 || s.tokens.1 != 0 => {
+            out.push_str(" (cost unknown: a model's price is not known)")
+        }
         None => {}
     }
     out.push('.');

@@ -199,10 +199,7 @@ impl Conversation {
     pub fn end_compaction(&mut self, before: u64, after: u64, fallback: bool) {
         self.summary_entry = None;
         self.round_entry = None;
-        self.push(
-            EntryKind::Divider,
-            divider_text(before, after, fallback),
-        );
+        self.push(EntryKind::Divider, divider_text(before, after, fallback));
     }
 
     /// Shows the model's reasoning, or folds it again.

@@ -19,8 +19,12 @@ pub enum Activity {
     Idle,
     Thinking,
     Streaming,
-    Tool { name: String },
-    Retrying { reason: String },
+    Tool {
+        name: String,
+    },
+    Retrying {
+        reason: String,
+    },
     /// The conversation is being summarised and rebuilt.
     Compacting,
     Interrupted,

@@ -12,7 +12,8 @@ pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
 use super::state::{Activity, App, EntryKind, NoticeKind, Tokens};
 use crate::events::{
-    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary};
+    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary,
+};
 use crate::text::clean_line;
 
 /// What the app loop must do after an update.
