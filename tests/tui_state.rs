@@ -1423,3 +1423,37 @@ fn compacting_shows_in_the_status_and_a_fallback_says_outputs_were_dropped() {
         "context compacted: 2.5M → 14k tokens"
     );
 }
+
+#[test]
+fn the_context_meter_warns_from_80_and_alarms_from_95_percent() {
+    use ratatui::style::Color;
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    a.palette = waypoint::tui::style::Palette::colored();
+    for (used, colour) in [(79, Color::Reset), (80, Color::Yellow), (95, Color::Red)] {
+        update::on_event(
+            &mut a,
+            Event::ContextUsage {
+                used: used * 1_000,
+                window: 100_000,
+            },
+            clock.at(1.0),
+        );
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 1)).unwrap();
+        t.draw(|f| {
+            let area = f.area();
+            waypoint::tui::view::draw_pane(
+                f,
+                &mut a,
+                waypoint::tui::view::Pane::Status,
+                area,
+                clock.at(2.0),
+            )
+        })
+        .unwrap();
+        let buffer = t.backend().buffer();
+        let row: String = (0..100).map(|x| buffer[(x, 0)].symbol()).collect();
+        let at = row.find("ctx").map(|i| row[..i].chars().count()).unwrap();
+        assert_eq!(buffer[(at as u16, 0)].fg, colour, "{used}%: {row}");
+    }
+}
