@@ -101,6 +101,23 @@ fn tiny_and_odd_sizes_render_without_panicking() {
 }
 
 #[test]
+fn the_context_meter_and_a_compaction() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let states = [
+        ("context_61", context_at(&clock, 61)),
+        ("context_90", context_at(&clock, 90)),
+        ("compacted", compacted(&clock)),
+    ];
+    for (name, mut app) in states {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let terminal = screen(&mut app, w, h, now);
+            insta::assert_snapshot!(format!("screen_{name}_{w}x{h}"), terminal.backend());
+        }
+    }
+}
+
+#[test]
 fn the_slash_command_list() {
     let clock = Clock::new();
     let now = clock.at(42.0);

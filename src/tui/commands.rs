@@ -6,8 +6,9 @@
 
 use std::time::Instant;
 
-use super::state::{App, Confirm, Focus, NoticeKind};
+use super::state::{App, Confirm, Focus, NoticeKind, cached_percent};
 use super::update::Effect;
+use super::widgets::status::compact as short;
 use crate::events::Op;
 use crate::models::{KNOWN, format_window};
 use crate::pricing::{format_cost, price_of};
@@ -45,6 +46,12 @@ pub const COMMANDS: &[Command] = &[
         args: "",
         help: "tokens and cost so far, per model",
         run: cost,
+    },
+    Command {
+        name: "compact",
+        args: "[FOCUS]",
+        help: "summarise the conversation now to free context; FOCUS: what the summary keeps",
+        run: compact,
     },
     Command {
         name: "clear",
@@ -221,28 +228,47 @@ fn model_list(app: &App) -> String {
     out
 }
 
+fn compact(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    if !app.status.has_engine {
+        app.notice(
+            NoticeKind::Error,
+            "Nothing to compact: no provider is set up.",
+        );
+        return Vec::new();
+    }
+    let focus = (!args.is_empty()).then(|| args.to_string());
+    // The engine answers with `CompactionBegin` … `CompactionEnd` (or says why not).
+    vec![Effect::Send(Op::Compact { focus })]
+}
+
 fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     let s = &app.status;
-    let mut out = format!("Tokens so far: ↑{} in, ↓{} out", s.tokens.0, s.tokens.1);
+    let mut out = format!("Tokens so far: ↑{} in", s.prompt_tokens());
+    if let Some(pc) = s.cached_percent() {
+        out.push_str(&format!(" ({pc}% cached)"));
+    }
+    out.push_str(&format!(", ↓{} out", s.tokens.1));
     match s.cost() {
         Some(usd) => out.push_str(&format!(", {}", format_cost(usd))),
-        None if s.tokens != (0, 0) => out.push_str(" (cost unknown: a model's price is not known)"),
+        None if s.prompt_tokens() != 0 || s.tokens.1 != 0 => {
+            out.push_str(" (cost unknown: a model's price is not known)")
+        }
         None => {}
     }
     out.push('.');
     for u in &s.by_model {
         let usd = u
-            .price
-            .map(|p| {
-                format_cost(crate::pricing::cost(
-                    p,
-                    &crate::llm::Usage::uncached(u.input, u.output),
-                ))
-            })
+            .cost()
+            .map(format_cost)
             .unwrap_or_else(|| "price unknown".into());
+        let cached = cached_percent(u.cache_read, u.prompt())
+            .map(|pc| format!(" ({pc}% cached)"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "\n  {}: ↑{} ↓{} · {usd}",
-            u.model, u.input, u.output
+            "\n  {}: ↑{}{cached} ↓{} · {usd}",
+            u.model,
+            short(u.prompt()),
+            short(u.output)
         ));
     }
     app.notice(NoticeKind::Info, out);

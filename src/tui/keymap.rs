@@ -312,7 +312,7 @@ pub const BINDINGS: &[Binding] = &[
         Global,
         &[ctrl('o')],
         Action::ToggleReasoning,
-        "show or fold the model's reasoning",
+        "show or fold reasoning and summaries",
     ),
     bind(Global, &[ctrl('l')], Action::Redraw, "redraw the screen"),
     bind(

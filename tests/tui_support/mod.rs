@@ -291,3 +291,92 @@ pub fn screen_text(app: &mut App, w: u16, h: u16, now: Instant) -> String {
     }
     out
 }
+
+/// Feeds `events` to `app`, each at its offset in seconds.
+pub fn feed(app: &mut App, clock: &Clock, events: Vec<(f64, Event)>) {
+    for (t, e) in events {
+        update::on_event(app, e, clock.at(t));
+    }
+}
+
+/// One request's usage: `cache_read` of its prompt read from the cache.
+pub fn usage(input: u64, cache_read: u64, output: u64, totals: (u64, u64, u64)) -> Event {
+    Event::Usage {
+        model: "claude-test".into(),
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_write_tokens: 0,
+        total_input_tokens: totals.0,
+        total_output_tokens: totals.2,
+        total_cache_read_tokens: totals.1,
+        total_cache_write_tokens: 0,
+    }
+}
+
+/// A plan in progress whose last request read most of its prompt from
+/// the cache, and whose context is `percent` full of a 200k window.
+pub fn context_at(clock: &Clock, percent: u64) -> App {
+    let mut a = plan_in_progress(clock);
+    feed(
+        &mut a,
+        clock,
+        vec![
+            (2.9, usage(500, 40_000, 200, (5_900, 40_000, 1_100))),
+            (
+                3.0,
+                Event::ContextUsage {
+                    used: percent * 2_000,
+                    window: 200_000,
+                },
+            ),
+        ],
+    );
+    a
+}
+
+/// A plan in progress, then a compaction with its summary (folded), and
+/// the context meter after it.
+pub fn compacted(clock: &Clock) -> App {
+    let mut a = plan_in_progress(clock);
+    let mut events = vec![
+        (
+            3.0,
+            Event::ContextUsage {
+                used: 171_000,
+                window: 200_000,
+            },
+        ),
+        (
+            3.1,
+            Event::CompactionBegin {
+                reason: waypoint::events::CompactReason::Threshold,
+            },
+        ),
+    ];
+    for i in 1..=6 {
+        events.push((
+            3.2,
+            Event::SummaryDelta {
+                text: format!("- Summary point {i}: the CLI flag work so far.\n"),
+            },
+        ));
+    }
+    events.push((
+        4.0,
+        Event::CompactionEnd {
+            before_tokens: 171_000,
+            after_tokens: 14_000,
+            fallback: false,
+        },
+    ));
+    events.push((
+        4.1,
+        Event::ContextUsage {
+            used: 14_000,
+            window: 200_000,
+        },
+    ));
+    feed(&mut a, clock, events);
+    a
+}

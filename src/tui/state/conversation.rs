@@ -1,7 +1,8 @@
 //! The conversation pane's state: user prompts, the model's replies and
 //! notices, each with its wrapped lines cached per width. Invariant: the
 //! cache is written only by the layout pass before a frame (and cleared
-//! when the text changes), never while rendering.
+//! when the text changes), never while rendering. Reasoning and compaction
+//! summaries fold and unfold together (`show_reasoning`, Ctrl+O).
 
 use ratatui::text::Line;
 
@@ -22,6 +23,11 @@ pub enum EntryKind {
     Assistant,
     /// The model's reasoning (thinking), shown dimmed.
     Reasoning,
+    /// The summary written while compacting, shown dimmed and folded like
+    /// reasoning.
+    Summary,
+    /// A line across the pane with its text in the middle (compaction done).
+    Divider,
     Notice(NoticeKind),
 }
 
@@ -71,8 +77,10 @@ pub struct Conversation {
     pub round_entry: Option<usize>,
     /// The reasoning entry of the current round, if it has one.
     pub round_reasoning: Option<usize>,
-    /// Reasoning is shown whole (else folded to its last lines).
+    /// Reasoning and summaries are shown whole (else folded to their last lines).
     pub show_reasoning: bool,
+    /// The summary entry of the compaction running now, if it has one.
+    pub summary_entry: Option<usize>,
 }
 
 impl Default for Conversation {
@@ -83,6 +91,7 @@ impl Default for Conversation {
             round_entry: None,
             round_reasoning: None,
             show_reasoning: false,
+            summary_entry: None,
         }
     }
 }
@@ -161,11 +170,43 @@ impl Conversation {
         }
     }
 
-    /// Shows the model's reasoning whole, or folds it again.
+    /// Compaction began: a notice says why; the summary streamed next gets
+    /// its own entry.
+    pub fn begin_compaction(&mut self, reason: &str) {
+        self.notice(
+            NoticeKind::Info,
+            format!("Compacting the conversation ({reason})…"),
+        );
+        self.summary_entry = None;
+    }
+
+    /// Appends a piece of the compaction summary, or starts its entry.
+    pub fn push_summary(&mut self, text: &str) {
+        let entry = self
+            .summary_entry
+            .and_then(|i| self.entries.get_mut(i))
+            .filter(|e| e.kind == EntryKind::Summary);
+        match entry {
+            Some(e) => e.push_str(text),
+            None => {
+                self.push(EntryKind::Summary, text);
+                self.summary_entry = Some(self.entries.len() - 1);
+            }
+        }
+    }
+
+    /// Compaction ended: a divider says how much the context shrank.
+    pub fn end_compaction(&mut self, before: u64, after: u64, fallback: bool) {
+        self.summary_entry = None;
+        self.round_entry = None;
+        self.push(EntryKind::Divider, divider_text(before, after, fallback));
+    }
+
+    /// Shows the model's reasoning, or folds it again.
     pub fn toggle_reasoning(&mut self) {
         self.show_reasoning = !self.show_reasoning;
         for e in &mut self.entries {
-            if e.kind == EntryKind::Reasoning {
+            if matches!(e.kind, EntryKind::Reasoning | EntryKind::Summary) {
                 e.cache = None;
             }
         }
@@ -174,5 +215,30 @@ impl Conversation {
     /// Empties the pane (the session goes on).
     pub fn clear(&mut self) {
         *self = Self::default();
+    }
+}
+
+/// What the divider after a compaction says:
+/// `context compacted: 171k → 14k tokens`, and
+/// `(old tool outputs dropped)` when summarising failed.
+pub fn divider_text(before: u64, after: u64, fallback: bool) -> String {
+    let mut text = format!(
+        "context compacted: {} → {} tokens",
+        round_tokens(before),
+        round_tokens(after)
+    );
+    if fallback {
+        text.push_str(" (old tool outputs dropped)");
+    }
+    text
+}
+
+/// `950`, `171k`, `1.2M`.
+fn round_tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        // Below this, whole thousands do not round up to 1000k.
+        1_000..999_500 => format!("{}k", (n + 500) / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1e6),
     }
 }

@@ -18,13 +18,13 @@ use std::time::Instant;
 
 use super::style::Palette;
 
-pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
+pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped, divider_text};
 pub use input::{HISTORY_CAP, Input};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, Popup};
 pub use plan::{Change, Checklist, HIGHLIGHT_FOR};
 pub use scroll::Scroll;
-pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
+pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status, Tokens, cached_percent};
 pub use trace::{Trace, TraceEntry, TraceStatus};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +122,9 @@ impl App {
 
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
-        self.status.running || self.plan.highlighting(now) || self.status.quit_armed(now)
+        self.status.running
+            || self.status.activity == Activity::Compacting
+            || self.plan.highlighting(now)
+            || self.status.quit_armed(now)
     }
 }

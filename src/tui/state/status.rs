@@ -1,6 +1,8 @@
 //! The session's status, as the status line shows it: what the agent is
-//! doing and since when, the model, tokens and cost, and whether an engine
-//! is there at all. Invariant: token totals only grow, per model too.
+//! doing and since when, the model, tokens (cached ones apart) and cost,
+//! how full the context window is, and whether an engine is there at all.
+//! Invariant: token totals only grow, per model too; prompt tokens are
+//! always input + cache reads + cache writes.
 
 use std::time::{Duration, Instant};
 
@@ -17,8 +19,14 @@ pub enum Activity {
     Idle,
     Thinking,
     Streaming,
-    Tool { name: String },
-    Retrying { reason: String },
+    Tool {
+        name: String,
+    },
+    Retrying {
+        reason: String,
+    },
+    /// The conversation is being summarised and rebuilt.
+    Compacting,
     Interrupted,
     Failed,
     NoProvider,
@@ -28,9 +36,54 @@ pub enum Activity {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelUsage {
     pub model: String,
+    /// Prompt tokens billed at the full input price.
     pub input: u64,
     pub output: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cache_read: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write: u64,
     pub price: Option<Price>,
+}
+
+impl ModelUsage {
+    /// All prompt tokens: input, cache reads and cache writes.
+    pub fn prompt(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write
+    }
+
+    /// What this model cost, cache reads and writes at their own prices.
+    pub fn cost(&self) -> Option<f64> {
+        let usage = crate::llm::Usage {
+            input_tokens: self.input,
+            output_tokens: self.output,
+            cache_read_tokens: self.cache_read,
+            cache_write_tokens: self.cache_write,
+        };
+        self.price.map(|p| crate::pricing::cost(p, &usage))
+    }
+}
+
+/// One request's tokens, as `Event::Usage` reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    /// All prompt tokens: input, cache reads and cache writes.
+    pub fn prompt(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write
+    }
+}
+
+/// The share (0–100, rounded down) of `prompt` tokens read from the cache;
+/// `None` when nothing was read from it.
+pub fn cached_percent(cache_read: u64, prompt: u64) -> Option<u64> {
+    (cache_read > 0 && prompt > 0).then(|| cache_read.min(prompt) * 100 / prompt)
 }
 
 pub struct Status {
@@ -43,10 +96,14 @@ pub struct Status {
     pub turn_ended: Option<Instant>,
     pub running: bool,
     pub can_resume: bool,
-    /// Session totals (input, output).
+    /// Session totals (input billed at the full price, output).
     pub tokens: (u64, u64),
-    /// This turn's tokens (input, output).
+    /// Session totals of the prompt cache (reads, writes).
+    pub cache_tokens: (u64, u64),
+    /// This turn's tokens (all prompt tokens, output).
     pub turn_tokens: (u64, u64),
+    /// How full the context window was after the last request (used, window).
+    pub context: Option<(u64, u64)>,
     /// Tokens per model, in the order the models were first used.
     pub by_model: Vec<ModelUsage>,
     /// The current model's price, when known.
@@ -73,7 +130,9 @@ impl Status {
             running: false,
             can_resume: false,
             tokens: (0, 0),
+            cache_tokens: (0, 0),
             turn_tokens: (0, 0),
+            context: None,
             by_model: Vec::new(),
             price: None,
             prices: BTreeMap::new(),
@@ -122,7 +181,8 @@ impl Status {
     }
 
     /// What the session cost so far, when every model used has a known price
-    /// (before any usage is reported, at the current model's price).
+    /// (before any usage is reported, at the current model's price). Input
+    /// and output only: cache reads and writes are not priced yet.
     pub fn cost(&self) -> Option<f64> {
         if self.by_model.is_empty() {
             return self.price.map(|p| {
@@ -132,14 +192,7 @@ impl Status {
                 )
             });
         }
-        self.by_model
-            .iter()
-            .map(|u| {
-                u.price.map(|p| {
-                    crate::pricing::cost(p, &crate::llm::Usage::uncached(u.input, u.output))
-                })
-            })
-            .sum()
+        self.by_model.iter().map(ModelUsage::cost).sum()
     }
 
     /// The engine switched to `model`.
@@ -148,16 +201,38 @@ impl Status {
         self.model = crate::text::clean_line(&model).into_owned();
     }
 
-    /// Counts one request's tokens for `model` (the current one when empty).
-    pub fn add_usage(&mut self, model: &str, input: u64, output: u64, totals: (u64, u64)) {
-        self.tokens = totals;
-        self.turn_tokens.0 += input;
-        self.turn_tokens.1 += output;
+    /// All prompt tokens of the session: input, cache reads and writes.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.tokens.0 + self.cache_tokens.0 + self.cache_tokens.1
+    }
+
+    /// The share of the session's prompt tokens read from the cache.
+    pub fn cached_percent(&self) -> Option<u64> {
+        cached_percent(self.cache_tokens.0, self.prompt_tokens())
+    }
+
+    /// How full the context window is, in percent (rounded down), once a
+    /// request reported it.
+    pub fn context_percent(&self) -> Option<u64> {
+        self.context
+            .filter(|&(_, window)| window > 0)
+            .map(|(used, window)| used.saturating_mul(100) / window)
+    }
+
+    /// Counts one request's tokens for `model` (the current one when empty);
+    /// `totals` are the session's, as the engine counts them.
+    pub fn add_usage(&mut self, model: &str, request: Tokens, totals: Tokens) {
+        self.tokens = (totals.input, totals.output);
+        self.cache_tokens = (totals.cache_read, totals.cache_write);
+        self.turn_tokens.0 += request.prompt();
+        self.turn_tokens.1 += request.output;
         let model = if model.is_empty() { &self.model } else { model };
         match self.by_model.iter_mut().find(|u| u.model == model) {
             Some(u) => {
-                u.input += input;
-                u.output += output;
+                u.input += request.input;
+                u.output += request.output;
+                u.cache_read += request.cache_read;
+                u.cache_write += request.cache_write;
             }
             None => {
                 let price = if model == self.model {
@@ -167,8 +242,10 @@ impl Status {
                 };
                 self.by_model.push(ModelUsage {
                     model: model.to_string(),
-                    input,
-                    output,
+                    input: request.input,
+                    output: request.output,
+                    cache_read: request.cache_read,
+                    cache_write: request.cache_write,
                     price,
                 });
             }

@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
-use super::state::{Activity, App, EntryKind, NoticeKind};
-use crate::events::{AbortReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary};
+use super::state::{Activity, App, EntryKind, NoticeKind, Tokens};
+use crate::events::{
+    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary,
+};
 use crate::text::clean_line;
 
 /// What the app loop must do after an update.
@@ -175,15 +177,52 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             model,
             input_tokens,
             output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
             total_input_tokens,
             total_output_tokens,
-            ..
+            total_cache_read_tokens,
+            total_cache_write_tokens,
         } => app.status.add_usage(
             &model,
-            input_tokens,
-            output_tokens,
-            (total_input_tokens, total_output_tokens),
+            Tokens {
+                input: input_tokens,
+                output: output_tokens,
+                cache_read: cache_read_tokens,
+                cache_write: cache_write_tokens,
+            },
+            Tokens {
+                input: total_input_tokens,
+                output: total_output_tokens,
+                cache_read: total_cache_read_tokens,
+                cache_write: total_cache_write_tokens,
+            },
         ),
+        Event::ContextUsage { used, window } => app.status.context = Some((used, window)),
+        Event::CompactionBegin { reason } => {
+            let why = match reason {
+                CompactReason::Threshold => "the context is nearly full",
+                CompactReason::User => "asked with /compact",
+                CompactReason::TooLong => "the prompt was too long for the model",
+            };
+            app.conversation.begin_compaction(why);
+            app.status.set_activity(Activity::Compacting, now);
+        }
+        Event::SummaryDelta { text } => app.conversation.push_summary(&text),
+        Event::CompactionEnd {
+            before_tokens,
+            after_tokens,
+            fallback,
+        } => {
+            app.conversation
+                .end_compaction(before_tokens, after_tokens, fallback);
+            let next = if app.status.running {
+                Activity::Thinking
+            } else {
+                Activity::Idle
+            };
+            app.status.set_activity(next, now);
+        }
         Event::Queued { .. } => {}
         Event::TurnComplete {
             open_items,
@@ -255,11 +294,6 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 "New session: empty conversation and plan.",
             );
         }
-        // Shown once the context meter and compaction land in the app.
-        Event::ContextUsage { .. }
-        | Event::CompactionBegin { .. }
-        | Event::SummaryDelta { .. }
-        | Event::CompactionEnd { .. } => {}
         Event::Idle => {}
     }
     effects

@@ -13,7 +13,7 @@ use super::{inner, pane_block};
 use crate::tui::markdown;
 use crate::tui::state::{ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, Wrapped};
 use crate::tui::style::Palette;
-use crate::tui::wrap::{truncate, wrap};
+use crate::tui::wrap::{str_width, truncate, wrap};
 
 /// Entries at the end whose lines are kept while measuring heights.
 const KEEP_TAIL: usize = 8;
@@ -27,8 +27,41 @@ pub struct ConvLayout {
     pub total: usize,
 }
 
-/// Lines of reasoning shown while it is folded (the latest ones).
+/// Lines of reasoning (or of a summary) shown while folded (the latest ones).
 const FOLDED_REASONING: usize = 3;
+
+/// Dimmed text after `mark`; unless `whole`, folded to its latest lines
+/// under a line saying how many are hidden (`what` names it there).
+fn folded(
+    entry: &ConvEntry,
+    width: u16,
+    palette: Palette,
+    whole: bool,
+    mark: &str,
+    what: &str,
+) -> Vec<Line<'static>> {
+    let lines = wrap(
+        entry.text().trim(),
+        width,
+        palette.dim(),
+        Span::styled(format!("{mark} "), palette.dim()),
+        Span::raw("  "),
+    );
+    if whole || lines.len() <= FOLDED_REASONING + 1 {
+        return lines;
+    }
+    // Folded: a line saying so, then the latest lines.
+    let hidden = lines.len() - FOLDED_REASONING;
+    let mut folded = vec![Line::styled(
+        truncate(
+            &format!("{mark} {what} · {hidden} earlier lines (Ctrl+O shows them)"),
+            usize::from(width),
+        ),
+        palette.dim(),
+    )];
+    folded.extend(lines.into_iter().skip(hidden));
+    folded
+}
 
 fn wrap_entry(
     entry: &ConvEntry,
@@ -52,28 +85,21 @@ fn wrap_entry(
             Span::raw("  "),
         ),
         EntryKind::Assistant => markdown::render(entry.text(), width, palette),
-        EntryKind::Reasoning => {
-            let lines = wrap(
-                entry.text().trim(),
-                width,
-                palette.dim(),
-                Span::styled("∴ ", palette.dim()),
-                Span::raw("  "),
-            );
-            if show_reasoning || lines.len() <= FOLDED_REASONING + 1 {
-                return lines;
-            }
-            // Folded: a line saying so, then the latest thoughts.
-            let hidden = lines.len() - FOLDED_REASONING;
-            let mut folded = vec![Line::styled(
+        EntryKind::Reasoning => folded(entry, width, palette, show_reasoning, "∴", "thinking"),
+        EntryKind::Summary => folded(entry, width, palette, show_reasoning, "≡", "summary"),
+        EntryKind::Divider => {
+            // The text in the middle of a line across the pane.
+            let text = format!(" {} ", entry.text());
+            let width = usize::from(width);
+            let rule = width.saturating_sub(str_width(&text));
+            let left = rule / 2;
+            vec![Line::styled(
                 truncate(
-                    &format!("∴ thinking · {hidden} earlier lines (Ctrl+O shows them)"),
-                    usize::from(width),
+                    &format!("{}{text}{}", "─".repeat(left), "─".repeat(rule - left)),
+                    width,
                 ),
                 palette.dim(),
-            )];
-            folded.extend(lines.into_iter().skip(hidden));
-            folded
+            )]
         }
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {

@@ -1,5 +1,9 @@
 //! The status line: what the agent is doing and for how long, the model,
-//! tokens, and a hint of the keys that matter now.
+//! tokens (with the cached share), cost, the context meter, and a hint of
+//! the keys that matter now. Invariant: when narrow, parts drop in a fixed
+//! order (turn tokens, cost, the hint, cached share, model, turn clock) so
+//! the activity, tokens and the context meter stay longest, and the quit
+//! warning wins over everything.
 
 use std::time::Instant;
 
@@ -40,6 +44,13 @@ fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
             ),
             p.active(),
         ),
+        Activity::Compacting => (
+            format!(
+                "{} compacting",
+                spinner(now.saturating_duration_since(app.activity_since))
+            ),
+            p.active(),
+        ),
         Activity::Retrying { .. } => ("↻ retrying".into(), p.warning()),
         Activity::Interrupted => ("■ interrupted".into(), p.warning()),
         Activity::Failed => ("✘ stopped".into(), p.error()),
@@ -59,54 +70,157 @@ fn hint(app: &Status, now: Instant) -> &'static str {
     }
 }
 
-pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
+/// The parts of the status line, least needed first within `drop`.
+struct Parts {
+    activity: Span<'static>,
+    clock: Option<Span<'static>>,
+    model: Span<'static>,
+    tokens_in: Span<'static>,
+    tokens_out: Span<'static>,
+    cached: Option<Span<'static>>,
+    turn: Option<Span<'static>>,
+    cost: Option<Span<'static>>,
+    meter: Option<Span<'static>>,
+}
+
+impl Parts {
+    /// The line's spans once `dropped` parts are left out (in the order
+    /// turn tokens, cost, cached share, model, turn clock).
+    fn spans(&self, dropped: usize) -> Vec<Span<'static>> {
+        let keep = |rank: usize| dropped < rank;
+        let mut out = vec![self.activity.clone()];
+        if keep(5) {
+            out.extend(self.clock.clone());
+        }
+        if keep(4) {
+            out.push(self.model.clone());
+        }
+        out.push(self.tokens_in.clone());
+        if keep(3) {
+            out.extend(self.cached.clone());
+        }
+        out.push(self.tokens_out.clone());
+        if keep(1) {
+            out.extend(self.turn.clone());
+        }
+        if keep(2) {
+            out.extend(self.cost.clone());
+        }
+        out.extend(self.meter.clone());
+        out
+    }
+}
+
+fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
     let p = ctx.palette;
     let now = ctx.now;
     let (what, style) = activity(app, ctx);
-    let mut left = vec![Span::styled(what, style)];
-    if let Some(t) = app.turn_started.filter(|_| app.running) {
-        left.push(Span::styled(
+    let clock = app.turn_started.filter(|_| app.running).map(|t| {
+        Span::styled(
             format!(" · turn {}", clock(now.saturating_duration_since(t))),
             p.dim(),
-        ));
+        )
+    });
+    let prompt = app.prompt_tokens();
+    let tokens_in = Span::styled(format!(" · ↑{}", compact(prompt)), p.dim());
+    let tokens_out = Span::styled(format!(" ↓{} tok", compact(app.tokens.1)), p.dim());
+    let cached = app
+        .cached_percent()
+        .map(|pc| Span::styled(format!(" ({pc}% cached)"), p.dim()));
+    let turn = (app.running || app.turn_tokens != (prompt, app.tokens.1)).then(|| {
+        Span::styled(
+            format!(
+                " (turn ↑{} ↓{})",
+                compact(app.turn_tokens.0),
+                compact(app.turn_tokens.1)
+            ),
+            p.dim(),
+        )
+    });
+    let cost = app
+        .cost()
+        .filter(|_| prompt != 0 || app.tokens.1 != 0)
+        .map(|usd| Span::styled(format!(" · {}", format_cost(usd)), p.dim()));
+    let meter = app.context_percent().map(|pc| {
+        let style = if pc >= 95 {
+            p.error()
+        } else if pc >= 80 {
+            p.warning()
+        } else {
+            p.dim()
+        };
+        Span::styled(format!(" · ctx {pc}%"), style)
+    });
+    Parts {
+        activity: Span::styled(what, style),
+        clock,
+        model: Span::styled(format!(" · {}", app.model), p.dim()),
+        tokens_in,
+        tokens_out,
+        cached,
+        turn,
+        cost,
+        meter,
     }
-    left.push(Span::styled(format!(" · {}", app.model), p.dim()));
-    let mut tokens = format!(
-        " · ↑{} ↓{} tok",
-        compact(app.tokens.0),
-        compact(app.tokens.1)
-    );
-    if app.running || app.turn_tokens != app.tokens {
-        tokens.push_str(&format!(
-            " (turn ↑{} ↓{})",
-            compact(app.turn_tokens.0),
-            compact(app.turn_tokens.1)
-        ));
+}
+
+fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// `spans` cut to `width` columns, each keeping its style.
+fn cut(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let mut left = width;
+    let mut out = Vec::new();
+    for span in spans {
+        if left == 0 {
+            break;
+        }
+        let w = str_width(&span.content);
+        if w <= left {
+            left -= w;
+            out.push(span);
+        } else {
+            out.push(Span::styled(truncate(&span.content, left), span.style));
+            break;
+        }
     }
-    if let Some(usd) = app.cost().filter(|_| app.tokens != (0, 0)) {
-        tokens.push_str(&format!(" · {}", format_cost(usd)));
-    }
-    left.push(Span::styled(tokens, p.dim()));
+    out
+}
+
+pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
+    let p = ctx.palette;
+    let now = ctx.now;
+    let parts = parts(app, ctx);
     let hint = hint(app, now);
     let width = usize::from(area.width);
-    let left_w: usize = left.iter().map(|s| str_width(&s.content)).sum();
-    let line = if left_w + 2 + str_width(hint) <= width {
-        let pad = width - left_w - str_width(hint);
-        left.push(Span::raw(" ".repeat(pad)));
-        left.push(Span::styled(hint, p.bold()));
-        Line::from(left)
-    } else if app.quit_armed(now) {
+    let hint_w = str_width(hint);
+    // Drop parts one by one until the line and the hint fit; then the hint
+    // goes (unless it is the quit warning), then more parts.
+    let with_hint = (0..=2)
+        .map(|dropped| parts.spans(dropped))
+        .find(|spans| spans_width(spans) + 2 + hint_w <= width);
+    let line = match with_hint {
+        Some(mut left) => {
+            let pad = width - spans_width(&left) - hint_w;
+            left.push(Span::raw(" ".repeat(pad)));
+            left.push(Span::styled(hint, p.bold()));
+            Line::from(left)
+        }
         // Too narrow for both: the quit warning matters more.
-        Line::styled(truncate(hint, width), p.bold())
-    } else {
-        let text: String = left.iter().map(|s| s.content.as_ref()).collect();
-        Line::styled(truncate(&text, width), style)
+        None if app.quit_armed(now) => Line::styled(truncate(hint, width), p.bold()),
+        None => {
+            let alone = (0..=5)
+                .map(|dropped| parts.spans(dropped))
+                .find(|spans| spans_width(spans) <= width);
+            Line::from(alone.unwrap_or_else(|| cut(parts.spans(5), width)))
+        }
     };
     frame.render_widget(Paragraph::new(line), area);
 }
 
 /// `950`, `12.3k`, `4.5M`.
-fn compact(n: u64) -> String {
+pub fn compact(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
         // Below this, one decimal of thousands does not round up to 1000.0k.
