@@ -54,6 +54,10 @@ pub struct Layer {
     pub nag_every: Option<u32>,
     pub bash_timeout: Option<u64>,
     pub output_cap: Option<usize>,
+    /// The context window in tokens; 0 = the model's (or 128k).
+    pub context_window: Option<u64>,
+    /// The share of the window past which the conversation is compacted.
+    pub compact_at: Option<f64>,
     pub max_retries: Option<u32>,
     pub stream_idle_timeout: Option<u64>,
     /// Extended thinking's token budget (Anthropic); 0 = off.
@@ -145,6 +149,8 @@ pub struct Settings {
     pub nag_every: Sourced<u32>,
     pub bash_timeout: Sourced<u64>,
     pub output_cap: Sourced<usize>,
+    pub context_window: Sourced<u64>,
+    pub compact_at: Sourced<f64>,
     pub max_retries: Sourced<u32>,
     pub stream_idle_timeout: Sourced<u64>,
     pub thinking_budget: Sourced<u32>,
@@ -274,6 +280,13 @@ impl Layers<'_> {
 
 fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.parse().map_err(|_| "expected a whole number".to_string())
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err("expected a number above 0 and at most 1".to_string()),
+    }
 }
 
 fn text(s: &str) -> Result<String, String> {
@@ -433,6 +446,20 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             &["WAYPOINT_OUTPUT_CAP"],
             number,
             30_000,
+        )?,
+        context_window: layers.pick(
+            "--context-window",
+            |l| l.context_window,
+            &["WAYPOINT_CONTEXT_WINDOW"],
+            number,
+            0,
+        )?,
+        compact_at: layers.pick(
+            "--compact-at",
+            |l| l.compact_at,
+            &["WAYPOINT_COMPACT_AT"],
+            share,
+            0.8,
         )?,
         max_retries: layers.pick(
             "--max-retries",
