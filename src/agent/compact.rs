@@ -344,3 +344,87 @@ impl Session {
         Some(text)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rounds(n: usize, output: usize) -> Vec<Message> {
+        let mut m = vec![Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text {
+                text: "the task".into(),
+            }],
+        }];
+        for i in 0..n {
+            m.push(Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: format!("t{i}"),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"}),
+                }],
+            });
+            m.push(Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: format!("t{i}"),
+                    content: "x".repeat(output),
+                    is_error: false,
+                }],
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn rebuild_keeps_task_summary_plan_and_whole_pairs() {
+        let old = rounds(20, 1000);
+        let out = rebuild(&old, Some("did things"), "1. [ ] a", 3000);
+        let conv = Conversation::from_messages(out.clone());
+        assert_eq!(conv.validate(), Ok(()));
+        let head = serde_json::to_string(&out[0]).unwrap();
+        assert!(head.contains("the task") && head.contains("did things"));
+        assert!(head.contains(PLAN_HEADER) && head.contains("1. [ ] a"));
+        // Two whole rounds fit in 3000 bytes, the last ones.
+        assert_eq!(out.len(), 1 + 4);
+        assert_eq!(out.last(), old.last());
+    }
+
+    #[test]
+    fn fallback_drops_oldest_outputs_first_and_keeps_pairs() {
+        let mut m = rounds(10, 1000);
+        drop_old_outputs(&mut m, 6000, 2);
+        assert_eq!(Conversation::from_messages(m.clone()).validate(), Ok(()));
+        assert!(messages_bytes(&m) <= 6000);
+        let first = serde_json::to_string(&m[2]).unwrap();
+        assert!(first.contains("[output dropped to fit the context window: 1000 bytes]"));
+        let last = serde_json::to_string(&m[20]).unwrap();
+        assert!(!last.contains("output dropped"));
+    }
+
+    #[test]
+    fn a_huge_result_is_cut_at_a_quarter_of_the_window() {
+        let out = fit_result("a".repeat(50_000), 8000);
+        assert!(out.len() < 8200);
+        assert!(out.contains("50000 bytes in full"));
+        assert_eq!(fit_result("short".into(), 8000), "short");
+    }
+
+    #[test]
+    fn too_long_errors_are_recognised() {
+        let http = |m: &str| LlmError::Http {
+            status: 400,
+            message: m.into(),
+        };
+        assert!(is_too_long(&http(
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        )));
+        assert!(is_too_long(&LlmError::Api(
+            "context_length_exceeded: too many".into()
+        )));
+        assert!(!is_too_long(&http("invalid x-api-key")));
+    }
+}

@@ -124,6 +124,9 @@ impl Session {
         let old = std::mem::take(&mut self.plan);
         self.conversation = Conversation::default();
         self.last_prompt = None;
+        if let Ok(mut slot) = self.compact_request.lock() {
+            *slot = None;
+        }
         self.reminders = Reminders::new(self.config.nag_every);
         self.emit(Event::PlanUpdated {
             items: Vec::new(),
