@@ -128,7 +128,7 @@ impl Model {
             vec![ContentBlock::Text {
                 text: "All done.".into(),
             }]
-        } else if n % 10 == 0 {
+        } else if n.is_multiple_of(10) {
             vec![ContentBlock::ToolUse {
                 id: format!("t{n}"),
                 name: "todo_write".into(),
