@@ -411,3 +411,49 @@ async fn prompt_too_long_compacts_once_and_retries() {
     assert_eq!(begins, 1);
     assert!(seen.iter().any(|e| matches!(e, Event::TurnComplete { .. })));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_mid_turn_waits_for_the_next_round() {
+    let model = Arc::new(Model::new(5, SummaryMode::Ok));
+    let (handle, _dir) = start(model.clone(), 100_000);
+    let mut events = handle.events;
+    until_idle(&mut events, false).await;
+    handle
+        .ops
+        .send(Op::Submit {
+            text: "Do the task.".into(),
+        })
+        .unwrap();
+    handle.ops.send(Op::Compact { focus: None }).unwrap();
+    let seen = until_idle(&mut events, true).await;
+    let begin = seen
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                Event::CompactionBegin {
+                    reason: waypoint::events::CompactReason::User
+                }
+            )
+        })
+        .expect("compacted");
+    let end = seen
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                Event::CompactionEnd {
+                    fallback: false,
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    // At a round boundary: between RoundStarted and that round's tools.
+    assert!(matches!(seen[begin - 1], Event::RoundStarted { .. }));
+    assert!(end > begin);
+    assert!(seen.iter().any(|e| matches!(e, Event::TurnComplete { .. })));
+    let requests = model.requests.lock().unwrap();
+    assert!(requests.iter().all(|r| r.valid.is_ok()));
+    assert_eq!(requests.iter().filter(|r| !r.tools).count(), 1);
+}

@@ -197,10 +197,18 @@ impl Session {
         }
     }
 
-    /// True when the next request would pass `compact_at` of the window.
+    /// True when the next request would pass `compact_at` of the window
+    /// and the conversation grew since the last compaction (a prompt that
+    /// compaction cannot shrink, say a huge system prompt, is not compacted
+    /// again every round).
     pub(super) fn over_threshold(&self) -> bool {
-        let limit = (self.window() as f64 * self.config.compact_at.clamp(0.05, 1.0)) as u64;
-        self.estimate() > limit
+        let window = self.window();
+        let limit = (window as f64 * self.config.compact_at.clamp(0.05, 1.0)) as u64;
+        let estimate = self.estimate();
+        let grown = self
+            .compacted_to
+            .is_none_or(|after| estimate > after + window / 20);
+        estimate > limit && grown && self.conversation.messages().len() > 2
     }
 
     /// Compacts the conversation (see the module docs). Never fails: when
@@ -263,6 +271,7 @@ impl Session {
         }
         self.last_prompt = None;
         let after = self.estimate();
+        self.compacted_to = Some(after);
         self.emit(Event::CompactionEnd {
             before_tokens: before,
             after_tokens: after,

@@ -107,6 +107,8 @@ struct Session {
     tool_defs_bytes: usize,
     /// The last request's prompt tokens and the conversation's bytes then.
     last_prompt: Option<(u64, usize)>,
+    /// The estimate right after the last compaction.
+    compacted_to: Option<u64>,
     /// A `/compact` asked for mid-turn: done at the next round boundary.
     compact_request: Arc<Mutex<Option<Option<String>>>>,
 }
@@ -124,6 +126,7 @@ impl Session {
         let old = std::mem::take(&mut self.plan);
         self.conversation = Conversation::default();
         self.last_prompt = None;
+        self.compacted_to = None;
         if let Ok(mut slot) = self.compact_request.lock() {
             *slot = None;
         }
@@ -349,6 +352,7 @@ impl Agent {
                 tool_defs,
                 tool_defs_bytes,
                 last_prompt: None,
+                compacted_to: None,
                 compact_request: compact_request.clone(),
             },
             control: Control {

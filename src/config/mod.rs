@@ -571,6 +571,26 @@ output = 0.0
     }
 
     #[test]
+    fn context_window_and_compact_at_from_file_env_and_flag() {
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!((s.context_window.value, s.compact_at.value), (0, 0.8));
+        let file = "context_window = 8000\ncompact_at = 0.5\n";
+        let s = resolve_with(Layer::default(), None, &[], Some(file)).unwrap();
+        assert_eq!((s.context_window.value, s.compact_at.value), (8000, 0.5));
+        let env = [("WAYPOINT_CONTEXT_WINDOW", "64000")];
+        let s = resolve_with(Layer::default(), None, &env, Some(file)).unwrap();
+        assert_eq!(s.context_window.value, 64000);
+        let flags = Layer {
+            context_window: Some(32000),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &env, Some(file)).unwrap();
+        assert_eq!(s.context_window.value, 32000);
+        let bad = [("WAYPOINT_COMPACT_AT", "1.5")];
+        assert!(resolve_with(Layer::default(), None, &bad, None).is_err());
+    }
+
+    #[test]
     fn thinking_budget_from_file_env_and_flag() {
         let s = resolve_with(Layer::default(), None, &[], None).unwrap();
         assert_eq!(s.thinking_budget.value, 0);
