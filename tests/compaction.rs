@@ -250,6 +250,7 @@ async fn sixty_rounds_in_an_8k_window_keep_the_plan_and_the_contract() {
             _ => None,
         })
         .collect();
+    eprintln!("compactions (before, after, fallback): {ends:?}");
     assert!(ends.len() >= 3, "compactions: {ends:?}");
     assert!(ends.iter().all(|(b, a, f)| a < b && !f), "{ends:?}");
     assert!(
@@ -288,6 +289,11 @@ async fn sixty_rounds_in_an_8k_window_keep_the_plan_and_the_contract() {
         }
     }
     assert!(checked >= 3);
+    let largest = requests.iter().map(|r| r.body.len() / 4).max().unwrap();
+    eprintln!(
+        "{} requests, the largest {largest} tokens (bytes/4)",
+        requests.len()
+    );
     // The final plan is complete.
     let last = seen
         .iter()
