@@ -589,8 +589,80 @@ fn bench_config(c: &mut Criterion) {
     group.finish();
 }
 
+// ---------------------------------------------------------------- compaction
+
+/// A conversation of about `tokens` tokens (bytes/4): rounds of a bash call
+/// and its 2 KB output.
+fn conversation_of_tokens(tokens: usize) -> Vec<Message> {
+    let mut messages = vec![Message {
+        role: Role::User,
+        content: vec![ContentBlock::Text {
+            text: "Do the long task.".into(),
+        }],
+    }];
+    let mut i = 0;
+    while waypoint::agent::compact::messages_bytes(&messages) / 4 < tokens {
+        messages.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Text {
+                    text: format!("Running step {i}."),
+                },
+                ContentBlock::ToolUse {
+                    id: format!("t{i}"),
+                    name: "bash".into(),
+                    input: json!({"command": format!("cargo test step_{i}")}),
+                },
+            ],
+        });
+        messages.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: format!("t{i}"),
+                content: format!("line of test output {i}\n").repeat(80),
+                is_error: false,
+            }],
+        });
+        i += 1;
+    }
+    messages
+}
+
+/// Compaction's own CPU cost on a 150k-token conversation (the model's
+/// summary excluded): the estimate, the rebuild, and the fallback trimming.
+fn bench_compaction(c: &mut Criterion) {
+    use waypoint::agent::compact::{drop_old_outputs, messages_bytes, rebuild};
+    use waypoint::agent::conversation::Conversation;
+    let messages = conversation_of_tokens(150_000);
+    let mut plan = TodoManager::new();
+    plan.update(&plan_json(12, 5)).unwrap();
+    let summary = "The work so far: decisions, files, commands. ".repeat(100);
+    let mut group = c.benchmark_group("compaction");
+    group.bench_function("rebuild_150k", |b| {
+        b.iter(|| {
+            let bytes = messages_bytes(&messages);
+            let out = rebuild(&messages, Some(&summary), &plan.render(), 40_000);
+            let conv = Conversation::from_messages(out);
+            black_box((bytes, conv.validate().is_ok()))
+        })
+    });
+    group.bench_function("fallback_150k", |b| {
+        b.iter_batched(
+            || messages.clone(),
+            |mut m| {
+                drop_old_outputs(&mut m, 100_000, 2);
+                let conv = Conversation::from_messages(m);
+                black_box(conv.validate().is_ok())
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
+    bench_compaction,
     bench_plan,
     bench_sse,
     bench_scripted_session,

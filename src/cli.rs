@@ -115,6 +115,14 @@ pub struct Cli {
     #[arg(long, value_name = "BYTES", help_heading = "Agent", global = true)]
     pub output_cap: Option<usize>,
 
+    /// The model's context window in tokens [default: the model's, else 128000; env WAYPOINT_CONTEXT_WINDOW].
+    #[arg(long, value_name = "TOKENS", help_heading = "Agent", global = true)]
+    pub context_window: Option<u64>,
+
+    /// Compact the conversation past this share of the window [default: 0.8].
+    #[arg(long, value_name = "SHARE", help_heading = "Agent", global = true)]
+    pub compact_at: Option<f64>,
+
     /// Colours: the terminal's own, or none (NO_COLOR also turns them off).
     #[arg(long, value_enum, help_heading = "Display", global = true)]
     pub theme: Option<Theme>,
@@ -149,6 +157,8 @@ impl Cli {
             nag_every: self.nag_every,
             bash_timeout: self.bash_timeout,
             output_cap: self.output_cap,
+            context_window: self.context_window,
+            compact_at: self.compact_at,
             max_retries: self.max_retries,
             stream_idle_timeout: self.stream_idle_timeout,
             thinking_budget: self.thinking_budget,

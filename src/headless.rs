@@ -243,8 +243,25 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::ContextUsage { .. }
             | Event::CompactionBegin { .. }
             | Event::SummaryDelta { .. }
-            | Event::CompactionEnd { .. }
             | Event::Idle => {}
+            Event::CompactionEnd {
+                before_tokens,
+                after_tokens,
+                fallback,
+            } => {
+                self.end_line()?;
+                let how = if *fallback {
+                    " (old outputs dropped)"
+                } else {
+                    ""
+                };
+                writeln!(
+                    self.err,
+                    "waypoint: context compacted: {}k → {}k tokens{how}",
+                    before_tokens.div_ceil(1000),
+                    after_tokens.div_ceil(1000)
+                )?;
+            }
         }
         Ok(())
     }

@@ -29,6 +29,8 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             output_cap: s.output_cap.value.max(256),
             ..ToolConfig::default()
         },
+        context_window: Some(s.context_window.value).filter(|w| *w > 0),
+        compact_at: s.compact_at.value,
         ..AgentConfig::default()
     }
 }

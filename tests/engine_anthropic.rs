@@ -161,3 +161,44 @@ async fn thinking_blocks_go_back_unchanged_before_the_tool_use() {
         ]
     );
 }
+
+/// The server answers "prompt is too long" (HTTP 400): the engine compacts
+/// once (a summary request without tools) and retries the request.
+#[tokio::test]
+async fn prompt_too_long_compacts_and_retries_once() {
+    let too_long = Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201000 tokens > 200000 maximum"}}"#
+            .into(),
+    };
+    let mut r = Rig::default_with(vec![
+        too_long,
+        sse(Turn::text("Summary: nothing done yet.")),
+        sse(Turn::text("Done.")),
+    ])
+    .await;
+    r.submit("do the task");
+    let events = r.turn_events().await;
+    engine_support::assert_completed(&events);
+    assert_eq!(
+        engine_support::count(&events, |e| matches!(
+            e,
+            Event::CompactionBegin {
+                reason: waypoint::events::CompactReason::TooLong
+            }
+        )),
+        1
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 3);
+    let tools = |i: usize| requests[i].body["tools"].as_array().map_or(0, |t| t.len());
+    assert!(tools(0) > 0 && tools(2) > 0);
+    assert_eq!(tools(1), 0, "the summary request offers no tools");
+    for req in &requests {
+        assert_valid_request(&req.body);
+    }
+    let retried = requests[2].body.to_string();
+    assert!(retried.contains("Summary: nothing done yet."));
+    assert!(retried.contains("do the task"));
+}

@@ -14,6 +14,12 @@ impl Conversation {
         &self.messages
     }
 
+    /// A conversation of `messages` as they are (compaction's rebuild); the
+    /// caller checks it with [`Conversation::validate`].
+    pub fn from_messages(messages: Vec<Message>) -> Self {
+        Self { messages }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()
     }

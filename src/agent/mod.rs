@@ -7,18 +7,19 @@
 //! asked for mid-turn waits in the [`Control`] until the turn has ended.
 
 mod client;
+pub mod compact;
 pub mod conversation;
 pub mod reminders;
 mod turn;
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{ErrorKind, Event, Op};
+use crate::events::{CompactReason, ErrorKind, Event, Op};
 use crate::llm::{ModelClient, Usage};
 use crate::todo::{PlanDiff, TodoManager};
 use crate::tools::{ToolConfig, ToolDef, ToolRegistry, Workspace};
@@ -39,6 +40,10 @@ pub struct AgentConfig {
     /// Model requests allowed per turn before it is stopped.
     pub max_rounds: u32,
     pub tools: ToolConfig,
+    /// The context window in tokens; `None` takes the model's (or 128k).
+    pub context_window: Option<u64>,
+    /// The share of the window past which the conversation is compacted.
+    pub compact_at: f64,
 }
 
 impl Default for AgentConfig {
@@ -49,6 +54,8 @@ impl Default for AgentConfig {
             nag_every: 3,
             max_rounds: 100,
             tools: ToolConfig::default(),
+            context_window: None,
+            compact_at: 0.8,
         }
     }
 }
@@ -77,6 +84,8 @@ enum Step {
     Wait,
     /// Start a turn: with a user message, or resuming (`text` is `None`).
     Start { text: Option<String> },
+    /// Compact the conversation now (`/compact` while idle).
+    Compact { focus: Option<String> },
     /// Stop the engine (after the running turn has ended).
     Quit,
 }
@@ -94,6 +103,14 @@ struct Session {
     tools: ToolRegistry,
     /// The tool definitions sent with every request, built once.
     tool_defs: Vec<ToolDef>,
+    /// Their size in bytes, for the token estimate.
+    tool_defs_bytes: usize,
+    /// The last request's prompt tokens and the conversation's bytes then.
+    last_prompt: Option<(u64, usize)>,
+    /// The estimate right after the last compaction.
+    compacted_to: Option<u64>,
+    /// A `/compact` asked for mid-turn: done at the next round boundary.
+    compact_request: Arc<Mutex<Option<Option<String>>>>,
 }
 
 impl Session {
@@ -108,6 +125,11 @@ impl Session {
     fn reset(&mut self) {
         let old = std::mem::take(&mut self.plan);
         self.conversation = Conversation::default();
+        self.last_prompt = None;
+        self.compacted_to = None;
+        if let Ok(mut slot) = self.compact_request.lock() {
+            *slot = None;
+        }
         self.reminders = Reminders::new(self.config.nag_every);
         self.emit(Event::PlanUpdated {
             items: Vec::new(),
@@ -130,6 +152,8 @@ struct Control {
     /// Why the last `ReloadSettings` failed: a `Resume` right after it is
     /// held back (it would only fail the same way) until a reload works.
     reload_failed: Option<String>,
+    /// Shared with the session: a `/compact` that waits for a round boundary.
+    compact_request: Arc<Mutex<Option<Option<String>>>>,
     events: UnboundedSender<Event>,
 }
 
@@ -220,14 +244,22 @@ impl Control {
                 }
                 Step::Quit
             }
-            // Compaction lands next; until then the engine says so.
-            Op::Compact { .. } => {
-                self.error(
-                    ErrorKind::Config,
-                    "Compaction is not available in this build yet.",
-                );
-                Step::Wait
-            }
+            Op::Compact { focus } => match phase {
+                Phase::Idle { empty: true } => {
+                    self.error(
+                        ErrorKind::NothingToResume,
+                        "Nothing to compact yet: send a message first.",
+                    );
+                    Step::Wait
+                }
+                Phase::Idle { empty: false } => Step::Compact { focus },
+                Phase::Running(_) => {
+                    if let Ok(mut slot) = self.compact_request.lock() {
+                        *slot = Some(focus);
+                    }
+                    Step::Wait
+                }
+            },
         }
     }
 
@@ -257,6 +289,12 @@ impl Control {
             }
         }
     }
+}
+
+/// What [`Agent::drive`] runs.
+enum Work {
+    Turn { resumed: bool },
+    Compact(Option<String>),
 }
 
 pub struct Agent {
@@ -298,6 +336,8 @@ impl Agent {
         let reminders = Reminders::new(config.nag_every);
         let tools = ToolRegistry::standard();
         let tool_defs = tools.definitions();
+        let tool_defs_bytes = serde_json::to_string(&tool_defs).map_or(0, |s| s.len());
+        let compact_request = Arc::new(Mutex::new(None));
         Self {
             session: Session {
                 client,
@@ -310,6 +350,10 @@ impl Agent {
                 totals: Usage::default(),
                 tools,
                 tool_defs,
+                tool_defs_bytes,
+                last_prompt: None,
+                compacted_to: None,
+                compact_request: compact_request.clone(),
             },
             control: Control {
                 factory,
@@ -318,6 +362,7 @@ impl Agent {
                 pending_client: None,
                 reset_pending: false,
                 reload_failed: None,
+                compact_request,
                 events,
             },
         }
@@ -381,6 +426,12 @@ impl Agent {
             let resumed = match step {
                 Step::Wait => continue,
                 Step::Quit => return,
+                Step::Compact { focus } => {
+                    if self.drive(Work::Compact(focus), &mut ops).await {
+                        return;
+                    }
+                    continue;
+                }
                 Step::Start { text: Some(text) } => {
                     let first = self.session.conversation.is_empty();
                     self.session.conversation.push_user_text(text);
@@ -396,7 +447,7 @@ impl Agent {
                     true
                 }
             };
-            if self.drive_turn(resumed, &mut ops).await {
+            if self.drive(Work::Turn { resumed }, &mut ops).await {
                 return;
             }
         }
@@ -416,14 +467,25 @@ impl Agent {
         }
     }
 
-    /// Runs one turn while the dispatcher takes ops; returns true when asked to quit.
-    async fn drive_turn(&mut self, resumed: bool, ops: &mut UnboundedReceiver<Op>) -> bool {
+    /// Runs one turn (or a compaction) while the dispatcher takes ops;
+    /// returns true when asked to quit.
+    async fn drive(&mut self, work: Work, ops: &mut UnboundedReceiver<Op>) -> bool {
         let cancel = CancellationToken::new();
-        self.session.emit(Event::TurnStarted { resumed });
+        if let Work::Turn { resumed } = work {
+            self.session.emit(Event::TurnStarted { resumed });
+        }
         let mut quit = false;
         let end = {
             let Agent { session, control } = self;
-            let turn = session.run_turn(&cancel);
+            let turn = async {
+                match work {
+                    Work::Turn { .. } => session.run_turn(&cancel).await,
+                    Work::Compact(focus) => {
+                        session.compact(CompactReason::User, focus, &cancel).await;
+                        TurnEnd::Complete
+                    }
+                }
+            };
             tokio::pin!(turn);
             let mut ops_open = true;
             loop {

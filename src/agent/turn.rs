@@ -13,9 +13,10 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::compact::{fit_result, is_too_long, messages_bytes};
 use super::{Session, TurnEnd};
-use crate::events::{AbortReason, ErrorKind, Event, StopReason, ToolStatus};
-use crate::llm::{ContentBlock, ModelRequest, StreamEvent};
+use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason, ToolStatus};
+use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
 use crate::tools::{ToolCtx, ToolOutput, cap_output};
 
 /// Corrective messages per turn for tool calls written as text.
@@ -47,39 +48,43 @@ impl Session {
             }
             round += 1;
             self.emit(Event::RoundStarted { round });
-            let request = ModelRequest {
-                system: &self.config.system_prompt,
-                messages: self.conversation.messages(),
-                tools: &self.tool_defs,
-                max_tokens: self.config.max_tokens,
-            };
-            let events = self.events.clone();
-            let mut on_stream = move |ev: StreamEvent| {
-                let event = match ev {
-                    StreamEvent::TextDelta(text) => Event::TextDelta { text },
-                    StreamEvent::ReasoningDelta(text) => Event::ReasoningDelta { text },
-                    StreamEvent::Retrying {
-                        attempt,
-                        delay_ms,
-                        reason,
-                    } => Event::Retrying {
-                        attempt,
-                        delay_ms,
-                        reason,
-                    },
-                };
-                let _ = events.send(event);
-            };
-            let result = tokio::select! {
-                r = self.client.stream(&request, &mut on_stream) => r,
-                _ = cancel.cancelled() => {
-                    self.emit(Event::TurnAborted {
-                        reason: AbortReason::Interrupted,
-                        message: "interrupted while the model was answering".into(),
-                        error: None,
-                    });
-                    return TurnEnd::Interrupted;
+            // A round boundary: compact when asked to, or when the request would not fit.
+            let asked = self
+                .compact_request
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.take());
+            if let Some(focus) = asked {
+                self.compact(CompactReason::User, focus, cancel).await;
+            } else if self.over_threshold() {
+                self.compact(CompactReason::Threshold, None, cancel).await;
+            }
+            if cancel.is_cancelled() {
+                self.emit(Event::TurnAborted {
+                    reason: AbortReason::Interrupted,
+                    message: "interrupted while the conversation was compacted".into(),
+                    error: None,
+                });
+                return TurnEnd::Interrupted;
+            }
+            let mut retried = false;
+            let result = loop {
+                match self.sample(cancel).await {
+                    Some(Err(e)) if !retried && is_too_long(&e) => {
+                        tracing::warn!(error = %e, "prompt too long; compacting and retrying");
+                        retried = true;
+                        self.compact(CompactReason::TooLong, None, cancel).await;
+                    }
+                    other => break other,
                 }
+            };
+            let Some(result) = result else {
+                self.emit(Event::TurnAborted {
+                    reason: AbortReason::Interrupted,
+                    message: "interrupted while the model was answering".into(),
+                    error: None,
+                });
+                return TurnEnd::Interrupted;
             };
             let reply = match result {
                 Ok(reply) => reply,
@@ -94,6 +99,14 @@ impl Session {
                 }
             };
             let u = reply.usage;
+            let prompt = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+            if prompt > 0 {
+                self.last_prompt = Some((prompt, messages_bytes(self.conversation.messages())));
+            }
+            self.emit(Event::ContextUsage {
+                used: prompt,
+                window: self.window(),
+            });
             self.totals.input_tokens += u.input_tokens;
             self.totals.output_tokens += u.output_tokens;
             self.totals.cache_read_tokens += u.cache_read_tokens;
@@ -133,11 +146,12 @@ impl Session {
                 return TurnEnd::Complete;
             }
 
+            let window = self.window();
             let mut results = Vec::with_capacity(calls.len());
             let mut plan_written = false;
             for (id, name, input) in calls {
                 if cancel.is_cancelled() {
-                    results.push(result_block(&id, ToolOutput::error(NOT_RUN_RESULT)));
+                    results.push(result_block(&id, ToolOutput::error(NOT_RUN_RESULT), window));
                     continue;
                 }
                 let invalid = reply
@@ -148,7 +162,7 @@ impl Session {
                 let (output, status, written) =
                     self.run_tool(&id, &name, &input, invalid, cancel).await;
                 plan_written |= written;
-                results.push(result_block(&id, output));
+                results.push(result_block(&id, output, window));
                 if status == ToolStatus::Interrupted {
                     tracing::info!(tool = %name, "tool interrupted");
                 }
@@ -165,6 +179,40 @@ impl Session {
             let nag = self.reminders.after_round(plan_written, &self.plan);
             self.conversation
                 .push_tool_results(results, nag.into_iter().collect());
+        }
+    }
+
+    /// One model request over the conversation as it is; `None` when interrupted.
+    async fn sample(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Option<Result<AssistantReply, LlmError>> {
+        let request = ModelRequest {
+            system: &self.config.system_prompt,
+            messages: self.conversation.messages(),
+            tools: &self.tool_defs,
+            max_tokens: self.config.max_tokens,
+        };
+        let events = self.events.clone();
+        let mut on_stream = move |ev: StreamEvent| {
+            let event = match ev {
+                StreamEvent::TextDelta(text) => Event::TextDelta { text },
+                StreamEvent::ReasoningDelta(text) => Event::ReasoningDelta { text },
+                StreamEvent::Retrying {
+                    attempt,
+                    delay_ms,
+                    reason,
+                } => Event::Retrying {
+                    attempt,
+                    delay_ms,
+                    reason,
+                },
+            };
+            let _ = events.send(event);
+        };
+        tokio::select! {
+            r = self.client.stream(&request, &mut on_stream) => Some(r),
+            _ = cancel.cancelled() => None,
         }
     }
 
@@ -316,10 +364,10 @@ impl Session {
     }
 }
 
-fn result_block(id: &str, out: ToolOutput) -> ContentBlock {
+fn result_block(id: &str, out: ToolOutput, window: u64) -> ContentBlock {
     ContentBlock::ToolResult {
         tool_use_id: id.to_string(),
-        content: out.content,
+        content: fit_result(out.content, window),
         is_error: out.is_error,
     }
 }

@@ -97,6 +97,21 @@ impl Settings {
         );
         line(
             &mut out,
+            "context_window",
+            match self.context_window.value {
+                0 => "the model's".to_string(),
+                w => w.to_string(),
+            },
+            &self.context_window.source,
+        );
+        line(
+            &mut out,
+            "compact_at",
+            self.compact_at.value.to_string(),
+            &self.compact_at.source,
+        );
+        line(
+            &mut out,
             "output_cap",
             self.output_cap.value.to_string(),
             &self.output_cap.source,

@@ -54,6 +54,10 @@ pub struct Layer {
     pub nag_every: Option<u32>,
     pub bash_timeout: Option<u64>,
     pub output_cap: Option<usize>,
+    /// The context window in tokens; 0 = the model's (or 128k).
+    pub context_window: Option<u64>,
+    /// The share of the window past which the conversation is compacted.
+    pub compact_at: Option<f64>,
     pub max_retries: Option<u32>,
     pub stream_idle_timeout: Option<u64>,
     /// Extended thinking's token budget (Anthropic); 0 = off.
@@ -145,6 +149,8 @@ pub struct Settings {
     pub nag_every: Sourced<u32>,
     pub bash_timeout: Sourced<u64>,
     pub output_cap: Sourced<usize>,
+    pub context_window: Sourced<u64>,
+    pub compact_at: Sourced<f64>,
     pub max_retries: Sourced<u32>,
     pub stream_idle_timeout: Sourced<u64>,
     pub thinking_budget: Sourced<u32>,
@@ -274,6 +280,13 @@ impl Layers<'_> {
 
 fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.parse().map_err(|_| "expected a whole number".to_string())
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err("expected a number above 0 and at most 1".to_string()),
+    }
 }
 
 fn text(s: &str) -> Result<String, String> {
@@ -434,6 +447,20 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             number,
             30_000,
         )?,
+        context_window: layers.pick(
+            "--context-window",
+            |l| l.context_window,
+            &["WAYPOINT_CONTEXT_WINDOW"],
+            number,
+            0,
+        )?,
+        compact_at: layers.pick(
+            "--compact-at",
+            |l| l.compact_at,
+            &["WAYPOINT_COMPACT_AT"],
+            share,
+            0.8,
+        )?,
         max_retries: layers.pick(
             "--max-retries",
             |l| l.max_retries,
@@ -541,6 +568,26 @@ output = 0.0
         );
         assert_eq!(s.stream_idle_timeout.value, 60);
         assert_eq!(s.api_key, None);
+    }
+
+    #[test]
+    fn context_window_and_compact_at_from_file_env_and_flag() {
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!((s.context_window.value, s.compact_at.value), (0, 0.8));
+        let file = "context_window = 8000\ncompact_at = 0.5\n";
+        let s = resolve_with(Layer::default(), None, &[], Some(file)).unwrap();
+        assert_eq!((s.context_window.value, s.compact_at.value), (8000, 0.5));
+        let env = [("WAYPOINT_CONTEXT_WINDOW", "64000")];
+        let s = resolve_with(Layer::default(), None, &env, Some(file)).unwrap();
+        assert_eq!(s.context_window.value, 64000);
+        let flags = Layer {
+            context_window: Some(32000),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &env, Some(file)).unwrap();
+        assert_eq!(s.context_window.value, 32000);
+        let bad = [("WAYPOINT_COMPACT_AT", "1.5")];
+        assert!(resolve_with(Layer::default(), None, &bad, None).is_err());
     }
 
     #[test]

@@ -1,0 +1,439 @@
+//! Compaction: when the conversation nears the context window, the model
+//! summarises the work so far and the conversation is rebuilt as the task,
+//! that summary, the plan rendered from the plan store, and the last turns
+//! verbatim. Invariants: the plan always comes from [`TodoManager::render`]
+//! (never from the summary), the rebuilt conversation keeps every
+//! `tool_use` answered by its `tool_result` (it validates), and no request
+//! is sent larger than the window: when summarising fails, the oldest tool
+//! outputs are dropped instead (each replaced by a one-line marker).
+//!
+//! [`TodoManager::render`]: crate::todo::TodoManager::render
+
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use super::conversation::Conversation;
+use crate::events::{CompactReason, Event};
+use crate::llm::{ContentBlock, LlmError, Message, ModelRequest, Role, StreamEvent};
+
+/// The window used when neither the settings nor the model list know one.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// How a rebuilt conversation marks the summary.
+pub const SUMMARY_HEADER: &str = "[Summary of earlier work in this session, written when the conversation was compacted to fit the context window. The messages it summarises are gone.]";
+
+/// How a rebuilt conversation introduces the plan.
+pub const PLAN_HEADER: &str = "[The current plan, from the plan store; it is complete and authoritative. Continue it with todo_write, keeping the same ids.]";
+
+const SUMMARY_INSTRUCTION: &str = "The conversation is about to be compacted to fit the context window. \
+Write a concise summary of the work so far for your own later use: the decisions made and why, \
+the files read or changed, the commands that worked and those that failed (with the reason), \
+what you learned about the code, and the open questions. Do not restate the plan; it is kept separately. \
+Do not call tools; answer with the summary only.";
+
+/// Tokens for `bytes` of text, by the usual four bytes a token.
+pub fn tokens_of(bytes: usize) -> u64 {
+    u64::try_from(bytes / 4).unwrap_or(u64::MAX)
+}
+
+/// The bytes of a message's text, tool inputs and results (what the wire carries).
+pub fn message_bytes(m: &Message) -> usize {
+    m.content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len() + 16,
+            ContentBlock::ToolUse { id, name, input } => {
+                id.len() + name.len() + input.to_string().len() + 32
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => tool_use_id.len() + content.len() + 32,
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => thinking.len() + signature.len() + 32,
+            ContentBlock::RedactedThinking { data } => data.len() + 32,
+            ContentBlock::Reasoning { text, details, .. } => {
+                text.len() + details.as_ref().map_or(0, |d| d.to_string().len()) + 32
+            }
+        })
+        .sum::<usize>()
+        + 16
+}
+
+/// The bytes of a whole list of messages.
+pub fn messages_bytes(messages: &[Message]) -> usize {
+    messages.iter().map(message_bytes).sum()
+}
+
+/// True when the provider refused the request because the prompt is longer
+/// than the model's window.
+pub fn is_too_long(e: &LlmError) -> bool {
+    let text = e.to_string().to_lowercase();
+    text.contains("prompt is too long")
+        || text.contains("context_length_exceeded")
+        || text.contains("maximum context length")
+        || text.contains("context window")
+}
+
+/// Cuts a tool result that alone would take more than a quarter of the
+/// window to its head and tail, with a marker naming the full size.
+pub fn fit_result(content: String, window: u64) -> String {
+    let limit = usize::try_from(window).unwrap_or(usize::MAX); // a quarter of the window, in bytes
+    if content.len() <= limit {
+        return content;
+    }
+    let keep = limit / 2;
+    let head_end = content.floor_char_boundary(keep);
+    let tail_start = content.ceil_char_boundary(content.len().saturating_sub(keep).max(head_end));
+    format!(
+        "{}\n[… output cut to fit the context window: {} bytes in full, {} bytes not shown …]\n{}",
+        &content[..head_end],
+        content.len(),
+        tail_start - head_end,
+        &content[tail_start..]
+    )
+}
+
+/// Replaces the oldest tool outputs by a one-line marker until the messages
+/// take at most `target_bytes`, leaving the last `keep_last` messages whole.
+/// Pairs stay valid: a result is shortened, never removed.
+pub fn drop_old_outputs(messages: &mut [Message], target_bytes: usize, keep_last: usize) {
+    let mut total = messages_bytes(messages);
+    let end = messages.len().saturating_sub(keep_last);
+    for m in messages[..end].iter_mut() {
+        if total <= target_bytes {
+            return;
+        }
+        for b in m.content.iter_mut() {
+            if total <= target_bytes {
+                return;
+            }
+            if let ContentBlock::ToolResult { content, .. } = b
+                && !content.starts_with("[output dropped")
+            {
+                let marker = format!(
+                    "[output dropped to fit the context window: {} bytes]",
+                    content.len()
+                );
+                total = total.saturating_sub(content.len()) + marker.len();
+                *content = marker;
+            }
+        }
+    }
+}
+
+/// Rebuilds the conversation: the task, the summary, the plan, and the
+/// longest tail of whole turns (starting at an assistant message, so each
+/// `tool_use` there keeps its result) that fits in `tail_bytes`.
+pub fn rebuild(
+    old: &[Message],
+    summary: Option<&str>,
+    plan: &str,
+    tail_bytes: usize,
+) -> Vec<Message> {
+    let task = old
+        .first()
+        .and_then(|m| {
+            m.content.iter().find_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+        })
+        .unwrap_or_else(|| "(the original task was not kept)".into());
+    let mut head = vec![ContentBlock::Text { text: task }];
+    if let Some(summary) = summary {
+        head.push(ContentBlock::Text {
+            text: format!("{SUMMARY_HEADER}\n\n{summary}"),
+        });
+    }
+    head.push(ContentBlock::Text {
+        text: format!("{PLAN_HEADER}\n\n{plan}"),
+    });
+    let mut start = old.len();
+    let mut used = 0usize;
+    for i in (1..old.len()).rev() {
+        used += message_bytes(&old[i]);
+        if used > tail_bytes {
+            break;
+        }
+        if old[i].role == Role::Assistant {
+            start = i;
+        }
+    }
+    let mut out = vec![Message {
+        role: Role::User,
+        content: head,
+    }];
+    out.extend_from_slice(&old[start..]);
+    out
+}
+
+impl Session {
+    /// The context window: the setting, else the model's, else the default.
+    pub(super) fn window(&self) -> u64 {
+        self.config
+            .context_window
+            .filter(|w| *w > 0)
+            .or_else(|| crate::models::known(self.client.model()).map(|m| m.context_window))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// The fixed part of every request: the system prompt and the tools.
+    fn fixed_bytes(&self) -> usize {
+        self.config.system_prompt.len() + self.tool_defs_bytes
+    }
+
+    /// The next request's prompt tokens: the last reported ones plus a
+    /// quarter of the bytes added since, and never less than bytes/4.
+    pub(super) fn estimate(&self) -> u64 {
+        let conv = messages_bytes(self.conversation.messages());
+        let by_bytes = tokens_of(conv + self.fixed_bytes());
+        match self.last_prompt {
+            Some((tokens, at)) => by_bytes.max(tokens + tokens_of(conv.saturating_sub(at))),
+            None => by_bytes,
+        }
+    }
+
+    /// True when the next request would pass `compact_at` of the window
+    /// and the conversation grew since the last compaction (a prompt that
+    /// compaction cannot shrink, say a huge system prompt, is not compacted
+    /// again every round).
+    pub(super) fn over_threshold(&self) -> bool {
+        let window = self.window();
+        let limit = (window as f64 * self.config.compact_at.clamp(0.05, 1.0)) as u64;
+        let estimate = self.estimate();
+        let grown = self
+            .compacted_to
+            .is_none_or(|after| estimate > after + window / 20);
+        estimate > limit && grown && self.conversation.messages().len() > 2
+    }
+
+    /// Compacts the conversation (see the module docs). Never fails: when
+    /// the summary cannot be had, it falls back to dropping old outputs.
+    pub(super) async fn compact(
+        &mut self,
+        reason: CompactReason,
+        focus: Option<String>,
+        cancel: &CancellationToken,
+    ) {
+        let before = self.estimate();
+        self.emit(Event::CompactionBegin { reason });
+        let window = self.window();
+        let window_bytes = usize::try_from(window.saturating_mul(4)).unwrap_or(usize::MAX);
+        let summary_tokens = u32::try_from((window / 8).max(256)).unwrap_or(u32::MAX);
+        let summary = self
+            .summarise(focus, window_bytes, summary_tokens, cancel)
+            .await;
+        let plan = self.plan.render();
+        // What fits after compaction: about a third of the threshold, half of it the tail.
+        let target = (window_bytes as f64 * self.config.compact_at.clamp(0.05, 1.0) * 0.4) as usize;
+        let target = target.saturating_sub(self.fixed_bytes());
+        let fallback = summary.is_none();
+        let messages = match summary {
+            Some(summary) => rebuild(
+                self.conversation.messages(),
+                Some(&summary),
+                &plan,
+                target / 2,
+            ),
+            None => {
+                let mut messages = self.conversation.messages().to_vec();
+                drop_old_outputs(&mut messages, target, 2);
+                if messages_bytes(&messages) > target {
+                    drop_old_outputs(&mut messages, target, 0);
+                }
+                if messages_bytes(&messages) > target {
+                    // Still too long (long texts): keep the task, the plan and what tail fits.
+                    rebuild(&messages, None, &plan, target / 2)
+                } else {
+                    messages
+                }
+            }
+        };
+        let mut conversation = Conversation::from_messages(messages);
+        if fallback {
+            // The plan is re-sent whole in the next request either way.
+            if conversation
+                .messages()
+                .last()
+                .is_some_and(|m| m.role == Role::User)
+            {
+                conversation.push_user_text(format!("{PLAN_HEADER}\n\n{plan}"));
+            }
+        }
+        if conversation.validate().is_ok() {
+            self.conversation = conversation;
+        } else {
+            tracing::error!("compaction built an invalid conversation; kept the old one");
+        }
+        self.last_prompt = None;
+        let after = self.estimate();
+        self.compacted_to = Some(after);
+        self.emit(Event::CompactionEnd {
+            before_tokens: before,
+            after_tokens: after,
+            fallback,
+        });
+    }
+
+    /// Asks the model for a summary, streamed as `SummaryDelta`; `None` on
+    /// error, interrupt or a summary too long to help.
+    async fn summarise(
+        &mut self,
+        focus: Option<String>,
+        window_bytes: usize,
+        max_tokens: u32,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let mut messages = self.conversation.messages().to_vec();
+        let mut instruction = SUMMARY_INSTRUCTION.to_string();
+        if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+            instruction.push_str(&format!(
+                "\n\nThe user asks the summary to focus on: {focus}"
+            ));
+        }
+        let ask = ContentBlock::Text { text: instruction };
+        match messages.last_mut() {
+            Some(m) if m.role == Role::User => m.content.push(ask),
+            _ => messages.push(Message {
+                role: Role::User,
+                content: vec![ask],
+            }),
+        }
+        // The summary request itself must fit: old outputs go first.
+        let room = window_bytes
+            .saturating_sub(self.config.system_prompt.len())
+            .saturating_sub(max_tokens as usize * 4)
+            .saturating_mul(9)
+            / 10;
+        drop_old_outputs(&mut messages, room, 2);
+        drop_old_outputs(&mut messages, room, 0);
+        if messages_bytes(&messages) > room {
+            return None;
+        }
+        let request = ModelRequest {
+            system: &self.config.system_prompt,
+            messages: &messages,
+            tools: &[],
+            max_tokens,
+        };
+        let events = self.events.clone();
+        let mut on_stream = move |ev: StreamEvent| {
+            if let StreamEvent::TextDelta(text) = ev {
+                let _ = events.send(Event::SummaryDelta { text });
+            }
+        };
+        let result = tokio::select! {
+            r = self.client.stream(&request, &mut on_stream) => r,
+            _ = cancel.cancelled() => return None,
+        };
+        let reply = match result {
+            Ok(reply) => reply,
+            Err(e) => {
+                tracing::warn!(error = %e, "summary request failed; dropping old outputs instead");
+                return None;
+            }
+        };
+        let text: String = reply
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = text.trim().to_string();
+        if text.is_empty() || text.len() > window_bytes / 4 {
+            return None;
+        }
+        Some(text)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rounds(n: usize, output: usize) -> Vec<Message> {
+        let mut m = vec![Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text {
+                text: "the task".into(),
+            }],
+        }];
+        for i in 0..n {
+            m.push(Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: format!("t{i}"),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"}),
+                }],
+            });
+            m.push(Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: format!("t{i}"),
+                    content: "x".repeat(output),
+                    is_error: false,
+                }],
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn rebuild_keeps_task_summary_plan_and_whole_pairs() {
+        let old = rounds(20, 1000);
+        let out = rebuild(&old, Some("did things"), "1. [ ] a", 3000);
+        let conv = Conversation::from_messages(out.clone());
+        assert_eq!(conv.validate(), Ok(()));
+        let head = serde_json::to_string(&out[0]).unwrap();
+        assert!(head.contains("the task") && head.contains("did things"));
+        assert!(head.contains(PLAN_HEADER) && head.contains("1. [ ] a"));
+        // Two whole rounds fit in 3000 bytes, the last ones.
+        assert_eq!(out.len(), 1 + 4);
+        assert_eq!(out.last(), old.last());
+    }
+
+    #[test]
+    fn fallback_drops_oldest_outputs_first_and_keeps_pairs() {
+        let mut m = rounds(10, 1000);
+        drop_old_outputs(&mut m, 6000, 2);
+        assert_eq!(Conversation::from_messages(m.clone()).validate(), Ok(()));
+        assert!(messages_bytes(&m) <= 6000);
+        let first = serde_json::to_string(&m[2]).unwrap();
+        assert!(first.contains("[output dropped to fit the context window: 1000 bytes]"));
+        let last = serde_json::to_string(&m[20]).unwrap();
+        assert!(!last.contains("output dropped"));
+    }
+
+    #[test]
+    fn a_huge_result_is_cut_at_a_quarter_of_the_window() {
+        let out = fit_result("a".repeat(50_000), 8000);
+        assert!(out.len() < 8200);
+        assert!(out.contains("50000 bytes in full"));
+        assert_eq!(fit_result("short".into(), 8000), "short");
+    }
+
+    #[test]
+    fn too_long_errors_are_recognised() {
+        let http = |m: &str| LlmError::Http {
+            status: 400,
+            message: m.into(),
+        };
+        assert!(is_too_long(&http(
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        )));
+        assert!(is_too_long(&LlmError::Api(
+            "context_length_exceeded: too many".into()
+        )));
+        assert!(!is_too_long(&http("invalid x-api-key")));
+    }
+}
