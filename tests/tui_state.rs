@@ -997,6 +997,7 @@ fn every_binding_is_reachable_where_it_applies() {
                 type_text(&mut a, "/m", now);
             }
             Context::Confirm => a.overlays.confirm = Some(Confirm::NewSession),
+            Context::Help => a.overlays.help = true,
         }
         a
     };
@@ -1483,4 +1484,34 @@ fn the_cost_counts_cache_reads_and_writes_at_their_prices() {
     // $3 input + $0.30 cache reads + $3.75 cache writes per million.
     let cost = a.status.cost().unwrap();
     assert!((cost - 7.05).abs() < 1e-9, "{cost}");
+}
+
+#[test]
+fn the_help_scrolls_on_a_small_terminal_and_any_other_key_closes_it() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    update::on_key(&mut a, key(KeyCode::F(1)), now);
+    let s = screen_text(&mut a, 80, 24, now);
+    assert!(s.contains("more (↓ PgDn)"), "{s}");
+    assert!(!s.contains("/quit"), "{s}");
+    // PgDn twice reaches the slash commands at the bottom.
+    update::on_key(&mut a, key(KeyCode::PageDown), now);
+    screen_text(&mut a, 80, 24, now);
+    update::on_key(&mut a, key(KeyCode::PageDown), now);
+    let s = screen_text(&mut a, 80, 24, now);
+    assert!(
+        s.contains("/quit") && s.contains("Typed text is never lost"),
+        "{s}"
+    );
+    assert!(a.overlays.help, "scrolling keeps it open");
+    // Another key closes it; a typed character still reaches the input.
+    update::on_key(&mut a, key(KeyCode::Char('x')), now);
+    assert!(!a.overlays.help);
+    assert_eq!(a.input.text(), "x");
+    // Opened again, it starts at the top.
+    a.input.clear();
+    update::on_key(&mut a, key(KeyCode::F(1)), now);
+    let s = screen_text(&mut a, 80, 24, now);
+    assert!(s.contains("interrupt now"), "{s}");
 }

@@ -177,6 +177,7 @@ pub fn run(app: &mut App, text: &str, now: Instant) -> Option<Vec<Effect>> {
 
 fn help(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     app.overlays.help = true;
+    app.overlays.help_scroll.home();
     Vec::new()
 }
 

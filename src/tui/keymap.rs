@@ -10,6 +10,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 /// global keys, the global keys before the focused pane's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Context {
+    /// The `?` help is open (a key it does not scroll with closes it).
+    Help,
     /// A yes/no question is open.
     Confirm,
     /// The slash-command list is open over the input.
@@ -29,6 +31,7 @@ pub enum Context {
 impl Context {
     pub fn label(self) -> &'static str {
         match self {
+            Context::Help => "help",
             Context::Confirm => "question",
             Context::Commands => "command list",
             Context::Global => "",
@@ -64,11 +67,12 @@ pub enum Action {
     CommandClose,
     Yes,
     No,
+    HelpScroll,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 22] = [
+    pub const ALL: [Action; 23] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -91,6 +95,7 @@ impl Action {
         Action::CommandClose,
         Action::Yes,
         Action::No,
+        Action::HelpScroll,
     ];
 }
 
@@ -216,7 +221,7 @@ const fn bind(
     }
 }
 
-use Context::{Commands, Confirm, Global, Input, Pane, Plan, Tools};
+use Context::{Commands, Confirm, Global, Help, Input, Pane, Plan, Tools};
 
 /// Most important first: a small terminal shows the top of the help.
 pub const BINDINGS: &[Binding] = &[
@@ -364,6 +369,17 @@ pub const BINDINGS: &[Binding] = &[
         Action::No,
         "answer no",
     ),
+    bind(
+        Help,
+        &[
+            plain(KeyCode::Down),
+            plain(KeyCode::Up),
+            plain(KeyCode::PageDown),
+            plain(KeyCode::PageUp),
+        ],
+        Action::HelpScroll,
+        "scroll the help (any other key closes it)",
+    ),
 ];
 
 /// The binding of `ev` in `context`, if any (exact modifiers first).
@@ -445,6 +461,7 @@ mod tests {
             Action::CommandClose => 19,
             Action::Yes => 20,
             Action::No => 21,
+            Action::HelpScroll => 22,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

@@ -51,6 +51,11 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
         out.detail = trace::layout(&mut trace, &app.ctx(now), r);
         app.trace = trace;
     }
+    if app.overlays.help {
+        let (rect, total) = help::area(area);
+        let height = usize::from(rect.height.saturating_sub(2));
+        app.overlays.help_scroll.resolve(total, height);
+    }
     if commands::popup_open(app) {
         let found = commands::matches(&commands::filter(app)).len();
         out.popup = Some(widgets::commands::area(area, areas.input, found));
@@ -83,7 +88,7 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
         draw_confirm(frame, question.question(), &ctx, area);
     }
     if app.overlays.help {
-        help::render(frame, &ctx, area);
+        help::render(frame, &ctx, area, app.overlays.help_scroll.shown);
     }
 }
 

@@ -30,6 +30,8 @@ pub struct Popup {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Overlays {
     pub help: bool,
+    /// Where the help is scrolled to (it may be taller than the terminal).
+    pub help_scroll: super::Scroll,
     pub popup: Popup,
     pub confirm: Option<Confirm>,
 }

@@ -21,6 +21,9 @@ pub const TRACE_PAGE: usize = 5;
 
 /// The contexts open now, most specific first.
 fn contexts(app: &App) -> Vec<Context> {
+    if app.overlays.help {
+        return vec![Context::Help];
+    }
     if app.overlays.confirm.is_some() {
         return vec![Context::Confirm, Context::Global];
     }
@@ -55,8 +58,15 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     if !ctrl_c {
         app.status.ctrl_c_at = None;
     }
+    if app.overlays.help
+        && !ctrl_c
+        && let Some(binding) = keymap::lookup(Context::Help, &key)
+        && let Some(effects) = perform(app, binding.action, &key, now)
+    {
+        return effects;
+    }
     if app.overlays.help && !ctrl_c {
-        // Any key closes the help; Ctrl+C still works below, and a typed
+        // Any other key closes the help; Ctrl+C still works below, and a typed
         // character still reaches the input (but `?` only closes it).
         app.overlays.help = false;
         let chord = key
@@ -216,6 +226,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
                 return None;
             }
             app.overlays.help = true;
+            app.overlays.help_scroll.home();
             none
         }
         Action::CommandMove => {
@@ -245,6 +256,16 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         }
         Action::CommandClose => {
             app.overlays.popup.dismissed_for = Some(app.input.text());
+            none
+        }
+        Action::HelpScroll => {
+            let scroll = &mut app.overlays.help_scroll;
+            match key.code {
+                KeyCode::Up => scroll.up(1),
+                KeyCode::Down => scroll.down(1, false),
+                KeyCode::PageUp => scroll.up(scroll.page()),
+                _ => scroll.down(scroll.page(), false),
+            }
             none
         }
         Action::Yes | Action::No => {

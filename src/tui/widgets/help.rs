@@ -29,21 +29,31 @@ pub fn rows() -> Vec<(String, String)> {
     rows
 }
 
-pub fn render(frame: &mut Frame, ctx: &Ctx<'_>, area: Rect) {
-    let p = ctx.palette;
-    let rows = rows();
+/// Lines below the key rows: a blank and the note on typed text.
+const FOOTER: usize = 2;
+
+/// The help's box in `area`, and how many lines it holds in all.
+pub fn area(area: Rect) -> (Rect, usize) {
+    let total = rows().len() + FOOTER;
     let w = area.width.min(76);
-    let h = area.height.min(
-        u16::try_from(rows.len())
-            .unwrap_or(u16::MAX)
-            .saturating_add(4),
-    );
+    let h = area
+        .height
+        .min(u16::try_from(total).unwrap_or(u16::MAX).saturating_add(2));
     let rect = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
         width: w,
         height: h,
     };
+    (rect, total)
+}
+
+/// Draws the help over `area`, from line `top` (the layout pass settled it).
+pub fn render(frame: &mut Frame, ctx: &Ctx<'_>, area: Rect, top: usize) {
+    let p = ctx.palette;
+    let rows = rows();
+    let (rect, total) = self::area(area);
+    let w = rect.width;
     let key_w = rows
         .iter()
         .map(|(k, _)| k.chars().count())
@@ -76,9 +86,20 @@ pub fn render(frame: &mut Frame, ctx: &Ctx<'_>, area: Rect) {
         p.dim(),
     ));
     frame.render_widget(Clear, rect);
-    let block = Block::new()
+    let mut block = Block::new()
         .borders(Borders::ALL)
         .border_style(p.focus_border())
         .title(" Keys ");
+    let height = usize::from(rect.height.saturating_sub(2));
+    if top + height < total {
+        block = block.title_bottom(
+            Line::styled(
+                format!(" ↓ {} more (↓ PgDn) ", total - top - height),
+                p.warning(),
+            )
+            .right_aligned(),
+        );
+    }
+    let lines: Vec<Line<'static>> = lines.into_iter().skip(top).take(height).collect();
     frame.render_widget(Paragraph::new(lines).block(block), rect);
 }
