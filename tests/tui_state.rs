@@ -1080,7 +1080,7 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
     // A new session (the engine's answer to /new) empties the plan too;
     // the tokens spent stay counted.
     let mut b = interrupted(&clock);
-    let tokens = b.status.tokens;
+    let tokens = b.status.totals;
     update::on_event(&mut b, plan_event(Vec::new(), Default::default()), now);
     update::on_event(&mut b, Event::SessionReset, now);
     assert!(b.plan.items.is_empty() && b.trace.entries.is_empty());
@@ -1089,7 +1089,7 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
         vec!["New session: empty conversation and plan."]
     );
     assert!(!b.status.can_resume);
-    assert_eq!(b.status.tokens, tokens);
+    assert_eq!(b.status.totals, tokens);
 }
 
 #[test]
@@ -1297,7 +1297,14 @@ fn the_cached_share_of_prompt_tokens_is_shown_and_costed_per_model() {
     );
     // The per-model usage keeps the cache tokens; /cost shows the share.
     let u = &a.status.by_model[0];
-    assert_eq!((u.input, u.cache_read, u.output), (12_000, 88_000, 4_000));
+    assert_eq!(
+        (
+            u.usage.input_tokens,
+            u.usage.cache_read_tokens,
+            u.usage.output_tokens
+        ),
+        (12_000, 88_000, 4_000)
+    );
     type_text(&mut a, "/cost", clock.at(3.0));
     update::on_key(&mut a, key(KeyCode::Enter), clock.at(3.0));
     let cost = notices(&a).last().unwrap().to_string();

@@ -248,10 +248,10 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     if let Some(pc) = s.cached_percent() {
         out.push_str(&format!(" ({pc}% cached)"));
     }
-    out.push_str(&format!(", ↓{} out", s.tokens.1));
+    out.push_str(&format!(", ↓{} out", s.totals.output_tokens));
     match s.cost() {
         Some(usd) => out.push_str(&format!(", {}", format_cost(usd))),
-        None if s.prompt_tokens() != 0 || s.tokens.1 != 0 => {
+        None if s.prompt_tokens() != 0 || s.totals.output_tokens != 0 => {
             out.push_str(" (cost unknown: a model's price is not known)")
         }
         None => {}
@@ -262,14 +262,14 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
             .cost()
             .map(format_cost)
             .unwrap_or_else(|| "price unknown".into());
-        let cached = cached_percent(u.cache_read, u.prompt())
+        let cached = cached_percent(u.usage.cache_read_tokens, u.usage.prompt_tokens())
             .map(|pc| format!(" ({pc}% cached)"))
             .unwrap_or_default();
         out.push_str(&format!(
             "\n  {}: ↑{}{cached} ↓{} · {usd}",
             u.model,
-            short(u.prompt()),
-            short(u.output)
+            short(u.usage.prompt_tokens()),
+            short(u.usage.output_tokens)
         ));
     }
     app.notice(NoticeKind::Info, out);

@@ -9,7 +9,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::state::App;
-use super::update;
 
 #[derive(Default)]
 pub struct SpillFiles {
@@ -30,12 +29,12 @@ impl SpillFiles {
                     .and_then(|f| f.keep().map_err(|e| e.error));
                 match made {
                     Ok((file, path)) => {
-                        update::spill_result(app, serial, Some(path.clone()));
+                        app.trace.spill_result(serial, Some(path.clone()));
                         e.insert((path, file))
                     }
                     Err(err) => {
                         tracing::warn!(error = %err, "cannot make a spill file");
-                        update::spill_result(app, serial, None);
+                        app.trace.spill_result(serial, None);
                         return;
                     }
                 }
@@ -46,7 +45,7 @@ impl SpillFiles {
                 tracing::warn!(path = %path.display(), "cannot write a spill file");
                 let _ = std::fs::remove_file(path);
             }
-            update::spill_result(app, serial, None);
+            app.trace.spill_result(serial, None);
         }
     }
 }
@@ -66,7 +65,7 @@ mod tests {
     use super::*;
     use crate::events::{Event, ToolDetail, ToolSummary};
     use crate::tui::style::Palette;
-    use crate::tui::update::Effect;
+    use crate::tui::update::{self, Effect};
 
     #[test]
     fn a_huge_output_is_complete_on_disk_and_removed_with_the_session() {

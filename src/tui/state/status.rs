@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
+use crate::llm::Usage;
 use crate::pricing::{Price, price_of};
 
 /// How long a first Ctrl+C waits for the second.
@@ -36,47 +37,14 @@ pub enum Activity {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelUsage {
     pub model: String,
-    /// Prompt tokens billed at the full input price.
-    pub input: u64,
-    pub output: u64,
-    /// Prompt tokens read from the provider's cache.
-    pub cache_read: u64,
-    /// Prompt tokens written to the provider's cache.
-    pub cache_write: u64,
+    pub usage: Usage,
     pub price: Option<Price>,
 }
 
 impl ModelUsage {
-    /// All prompt tokens: input, cache reads and cache writes.
-    pub fn prompt(&self) -> u64 {
-        self.input + self.cache_read + self.cache_write
-    }
-
     /// What this model cost, cache reads and writes at their own prices.
     pub fn cost(&self) -> Option<f64> {
-        let usage = crate::llm::Usage {
-            input_tokens: self.input,
-            output_tokens: self.output,
-            cache_read_tokens: self.cache_read,
-            cache_write_tokens: self.cache_write,
-        };
-        self.price.map(|p| crate::pricing::cost(p, &usage))
-    }
-}
-
-/// One request's tokens, as `Event::Usage` reports them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-}
-
-impl Tokens {
-    /// All prompt tokens: input, cache reads and cache writes.
-    pub fn prompt(&self) -> u64 {
-        self.input + self.cache_read + self.cache_write
+        self.price.map(|p| crate::pricing::cost(p, &self.usage))
     }
 }
 
@@ -96,10 +64,8 @@ pub struct Status {
     pub turn_ended: Option<Instant>,
     pub running: bool,
     pub can_resume: bool,
-    /// Session totals (input billed at the full price, output).
-    pub tokens: (u64, u64),
-    /// Session totals of the prompt cache (reads, writes).
-    pub cache_tokens: (u64, u64),
+    /// Session totals, as the engine counts them.
+    pub totals: Usage,
     /// This turn's tokens (all prompt tokens, output).
     pub turn_tokens: (u64, u64),
     /// How full the context window was after the last request (used, window).
@@ -129,8 +95,7 @@ impl Status {
             turn_ended: None,
             running: false,
             can_resume: false,
-            tokens: (0, 0),
-            cache_tokens: (0, 0),
+            totals: Usage::default(),
             turn_tokens: (0, 0),
             context: None,
             by_model: Vec::new(),
@@ -181,16 +146,11 @@ impl Status {
     }
 
     /// What the session cost so far, when every model used has a known price
-    /// (before any usage is reported, at the current model's price). Input
-    /// and output only: cache reads and writes are not priced yet.
+    /// (before any usage is reported, at the current model's price); cache
+    /// reads and writes at their own prices.
     pub fn cost(&self) -> Option<f64> {
         if self.by_model.is_empty() {
-            return self.price.map(|p| {
-                crate::pricing::cost(
-                    p,
-                    &crate::llm::Usage::uncached(self.tokens.0, self.tokens.1),
-                )
-            });
+            return self.price.map(|p| crate::pricing::cost(p, &self.totals));
         }
         self.by_model.iter().map(ModelUsage::cost).sum()
     }
@@ -203,12 +163,12 @@ impl Status {
 
     /// All prompt tokens of the session: input, cache reads and writes.
     pub fn prompt_tokens(&self) -> u64 {
-        self.tokens.0 + self.cache_tokens.0 + self.cache_tokens.1
+        self.totals.prompt_tokens()
     }
 
     /// The share of the session's prompt tokens read from the cache.
     pub fn cached_percent(&self) -> Option<u64> {
-        cached_percent(self.cache_tokens.0, self.prompt_tokens())
+        cached_percent(self.totals.cache_read_tokens, self.prompt_tokens())
     }
 
     /// How full the context window is, in percent (rounded down), once a
@@ -221,19 +181,13 @@ impl Status {
 
     /// Counts one request's tokens for `model` (the current one when empty);
     /// `totals` are the session's, as the engine counts them.
-    pub fn add_usage(&mut self, model: &str, request: Tokens, totals: Tokens) {
-        self.tokens = (totals.input, totals.output);
-        self.cache_tokens = (totals.cache_read, totals.cache_write);
-        self.turn_tokens.0 += request.prompt();
-        self.turn_tokens.1 += request.output;
+    pub fn add_usage(&mut self, model: &str, request: Usage, totals: Usage) {
+        self.totals = totals;
+        self.turn_tokens.0 += request.prompt_tokens();
+        self.turn_tokens.1 += request.output_tokens;
         let model = if model.is_empty() { &self.model } else { model };
         match self.by_model.iter_mut().find(|u| u.model == model) {
-            Some(u) => {
-                u.input += request.input;
-                u.output += request.output;
-                u.cache_read += request.cache_read;
-                u.cache_write += request.cache_write;
-            }
+            Some(u) => u.usage.add(&request),
             None => {
                 let price = if model == self.model {
                     self.price
@@ -242,10 +196,7 @@ impl Status {
                 };
                 self.by_model.push(ModelUsage {
                     model: model.to_string(),
-                    input: request.input,
-                    output: request.output,
-                    cache_read: request.cache_read,
-                    cache_write: request.cache_write,
+                    usage: request,
                     price,
                 });
             }

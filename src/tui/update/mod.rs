@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
-use super::state::{Activity, App, EntryKind, NoticeKind, Tokens};
+use super::state::{Activity, App, EntryKind, NoticeKind};
 use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary,
 };
+use crate::llm::Usage;
 use crate::text::clean_line;
 
 /// What the app loop must do after an update.
@@ -66,11 +67,6 @@ pub fn engine_stopped(app: &mut App, now: Instant) {
     end_turn(app, Activity::Failed, now);
     app.notice(NoticeKind::Error, ENGINE_STOPPED);
     app.status.setup_help = Some(ENGINE_STOPPED.to_string());
-}
-
-/// A spill file (or its failure) for trace entry `serial`.
-pub fn spill_result(app: &mut App, serial: u64, path: Option<std::path::PathBuf>) {
-    app.trace.spill_result(serial, path);
 }
 
 pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
@@ -135,12 +131,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::ToolCallOutputDelta { id, chunk } => {
             if let Some(t) = app.trace.by_id(&id) {
                 t.streamed = true;
-                if let Some(text) = t.output.push(chunk) {
-                    effects.push(Effect::SpillOutput {
-                        serial: t.serial,
-                        text,
-                    });
-                }
+                let spill = t.output.push(chunk);
+                effects.extend(spill_effect(t.serial, spill));
             }
         }
         Event::ToolCallEnd {
@@ -163,12 +155,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 } else {
                     None
                 };
-                if let Some(text) = spill {
-                    effects.push(Effect::SpillOutput {
-                        serial: t.serial,
-                        text,
-                    });
-                }
+                effects.extend(spill_effect(t.serial, spill));
             }
             app.status.set_activity(Activity::Thinking, now);
         }
@@ -185,17 +172,17 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             total_cache_write_tokens,
         } => app.status.add_usage(
             &model,
-            Tokens {
-                input: input_tokens,
-                output: output_tokens,
-                cache_read: cache_read_tokens,
-                cache_write: cache_write_tokens,
+            Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
             },
-            Tokens {
-                input: total_input_tokens,
-                output: total_output_tokens,
-                cache_read: total_cache_read_tokens,
-                cache_write: total_cache_write_tokens,
+            Usage {
+                input_tokens: total_input_tokens,
+                output_tokens: total_output_tokens,
+                cache_read_tokens: total_cache_read_tokens,
+                cache_write_tokens: total_cache_write_tokens,
             },
         ),
         Event::ContextUsage { used, window } => app.status.context = Some((used, window)),
@@ -276,10 +263,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.notice(NoticeKind::Error, message);
         }
         Event::ModelChanged { model, .. } => {
-            app.notice(
-                NoticeKind::Info,
-                format!("Model: {model} from the next request on."),
-            );
+            if model != app.status.model {
+                app.notice(
+                    NoticeKind::Info,
+                    format!("Model: {model} from the next request on."),
+                );
+            }
             app.status.set_model(model);
         }
         Event::SessionReset => {
@@ -297,6 +286,11 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::Idle => {}
     }
     effects
+}
+
+/// The effect that writes what a tool's output log handed back for its spill file.
+fn spill_effect(serial: u64, text: Option<String>) -> Option<Effect> {
+    text.map(|text| Effect::SpillOutput { serial, text })
 }
 
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {

@@ -123,11 +123,14 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
     });
     let prompt = app.prompt_tokens();
     let tokens_in = Span::styled(format!(" · ↑{}", compact(prompt)), p.dim());
-    let tokens_out = Span::styled(format!(" ↓{} tok", compact(app.tokens.1)), p.dim());
+    let tokens_out = Span::styled(
+        format!(" ↓{} tok", compact(app.totals.output_tokens)),
+        p.dim(),
+    );
     let cached = app
         .cached_percent()
         .map(|pc| Span::styled(format!(" ({pc}% cached)"), p.dim()));
-    let turn = (app.running || app.turn_tokens != (prompt, app.tokens.1)).then(|| {
+    let turn = (app.running || app.turn_tokens != (prompt, app.totals.output_tokens)).then(|| {
         Span::styled(
             format!(
                 " (turn ↑{} ↓{})",
@@ -139,7 +142,7 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
     });
     let cost = app
         .cost()
-        .filter(|_| prompt != 0 || app.tokens.1 != 0)
+        .filter(|_| prompt != 0 || app.totals.output_tokens != 0)
         .map(|usd| Span::styled(format!(" · {}", format_cost(usd)), p.dim()));
     let meter = app.context_percent().map(|pc| {
         let style = if pc >= 95 {
