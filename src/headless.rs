@@ -250,16 +250,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 fallback,
             } => {
                 self.end_line()?;
-                let how = if *fallback {
-                    " (old outputs dropped)"
-                } else {
-                    ""
-                };
                 writeln!(
                     self.err,
-                    "waypoint: context compacted: {}k → {}k tokens{how}",
-                    before_tokens.div_ceil(1000),
-                    after_tokens.div_ceil(1000)
+                    "waypoint: {}",
+                    crate::units::compaction(*before_tokens, *after_tokens, *fallback)
                 )?;
             }
         }
@@ -316,18 +310,9 @@ fn totals_line(u: &Usage, cost: Option<f64>) -> String {
         .unwrap_or_default();
     format!(
         "{} in{cached} / {} out{cost}",
-        compact(prompt),
-        compact(u.output_tokens)
+        crate::units::tokens(prompt),
+        crate::units::tokens(u.output_tokens)
     )
-}
-
-/// `950`, `12.3k`, `4.5M`.
-fn compact(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
 }
 
 #[cfg(test)]

@@ -21,3 +21,4 @@ pub mod text;
 pub mod todo;
 pub mod tools;
 pub mod tui;
+pub mod units;

@@ -1427,7 +1427,7 @@ fn compacting_shows_in_the_status_and_a_fallback_says_outputs_were_dropped() {
         "context compacted: 171k → 950 tokens (old tool outputs dropped)"
     );
     assert_eq!(
-        waypoint::tui::state::divider_text(2_500_000, 14_499, false),
+        waypoint::units::compaction(2_500_000, 14_499, false),
         "context compacted: 2.5M → 14k tokens"
     );
 }

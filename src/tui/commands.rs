@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use super::state::{App, Confirm, Focus, NoticeKind, cached_percent};
 use super::update::Effect;
-use super::widgets::status::compact as short;
 use crate::events::Op;
 use crate::models::{KNOWN, format_window};
 use crate::pricing::{format_cost, price_of};
+use crate::units::tokens as short;
 
 pub struct Command {
     pub name: &'static str,

@@ -199,7 +199,10 @@ impl Conversation {
     pub fn end_compaction(&mut self, before: u64, after: u64, fallback: bool) {
         self.summary_entry = None;
         self.round_entry = None;
-        self.push(EntryKind::Divider, divider_text(before, after, fallback));
+        self.push(
+            EntryKind::Divider,
+            crate::units::compaction(before, after, fallback),
+        );
     }
 
     /// Shows the model's reasoning, or folds it again.
@@ -215,30 +218,5 @@ impl Conversation {
     /// Empties the pane (the session goes on).
     pub fn clear(&mut self) {
         *self = Self::default();
-    }
-}
-
-/// What the divider after a compaction says:
-/// `context compacted: 171k → 14k tokens`, and
-/// `(old tool outputs dropped)` when summarising failed.
-pub fn divider_text(before: u64, after: u64, fallback: bool) -> String {
-    let mut text = format!(
-        "context compacted: {} → {} tokens",
-        round_tokens(before),
-        round_tokens(after)
-    );
-    if fallback {
-        text.push_str(" (old tool outputs dropped)");
-    }
-    text
-}
-
-/// `950`, `171k`, `1.2M`.
-fn round_tokens(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        // Below this, whole thousands do not round up to 1000k.
-        1_000..999_500 => format!("{}k", (n + 500) / 1_000),
-        _ => format!("{:.1}M", n as f64 / 1e6),
     }
 }

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use super::style::Palette;
 
-pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped, divider_text};
+pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
 pub use input::{HISTORY_CAP, Input};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, Popup};

@@ -16,6 +16,7 @@ use super::{clock, spinner};
 use crate::pricing::format_cost;
 use crate::tui::state::{Activity, Ctx, Status};
 use crate::tui::wrap::{str_width, truncate};
+use crate::units::tokens;
 
 fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
     let p = ctx.palette;
@@ -122,9 +123,9 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         )
     });
     let prompt = app.prompt_tokens();
-    let tokens_in = Span::styled(format!(" · ↑{}", compact(prompt)), p.dim());
+    let tokens_in = Span::styled(format!(" · ↑{}", tokens(prompt)), p.dim());
     let tokens_out = Span::styled(
-        format!(" ↓{} tok", compact(app.totals.output_tokens)),
+        format!(" ↓{} tok", tokens(app.totals.output_tokens)),
         p.dim(),
     );
     let cached = app
@@ -134,8 +135,8 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         Span::styled(
             format!(
                 " (turn ↑{} ↓{})",
-                compact(app.turn_tokens.0),
-                compact(app.turn_tokens.1)
+                tokens(app.turn_tokens.0),
+                tokens(app.turn_tokens.1)
             ),
             p.dim(),
         )
@@ -220,28 +221,4 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
         }
     };
     frame.render_widget(Paragraph::new(line), area);
-}
-
-/// `950`, `12.3k`, `4.5M`.
-pub fn compact(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        // Below this, one decimal of thousands does not round up to 1000.0k.
-        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::compact;
-
-    #[test]
-    fn compact_counts_never_read_1000k() {
-        assert_eq!(compact(999), "999");
-        assert_eq!(compact(12_345), "12.3k");
-        assert_eq!(compact(999_949), "999.9k");
-        assert_eq!(compact(999_950), "1.0M");
-        assert_eq!(compact(4_500_000), "4.5M");
-    }
 }
