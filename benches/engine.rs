@@ -650,7 +650,7 @@ fn bench_compaction(c: &mut Criterion) {
         b.iter_batched(
             || messages.clone(),
             |mut m| {
-                drop_old_outputs(&mut m, 100_000, 2);
+                drop_old_outputs(&mut m, 100_000);
                 let conv = Conversation::from_messages(m);
                 black_box(conv.validate().is_ok())
             },

@@ -15,6 +15,7 @@ use super::Session;
 use super::conversation::Conversation;
 use crate::events::{CompactReason, Event};
 use crate::llm::{ContentBlock, LlmError, Message, ModelRequest, Role, StreamEvent};
+use crate::tools::cap_with;
 
 /// The window used when neither the settings nor the model list know one.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
@@ -85,25 +86,19 @@ pub fn fit_result(content: String, window: u64) -> String {
     if content.len() <= limit {
         return content;
     }
-    let keep = limit / 2;
-    let head_end = content.floor_char_boundary(keep);
-    let tail_start = content.ceil_char_boundary(content.len().saturating_sub(keep).max(head_end));
-    format!(
-        "{}\n[… output cut to fit the context window: {} bytes in full, {} bytes not shown …]\n{}",
-        &content[..head_end],
-        content.len(),
-        tail_start - head_end,
-        &content[tail_start..]
-    )
+    cap_with(&content, limit, |total, dropped| {
+        format!(
+            "[… output cut to fit the context window: {total} bytes in full, {dropped} bytes not shown …]"
+        )
+    })
 }
 
 /// Replaces the oldest tool outputs by a one-line marker until the messages
-/// take at most `target_bytes`, leaving the last `keep_last` messages whole.
-/// Pairs stay valid: a result is shortened, never removed.
-pub fn drop_old_outputs(messages: &mut [Message], target_bytes: usize, keep_last: usize) {
+/// take at most `target_bytes` (oldest first, so the latest stay whole as
+/// long as possible). Pairs stay valid: a result is shortened, never removed.
+pub fn drop_old_outputs(messages: &mut [Message], target_bytes: usize) {
     let mut total = messages_bytes(messages);
-    let end = messages.len().saturating_sub(keep_last);
-    for m in messages[..end].iter_mut() {
+    for m in messages.iter_mut() {
         if total <= target_bytes {
             return;
         }
@@ -241,29 +236,26 @@ impl Session {
             ),
             None => {
                 let mut messages = self.conversation.messages().to_vec();
-                drop_old_outputs(&mut messages, target, 2);
-                if messages_bytes(&messages) > target {
-                    drop_old_outputs(&mut messages, target, 0);
-                }
+                drop_old_outputs(&mut messages, target);
                 if messages_bytes(&messages) > target {
                     // Still too long (long texts): keep the task, the plan and what tail fits.
                     rebuild(&messages, None, &plan, target / 2)
                 } else {
-                    messages
+                    let mut conversation = Conversation::from_messages(messages);
+                    // The plan is re-sent whole in the next request (rebuild
+                    // puts it in; here it follows the shortened history).
+                    if conversation
+                        .messages()
+                        .last()
+                        .is_some_and(|m| m.role == Role::User)
+                    {
+                        conversation.push_user_text(format!("{PLAN_HEADER}\n\n{plan}"));
+                    }
+                    conversation.messages().to_vec()
                 }
             }
         };
-        let mut conversation = Conversation::from_messages(messages);
-        if fallback {
-            // The plan is re-sent whole in the next request either way.
-            if conversation
-                .messages()
-                .last()
-                .is_some_and(|m| m.role == Role::User)
-            {
-                conversation.push_user_text(format!("{PLAN_HEADER}\n\n{plan}"));
-            }
-        }
+        let conversation = Conversation::from_messages(messages);
         if conversation.validate().is_ok() {
             self.conversation = conversation;
         } else {
@@ -288,29 +280,22 @@ impl Session {
         max_tokens: u32,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        let mut messages = self.conversation.messages().to_vec();
         let mut instruction = SUMMARY_INSTRUCTION.to_string();
         if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
             instruction.push_str(&format!(
                 "\n\nThe user asks the summary to focus on: {focus}"
             ));
         }
-        let ask = ContentBlock::Text { text: instruction };
-        match messages.last_mut() {
-            Some(m) if m.role == Role::User => m.content.push(ask),
-            _ => messages.push(Message {
-                role: Role::User,
-                content: vec![ask],
-            }),
-        }
+        let mut asking = self.conversation.clone();
+        asking.push_user_text(instruction);
+        let mut messages = asking.messages().to_vec();
         // The summary request itself must fit: old outputs go first.
         let room = window_bytes
             .saturating_sub(self.config.system_prompt.len())
             .saturating_sub(max_tokens as usize * 4)
             .saturating_mul(9)
             / 10;
-        drop_old_outputs(&mut messages, room, 2);
-        drop_old_outputs(&mut messages, room, 0);
+        drop_old_outputs(&mut messages, room);
         if messages_bytes(&messages) > room {
             return None;
         }
@@ -405,7 +390,7 @@ mod tests {
     #[test]
     fn fallback_drops_oldest_outputs_first_and_keeps_pairs() {
         let mut m = rounds(10, 1000);
-        drop_old_outputs(&mut m, 6000, 2);
+        drop_old_outputs(&mut m, 6000);
         assert_eq!(Conversation::from_messages(m.clone()).validate(), Ok(()));
         assert!(messages_bytes(&m) <= 6000);
         let first = serde_json::to_string(&m[2]).unwrap();

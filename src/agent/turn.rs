@@ -99,7 +99,7 @@ impl Session {
                 }
             };
             let u = reply.usage;
-            let prompt = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+            let prompt = u.prompt_tokens();
             if prompt > 0 {
                 self.last_prompt = Some((prompt, messages_bytes(self.conversation.messages())));
             }
@@ -107,10 +107,7 @@ impl Session {
                 used: prompt,
                 window: self.window(),
             });
-            self.totals.input_tokens += u.input_tokens;
-            self.totals.output_tokens += u.output_tokens;
-            self.totals.cache_read_tokens += u.cache_read_tokens;
-            self.totals.cache_write_tokens += u.cache_write_tokens;
+            self.totals.add(&u);
             self.emit(Event::Usage {
                 model: self.client.model().to_string(),
                 input_tokens: u.input_tokens,

@@ -216,16 +216,24 @@ pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
 
 /// Caps `text` at `cap` bytes, keeping head and tail around a clear marker.
 pub fn cap_output(text: &str, cap: usize) -> String {
+    cap_with(text, cap, |_, dropped| {
+        format!("[… {dropped} bytes truncated …]")
+    })
+}
+
+/// Caps `text` at `cap` bytes, keeping head and tail (never splitting a
+/// character) around the line `marker(total bytes, bytes left out)` writes.
+pub fn cap_with(text: &str, cap: usize, marker: impl FnOnce(usize, usize) -> String) -> String {
     if text.len() <= cap {
         return text.to_string();
     }
     let keep = cap / 2;
     let head_end = text.floor_char_boundary(keep);
     let tail_start = text.ceil_char_boundary(text.len().saturating_sub(keep).max(head_end));
-    let dropped = tail_start - head_end;
     format!(
-        "{}\n[… {dropped} bytes truncated …]\n{}",
+        "{}\n{}\n{}",
         &text[..head_end],
+        marker(text.len(), tail_start - head_end),
         &text[tail_start..]
     )
 }
