@@ -1,6 +1,6 @@
 //! Command-line flags. Every setting flag is optional so the config layer
 //! can tell "not given" from "given": flags override the environment, which
-//! overrides the config file (see `config.rs`).
+//! overrides the config file (see `config/mod.rs`).
 
 use std::path::PathBuf;
 
@@ -15,7 +15,8 @@ const ENVIRONMENT: &str = "Environment:
   WAYPOINT_PROVIDER  WAYPOINT_MODEL   WAYPOINT_PROFILE     provider, model (wins over the provider's own), profile
   WAYPOINT_MAX_TOKENS  WAYPOINT_MAX_TURNS  WAYPOINT_NAG_EVERY  WAYPOINT_BASH_TIMEOUT
   WAYPOINT_OUTPUT_CAP  WAYPOINT_MAX_RETRIES  WAYPOINT_STREAM_IDLE_TIMEOUT
-  WAYPOINT_THINKING_BUDGET   the settings of those names
+  WAYPOINT_THINKING_BUDGET  WAYPOINT_CONTEXT_WINDOW  WAYPOINT_COMPACT_AT
+                     the settings of those names
   WAYPOINT_CONFIG      the config file (default: config.toml in the platform's config folder)
   WAYPOINT_LOG  WAYPOINT_LOG_LEVEL   the log file (never the terminal) and its filter
   NO_COLOR             no colours";

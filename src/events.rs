@@ -103,6 +103,8 @@ pub enum ErrorKind {
     EmptyMessage,
     /// Resume was asked for before anything was said.
     NothingToResume,
+    /// Compaction was asked for before anything was said.
+    NothingToCompact,
     /// The model wrote a tool call as text; it was asked to use the tools API.
     TextToolCall,
 }

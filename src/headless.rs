@@ -299,12 +299,10 @@ pub struct ModelTotals {
 /// counts as "in"; the cached share is what was read from the cache.
 fn totals_line(u: &Usage, cost: Option<f64>) -> String {
     let prompt = u.prompt_tokens();
-    let cached = if u.cache_read_tokens > 0 && prompt > 0 {
-        let pct = (u.cache_read_tokens as f64 * 100.0 / prompt as f64).round();
-        format!(" ({pct:.0}% cached)")
-    } else {
-        String::new()
-    };
+    let cached = u
+        .cached_percent()
+        .map(|pct| format!(" ({pct}% cached)"))
+        .unwrap_or_default();
     let cost = cost
         .map(|c| format!(" · {}", crate::pricing::format_cost(c)))
         .unwrap_or_default();

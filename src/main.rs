@@ -29,7 +29,7 @@ const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test
 fn main() {
     // SAFETY: first thing in `main`: no other thread exists yet and nothing
     // else reads or changes the environment while this runs.
-    let _ = unsafe { secrets::take_from_environment() };
+    unsafe { secrets::take_from_environment() };
     let cli = Cli::parse();
     if let Some(Command::Completions { shell }) = cli.command {
         let mut script = Vec::new();

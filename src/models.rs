@@ -1,5 +1,5 @@
 //! Models Waypoint knows by name: their provider and context window, for
-//! `/model` and (later) the context meter. Invariant: a model missing here
+//! `/model` and the context window (meter, compaction). Invariant: a model missing here
 //! still works; only the facts shown about it are unknown.
 
 /// A model listed by `/model`.

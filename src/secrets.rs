@@ -40,14 +40,14 @@ pub fn scrub_entry(entry: &mut [u8]) -> Option<(String, Option<String>)> {
     Some((name.to_string(), kept))
 }
 
-/// Takes every secret out of the environment (see the module docs) and
-/// returns the names taken. Call it once, first thing in `main`.
+/// Takes every secret out of the environment (see the module docs). Call it
+/// once, first thing in `main`.
 ///
 /// # Safety
 ///
 /// No other thread may exist, nor read or change the environment, while it
 /// runs: it writes through the C `environ` pointers and removes variables.
-pub unsafe fn take_from_environment() -> Vec<String> {
+pub unsafe fn take_from_environment() {
     unsafe extern "C" {
         static mut environ: *mut *mut std::ffi::c_char;
     }
@@ -78,7 +78,6 @@ pub unsafe fn take_from_environment() -> Vec<String> {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
     let _ = TAKEN.set(taken);
-    names
 }
 
 #[cfg(test)]

@@ -198,7 +198,7 @@ impl Session {
     /// again every round).
     pub(super) fn over_threshold(&self) -> bool {
         let window = self.window();
-        let limit = (window as f64 * self.config.compact_at.clamp(0.05, 1.0)) as u64;
+        let limit = (window as f64 * self.config.compact_at) as u64;
         let estimate = self.estimate();
         let grown = self
             .compacted_to
@@ -224,7 +224,7 @@ impl Session {
             .await;
         let plan = self.plan.render();
         // What fits after compaction: about a third of the threshold, half of it the tail.
-        let target = (window_bytes as f64 * self.config.compact_at.clamp(0.05, 1.0) * 0.4) as usize;
+        let target = (window_bytes as f64 * self.config.compact_at * 0.4) as usize;
         let target = target.saturating_sub(self.fixed_bytes());
         let fallback = summary.is_none();
         let messages = match summary {

@@ -247,7 +247,7 @@ impl Control {
             Op::Compact { focus } => match phase {
                 Phase::Idle { empty: true } => {
                     self.error(
-                        ErrorKind::NothingToResume,
+                        ErrorKind::NothingToCompact,
                         "Nothing to compact yet: send a message first.",
                     );
                     Step::Wait

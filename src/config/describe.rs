@@ -98,8 +98,9 @@ impl Settings {
         line(
             &mut out,
             "context_window",
+            // Valid TOML either way: 0 stands for the model's own window.
             match self.context_window.value {
-                0 => "the model's".to_string(),
+                0 => "0  # the model's window".to_string(),
                 w => w.to_string(),
             },
             &self.context_window.source,

@@ -121,6 +121,13 @@ pub enum ConfigError {
         "profile `{0}` may not contain `profile` or `prices` tables; put them at the top level"
     )]
     NestedProfile(String),
+    #[error("{name} = {value} (from {from}) is not valid: {message}")]
+    Value {
+        name: &'static str,
+        value: String,
+        from: Source,
+        message: String,
+    },
     #[error("{var}={value:?} is not valid: {message}")]
     Env {
         var: String,
@@ -282,10 +289,12 @@ fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.parse().map_err(|_| "expected a whole number".to_string())
 }
 
+const SHARE: &str = "expected a number above 0 and at most 1";
+
 fn share(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
-        _ => Err("expected a number above 0 and at most 1".to_string()),
+        _ => Err(SHARE.to_string()),
     }
 }
 
@@ -411,7 +420,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             Theme::Auto,
         )?,
     };
-    Ok(Settings {
+    let settings = Settings {
         max_tokens: layers.pick(
             "--max-tokens",
             |l| l.max_tokens,
@@ -491,7 +500,19 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
         prices: file_layer.map(|(_, l)| l.prices).unwrap_or_default(),
-    })
+    };
+    // A share from any layer is checked (the environment's already was):
+    // NaN, 0 or more than 1 would compact at every round or never.
+    let at = &settings.compact_at;
+    if !(at.value > 0.0 && at.value <= 1.0) {
+        return Err(ConfigError::Value {
+            name: "compact_at",
+            value: at.value.to_string(),
+            from: at.source.clone(),
+            message: SHARE.into(),
+        });
+    }
+    Ok(settings)
 }
 
 /// The parser's message and the line and column, but never the line itself:
@@ -588,6 +609,24 @@ output = 0.0
         assert_eq!(s.context_window.value, 32000);
         let bad = [("WAYPOINT_COMPACT_AT", "1.5")];
         assert!(resolve_with(Layer::default(), None, &bad, None).is_err());
+        // From a flag or the file too, NaN included.
+        for v in [0.0, 1.5, f64::NAN] {
+            let flags = Layer {
+                compact_at: Some(v),
+                ..Layer::default()
+            };
+            let e = resolve_with(flags, None, &[], None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("compact_at") && e.contains("flag --compact-at"),
+                "{e}"
+            );
+        }
+        let e = resolve_with(Layer::default(), None, &[], Some("compact_at = 5.0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("compact_at = 5 (from file"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
+use super::token_count;
 use super::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
     StopReason, StreamEvent, Usage,
@@ -491,10 +492,6 @@ fn str_field(v: &Value, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
-}
-
-fn token_count(usage: &Value, key: &str) -> u64 {
-    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -135,6 +135,14 @@ impl Usage {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
     }
 
+    /// The share (0–100, rounded) of the prompt tokens read from the cache;
+    /// `None` when nothing was read from it.
+    pub fn cached_percent(&self) -> Option<u64> {
+        let prompt = self.prompt_tokens();
+        (self.cache_read_tokens > 0 && prompt > 0)
+            .then(|| (self.cache_read_tokens.min(prompt) * 100 + prompt / 2) / prompt)
+    }
+
     /// Adds `other`'s counts to these.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
@@ -142,6 +150,11 @@ impl Usage {
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
     }
+}
+
+/// A token count in a provider's usage object (0 when absent).
+pub(crate) fn token_count(usage: &Value, key: &str) -> u64 {
+    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
 /// A complete assistant message.

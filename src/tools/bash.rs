@@ -144,7 +144,11 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
     sweep.session = pid;
     sweep.shell = pid;
-    let mut group = GroupGuard { pgid: pid, sweep };
+    let mut group = GroupGuard {
+        pgid: pid,
+        sweep,
+        swept: false,
+    };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let mut out_dec = Utf8Stream::default();
@@ -376,6 +380,8 @@ async fn sleep_opt(sleep: &mut Option<std::pin::Pin<Box<Sleep>>>) {
 struct GroupGuard {
     pgid: Option<i32>,
     sweep: Sweep,
+    /// The call's end was swept already; the drop has nothing left to do.
+    swept: bool,
 }
 
 impl GroupGuard {
@@ -391,17 +397,20 @@ impl GroupGuard {
         }
     }
 
-    /// Kills and reaps what left the group; the drop then has nothing to do
-    /// but a last quick sweep.
+    /// Kills and reaps what left the group; the drop then has nothing to do.
     async fn sweep(&mut self) {
         self.sweep.run_and_reap().await;
+        self.swept = true;
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill_group();
-        self.sweep.run();
+        // Dropped part-way (interrupt, timeout): what the call left is swept here.
+        if !self.swept {
+            self.sweep.run();
+        }
     }
 }
 

@@ -16,12 +16,6 @@ pub struct ToolRegistry {
     tools: Vec<Box<dyn Tool>>,
 }
 
-impl Default for ToolRegistry {
-    fn default() -> Self {
-        Self::standard()
-    }
-}
-
 impl ToolRegistry {
     /// The plan tools, then bash, the file tools and glob.
     pub fn standard() -> Self {

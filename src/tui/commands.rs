@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::state::{App, Confirm, Focus, NoticeKind, cached_percent};
+use super::state::{App, Confirm, Focus, NoticeKind};
 use super::update::Effect;
 use crate::events::Op;
 use crate::models::{KNOWN, format_window};
@@ -262,7 +262,9 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
             .cost()
             .map(format_cost)
             .unwrap_or_else(|| "price unknown".into());
-        let cached = cached_percent(u.usage.cache_read_tokens, u.usage.prompt_tokens())
+        let cached = u
+            .usage
+            .cached_percent()
             .map(|pc| format!(" ({pc}% cached)"))
             .unwrap_or_default();
         out.push_str(&format!(

@@ -226,8 +226,6 @@ fn wire_tool(t: &ToolDef) -> WireTool<'_> {
     }
 }
 
-// ---------------------------------------------------------------- response
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use super::MAX_TOOL_CALLS;
 use crate::llm::http::Failure;
 use crate::llm::retry::is_retryable_status;
 use crate::llm::sse::SseEvent;
+use crate::llm::token_count;
 use crate::llm::{
     AssistantReply, ContentBlock, LlmError, ReasoningField, StopReason, StreamEvent, Usage,
 };
@@ -410,10 +411,6 @@ fn stream_error(err: &Value) -> Failure {
     } else {
         Failure::Fatal(LlmError::Api(text))
     }
-}
-
-fn token_count(usage: &Value, key: &str) -> u64 {
-    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
 /// Markers some chat templates use when a model writes a tool call as text.

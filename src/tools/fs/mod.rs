@@ -98,6 +98,4 @@ mod tests {
         assert_eq!(f.entries("."), ["a.txt"]);
         assert_eq!(f.get("a.txt"), "old\n");
     }
-
-    // ---- write_file ----
 }

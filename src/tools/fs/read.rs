@@ -17,7 +17,6 @@ use crate::tools::{
 const DEFAULT_LIMIT: usize = 2000;
 /// Characters kept of a single line.
 const MAX_LINE_CHARS: usize = 2000;
-/// Bytes inspected for NUL when deciding whether a file is binary.
 /// Bytes past the last shown line scanned to count the remaining lines; past
 /// it the footer only says that more lines follow.
 const COUNT_BUDGET: usize = 1 << 20;

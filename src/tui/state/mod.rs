@@ -24,7 +24,7 @@ pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, Popup};
 pub use plan::{Change, Checklist, HIGHLIGHT_FOR};
 pub use scroll::Scroll;
-pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status, cached_percent};
+pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
 pub use trace::{Trace, TraceEntry, TraceStatus};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

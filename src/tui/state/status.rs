@@ -48,12 +48,6 @@ impl ModelUsage {
     }
 }
 
-/// The share (0–100, rounded down) of `prompt` tokens read from the cache;
-/// `None` when nothing was read from it.
-pub fn cached_percent(cache_read: u64, prompt: u64) -> Option<u64> {
-    (cache_read > 0 && prompt > 0).then(|| cache_read.min(prompt) * 100 / prompt)
-}
-
 pub struct Status {
     pub model: String,
     pub workspace: String,
@@ -168,7 +162,7 @@ impl Status {
 
     /// The share of the session's prompt tokens read from the cache.
     pub fn cached_percent(&self) -> Option<u64> {
-        cached_percent(self.totals.cache_read_tokens, self.prompt_tokens())
+        self.totals.cached_percent()
     }
 
     /// How full the context window is, in percent (rounded down), once a
