@@ -37,37 +37,7 @@ pub fn tokens_of(bytes: usize) -> u64 {
     u64::try_from(bytes / 4).unwrap_or(u64::MAX)
 }
 
-/// The bytes of a message's text, tool inputs and results (what the wire carries).
-pub fn message_bytes(m: &Message) -> usize {
-    m.content
-        .iter()
-        .map(|b| match b {
-            ContentBlock::Text { text } => text.len() + 16,
-            ContentBlock::ToolUse { id, name, input } => {
-                id.len() + name.len() + input.to_string().len() + 32
-            }
-            ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } => tool_use_id.len() + content.len() + 32,
-            ContentBlock::Thinking {
-                thinking,
-                signature,
-            } => thinking.len() + signature.len() + 32,
-            ContentBlock::RedactedThinking { data } => data.len() + 32,
-            ContentBlock::Reasoning { text, details, .. } => {
-                text.len() + details.as_ref().map_or(0, |d| d.to_string().len()) + 32
-            }
-        })
-        .sum::<usize>()
-        + 16
-}
-
-/// The bytes of a whole list of messages.
-pub fn messages_bytes(messages: &[Message]) -> usize {
-    messages.iter().map(message_bytes).sum()
-}
+pub use super::conversation::{message_bytes, messages_bytes};
 
 /// True when the provider refused the request because the prompt is longer
 /// than the model's window.
@@ -184,7 +154,7 @@ impl Session {
     /// The next request's prompt tokens: the last reported ones plus a
     /// quarter of the bytes added since, and never less than bytes/4.
     pub(super) fn estimate(&self) -> u64 {
-        let conv = messages_bytes(self.conversation.messages());
+        let conv = self.conversation.bytes();
         let by_bytes = tokens_of(conv + self.fixed_bytes());
         match self.last_prompt {
             Some((tokens, at)) => by_bytes.max(tokens + tokens_of(conv.saturating_sub(at))),

@@ -7,6 +7,9 @@ use crate::llm::{ContentBlock, Message, Role};
 #[derive(Clone, Debug, Default)]
 pub struct Conversation {
     messages: Vec<Message>,
+    /// `messages_bytes(&messages)`, kept as messages are added, so sizing
+    /// the next request does not walk the whole history every round.
+    bytes: usize,
 }
 
 impl Conversation {
@@ -17,7 +20,29 @@ impl Conversation {
     /// A conversation of `messages` as they are (compaction's rebuild); the
     /// caller checks it with [`Conversation::validate`].
     pub fn from_messages(messages: Vec<Message>) -> Self {
-        Self { messages }
+        let bytes = messages_bytes(&messages);
+        Self { messages, bytes }
+    }
+
+    /// What the messages take on the wire, about (see [`message_bytes`]).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Appends `message`, or merges its content into the trailing message
+    /// when both are the user's; keeps the byte count.
+    fn append(&mut self, message: Message) {
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User && message.role == Role::User => {
+                self.bytes -= message_bytes(last);
+                last.content.extend(message.content);
+                self.bytes += message_bytes(last);
+            }
+            _ => {
+                self.bytes += message_bytes(&message);
+                self.messages.push(message);
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -27,14 +52,10 @@ impl Conversation {
     /// Adds user text, merged into the trailing user message if there is one
     /// (so roles keep alternating after an interrupt).
     pub fn push_user_text(&mut self, text: impl Into<String>) {
-        let block = ContentBlock::Text { text: text.into() };
-        match self.messages.last_mut() {
-            Some(m) if m.role == Role::User => m.content.push(block),
-            _ => self.messages.push(Message {
-                role: Role::User,
-                content: vec![block],
-            }),
-        }
+        self.append(Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        });
     }
 
     /// Adds an assistant message. Whitespace-only text blocks are dropped and
@@ -47,7 +68,7 @@ impl Conversation {
                 text: "(no reply)".into(),
             });
         }
-        self.messages.push(Message {
+        self.append(Message {
             role: Role::Assistant,
             content,
         });
@@ -57,7 +78,7 @@ impl Conversation {
     pub fn push_tool_results(&mut self, results: Vec<ContentBlock>, texts: Vec<String>) {
         let mut content = results;
         content.extend(texts.into_iter().map(|text| ContentBlock::Text { text }));
-        self.messages.push(Message {
+        self.append(Message {
             role: Role::User,
             content,
         });
@@ -124,6 +145,38 @@ impl Conversation {
     }
 }
 
+/// The bytes of a message's text, tool inputs and results (what the wire carries).
+pub fn message_bytes(m: &Message) -> usize {
+    m.content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len() + 16,
+            ContentBlock::ToolUse { id, name, input } => {
+                id.len() + name.len() + input.to_string().len() + 32
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => tool_use_id.len() + content.len() + 32,
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => thinking.len() + signature.len() + 32,
+            ContentBlock::RedactedThinking { data } => data.len() + 32,
+            ContentBlock::Reasoning { text, details, .. } => {
+                text.len() + details.as_ref().map_or(0, |d| d.to_string().len()) + 32
+            }
+        })
+        .sum::<usize>()
+        + 16
+}
+
+/// The bytes of a whole list of messages.
+pub fn messages_bytes(messages: &[Message]) -> usize {
+    messages.iter().map(message_bytes).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +221,29 @@ mod tests {
         d.push_user_text("go");
         d.push_assistant(Vec::new());
         assert_eq!(d.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_byte_count_follows_every_change() {
+        let mut c = Conversation::default();
+        c.push_user_text("task");
+        c.push_user_text("a reminder merged into the same message");
+        c.push_assistant(vec![ContentBlock::ToolUse {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: serde_json::json!({"command": "ls -la"}),
+        }]);
+        c.push_tool_results(
+            vec![ContentBlock::ToolResult {
+                tool_use_id: "t1".into(),
+                content: "x".repeat(500),
+                is_error: false,
+            }],
+            vec!["nag".into()],
+        );
+        c.push_user_text("interrupted");
+        assert_eq!(c.bytes(), messages_bytes(c.messages()));
+        let rebuilt = Conversation::from_messages(c.messages().to_vec());
+        assert_eq!(rebuilt.bytes(), c.bytes());
     }
 }

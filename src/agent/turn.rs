@@ -13,7 +13,7 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::compact::{fit_result, is_too_long, messages_bytes};
+use super::compact::{fit_result, is_too_long};
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason, ToolStatus};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
@@ -101,7 +101,7 @@ impl Session {
             let u = reply.usage;
             let prompt = u.prompt_tokens();
             if prompt > 0 {
-                self.last_prompt = Some((prompt, messages_bytes(self.conversation.messages())));
+                self.last_prompt = Some((prompt, self.conversation.bytes()));
             }
             self.emit(Event::ContextUsage {
                 used: prompt,
