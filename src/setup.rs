@@ -178,20 +178,12 @@ impl ClientFactory for SettingsFactory {
 
 /// The provider a name given by the user stands for.
 fn provider_kind(name: &str) -> Result<ProviderKind, LlmError> {
-    let all = [
-        ProviderKind::Anthropic,
-        ProviderKind::Openai,
-        ProviderKind::Scripted,
-    ];
-    let wanted = name.trim().to_ascii_lowercase();
-    all.into_iter()
-        .find(|k| k.as_str() == wanted)
-        .ok_or_else(|| {
-            LlmError::Config(format!(
-                "unknown provider `{name}`; use one of {}",
-                all.map(ProviderKind::as_str).join(", ")
-            ))
-        })
+    ProviderKind::parse(name).ok_or_else(|| {
+        LlmError::Config(format!(
+            "unknown provider `{name}`; use one of {}",
+            ProviderKind::ALL.map(ProviderKind::as_str).join(", ")
+        ))
+    })
 }
 
 /// True when something answers on Ollama's port on this machine.

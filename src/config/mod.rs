@@ -23,6 +23,18 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::Anthropic,
+        ProviderKind::Openai,
+        ProviderKind::Scripted,
+    ];
+
+    /// The provider a name stands for (any case, spaces around ignored).
+    pub fn parse(name: &str) -> Option<ProviderKind> {
+        let wanted = name.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|k| k.as_str() == wanted)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Anthropic => "anthropic",
@@ -353,12 +365,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         "--provider",
         |l| l.provider,
         &["WAYPOINT_PROVIDER"],
-        |s| match s.to_ascii_lowercase().as_str() {
-            "anthropic" => Ok(ProviderKind::Anthropic),
-            "openai" => Ok(ProviderKind::Openai),
-            "scripted" => Ok(ProviderKind::Scripted),
-            _ => Err("expected anthropic, openai or scripted".into()),
-        },
+        |s| ProviderKind::parse(s).ok_or_else(|| "expected anthropic, openai or scripted".into()),
         ProviderKind::Anthropic,
     )?;
     let (prefix, default_model, default_url) = match provider.value {
