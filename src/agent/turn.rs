@@ -17,7 +17,7 @@ use super::compact::{fit_result, is_too_long};
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason, ToolStatus};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
-use crate::tools::{ToolCtx, ToolOutput, cap_output};
+use crate::tools::{ToolCtx, ToolEnv, ToolOutput, cap_output};
 
 /// Corrective messages per turn for tool calls written as text.
 const MAX_CORRECTIONS: u32 = 2;
@@ -282,10 +282,12 @@ impl Session {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let tool_cancel = cancel.child_token();
         let ctx = ToolCtx {
-            workspace: &self.workspace,
-            config: &self.config.tools,
-            cancel: &tool_cancel,
-            output: Some(&out_tx),
+            env: ToolEnv {
+                workspace: &self.workspace,
+                config: &self.config.tools,
+                cancel: &tool_cancel,
+                output: Some(&out_tx),
+            },
             plan: &mut self.plan,
         };
         let events = &self.events;

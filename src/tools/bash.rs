@@ -76,7 +76,7 @@ long output keeps head and tail. Default timeout 120 s, max 600."
         }
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env()).await })
+        Box::pin(async move { run(input, &ctx.env).await })
     }
 }
 

@@ -47,7 +47,7 @@ impl Tool for Glob {
         }
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env()).await })
+        Box::pin(async move { run(input, &ctx.env).await })
     }
 }
 

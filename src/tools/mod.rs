@@ -104,28 +104,11 @@ impl ToolOutput {
     }
 }
 
-/// Everything a tool may touch while it runs.
+/// Everything a tool may touch while it runs: what a workspace tool uses,
+/// and the session's plan (only the plan tools touch it).
 pub struct ToolCtx<'a> {
-    pub workspace: &'a Workspace,
-    pub config: &'a ToolConfig,
-    /// Cancelled when the user interrupts: the tool must stop at once.
-    pub cancel: &'a CancellationToken,
-    /// Live output chunks, if wanted.
-    pub output: Option<&'a UnboundedSender<String>>,
-    /// The session's plan (only the plan tools touch it).
+    pub env: ToolEnv<'a>,
     pub plan: &'a mut TodoManager,
-}
-
-impl ToolCtx<'_> {
-    /// The part the workspace tools use.
-    pub fn env(&self) -> ToolEnv<'_> {
-        ToolEnv {
-            workspace: self.workspace,
-            config: self.config,
-            cancel: self.cancel,
-            output: self.output,
-        }
-    }
 }
 
 /// A tool the model can call.
@@ -152,6 +135,7 @@ pub struct ToolDef {
 }
 
 /// The shared part of a tool's context: what a workspace tool may touch.
+#[derive(Clone, Copy)]
 pub struct ToolEnv<'a> {
     pub workspace: &'a Workspace,
     pub config: &'a ToolConfig,

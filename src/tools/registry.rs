@@ -89,10 +89,7 @@ pub fn definitions() -> Vec<ToolDef> {
 pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     let mut plan = TodoManager::new();
     let ctx = ToolCtx {
-        workspace: env.workspace,
-        config: env.config,
-        cancel: env.cancel,
-        output: env.output,
+        env: *env,
         plan: &mut plan,
     };
     ToolRegistry::standard().run(name, input, ctx).await

@@ -163,13 +163,7 @@ mod tests {
         let mut plan = TodoManager::new();
         let one = input(json!([{"content": "A", "activeForm": "Doing A", "status": "pending"}]));
         let call = |plan: &mut TodoManager, v: &Value| {
-            let ctx = ToolCtx {
-                workspace: &f.ws,
-                config: &f.config,
-                cancel: &f.cancel,
-                output: None,
-                plan,
-            };
+            let ctx = ToolCtx { env: f.env(), plan };
             futures_util::FutureExt::now_or_never(TodoWrite.run(v, ctx)).unwrap()
         };
         let first = call(&mut plan, &one).plan.unwrap();

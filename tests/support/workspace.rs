@@ -10,7 +10,6 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use waypoint::tools::{ToolConfig, ToolEnv, ToolOutput, Workspace, run_workspace_tool};
 
@@ -51,14 +50,6 @@ impl Fixture {
             config: &self.config,
             cancel: &self.cancel,
             output: None,
-        }
-    }
-
-    /// The environment with live output sent to `tx`.
-    pub fn env_with_output<'a>(&'a self, tx: &'a UnboundedSender<String>) -> ToolEnv<'a> {
-        ToolEnv {
-            output: Some(tx),
-            ..self.env()
         }
     }
 

@@ -86,7 +86,7 @@ impl Tool for EditFile {
         }
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { edit_file(input, &ctx.env()).await })
+        Box::pin(async move { edit_file(input, &ctx.env).await })
     }
 }
 

@@ -73,7 +73,7 @@ impl Tool for ReadFile {
         }
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { read_file(input, &ctx.env()).await })
+        Box::pin(async move { read_file(input, &ctx.env).await })
     }
 }
 

@@ -47,7 +47,7 @@ impl Tool for WriteFile {
         }
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { write_file(input, &ctx.env()).await })
+        Box::pin(async move { write_file(input, &ctx.env).await })
     }
 }
 
