@@ -100,13 +100,18 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.out.write_all(b"\n")?;
                 // The one clear line on stderr is promised in every format.
                 if let Event::TurnAborted { message, .. } | Event::Error { message, .. } = event {
-                    writeln!(self.err, "waypoint: {}", clean_line(message))?;
+                    self.error_line(message)?;
                 }
             }
             OutputFormat::Text => self.text(event)?,
         }
         self.out.flush()?;
         Ok(outcome)
+    }
+
+    /// The one clear line an error or a failed turn prints on stderr.
+    fn error_line(&mut self, message: &str) -> io::Result<()> {
+        writeln!(self.err, "waypoint: {}", clean_line(message))
     }
 
     fn write_text(&mut self, text: &str) -> io::Result<()> {
@@ -229,7 +234,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
-                writeln!(self.err, "waypoint: {}", clean_line(message))?;
+                self.error_line(message)?;
             }
             // Reasoning is not part of the reply; the jsonl format has it.
             Event::ReasoningDelta { .. }

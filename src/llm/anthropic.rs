@@ -300,10 +300,7 @@ impl Assembler {
         match kind {
             "message_start" => {
                 if let Some(u) = data.pointer("/message/usage") {
-                    self.usage.input_tokens = token_count(u, "input_tokens");
-                    self.usage.cache_read_tokens = token_count(u, "cache_read_input_tokens");
-                    self.usage.cache_write_tokens = token_count(u, "cache_creation_input_tokens");
-                    self.usage.output_tokens = token_count(u, "output_tokens");
+                    self.usage = usage_of(u);
                 }
             }
             "content_block_start" => {
@@ -387,16 +384,13 @@ impl Assembler {
                     self.stop_reason = Some(r.to_string());
                 }
                 if let Some(u) = data.get("usage") {
-                    self.usage.output_tokens =
-                        token_count(u, "output_tokens").max(self.usage.output_tokens);
                     // The final (cumulative) counts, when the server repeats
                     // them here; a server sending zeros keeps the start's.
-                    let kept = &mut self.usage;
-                    kept.input_tokens = token_count(u, "input_tokens").max(kept.input_tokens);
-                    kept.cache_read_tokens =
-                        token_count(u, "cache_read_input_tokens").max(kept.cache_read_tokens);
-                    kept.cache_write_tokens =
-                        token_count(u, "cache_creation_input_tokens").max(kept.cache_write_tokens);
+                    let (new, kept) = (usage_of(u), &mut self.usage);
+                    kept.input_tokens = new.input_tokens.max(kept.input_tokens);
+                    kept.output_tokens = new.output_tokens.max(kept.output_tokens);
+                    kept.cache_read_tokens = new.cache_read_tokens.max(kept.cache_read_tokens);
+                    kept.cache_write_tokens = new.cache_write_tokens.max(kept.cache_write_tokens);
                 }
             }
             "message_stop" => self.done = true,
@@ -492,6 +486,17 @@ fn str_field(v: &Value, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
+}
+
+/// An Anthropic `usage` object: `input_tokens` is already the part billed
+/// at the full price; cache reads and writes are counted apart.
+fn usage_of(u: &Value) -> Usage {
+    Usage {
+        input_tokens: token_count(u, "input_tokens"),
+        output_tokens: token_count(u, "output_tokens"),
+        cache_read_tokens: token_count(u, "cache_read_input_tokens"),
+        cache_write_tokens: token_count(u, "cache_creation_input_tokens"),
+    }
 }
 
 #[cfg(test)]

@@ -65,11 +65,7 @@ impl TodoManager {
                 .iter()
                 .map(|i| (Some(i.id.as_str()), i.content.as_str(), i.status)),
         )?;
-        let next_id = stored
-            .iter()
-            .filter_map(|i| i.id.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
+        let next_id = highest_numeric_id(&stored);
         Ok(TodoManager {
             items: stored,
             next_id,
@@ -146,11 +142,7 @@ impl TodoManager {
         }
         // Numeric ids the model chose also advance the counter, so an id is
         // never handed out again after its item is gone.
-        let highest = items
-            .iter()
-            .filter_map(|i| i.id.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
+        let highest = highest_numeric_id(&items);
         (items, next_id.max(highest))
     }
 
@@ -193,6 +185,15 @@ impl TodoManager {
     pub fn completed_count(&self) -> usize {
         self.items.len() - self.open_items().len()
     }
+}
+
+/// The largest id that is a number (0 when none is): fresh ids go above it.
+fn highest_numeric_id(items: &[TodoItem]) -> u64 {
+    items
+        .iter()
+        .filter_map(|i| i.id.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -167,17 +167,17 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
     out
 }
 
-/// The JSON body of a streaming Chat Completions request, serialised once
-/// and reused by every retry.
-/// OpenAI's own API takes `max_completion_tokens` (its reasoning models refuse
-/// `max_tokens`); local servers know `max_tokens`.
+/// The JSON body of a streaming Chat Completions request for a server other
+/// than OpenAI's own (`max_tokens`, no cache key), serialised once and
+/// reused by every retry.
 pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
     request_body_for(model, req, None)
 }
 
-/// `cache_key`: `Some` only for OpenAI's own API (it takes
-/// `max_completion_tokens` and a `prompt_cache_key` that routes a
-/// session's requests to the same prompt cache); `None` elsewhere.
+/// `cache_key`: `Some` only for OpenAI's own API, which takes
+/// `max_completion_tokens` (its reasoning models refuse `max_tokens`) and a
+/// `prompt_cache_key` that routes a session's requests to the same prompt
+/// cache; `None` elsewhere (local servers know `max_tokens`).
 pub(super) fn request_body_for(
     model: &str,
     req: &ModelRequest<'_>,
