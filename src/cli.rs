@@ -44,6 +44,20 @@ pub struct Cli {
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = crate::prompt::FROM_STDIN, help_heading = "Task")]
     pub print: Option<String>,
 
+    /// Continue the most recent session of this workspace.
+    #[arg(
+        short = 'c',
+        long = "continue",
+        conflicts_with = "resume",
+        help_heading = "Session"
+    )]
+    pub continue_last: bool,
+
+    /// Continue a stored session: ID (or its first characters) opens it; no ID opens a picker
+    /// (in headless mode: lists the sessions).
+    #[arg(short = 'r', long = "resume", value_name = "ID", num_args = 0..=1, default_missing_value = "", help_heading = "Session")]
+    pub resume: Option<String>,
+
     /// Project folder the agent works in (default: the current directory).
     #[arg(long, value_name = "DIR", help_heading = "Task")]
     pub workspace: Option<PathBuf>,
@@ -138,6 +152,43 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// List the stored sessions (all workspaces), or delete some.
+    Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
+    },
+    /// Write a stored session as Markdown (or its raw records).
+    Export {
+        /// The session's id, or its first characters.
+        id: String,
+        /// Write to this file instead of stdout.
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+        /// Markdown for reading, or the transcript's JSON lines.
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: ExportFormat,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// Delete one session.
+    Rm {
+        /// The session's id, or its first characters.
+        id: String,
+    },
+    /// Delete the sessions not active for a while.
+    Prune {
+        /// An age such as 30d, 12h or 2w.
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Markdown,
+    Jsonl,
 }
 
 impl Cli {

@@ -37,6 +37,10 @@ pub enum Op {
     /// Compact the conversation now (summary, plan, last turns), with an
     /// optional focus for the summary.
     Compact { focus: Option<String> },
+    /// Continue the stored session whose id starts with `id` (of this
+    /// workspace) instead of the current one. A running turn is
+    /// interrupted first.
+    OpenSession { id: String },
 }
 
 /// Why the model stopped, whatever the provider called it.
@@ -107,6 +111,10 @@ pub enum ErrorKind {
     NothingToCompact,
     /// The model wrote a tool call as text; it was asked to use the tools API.
     TextToolCall,
+    /// The session's transcript could not be written (the session goes on).
+    SessionSave,
+    /// A stored session could not be opened.
+    SessionOpen,
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
@@ -288,6 +296,27 @@ pub enum Event {
     },
     /// `NewSession` took effect: no conversation, no plan.
     SessionReset,
+    /// The session being recorded: sent first, and again when `NewSession`
+    /// or `OpenSession` switches to another. `path` is where its transcript
+    /// is (or will be, once something happened); `notes` say what loading
+    /// a resumed one skipped or repaired.
+    SessionStarted {
+        id: String,
+        path: String,
+        resumed: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+    },
+    /// A resumed session's past, as the events a driver saw live (in
+    /// order, user messages included); follows its `SessionStarted`.
+    History {
+        events: Vec<Event>,
+    },
+    /// A user message from a resumed session's history (live messages are
+    /// shown by the driver that sent them).
+    UserMessage {
+        text: String,
+    },
     /// The engine waits for the next op.
     Idle,
 }

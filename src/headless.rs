@@ -30,6 +30,18 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The name the jsonl `result` line gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Failed => "failed",
+            Outcome::MaxTurns => "max_turns",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Terminated => "terminated",
+            Outcome::HungUp => "hung_up",
+        }
+    }
+
     pub fn exit_code(self) -> i32 {
         match self {
             Outcome::Completed => 0,
@@ -60,6 +72,19 @@ pub struct Printer<O: Write, E: Write> {
     cleaner: StreamCleaner,
     /// A plan update made by the running call, printed after its line.
     pending_plan: Option<String>,
+    /// The recorded session's id, for the `result` line and "resume with".
+    session: Option<String>,
+    /// The plan's progress: (completed, items).
+    plan: (usize, usize),
+}
+
+/// How a headless run ended, for its last lines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    /// Per model, with its cost when the price is known.
+    pub by_model: Vec<ModelTotals>,
+    pub duration_ms: u64,
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -74,6 +99,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             running: None,
             cleaner: StreamCleaner::default(),
             pending_plan: None,
+            session: None,
+            plan: (0, 0),
         }
     }
 
@@ -94,6 +121,26 @@ impl<O: Write, E: Write> Printer<O, E> {
             }),
             _ => None,
         };
+        match event {
+            Event::SessionStarted {
+                id, resumed, notes, ..
+            } => {
+                self.session = Some(id.clone());
+                if *resumed {
+                    writeln!(self.err, "waypoint: resumed session {}", clean_line(id))?;
+                }
+                for note in notes {
+                    writeln!(self.err, "waypoint: note: {}", clean_line(note))?;
+                }
+            }
+            Event::PlanUpdated { .. } => self.note_plan(event),
+            Event::History { events } => {
+                // The past is not printed again, but the plan it ends with counts.
+                events.iter().for_each(|past| self.note_plan(past));
+                return Ok(None);
+            }
+            _ => {}
+        }
         match self.format {
             OutputFormat::Jsonl => {
                 serde_json::to_writer(&mut self.out, event)?;
@@ -107,6 +154,57 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         self.out.flush()?;
         Ok(outcome)
+    }
+
+    /// Keeps the plan's progress for the `result` line.
+    fn note_plan(&mut self, event: &Event) {
+        if let Event::PlanUpdated { items, .. } = event {
+            let done = items
+                .iter()
+                .filter(|i| i.status == crate::todo::TodoStatus::Completed)
+                .count();
+            self.plan = (done, items.len());
+        }
+    }
+
+    /// The run's last lines: the token summary (text), the `result` event
+    /// (jsonl) and, on stderr, how to resume the session.
+    pub fn finish(&mut self, result: &RunResult) -> io::Result<()> {
+        let mut all = Usage::default();
+        for m in &result.by_model {
+            all.add(&m.usage);
+        }
+        match self.format {
+            OutputFormat::Text => {
+                if all != Usage::default() {
+                    self.summary(&result.by_model)?;
+                }
+            }
+            OutputFormat::Jsonl => {
+                let cost: Option<f64> = result.by_model.iter().map(|m| m.cost).sum();
+                let line = serde_json::json!({
+                    "type": "result",
+                    "exit_reason": result.outcome.as_str(),
+                    "exit_code": result.outcome.exit_code(),
+                    "session_id": self.session,
+                    "plan": {"completed": self.plan.0, "total": self.plan.1},
+                    "usage": all,
+                    "cost_usd": cost,
+                    "duration_ms": result.duration_ms,
+                });
+                serde_json::to_writer(&mut self.out, &line)?;
+                self.out.write_all(b"\n")?;
+                self.out.flush()?;
+            }
+        }
+        if let Some(id) = &self.session {
+            writeln!(
+                self.err,
+                "waypoint: resume with: waypoint -r {}",
+                clean_line(id)
+            )?;
+        }
+        Ok(())
     }
 
     /// The one clear line an error or a failed turn prints on stderr.
@@ -245,6 +343,9 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::Queued { .. }
             | Event::ModelChanged { .. }
             | Event::SessionReset
+            | Event::SessionStarted { .. }
+            | Event::History { .. }
+            | Event::UserMessage { .. }
             | Event::ContextUsage { .. }
             | Event::CompactionBegin { .. }
             | Event::SummaryDelta { .. }

@@ -10,15 +10,17 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use tokio::signal::unix::{SignalKind, signal};
-use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice};
+use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice, SessionSetup};
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::events::{Event, Op};
-use waypoint::headless::{ModelTotals, Outcome, Printer};
+use waypoint::headless::{ModelTotals, Outcome, Printer, RunResult};
 use waypoint::llm::Usage;
 use waypoint::pricing;
 use waypoint::prompt;
+use waypoint::resume;
 use waypoint::secrets;
+use waypoint::session::SessionStore;
 use waypoint::setup;
 use waypoint::tools::Workspace;
 use waypoint::tui::app::{StartEngine, TuiOptions};
@@ -111,17 +113,60 @@ async fn run(cli: Cli) -> Result<i32> {
         env: &env_var,
         file: file.clone(),
     })?;
-    if let Some(Command::Config) = cli.command {
-        print!("{}", settings.describe(config_path.as_deref()));
-        return Ok(0);
+    let store = SessionStore::from_env(env_var)?;
+    match &cli.command {
+        Some(Command::Config) => {
+            print!("{}", settings.describe(config_path.as_deref()));
+            return Ok(0);
+        }
+        Some(Command::Sessions { action }) => {
+            return resume::sessions(&store, action.as_ref(), &mut std::io::stdout().lock());
+        }
+        Some(Command::Export { id, output, format }) => {
+            let bytes = resume::export(&store, id, *format, &settings.prices)?;
+            match output {
+                Some(path) => {
+                    std::fs::write(path, &bytes)
+                        .wrap_err_with(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("waypoint: exported to {}", path.display());
+                }
+                None => std::io::Write::write_all(&mut std::io::stdout().lock(), &bytes)?,
+            }
+            return Ok(0);
+        }
+        _ => {}
     }
     let interactive =
         cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    // Read the prompt before anything else, so a missing one fails fast.
-    let prompt = if interactive {
+    let choice = match (cli.continue_last, cli.resume.as_deref()) {
+        (true, _) => Some(resume::Choice::Latest),
+        (false, Some(id)) if !id.trim().is_empty() => Some(resume::Choice::Id(id.to_string())),
+        _ => None,
+    };
+    // `-r` without an id: a picker in the app, a list in headless mode.
+    let pick = cli.resume.as_deref().is_some_and(|id| id.trim().is_empty());
+    if pick && !interactive {
+        print!(
+            "{}",
+            resume::table(&store.list()?, waypoint::session::now_ms())
+        );
+        return Ok(0);
+    }
+    // Read the prompt before anything else, so a missing one fails fast. A
+    // resumed session needs none: it continues where it stopped.
+    // `None`: the app; `Some(None)`: headless, resuming without a new message.
+    let headless: Option<Option<String>> = if interactive {
         None
     } else {
-        Some(read_prompt(&cli)?)
+        let given = cli
+            .print
+            .as_deref()
+            .is_some_and(|p| p != prompt::FROM_STDIN);
+        match read_prompt(&cli) {
+            Ok(prompt) => Some(Some(prompt)),
+            Err(_) if choice.is_some() && !given && !cli.demo => Some(None),
+            Err(e) => return Err(e),
+        }
     };
     // The demo's workspace goes when this guard does (at the end of `run`),
     // unless --keep.
@@ -152,6 +197,19 @@ async fn run(cli: Cli) -> Result<i32> {
         (None, false) => std::env::current_dir().wrap_err("cannot read the current directory")?,
     };
     let _demo_dir = demo_dir;
+    let (workspace_dir, setup) = match &choice {
+        Some(choice) => {
+            let here = workspace_dir
+                .canonicalize()
+                .unwrap_or_else(|_| workspace_dir.clone());
+            let opened = resume::open(&store, choice, &here, cli.workspace.as_deref())?;
+            (
+                opened.workspace,
+                SessionSetup::Resume(store.clone(), Box::new(opened.restored)),
+            )
+        }
+        None => (workspace_dir, SessionSetup::New(store.clone())),
+    };
     let workspace = Workspace::new(&workspace_dir).wrap_err_with(|| {
         format!(
             "workspace {} is not a usable folder",
@@ -172,7 +230,7 @@ async fn run(cli: Cli) -> Result<i32> {
     let client = factory
         .build(&ModelChoice::default(), false)
         .map_err(|e| e.to_string());
-    let Some(prompt) = prompt else {
+    let Some(prompt) = headless else {
         let engine = client.map_err(|reason| {
             setup::first_run_help(
                 &reason,
@@ -181,14 +239,28 @@ async fn run(cli: Cli) -> Result<i32> {
                 setup::ollama_running(),
             )
         });
-        return run_tui(&cli, &settings, workspace, config, engine, factory).await;
+        return run_tui(
+            &cli,
+            &settings,
+            workspace,
+            config,
+            engine,
+            factory,
+            TuiSession { setup, store, pick },
+        )
+        .await;
     };
     let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
-    let mut handle = Agent::spawn_with_factory(client, factory, workspace, config);
+    let started = std::time::Instant::now();
+    let mut handle = Agent::spawn_session(client, factory, workspace, config, setup)?;
+    let first = match prompt {
+        Some(text) => Op::Submit { text },
+        None => Op::Resume,
+    };
     handle
         .ops
-        .send(Op::Submit { text: prompt })
+        .send(first)
         .map_err(|_| eyre!("the engine stopped before it took the task"))?;
 
     let stdout = std::io::stdout().lock();
@@ -201,25 +273,26 @@ async fn run(cli: Cli) -> Result<i32> {
     let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
     match (printed?, joined) {
         (Some((outcome, by_model)), _) => {
-            // Nothing spent (a failure before any reply): no totals line.
-            if by_model.iter().any(|(_, u)| *u != Usage::default()) {
-                let totals: Vec<ModelTotals> = by_model
-                    .into_iter()
-                    .map(|(model, usage)| {
-                        let price = pricing::price_of(&model, &settings.prices);
-                        ModelTotals {
-                            cost: price.map(|p| pricing::cost(p, &usage)),
-                            model,
-                            usage,
-                        }
-                    })
-                    .collect();
-                let summary = printer.summary(&totals);
-                // After a hang-up there may be no terminal to write to: the
-                // exit code still says what happened.
-                if !matches!(outcome, Outcome::HungUp | Outcome::Terminated) {
-                    summary.wrap_err("cannot write the output")?;
-                }
+            let by_model: Vec<ModelTotals> = by_model
+                .into_iter()
+                .map(|(model, usage)| {
+                    let price = pricing::price_of(&model, &settings.prices);
+                    ModelTotals {
+                        cost: price.map(|p| pricing::cost(p, &usage)),
+                        model,
+                        usage,
+                    }
+                })
+                .collect();
+            let finished = printer.finish(&RunResult {
+                outcome,
+                by_model,
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            // After a hang-up there may be no terminal to write to: the
+            // exit code still says what happened.
+            if !matches!(outcome, Outcome::HungUp | Outcome::Terminated) {
+                finished.wrap_err("cannot write the output")?;
             }
             Ok(outcome.exit_code())
         }
@@ -284,6 +357,14 @@ async fn print_events(
     }
 }
 
+/// What the app does with sessions: the one its engine keeps, where they
+/// live, and whether to open the picker first (`-r` without an id).
+struct TuiSession {
+    setup: SessionSetup,
+    store: SessionStore,
+    pick: bool,
+}
+
 /// The full-screen app; without a usable provider it still opens and says how to set one up.
 async fn run_tui(
     cli: &Cli,
@@ -292,7 +373,12 @@ async fn run_tui(
     config: AgentConfig,
     client: std::result::Result<Arc<dyn waypoint::llm::ModelClient>, String>,
     factory: Arc<setup::SettingsFactory>,
+    session: TuiSession,
 ) -> Result<i32> {
+    let TuiSession { setup, store, pick } = session;
+    // A session to resume is handed to the first engine started (now, or
+    // once the settings work).
+    let mut setup = Some(setup);
     let shown_workspace = workspace.root().display().to_string();
     let model = match &client {
         Ok(c) => c.model().to_string(),
@@ -305,15 +391,22 @@ async fn run_tui(
     let start: Option<StartEngine> = client.is_err().then(|| {
         let (factory, workspace, config) = (factory.clone(), workspace.clone(), config.clone());
         let config_path = config::config_path(&env_var);
+        let store = store.clone();
+        let mut setup = setup.take();
         Box::new(move || match factory.build(&ModelChoice::default(), true) {
             Ok(client) => {
                 let model = client.model().to_string();
-                let handle = Agent::spawn_with_factory(
+                let setup = setup
+                    .take()
+                    .unwrap_or_else(|| SessionSetup::New(store.clone()));
+                let handle = Agent::spawn_session(
                     client,
                     factory.clone(),
                     workspace.clone(),
                     config.clone(),
-                );
+                    setup,
+                )
+                .map_err(|e| e.to_string())?;
                 Ok((handle, model))
             }
             Err(e) => Err(setup::first_run_help(
@@ -324,7 +417,15 @@ async fn run_tui(
             )),
         }) as StartEngine
     });
-    let engine = client.map(|c| Agent::spawn_with_factory(c, factory, workspace, config));
+    let engine = match client {
+        Ok(c) => {
+            let setup = setup
+                .take()
+                .unwrap_or_else(|| SessionSetup::New(store.clone()));
+            Ok(Agent::spawn_session(c, factory, workspace, config, setup)?)
+        }
+        Err(e) => Err(e),
+    };
     let initial_prompt = cli
         .prompt
         .clone()
@@ -343,10 +444,17 @@ async fn run_tui(
         palette,
         price,
         prices: settings.prices.clone(),
+        sessions: Some(store),
+        pick_session: pick,
     })
     .await
     .wrap_err("the terminal failed")?;
-    Ok(ended.exit_code())
+    if let Some((id, path)) = &ended.session
+        && std::path::Path::new(path).exists()
+    {
+        eprintln!("resume with: waypoint -r {id}");
+    }
+    Ok(ended.ended.exit_code())
 }
 
 /// The demo's temporary workspace: removed when dropped, unless kept.

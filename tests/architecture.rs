@@ -14,6 +14,7 @@ const ENGINE: &[&str] = &[
     "src/llm",
     "src/tools",
     "src/todo",
+    "src/session",
     "src/pylit.rs",
     "src/json.rs",
     "src/events.rs",

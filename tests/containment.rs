@@ -65,6 +65,7 @@ impl Run {
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("WAYPOINT_LOG", self.dir.path().join("waypoint.log"))
+            .env("WAYPOINT_HOME", self.dir.path().join("home"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -106,6 +107,7 @@ async fn commands_cannot_reach_the_terminal() {
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &line, "/dev/null"])
         .env("WAYPOINT_LOG", run.dir.path().join("waypoint.log"))
+        .env("WAYPOINT_HOME", run.dir.path().join("home"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -19,6 +19,7 @@ fn waypoint(dir: &std::path::Path) -> Command {
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("WAYPOINT_LOG", dir.join("waypoint.log"))
+        .env("WAYPOINT_HOME", dir.join("home"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -81,9 +82,38 @@ async fn demo_jsonl_is_the_event_stream() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
-    assert_eq!(events.first().unwrap()["type"], "turn_started");
-    assert_eq!(events.last().unwrap()["type"], "turn_complete");
-    assert_eq!(events.last().unwrap()["open_items"], 0);
+    // Like `claude -p --output-format stream-json`: the session first, the result last.
+    let first = events.first().unwrap();
+    assert_eq!(first["type"], "session_started", "{first}");
+    let id = first["id"].as_str().unwrap();
+    let path = first["path"].as_str().unwrap();
+    assert!(
+        path.starts_with(dir.path().join("home/sessions").to_str().unwrap()),
+        "{path}"
+    );
+    assert!(std::path::Path::new(path).exists());
+    assert_eq!(events[1]["type"], "turn_started");
+    let result = events.last().unwrap();
+    assert_eq!(result["type"], "result", "{result}");
+    assert_eq!(result["exit_reason"], "completed");
+    assert_eq!(result["exit_code"], 0);
+    assert_eq!(result["session_id"], id);
+    assert_eq!(
+        result["plan"],
+        serde_json::json!({"completed": 3, "total": 3})
+    );
+    assert!(
+        result["usage"]["output_tokens"].as_u64().unwrap() > 0,
+        "{result}"
+    );
+    assert!(result["duration_ms"].is_u64(), "{result}");
+    let end = &events[events.len() - 2];
+    assert_eq!(end["type"], "turn_complete");
+    assert_eq!(end["open_items"], 0);
+    assert!(
+        err.contains(&format!("resume with: waypoint -r {id}")),
+        "{err}"
+    );
     let begins = events
         .iter()
         .filter(|e| e["type"] == "tool_call_begin")

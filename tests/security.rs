@@ -29,6 +29,7 @@ fn waypoint(dir: &std::path::Path) -> Command {
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("WAYPOINT_LOG", dir.join("waypoint.log"))
+        .env("WAYPOINT_HOME", dir.join("home"))
         .arg("--workspace")
         .arg(dir)
         .stdin(Stdio::null())

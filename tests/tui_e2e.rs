@@ -216,8 +216,9 @@ fn app_command(log: &Path, env: &[(&str, &str)], args: &[&Path], exit_file: &Pat
     let mut cmd = format!(
         "env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u ANTHROPIC_BASE_URL -u OPENAI_BASE_URL \
          -u ANTHROPIC_MODEL -u OPENAI_MODEL -u WAYPOINT_PROVIDER -u WAYPOINT_MODEL -u WAYPOINT_PROFILE \
-         -u WAYPOINT_CONFIG WAYPOINT_LOG={} NO_COLOR=1",
-        sh_quote(log)
+         -u WAYPOINT_CONFIG WAYPOINT_LOG={} WAYPOINT_HOME={} NO_COLOR=1",
+        sh_quote(log),
+        sh_quote(&log.with_file_name("home"))
     );
     for (name, value) in env {
         cmd.push_str(&format!(" {name}={}", sh_quote(Path::new(value))));

@@ -11,10 +11,13 @@
 
 use tokio_util::sync::CancellationToken;
 
+use std::borrow::Cow;
+
 use super::Session;
 use super::conversation::Conversation;
 use crate::events::{CompactReason, Event};
 use crate::llm::{ContentBlock, LlmError, Message, ModelRequest, Role, StreamEvent};
+use crate::session::{Record, now_ms};
 use crate::tools::cap_with;
 
 /// The window used when neither the settings nor the model list know one.
@@ -197,10 +200,10 @@ impl Session {
         let target = (window_bytes as f64 * self.config.compact_at * 0.4) as usize;
         let target = target.saturating_sub(self.fixed_bytes());
         let fallback = summary.is_none();
-        let messages = match summary {
+        let messages = match &summary {
             Some(summary) => rebuild(
                 self.conversation.messages(),
-                Some(&summary),
+                Some(summary),
                 &plan,
                 target / 2,
             ),
@@ -226,7 +229,8 @@ impl Session {
             }
         };
         let conversation = Conversation::from_messages(messages);
-        if conversation.validate().is_ok() {
+        let replaced = conversation.validate().is_ok();
+        if replaced {
             self.conversation = conversation;
         } else {
             tracing::error!("compaction built an invalid conversation; kept the old one");
@@ -234,6 +238,19 @@ impl Session {
         self.last_prompt = None;
         let after = self.estimate();
         self.compacted_to = Some(after);
+        if replaced {
+            // The new conversation whole: replaying it needs nothing before it.
+            let warning = self.transcript.record(&Record::Compaction {
+                reason,
+                summary: summary.as_deref().map(Cow::Borrowed),
+                before_tokens: before,
+                after_tokens: after,
+                fallback,
+                messages: Cow::Borrowed(self.conversation.messages()),
+                at: now_ms(),
+            });
+            self.warn_unsaved(warning);
+        }
         self.emit(Event::CompactionEnd {
             before_tokens: before,
             after_tokens: after,

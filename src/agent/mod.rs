@@ -9,6 +9,8 @@
 mod client;
 pub mod compact;
 pub mod conversation;
+mod lifecycle;
+mod record;
 pub mod reminders;
 mod turn;
 
@@ -21,10 +23,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{CompactReason, ErrorKind, Event, Op};
 use crate::llm::{ModelClient, Usage};
-use crate::todo::{PlanDiff, TodoManager};
+use crate::session::{SessionError, SessionStore, Transcript};
+use crate::todo::TodoManager;
 use crate::tools::{ToolConfig, ToolDef, ToolRegistry, Workspace};
 pub use client::{ClientFactory, FixedClient, ModelChoice};
 use conversation::Conversation;
+pub use lifecycle::{SessionSetup, resume_note};
 use reminders::Reminders;
 
 pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
@@ -111,33 +115,13 @@ struct Session {
     compacted_to: Option<u64>,
     /// A `/compact` asked for mid-turn: done at the next round boundary.
     compact_request: Arc<Mutex<Option<Option<String>>>>,
-}
-
-impl Session {
-    fn emit(&self, event: Event) {
-        // A driver that hung up does not stop the engine from finishing cleanly.
-        let _ = self.events.send(event);
-    }
-
-    /// Forgets the conversation, the plan and the reminders. The token totals
-    /// stay: they count what this process spent, which a new session does
-    /// not give back.
-    fn reset(&mut self) {
-        let old = std::mem::take(&mut self.plan);
-        self.conversation = Conversation::default();
-        self.last_prompt = None;
-        self.compacted_to = None;
-        if let Ok(mut slot) = self.compact_request.lock() {
-            *slot = None;
-        }
-        self.reminders = Reminders::new(self.config.nag_every);
-        self.emit(Event::PlanUpdated {
-            items: Vec::new(),
-            rendered: self.plan.render(),
-            diff: PlanDiff::between(old.items(), &[]),
-        });
-        self.emit(Event::SessionReset);
-    }
+    /// Where the session is recorded.
+    transcript: Transcript,
+    /// Where sessions live, when they are kept (a new or opened session's
+    /// transcript goes there).
+    store: Option<SessionStore>,
+    /// The context usage reported before a request's usage, recorded with it.
+    pending_context: Option<(u64, u64)>,
 }
 
 /// What handles ops: the client factory, the queue, and the changes that
@@ -149,6 +133,8 @@ struct Control {
     queued: VecDeque<String>,
     pending_client: Option<Arc<dyn ModelClient>>,
     reset_pending: bool,
+    /// A stored session to switch to once the running turn has ended.
+    open_pending: Option<String>,
     /// Why the last `ReloadSettings` failed: a `Resume` right after it is
     /// held back (it would only fail the same way) until a reload works.
     reload_failed: Option<String>,
@@ -227,6 +213,14 @@ impl Control {
                     },
                     false,
                 );
+                Step::Wait
+            }
+            Op::OpenSession { id } => {
+                self.queued.clear();
+                self.open_pending = Some(id);
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
                 Step::Wait
             }
             Op::NewSession => {
@@ -354,6 +348,9 @@ impl Agent {
                 last_prompt: None,
                 compacted_to: None,
                 compact_request: compact_request.clone(),
+                transcript: Transcript::off(),
+                store: None,
+                pending_context: None,
             },
             control: Control {
                 factory,
@@ -361,6 +358,7 @@ impl Agent {
                 queued: VecDeque::new(),
                 pending_client: None,
                 reset_pending: false,
+                open_pending: None,
                 reload_failed: None,
                 compact_request,
                 events,
@@ -394,6 +392,28 @@ impl Agent {
             events: ev_rx,
             task,
         }
+    }
+
+    /// Starts the engine like [`Agent::spawn_with_factory`], keeping its
+    /// session as `setup` says. Fails only when a resumed session's
+    /// transcript cannot be reopened for writing.
+    pub fn spawn_session(
+        client: Arc<dyn ModelClient>,
+        factory: Arc<dyn ClientFactory>,
+        workspace: Workspace,
+        config: AgentConfig,
+        setup: SessionSetup,
+    ) -> Result<AgentHandle, SessionError> {
+        let (ops_tx, ops_rx) = unbounded_channel();
+        let (ev_tx, ev_rx) = unbounded_channel();
+        let mut agent = Agent::with_factory(client, factory, workspace, config, ev_tx);
+        agent.keep_session(setup)?;
+        let task = tokio::spawn(agent.run(ops_rx));
+        Ok(AgentHandle {
+            ops: ops_tx,
+            events: ev_rx,
+            task,
+        })
     }
 
     pub fn plan(&self) -> &TodoManager {
@@ -434,16 +454,16 @@ impl Agent {
                 }
                 Step::Start { text: Some(text) } => {
                     let first = self.session.conversation.is_empty();
-                    self.session.conversation.push_user_text(text);
+                    self.session.add_user_text(text, true);
                     if first {
                         self.session
-                            .conversation
-                            .push_user_text(reminders::INITIAL_REMINDER);
+                            .add_user_text(reminders::INITIAL_REMINDER, false);
                     }
                     false
                 }
                 Step::Start { text: None } => {
-                    self.session.conversation.push_user_text(RESUME_NOTE);
+                    let note = resume_note(&self.session.plan);
+                    self.session.add_user_text(note, false);
                     true
                 }
             };
@@ -464,6 +484,14 @@ impl Agent {
         }
         if std::mem::take(&mut self.control.reset_pending) {
             self.session.reset();
+        }
+        if let Some(id) = self.control.open_pending.take()
+            && let Err(e) = self.session.open(&id)
+        {
+            self.session.emit(Event::Error {
+                kind: ErrorKind::SessionOpen,
+                message: format!("The session was not opened: {e}"),
+            });
         }
     }
 
@@ -506,12 +534,15 @@ impl Agent {
                 }
             }
         };
-        if end == TurnEnd::Interrupted && !self.control.reset_pending {
-            self.session.conversation.push_user_text(INTERRUPTED_NOTE);
+        if end == TurnEnd::Interrupted
+            && !self.control.reset_pending
+            && self.control.open_pending.is_none()
+        {
+            self.session.add_user_text(INTERRUPTED_NOTE, false);
             // An interrupt stops the agent: messages queued meanwhile become
             // guidance for when the user resumes or writes again, not a new turn.
-            for text in self.control.queued.drain(..) {
-                self.session.conversation.push_user_text(text);
+            for text in std::mem::take(&mut self.control.queued) {
+                self.session.add_user_text(text, true);
             }
         }
         self.settle();

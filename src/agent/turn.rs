@@ -5,6 +5,7 @@
 //! the same way (live output, interrupt, a panic caught); the turn knows no
 //! tool by name and learns of plan changes from the tool's output.
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,7 @@ use super::compact::{fit_result, is_too_long};
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason, ToolStatus};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
+use crate::session::{Record, now_ms};
 use crate::tools::{ToolCtx, ToolEnv, ToolOutput, cap_output};
 
 /// Corrective messages per turn for tool calls written as text.
@@ -120,7 +122,7 @@ impl Session {
                 total_cache_write_tokens: self.totals.cache_write_tokens,
             });
             let calls = reply.tool_calls();
-            self.conversation.push_assistant(reply.content);
+            self.add_assistant(reply.content);
             if calls.is_empty()
                 && reply.stop_reason == StopReason::TextToolCall
                 && corrections < MAX_CORRECTIONS
@@ -132,7 +134,7 @@ impl Session {
                     message: "The model wrote a tool call as text; it was not run, and the model was asked to use the tools API."
                         .into(),
                 });
-                self.conversation.push_user_text(TEXT_TOOL_CALL_NOTE);
+                self.add_user_text(TEXT_TOOL_CALL_NOTE, false);
                 continue;
             }
             if calls.is_empty() {
@@ -143,12 +145,12 @@ impl Session {
                 return TurnEnd::Complete;
             }
 
-            let window = self.window();
             let mut results = Vec::with_capacity(calls.len());
             let mut plan_written = false;
             for (id, name, input) in calls {
                 if cancel.is_cancelled() {
-                    results.push(result_block(&id, ToolOutput::error(NOT_RUN_RESULT), window));
+                    let output = ToolOutput::error(NOT_RUN_RESULT);
+                    results.push(self.answer(&id, &name, output, ToolStatus::Interrupted, 0));
                     continue;
                 }
                 let invalid = reply
@@ -156,16 +158,16 @@ impl Session {
                     .iter()
                     .find(|(bad, _)| *bad == id)
                     .map(|(_, why)| why.clone());
-                let (output, status, written) =
+                let (result, status, written) =
                     self.run_tool(&id, &name, &input, invalid, cancel).await;
                 plan_written |= written;
-                results.push(result_block(&id, output, window));
+                results.push(result);
                 if status == ToolStatus::Interrupted {
                     tracing::info!(tool = %name, "tool interrupted");
                 }
             }
             if cancel.is_cancelled() {
-                self.conversation.push_tool_results(results, Vec::new());
+                self.add_tool_results(results, Vec::new());
                 self.emit(Event::TurnAborted {
                     reason: AbortReason::Interrupted,
                     message: "interrupted while tools were running".into(),
@@ -174,8 +176,7 @@ impl Session {
                 return TurnEnd::Interrupted;
             }
             let nag = self.reminders.after_round(plan_written, &self.plan);
-            self.conversation
-                .push_tool_results(results, nag.into_iter().collect());
+            self.add_tool_results(results, nag.into_iter().collect());
         }
     }
 
@@ -214,7 +215,8 @@ impl Session {
     }
 
     /// Runs one call and emits its Begin/End (and the plan it changed);
-    /// returns the result, its status and whether the plan was written.
+    /// returns the result (recorded), its status and whether the plan was
+    /// written.
     async fn run_tool(
         &mut self,
         id: &str,
@@ -222,7 +224,7 @@ impl Session {
         input: &Value,
         invalid_input: Option<String>,
         cancel: &CancellationToken,
-    ) -> (ToolOutput, ToolStatus, bool) {
+    ) -> (ContentBlock, ToolStatus, bool) {
         let started = Instant::now();
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
@@ -261,14 +263,42 @@ impl Session {
         } else {
             ToolStatus::Ok
         };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.emit(Event::ToolCallEnd {
             id: id.to_string(),
             name: name.to_string(),
             status,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            duration_ms,
             output: output.content.clone(),
         });
-        (output, status, plan_written)
+        let result = self.answer(id, name, output, status, duration_ms);
+        (result, status, plan_written)
+    }
+
+    /// A call's result as the model gets it (fitted to the window), recorded.
+    fn answer(
+        &mut self,
+        id: &str,
+        name: &str,
+        out: ToolOutput,
+        status: ToolStatus,
+        duration_ms: u64,
+    ) -> ContentBlock {
+        let content = fit_result(out.content, self.window());
+        self.record(&Record::ToolResult {
+            id: Cow::Borrowed(id),
+            name: Cow::Borrowed(name),
+            content: Cow::Borrowed(&content),
+            is_error: out.is_error,
+            status,
+            duration_ms,
+            at: now_ms(),
+        });
+        ContentBlock::ToolResult {
+            tool_use_id: id.to_string(),
+            content,
+            is_error: out.is_error,
+        }
     }
 
     /// Runs the tool `name` from the registry, forwarding its live output.
@@ -360,13 +390,5 @@ impl Session {
         } else {
             ToolOutput::interrupted(format!("Output so far:\n{}", cap_output(&streamed, cap)))
         }
-    }
-}
-
-fn result_block(id: &str, out: ToolOutput, window: u64) -> ContentBlock {
-    ContentBlock::ToolResult {
-        tool_use_id: id.to_string(),
-        content: fit_result(out.content, window),
-        is_error: out.is_error,
     }
 }

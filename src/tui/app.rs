@@ -43,6 +43,10 @@ pub struct TuiOptions {
     pub price: Option<Price>,
     /// The config file's prices, for models switched to with `/model`.
     pub prices: std::collections::BTreeMap<String, Price>,
+    /// Where sessions are stored (for `/resume` and `/export`), if kept.
+    pub sessions: Option<crate::session::SessionStore>,
+    /// Open the session picker first (`waypoint -r` without an id).
+    pub pick_session: bool,
 }
 
 /// How the full-screen app ended.
@@ -68,7 +72,14 @@ impl Ended {
 }
 
 /// Runs the full-screen app until the user quits or a signal arrives.
-pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
+/// How the app ended, and the session it recorded (id, transcript path).
+#[derive(Debug)]
+pub struct Exit {
+    pub ended: Ended,
+    pub session: Option<(String, String)>,
+}
+
+pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
@@ -198,7 +209,13 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Ended> {
         let _ = tokio::time::timeout(Duration::from_secs(3), handle.task).await;
     }
     drop(guard);
-    failure.map_or(Ok(ended), Err)
+    failure.map_or(
+        Ok(Exit {
+            ended,
+            session: app.status.session.take(),
+        }),
+        Err,
+    )
 }
 
 /// Carries out effects; returns true to quit.

@@ -76,6 +76,8 @@ pub struct Status {
     pub has_engine: bool,
     /// What to tell the user who sends a message without an engine.
     pub setup_help: Option<String>,
+    /// The recorded session: its id and its transcript's path.
+    pub session: Option<(String, String)>,
 }
 
 impl Status {
@@ -98,6 +100,7 @@ impl Status {
             ctrl_c_at: None,
             has_engine: true,
             setup_help: None,
+            session: None,
         }
     }
 
@@ -175,6 +178,14 @@ impl Status {
 
     /// Counts one request's tokens for `model` (the current one when empty);
     /// `totals` are the session's, as the engine counts them.
+    /// Forgets the tokens counted so far (another session's history follows).
+    pub fn clear_usage(&mut self) {
+        self.totals = Usage::default();
+        self.turn_tokens = (0, 0);
+        self.context = None;
+        self.by_model.clear();
+    }
+
     pub fn add_usage(&mut self, model: &str, request: Usage, totals: Usage) {
         self.totals = totals;
         self.turn_tokens.0 += request.prompt_tokens();

@@ -283,6 +283,38 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 "New session: empty conversation and plan.",
             );
         }
+        Event::SessionStarted {
+            id,
+            path,
+            resumed,
+            notes,
+        } => {
+            if resumed {
+                app.notice(
+                    NoticeKind::Info,
+                    format!("Resumed session {}.", crate::session::short_id(&id)),
+                );
+            }
+            for note in notes {
+                app.notice(NoticeKind::Warning, format!("Note: {note}"));
+            }
+            app.status.session = Some((id, path));
+        }
+        Event::History { events } => {
+            // The screen shows this session's past, as it was seen live.
+            app.conversation.clear();
+            app.trace.clear();
+            app.plan
+                .update(Vec::new(), &crate::todo::PlanDiff::default(), now);
+            app.status.clear_usage();
+            for past in events {
+                effects.extend(on_event(app, past, now));
+            }
+            // Nothing in it changed just now.
+            app.plan.changed.clear();
+            app.conversation.scroll.follow = true;
+        }
+        Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),
         Event::Idle => {}
     }
     effects

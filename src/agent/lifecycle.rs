@@ -1,0 +1,172 @@
+//! A session's life in the engine: recorded from the start, reset by
+//! `/new` (a new transcript), restored from a stored one (`-c`, `-r`,
+//! `/resume`). Invariant: whichever way a session begins, the driver hears
+//! `SessionStarted` first, and a restored one's history right after.
+
+use super::conversation::Conversation;
+use super::reminders::Reminders;
+use super::{Agent, RESUME_NOTE, Session};
+use crate::events::Event;
+use crate::session::{Header, Restored, SessionError, SessionStore, Transcript, now_ms, replay};
+use crate::todo::{PlanDiff, TodoManager};
+
+/// How the engine keeps its session.
+pub enum SessionSetup {
+    /// Not recorded (tests, embedding).
+    Off,
+    /// A new session, recorded in the store.
+    New(SessionStore),
+    /// A stored session continued (its transcript is appended to).
+    Resume(SessionStore, Box<Restored>),
+}
+
+/// The note a resume adds: [`RESUME_NOTE`], and the plan's open items.
+pub fn resume_note(plan: &TodoManager) -> String {
+    let open = plan.open_items();
+    if open.is_empty() {
+        return RESUME_NOTE.to_string();
+    }
+    let mut note = RESUME_NOTE.trim_end_matches(']').to_string();
+    note.push_str(" Open plan items:");
+    for item in open {
+        let state = if item.status == crate::todo::TodoStatus::InProgress {
+            " (in progress)"
+        } else {
+            ""
+        };
+        note.push_str(&format!("\n- {}{state}", item.content));
+    }
+    note.push(']');
+    note
+}
+
+impl Session {
+    /// Forgets the conversation, the plan and the reminders, and starts a
+    /// new transcript. The token totals stay: they count what this process
+    /// spent, which a new session does not give back.
+    pub(super) fn reset(&mut self) {
+        let old = std::mem::take(&mut self.plan);
+        self.clear_state();
+        self.emit(Event::PlanUpdated {
+            items: Vec::new(),
+            rendered: self.plan.render(),
+            diff: PlanDiff::between(old.items(), &[]),
+        });
+        self.emit(Event::SessionReset);
+        if let Some(store) = &self.store {
+            self.transcript = store.create(self.header());
+        }
+        self.announce(false, Vec::new());
+    }
+
+    fn clear_state(&mut self) {
+        self.conversation = Conversation::default();
+        self.last_prompt = None;
+        self.compacted_to = None;
+        self.pending_context = None;
+        if let Ok(mut slot) = self.compact_request.lock() {
+            *slot = None;
+        }
+        self.reminders = Reminders::new(self.config.nag_every);
+    }
+
+    /// A header for a new session of this workspace and client.
+    fn header(&self) -> Header {
+        Header::new(
+            &crate::session::new_id(),
+            &self.workspace.root().display().to_string(),
+            self.client.provider(),
+            self.client.model(),
+            now_ms(),
+        )
+    }
+
+    /// Says which session is recorded (drivers print it, and its id to resume).
+    fn announce(&mut self, resumed: bool, notes: Vec<String>) {
+        let Some(path) = self.transcript.path() else {
+            return;
+        };
+        let event = Event::SessionStarted {
+            id: self.transcript.id().to_string(),
+            path: path.display().to_string(),
+            resumed,
+            notes,
+        };
+        self.emit(event);
+    }
+
+    /// Continues `restored`: its conversation, plan and totals replace the
+    /// current ones, its transcript is appended to (repairs first), and its
+    /// history is sent to the driver.
+    fn restore(&mut self, store: SessionStore, restored: Restored) -> Result<(), SessionError> {
+        let Restored {
+            header,
+            path,
+            valid_len,
+            card,
+            conversation,
+            plan,
+            totals,
+            history,
+            repairs,
+            notes,
+            ..
+        } = restored;
+        let id = header.id.clone();
+        let transcript = Transcript::reopen(&path, header, card, valid_len)
+            .map_err(|e| SessionError::io(&path, e))?;
+        self.clear_state();
+        self.transcript = transcript;
+        self.store = Some(store);
+        self.conversation = conversation;
+        self.plan = plan;
+        self.totals = totals;
+        for record in &repairs {
+            self.record(record);
+        }
+        if !repairs.is_empty() {
+            self.sync_transcript();
+        }
+        tracing::info!(session = %id, "session resumed");
+        self.announce(true, notes);
+        self.emit(Event::History { events: history });
+        Ok(())
+    }
+
+    /// Opens the stored session whose id starts with `prefix`; it must be
+    /// of this workspace.
+    pub(super) fn open(&mut self, prefix: &str) -> Result<(), SessionError> {
+        let store = self.store.clone().ok_or(SessionError::NoHome)?;
+        let info = store.find(prefix)?;
+        let here = self.workspace.root().display().to_string();
+        if info.card.workspace != here {
+            return Err(SessionError::Damaged {
+                id: info.card.id.clone(),
+                why: format!(
+                    "it belongs to {}; quit and run `waypoint -r {}` there",
+                    info.card.workspace,
+                    crate::session::short_id(&info.card.id)
+                ),
+            });
+        }
+        let restored = replay(crate::session::load(&info.path)?)?;
+        self.restore(store, restored)
+    }
+}
+
+impl Agent {
+    /// Records the session as `setup` says (see [`SessionSetup`]); the
+    /// `SessionStarted` event (and a resumed session's history) is sent now.
+    pub fn keep_session(&mut self, setup: SessionSetup) -> Result<(), SessionError> {
+        match setup {
+            SessionSetup::Off => Ok(()),
+            SessionSetup::New(store) => {
+                self.session.transcript = store.create(self.session.header());
+                self.session.store = Some(store);
+                self.session.announce(false, Vec::new());
+                Ok(())
+            }
+            SessionSetup::Resume(store, restored) => self.session.restore(store, *restored),
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The session's transcript, seen from the engine: every change to the
+//! conversation goes through these methods, which add it and record it in
+//! one step, and every event that matters to a resumed session (a turn's
+//! start and end, a tool call, a plan revision, usage) is recorded as it
+//! is emitted. Invariant: replaying the records rebuilds the conversation
+//! exactly (see `session::replay`).
+
+use std::borrow::Cow;
+
+use super::Session;
+use crate::events::{AbortReason, ErrorKind, Event, StopReason};
+use crate::llm::ContentBlock;
+use crate::session::{Record, TurnOutcome, now_ms};
+
+impl Session {
+    /// Records `event` (if it is one a resumed session needs) and sends it.
+    pub(super) fn emit(&mut self, event: Event) {
+        self.record_event(&event);
+        // A driver that hung up does not stop the engine from finishing cleanly.
+        let _ = self.events.send(event);
+    }
+
+    pub(super) fn record(&mut self, record: &Record<'_>) {
+        let warning = self.transcript.record(record);
+        self.warn_unsaved(warning);
+    }
+
+    /// Tells the driver the transcript could not be written.
+    pub(super) fn warn_unsaved(&self, warning: Option<String>) {
+        if let Some(message) = warning {
+            let _ = self.events.send(Event::Error {
+                kind: ErrorKind::SessionSave,
+                message,
+            });
+        }
+    }
+
+    /// Adds user text to the conversation: the user's own message
+    /// (`prompt`) or a note of Waypoint's.
+    pub(super) fn add_user_text(&mut self, text: impl Into<String>, prompt: bool) {
+        let text = text.into();
+        self.record(&Record::User {
+            text: Cow::Borrowed(&text),
+            prompt,
+            at: now_ms(),
+        });
+        self.conversation.push_user_text(text);
+    }
+
+    /// Adds the model's reply.
+    pub(super) fn add_assistant(&mut self, content: Vec<ContentBlock>) {
+        let model = self.client.model().to_string();
+        self.record(&Record::Assistant {
+            content: Cow::Borrowed(&content),
+            model: Cow::Owned(model),
+            at: now_ms(),
+        });
+        self.conversation.push_assistant(content);
+    }
+
+    /// Answers the last reply's tool calls (each result was recorded as it
+    /// came), followed by `texts` (the nag).
+    pub(super) fn add_tool_results(&mut self, results: Vec<ContentBlock>, texts: Vec<String>) {
+        let at = now_ms();
+        for text in &texts {
+            self.record(&Record::User {
+                text: Cow::Borrowed(text),
+                prompt: false,
+                at,
+            });
+        }
+        self.conversation.push_tool_results(results, texts);
+    }
+
+    fn record_event(&mut self, event: &Event) {
+        let at = now_ms();
+        let record = match event {
+            Event::TurnStarted { resumed } => Record::TurnStart {
+                resumed: *resumed,
+                at,
+            },
+            Event::ToolCallBegin {
+                id,
+                name,
+                summary,
+                plan_item_id,
+                plan_item,
+                ..
+            } => Record::ToolCall {
+                id: Cow::Borrowed(id),
+                name: Cow::Borrowed(name),
+                summary: Cow::Borrowed(summary),
+                plan_item_id: plan_item_id.as_deref().map(Cow::Borrowed),
+                plan_item: plan_item.as_deref().map(Cow::Borrowed),
+                at,
+            },
+            Event::PlanUpdated { items, .. } => Record::Plan {
+                items: Cow::Borrowed(items),
+                at,
+            },
+            Event::ContextUsage { used, window } => {
+                self.pending_context = Some((*used, *window));
+                return;
+            }
+            Event::Usage {
+                model,
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                ..
+            } => Record::Usage {
+                model: Cow::Borrowed(model),
+                usage: crate::llm::Usage {
+                    input_tokens: *input_tokens,
+                    output_tokens: *output_tokens,
+                    cache_read_tokens: *cache_read_tokens,
+                    cache_write_tokens: *cache_write_tokens,
+                },
+                context: self.pending_context.take(),
+            },
+            Event::TurnComplete {
+                stop_reason,
+                open_items,
+            } => Record::TurnEnd {
+                outcome: TurnOutcome::Complete,
+                stop_reason: (*stop_reason != StopReason::EndTurn).then(|| stop_reason.clone()),
+                message: None,
+                error: None,
+                open_items: *open_items,
+                at,
+            },
+            Event::TurnAborted {
+                reason,
+                message,
+                error,
+            } => Record::TurnEnd {
+                outcome: match reason {
+                    AbortReason::Interrupted => TurnOutcome::Interrupted,
+                    AbortReason::MaxTurns => TurnOutcome::MaxTurns,
+                    AbortReason::Failed => TurnOutcome::Failed,
+                },
+                stop_reason: None,
+                message: Some(Cow::Borrowed(message)),
+                error: *error,
+                open_items: self.plan.open_items().len(),
+                at,
+            },
+            _ => return,
+        };
+        self.record(&record);
+        if matches!(record, Record::TurnEnd { .. }) {
+            self.sync_transcript();
+        }
+    }
+
+    /// The end of a turn: the transcript reaches the disk.
+    pub(super) fn sync_transcript(&mut self) {
+        let warning = self.transcript.sync();
+        self.warn_unsaved(warning);
+    }
+}

@@ -1,0 +1,339 @@
+//! A stored session as Markdown, for reading or sharing: the task, the final
+//! plan with each item's history, the conversation with tool calls folded
+//! into `<details>` blocks, and the token totals and cost. Invariant: the
+//! text a model, a tool or a user wrote can never close the fence or the
+//! HTML block it is put in (fences grow past the longest backtick run, and
+//! summaries are escaped).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::load::Loaded;
+use super::record::{Record, TurnOutcome};
+use super::{short_id, size, utc};
+use crate::events::ToolStatus;
+use crate::llm::{ContentBlock, Usage};
+use crate::pricing::{self, Price};
+use crate::todo::{TodoItem, TodoStatus};
+
+/// One plan item's life, from the plan revisions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ItemHistory {
+    pub id: String,
+    pub content: String,
+    pub status: Option<TodoStatus>,
+    pub added: u64,
+    pub started: Option<u64>,
+    pub completed: Option<u64>,
+    /// Dropped from the plan (not in the last revision) at this time.
+    pub removed: Option<u64>,
+}
+
+/// Every item that was ever in the plan, in the order it first appeared.
+pub fn plan_history(records: &[Record<'_>]) -> Vec<ItemHistory> {
+    let mut items: Vec<ItemHistory> = Vec::new();
+    for record in records {
+        let Record::Plan { items: plan, at } = record else {
+            continue;
+        };
+        for item in plan.iter() {
+            let i = match items.iter().position(|h| h.id == item.id) {
+                Some(i) => i,
+                None => {
+                    items.push(ItemHistory {
+                        id: item.id.clone(),
+                        added: *at,
+                        ..ItemHistory::default()
+                    });
+                    items.len() - 1
+                }
+            };
+            let h = &mut items[i];
+            h.content.clone_from(&item.content);
+            h.status = Some(item.status);
+            h.removed = None;
+            match item.status {
+                TodoStatus::InProgress => {
+                    h.started.get_or_insert(*at);
+                }
+                TodoStatus::Completed => {
+                    h.completed.get_or_insert(*at);
+                }
+                TodoStatus::Pending => {}
+            }
+        }
+        for h in &mut items {
+            if h.removed.is_none() && !plan.iter().any(|i: &TodoItem| i.id == h.id) {
+                h.removed = Some(*at);
+            }
+        }
+    }
+    items
+}
+
+/// The session as Markdown; `prices` are the config's overrides.
+pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
+    let h = &loaded.header;
+    let records = &loaded.records;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Waypoint session {}\n", short_id(&h.id));
+    let _ = writeln!(out, "- Session: `{}`", h.id);
+    let _ = writeln!(out, "- Workspace: `{}`", h.workspace);
+    let _ = writeln!(out, "- Model: {} ({})", h.model, h.provider);
+    let _ = writeln!(out, "- Started: {}", utc(h.started_ms));
+    if let Some(last) = records.iter().rev().find_map(Record::at) {
+        let _ = writeln!(out, "- Last active: {}", utc(last));
+    }
+    let _ = writeln!(out, "- Tokens: {}", totals(records, prices));
+    for note in &loaded.notes {
+        let _ = writeln!(out, "- Note: {note}");
+    }
+
+    if let Some(task) = records.iter().find_map(|r| match r {
+        Record::User {
+            text, prompt: true, ..
+        } => Some(text),
+        _ => None,
+    }) {
+        let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
+    }
+
+    let history = plan_history(records);
+    if !history.is_empty() {
+        let done = history
+            .iter()
+            .filter(|h| h.removed.is_none() && h.status == Some(TodoStatus::Completed))
+            .count();
+        let total = history.iter().filter(|h| h.removed.is_none()).count();
+        let _ = writeln!(out, "\n## Plan ({done}/{total} completed)\n");
+        let _ = writeln!(out, "| # | Item | Status | Added | Started | Completed |");
+        let _ = writeln!(out, "|---|------|--------|-------|---------|-----------|");
+        let time = |t: Option<u64>| t.map_or_else(|| "–".to_string(), utc);
+        for (n, item) in history.iter().enumerate() {
+            let status = match (item.removed, item.status) {
+                (Some(_), _) => "removed",
+                (None, Some(s)) => s.as_str(),
+                (None, None) => "",
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {status} | {} | {} | {} |",
+                n + 1,
+                cell(&item.content),
+                utc(item.added),
+                time(item.started),
+                time(item.completed),
+            );
+        }
+    }
+
+    let _ = writeln!(out, "\n## Conversation");
+    let mut calls: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for record in records {
+        match record {
+            Record::User {
+                text,
+                prompt: true,
+                at,
+            } => {
+                let _ = writeln!(out, "\n### User · {}\n\n{}", utc(*at), text.trim());
+            }
+            Record::Assistant { content, .. } => {
+                let text: Vec<&str> = content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text { text } if !text.trim().is_empty() => Some(text.trim()),
+                        _ => None,
+                    })
+                    .collect();
+                if !text.is_empty() {
+                    let _ = writeln!(out, "\n### Assistant\n\n{}", text.join("\n\n"));
+                }
+                for b in content.iter() {
+                    if let ContentBlock::ToolUse { id, name, input } = b {
+                        calls.insert(id.clone(), (name.clone(), input.to_string()));
+                    }
+                }
+            }
+            Record::ToolCall { id, summary, .. } => {
+                if let Some(call) = calls.get_mut(id.as_ref()) {
+                    call.1.clone_from(&summary.line);
+                }
+            }
+            Record::ToolResult {
+                id,
+                name,
+                content,
+                status,
+                duration_ms,
+                ..
+            } => {
+                let line = calls
+                    .get(id.as_ref())
+                    .map(|(_, line)| line.as_str())
+                    .unwrap_or_default();
+                let mark = match status {
+                    ToolStatus::Ok => "✓",
+                    ToolStatus::Error => "✘",
+                    ToolStatus::Interrupted => "⏹",
+                };
+                let _ = writeln!(
+                    out,
+                    "\n<details><summary>{mark} {} <code>{}</code> ({:.1} s)</summary>\n\n{}\n</details>",
+                    escape_html(name),
+                    escape_html(&crate::text::clean_line(line)),
+                    *duration_ms as f64 / 1000.0,
+                    fenced(content),
+                );
+            }
+            Record::Plan { items, .. } => {
+                let done = items
+                    .iter()
+                    .filter(|i| i.status == TodoStatus::Completed)
+                    .count();
+                let _ = writeln!(out, "\n_plan updated: {done}/{} completed_", items.len());
+            }
+            Record::Compaction {
+                before_tokens,
+                after_tokens,
+                fallback,
+                ..
+            } => {
+                let _ = writeln!(
+                    out,
+                    "\n---\n_{}_",
+                    crate::units::compaction(*before_tokens, *after_tokens, *fallback)
+                );
+            }
+            Record::TurnEnd {
+                outcome, message, ..
+            } if *outcome != TurnOutcome::Complete => {
+                let why = message.as_deref().unwrap_or("the turn stopped");
+                let _ = writeln!(out, "\n_{}_", why.trim());
+            }
+            _ => {}
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n---\n_Exported by Waypoint {} · {} records · {}_",
+        env!("CARGO_PKG_VERSION"),
+        records.len(),
+        size(loaded.valid_len)
+    );
+    out
+}
+
+/// `12.3k in (80% cached) / 1.2k out · $0.0123` over every model.
+fn totals(records: &[Record<'_>], prices: &BTreeMap<String, Price>) -> String {
+    let mut by_model: BTreeMap<&str, Usage> = BTreeMap::new();
+    for r in records {
+        if let Record::Usage { model, usage, .. } = r {
+            by_model.entry(model.as_ref()).or_default().add(usage);
+        }
+    }
+    let mut all = Usage::default();
+    let mut cost = Some(0.0);
+    for (model, usage) in &by_model {
+        all.add(usage);
+        cost = match (cost, pricing::price_of(model, prices)) {
+            (Some(c), Some(p)) => Some(c + pricing::cost(p, usage)),
+            _ => None,
+        };
+    }
+    let mut line = format!("{} in", crate::units::tokens(all.prompt_tokens()));
+    if let Some(pct) = all.cached_percent() {
+        let _ = write!(line, " ({pct}% cached)");
+    }
+    let _ = write!(line, " / {} out", crate::units::tokens(all.output_tokens));
+    if let Some(cost) = cost.filter(|_| !by_model.is_empty()) {
+        let _ = write!(line, " · {}", pricing::format_cost(cost));
+    }
+    line
+}
+
+/// A table cell: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    crate::text::clean_line(text).replace('|', "\\|")
+}
+
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// `text` in a code fence longer than any run of backticks inside it.
+fn fenced(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = crate::text::clean(text);
+    format!("{fence}\n{}\n{fence}", body.trim_end())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn item(id: &str, content: &str, status: TodoStatus) -> TodoItem {
+        TodoItem {
+            id: id.into(),
+            content: content.into(),
+            status,
+            active_form: format!("Doing {content}"),
+        }
+    }
+
+    fn plan(at: u64, items: Vec<TodoItem>) -> Record<'static> {
+        Record::Plan {
+            items: Cow::Owned(items),
+            at,
+        }
+    }
+
+    #[test]
+    fn item_history_follows_the_revisions() {
+        use TodoStatus::*;
+        let records = vec![
+            plan(
+                10,
+                vec![item("1", "Write", Pending), item("2", "Test", Pending)],
+            ),
+            plan(
+                20,
+                vec![item("1", "Write", InProgress), item("2", "Test", Pending)],
+            ),
+            plan(
+                30,
+                vec![item("1", "Write", Completed), item("3", "Docs", InProgress)],
+            ),
+        ];
+        let h = plan_history(&records);
+        assert_eq!(h.len(), 3);
+        assert_eq!(
+            (h[0].added, h[0].started, h[0].completed),
+            (10, Some(20), Some(30))
+        );
+        assert_eq!(h[1].removed, Some(30));
+        assert_eq!((h[2].added, h[2].started), (30, Some(30)));
+    }
+
+    #[test]
+    fn fences_outgrow_the_backticks_inside() {
+        let f = fenced("a ```` b");
+        assert!(f.starts_with("`````\n") && f.ends_with("\n`````"), "{f}");
+        assert_eq!(escape_html("<b>&"), "&lt;b&gt;&amp;");
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+}

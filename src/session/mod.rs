@@ -1,0 +1,139 @@
+//! Sessions that outlive the process: every session writes an append-only
+//! JSON-lines transcript ([`transcript`]), which [`load`] reads back (a torn
+//! last line skipped with a note) and [`replay`] turns into the
+//! conversation, the plan, the totals and the history a driver shows;
+//! [`store`] lists, finds and deletes them. Part of the engine: it knows no terminal.
+
+pub mod export;
+pub mod load;
+pub mod record;
+pub mod replay;
+pub mod store;
+pub mod transcript;
+
+use std::path::{Path, PathBuf};
+
+pub use load::{Loaded, load};
+pub use record::{FORMAT_VERSION, Header, Record, TurnOutcome};
+pub use replay::{Restored, replay};
+pub use store::{Card, SessionInfo, SessionStore, parse_age};
+pub use transcript::Transcript;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("no home folder to keep sessions in: set WAYPOINT_HOME")]
+    NoHome,
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no session with an id starting with `{0}` (`waypoint sessions` lists them)")]
+    NotFound(String),
+    #[error("`{prefix}` matches several sessions: {}; give more of the id", ids.join(", "))]
+    Ambiguous { prefix: String, ids: Vec<String> },
+    #[error("no session of this workspace ({0}) yet: `waypoint sessions` lists them all")]
+    NoneHere(String),
+    #[error("{} is empty: it holds no session", path.display())]
+    Empty { path: PathBuf },
+    #[error("{} is not a Waypoint session (its first line is not a session header)", path.display())]
+    NotATranscript { path: PathBuf },
+    #[error(
+        "{} was written by a newer Waypoint (session format {found}; this one reads up to {FORMAT_VERSION}): update Waypoint to open it",
+        path.display()
+    )]
+    Newer { path: PathBuf, found: u32 },
+    #[error(
+        "session {id} belongs to {workspace}, which no longer exists; run `waypoint -r {id} --workspace DIR` to resume it in another folder"
+    )]
+    WorkspaceGone { id: String, workspace: String },
+    #[error("session {id} cannot be rebuilt: {why}")]
+    Damaged { id: String, why: String },
+}
+
+impl SessionError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        SessionError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A fresh session id: 32 random hex digits, in the dashed UUID form.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The first characters of an id, enough to name it in a listing.
+pub fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// How long ago `then_ms` was, as a listing says it: `just now`, `5 min ago`,
+/// `3 h ago`, `12 d ago`.
+pub fn ago(then_ms: u64, now_ms: u64) -> String {
+    let secs = now_ms.saturating_sub(then_ms) / 1000;
+    match secs {
+        0..60 => "just now".into(),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..86_400 => format!("{} h ago", secs / 3_600),
+        _ => format!("{} d ago", secs / 86_400),
+    }
+}
+
+/// A size in bytes, short: `812 B`, `14 KB`, `3.2 MB`.
+pub fn size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{} KB", bytes / 1_000),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
+
+/// UTC date and time of a Unix-millisecond instant: `2026-12-03 14:05 UTC`.
+pub fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3_600,
+        rem % 3_600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_ages_read_well() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_267_100_000), "2026-12-03 03:05 UTC");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00 UTC");
+        assert_eq!(ago(0, 30_000), "just now");
+        assert_eq!(ago(0, 300_000), "5 min ago");
+        assert_eq!(ago(0, 3 * 86_400_000), "3 d ago");
+        assert_eq!(size(812), "812 B");
+        assert_eq!(size(14_500), "14 KB");
+        assert_eq!(short_id("0123456789ab"), "01234567");
+    }
+}

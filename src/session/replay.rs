@@ -1,0 +1,366 @@
+//! Turning a loaded transcript into a session again: the conversation (the
+//! records replayed through the same methods the engine used), the plan as
+//! last accepted, the token totals, and the history as the events a driver
+//! would have seen live. Invariant: the rebuilt conversation is a valid
+//! request: a tool call left unanswered because the process died is
+//! answered as interrupted (or as not run, when it never started), and a
+//! turn that never ended is ended; these repairs are records too, so they
+//! are written to the transcript when it is continued.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::SessionError;
+use super::load::Loaded;
+use super::record::{Header, Record, TurnOutcome};
+use super::store::Card;
+use crate::agent::conversation::Conversation;
+use crate::events::{AbortReason, Event, StopReason, ToolStatus};
+use crate::llm::{ContentBlock, Role, Usage};
+use crate::todo::{PlanDiff, TodoItem, TodoManager};
+
+/// What a call that was running when Waypoint stopped is answered with.
+pub const DIED_RUNNING: &str = "interrupted: Waypoint stopped (its process ended) while this call was running; it may have done part of its work. Check its effects before running it again.";
+/// What a call that had not started is answered with.
+pub const DIED_BEFORE: &str =
+    "not run: Waypoint stopped (its process ended) before this call started.";
+/// The note that ends a turn the process did not finish.
+pub const DIED_NOTE: &str = "[Waypoint stopped (its process ended) during the previous response.]";
+
+/// A session read back, ready to be continued.
+#[derive(Debug)]
+pub struct Restored {
+    pub header: Header,
+    pub path: PathBuf,
+    /// Where appending goes on (a torn tail is cut off).
+    pub valid_len: u64,
+    pub card: Card,
+    pub conversation: Conversation,
+    pub plan: TodoManager,
+    pub totals: Usage,
+    /// The session as the events a driver saw (user messages included).
+    pub history: Vec<Event>,
+    /// Records that repair a session cut off mid-turn, to be appended.
+    pub repairs: Vec<Record<'static>>,
+    /// What was skipped or repaired, for the user.
+    pub notes: Vec<String>,
+    /// The last turn did not finish (interrupted, failed, cut off) or left
+    /// plan items open: resuming makes sense.
+    pub resumable: bool,
+}
+
+/// Rebuilds a session from its records.
+pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
+    let Loaded {
+        path,
+        header,
+        records,
+        mut notes,
+        valid_len,
+    } = loaded;
+    let mut r = Replayer {
+        card: Card::from_header(&header),
+        ..Replayer::default()
+    };
+    for record in &records {
+        r.apply(record);
+    }
+    let repairs = r.repairs();
+    for record in &repairs {
+        r.apply(record);
+    }
+    if !repairs.is_empty() {
+        notes.push(
+            "the session was cut off mid-turn; the unfinished turn is marked as interrupted".into(),
+        );
+    }
+    r.conversation
+        .validate()
+        .map_err(|why| SessionError::Damaged {
+            id: header.id.clone(),
+            why,
+        })?;
+    let plan = match TodoManager::restore(r.plan) {
+        Ok(plan) => plan,
+        Err(e) => {
+            notes.push(format!(
+                "the stored plan could not be restored ({e}); it starts empty"
+            ));
+            TodoManager::new()
+        }
+    };
+    let resumable = r.last_outcome != Some(TurnOutcome::Complete) && r.last_outcome.is_some()
+        || !plan.open_items().is_empty();
+    Ok(Restored {
+        header,
+        path,
+        valid_len,
+        card: r.card,
+        conversation: r.conversation,
+        plan,
+        totals: r.totals,
+        history: r.history,
+        repairs,
+        notes,
+        resumable,
+    })
+}
+
+#[derive(Default)]
+struct Replayer {
+    card: Card,
+    conversation: Conversation,
+    plan: Vec<TodoItem>,
+    totals: Usage,
+    history: Vec<Event>,
+    /// The inputs of the last reply's tool calls, by id.
+    inputs: HashMap<String, Value>,
+    /// Calls that began (a `tool_call` record) and have no result yet.
+    running: HashSet<String>,
+    /// A turn began and has not ended.
+    in_turn: bool,
+    last_outcome: Option<TurnOutcome>,
+    round: u32,
+}
+
+impl Replayer {
+    fn apply(&mut self, record: &Record<'_>) {
+        self.card.observe(record);
+        match record {
+            Record::User { text, prompt, .. } => {
+                self.conversation.push_user_text(text.to_string());
+                if *prompt {
+                    self.history.push(Event::UserMessage {
+                        text: text.to_string(),
+                    });
+                }
+            }
+            Record::TurnStart { resumed, .. } => {
+                self.in_turn = true;
+                self.round = 0;
+                self.history.push(Event::TurnStarted { resumed: *resumed });
+            }
+            Record::Assistant { content, .. } => {
+                self.round += 1;
+                self.history.push(Event::RoundStarted { round: self.round });
+                self.inputs.clear();
+                for block in content.iter() {
+                    match block {
+                        ContentBlock::Text { text } => {
+                            self.history.push(Event::TextDelta { text: text.clone() });
+                        }
+                        ContentBlock::Thinking { thinking: text, .. }
+                        | ContentBlock::Reasoning { text, .. } => {
+                            self.history
+                                .push(Event::ReasoningDelta { text: text.clone() });
+                        }
+                        ContentBlock::ToolUse { id, input, .. } => {
+                            self.inputs.insert(id.clone(), input.clone());
+                        }
+                        _ => {}
+                    }
+                }
+                self.conversation.push_assistant(content.to_vec());
+            }
+            Record::ToolCall {
+                id,
+                name,
+                summary,
+                plan_item_id,
+                plan_item,
+                ..
+            } => {
+                self.running.insert(id.to_string());
+                self.history.push(Event::ToolCallBegin {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    summary: summary.clone().into_owned(),
+                    input: self.inputs.get(id.as_ref()).cloned().unwrap_or(Value::Null),
+                    plan_item_id: plan_item_id.as_ref().map(|s| s.to_string()),
+                    plan_item: plan_item.as_ref().map(|s| s.to_string()),
+                });
+            }
+            Record::ToolResult {
+                id,
+                name,
+                content,
+                is_error,
+                status,
+                duration_ms,
+                ..
+            } => {
+                if self.running.remove(id.as_ref()) {
+                    self.history.push(Event::ToolCallEnd {
+                        id: id.to_string(),
+                        name: name.to_string(),
+                        status: *status,
+                        duration_ms: *duration_ms,
+                        output: content.to_string(),
+                    });
+                }
+                self.conversation.push_tool_results(
+                    vec![ContentBlock::ToolResult {
+                        tool_use_id: id.to_string(),
+                        content: content.to_string(),
+                        is_error: *is_error,
+                    }],
+                    Vec::new(),
+                );
+            }
+            Record::Plan { items, .. } => {
+                let items = items.to_vec();
+                let diff = PlanDiff::between(&self.plan, &items);
+                let rendered = TodoManager::restore(items.clone())
+                    .map(|p| p.render())
+                    .unwrap_or_default();
+                self.plan = items.clone();
+                self.history.push(Event::PlanUpdated {
+                    items,
+                    rendered,
+                    diff,
+                });
+            }
+            Record::Compaction {
+                reason,
+                summary,
+                before_tokens,
+                after_tokens,
+                fallback,
+                messages,
+                ..
+            } => {
+                self.conversation = Conversation::from_messages(messages.to_vec());
+                self.history
+                    .push(Event::CompactionBegin { reason: *reason });
+                if let Some(summary) = summary {
+                    self.history.push(Event::SummaryDelta {
+                        text: summary.to_string(),
+                    });
+                }
+                self.history.push(Event::CompactionEnd {
+                    before_tokens: *before_tokens,
+                    after_tokens: *after_tokens,
+                    fallback: *fallback,
+                });
+            }
+            Record::Usage {
+                model,
+                usage,
+                context,
+            } => {
+                self.totals.add(usage);
+                if let Some((used, window)) = *context {
+                    self.history.push(Event::ContextUsage { used, window });
+                }
+                self.history.push(Event::Usage {
+                    model: model.to_string(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cache_read_tokens: usage.cache_read_tokens,
+                    cache_write_tokens: usage.cache_write_tokens,
+                    total_input_tokens: self.totals.input_tokens,
+                    total_output_tokens: self.totals.output_tokens,
+                    total_cache_read_tokens: self.totals.cache_read_tokens,
+                    total_cache_write_tokens: self.totals.cache_write_tokens,
+                });
+            }
+            Record::TurnEnd {
+                outcome,
+                stop_reason,
+                message,
+                error,
+                open_items,
+                ..
+            } => {
+                self.in_turn = false;
+                self.last_outcome = Some(*outcome);
+                let message = message.as_deref().unwrap_or_default().to_string();
+                self.history.push(match outcome {
+                    TurnOutcome::Complete => Event::TurnComplete {
+                        stop_reason: stop_reason.clone().unwrap_or(StopReason::EndTurn),
+                        open_items: *open_items,
+                    },
+                    TurnOutcome::Interrupted => Event::TurnAborted {
+                        reason: AbortReason::Interrupted,
+                        message,
+                        error: None,
+                    },
+                    TurnOutcome::MaxTurns => Event::TurnAborted {
+                        reason: AbortReason::MaxTurns,
+                        message,
+                        error: None,
+                    },
+                    TurnOutcome::Failed => Event::TurnAborted {
+                        reason: AbortReason::Failed,
+                        message,
+                        error: *error,
+                    },
+                });
+            }
+            Record::Unknown => {}
+        }
+    }
+
+    /// What a session cut off mid-turn needs: results for the last reply's
+    /// unanswered tool calls, then a note and the turn's end.
+    fn repairs(&self) -> Vec<Record<'static>> {
+        let at = self.card.updated_ms;
+        let mut out = Vec::new();
+        let messages = self.conversation.messages();
+        if let Some(i) = messages.iter().rposition(|m| m.role == Role::Assistant) {
+            let answered: HashSet<&str> = messages
+                .get(i + 1)
+                .map(|m| {
+                    m.content
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::ToolResult { tool_use_id, .. } => {
+                                Some(tool_use_id.as_str())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for block in &messages[i].content {
+                if let ContentBlock::ToolUse { id, name, .. } = block
+                    && !answered.contains(id.as_str())
+                {
+                    let started = self.running.contains(id);
+                    out.push(Record::ToolResult {
+                        id: Cow::Owned(id.clone()),
+                        name: Cow::Owned(name.clone()),
+                        content: Cow::Borrowed(if started { DIED_RUNNING } else { DIED_BEFORE }),
+                        is_error: true,
+                        status: ToolStatus::Interrupted,
+                        duration_ms: 0,
+                        at,
+                    });
+                }
+            }
+        }
+        if self.in_turn || !out.is_empty() {
+            out.push(Record::User {
+                text: Cow::Borrowed(DIED_NOTE),
+                prompt: false,
+                at,
+            });
+            out.push(Record::TurnEnd {
+                outcome: TurnOutcome::Interrupted,
+                stop_reason: None,
+                message: Some(Cow::Borrowed("Waypoint stopped while this turn ran")),
+                error: None,
+                open_items: self
+                    .plan
+                    .iter()
+                    .filter(|i| i.status != crate::todo::TodoStatus::Completed)
+                    .count(),
+                at,
+            });
+        }
+        out
+    }
+}

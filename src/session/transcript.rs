@@ -1,0 +1,203 @@
+//! Writing a session's transcript. Invariants: the file holds whole lines
+//! only (a record that could not be written whole is cut off again before
+//! the next one is written); it is created with the first record, so a
+//! session in which nothing happened leaves no file; every record is handed
+//! to the kernel as it happens (one `write` per record, so a killed process
+//! loses nothing already recorded) and `fsync`ed at turn ends only; a
+//! failing disk is reported once per run of failures and never stops the
+//! session.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::record::{Header, Record};
+use super::store::Card;
+
+/// Where a session's records go: a file, or nowhere (tests, and drivers
+/// that keep no sessions).
+#[derive(Debug)]
+pub struct Transcript {
+    target: Option<Target>,
+    id: String,
+}
+
+#[derive(Debug)]
+struct Target {
+    path: PathBuf,
+    card_path: PathBuf,
+    header: Header,
+    card: Card,
+    file: Option<File>,
+    /// Bytes known to be whole lines.
+    good_len: u64,
+    /// A write failed and nothing has been written whole since.
+    failing: bool,
+    buf: Vec<u8>,
+}
+
+impl Transcript {
+    /// A session that is not recorded.
+    pub fn off() -> Self {
+        Self {
+            target: None,
+            id: String::new(),
+        }
+    }
+
+    /// A new session in `dir`; the file appears with the first record.
+    pub fn create(dir: &Path, header: Header) -> Self {
+        let card = Card::from_header(&header);
+        Self::with_target(dir, header, card, None, 0)
+    }
+
+    /// Appends to the transcript at `path` (loaded before), which holds
+    /// `valid_len` bytes of whole lines: anything after them (a torn last
+    /// line) is cut off.
+    pub fn reopen(
+        path: &Path,
+        header: Header,
+        card: Card,
+        valid_len: u64,
+    ) -> std::io::Result<Self> {
+        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        file.set_len(valid_len)?;
+        file.seek(SeekFrom::End(0))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Ok(Self::with_target(dir, header, card, Some(file), valid_len))
+    }
+
+    fn with_target(
+        dir: &Path,
+        header: Header,
+        card: Card,
+        file: Option<File>,
+        good_len: u64,
+    ) -> Self {
+        let id = header.id.clone();
+        Self {
+            target: Some(Target {
+                path: dir.join(format!("{id}.jsonl")),
+                card_path: dir.join(format!("{id}.card.json")),
+                header,
+                card,
+                file,
+                good_len,
+                failing: false,
+                buf: Vec::with_capacity(4096),
+            }),
+            id,
+        }
+    }
+
+    /// The session id (empty when not recorded).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The transcript's path, when recorded.
+    pub fn path(&self) -> Option<&Path> {
+        self.target.as_ref().map(|t| t.path.as_path())
+    }
+
+    /// True once the file exists (something was recorded).
+    pub fn started(&self) -> bool {
+        self.target.as_ref().is_some_and(|t| t.file.is_some())
+    }
+
+    /// Writes one record. Returns a message for the user when a run of
+    /// failures begins (later failures in the same run are quiet).
+    pub fn record(&mut self, record: &Record<'_>) -> Option<String> {
+        let t = self.target.as_mut()?;
+        t.card.observe(record);
+        let result = t.write(record);
+        t.settle(result)
+    }
+
+    /// The end of a turn: everything reaches the disk (`fsync`) and the
+    /// session's card (what listings show) is rewritten.
+    pub fn sync(&mut self) -> Option<String> {
+        let t = self.target.as_mut()?;
+        let file = t.file.as_ref()?;
+        let result = file.sync_data().and_then(|()| t.write_card());
+        t.settle(result)
+    }
+}
+
+impl Target {
+    fn write(&mut self, record: &Record<'_>) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.open_new()?;
+        }
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, record)?;
+        self.buf.push(b'\n');
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        if self.failing {
+            // The last write may have left part of a line: cut it off.
+            file.set_len(self.good_len)?;
+            file.seek(SeekFrom::End(0))?;
+        }
+        file.write_all(&self.buf)?;
+        self.good_len += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// Creates the file with its header (and the card, so a session killed
+    /// in its first turn is listed with its prompt).
+    fn open_new(&mut self) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            // Transcripts hold the user's code and words: theirs alone.
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&self.path)?;
+        let mut line = serde_json::to_vec(&self.header)?;
+        line.push(b'\n');
+        file.write_all(&line)?;
+        self.good_len = line.len() as u64;
+        self.file = Some(file);
+        Ok(())
+    }
+
+    /// The card, replaced atomically (a temporary file renamed over it).
+    fn write_card(&mut self) -> std::io::Result<()> {
+        self.card.size = self.good_len;
+        let dir = self.card_path.parent().unwrap_or(Path::new("."));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        serde_json::to_writer(&mut tmp, &self.card)?;
+        tmp.persist(&self.card_path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    fn settle(&mut self, result: std::io::Result<()>) -> Option<String> {
+        match result {
+            Ok(()) => {
+                if std::mem::take(&mut self.failing) {
+                    tracing::info!(path = %self.path.display(), "the transcript is written again");
+                }
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, path = %self.path.display(), "transcript write failed");
+                if std::mem::replace(&mut self.failing, true) {
+                    None
+                } else {
+                    Some(format!(
+                        "The session could not be saved to {} ({e}); it goes on, and saving is tried again with each step.",
+                        self.path.display()
+                    ))
+                }
+            }
+        }
+    }
+}
