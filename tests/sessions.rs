@@ -1,0 +1,534 @@
+//! Sessions at the engine's level: what is recorded replays into the very
+//! conversation the model was sent, a session cut off mid-tool is repaired
+//! into a valid request, a resumed session's next request carries the plan's
+//! open items, a failing disk is reported once and loses the session nothing
+//! else, and the store lists, finds and prunes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+use waypoint::agent::conversation::Conversation;
+use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
+use waypoint::events::{Event, Op};
+use waypoint::llm::scripted::{Scenario, ScriptedClient};
+use waypoint::llm::{
+    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest, Role,
+    StreamEvent,
+};
+use waypoint::session::{self, Record, SessionStore};
+use waypoint::tools::Workspace;
+
+/// A scripted model that keeps every request's messages.
+struct Recording {
+    inner: ScriptedClient,
+    requests: Mutex<Vec<Vec<Message>>>,
+}
+
+impl ModelClient for Recording {
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest<'a>,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push(request.messages.to_vec());
+        self.inner.stream(request, on_event)
+    }
+}
+
+fn scenario(turns: serde_json::Value) -> Arc<Recording> {
+    let scenario = Scenario::parse(&json!({ "turns": turns }).to_string()).unwrap();
+    Arc::new(Recording {
+        inner: ScriptedClient::new(scenario),
+        requests: Mutex::new(Vec::new()),
+    })
+}
+
+fn plan(items: &[(&str, &str)]) -> serde_json::Value {
+    let todos: Vec<_> = items
+        .iter()
+        .map(|(content, status)| json!({"content": content, "status": status, "activeForm": format!("Doing {content}")}))
+        .collect();
+    json!({ "todos": todos })
+}
+
+fn start(
+    client: Arc<Recording>,
+    workspace: &std::path::Path,
+    setup: SessionSetup,
+    nag_every: u32,
+) -> AgentHandle {
+    let config = AgentConfig {
+        nag_every,
+        ..AgentConfig::default()
+    };
+    let client: Arc<dyn ModelClient> = client;
+    Agent::spawn_session(
+        client.clone(),
+        Arc::new(FixedClient(client)),
+        Workspace::new(workspace).unwrap(),
+        config,
+        setup,
+    )
+    .unwrap()
+}
+
+async fn until(events: &mut UnboundedReceiver<Event>, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("an event within 30 s")
+            .expect("engine alive");
+        let done = pred(&ev);
+        seen.push(ev);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn turn_end(e: &Event) -> bool {
+    matches!(e, Event::TurnComplete { .. } | Event::TurnAborted { .. })
+}
+
+async fn stop(handle: AgentHandle) {
+    let _ = handle.ops.send(Op::Quit);
+    tokio::time::timeout(Duration::from_secs(10), handle.task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+fn only_session(store: &SessionStore) -> session::SessionInfo {
+    let all = store.list().unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+    all.into_iter().next().unwrap()
+}
+
+#[tokio::test]
+async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"text": "Planning.", "tool_calls": [
+            {"name": "todo_write", "input": plan(&[("Write", "in_progress"), ("Check", "pending")])},
+            {"name": "bash", "input": {"command": "echo one"}}
+        ]},
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "input": {"path": "a.txt", "content": "hello\n"}}
+        ]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "cat a.txt"}}]},
+        {"tool_calls": [
+            {"name": "todo_write", "input": plan(&[("Write", "completed"), ("Check", "completed")])}
+        ]},
+        {"text": "Done."}
+    ]));
+    // A nag every round, so reminders are recorded too.
+    let mut h = start(
+        client.clone(),
+        ws.path(),
+        SessionSetup::New(store.clone()),
+        1,
+    );
+    let started = until(&mut h.events, |e| matches!(e, Event::SessionStarted { .. })).await;
+    let Event::SessionStarted {
+        id, path, resumed, ..
+    } = &started[0]
+    else {
+        panic!("{started:?}")
+    };
+    assert!(!resumed);
+    assert!(
+        !std::path::Path::new(path).exists(),
+        "no file before anything happened"
+    );
+    h.ops
+        .send(Op::Submit {
+            text: "build it".into(),
+        })
+        .unwrap();
+    let first = until(&mut h.events, turn_end).await;
+    h.ops
+        .send(Op::Submit {
+            text: "and again".into(),
+        })
+        .unwrap();
+    let second = until(&mut h.events, turn_end).await;
+    stop(h).await;
+
+    let info = only_session(&store);
+    assert_eq!(&info.card.id, id);
+    assert_eq!(info.card.first_prompt.as_deref(), Some("build it"));
+    assert_eq!((info.card.plan_done, info.card.plan_total), (2, 2));
+    let loaded = session::load(&info.path).unwrap();
+    assert!(loaded.notes.is_empty(), "{:?}", loaded.notes);
+    let restored = session::replay(loaded).unwrap();
+
+    // The last request, plus the reply it got, is the whole conversation.
+    let requests = client.requests.lock().unwrap().clone();
+    let mut expected = Conversation::from_messages(requests.last().unwrap().clone());
+    expected.push_assistant(vec![ContentBlock::Text {
+        text: "The scripted scenario has no more turns.".into(),
+    }]);
+    assert_eq!(restored.conversation.messages(), expected.messages());
+    assert!(
+        restored
+            .conversation
+            .messages()
+            .iter()
+            .flat_map(|m| &m.content)
+            .any(|b| matches!(b, ContentBlock::Text { text } if text.contains("reminder") || text.contains("plan"))),
+        "reminders are part of the replayed conversation"
+    );
+    assert!(restored.repairs.is_empty());
+    assert!(!restored.resumable, "both turns ended and the plan is done");
+
+    // The plan exactly as the engine last announced it.
+    let last_plan = first
+        .iter()
+        .chain(&second)
+        .filter_map(|e| match e {
+            Event::PlanUpdated { items, .. } => Some(items.clone()),
+            _ => None,
+        })
+        .last()
+        .unwrap();
+    assert_eq!(restored.plan.items(), &last_plan[..]);
+
+    // The totals and the history as the driver saw them live.
+    let last_usage = |events: &[Event]| {
+        events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Usage {
+                    total_input_tokens,
+                    total_output_tokens,
+                    ..
+                } => Some((*total_input_tokens, *total_output_tokens)),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(
+        (restored.totals.input_tokens, restored.totals.output_tokens),
+        last_usage(&second)
+    );
+    let users: Vec<&str> = restored
+        .history
+        .iter()
+        .filter_map(|e| match e {
+            Event::UserMessage { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["build it", "and again"]);
+    let count = |events: &[Event], f: fn(&Event) -> bool| events.iter().filter(|e| f(e)).count();
+    let begins = |e: &Event| matches!(e, Event::ToolCallBegin { .. });
+    let ends = |e: &Event| matches!(e, Event::ToolCallEnd { .. });
+    assert_eq!(
+        count(&restored.history, begins),
+        count(&first, begins) + count(&second, begins)
+    );
+    assert_eq!(
+        count(&restored.history, ends),
+        count(&restored.history, begins)
+    );
+    assert_eq!(
+        count(&restored.history, |e| matches!(
+            e,
+            Event::TurnComplete { .. }
+        )),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"tool_calls": [
+            {"name": "todo_write", "input": plan(&[("Count", "in_progress"), ("Report", "pending")])}
+        ]},
+        {"tool_calls": [
+            {"name": "bash", "input": {"command": "echo ran >> count.txt"}},
+            {"name": "bash", "input": {"command": "echo never"}}
+        ]},
+        {"text": "Counted."}
+    ]));
+    let mut h = start(client, ws.path(), SessionSetup::New(store.clone()), 0);
+    h.ops
+        .send(Op::Submit {
+            text: "count".into(),
+        })
+        .unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+
+    // What a kill -9 inside the first bash call leaves: the records up to its
+    // `tool_call`, and half a line.
+    let info = only_session(&store);
+    let text = std::fs::read_to_string(&info.path).unwrap();
+    let cut = text
+        .find(r#""type":"tool_call","id":"toolu_scripted_1_0""#)
+        .unwrap();
+    let end = cut + text[cut..].find('\n').unwrap() + 1;
+    let kept = format!("{}{}", &text[..end], r#"{"type":"tool_result","id":"tool"#);
+    std::fs::write(&info.path, &kept).unwrap();
+
+    let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
+    assert!(
+        restored
+            .notes
+            .iter()
+            .any(|n| n.contains("cut off mid-write")),
+        "{:?}",
+        restored.notes
+    );
+    assert!(restored.resumable);
+    restored.conversation.validate().unwrap();
+    let results: Vec<(String, String)> = restored
+        .conversation
+        .messages()
+        .last()
+        .unwrap()
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => Some((tool_use_id.clone(), content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].1, session::replay::DIED_RUNNING);
+    assert_eq!(results[1].1, session::replay::DIED_BEFORE);
+    assert!(matches!(
+        restored.history.last(),
+        Some(Event::TurnAborted { .. })
+    ));
+    let plan_before: Vec<_> = restored.plan.items().to_vec();
+
+    // Continue it: the repairs are written first, then the new turn.
+    let next = scenario(json!([{"text": "Carrying on."}]));
+    let setup = SessionSetup::Resume(store.clone(), Box::new(restored));
+    let mut h = start(next.clone(), ws.path(), setup, 0);
+    let opened = until(&mut h.events, |e| matches!(e, Event::History { .. })).await;
+    assert!(
+        matches!(&opened[0], Event::SessionStarted { resumed: true, .. }),
+        "{opened:?}"
+    );
+    h.ops.send(Op::Resume).unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+
+    let sent = next.requests.lock().unwrap()[0].clone();
+    let conv = Conversation::from_messages(sent.clone());
+    conv.validate().unwrap();
+    let last = sent.last().unwrap();
+    assert_eq!(last.role, Role::User);
+    let note = last
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        note.contains("Open plan items")
+            && note.contains("- Count (in progress)")
+            && note.contains("- Report"),
+        "{note}"
+    );
+    // The file is whole again, and replays to the plan it had.
+    let again = session::load(&info.path).unwrap();
+    assert!(again.notes.is_empty(), "{:?}", again.notes);
+    let again = session::replay(again).unwrap();
+    assert!(again.repairs.is_empty());
+    assert_eq!(again.plan.items(), &plan_before[..]);
+    assert!(again.card.records > 0);
+}
+
+#[tokio::test]
+async fn a_disk_that_fails_is_reported_once_and_the_turn_goes_on() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // The sessions folder would be inside a file: every write fails.
+    std::fs::write(home.path().join("blocker"), "").unwrap();
+    let store = SessionStore::new(home.path().join("blocker/sessions"));
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo hi"}}]},
+        {"text": "ok"}
+    ]));
+    let mut h = start(client, ws.path(), SessionSetup::New(store), 0);
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    let events = until(&mut h.events, turn_end).await;
+    stop(h).await;
+    let errors: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error {
+                kind: waypoint::events::ErrorKind::SessionSave,
+                message,
+            } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("could not be saved"), "{}", errors[0]);
+    assert!(matches!(events.last(), Some(Event::TurnComplete { .. })));
+}
+
+#[tokio::test]
+async fn opening_another_stored_session_replaces_this_one() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Old step", "in_progress")])}]},
+        {"text": "first session"},
+        {"text": "second session"}
+    ]));
+    let mut h = start(client, ws.path(), SessionSetup::New(store.clone()), 0);
+    let first = until(&mut h.events, |e| matches!(e, Event::SessionStarted { .. })).await;
+    let Event::SessionStarted { id: first_id, .. } = first.last().unwrap().clone() else {
+        unreachable!()
+    };
+    h.ops.send(Op::Submit { text: "one".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    h.ops.send(Op::NewSession).unwrap();
+    let reset = until(&mut h.events, |e| matches!(e, Event::SessionStarted { .. })).await;
+    let Event::SessionStarted { id: second_id, .. } = reset.last().unwrap().clone() else {
+        unreachable!()
+    };
+    assert_ne!(first_id, second_id);
+    h.ops.send(Op::Submit { text: "two".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    assert_eq!(store.list().unwrap().len(), 2);
+
+    h.ops
+        .send(Op::OpenSession {
+            id: first_id[..8].to_string(),
+        })
+        .unwrap();
+    let opened = until(&mut h.events, |e| matches!(e, Event::History { .. })).await;
+    let Some(Event::History { events }) = opened.last() else {
+        unreachable!()
+    };
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::UserMessage { text } if text == "one"))
+    );
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::PlanUpdated { items, .. } if items[0].content == "Old step")
+        )
+    );
+    // An unknown id is refused with a message; the session stays.
+    h.ops.send(Op::OpenSession { id: "zzzz".into() }).unwrap();
+    let refused = until(&mut h.events, |e| matches!(e, Event::Error { .. })).await;
+    let Some(Event::Error { message, .. }) = refused.last() else {
+        unreachable!()
+    };
+    assert!(
+        message.contains("no session with an id starting with `zzzz`"),
+        "{message}"
+    );
+    stop(h).await;
+}
+
+#[test]
+fn the_store_lists_finds_and_prunes() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    assert!(
+        store.list().unwrap().is_empty(),
+        "a missing folder is an empty list"
+    );
+    let now = session::now_ms();
+    let mut ids = Vec::new();
+    for (n, (id, age_days, prompt)) in [
+        ("aaaa1111-0000-4000-8000-000000000000", 40u64, "old task"),
+        ("aaaa2222-0000-4000-8000-000000000000", 1, "recent task"),
+        ("bbbb3333-0000-4000-8000-000000000000", 0, "newest task"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let at = now - age_days * 86_400_000 - n as u64;
+        let header = session::Header::new(id, "/work/project", "scripted", "m", at);
+        let mut t = store.create(header);
+        assert!(
+            t.record(&Record::User {
+                text: prompt.into(),
+                prompt: true,
+                at
+            })
+            .is_none()
+        );
+        assert!(t.sync().is_none());
+        ids.push(id);
+    }
+    let all = store.list().unwrap();
+    let prompts: Vec<_> = all
+        .iter()
+        .map(|s| s.card.first_prompt.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        prompts,
+        ["newest task", "recent task", "old task"],
+        "most recent first"
+    );
+    assert_eq!(store.latest_in("/work/project").unwrap().card.id, ids[2]);
+    assert!(store.latest_in("/elsewhere").is_err());
+    // One session without its card: listed from its first lines (and the
+    // file's time).
+    std::fs::remove_file(home.path().join(format!("sessions/{}.card.json", ids[1]))).unwrap();
+    let all = store.list().unwrap();
+    assert_eq!(all.len(), 3);
+    assert!(
+        all.iter()
+            .any(|s| s.card.first_prompt.as_deref() == Some("recent task"))
+    );
+    assert_eq!(store.find("bbbb").unwrap().card.id, ids[2]);
+    let err = store.find("aaaa").unwrap_err().to_string();
+    assert!(err.contains("matches several sessions"), "{err}");
+    assert!(store.find("cccc").is_err());
+    let pruned = store.prune(session::parse_age("30d").unwrap()).unwrap();
+    assert_eq!(pruned.len(), 1);
+    assert_eq!(pruned[0].card.id, ids[0]);
+    assert!(
+        !home
+            .path()
+            .join(format!("sessions/{}.card.json", ids[0]))
+            .exists()
+    );
+    store.remove(&store.find("bbbb").unwrap()).unwrap();
+    assert_eq!(store.list().unwrap().len(), 1);
+    assert!(session::parse_age("3 fortnights").is_err());
+    assert_eq!(
+        session::parse_age("2w").unwrap(),
+        Duration::from_secs(14 * 86_400)
+    );
+}

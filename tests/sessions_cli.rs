@@ -1,0 +1,176 @@
+//! Sessions from the command line, with the real binary: a headless run is
+//! listed by `waypoint sessions`, exported as Markdown and as raw records,
+//! continued with `-c`, and deleted; a file from a newer Waypoint is
+//! refused with a message that says so.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::process::Command;
+
+fn waypoint(home: &Path, cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("WAYPOINT_LOG", home.join("waypoint.log"))
+        .env("WAYPOINT_HOME", home)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+async fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("waypoint finished within 60 s")
+        .expect("waypoint ran");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn jsonl(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_headless_session_is_listed_exported_continued_and_deleted() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    let (code, out, err) = run(waypoint(home.path(), &ws)
+        .args([
+            "--demo",
+            "-p",
+            "make the greeting",
+            "--output-format",
+            "jsonl",
+            "--workspace",
+        ])
+        .arg(&ws))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let events = jsonl(&out);
+    let id = events[0]["id"].as_str().unwrap().to_string();
+    let short = &id[..8];
+
+    let (code, list, err) = run(waypoint(home.path(), &ws).arg("sessions")).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        list.contains(short) && list.contains("3/3") && list.contains("make the greeting"),
+        "{list}"
+    );
+    assert!(list.contains("1 session(s)"), "{list}");
+    // Headless `-r` without an id lists them too.
+    let (code, listed, _) = run(waypoint(home.path(), &ws).arg("-r")).await;
+    assert_eq!(code, 0);
+    assert!(listed.contains(short), "{listed}");
+
+    let (code, md, err) = run(waypoint(home.path(), &ws).args(["export", short])).await;
+    assert_eq!(code, 0, "{err}");
+    for part in [
+        "# Waypoint session",
+        "## Task\n\nmake the greeting",
+        "## Plan (3/3 completed)",
+        "| 1 | Write greet.sh | completed |",
+        "<details><summary>✓ bash",
+        "- Tokens:",
+    ] {
+        assert!(md.contains(part), "missing {part:?} in:\n{md}");
+    }
+    let raw = home.path().join("raw.jsonl");
+    let (code, _, err) = run(waypoint(home.path(), &ws)
+        .args(["export", short, "--format", "jsonl", "--output"])
+        .arg(&raw))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let transcript = home.path().join(format!("sessions/{id}.jsonl"));
+    assert_eq!(
+        std::fs::read(&raw).unwrap(),
+        std::fs::read(&transcript).unwrap()
+    );
+
+    // Continue it with a one-reply scenario: same session, same file.
+    let scenario = home.path().join("more.json");
+    std::fs::write(&scenario, r#"{"turns":[{"text":"Nothing left to do."}]}"#).unwrap();
+    let (code, out, err) = run(waypoint(home.path(), &ws)
+        .args([
+            "-c",
+            "-p",
+            "anything else?",
+            "--output-format",
+            "jsonl",
+            "--scenario",
+        ])
+        .arg(&scenario))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let events = jsonl(&out);
+    assert_eq!(events[0]["type"], "session_started");
+    assert_eq!(events[0]["id"], id.as_str());
+    assert_eq!(events[0]["resumed"], true);
+    assert!(
+        events.iter().all(|e| e["type"] != "history"),
+        "history is not printed headless"
+    );
+    let result = events.last().unwrap();
+    assert_eq!(
+        result["plan"],
+        serde_json::json!({"completed": 3, "total": 3}),
+        "{result}"
+    );
+    assert!(
+        err.contains("resumed session") && err.contains(&format!("resume with: waypoint -r {id}")),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert_eq!(
+        text.matches(r#""prompt":true"#).count(),
+        2,
+        "both prompts in one transcript"
+    );
+
+    let (code, out, _) = run(waypoint(home.path(), &ws).args(["sessions", "rm", short])).await;
+    assert_eq!(code, 0);
+    assert!(out.contains(&id), "{out}");
+    assert!(!transcript.exists());
+    let (code, _, err) = run(waypoint(home.path(), &ws).args(["-c", "-p", "again"])).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("no session of this workspace"), "{err}");
+}
+
+#[tokio::test]
+async fn a_session_from_a_newer_waypoint_is_refused_clearly() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let dir = home.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "feedbeef-0000-4000-8000-000000000000";
+    let header = serde_json::json!({
+        "type": "header", "format": 99, "id": id,
+        "workspace": ws.path().canonicalize().unwrap(), "provider": "scripted", "model": "m",
+        "started_ms": 1, "version": "9.0.0", "new_field": true
+    });
+    std::fs::write(dir.join(format!("{id}.jsonl")), format!("{header}\n")).unwrap();
+    let (code, _, err) =
+        run(waypoint(home.path(), ws.path()).args(["-r", "feedbeef", "-p", "hi"])).await;
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("newer Waypoint") && err.contains("format 99"),
+        "{err}"
+    );
+    let (code, _, err) = run(waypoint(home.path(), ws.path()).args(["-c", "-p", "hi"])).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("newer Waypoint"), "{err}");
+}
