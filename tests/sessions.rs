@@ -204,7 +204,7 @@ async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
             Event::PlanUpdated { items, .. } => Some(items.clone()),
             _ => None,
         })
-        .last()
+        .next_back()
         .unwrap();
     assert_eq!(restored.plan.items(), &last_plan[..]);
 
