@@ -532,3 +532,42 @@ fn the_store_lists_finds_and_prunes() {
         Duration::from_secs(14 * 86_400)
     );
 }
+
+#[tokio::test]
+async fn a_session_open_in_one_process_is_not_continued_by_another() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([{"text": "hi"}]));
+    let mut h = start(client, ws.path(), SessionSetup::New(store.clone()), 0);
+    h.ops
+        .send(Op::Submit {
+            text: "hello".into(),
+        })
+        .unwrap();
+    until(&mut h.events, turn_end).await;
+    // Still running: the transcript is held.
+    let info = only_session(&store);
+    let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
+    let other = scenario(json!([]));
+    let other: Arc<dyn ModelClient> = other;
+    let refused = Agent::spawn_session(
+        other.clone(),
+        Arc::new(FixedClient(other)),
+        Workspace::new(ws.path()).unwrap(),
+        AgentConfig::default(),
+        SessionSetup::Resume(store.clone(), Box::new(restored)),
+    );
+    let err = refused.err().expect("refused").to_string();
+    assert!(err.contains("open in another Waypoint process"), "{err}");
+    stop(h).await;
+    // Once the first has quit, it can be continued.
+    let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
+    let h = start(
+        scenario(json!([])),
+        ws.path(),
+        SessionSetup::Resume(store, Box::new(restored)),
+        0,
+    );
+    stop(h).await;
+}

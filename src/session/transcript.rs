@@ -61,7 +61,8 @@ impl Transcript {
         card: Card,
         valid_len: u64,
     ) -> std::io::Result<Self> {
-        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        let mut file = OpenOptions::new().append(true).open(path)?;
+        lock(&file)?;
         file.set_len(valid_len)?;
         file.seek(SeekFrom::End(0))?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -157,10 +158,11 @@ impl Target {
                 .create(dir)?;
         }
         let mut file = OpenOptions::new()
-            .write(true)
+            .append(true)
             .create_new(true)
             .mode(0o600)
             .open(&self.path)?;
+        lock(&file)?;
         let mut line = serde_json::to_vec(&self.header)?;
         line.push(b'\n');
         file.write_all(&line)?;
@@ -199,5 +201,25 @@ impl Target {
                 }
             }
         }
+    }
+}
+
+/// Holds the transcript for this process (an advisory lock, released when
+/// the file is closed): a second Waypoint continuing the same session would
+/// interleave its records with this one's.
+fn lock(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this `File` owns and keeps open.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        Err(std::io::Error::other(
+            "the session is open in another Waypoint process; quit that one first",
+        ))
+    } else {
+        Err(e)
     }
 }
