@@ -159,11 +159,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Keeps the plan's progress for the `result` line.
     fn note_plan(&mut self, event: &Event) {
         if let Event::PlanUpdated { items, .. } = event {
-            let done = items
-                .iter()
-                .filter(|i| i.status == crate::todo::TodoStatus::Completed)
-                .count();
-            self.plan = (done, items.len());
+            self.plan = crate::todo::progress(items);
         }
     }
 

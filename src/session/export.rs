@@ -187,11 +187,8 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
                 );
             }
             Record::Plan { items, .. } => {
-                let done = items
-                    .iter()
-                    .filter(|i| i.status == TodoStatus::Completed)
-                    .count();
-                let _ = writeln!(out, "\n_plan updated: {done}/{} completed_", items.len());
+                let (done, total) = crate::todo::progress(items);
+                let _ = writeln!(out, "\n_plan updated: {done}/{total} completed_");
             }
             Record::Compaction {
                 before_tokens,

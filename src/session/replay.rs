@@ -353,11 +353,10 @@ impl Replayer {
                 stop_reason: None,
                 message: Some(Cow::Borrowed("Waypoint stopped while this turn ran")),
                 error: None,
-                open_items: self
-                    .plan
-                    .iter()
-                    .filter(|i| i.status != crate::todo::TodoStatus::Completed)
-                    .count(),
+                open_items: {
+                    let (done, total) = crate::todo::progress(&self.plan);
+                    total - done
+                },
                 at,
             });
         }

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use super::record::{Header, Record};
 use super::transcript::Transcript;
 use super::{SessionError, now_ms};
-use crate::todo::TodoStatus;
 
 /// What a listing shows of a session.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,17 +56,13 @@ impl Card {
             Record::User {
                 text, prompt: true, ..
             } if self.first_prompt.is_none() => {
-                self.first_prompt = Some(crate::text::clean_line(text).chars().take(200).collect());
+                self.first_prompt = Some(prompt_line(text));
             }
             Record::Assistant { model, .. } if self.model != **model => {
                 self.model = model.to_string();
             }
             Record::Plan { items, .. } => {
-                self.plan_total = items.len();
-                self.plan_done = items
-                    .iter()
-                    .filter(|i| i.status == TodoStatus::Completed)
-                    .count();
+                (self.plan_done, self.plan_total) = crate::todo::progress(items);
             }
             _ => {}
         }
@@ -200,6 +195,11 @@ impl SessionStore {
     }
 }
 
+/// A first prompt as a card keeps it: one clean line of at most 200 characters.
+fn prompt_line(text: &str) -> String {
+    crate::text::clean_line(text).chars().take(200).collect()
+}
+
 /// `ID.card.json` beside `ID.jsonl`.
 pub fn card_path(transcript: &Path) -> PathBuf {
     transcript.with_extension("card.json")
@@ -225,7 +225,7 @@ fn card_from_transcript(path: &Path) -> Option<Card> {
             text, prompt: true, ..
         }) = serde_json::from_str::<Record>(&line)
         {
-            card.first_prompt = Some(crate::text::clean_line(&text).chars().take(200).collect());
+            card.first_prompt = Some(prompt_line(&text));
             break;
         }
     }

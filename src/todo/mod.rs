@@ -83,6 +83,15 @@ pub struct TodoItem {
 #[error("{0}")]
 pub struct PlanError(pub String);
 
+/// How far a list is: (completed items, all items).
+pub fn progress(items: &[TodoItem]) -> (usize, usize) {
+    let done = items
+        .iter()
+        .filter(|i| i.status == TodoStatus::Completed)
+        .count();
+    (done, items.len())
+}
+
 #[cfg(test)]
 pub(crate) mod test_helpers {
     #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
