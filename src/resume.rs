@@ -10,7 +10,7 @@ use crate::cli::{ExportFormat, SessionsAction};
 use crate::pricing::Price;
 use crate::session::{
     Restored, SessionError, SessionInfo, SessionStore, ago, export, load, now_ms, parse_age,
-    replay, short_id, size,
+    replay, short_id, size, utc,
 };
 use crate::text::clean_line;
 
@@ -62,14 +62,15 @@ pub fn open(
     })
 }
 
-/// The sessions as a table: id, when, workspace, plan, model, size, first prompt.
+/// The sessions as a table: id, start time (UTC), last active, plan,
+/// size, model, workspace, first prompt.
 pub fn table(sessions: &[SessionInfo], now: u64) -> String {
     if sessions.is_empty() {
         return "No sessions yet.\n".into();
     }
     let mut out = format!(
-        "{:<8}  {:<11}  {:<5}  {:<7}  {:<24}  {:<28}  {}\n",
-        "ID", "ACTIVE", "PLAN", "SIZE", "MODEL", "WORKSPACE", "FIRST PROMPT"
+        "{:<8}  {:<20}  {:<11}  {:<5}  {:<7}  {:<24}  {:<28}  {}\n",
+        "ID", "STARTED", "ACTIVE", "PLAN", "SIZE", "MODEL", "WORKSPACE", "FIRST PROMPT"
     );
     for s in sessions {
         let c = &s.card;
@@ -79,8 +80,9 @@ pub fn table(sessions: &[SessionInfo], now: u64) -> String {
             format!("{}/{}", c.plan_done, c.plan_total)
         };
         out.push_str(&format!(
-            "{:<8}  {:<11}  {:<5}  {:<7}  {:<24}  {:<28}  {}\n",
+            "{:<8}  {:<20}  {:<11}  {:<5}  {:<7}  {:<24}  {:<28}  {}\n",
             short_id(&c.id),
+            utc(c.started_ms),
             ago(c.updated_ms, now),
             plan,
             size(s.size),
