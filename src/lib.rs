@@ -16,6 +16,7 @@ pub mod pricing;
 pub mod prompt;
 pub mod pylit;
 pub mod resume;
+pub mod safety;
 pub mod secrets;
 pub mod session;
 pub mod setup;

@@ -15,6 +15,7 @@ const ENGINE: &[&str] = &[
     "src/tools",
     "src/todo",
     "src/session",
+    "src/safety",
     "src/pylit.rs",
     "src/json.rs",
     "src/events.rs",

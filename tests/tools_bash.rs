@@ -230,3 +230,36 @@ async fn the_command_has_no_terminal() {
     let sid = out.content.lines().find(|l| l.trim() == pid).map(str::trim);
     assert_eq!(sid, Some(pid), "{}", out.content);
 }
+
+#[tokio::test]
+async fn a_deny_rule_blocks_the_command_before_it_runs() {
+    let mut f = fixture();
+    f.config.rules = waypoint::safety::Rules {
+        allow: Vec::new(),
+        deny: vec!["rm -rf".into(), "git push".into()],
+    };
+    f.put("keep/file.txt", "precious");
+    for command in [
+        "rm -rf keep",
+        "echo ok; rm -fr keep",
+        "bash -c 'rm -r -f keep'",
+        "echo $(rm -rf keep)",
+        "touch ran.txt && git push",
+    ] {
+        let out = run(&f, json!({ "command": command })).await;
+        assert!(out.is_error, "{command}: {}", out.content);
+        assert!(
+            out.content.starts_with("Blocked by a deny rule: "),
+            "{command}: {}",
+            out.content
+        );
+        assert_eq!(f.get("keep/file.txt"), "precious", "{command}");
+        assert!(
+            !f.root().join("ran.txt").exists(),
+            "nothing in the line ran: {command}"
+        );
+    }
+    let out = run(&f, json!({ "command": "echo 'rm -rf keep' > note.txt" })).await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(f.get("note.txt"), "rm -rf keep\n");
+}

@@ -141,6 +141,15 @@ impl Settings {
             Theme::NoColor => "\"no-color\"",
         };
         line(&mut out, "theme", theme.to_string(), &self.theme.source);
+        for (key, rules) in [("allow", &self.rules.allow), ("deny", &self.rules.deny)] {
+            if !rules.is_empty() {
+                let value = format!("{rules:?}");
+                out.push_str(&format!(
+                    "{:<44} # config file\n",
+                    format!("{key} = {value}")
+                ));
+            }
+        }
         out
     }
 }

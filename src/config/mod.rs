@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::pricing::Price;
+use crate::safety::Rules;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -81,6 +82,13 @@ pub struct Layer {
     /// Prices per model, USD per million tokens (only at the top level).
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// Shell commands allowed without asking (matched on parsed words).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Shell commands never run, whatever the mode. A profile's rules add
+    /// to the top level's.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,6 +187,9 @@ pub struct Settings {
     pub file: Option<PathBuf>,
     pub profiles: Vec<String>,
     pub prices: BTreeMap<String, Price>,
+    /// The `allow` and `deny` rules for shell commands (the file's and the
+    /// profile's together).
+    pub rules: Rules,
 }
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -355,6 +366,10 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         }
         None => None,
     };
+    let rules = Rules {
+        allow: rule_list(file_layer.as_ref().map(|(_, l)| l), profile, |l| &l.allow),
+        deny: rule_list(file_layer.as_ref().map(|(_, l)| l), profile, |l| &l.deny),
+    };
     let layers = Layers {
         flags: &inputs.flags,
         env: inputs.env,
@@ -506,6 +521,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         profile: profile_name,
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
+        rules,
         prices: file_layer.map(|(_, l)| l.prices).unwrap_or_default(),
     };
     // A share from any layer is checked (the environment's already was):
@@ -540,6 +556,21 @@ fn parse_message(text: &str, e: &toml::de::Error) -> String {
 mod describe;
 
 pub use describe::mask;
+
+/// A rule list: the file's top level, then the profile's.
+fn rule_list(
+    file: Option<&Layer>,
+    profile: Option<(&str, &Layer)>,
+    pick: impl Fn(&Layer) -> &Vec<String>,
+) -> Vec<String> {
+    let top = file.map(|l| pick(l).as_slice()).unwrap_or_default();
+    let more = profile.map(|(_, l)| pick(l).as_slice()).unwrap_or_default();
+    top.iter()
+        .chain(more)
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {
@@ -833,5 +864,27 @@ output = 0.0
         assert_eq!(mask("short"), "…");
         assert_eq!(mask("sk-123456789abc"), "…", "short keys are hidden whole");
         assert_eq!(mask(""), "");
+    }
+
+    #[test]
+    fn command_rules_come_from_the_file_and_the_profile_adds_its_own() {
+        let file = r#"
+allow = ["cargo test", "  "]
+deny = ["rm -rf", "git push"]
+
+[profile.strict]
+deny = ["curl"]
+"#;
+        let s = resolve_with(Layer::default(), None, &[], Some(file)).unwrap();
+        assert_eq!(s.rules.allow, ["cargo test"]);
+        assert_eq!(s.rules.deny, ["rm -rf", "git push"]);
+        let s = resolve_with(Layer::default(), Some("strict"), &[], Some(file)).unwrap();
+        assert_eq!(s.rules.deny, ["rm -rf", "git push", "curl"]);
+        assert!(
+            s.describe(None)
+                .contains(r#"deny = ["rm -rf", "git push", "curl"]"#)
+        );
+        let bad = resolve_with(Layer::default(), None, &[], Some("deny = \"rm\"")).unwrap_err();
+        assert!(bad.to_string().contains("expected a sequence"), "{bad}");
     }
 }

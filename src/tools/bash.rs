@@ -23,6 +23,7 @@ use super::{
     Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg, str_arg,
     str_or_empty, summary_line,
 };
+use crate::safety::Verdict;
 
 /// How long output is still read after the shell exited while a background
 /// process keeps the pipes open.
@@ -88,6 +89,11 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     };
     if command.trim().is_empty() {
         return ToolOutput::error("`command` is empty");
+    }
+    if let Verdict::Denied { rule, command } = env.config.rules.check(command) {
+        return ToolOutput::refused(format!(
+            "Blocked by a deny rule: {rule} (in `{command}`). The user does not allow this command; do not try to get around the rule: find another way or ask the user."
+        ));
     }
     let timeout = match opt_u64_arg(input, "timeout_secs") {
         Ok(Some(0)) => return ToolOutput::error("`timeout_secs` must be at least 1"),

@@ -38,6 +38,8 @@ pub struct ToolConfig {
     pub output_cap: usize,
     /// Maximum number of paths `glob` returns.
     pub glob_cap: usize,
+    /// The config's `allow`/`deny` rules for `bash` (a deny rule always wins).
+    pub rules: crate::safety::Rules,
 }
 
 impl Default for ToolConfig {
@@ -47,6 +49,7 @@ impl Default for ToolConfig {
             bash_max_timeout: Duration::from_secs(600),
             output_cap: 30_000,
             glob_cap: 500,
+            rules: crate::safety::Rules::default(),
         }
     }
 }
@@ -78,6 +81,14 @@ impl ToolOutput {
             is_error: false,
             interrupted: false,
             plan: None,
+        }
+    }
+    /// A call not run because a rule or the user refused it; the text says
+    /// so itself (`Blocked by a deny rule: …`).
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Self {
+            is_error: true,
+            ..Self::ok(reason)
         }
     }
     /// An error result; the text is prefixed with `Error: `.

@@ -1,0 +1,8 @@
+//! What the agent may run: shell command lines read into their simple
+//! commands ([`shell`]) and the config's `allow`/`deny` rules matched on
+//! them ([`rules`]). Part of the engine: it knows no terminal.
+
+pub mod rules;
+pub mod shell;
+
+pub use rules::{Rules, Verdict};
