@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::config::{Layer, ProviderKind, Theme};
+use crate::events::ApprovalMode;
 use crate::headless::OutputFormat;
 
 const ENVIRONMENT: &str = "Environment:
@@ -57,6 +58,15 @@ pub struct Cli {
     /// (in headless mode: lists the sessions).
     #[arg(short = 'r', long = "resume", value_name = "ID", num_args = 0..=1, default_missing_value = "", help_heading = "Session")]
     pub resume: Option<String>,
+
+    /// What the agent may do without asking: read-only, ask, auto-edit, auto (bash sandboxed), yolo
+    /// [default: ask in the app, auto headless; env WAYPOINT_APPROVAL].
+    #[arg(long, value_name = "MODE", value_parser = parse_mode, help_heading = "Safety")]
+    pub approval: Option<ApprovalMode>,
+
+    /// Short for `--approval yolo`: nothing asks, no sandbox.
+    #[arg(long, conflicts_with = "approval", help_heading = "Safety")]
+    pub yolo: bool,
 
     /// Project folder the agent works in (default: the current directory).
     #[arg(long, value_name = "DIR", help_heading = "Task")]
@@ -157,6 +167,19 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<SessionsAction>,
     },
+    /// Run one command in the sandbox `bash` uses in auto mode (writes only to this folder, the
+    /// temp folder and build caches), to see what it allows.
+    Sandbox {
+        /// Another folder it may write to (repeatable).
+        #[arg(long = "write", value_name = "DIR")]
+        write: Vec<PathBuf>,
+        /// Refuse TCP connections and listening sockets.
+        #[arg(long)]
+        no_network: bool,
+        /// The command and its arguments (after `--`).
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Write a stored session as Markdown (or its raw records).
     Export {
         /// The session's id, or its first characters.
@@ -215,7 +238,19 @@ impl Cli {
             stream_idle_timeout: self.stream_idle_timeout,
             thinking_budget: self.thinking_budget,
             theme: self.theme,
+            approval: if self.yolo {
+                Some(ApprovalMode::Yolo)
+            } else {
+                self.approval
+            },
             ..Layer::default()
         }
     }
+}
+
+fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
+    ApprovalMode::parse(text).ok_or_else(|| {
+        let all: Vec<&str> = ApprovalMode::ALL.iter().map(|m| m.as_str()).collect();
+        format!("`{text}` is not a mode; one of: {}", all.join(", "))
+    })
 }

@@ -41,6 +41,81 @@ pub enum Op {
     /// workspace) instead of the current one. A running turn is
     /// interrupted first.
     OpenSession { id: String },
+    /// The answer to `ApprovalRequested` for the tool call `id`.
+    Approve { id: String, decision: Decision },
+    /// Switch the approval mode (from the next tool call on).
+    SetApproval { mode: ApprovalMode },
+}
+
+/// How much the agent may do without asking. Deny rules apply in every mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Plan and read tools only: writes and `bash` are refused.
+    ReadOnly,
+    /// Reads run; every `bash` command and every write asks.
+    Ask,
+    /// Writes in the workspace run; `bash` asks.
+    AutoEdit,
+    /// Nothing asks; `bash` runs in the sandbox.
+    Auto,
+    /// Nothing asks and there is no sandbox.
+    Yolo,
+}
+
+impl ApprovalMode {
+    pub const ALL: [ApprovalMode; 5] = [
+        ApprovalMode::ReadOnly,
+        ApprovalMode::Ask,
+        ApprovalMode::AutoEdit,
+        ApprovalMode::Auto,
+        ApprovalMode::Yolo,
+    ];
+
+    /// `read-only`, `ask`, `auto-edit`, `auto`, `yolo`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::ReadOnly => "read-only",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::AutoEdit => "auto-edit",
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Yolo => "yolo",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ApprovalMode> {
+        let text = text.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL.into_iter().find(|m| m.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The user's answer to an approval request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call.
+    Once,
+    /// Run it, and calls like it for the rest of the session (the
+    /// command's first words, or this file).
+    Always,
+    /// Do not run it; the model reads the reason.
+    Refuse { reason: Option<String> },
+}
+
+/// Why a call waits for the user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalReason {
+    /// The mode asks before this kind of call.
+    Mode,
+    /// It ran in the sandbox and was stopped by it: run it outside?
+    SandboxBlocked { what: String },
 }
 
 /// Why the model stopped, whatever the provider called it.
@@ -316,6 +391,23 @@ pub enum Event {
     /// shown by the driver that sent them).
     UserMessage {
         text: String,
+    },
+    /// A tool call waits for the user's `Op::Approve` (nothing runs
+    /// meanwhile; further calls of the turn wait behind it). `command` and
+    /// `cwd` are set for `bash`; an edit's diff is in `summary`.
+    ApprovalRequested {
+        id: String,
+        name: String,
+        summary: ToolSummary,
+        command: Option<String>,
+        cwd: String,
+        reason: ApprovalReason,
+    },
+    /// The approval mode in force (sent first and on every change), and
+    /// whether `bash` runs in the sandbox in it.
+    ApprovalMode {
+        mode: ApprovalMode,
+        sandboxed: bool,
     },
     /// The engine waits for the next op.
     Idle,

@@ -229,6 +229,15 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     fn text(&mut self, event: &Event) -> io::Result<()> {
         match event {
+            Event::ApprovalRequested { name, summary, .. } => {
+                self.end_line()?;
+                writeln!(
+                    self.err,
+                    "waypoint: {} {} needs approval, which headless mode cannot give: refused",
+                    clean_line(name),
+                    clean_line(&summary.line)
+                )?;
+            }
             Event::TextDelta { text } if self.live_text => {
                 let text = self.cleaner.push(text);
                 self.write_text(&text)?;
@@ -340,6 +349,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::ModelChanged { .. }
             | Event::SessionReset
             | Event::SessionStarted { .. }
+            | Event::ApprovalMode { .. }
             | Event::History { .. }
             | Event::UserMessage { .. }
             | Event::ContextUsage { .. }

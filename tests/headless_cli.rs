@@ -92,7 +92,10 @@ async fn demo_jsonl_is_the_event_stream() {
         "{path}"
     );
     assert!(std::path::Path::new(path).exists());
-    assert_eq!(events[1]["type"], "turn_started");
+    // Headless runs in auto mode: nothing asks, bash is sandboxed.
+    assert_eq!(events[1]["type"], "approval_mode", "{}", events[1]);
+    assert_eq!(events[1]["mode"], "auto");
+    assert_eq!(events[2]["type"], "turn_started");
     let result = events.last().unwrap();
     assert_eq!(result["type"], "result", "{result}");
     assert_eq!(result["exit_reason"], "completed");

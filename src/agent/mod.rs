@@ -6,6 +6,7 @@
 //! not. A turn borrows only the [`Session`]; a change of client or a reset
 //! asked for mid-turn waits in the [`Control`] until the turn has ended.
 
+pub mod approval;
 mod client;
 pub mod compact;
 pub mod conversation;
@@ -21,7 +22,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{CompactReason, ErrorKind, Event, Op};
+use crate::events::{ApprovalMode, CompactReason, Decision, ErrorKind, Event, Op};
 use crate::llm::{ModelClient, Usage};
 use crate::session::{SessionError, SessionStore, Transcript};
 use crate::todo::TodoManager;
@@ -48,6 +49,8 @@ pub struct AgentConfig {
     pub context_window: Option<u64>,
     /// The share of the window past which the conversation is compacted.
     pub compact_at: f64,
+    /// What tool calls may do without asking (`yolo` unless a driver says).
+    pub approval: ApprovalMode,
 }
 
 impl Default for AgentConfig {
@@ -60,6 +63,7 @@ impl Default for AgentConfig {
             tools: ToolConfig::default(),
             context_window: None,
             compact_at: 0.8,
+            approval: ApprovalMode::Yolo,
         }
     }
 }
@@ -122,6 +126,12 @@ struct Session {
     store: Option<SessionStore>,
     /// The context usage reported before a request's usage, recorded with it.
     pending_context: Option<(u64, u64)>,
+    /// The approval mode and what the user allowed for the session.
+    policy: approval::Policy,
+    /// The user's answers to approval requests (from `Op::Approve`).
+    approvals: UnboundedReceiver<(String, Decision)>,
+    /// A mode switch (`Op::SetApproval`) for the next tool call.
+    mode_request: Arc<Mutex<Option<ApprovalMode>>>,
 }
 
 /// What handles ops: the client factory, the queue, and the changes that
@@ -140,6 +150,10 @@ struct Control {
     reload_failed: Option<String>,
     /// Shared with the session: a `/compact` that waits for a round boundary.
     compact_request: Arc<Mutex<Option<Option<String>>>>,
+    /// Answers to approval requests, for the running turn.
+    approvals: UnboundedSender<(String, Decision)>,
+    /// Shared with the session: a mode switch for its next tool call.
+    mode_request: Arc<Mutex<Option<ApprovalMode>>>,
     events: UnboundedSender<Event>,
 }
 
@@ -213,6 +227,16 @@ impl Control {
                     },
                     false,
                 );
+                Step::Wait
+            }
+            Op::Approve { id, decision } => {
+                let _ = self.approvals.send((id, decision));
+                Step::Wait
+            }
+            Op::SetApproval { mode } => {
+                if let Ok(mut slot) = self.mode_request.lock() {
+                    *slot = Some(mode);
+                }
                 Step::Wait
             }
             Op::OpenSession { id } => {
@@ -332,6 +356,9 @@ impl Agent {
         let tool_defs = tools.definitions();
         let tool_defs_bytes = serde_json::to_string(&tool_defs).map_or(0, |s| s.len());
         let compact_request = Arc::new(Mutex::new(None));
+        let mode_request = Arc::new(Mutex::new(None));
+        let (approvals_tx, approvals_rx) = unbounded_channel();
+        let policy = approval::Policy::new(config.approval);
         Self {
             session: Session {
                 client,
@@ -351,6 +378,9 @@ impl Agent {
                 transcript: Transcript::off(),
                 store: None,
                 pending_context: None,
+                policy,
+                approvals: approvals_rx,
+                mode_request: mode_request.clone(),
             },
             control: Control {
                 factory,
@@ -361,6 +391,8 @@ impl Agent {
                 open_pending: None,
                 reload_failed: None,
                 compact_request,
+                approvals: approvals_tx,
+                mode_request,
                 events,
             },
         }
@@ -426,6 +458,7 @@ impl Agent {
 
     /// The op loop: runs until `Quit` or until every sender is dropped.
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
+        self.session.announce_mode();
         loop {
             let op = match self.control.queued.pop_front() {
                 Some(text) => Op::Submit { text },
@@ -475,6 +508,7 @@ impl Agent {
 
     /// Puts in place what waited for the turn to end: a new client, a reset.
     fn settle(&mut self) {
+        self.session.apply_mode_request();
         if let Some(client) = self.control.pending_client.take() {
             self.session.emit(Event::ModelChanged {
                 provider: client.provider().to_string(),

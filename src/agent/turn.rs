@@ -14,9 +14,12 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{Gate, refusal};
 use super::compact::{fit_result, is_too_long};
 use super::{Session, TurnEnd};
-use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason, ToolStatus};
+use crate::events::{
+    AbortReason, ApprovalReason, CompactReason, Decision, ErrorKind, Event, StopReason, ToolStatus,
+};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
 use crate::session::{Record, now_ms};
 use crate::tools::{ToolCtx, ToolEnv, ToolOutput, cap_output};
@@ -241,7 +244,20 @@ impl Session {
         } else if !input.is_object() {
             ToolOutput::error(format!("the input of `{name}` must be a JSON object"))
         } else {
-            self.call_tool(id, name, input, cancel).await
+            self.apply_mode_request();
+            match self.gate(name, input) {
+                Gate::Refuse(why) => ToolOutput::refused(why),
+                Gate::Run { sandboxed } => self.run_gated(id, name, input, sandboxed, cancel).await,
+                Gate::Ask(reason) => match self.ask(id, name, input, reason, cancel).await {
+                    None => ToolOutput::interrupted("It was waiting for approval and did not run."),
+                    Some(Decision::Refuse { reason }) => {
+                        ToolOutput::refused(refusal(reason.as_deref()))
+                    }
+                    Some(Decision::Once | Decision::Always) => {
+                        self.call_tool(id, name, input, false, cancel).await
+                    }
+                },
+            }
         };
         let mut plan_written = false;
         if let Some(change) = &output.plan {
@@ -301,12 +317,46 @@ impl Session {
         }
     }
 
+    /// Runs a call the gate let through; one the sandbox stopped may be run
+    /// again outside it if the user says so (the model is told otherwise).
+    async fn run_gated(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        sandboxed: bool,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let out = self.call_tool(id, name, input, sandboxed, cancel).await;
+        if !sandboxed || out.interrupted {
+            return out;
+        }
+        let Some(what) = crate::safety::sandbox::blocked(&out.content).map(str::to_string) else {
+            return out;
+        };
+        let reason = ApprovalReason::SandboxBlocked { what: what.clone() };
+        match self.ask(id, name, input, reason, cancel).await {
+            Some(Decision::Once | Decision::Always) => {
+                self.call_tool(id, name, input, false, cancel).await
+            }
+            None => out,
+            Some(Decision::Refuse { .. }) => ToolOutput {
+                content: format!(
+                    "{}\n[blocked by the sandbox: {what}. Commands run with writes limited to the workspace, the temp folder and the build caches; the user did not allow running it outside.]",
+                    out.content
+                ),
+                ..out
+            },
+        }
+    }
+
     /// Runs the tool `name` from the registry, forwarding its live output.
     async fn call_tool(
         &mut self,
         id: &str,
         name: &str,
         input: &Value,
+        sandboxed: bool,
         cancel: &CancellationToken,
     ) -> ToolOutput {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -317,6 +367,7 @@ impl Session {
                 config: &self.config.tools,
                 cancel: &tool_cancel,
                 output: Some(&out_tx),
+                sandboxed,
             },
             plan: &mut self.plan,
         };

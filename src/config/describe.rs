@@ -141,6 +141,11 @@ impl Settings {
             Theme::NoColor => "\"no-color\"",
         };
         line(&mut out, "theme", theme.to_string(), &self.theme.source);
+        let approval = match self.approval.value {
+            Some(mode) => format!("\"{mode}\""),
+            None => "\"ask\" in the app, \"auto\" headless".to_string(),
+        };
+        line(&mut out, "approval", approval, &self.approval.source);
         for (key, rules) in [("allow", &self.rules.allow), ("deny", &self.rules.deny)] {
             if !rules.is_empty() {
                 let value = format!("{rules:?}");

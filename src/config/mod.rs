@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::events::ApprovalMode;
 use crate::pricing::Price;
 use crate::safety::Rules;
 
@@ -76,6 +77,10 @@ pub struct Layer {
     /// Extended thinking's token budget (Anthropic); 0 = off.
     pub thinking_budget: Option<u32>,
     pub theme: Option<Theme>,
+    /// What tool calls may do without asking.
+    pub approval: Option<ApprovalMode>,
+    /// `[sandbox]`: where sandboxed commands may also write, and the network.
+    pub sandbox: Option<SandboxLayer>,
     /// Named profiles (only at the top level of the file).
     #[serde(default)]
     pub profile: BTreeMap<String, Layer>,
@@ -182,6 +187,11 @@ pub struct Settings {
     pub stream_idle_timeout: Sourced<u64>,
     pub thinking_budget: Sourced<u32>,
     pub theme: Sourced<Theme>,
+    /// `None`: the driver's default (ask in the app, auto headless).
+    pub approval: Sourced<Option<ApprovalMode>>,
+    /// Extra writable folders of the sandbox (home expanded).
+    pub sandbox_writable: Vec<PathBuf>,
+    pub sandbox_network: bool,
     pub profile: Option<String>,
     /// The file that was read, if it exists, and its profiles.
     pub file: Option<PathBuf>,
@@ -366,10 +376,11 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         }
         None => None,
     };
-    let rules = Rules {
-        allow: rule_list(file_layer.as_ref().map(|(_, l)| l), profile, |l| &l.allow),
-        deny: rule_list(file_layer.as_ref().map(|(_, l)| l), profile, |l| &l.deny),
-    };
+    let safety::Safety {
+        rules,
+        sandbox_writable,
+        sandbox_network,
+    } = safety::resolve(file_layer.as_ref().map(|(_, l)| l), profile, inputs.env);
     let layers = Layers {
         flags: &inputs.flags,
         env: inputs.env,
@@ -513,6 +524,19 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             number,
             0,
         )?,
+        approval: layers.pick(
+            "--approval",
+            |l| l.approval.map(Some),
+            &["WAYPOINT_APPROVAL"],
+            |s| {
+                ApprovalMode::parse(s)
+                    .map(Some)
+                    .ok_or_else(|| "expected read-only, ask, auto-edit, auto or yolo".to_string())
+            },
+            None,
+        )?,
+        sandbox_writable,
+        sandbox_network,
         provider,
         model,
         base_url,
@@ -554,23 +578,11 @@ fn parse_message(text: &str, e: &toml::de::Error) -> String {
 }
 
 mod describe;
+mod safety;
+
+pub use safety::SandboxLayer;
 
 pub use describe::mask;
-
-/// A rule list: the file's top level, then the profile's.
-fn rule_list(
-    file: Option<&Layer>,
-    profile: Option<(&str, &Layer)>,
-    pick: impl Fn(&Layer) -> &Vec<String>,
-) -> Vec<String> {
-    let top = file.map(|l| pick(l).as_slice()).unwrap_or_default();
-    let more = profile.map(|(_, l)| pick(l).as_slice()).unwrap_or_default();
-    top.iter()
-        .chain(more)
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty())
-        .collect()
-}
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,8 @@
 //! them ([`rules`]). Part of the engine: it knows no terminal.
 
 pub mod rules;
+pub mod sandbox;
 pub mod shell;
 
 pub use rules::{Rules, Verdict};
+pub use sandbox::{Sandbox, SandboxError, SandboxLaunch, landlock_abi};

@@ -88,6 +88,13 @@ impl Rules {
     }
 }
 
+/// What the model reads when a deny rule blocks `command`.
+pub fn deny_message(rule: &str, command: &str) -> String {
+    format!(
+        "Blocked by a deny rule: {rule} (in `{command}`). The user does not allow this command; do not try to get around the rule: find another way or ask the user."
+    )
+}
+
 /// A deny rule matches when the program is the rule's (by file name) and
 /// every other word of the rule is among the command's arguments; a short
 /// option cluster matches by its letters, so `rm -rf` also denies `rm -fr`,

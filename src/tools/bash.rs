@@ -20,8 +20,8 @@ use tokio::time::Sleep;
 
 use super::procs::{self, Sweep};
 use super::{
-    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg, str_arg,
-    str_or_empty, summary_line,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg,
+    str_arg, str_or_empty, summary_line,
 };
 use crate::safety::Verdict;
 
@@ -67,8 +67,8 @@ long output keeps head and tail. Default timeout 120 s, max 600."
             "required": ["command"]
         })
     }
-    fn read_only(&self) -> bool {
-        false
+    fn access(&self) -> Access {
+        Access::Exec
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {
@@ -91,9 +91,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         return ToolOutput::error("`command` is empty");
     }
     if let Verdict::Denied { rule, command } = env.config.rules.check(command) {
-        return ToolOutput::refused(format!(
-            "Blocked by a deny rule: {rule} (in `{command}`). The user does not allow this command; do not try to get around the rule: find another way or ask the user."
-        ));
+        return ToolOutput::refused(crate::safety::rules::deny_message(&rule, &command));
     }
     let timeout = match opt_u64_arg(input, "timeout_secs") {
         Ok(Some(0)) => return ToolOutput::error("`timeout_secs` must be at least 1"),
@@ -107,9 +105,19 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
 
     procs::become_subreaper();
     let mut sweep = Sweep::new();
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
+    let mut cmd = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
+        Some(launch) => {
+            let mut cmd = Command::new(&launch.exe);
+            cmd.args(launch.sandbox.args()).args(["--", "bash", "-c"]);
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new("bash");
+            cmd.arg("-c");
+            cmd
+        }
+    };
+    cmd.arg(command)
         .current_dir(env.workspace.root())
         .env(procs::CALL_VAR, &sweep.token)
         .stdin(Stdio::null())

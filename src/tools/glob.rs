@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, Workspace, str_arg, str_or_empty,
-    summary_line,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, Workspace, str_arg,
+    str_or_empty, summary_line,
 };
 
 /// The walk stops collecting past this many times `glob_cap` matches.
@@ -37,8 +37,8 @@ impl Tool for Glob {
             "required": ["pattern"]
         })
     }
-    fn read_only(&self) -> bool {
-        true
+    fn access(&self) -> Access {
+        Access::Read
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {

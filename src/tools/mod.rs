@@ -40,6 +40,9 @@ pub struct ToolConfig {
     pub glob_cap: usize,
     /// The config's `allow`/`deny` rules for `bash` (a deny rule always wins).
     pub rules: crate::safety::Rules,
+    /// How `bash` runs a command in the sandbox; `None` where there is none
+    /// (no Landlock, or no `waypoint` binary to launch it).
+    pub sandbox: Option<crate::safety::SandboxLaunch>,
 }
 
 impl Default for ToolConfig {
@@ -50,6 +53,7 @@ impl Default for ToolConfig {
             output_cap: 30_000,
             glob_cap: 500,
             rules: crate::safety::Rules::default(),
+            sandbox: None,
         }
     }
 }
@@ -122,6 +126,19 @@ pub struct ToolCtx<'a> {
     pub plan: &'a mut TodoManager,
 }
 
+/// What a tool's calls may do, which decides whether they ask first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only (files, the plan).
+    Read,
+    /// Changes the plan, nothing else.
+    Plan,
+    /// Writes files in the workspace.
+    Write,
+    /// Runs commands.
+    Exec,
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
@@ -129,8 +146,8 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &'static str;
     /// The JSON schema of its input.
     fn input_schema(&self) -> Value;
-    /// It changes nothing (files, processes, the plan).
-    fn read_only(&self) -> bool;
+    /// What a call may do, for the approval policy.
+    fn access(&self) -> Access;
     /// How a call is shown in traces.
     fn summarize(&self, input: &Value) -> ToolSummary;
     /// Runs a call; `input` is a JSON object. Errors are `ToolOutput::error`.
@@ -155,6 +172,8 @@ pub struct ToolEnv<'a> {
     pub cancel: &'a CancellationToken,
     /// Live output chunks (bash stdout/stderr as they arrive), if wanted.
     pub output: Option<&'a UnboundedSender<String>>,
+    /// `bash` runs this call in the sandbox (`config.sandbox`).
+    pub sandboxed: bool,
 }
 
 /// `text`, cut to 80 characters with an ellipsis: a summary line.

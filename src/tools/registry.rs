@@ -100,6 +100,7 @@ pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) ->
 mod tests {
     use super::*;
     use crate::events::ToolDetail;
+    use crate::tools::Access;
     use crate::tools::test_support::Fixture;
     use serde_json::json;
 
@@ -118,8 +119,19 @@ mod tests {
                 "glob"
             ]
         );
-        assert!(r.get("bash").is_some_and(|t| !t.read_only()));
-        assert!(r.get("read_file").is_some_and(|t| t.read_only()));
+        assert!(r.get("bash").is_some_and(|t| t.access() == Access::Exec));
+        assert!(
+            r.get("read_file")
+                .is_some_and(|t| t.access() == Access::Read)
+        );
+        assert!(
+            r.get("edit_file")
+                .is_some_and(|t| t.access() == Access::Write)
+        );
+        assert!(
+            r.get("todo_write")
+                .is_some_and(|t| t.access() == Access::Plan)
+        );
         assert!(r.get("nope").is_none());
     }
 

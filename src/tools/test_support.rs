@@ -45,6 +45,7 @@ impl Fixture {
             config: &self.config,
             cancel: &self.cancel,
             output: None,
+            sandboxed: false,
         }
     }
 
@@ -52,6 +53,7 @@ impl Fixture {
     pub fn env_with_output<'a>(&'a self, tx: &'a UnboundedSender<String>) -> ToolEnv<'a> {
         ToolEnv {
             output: Some(tx),
+            sandboxed: false,
             ..self.env()
         }
     }

@@ -7,7 +7,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
+use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
 use crate::todo::{PlanDiff, TODOS_SHAPE, TodoManager};
 
 /// The `todo_write` tool.
@@ -40,8 +40,8 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
             "required": ["todos"]
         })
     }
-    fn read_only(&self) -> bool {
-        false
+    fn access(&self) -> Access {
+        Access::Plan
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let line = match input.get("todos") {
@@ -79,8 +79,8 @@ impl Tool for TodoRead {
     fn input_schema(&self) -> Value {
         serde_json::json!({"type": "object", "properties": {}})
     }
-    fn read_only(&self) -> bool {
-        true
+    fn access(&self) -> Access {
+        Access::Read
     }
     fn summarize(&self, _input: &Value) -> ToolSummary {
         ToolSummary {

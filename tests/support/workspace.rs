@@ -50,6 +50,7 @@ impl Fixture {
             config: &self.config,
             cancel: &self.cancel,
             output: None,
+            sandboxed: false,
         }
     }
 

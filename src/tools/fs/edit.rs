@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::write::atomic_write;
 use super::{BINARY_SNIFF, plural, regular_file_len};
 use crate::tools::{
-    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, opt_bool_arg, str_arg,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, opt_bool_arg, str_arg,
     str_or_empty, summary_line,
 };
 
@@ -71,8 +71,8 @@ impl Tool for EditFile {
             "required": ["path", "old_text", "new_text"]
         })
     }
-    fn read_only(&self) -> bool {
-        false
+    fn access(&self) -> Access {
+        Access::Write
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let path = str_or_empty(input, "path");

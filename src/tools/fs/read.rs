@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BINARY_SNIFF, plural, regular_file_len};
 use crate::tools::{
-    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg, str_arg,
-    str_or_empty, summary_line,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg,
+    str_arg, str_or_empty, summary_line,
 };
 
 /// Lines returned when `limit` is not given.
@@ -63,8 +63,8 @@ impl Tool for ReadFile {
             "required": ["path"]
         })
     }
-    fn read_only(&self) -> bool {
-        true
+    fn access(&self) -> Access {
+        Access::Read
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {

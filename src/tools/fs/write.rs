@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::plural;
 use crate::tools::{
-    Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, str_arg, str_or_empty,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, str_arg, str_or_empty,
     summary_line,
 };
 
@@ -31,8 +31,8 @@ impl Tool for WriteFile {
             "required": ["path", "content"]
         })
     }
-    fn read_only(&self) -> bool {
-        false
+    fn access(&self) -> Access {
+        Access::Write
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let path = str_or_empty(input, "path");

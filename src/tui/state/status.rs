@@ -78,6 +78,8 @@ pub struct Status {
     pub setup_help: Option<String>,
     /// The recorded session: its id and its transcript's path.
     pub session: Option<(String, String)>,
+    /// The approval mode, and whether `bash` is sandboxed in it.
+    pub approval: Option<(crate::events::ApprovalMode, bool)>,
 }
 
 impl Status {
@@ -101,6 +103,7 @@ impl Status {
             has_engine: true,
             setup_help: None,
             session: None,
+            approval: None,
         }
     }
 

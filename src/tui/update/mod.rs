@@ -315,6 +315,17 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.conversation.scroll.follow = true;
         }
         Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),
+        Event::ApprovalMode { mode, sandboxed } => app.status.approval = Some((mode, sandboxed)),
+        Event::ApprovalRequested { id, .. } => {
+            // The approval prompt is not built yet: the app runs in yolo
+            // mode, so this only comes from an explicit `--approval`.
+            effects.push(Effect::Send(Op::Approve {
+                id,
+                decision: crate::events::Decision::Refuse {
+                    reason: Some("the full-screen app cannot ask for approval yet".into()),
+                },
+            }));
+        }
         Event::Idle => {}
     }
     effects
