@@ -29,6 +29,14 @@ pub enum Effect {
     /// Read the settings again and start the engine (the app opened
     /// without a provider).
     StartEngine,
+    /// Read the stored sessions once and open the picker over them.
+    OpenPicker,
+    /// Write session `id` as Markdown to `path` (relative to the
+    /// workspace; `None`: `waypoint-session-ID.md` there).
+    Export {
+        id: String,
+        path: Option<String>,
+    },
     /// Clear and fully redraw the terminal (Ctrl+L, /clear).
     Redraw,
     Quit,
