@@ -262,11 +262,12 @@ fn footer_lines(
             let text = format!("Started {} · {}", utc(c.started_ms), clean_line(&c.model));
             (truncate(&text, width), false)
         } else {
-            let ws = fit_tail(&clean_line(&c.workspace), width.saturating_sub(60).max(12));
             let text = format!(
-                "Another workspace ({ws}): quit and run `waypoint -r {}` in that folder.",
+                "Other workspace: quit and run `waypoint -r {}` in ",
                 short_id(&c.id)
             );
+            let room = width.saturating_sub(text.chars().count() + 1).max(10);
+            let text = format!("{text}{}.", fit_tail(&clean_line(&c.workspace), room));
             (truncate(&text, width), true)
         }
     });
