@@ -1748,3 +1748,47 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     let last = a.conversation.entries.last().unwrap();
     assert!(last.text().contains("not kept"), "{}", last.text());
 }
+
+#[test]
+fn a_resumed_sessions_notices_follow_its_history() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    a.notice(NoticeKind::Info, "from before");
+    update::on_event(
+        &mut a,
+        Event::SessionStarted {
+            id: "a17b0c44-1111-4111-8111-111111111111".into(),
+            path: "/tmp/a17b0c44.jsonl".into(),
+            resumed: true,
+            notes: vec!["the last line was torn and skipped".into()],
+        },
+        now,
+    );
+    update::on_event(
+        &mut a,
+        Event::History {
+            events: vec![
+                Event::UserMessage {
+                    text: "earlier prompt".into(),
+                },
+                text("earlier reply"),
+            ],
+        },
+        now,
+    );
+    let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "earlier prompt",
+            "earlier reply",
+            "Resumed session a17b0c44.",
+            "Note: the last line was torn and skipped"
+        ]
+    );
+    assert_eq!(
+        a.status.session.as_ref().map(|(id, _)| &id[..8]),
+        Some("a17b0c44")
+    );
+}

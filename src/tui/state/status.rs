@@ -78,6 +78,9 @@ pub struct Status {
     pub setup_help: Option<String>,
     /// The recorded session: its id and its transcript's path.
     pub session: Option<(String, String)>,
+    /// What a resumed session's start has to say, held until its history
+    /// has replaced the screen (which would clear it).
+    pub session_notices: Vec<(super::NoticeKind, String)>,
 }
 
 impl Status {
@@ -101,6 +104,7 @@ impl Status {
             has_engine: true,
             setup_help: None,
             session: None,
+            session_notices: Vec::new(),
         }
     }
 
