@@ -660,4 +660,17 @@ fn a_session_continued_with_c_shows_its_plan_and_conversation_again() {
         !s.contains("Sessions of this workspace")
     });
     tmux.quit_and_wait(true);
+    drop(tmux);
+
+    // `-r` without an id opens the picker first; Enter opens the session.
+    let tmux = run(&[Path::new("-r")]);
+    tmux.wait_for("the session picker at start", |s| {
+        s.contains("Sessions of this workspace (1)") && s.contains("make the notes")
+    });
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the opened session", |s| {
+        done(s) && s.contains("Notes written.") && s.contains("Resumed session")
+    });
+    assert!(!screen.contains("Sessions of this workspace"), "{screen}");
+    tmux.quit_and_wait(true);
 }
