@@ -1685,7 +1685,7 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     let (store, id) = stored_session(dir.path(), &ws_s);
     let mut a = App::new(
         "claude-test",
-        ws_s.clone(),
+        ws_s,
         waypoint::tui::style::Palette::monochrome(),
         clock.base,
     );

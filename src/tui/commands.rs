@@ -374,10 +374,10 @@ mod tests {
         assert_eq!(names("").len(), COMMANDS.len());
         assert_eq!(names("mo"), vec!["model"]);
         assert_eq!(names("q"), vec!["quit"]);
-        // "e" starts no name; contained in help, model, clear, new.
+        // "e" starts export; it is contained in help, model, resume, clear, new.
         assert_eq!(
             names("e"),
-            vec!["help", "model", "resume", "export", "clear", "new"]
+            vec!["export", "help", "model", "resume", "clear", "new"]
         );
         assert_eq!(names("hp"), vec!["help"]);
         assert!(names("zz").is_empty());
