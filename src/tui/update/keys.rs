@@ -394,6 +394,13 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
 }
 
 pub fn on_paste(app: &mut App, text: &str) {
+    if let Some(picker) = app.overlays.picker.as_mut() {
+        // Into the picker's filter, as one clean line.
+        crate::text::clean_line(text)
+            .chars()
+            .for_each(|c| picker.push_filter(c));
+        return;
+    }
     app.focus = Focus::Input;
     // Pasted text may hold escape sequences: they must not reach the screen.
     app.input.area.insert_str(crate::text::clean(text));
@@ -450,6 +457,15 @@ fn apply(scroll: &mut Scroll, mv: Move, sticky: bool) {
 /// The mouse wheel scrolls the focused pane; returns whether the event
 /// changed anything (clicks and motion do not).
 pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
+    if let Some(picker) = app.overlays.picker.as_mut() {
+        // The wheel moves the picker's selection, not the panes under it.
+        match mouse.kind {
+            MouseEventKind::ScrollUp => picker.step(-1),
+            MouseEventKind::ScrollDown => picker.step(1),
+            _ => return false,
+        }
+        return true;
+    }
     match mouse.kind {
         MouseEventKind::ScrollUp => scroll_focused(app, Move::Up(SCROLL_STEP)),
         MouseEventKind::ScrollDown => scroll_focused(app, Move::Down(SCROLL_STEP)),
