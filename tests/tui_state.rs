@@ -1792,3 +1792,41 @@ fn a_resumed_sessions_notices_follow_its_history() {
         Some("a17b0c44")
     );
 }
+
+#[test]
+fn the_picker_keeps_its_columns_with_wide_and_hostile_text() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut list = sessions();
+    list[0].card.model = "模型-四".into();
+    list[0].card.first_prompt = Some("修复登录测试\u{1b}[2J and more".into());
+    let mut a = with_picker(app(&clock), list);
+    let screen = screen_text(&mut a, 120, 40, now);
+    let row = screen.lines().find(|l| l.contains("3f9c2a1e")).unwrap();
+    let next = screen.lines().find(|l| l.contains("a17b0c44")).unwrap();
+    // The prompt column starts at the same cell on both rows (a wide
+    // character takes two cells; the screen text shows the second as a blank).
+    let col = |l: &str, s: &str| l[..l.find(s).unwrap()].chars().count();
+    assert_eq!(col(row, "修"), col(next, "Explain"), "{screen}");
+    assert!(!screen.contains('\u{1b}'));
+    assert!(row.contains("修 复 登 录 测 试"), "{row}");
+}
+
+#[test]
+fn with_the_picker_open_a_paste_filters_and_the_wheel_chooses() {
+    let clock = Clock::new();
+    let mut a = with_picker(app(&clock), sessions());
+    let wheel = |kind| MouseEvent {
+        kind,
+        column: 0,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(update::on_mouse(&mut a, wheel(MouseEventKind::ScrollDown)));
+    assert_eq!(a.overlays.picker.as_ref().unwrap().selected, 1);
+    assert!(update::on_mouse(&mut a, wheel(MouseEventKind::ScrollUp)));
+    assert_eq!(a.overlays.picker.as_ref().unwrap().selected, 0);
+    update::on_paste(&mut a, "Explain\n\u{1b}[31m");
+    assert_eq!(picker_ids(&a), ["a17b0c44"]);
+    assert!(a.input.is_empty(), "the paste went to the filter");
+}

@@ -13,7 +13,7 @@ use crate::resume::fit_tail;
 use crate::session::{SessionInfo, ago, short_id, size, utc};
 use crate::text::clean_line;
 use crate::tui::state::{Ctx, Picker};
-use crate::tui::wrap::truncate;
+use crate::tui::wrap::{str_width, truncate};
 
 /// Column widths for an inside `width` columns wide (0: not shown).
 struct Columns {
@@ -72,11 +72,19 @@ impl Columns {
         for (text, w) in cells.iter().zip(widths) {
             if w > 0 {
                 out.push_str("  ");
-                out.push_str(&format!("{:<w$}", truncate(text, w)));
+                out.push_str(&pad(text, w));
             }
         }
         out
     }
+}
+
+/// `text` as one clean line cut or padded to exactly `width` columns
+/// (wide characters count two).
+fn pad(text: &str, width: usize) -> String {
+    let cut = truncate(text, width);
+    let fill = width.saturating_sub(str_width(&cut));
+    format!("{cut}{}", " ".repeat(fill))
 }
 
 /// The picker's box in `screen`: wide, centred, as tall as its rows need.
@@ -210,9 +218,9 @@ fn row(
         " "
     };
     let text = format!(
-        "{}{:<ID_W$}{current}{}",
+        "{}{}{current}{}",
         if selected { "▶ " } else { "  " },
-        truncate(short_id(&c.id), ID_W),
+        pad(short_id(&c.id), ID_W),
         cols.cells([
             &ago(c.updated_ms, picker.now_ms),
             &plan,
