@@ -1566,6 +1566,15 @@ fn the_picker_opens_the_chosen_session_and_esc_closes_it() {
     assert!(a.overlays.picker.is_none());
     assert_eq!(a.input.text(), "draft");
     assert!(!a.status.running);
+
+    // The session open now is not opened again.
+    let mut a = with_picker(app(&clock), sessions());
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
+    assert!(a.overlays.picker.is_none());
+    assert_eq!(
+        *notices(&a).last().unwrap(),
+        "Session 3f9c2a1e is the one open now."
+    );
 }
 
 #[test]

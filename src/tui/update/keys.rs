@@ -324,7 +324,18 @@ fn picker_key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effec
             // footer says how to open it); this workspace's is opened.
             let chosen = picker.chosen().filter(|s| picker.here(s))?;
             let id = chosen.card.id.clone();
+            let current = picker.current.as_deref() == Some(id.as_str());
             app.overlays.picker = None;
+            if current {
+                app.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "Session {} is the one open now.",
+                        crate::session::short_id(&id)
+                    ),
+                );
+                return Some(Vec::new());
+            }
             if !app.status.has_engine {
                 app.notice(
                     NoticeKind::Error,
