@@ -421,7 +421,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Picker,
-        &[plain(KeyCode::Tab)],
+        &[plain(KeyCode::Tab), plain(KeyCode::BackTab)],
         Action::PickerAll,
         "this workspace's sessions or all of them",
     ),
