@@ -1,6 +1,7 @@
 //! TUI benchmarks (criterion): time to the first frame, and the cost of one
 //! frame for a 100,000-line conversation and a 10 MB tool output, folded
-//! and expanded, compared with a short session (the ratio shows the cost
+//! and expanded, and for the session picker over 10,000 sessions, compared
+//! with a short session (the ratio shows the cost
 //! does not grow with length). `cargo bench --bench tui`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -30,6 +31,44 @@ fn app_with_lines(lines: usize, per_entry: usize, now: Instant) -> App {
 fn app_with_output(bytes: usize, now: Instant) -> App {
     let mut app = tui_session::new_app(now);
     tui_session::add_tool_output(&mut app, bytes, now);
+    app
+}
+
+/// The session picker open over `n` stored sessions, half of them this
+/// workspace's (the listing is filtered on every frame).
+fn app_with_picker(n: usize, now: Instant) -> App {
+    use waypoint::session::{Card, SessionInfo};
+    let now_ms = 1_796_267_100_000;
+    let sessions = (0..n as u64)
+        .map(|i| SessionInfo {
+            card: Card {
+                id: format!("{i:08x}-0000-4000-8000-000000000000"),
+                workspace: if i % 2 == 0 {
+                    "/work/project"
+                } else {
+                    "/srv/other"
+                }
+                .into(),
+                provider: "anthropic".into(),
+                model: "claude-sonnet-4-5".into(),
+                started_ms: now_ms - i * 60_000,
+                updated_ms: now_ms - i * 60_000,
+                first_prompt: Some(format!("Task number {i}: fix the flaky login test")),
+                plan_done: 1,
+                plan_total: 3,
+                records: 10,
+                size: 14_000,
+            },
+            path: format!("/tmp/{i}.jsonl").into(),
+            size: 14_000,
+        })
+        .collect();
+    let mut app = tui_session::new_app(now);
+    app.overlays.picker = Some(waypoint::tui::state::Picker::new(
+        sessions,
+        "/work/project",
+        now_ms,
+    ));
     app
 }
 
@@ -67,6 +106,8 @@ fn frames(c: &mut Criterion) {
             "tool_output_10MB_folded",
             app_with_output(10 * 1024 * 1024, now),
         ),
+        ("session_picker_10_sessions", app_with_picker(10, now)),
+        ("session_picker_10k_sessions", app_with_picker(10_000, now)),
         ("tool_output_10MB_expanded", {
             let mut a = app_with_output(10 * 1024 * 1024, now);
             a.focus = Focus::Trace;

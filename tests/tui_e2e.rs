@@ -574,3 +574,105 @@ async fn a_key_added_to_the_config_file_works_after_ctrl_r_without_a_restart() {
     );
     tmux.quit_and_wait(false);
 }
+
+/// A scenario that plans two items and finishes both.
+const NOTES_SCENARIO: &str = r#"{
+  "description": "TUI sessions end-to-end: a plan of two items, both done.",
+  "turns": [
+    {"text": "Planning first.", "tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Draft the notes", "status": "in_progress", "activeForm": "Drafting the notes"},
+        {"content": "Write the notes", "status": "pending", "activeForm": "Writing the notes"}
+      ]}}
+    ]},
+    {"text": "Writing them.", "tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Draft the notes", "status": "completed", "activeForm": "Drafting the notes"},
+        {"content": "Write the notes", "status": "in_progress", "activeForm": "Writing the notes"}
+      ]}},
+      {"name": "write_file", "input": {"path": "notes.txt", "content": "notes\n"}}
+    ]},
+    {"text": "Closing the plan.", "tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Draft the notes", "status": "completed", "activeForm": "Drafting the notes"},
+        {"content": "Write the notes", "status": "completed", "activeForm": "Writing the notes"}
+      ]}}
+    ]},
+    {"text": "Notes written."}
+  ]
+}"#;
+
+#[test]
+fn a_session_continued_with_c_shows_its_plan_and_conversation_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let scenario = dir.path().join("notes.json");
+    std::fs::write(&scenario, NOTES_SCENARIO).unwrap();
+    let run = |extra: &[&Path]| {
+        let mut args: Vec<&Path> = extra.to_vec();
+        args.extend([
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ]);
+        // Both runs share the folder, so the same WAYPOINT_HOME.
+        let _ = std::fs::remove_file(dir.path().join("exit-status"));
+        Tmux::start(120, 40, dir.path(), &args)
+    };
+    let done = |s: &str| {
+        s.contains("[x] Draft the notes") && s.contains("[x] Write the notes") && s.contains("2/2")
+    };
+
+    let tmux = run(&[]);
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("make the notes");
+    tmux.key("Enter");
+    tmux.wait_for("the finished plan", |s| {
+        done(s) && s.contains("Notes written.")
+    });
+    tmux.quit_and_wait(true);
+    drop(tmux);
+
+    // `-c` in the same workspace: the same plan, states and conversation.
+    let tmux = run(&[Path::new("-c")]);
+    // (All in one predicate: a screen captured while a frame is being
+    // written may show its top half only.)
+    let screen = tmux.wait_for("the restored plan and conversation", |s| {
+        done(s)
+            && s.contains("make the notes")
+            && s.contains("Notes written.")
+            && s.contains("Resumed session")
+    });
+    assert!(!screen.contains("panicked"), "{screen}");
+
+    // /resume lists this workspace's one session, with its first prompt.
+    tmux.type_text("/resume");
+    tmux.key("Enter");
+    tmux.wait_for("the session picker with the session's row", |s| {
+        s.contains("Sessions of this workspace (1)")
+            && s.lines()
+                .any(|l| l.contains("2/2") && l.contains("make the notes"))
+    });
+    tmux.key("Escape");
+    tmux.wait_for("the picker to close", |s| {
+        !s.contains("Sessions of this workspace")
+    });
+    tmux.quit_and_wait(true);
+    drop(tmux);
+
+    // `-r` without an id opens the picker first; Enter opens the session.
+    let tmux = run(&[Path::new("-r")]);
+    tmux.wait_for("the session picker at start", |s| {
+        s.contains("Sessions of this workspace (1)") && s.contains("make the notes")
+    });
+    tmux.key("Enter");
+    tmux.wait_for("the opened session, the picker closed", |s| {
+        done(s)
+            && s.contains("Notes written.")
+            && s.contains("Resumed session")
+            && !s.contains("Sessions of this workspace")
+    });
+    tmux.quit_and_wait(true);
+}

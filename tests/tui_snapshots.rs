@@ -130,3 +130,37 @@ fn the_slash_command_list() {
         }
     }
 }
+
+#[test]
+fn the_session_picker() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut all = with_picker(plan_in_progress(&clock), sessions());
+    update::on_key(&mut all, key(KeyCode::Tab), now);
+    update::on_key(&mut all, key(KeyCode::Down), now);
+    let mut filtered = with_picker(plan_in_progress(&clock), sessions());
+    type_text(&mut filtered, "expl", now);
+    let mut none_here = with_picker(app(&clock), sessions());
+    if let Some(p) = none_here.overlays.picker.as_mut() {
+        p.sessions.retain(|s| s.card.workspace != "/work/project");
+    }
+    let states = [
+        ("here", with_picker(plan_in_progress(&clock), sessions())),
+        ("all_other_workspace", all),
+        ("filtered", filtered),
+        ("empty", with_picker(app(&clock), Vec::new())),
+        ("none_here", none_here),
+    ];
+    for (name, mut app) in states {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let terminal = screen(&mut app, w, h, now);
+            insta::assert_snapshot!(format!("picker_{name}_{w}x{h}"), terminal.backend());
+        }
+        for w in [1u16, 2, 5, 20, 39, 60, 99] {
+            for h in [1u16, 2, 3, 5, 8, 12] {
+                let text = screen_text(&mut app, w, h, now);
+                assert_eq!(text.lines().count(), usize::from(h));
+            }
+        }
+    }
+}

@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event as TermEvent, EventStream};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::sessions;
 use super::spill::SpillFiles;
 use super::state::{App, NoticeKind};
 use super::style::Palette;
@@ -18,6 +19,7 @@ use super::view;
 use crate::agent::AgentHandle;
 use crate::events::Op;
 use crate::pricing::Price;
+use crate::session::{SessionStore, now_ms};
 
 const FRAME: Duration = Duration::from_millis(16);
 const TICK: Duration = Duration::from_millis(100);
@@ -44,7 +46,7 @@ pub struct TuiOptions {
     /// The config file's prices, for models switched to with `/model`.
     pub prices: std::collections::BTreeMap<String, Price>,
     /// Where sessions are stored (for `/resume` and `/export`), if kept.
-    pub sessions: Option<crate::session::SessionStore>,
+    pub sessions: Option<SessionStore>,
     /// Open the session picker first (`waypoint -r` without an id).
     pub pick_session: bool,
 }
@@ -84,7 +86,10 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
     app.status.prices = opts.prices;
-    let mut spills = SpillFiles::default();
+    let mut io = Io {
+        spills: SpillFiles::default(),
+        sessions: opts.sessions,
+    };
     let mut start = opts.start;
     let mut engine = match opts.engine {
         Ok(handle) => Some(handle),
@@ -101,7 +106,16 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.input.set_text(&prompt);
         let effects = update::on_key(&mut app, enter_key(), now);
-        apply(&mut app, &mut engine, &mut start, &mut spills, effects);
+        apply(&mut app, &mut engine, &mut start, &mut io, effects);
+    }
+    if opts.pick_session {
+        apply(
+            &mut app,
+            &mut engine,
+            &mut start,
+            &mut io,
+            vec![Effect::OpenPicker],
+        );
     }
 
     let mut dirty = true;
@@ -199,7 +213,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
             failure = Some(e);
             break;
         }
-        if apply(&mut app, &mut engine, &mut start, &mut spills, effects) {
+        if apply(&mut app, &mut engine, &mut start, &mut io, effects) {
             break;
         }
     }
@@ -218,12 +232,18 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     )
 }
 
+/// What effects write to and read from besides the engine.
+struct Io {
+    spills: SpillFiles,
+    sessions: Option<SessionStore>,
+}
+
 /// Carries out effects; returns true to quit.
 fn apply(
     app: &mut App,
     engine: &mut Option<AgentHandle>,
     start: &mut Option<StartEngine>,
-    spills: &mut SpillFiles,
+    io: &mut Io,
     effects: Vec<Effect>,
 ) -> bool {
     let mut quit = false;
@@ -239,7 +259,11 @@ fn apply(
                     );
                 }
             }
-            Effect::SpillOutput { serial, text } => spills.write(app, serial, &text),
+            Effect::SpillOutput { serial, text } => io.spills.write(app, serial, &text),
+            Effect::OpenPicker => sessions::open_picker(app, io.sessions.as_ref(), now_ms()),
+            Effect::Export { id, path } => {
+                sessions::export(app, io.sessions.as_ref(), &id, path.as_deref())
+            }
             Effect::StartEngine => {
                 if engine.is_some() {
                     continue;

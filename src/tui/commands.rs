@@ -54,6 +54,18 @@ pub const COMMANDS: &[Command] = &[
         run: compact,
     },
     Command {
+        name: "resume",
+        args: "[ID]",
+        help: "pick a stored session of this workspace to continue; ID: open that one",
+        run: resume,
+    },
+    Command {
+        name: "export",
+        args: "[PATH]",
+        help: "write this session as Markdown (default: waypoint-session-ID.md here)",
+        run: export,
+    },
+    Command {
         name: "clear",
         args: "",
         help: "clear conversation and tools panes (plan stays)",
@@ -299,6 +311,38 @@ fn new_session(app: &mut App, _: &str, now: Instant) -> Vec<Effect> {
     confirmed(app, Confirm::NewSession, now)
 }
 
+fn resume(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    if args.is_empty() {
+        // The app loop reads the listing (once) and opens the picker.
+        return vec![Effect::OpenPicker];
+    }
+    if !app.status.has_engine {
+        app.notice(
+            NoticeKind::Error,
+            "No session can be opened: no provider is set up.",
+        );
+        return Vec::new();
+    }
+    // The engine answers with `SessionStarted` and `History` (or says why not).
+    vec![Effect::Send(Op::OpenSession {
+        id: args.to_string(),
+    })]
+}
+
+fn export(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    let Some((id, _)) = &app.status.session else {
+        app.notice(
+            NoticeKind::Error,
+            "Nothing to export: no session has been recorded yet (send a message first).",
+        );
+        return Vec::new();
+    };
+    vec![Effect::Export {
+        id: id.clone(),
+        path: (!args.is_empty()).then(|| args.to_string()),
+    }]
+}
+
 fn quit(_: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     vec![Effect::Quit]
 }
@@ -330,8 +374,11 @@ mod tests {
         assert_eq!(names("").len(), COMMANDS.len());
         assert_eq!(names("mo"), vec!["model"]);
         assert_eq!(names("q"), vec!["quit"]);
-        // "e" starts no name; contained in help, model, clear, new.
-        assert_eq!(names("e"), vec!["help", "model", "clear", "new"]);
+        // "e" starts export; it is contained in help, model, resume, clear, new.
+        assert_eq!(
+            names("e"),
+            vec!["export", "help", "model", "resume", "clear", "new"]
+        );
         assert_eq!(names("hp"), vec!["help"]);
         assert!(names("zz").is_empty());
     }

@@ -14,6 +14,8 @@ pub enum Context {
     Help,
     /// A yes/no question is open.
     Confirm,
+    /// The session picker is open (typed text filters it).
+    Picker,
     /// The slash-command list is open over the input.
     Commands,
     /// Everywhere.
@@ -33,6 +35,7 @@ impl Context {
         match self {
             Context::Help => "help",
             Context::Confirm => "question",
+            Context::Picker => "sessions",
             Context::Commands => "command list",
             Context::Global => "",
             Context::Input => "input",
@@ -68,11 +71,17 @@ pub enum Action {
     Yes,
     No,
     HelpScroll,
+    PickerMove,
+    PickerPage,
+    PickerEdge,
+    PickerOpen,
+    PickerAll,
+    PickerClose,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 29] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -96,6 +105,12 @@ impl Action {
         Action::Yes,
         Action::No,
         Action::HelpScroll,
+        Action::PickerMove,
+        Action::PickerPage,
+        Action::PickerEdge,
+        Action::PickerOpen,
+        Action::PickerAll,
+        Action::PickerClose,
     ];
 }
 
@@ -221,7 +236,7 @@ const fn bind(
     }
 }
 
-use Context::{Commands, Confirm, Global, Help, Input, Pane, Plan, Tools};
+use Context::{Commands, Confirm, Global, Help, Input, Pane, Picker, Plan, Tools};
 
 /// Most important first: a small terminal shows the top of the help.
 pub const BINDINGS: &[Binding] = &[
@@ -380,6 +395,42 @@ pub const BINDINGS: &[Binding] = &[
         Action::HelpScroll,
         "scroll the help (any other key closes it)",
     ),
+    bind(
+        Picker,
+        &[plain(KeyCode::Up), plain(KeyCode::Down), ch('k'), ch('j')],
+        Action::PickerMove,
+        "choose a session (j/k until a filter is typed)",
+    ),
+    bind(
+        Picker,
+        &[plain(KeyCode::PageUp), plain(KeyCode::PageDown)],
+        Action::PickerPage,
+        "a page of sessions up or down",
+    ),
+    bind(
+        Picker,
+        &[plain(KeyCode::Home), plain(KeyCode::End)],
+        Action::PickerEdge,
+        "first / last session",
+    ),
+    bind(
+        Picker,
+        &[plain(KeyCode::Enter)],
+        Action::PickerOpen,
+        "open the chosen session (this workspace's)",
+    ),
+    bind(
+        Picker,
+        &[plain(KeyCode::Tab), plain(KeyCode::BackTab)],
+        Action::PickerAll,
+        "this workspace's sessions or all of them",
+    ),
+    bind(
+        Picker,
+        &[plain(KeyCode::Esc)],
+        Action::PickerClose,
+        "close the picker; typing filters by id or prompt",
+    ),
 ];
 
 /// The binding of `ev` in `context`, if any (exact modifiers first).
@@ -462,6 +513,12 @@ mod tests {
             Action::Yes => 20,
             Action::No => 21,
             Action::HelpScroll => 22,
+            Action::PickerMove => 23,
+            Action::PickerPage => 24,
+            Action::PickerEdge => 25,
+            Action::PickerOpen => 26,
+            Action::PickerAll => 27,
+            Action::PickerClose => 28,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

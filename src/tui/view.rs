@@ -24,6 +24,8 @@ pub struct FrameLayout {
     pub detail: Option<trace::DetailLayout>,
     /// The slash-command list, when open.
     pub popup: Option<Rect>,
+    /// The session picker, when open.
+    pub picker: Option<Rect>,
 }
 
 /// The layout pass for a frame of size `area`.
@@ -56,6 +58,9 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
         let height = usize::from(rect.height.saturating_sub(2));
         app.overlays.help_scroll.resolve(total, height);
     }
+    if let Some(picker) = &app.overlays.picker {
+        out.picker = Some(widgets::picker::area(area, picker));
+    }
     if commands::popup_open(app) {
         let found = commands::matches(&commands::filter(app)).len();
         out.popup = Some(widgets::commands::area(area, areas.input, found));
@@ -83,6 +88,9 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
         let found = commands::matches(&commands::filter(app));
         let filter = commands::filter(app);
         widgets::commands::render(frame, &found, app.overlays.popup.selected, &filter, &ctx, r);
+    }
+    if let (Some(r), Some(picker)) = (layout.picker, &app.overlays.picker) {
+        widgets::picker::render(frame, picker, &ctx, r);
     }
     if let Some(question) = app.overlays.confirm {
         draw_confirm(frame, question.question(), &ctx, area);

@@ -380,3 +380,94 @@ pub fn compacted(clock: &Clock) -> App {
     feed(&mut a, clock, events);
     a
 }
+
+/// The instant the session listings below are read at (Unix ms).
+pub const NOW_MS: u64 = 1_796_267_100_000;
+
+fn session(
+    id: &str,
+    workspace: &str,
+    model: &str,
+    ago_ms: u64,
+    plan: (usize, usize),
+    size: u64,
+    prompt: Option<&str>,
+) -> waypoint::session::SessionInfo {
+    waypoint::session::SessionInfo {
+        card: waypoint::session::Card {
+            id: id.into(),
+            workspace: workspace.into(),
+            provider: "anthropic".into(),
+            model: model.into(),
+            started_ms: NOW_MS - ago_ms - 600_000,
+            updated_ms: NOW_MS - ago_ms,
+            first_prompt: prompt.map(str::to_string),
+            plan_done: plan.0,
+            plan_total: plan.1,
+            records: 12,
+            size,
+        },
+        path: format!("/home/u/.local/share/waypoint/sessions/{id}.jsonl").into(),
+        size,
+    }
+}
+
+/// Stored sessions, most recent first: three of `/work/project` (the test
+/// app's workspace) and two of other folders, one with a hostile prompt.
+pub fn sessions() -> Vec<waypoint::session::SessionInfo> {
+    vec![
+        session(
+            "3f9c2a1e-7b6d-4c1a-9e2f-0a1b2c3d4e5f",
+            "/work/project",
+            "claude-sonnet-4-5",
+            300_000,
+            (2, 3),
+            14_500,
+            Some("Fix the flaky login test and add a regression test for the token refresh path"),
+        ),
+        session(
+            "c0ffee12-0000-4000-8000-000000000001",
+            "/home/u/elsewhere/a-rather-long-folder-name/service",
+            "claude-opus-4-1",
+            3 * 3_600_000,
+            (5, 5),
+            3_200_000,
+            Some("Rename \u{1b}[31mthe crate\u{1b}[0m\nacross the workspace\u{7}"),
+        ),
+        session(
+            "a17b0c44-1111-4111-8111-111111111111",
+            "/work/project",
+            "gpt-5",
+            5 * 3_600_000,
+            (0, 0),
+            812,
+            Some("Explain src/cli.rs"),
+        ),
+        session(
+            "d00d0001-2222-4222-8222-222222222222",
+            "/work/project",
+            "claude-sonnet-4-5",
+            12 * 86_400_000,
+            (1, 4),
+            48_000,
+            None,
+        ),
+        session(
+            "e5e5e5e5-3333-4333-8333-333333333333",
+            "/srv/other",
+            "llama3.1:8b",
+            20 * 86_400_000,
+            (0, 2),
+            2_000,
+            Some("Set up CI"),
+        ),
+    ]
+}
+
+/// `app` with the session picker open over `sessions`, the first one open now.
+pub fn with_picker(mut app: App, sessions: Vec<waypoint::session::SessionInfo>) -> App {
+    let mut picker = waypoint::tui::state::Picker::new(sessions, "/work/project", NOW_MS);
+    picker.current = picker.sessions.first().map(|s| s.card.id.clone());
+    app.overlays.picker = Some(picker);
+    app
+}

@@ -1,5 +1,5 @@
-//! What opens over the panes: the key help, the slash-command popup and a
-//! confirmation question. Invariant: the popup holds only its selection;
+//! What opens over the panes: the key help, the slash-command popup, a
+//! confirmation question and the session picker. Invariant: the popup holds only its selection;
 //! whether it is open and what it lists follow from the input text.
 
 /// A question the user answers with y or n.
@@ -34,4 +34,6 @@ pub struct Overlays {
     pub help_scroll: super::Scroll,
     pub popup: Popup,
     pub confirm: Option<Confirm>,
+    /// The session picker, when open.
+    pub picker: Option<super::Picker>,
 }

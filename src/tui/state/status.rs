@@ -80,6 +80,9 @@ pub struct Status {
     pub session: Option<(String, String)>,
     /// The approval mode, and whether `bash` is sandboxed in it.
     pub approval: Option<(crate::events::ApprovalMode, bool)>,
+    /// What a resumed session's start has to say, held until its history
+    /// has replaced the screen (which would clear it).
+    pub session_notices: Vec<(super::NoticeKind, String)>,
 }
 
 impl Status {
@@ -104,6 +107,7 @@ impl Status {
             setup_help: None,
             session: None,
             approval: None,
+            session_notices: Vec::new(),
         }
     }
 

@@ -13,7 +13,7 @@ use super::{ENGINE_STOPPED, Effect, show_sent};
 use crate::events::Op;
 use crate::tui::commands;
 use crate::tui::keymap::{self, Action, Context};
-use crate::tui::state::{Activity, App, Focus, NoticeKind, Scroll};
+use crate::tui::state::{Activity, App, Focus, NoticeKind, PICKER_PAGE, Scroll};
 
 const SCROLL_STEP: usize = 3;
 /// Entries PgUp/PgDn move the selection in the tool trace.
@@ -26,6 +26,9 @@ fn contexts(app: &App) -> Vec<Context> {
     }
     if app.overlays.confirm.is_some() {
         return vec![Context::Confirm, Context::Global];
+    }
+    if app.overlays.picker.is_some() {
+        return vec![Context::Picker, Context::Global];
     }
     let mut out = Vec::with_capacity(3);
     if app.focus == Focus::Input && commands::popup_open(app) {
@@ -90,6 +93,18 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     }
     if confirming {
         // A question waits for y or n; other keys do nothing.
+        return Vec::new();
+    }
+    if let Some(picker) = app.overlays.picker.as_mut() {
+        // Typing filters the sessions; nothing reaches the input box.
+        let chord = key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c) if !chord && !c.is_control() => picker.push_filter(c),
+            KeyCode::Backspace => picker.pop_filter(),
+            _ => {}
+        }
         return Vec::new();
     }
     let before = app.input.text();
@@ -268,6 +283,12 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             }
             none
         }
+        Action::PickerMove
+        | Action::PickerPage
+        | Action::PickerEdge
+        | Action::PickerOpen
+        | Action::PickerAll
+        | Action::PickerClose => picker_key(app, action, key),
         Action::Yes | Action::No => {
             let question = app.overlays.confirm.take()?;
             if action == Action::No {
@@ -276,6 +297,56 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             Some(commands::confirmed(app, question, now))
         }
     }
+}
+
+/// A key of the open session picker; `None` when it does not apply (j or
+/// k once a filter is typed: they are typed into it).
+fn picker_key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effect>> {
+    let picker = app.overlays.picker.as_mut()?;
+    let up = matches!(
+        key.code,
+        KeyCode::Up | KeyCode::PageUp | KeyCode::Home | KeyCode::Char('k')
+    );
+    let sign = if up { -1 } else { 1 };
+    match action {
+        Action::PickerMove => {
+            if matches!(key.code, KeyCode::Char(_)) && !picker.filter.is_empty() {
+                return None;
+            }
+            picker.step(sign);
+        }
+        Action::PickerPage => picker.step(sign * PICKER_PAGE as isize),
+        Action::PickerEdge => picker.edge(up),
+        Action::PickerAll => picker.toggle_all(),
+        Action::PickerClose => app.overlays.picker = None,
+        _ => {
+            // Enter: a session of another workspace is only pointed at (the
+            // footer says how to open it); this workspace's is opened.
+            let chosen = picker.chosen().filter(|s| picker.here(s))?;
+            let id = chosen.card.id.clone();
+            let current = picker.current.as_deref() == Some(id.as_str());
+            app.overlays.picker = None;
+            if current {
+                app.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "Session {} is the one open now.",
+                        crate::session::short_id(&id)
+                    ),
+                );
+                return Some(Vec::new());
+            }
+            if !app.status.has_engine {
+                app.notice(
+                    NoticeKind::Error,
+                    "No session can be opened: no provider is set up (Ctrl+R reads the settings again).",
+                );
+                return Some(Vec::new());
+            }
+            return Some(vec![Effect::Send(Op::OpenSession { id })]);
+        }
+    }
+    Some(Vec::new())
 }
 
 /// Sends what is in the input box (or resumes on an empty Enter); a slash
@@ -334,6 +405,13 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
 }
 
 pub fn on_paste(app: &mut App, text: &str) {
+    if let Some(picker) = app.overlays.picker.as_mut() {
+        // Into the picker's filter, as one clean line.
+        crate::text::clean_line(text)
+            .chars()
+            .for_each(|c| picker.push_filter(c));
+        return;
+    }
     app.focus = Focus::Input;
     // Pasted text may hold escape sequences: they must not reach the screen.
     app.input.area.insert_str(crate::text::clean(text));
@@ -390,6 +468,15 @@ fn apply(scroll: &mut Scroll, mv: Move, sticky: bool) {
 /// The mouse wheel scrolls the focused pane; returns whether the event
 /// changed anything (clicks and motion do not).
 pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
+    if let Some(picker) = app.overlays.picker.as_mut() {
+        // The wheel moves the picker's selection, not the panes under it.
+        match mouse.kind {
+            MouseEventKind::ScrollUp => picker.step(-1),
+            MouseEventKind::ScrollDown => picker.step(1),
+            _ => return false,
+        }
+        return true;
+    }
     match mouse.kind {
         MouseEventKind::ScrollUp => scroll_focused(app, Move::Up(SCROLL_STEP)),
         MouseEventKind::ScrollDown => scroll_focused(app, Move::Down(SCROLL_STEP)),

@@ -29,6 +29,14 @@ pub enum Effect {
     /// Read the settings again and start the engine (the app opened
     /// without a provider).
     StartEngine,
+    /// Read the stored sessions once and open the picker over them.
+    OpenPicker,
+    /// Write session `id` as Markdown to `path` (relative to the
+    /// workspace; `None`: `waypoint-session-ID.md` there).
+    Export {
+        id: String,
+        path: Option<String>,
+    },
     /// Clear and fully redraw the terminal (Ctrl+L, /clear).
     Redraw,
     Quit,
@@ -289,14 +297,25 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             resumed,
             notes,
         } => {
+            let mut notices = Vec::new();
             if resumed {
-                app.notice(
+                notices.push((
                     NoticeKind::Info,
                     format!("Resumed session {}.", crate::session::short_id(&id)),
-                );
+                ));
             }
-            for note in notes {
-                app.notice(NoticeKind::Warning, format!("Note: {note}"));
+            notices.extend(
+                notes
+                    .into_iter()
+                    .map(|note| (NoticeKind::Warning, format!("Note: {note}"))),
+            );
+            if resumed {
+                // The history comes next and replaces the screen: they follow it.
+                app.status.session_notices = notices;
+            } else {
+                for (kind, text) in notices {
+                    app.notice(kind, text);
+                }
             }
             app.status.session = Some((id, path));
         }
@@ -309,6 +328,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status.clear_usage();
             for past in events {
                 effects.extend(on_event(app, past, now));
+            }
+            for (kind, text) in std::mem::take(&mut app.status.session_notices) {
+                app.notice(kind, text);
             }
             // Nothing in it changed just now.
             app.plan.changed.clear();

@@ -7,6 +7,7 @@ pub mod checklist;
 pub mod commands;
 pub mod conversation;
 pub mod help;
+pub mod picker;
 pub mod status;
 pub mod trace;
 

@@ -1,0 +1,78 @@
+//! The file work behind `/resume` and `/export`, carried out by the app
+//! loop from `Effect::OpenPicker` and `Effect::Export`: reading the
+//! sessions folder once for the picker, and writing a session as Markdown.
+//! Invariant: every failure ends as a notice on screen, never a panic.
+
+use std::path::{Path, PathBuf};
+
+use super::state::{App, NoticeKind, Picker};
+use crate::cli::ExportFormat;
+use crate::session::{SessionError, SessionStore, short_id};
+
+/// What is said when the app keeps no sessions.
+const NOT_KEPT: &str = "Sessions are not kept (no home folder to keep them in: set WAYPOINT_HOME).";
+
+/// Opens the picker over the stored sessions, read now (`now_ms`: the
+/// time "5 min ago" counts from).
+pub fn open_picker(app: &mut App, store: Option<&SessionStore>, now_ms: u64) {
+    let Some(store) = store else {
+        app.notice(NoticeKind::Error, NOT_KEPT);
+        return;
+    };
+    let mut picker = Picker::new(Vec::new(), app.status.workspace.clone(), now_ms);
+    match store.list() {
+        Ok(sessions) => picker.sessions = sessions,
+        Err(e) => picker.error = Some(format!("The sessions cannot be read: {e}")),
+    }
+    picker.current = app.status.session.as_ref().map(|(id, _)| id.clone());
+    app.overlays.help = false;
+    app.overlays.picker = Some(picker);
+}
+
+/// Where `/export` writes: `path` (relative to the workspace), else
+/// `waypoint-session-SHORTID.md` in the workspace.
+pub fn export_path(workspace: &str, id: &str, path: Option<&str>) -> PathBuf {
+    let default = format!("waypoint-session-{}.md", short_id(id));
+    let path = path.map_or(PathBuf::from(default), PathBuf::from);
+    if path.is_absolute() {
+        path
+    } else {
+        Path::new(workspace).join(path)
+    }
+}
+
+/// Writes session `id` as Markdown and says where, or why not.
+pub fn export(app: &mut App, store: Option<&SessionStore>, id: &str, path: Option<&str>) {
+    let Some(store) = store else {
+        app.notice(NoticeKind::Error, NOT_KEPT);
+        return;
+    };
+    let bytes = match crate::resume::export(store, id, ExportFormat::Markdown, &app.status.prices) {
+        Ok(bytes) => bytes,
+        Err(SessionError::NotFound(_)) => {
+            app.notice(
+                NoticeKind::Error,
+                format!(
+                    "Nothing to export: session {} has no message recorded yet.",
+                    short_id(id)
+                ),
+            );
+            return;
+        }
+        Err(e) => {
+            app.notice(NoticeKind::Error, format!("Export failed: {e}"));
+            return;
+        }
+    };
+    let target = export_path(&app.status.workspace, id, path);
+    match std::fs::write(&target, bytes) {
+        Ok(()) => app.notice(
+            NoticeKind::Info,
+            format!("Exported session {} to {}.", short_id(id), target.display()),
+        ),
+        Err(e) => app.notice(
+            NoticeKind::Error,
+            format!("Export failed: cannot write {}: {e}", target.display()),
+        ),
+    }
+}
