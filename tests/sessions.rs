@@ -5,63 +5,19 @@
 //! else, and the store lists, finds and prunes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
+mod scripted_support;
+
+use std::sync::Arc;
 use std::time::Duration;
 
+use scripted_support::{Recording, plan, scenario, start_with, stop, turn_end, until};
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 use waypoint::agent::conversation::Conversation;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
 use waypoint::events::{Event, Op};
-use waypoint::llm::scripted::{Scenario, ScriptedClient};
-use waypoint::llm::{
-    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest, Role,
-    StreamEvent,
-};
+use waypoint::llm::{ContentBlock, ModelClient, Role};
 use waypoint::session::{self, Record, SessionStore};
 use waypoint::tools::Workspace;
-
-/// A scripted model that keeps every request's messages.
-struct Recording {
-    inner: ScriptedClient,
-    requests: Mutex<Vec<Vec<Message>>>,
-}
-
-impl ModelClient for Recording {
-    fn model(&self) -> &str {
-        "scripted"
-    }
-    fn provider(&self) -> &str {
-        "scripted"
-    }
-    fn stream<'a>(
-        &'a self,
-        request: &'a ModelRequest<'a>,
-        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        self.requests
-            .lock()
-            .unwrap()
-            .push(request.messages.to_vec());
-        self.inner.stream(request, on_event)
-    }
-}
-
-fn scenario(turns: serde_json::Value) -> Arc<Recording> {
-    let scenario = Scenario::parse(&json!({ "turns": turns }).to_string()).unwrap();
-    Arc::new(Recording {
-        inner: ScriptedClient::new(scenario),
-        requests: Mutex::new(Vec::new()),
-    })
-}
-
-fn plan(items: &[(&str, &str)]) -> serde_json::Value {
-    let todos: Vec<_> = items
-        .iter()
-        .map(|(content, status)| json!({"content": content, "status": status, "activeForm": format!("Doing {content}")}))
-        .collect();
-    json!({ "todos": todos })
-}
 
 fn start(
     client: Arc<Recording>,
@@ -73,42 +29,7 @@ fn start(
         nag_every,
         ..AgentConfig::default()
     };
-    let client: Arc<dyn ModelClient> = client;
-    Agent::spawn_session(
-        client.clone(),
-        Arc::new(FixedClient(client)),
-        Workspace::new(workspace).unwrap(),
-        config,
-        setup,
-    )
-    .unwrap()
-}
-
-async fn until(events: &mut UnboundedReceiver<Event>, pred: impl Fn(&Event) -> bool) -> Vec<Event> {
-    let mut seen = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), events.recv())
-            .await
-            .expect("an event within 30 s")
-            .expect("engine alive");
-        let done = pred(&ev);
-        seen.push(ev);
-        if done {
-            return seen;
-        }
-    }
-}
-
-fn turn_end(e: &Event) -> bool {
-    matches!(e, Event::TurnComplete { .. } | Event::TurnAborted { .. })
-}
-
-async fn stop(handle: AgentHandle) {
-    let _ = handle.ops.send(Op::Quit);
-    tokio::time::timeout(Duration::from_secs(10), handle.task)
-        .await
-        .unwrap()
-        .unwrap();
+    start_with(client, workspace, config, setup)
 }
 
 fn only_session(store: &SessionStore) -> session::SessionInfo {

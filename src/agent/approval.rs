@@ -46,8 +46,9 @@ impl Policy {
 }
 
 /// A line's "always" rules: for each of its commands, the program and its
-/// first argument when that is not an option (`cargo test`, `git status`,
-/// `ls`). Empty when the line cannot be read.
+/// first argument (`cargo test`, `git status`), or the whole command when
+/// that argument is an option (`ls -la`, `cargo --version`), so "always"
+/// never covers a whole program. Empty when the line cannot be read.
 pub fn first_words(command: &str) -> Vec<String> {
     let Ok(commands) = shell::simple_commands(command) else {
         return Vec::new();
@@ -55,12 +56,15 @@ pub fn first_words(command: &str) -> Vec<String> {
     commands
         .iter()
         .filter_map(|words| {
-            let mut rule = shell::basename(words.first()?).to_string();
-            if let Some(arg) = words.get(1).filter(|a| !a.starts_with('-')) {
-                rule.push(' ');
-                rule.push_str(arg);
-            }
-            Some(rule)
+            let program = shell::basename(words.first()?);
+            Some(match words.get(1) {
+                Some(arg) if !arg.starts_with('-') => format!("{program} {arg}"),
+                Some(_) => std::iter::once(program)
+                    .chain(words[1..].iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                None => program.to_string(),
+            })
         })
         .collect()
 }
@@ -237,7 +241,9 @@ mod tests {
     #[test]
     fn always_remembers_the_first_words() {
         assert_eq!(first_words("cargo test --all"), ["cargo test"]);
-        assert_eq!(first_words("ls -la"), ["ls"]);
+        assert_eq!(first_words("ls -la"), ["ls -la"]);
+        assert_eq!(first_words("cargo --version"), ["cargo --version"]);
+        assert_eq!(first_words("make"), ["make"]);
         assert_eq!(
             first_words("cd x && /usr/bin/git status"),
             ["cd x", "git status"]

@@ -1,0 +1,125 @@
+//! A scripted model that keeps every request's messages, and the helpers to
+//! run an engine on it: for tests that check what the model was sent.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
+use waypoint::events::{Event, Op};
+use waypoint::llm::scripted::{Scenario, ScriptedClient};
+use waypoint::llm::{
+    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
+    StreamEvent,
+};
+use waypoint::tools::Workspace;
+
+pub struct Recording {
+    inner: ScriptedClient,
+    pub requests: Mutex<Vec<Vec<Message>>>,
+}
+
+impl ModelClient for Recording {
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest<'a>,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push(request.messages.to_vec());
+        self.inner.stream(request, on_event)
+    }
+}
+
+/// A scripted model playing `turns` (the scenario's `turns` array).
+pub fn scenario(turns: serde_json::Value) -> Arc<Recording> {
+    let scenario = Scenario::parse(&json!({ "turns": turns }).to_string()).unwrap();
+    Arc::new(Recording {
+        inner: ScriptedClient::new(scenario),
+        requests: Mutex::new(Vec::new()),
+    })
+}
+
+/// A `todo_write` input of `(content, status)` items.
+pub fn plan(items: &[(&str, &str)]) -> serde_json::Value {
+    let todos: Vec<_> = items
+        .iter()
+        .map(|(content, status)| json!({"content": content, "status": status, "activeForm": format!("Doing {content}")}))
+        .collect();
+    json!({ "todos": todos })
+}
+
+/// An engine on `client` in `workspace`.
+pub fn start_with(
+    client: Arc<Recording>,
+    workspace: &std::path::Path,
+    config: AgentConfig,
+    setup: SessionSetup,
+) -> AgentHandle {
+    let client: Arc<dyn ModelClient> = client;
+    Agent::spawn_session(
+        client.clone(),
+        Arc::new(FixedClient(client)),
+        Workspace::new(workspace).unwrap(),
+        config,
+        setup,
+    )
+    .unwrap()
+}
+
+/// Events until `pred` holds (the matching one included).
+pub async fn until(
+    events: &mut UnboundedReceiver<Event>,
+    pred: impl Fn(&Event) -> bool,
+) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("an event within 30 s")
+            .expect("engine alive");
+        let done = pred(&ev);
+        seen.push(ev);
+        if done {
+            return seen;
+        }
+    }
+}
+
+pub fn turn_end(e: &Event) -> bool {
+    matches!(e, Event::TurnComplete { .. } | Event::TurnAborted { .. })
+}
+
+pub async fn stop(handle: AgentHandle) {
+    let _ = handle.ops.send(Op::Quit);
+    tokio::time::timeout(Duration::from_secs(10), handle.task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// The tool results in `messages`, by call id.
+pub fn tool_results(messages: &[Message]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => Some((tool_use_id.clone(), content.clone())),
+            _ => None,
+        })
+        .collect()
+}
