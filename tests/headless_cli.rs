@@ -3,41 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
 mod common;
 mod loopback;
 
 use std::process::Stdio;
 use std::time::Duration;
 
+use cli_support::{output, waypoint};
 use common::*;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
-
-fn waypoint(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("WAYPOINT_LOG", dir.join("waypoint.log"))
-        .env("WAYPOINT_HOME", dir.join("home"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
-}
-
-async fn output(cmd: &mut Command) -> (i32, String, String) {
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("waypoint finished within 60 s")
-        .expect("waypoint ran");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[tokio::test]
 async fn demo_runs_offline_and_keeps_its_plan() {

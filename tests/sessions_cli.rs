@@ -5,37 +5,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
+
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
+
+use cli_support::output;
 
 use serde_json::Value;
 use tokio::process::Command;
 
-fn waypoint(home: &Path, cwd: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("WAYPOINT_LOG", home.join("waypoint.log"))
-        .env("WAYPOINT_HOME", home)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+/// `waypoint` in `cwd`, its sessions in `dir/home/sessions`.
+fn waypoint(dir: &Path, cwd: &Path) -> Command {
+    let mut cmd = cli_support::waypoint(dir);
+    cmd.current_dir(cwd);
     cmd
-}
-
-async fn run(cmd: &mut Command) -> (i32, String, String) {
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("waypoint finished within 60 s")
-        .expect("waypoint ran");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn jsonl(out: &str) -> Vec<Value> {
@@ -49,23 +32,25 @@ async fn a_headless_session_is_listed_exported_continued_and_deleted() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path().canonicalize().unwrap();
-    let (code, out, err) = run(waypoint(home.path(), &ws)
-        .args([
-            "--demo",
-            "-p",
-            "make the greeting",
-            "--output-format",
-            "jsonl",
-            "--workspace",
-        ])
-        .arg(&ws))
+    let (code, out, err) = output(
+        waypoint(home.path(), &ws)
+            .args([
+                "--demo",
+                "-p",
+                "make the greeting",
+                "--output-format",
+                "jsonl",
+                "--workspace",
+            ])
+            .arg(&ws),
+    )
     .await;
     assert_eq!(code, 0, "{err}");
     let events = jsonl(&out);
     let id = events[0]["id"].as_str().unwrap().to_string();
     let short = &id[..8];
 
-    let (code, list, err) = run(waypoint(home.path(), &ws).arg("sessions")).await;
+    let (code, list, err) = output(waypoint(home.path(), &ws).arg("sessions")).await;
     assert_eq!(code, 0, "{err}");
     assert!(
         list.contains(short) && list.contains("3/3") && list.contains("make the greeting"),
@@ -73,11 +58,11 @@ async fn a_headless_session_is_listed_exported_continued_and_deleted() {
     );
     assert!(list.contains("1 session(s)"), "{list}");
     // Headless `-r` without an id lists them too.
-    let (code, listed, _) = run(waypoint(home.path(), &ws).arg("-r")).await;
+    let (code, listed, _) = output(waypoint(home.path(), &ws).arg("-r")).await;
     assert_eq!(code, 0);
     assert!(listed.contains(short), "{listed}");
 
-    let (code, md, err) = run(waypoint(home.path(), &ws).args(["export", short])).await;
+    let (code, md, err) = output(waypoint(home.path(), &ws).args(["export", short])).await;
     assert_eq!(code, 0, "{err}");
     for part in [
         "# Waypoint session",
@@ -90,12 +75,14 @@ async fn a_headless_session_is_listed_exported_continued_and_deleted() {
         assert!(md.contains(part), "missing {part:?} in:\n{md}");
     }
     let raw = home.path().join("raw.jsonl");
-    let (code, _, err) = run(waypoint(home.path(), &ws)
-        .args(["export", short, "--format", "jsonl", "--output"])
-        .arg(&raw))
+    let (code, _, err) = output(
+        waypoint(home.path(), &ws)
+            .args(["export", short, "--format", "jsonl", "--output"])
+            .arg(&raw),
+    )
     .await;
     assert_eq!(code, 0, "{err}");
-    let transcript = home.path().join(format!("sessions/{id}.jsonl"));
+    let transcript = home.path().join(format!("home/sessions/{id}.jsonl"));
     assert_eq!(
         std::fs::read(&raw).unwrap(),
         std::fs::read(&transcript).unwrap()
@@ -104,16 +91,18 @@ async fn a_headless_session_is_listed_exported_continued_and_deleted() {
     // Continue it with a one-reply scenario: same session, same file.
     let scenario = home.path().join("more.json");
     std::fs::write(&scenario, r#"{"turns":[{"text":"Nothing left to do."}]}"#).unwrap();
-    let (code, out, err) = run(waypoint(home.path(), &ws)
-        .args([
-            "-c",
-            "-p",
-            "anything else?",
-            "--output-format",
-            "jsonl",
-            "--scenario",
-        ])
-        .arg(&scenario))
+    let (code, out, err) = output(
+        waypoint(home.path(), &ws)
+            .args([
+                "-c",
+                "-p",
+                "anything else?",
+                "--output-format",
+                "jsonl",
+                "--scenario",
+            ])
+            .arg(&scenario),
+    )
     .await;
     assert_eq!(code, 0, "{err}");
     let events = jsonl(&out);
@@ -141,11 +130,11 @@ async fn a_headless_session_is_listed_exported_continued_and_deleted() {
         "both prompts in one transcript"
     );
 
-    let (code, out, _) = run(waypoint(home.path(), &ws).args(["sessions", "rm", short])).await;
+    let (code, out, _) = output(waypoint(home.path(), &ws).args(["sessions", "rm", short])).await;
     assert_eq!(code, 0);
     assert!(out.contains(&id), "{out}");
     assert!(!transcript.exists());
-    let (code, _, err) = run(waypoint(home.path(), &ws).args(["-c", "-p", "again"])).await;
+    let (code, _, err) = output(waypoint(home.path(), &ws).args(["-c", "-p", "again"])).await;
     assert_ne!(code, 0);
     assert!(err.contains("no session of this workspace"), "{err}");
 }
@@ -154,7 +143,7 @@ async fn a_headless_session_is_listed_exported_continued_and_deleted() {
 async fn a_session_from_a_newer_waypoint_is_refused_clearly() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let dir = home.path().join("sessions");
+    let dir = home.path().join("home/sessions");
     std::fs::create_dir_all(&dir).unwrap();
     let id = "feedbeef-0000-4000-8000-000000000000";
     let header = serde_json::json!({
@@ -164,13 +153,13 @@ async fn a_session_from_a_newer_waypoint_is_refused_clearly() {
     });
     std::fs::write(dir.join(format!("{id}.jsonl")), format!("{header}\n")).unwrap();
     let (code, _, err) =
-        run(waypoint(home.path(), ws.path()).args(["-r", "feedbeef", "-p", "hi"])).await;
+        output(waypoint(home.path(), ws.path()).args(["-r", "feedbeef", "-p", "hi"])).await;
     assert_eq!(code, 1);
     assert!(
         err.contains("newer Waypoint") && err.contains("format 99"),
         "{err}"
     );
-    let (code, _, err) = run(waypoint(home.path(), ws.path()).args(["-c", "-p", "hi"])).await;
+    let (code, _, err) = output(waypoint(home.path(), ws.path()).args(["-c", "-p", "hi"])).await;
     assert_eq!(code, 1);
     assert!(err.contains("newer Waypoint"), "{err}");
 }

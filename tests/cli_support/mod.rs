@@ -1,0 +1,37 @@
+//! Running the real `waypoint` binary from a test: a clean environment
+//! (only PATH), its log and its sessions in the test's folder.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
+
+/// `waypoint` with only PATH from the environment, its log in `dir` and its
+/// sessions under `dir/home` (`WAYPOINT_HOME`).
+pub fn waypoint(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("WAYPOINT_LOG", dir.join("waypoint.log"))
+        .env("WAYPOINT_HOME", dir.join("home"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Runs it to the end: exit code, stdout, stderr.
+pub async fn output(cmd: &mut Command) -> (i32, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("waypoint finished within 60 s")
+        .expect("waypoint ran");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
