@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod events;
 pub mod headless;
 pub mod json;

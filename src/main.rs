@@ -13,6 +13,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice, SessionSetup};
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
+use waypoint::context;
 use waypoint::events::{ApprovalMode, Decision, Event, Op};
 use waypoint::headless::{ModelTotals, Outcome, Printer, RunResult};
 use waypoint::llm::Usage;
@@ -226,6 +227,19 @@ async fn run(cli: Cli) -> Result<i32> {
         )
     })?;
     let mut config = setup::agent_config(&settings);
+    // The project's instructions and the environment, read once: the
+    // system prompt stays byte-stable for the session (prompt caching).
+    let user_dir =
+        directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().to_path_buf());
+    let instructions = context::instructions(workspace.root(), user_dir.as_deref());
+    for file in &instructions {
+        tracing::info!(path = %file.path.display(), bytes = file.size, "project instructions");
+    }
+    config.system_prompt = context::system_prompt(
+        &config.system_prompt,
+        &context::environment(workspace.root(), &context::today()),
+        &instructions,
+    );
     let (mode, note) = safety_setup(&settings, &mut config, workspace.root(), interactive);
     config.approval = mode;
     if let Some(note) = note {

@@ -433,3 +433,42 @@ async fn the_demo_workspace_goes_unless_kept() {
     );
     std::fs::remove_dir_all(kept).unwrap();
 }
+
+#[tokio::test]
+async fn the_projects_agents_md_and_the_environment_reach_the_system_prompt() {
+    let server = FakeServer::start(vec![sse(Turn::text("Noted."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("repo");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/trunk\n").unwrap();
+    std::fs::write(
+        ws.join("AGENTS.md"),
+        "Always answer in haiku. MARKER-7f3a\n",
+    )
+    .unwrap();
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .args(["-p", "hello"])
+            .arg("--workspace")
+            .arg(&ws)
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.url),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let reqs = server.requests();
+    let system = reqs[0].body["system"].to_string();
+    assert!(system.contains("MARKER-7f3a"), "{system}");
+    assert!(system.contains("<instructions path="), "{system}");
+    assert!(
+        system.contains("Git repository: yes, on branch trunk"),
+        "{system}"
+    );
+    assert!(
+        system.contains(&format!(
+            "Working directory: {}",
+            ws.canonicalize().unwrap().display()
+        )),
+        "{system}"
+    );
+}

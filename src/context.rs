@@ -1,0 +1,192 @@
+//! What the model is told about the project besides the task: the
+//! project's own instructions (`AGENTS.md`, or `CLAUDE.md` where a folder
+//! has no `AGENTS.md`) from the repository root down to the workspace, the
+//! user's `~/.config/waypoint/AGENTS.md`, and a short environment block.
+//! Invariant: read once when a session's engine starts, so the system
+//! prompt is byte-stable for the whole session (the provider can cache it).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The most of one instructions file that is sent.
+pub const MAX_FILE_BYTES: usize = 32 * 1024;
+
+/// One instructions file that was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instructions {
+    pub path: PathBuf,
+    /// Its bytes on disk.
+    pub size: u64,
+    /// What is sent (cut at [`MAX_FILE_BYTES`], with a note).
+    pub text: String,
+}
+
+/// The instructions files for `workspace`, the user's first, then from the
+/// repository root (the nearest folder above holding `.git`; the workspace
+/// alone when there is none) down to the workspace.
+pub fn instructions(workspace: &Path, user_dir: Option<&Path>) -> Vec<Instructions> {
+    let mut folders: Vec<&Path> = Vec::new();
+    for dir in workspace.ancestors() {
+        folders.push(dir);
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    if !folders.last().is_some_and(|d| d.join(".git").exists()) {
+        folders.truncate(1);
+    }
+    folders.reverse();
+    let mut found: Vec<Instructions> = user_dir
+        .and_then(|d| read(&d.join("AGENTS.md")))
+        .into_iter()
+        .collect();
+    for dir in folders {
+        if let Some(file) = read(&dir.join("AGENTS.md")).or_else(|| read(&dir.join("CLAUDE.md"))) {
+            found.push(file);
+        }
+    }
+    found
+}
+
+fn read(path: &Path) -> Option<Instructions> {
+    let bytes = std::fs::read(path).ok()?;
+    let size = bytes.len() as u64;
+    let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_FILE_BYTES)]).into_owned();
+    if bytes.len() > MAX_FILE_BYTES {
+        let _ = write!(
+            text,
+            "\n[… cut: the file has {size} bytes; read it for the rest]"
+        );
+    }
+    (!text.trim().is_empty()).then(|| Instructions {
+        path: path.to_path_buf(),
+        size,
+        text,
+    })
+}
+
+/// The environment block: working folder, OS, date, and the git state.
+pub fn environment(workspace: &Path, today: &str) -> String {
+    let git = match git_branch(workspace) {
+        Some(Some(branch)) => format!("yes, on branch {branch}"),
+        Some(None) => "yes (detached HEAD)".to_string(),
+        None => "no".to_string(),
+    };
+    format!(
+        "<environment>\nWorking directory: {}\nOS: {} ({})\nDate: {today}\nGit repository: {git}\n</environment>",
+        workspace.display(),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+    )
+}
+
+/// `Some(branch)` inside a git repository (`None` when detached), `None`
+/// outside one. Reads `.git/HEAD`; runs no git.
+pub fn git_branch(workspace: &Path) -> Option<Option<String>> {
+    let dir = workspace.ancestors().find(|d| d.join(".git").exists())?;
+    let mut git = dir.join(".git");
+    if git.is_file() {
+        // A worktree or submodule: `gitdir: PATH`.
+        let text = std::fs::read_to_string(&git).ok()?;
+        let target = text.strip_prefix("gitdir:")?.trim();
+        git = dir.join(target);
+    }
+    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    Some(
+        head.trim()
+            .strip_prefix("ref: refs/heads/")
+            .map(|b| crate::text::clean_line(b).into_owned()),
+    )
+}
+
+/// The system prompt: `base`, the environment block, and the
+/// instructions, each file in its own delimited section.
+pub fn system_prompt(base: &str, environment: &str, files: &[Instructions]) -> String {
+    let mut prompt = format!("{}\n\n{environment}", base.trim_end());
+    if !files.is_empty() {
+        prompt.push_str(
+            "\n\n# Project instructions\n\nThe user and the project wrote these for you; follow them unless the user says otherwise.",
+        );
+        for f in files {
+            let _ = write!(
+                prompt,
+                "\n\n<instructions path=\"{}\">\n{}\n</instructions>",
+                f.path.display(),
+                f.text.trim_end()
+            );
+        }
+    }
+    prompt
+}
+
+/// Today's date (UTC), `2026-12-03`.
+pub fn today() -> String {
+    crate::session::utc(crate::session::now_ms())
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_come_from_the_repository_root_down_to_the_workspace() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = root.path().join("repo");
+        let ws = repo.join("crates/app");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature-x\n").unwrap();
+        // Above the repository: not read.
+        std::fs::write(root.path().join("AGENTS.md"), "outside").unwrap();
+        std::fs::write(repo.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(repo.join("CLAUDE.md"), "ignored: AGENTS.md is there").unwrap();
+        std::fs::write(repo.join("crates/CLAUDE.md"), "crates rules").unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "x".repeat(MAX_FILE_BYTES + 10)).unwrap();
+        let user = root.path().join("user");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join("AGENTS.md"), "user rules").unwrap();
+
+        let files = instructions(&ws, Some(&user));
+        let texts: Vec<&str> = files
+            .iter()
+            .map(|f| &f.text[..f.text.len().min(12)])
+            .collect();
+        assert_eq!(
+            texts,
+            ["user rules", "root rules", "crates rules", "xxxxxxxxxxxx"]
+        );
+        assert!(files[3].text.ends_with("read it for the rest]"));
+        assert_eq!(files[3].size as usize, MAX_FILE_BYTES + 10);
+
+        let env = environment(&ws, "2026-12-03");
+        assert!(
+            env.contains("Git repository: yes, on branch feature-x"),
+            "{env}"
+        );
+        assert!(env.contains("Date: 2026-12-03"));
+        let prompt = system_prompt("Base.", &env, &files[..2]);
+        assert!(prompt.starts_with("Base.\n\n<environment>"));
+        assert!(prompt.contains(&format!(
+            "<instructions path=\"{}\">\nroot rules\n</instructions>",
+            repo.join("AGENTS.md").display()
+        )));
+    }
+
+    #[test]
+    fn outside_a_repository_only_the_workspace_counts() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(root.path().join("AGENTS.md"), "parent").unwrap();
+        assert!(instructions(&ws, None).is_empty());
+        std::fs::write(ws.join("CLAUDE.md"), "here").unwrap();
+        assert_eq!(instructions(&ws, None)[0].text, "here");
+        assert_eq!(git_branch(&ws), None);
+        assert!(environment(&ws, "d").contains("Git repository: no"));
+    }
+}
