@@ -34,6 +34,15 @@ call it through the tools interface (a structured tool call), not in your messag
 /// that its future is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(300);
 
+/// How a model request ended.
+enum Sampled {
+    Done(Result<AssistantReply, LlmError>),
+    /// The user interrupted; `partial` is the reply's text streamed so far.
+    Interrupted {
+        partial: String,
+    },
+}
+
 const NOT_RUN_RESULT: &str = "not run: the user interrupted the turn before this call started.";
 
 impl Session {
@@ -75,7 +84,7 @@ impl Session {
             let mut retried = false;
             let result = loop {
                 match self.sample(cancel).await {
-                    Some(Err(e)) if !retried && is_too_long(&e) => {
+                    Sampled::Done(Err(e)) if !retried && is_too_long(&e) => {
                         tracing::warn!(error = %e, "prompt too long; compacting and retrying");
                         retried = true;
                         self.compact(CompactReason::TooLong, None, cancel).await;
@@ -83,13 +92,21 @@ impl Session {
                     other => break other,
                 }
             };
-            let Some(result) = result else {
-                self.emit(Event::TurnAborted {
-                    reason: AbortReason::Interrupted,
-                    message: "interrupted while the model was answering".into(),
-                    error: None,
-                });
-                return TurnEnd::Interrupted;
+            let result = match result {
+                Sampled::Done(result) => result,
+                Sampled::Interrupted { partial } => {
+                    // What the user saw stays the model's: resuming, it
+                    // continues from there (the interrupt note follows).
+                    if !partial.trim().is_empty() {
+                        self.add_assistant(vec![ContentBlock::Text { text: partial }]);
+                    }
+                    self.emit(Event::TurnAborted {
+                        reason: AbortReason::Interrupted,
+                        message: "interrupted while the model was answering".into(),
+                        error: None,
+                    });
+                    return TurnEnd::Interrupted;
+                }
             };
             let reply = match result {
                 Ok(reply) => reply,
@@ -183,11 +200,8 @@ impl Session {
         }
     }
 
-    /// One model request over the conversation as it is; `None` when interrupted.
-    async fn sample(
-        &mut self,
-        cancel: &CancellationToken,
-    ) -> Option<Result<AssistantReply, LlmError>> {
+    /// One model request over the conversation as it is.
+    async fn sample(&mut self, cancel: &CancellationToken) -> Sampled {
         let request = ModelRequest {
             system: &self.config.system_prompt,
             messages: self.conversation.messages(),
@@ -195,25 +209,37 @@ impl Session {
             max_tokens: self.config.max_tokens,
         };
         let events = self.events.clone();
-        let mut on_stream = move |ev: StreamEvent| {
+        // The reply's text so far (since the last retry), kept if interrupted.
+        let mut partial = String::new();
+        let mut on_stream = |ev: StreamEvent| {
             let event = match ev {
-                StreamEvent::TextDelta(text) => Event::TextDelta { text },
+                StreamEvent::TextDelta(text) => {
+                    partial.push_str(&text);
+                    Event::TextDelta { text }
+                }
                 StreamEvent::ReasoningDelta(text) => Event::ReasoningDelta { text },
                 StreamEvent::Retrying {
                     attempt,
                     delay_ms,
                     reason,
-                } => Event::Retrying {
-                    attempt,
-                    delay_ms,
-                    reason,
-                },
+                } => {
+                    partial.clear();
+                    Event::Retrying {
+                        attempt,
+                        delay_ms,
+                        reason,
+                    }
+                }
             };
             let _ = events.send(event);
         };
-        tokio::select! {
+        let done = tokio::select! {
             r = self.client.stream(&request, &mut on_stream) => Some(r),
             _ = cancel.cancelled() => None,
+        };
+        match done {
+            Some(result) => Sampled::Done(result),
+            None => Sampled::Interrupted { partial },
         }
     }
 
