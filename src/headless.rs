@@ -19,6 +19,8 @@ pub enum OutputFormat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Completed,
+    /// The model stopped with plan items still open.
+    OpenItems,
     Failed,
     MaxTurns,
     /// Ctrl+C twice.
@@ -34,6 +36,7 @@ impl Outcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Completed => "completed",
+            Outcome::OpenItems => "open_items",
             Outcome::Failed => "failed",
             Outcome::MaxTurns => "max_turns",
             Outcome::Interrupted => "interrupted",
@@ -45,6 +48,7 @@ impl Outcome {
     pub fn exit_code(self) -> i32 {
         match self {
             Outcome::Completed => 0,
+            Outcome::OpenItems => 4,
             Outcome::Failed => 1,
             Outcome::MaxTurns => 3,
             Outcome::Interrupted => 130,
@@ -113,7 +117,8 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Prints one event; returns the outcome when it ends the run.
     pub fn handle(&mut self, event: &Event) -> io::Result<Option<Outcome>> {
         let outcome = match event {
-            Event::TurnComplete { .. } => Some(Outcome::Completed),
+            Event::TurnComplete { open_items: 0, .. } => Some(Outcome::Completed),
+            Event::TurnComplete { .. } => Some(Outcome::OpenItems),
             Event::TurnAborted { reason, .. } => Some(match reason {
                 AbortReason::Interrupted => Outcome::Interrupted,
                 AbortReason::MaxTurns => Outcome::MaxTurns,
@@ -146,8 +151,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                 serde_json::to_writer(&mut self.out, event)?;
                 self.out.write_all(b"\n")?;
                 // The one clear line on stderr is promised in every format.
-                if let Event::TurnAborted { message, .. } | Event::Error { message, .. } = event {
-                    self.error_line(message)?;
+                match event {
+                    Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
+                        self.error_line(message)?;
+                    }
+                    Event::TurnComplete { open_items, .. } => self.open_items_line(*open_items)?,
+                    _ => {}
                 }
             }
             OutputFormat::Text => self.text(event)?,
@@ -201,6 +210,17 @@ impl<O: Write, E: Write> Printer<O, E> {
             )?;
         }
         Ok(())
+    }
+
+    /// A turn that ended with open plan items says so (exit code 4 follows).
+    fn open_items_line(&mut self, open_items: usize) -> io::Result<()> {
+        if open_items == 0 {
+            return Ok(());
+        }
+        writeln!(
+            self.err,
+            "waypoint: stopped with {open_items} plan item(s) still open (exit code 4); `waypoint -c -p` continues"
+        )
     }
 
     /// The one clear line an error or a failed turn prints on stderr.
@@ -328,12 +348,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                         "waypoint: the reply hit the token limit and may be cut off (raise --max-tokens)"
                     )?;
                 }
-                if *open_items > 0 {
-                    writeln!(
-                        self.err,
-                        "waypoint: finished with {open_items} plan item(s) still open"
-                    )?;
-                }
+                self.open_items_line(*open_items)?;
             }
             Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
@@ -472,12 +487,13 @@ mod tests {
             Outcome::Completed,
             Outcome::Failed,
             Outcome::MaxTurns,
+            Outcome::OpenItems,
             Outcome::Interrupted,
             Outcome::Terminated,
             Outcome::HungUp,
         ]
         .map(Outcome::exit_code);
-        assert_eq!(codes, [0, 1, 3, 130, 143, 129]);
+        assert_eq!(codes, [0, 1, 3, 4, 130, 143, 129]);
     }
     use crate::todo::PlanDiff;
 

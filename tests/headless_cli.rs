@@ -472,3 +472,34 @@ async fn the_projects_agents_md_and_the_environment_reach_the_system_prompt() {
         "{system}"
     );
 }
+
+#[tokio::test]
+async fn stopping_with_open_plan_items_exits_4_and_says_so() {
+    let server = FakeServer::start(vec![
+        sse(Turn::tool(
+            "todo_write",
+            plan(&[("Write code", "in_progress"), ("Write tests", "pending")]),
+        )),
+        sse(Turn::text("I wrote the code; that is all for now.")),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = output(
+        waypoint(dir.path())
+            .args(["-p", "do both", "--output-format", "jsonl"])
+            .arg("--workspace")
+            .arg(dir.path())
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.url),
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("stopped with 2 plan item(s) still open"),
+        "{err}"
+    );
+    let result: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(result["exit_reason"], "open_items");
+    assert_eq!(result["exit_code"], 4);
+    assert_eq!(result["plan"], json!({"completed": 0, "total": 2}));
+}
