@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
-use crate::todo::{PlanDiff, TODOS_SHAPE, TodoManager};
+use crate::todo::{PlanDiff, TODOS_SHAPE, TodoItem, TodoManager, TodoStatus};
 
 /// The `todo_write` tool.
 pub struct TodoWrite;
@@ -57,6 +57,10 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
         Box::pin(async move {
             let before = ctx.plan.items().to_vec();
             let (mut out, diff) = todo_write(ctx.plan, input);
+            if diff.is_some() {
+                out.content
+                    .push_str(&dropped_note(&before, ctx.plan.items()));
+            }
             out.plan = diff.map(|diff| PlanChange {
                 diff,
                 changed: ctx.plan.items() != before.as_slice(),
@@ -120,6 +124,23 @@ pub fn todo_write(plan: &mut TodoManager, input: &Value) -> (ToolOutput, Option<
     }
 }
 
+/// Names the items of `before` that left the plan without being completed,
+/// so dropped work is never silent (empty when there are none).
+pub fn dropped_note(before: &[TodoItem], after: &[TodoItem]) -> String {
+    let dropped: Vec<String> = before
+        .iter()
+        .filter(|old| old.status != TodoStatus::Completed && !after.iter().any(|i| i.id == old.id))
+        .map(|old| format!("\"{}\"", old.content))
+        .collect();
+    if dropped.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\nNote: removed without completion: {}. If it is no longer needed, say why.",
+        dropped.join(", ")
+    )
+}
+
 /// Answers a `todo_read` call.
 pub fn todo_read(plan: &TodoManager) -> ToolOutput {
     ToolOutput::ok(plan.render())
@@ -129,7 +150,6 @@ pub fn todo_read(plan: &TodoManager) -> ToolOutput {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::todo::TodoStatus;
     use serde_json::json;
 
     fn input(items: Value) -> Value {
@@ -258,5 +278,27 @@ mod tests {
             "{}",
             out.content
         );
+    }
+
+    #[test]
+    fn items_dropped_without_completion_are_named() {
+        let item = |id: &str, content: &str, status: TodoStatus| TodoItem {
+            id: id.into(),
+            content: content.into(),
+            status,
+            active_form: "Doing".into(),
+        };
+        let before = [
+            item("1", "Write code", TodoStatus::Completed),
+            item("2", "Write the tests", TodoStatus::InProgress),
+            item("3", "Update docs", TodoStatus::Pending),
+        ];
+        // Completed items may go; reworded items keep their id.
+        let after = [item("3", "Update the docs", TodoStatus::Pending)];
+        assert_eq!(
+            dropped_note(&before, &after),
+            "\n\nNote: removed without completion: \"Write the tests\". If it is no longer needed, say why."
+        );
+        assert_eq!(dropped_note(&before, &before), "");
     }
 }
