@@ -11,6 +11,7 @@ mod client;
 pub mod compact;
 pub mod conversation;
 mod lifecycle;
+pub mod mentions;
 mod record;
 pub mod reminders;
 mod turn;
@@ -487,7 +488,11 @@ impl Agent {
                 }
                 Step::Start { text: Some(text) } => {
                     let first = self.session.conversation.is_empty();
+                    let attached = self.session.attachments(&text).await;
                     self.session.add_user_text(text, true);
+                    if let Some(attached) = attached {
+                        self.session.add_user_text(attached, false);
+                    }
                     if first {
                         self.session
                             .add_user_text(reminders::INITIAL_REMINDER, false);

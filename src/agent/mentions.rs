@@ -1,0 +1,132 @@
+//! `@path` mentions in a user message: each mentioned file of the
+//! workspace is attached after the message, as `read_file` would show it
+//! (numbered lines, capped), and a mentioned folder as its listing.
+//! Invariants: only paths inside the workspace are read (the file tools'
+//! confinement applies); a word that names no file (`@alice`) is left
+//! alone; the attachments are a separate text block, so the user's own
+//! words stay as typed.
+
+use std::fmt::Write as _;
+
+use crate::tools::ToolEnv;
+
+/// Files attached from one message, at most.
+const MAX_FILES: usize = 10;
+/// Entries listed for a mentioned folder, at most.
+const MAX_ENTRIES: usize = 200;
+
+/// The `@…` words of `text` (at its start or after white space), without
+/// the `@` and trailing punctuation.
+pub fn mentioned(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .filter_map(|w| w.strip_prefix('@'))
+        .map(|w| w.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The attachments for `text`'s mentions, or `None` when nothing mentioned
+/// is a file or folder of the workspace.
+pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
+    let mut out = String::new();
+    let mut seen: Vec<std::path::PathBuf> = Vec::new();
+    for word in mentioned(text) {
+        if seen.len() >= MAX_FILES {
+            break;
+        }
+        let Ok(path) = env.workspace.resolve(word) else {
+            continue;
+        };
+        if seen.contains(&path) {
+            continue;
+        }
+        let shown = env.workspace.display(&path);
+        if path.is_dir() {
+            let Ok(entries) = std::fs::read_dir(&path) else {
+                continue;
+            };
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if e.path().is_dir() {
+                        format!("{name}/")
+                    } else {
+                        name
+                    }
+                })
+                .collect();
+            names.sort();
+            let more = names.len().saturating_sub(MAX_ENTRIES);
+            names.truncate(MAX_ENTRIES);
+            let _ = write!(out, "\n\n<folder path=\"{shown}\">\n{}", names.join("\n"));
+            if more > 0 {
+                let _ = write!(out, "\n… and {more} more");
+            }
+            out.push_str("\n</folder>");
+        } else if path.is_file() {
+            let read = crate::tools::fs::read_file(&serde_json::json!({ "path": word }), env).await;
+            if read.is_error {
+                continue;
+            }
+            let _ = write!(
+                out,
+                "\n\n<file path=\"{shown}\">\n{}\n</file>",
+                read.content.trim_end()
+            );
+        } else {
+            continue;
+        }
+        seen.push(path);
+    }
+    (!seen.is_empty()).then(|| format!("The user mentioned these; their contents as of now:{out}"))
+}
+
+impl super::Session {
+    /// What `text`'s `@path` mentions attach (see [`super::mentions`]).
+    pub(super) async fn attachments(&self, text: &str) -> Option<String> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let env = crate::tools::ToolEnv {
+            workspace: &self.workspace,
+            config: &self.config.tools,
+            cancel: &cancel,
+            output: None,
+            sandboxed: false,
+        };
+        attachments(text, &env).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::Fixture;
+
+    #[test]
+    fn mentions_are_at_words() {
+        assert_eq!(
+            mentioned("look at @src/main.rs, and @docs/ (then ask @alice) email@x.org"),
+            ["src/main.rs", "docs/", "alice"]
+        );
+    }
+
+    #[tokio::test]
+    async fn files_and_folders_of_the_workspace_are_attached() {
+        let f = Fixture::new();
+        f.put("src/main.rs", "fn main() {}\n");
+        f.put("src/lib.rs", "");
+        let text = "explain @src/main.rs and @src/ but not @alice or @../etc/passwd";
+        let att = attachments(text, &f.env()).await.unwrap();
+        assert!(
+            att.contains("<file path=\"src/main.rs\">\n     1\tfn main() {}\n</file>"),
+            "{att}"
+        );
+        assert!(
+            att.contains("<folder path=\"src\">\nlib.rs\nmain.rs\n</folder>"),
+            "{att}"
+        );
+        assert!(!att.contains("alice") && !att.contains("passwd"), "{att}");
+        assert_eq!(attachments("no mentions", &f.env()).await, None);
+    }
+}
