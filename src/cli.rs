@@ -14,7 +14,7 @@ const ENVIRONMENT: &str = "Environment:
   ANTHROPIC_API_KEY  ANTHROPIC_MODEL  ANTHROPIC_BASE_URL   the Anthropic provider
   OPENAI_API_KEY     OPENAI_MODEL     OPENAI_BASE_URL      the OpenAI-compatible provider
   WAYPOINT_PROVIDER  WAYPOINT_MODEL   WAYPOINT_PROFILE     provider, model (wins over the provider's own), profile
-  WAYPOINT_MAX_TOKENS  WAYPOINT_MAX_TURNS  WAYPOINT_NAG_EVERY  WAYPOINT_BASH_TIMEOUT
+  WAYPOINT_MAX_TOKENS  WAYPOINT_MAX_TURNS  WAYPOINT_NAG_EVERY  WAYPOINT_NAG_MAX  WAYPOINT_BASH_TIMEOUT
   WAYPOINT_OUTPUT_CAP  WAYPOINT_MAX_RETRIES  WAYPOINT_STREAM_IDLE_TIMEOUT
   WAYPOINT_THINKING_BUDGET  WAYPOINT_CONTEXT_WINDOW  WAYPOINT_COMPACT_AT
                      the settings of those names
@@ -132,6 +132,11 @@ pub struct Cli {
     #[arg(long, value_name = "N", help_heading = "Agent", global = true)]
     pub nag_every: Option<u32>,
 
+    /// Reminders in a row without a plan update before they stop until it is updated; 0 = no
+    /// limit [default: 2].
+    #[arg(long, value_name = "N", help_heading = "Agent", global = true)]
+    pub nag_max: Option<u32>,
+
     /// Default timeout of a bash command in seconds (the model may ask for up to 600) [default: 120].
     #[arg(long, value_name = "SECS", help_heading = "Agent", global = true)]
     pub bash_timeout: Option<u64>,
@@ -230,6 +235,7 @@ impl Cli {
             max_tokens: self.max_tokens,
             max_turns: self.max_turns,
             nag_every: self.nag_every,
+            nag_max: self.nag_max,
             bash_timeout: self.bash_timeout,
             output_cap: self.output_cap,
             context_window: self.context_window,

@@ -23,6 +23,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
     AgentConfig {
         max_tokens: s.max_tokens.value.max(1),
         nag_every: s.nag_every.value,
+        nag_max: s.nag_max.value,
         max_rounds: s.max_turns.value.max(1),
         tools: ToolConfig {
             bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),

@@ -67,7 +67,7 @@ impl Session {
         if let Ok(mut slot) = self.compact_request.lock() {
             *slot = None;
         }
-        self.reminders = Reminders::new(self.config.nag_every);
+        self.reminders = Reminders::new(self.config.nag_every, self.config.nag_max);
     }
 
     /// A header for a new session of this workspace and client.

@@ -43,6 +43,8 @@ pub struct AgentConfig {
     pub max_tokens: u32,
     /// Tool rounds without a plan update before the nag; 0 disables it.
     pub nag_every: u32,
+    /// Nags in a row without a plan update before they stop; 0 = no limit.
+    pub nag_max: u32,
     /// Model requests allowed per turn before it is stopped.
     pub max_rounds: u32,
     pub tools: ToolConfig,
@@ -60,6 +62,7 @@ impl Default for AgentConfig {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
             max_tokens: 8192,
             nag_every: 3,
+            nag_max: 2,
             max_rounds: 100,
             tools: ToolConfig::default(),
             context_window: None,
@@ -352,7 +355,7 @@ impl Agent {
         config.system_prompt = config
             .system_prompt
             .replace("{workspace}", &workspace.root().display().to_string());
-        let reminders = Reminders::new(config.nag_every);
+        let reminders = Reminders::new(config.nag_every, config.nag_max);
         let tools = ToolRegistry::standard();
         let tool_defs = tools.definitions();
         let tool_defs_bytes = serde_json::to_string(&tool_defs).map_or(0, |s| s.len());

@@ -91,6 +91,12 @@ impl Settings {
         );
         line(
             &mut out,
+            "nag_max",
+            self.nag_max.value.to_string(),
+            &self.nag_max.source,
+        );
+        line(
+            &mut out,
             "bash_timeout",
             self.bash_timeout.value.to_string(),
             &self.bash_timeout.source,

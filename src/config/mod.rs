@@ -66,6 +66,8 @@ pub struct Layer {
     pub max_tokens: Option<u32>,
     pub max_turns: Option<u32>,
     pub nag_every: Option<u32>,
+    /// Nags in a row without a plan update before they stop; 0 = no limit.
+    pub nag_max: Option<u32>,
     pub bash_timeout: Option<u64>,
     pub output_cap: Option<usize>,
     /// The context window in tokens; 0 = the model's (or 128k).
@@ -179,6 +181,7 @@ pub struct Settings {
     pub max_tokens: Sourced<u32>,
     pub max_turns: Sourced<u32>,
     pub nag_every: Sourced<u32>,
+    pub nag_max: Sourced<u32>,
     pub bash_timeout: Sourced<u64>,
     pub output_cap: Sourced<usize>,
     pub context_window: Sourced<u64>,
@@ -475,6 +478,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             number,
             3,
         )?,
+        nag_max: layers.pick("--nag-max", |l| l.nag_max, &["WAYPOINT_NAG_MAX"], number, 2)?,
         bash_timeout: layers.pick(
             "--bash-timeout",
             |l| l.bash_timeout,
