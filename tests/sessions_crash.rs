@@ -1,5 +1,6 @@
 //! Sessions survive `kill -9`: the real binary runs a scripted multi-round
-//! task headless against a loopback Chat Completions server, is killed at
+//! task headless against a loopback model server (Chat Completions and
+//! Anthropic Messages), is killed at
 //! many points (inside a tool, mid-stream, between rounds, right after a
 //! plan update, before the first reply), and `waypoint -c -p "go on"`
 //! finishes it. Checked each time: no record written before the kill is
@@ -13,6 +14,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod common_openai;
 mod loopback;
 
@@ -22,7 +24,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common_openai::*;
+use common::Anthropic;
+use common_openai::{OpenAi, assert_valid_chat_request};
+use loopback::{Answer, ProviderWire, Recorded, Reply, plan};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 use waypoint::todo::{TodoItem, TodoManager};
@@ -57,23 +61,23 @@ enum Kill {
     AfterPlan(usize),
 }
 
-fn plan_step(items: &[(&str, &str)]) -> Turn {
-    Turn::tool("todo_write", plan(items))
+fn plan_step(items: &[(&str, &str)]) -> Answer {
+    Answer::tool("todo_write", plan(items))
 }
 
-fn bash(turn: Turn, tag: &str, sleepy: bool) -> Turn {
+fn bash(answer: Answer, tag: &str, sleepy: bool) -> Answer {
     let command = if sleepy {
         // The pid first, so the test can kill the orphaned shell's group.
         format!("echo $$ > {tag}.pid; echo {tag} >> {COUNT}; sleep 30")
     } else {
         format!("echo {tag} >> {COUNT}")
     };
-    turn.with_tool("bash", json!({ "command": command }))
+    answer.with_tool("bash", json!({ "command": command }))
 }
 
 /// Step `k` of the script; `sleepy`: its last command sleeps after its line.
-fn step(k: usize, sleepy: bool) -> Turn {
-    let none = Turn::default();
+fn step(k: usize, sleepy: bool) -> Answer {
+    let none = Answer::default();
     match k {
         0 => plan_step(&[
             ("Write", "in_progress"),
@@ -100,28 +104,191 @@ fn step(k: usize, sleepy: bool) -> Turn {
             ("Test", "completed"),
             ("Ship", "completed"),
         ]),
-        _ => Turn::text("All done."),
+        _ => Answer::text("All done."),
     }
 }
 
-fn is_probe(message: &Value) -> bool {
-    message["tool_calls"]
-        .as_array()
-        .is_some_and(|calls| calls.len() == 1 && calls[0]["function"]["name"] == "todo_read")
+/// What the test reads of a wire's requests, and how it points the binary
+/// at the server.
+trait Side: ProviderWire {
+    const PROVIDER: &'static str;
+    /// The `--base-url` for the server at `url`.
+    fn base_url(url: &str) -> String {
+        url.to_string()
+    }
+    /// The names of an assistant message's calls.
+    fn call_names(message: &Value) -> Vec<String>;
+    /// A user message's text (its text blocks joined).
+    fn user_text(message: &Value) -> Option<String>;
+    /// Every tool result in the request: call id and content.
+    fn results(messages: &[Value]) -> Vec<(String, String)>;
+    /// The API's pairing rule, checked on its own (see the impls).
+    fn assert_paired(messages: &[Value], case: &str);
+    /// The API's own validator from the shared test support.
+    fn assert_valid_body(body: &Value);
+}
+
+impl Side for OpenAi {
+    const PROVIDER: &'static str = "openai";
+    fn call_names(message: &Value) -> Vec<String> {
+        message["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| c["function"]["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    fn user_text(message: &Value) -> Option<String> {
+        (message["role"] == "user").then(|| message["content"].as_str().unwrap().to_string())
+    }
+    fn results(messages: &[Value]) -> Vec<(String, String)> {
+        messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                let id = m["tool_call_id"].as_str().unwrap().to_string();
+                (id, m["content"].as_str().unwrap().to_string())
+            })
+            .collect()
+    }
+    /// Every assistant `tool_calls[].id` is answered by a `tool` message
+    /// with that `tool_call_id` before any other message, and no `tool`
+    /// message answers anything else.
+    fn assert_paired(messages: &[Value], case: &str) {
+        let mut i = 0;
+        while i < messages.len() {
+            let m = &messages[i];
+            assert_ne!(m["role"], "tool", "{case}: a stray tool message at {i}");
+            i += 1;
+            let Some(calls) = m["tool_calls"].as_array() else {
+                continue;
+            };
+            let mut open: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
+            while let Some(t) = messages.get(i).filter(|t| t["role"] == "tool") {
+                let id = t["tool_call_id"].as_str().unwrap();
+                let at = open.iter().position(|o| *o == id);
+                assert!(
+                    at.is_some(),
+                    "{case}: tool message {i} answers no open call"
+                );
+                open.remove(at.unwrap());
+                i += 1;
+            }
+            assert!(
+                open.is_empty(),
+                "{case}: calls {open:?} unanswered before message {i}"
+            );
+        }
+    }
+    fn assert_valid_body(body: &Value) {
+        assert_valid_chat_request(body);
+    }
+}
+
+/// A Messages API message's blocks (plain string content is one text block).
+fn blocks(message: &Value) -> Vec<Value> {
+    match &message["content"] {
+        Value::String(text) => vec![json!({"type": "text", "text": text})],
+        content => content.as_array().unwrap().clone(),
+    }
+}
+
+impl Side for Anthropic {
+    const PROVIDER: &'static str = "anthropic";
+    fn call_names(message: &Value) -> Vec<String> {
+        blocks(message)
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| b["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+    fn user_text(message: &Value) -> Option<String> {
+        if message["role"] != "user" {
+            return None;
+        }
+        let texts: Vec<String> = blocks(message)
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .map(|b| b["text"].as_str().unwrap().to_string())
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n\n"))
+    }
+    fn results(messages: &[Value]) -> Vec<(String, String)> {
+        messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| {
+                let id = b["tool_use_id"].as_str().unwrap().to_string();
+                (id, b["content"].as_str().unwrap().to_string())
+            })
+            .collect()
+    }
+    /// Every `tool_use` is answered by a `tool_result` in the next message,
+    /// a user message, where the results come before any other block.
+    fn assert_paired(messages: &[Value], case: &str) {
+        let ids = |bs: &[Value], kind: &str, key: &str| -> Vec<String> {
+            bs.iter()
+                .filter(|b| b["type"] == kind)
+                .map(|b| b[key].as_str().unwrap().to_string())
+                .collect()
+        };
+        for (i, m) in messages.iter().enumerate() {
+            let mut uses = ids(&blocks(m), "tool_use", "id");
+            if uses.is_empty() {
+                continue;
+            }
+            let next = messages
+                .get(i + 1)
+                .unwrap_or_else(|| panic!("{case}: message {i}'s calls are answered"));
+            assert_eq!(next["role"], "user", "{case}: message {}", i + 1);
+            let next = blocks(next);
+            let lead = next
+                .iter()
+                .take_while(|b| b["type"] == "tool_result")
+                .count();
+            let mut results = ids(&next[..lead], "tool_result", "tool_use_id");
+            uses.sort_unstable();
+            results.sort_unstable();
+            assert_eq!(
+                results,
+                uses,
+                "{case}: message {} opens with a result for each tool_use of message {i}",
+                i + 1
+            );
+            assert!(
+                next[lead..].iter().all(|b| b["type"] != "tool_result"),
+                "{case}: the results come first in message {}",
+                i + 1
+            );
+        }
+    }
+    fn assert_valid_body(body: &Value) {
+        common::assert_valid_request(body);
+    }
+}
+
+fn is_probe<W: Side>(message: &Value) -> bool {
+    message["role"] == "assistant" && W::call_names(message) == ["todo_read"]
 }
 
 /// The script's step for a request: its assistant messages, probes not counted.
-fn step_of(messages: &[Value]) -> usize {
+fn step_of<W: Side>(messages: &[Value]) -> usize {
     messages
         .iter()
-        .filter(|m| m["role"] == "assistant" && !is_probe(m))
+        .filter(|m| m["role"] == "assistant" && !is_probe::<W>(m))
         .count()
 }
 
-fn asks_to_go_on(messages: &[Value]) -> bool {
-    messages.last().is_some_and(|m| {
-        m["role"] == "user" && m["content"].as_str().is_some_and(|c| c.ends_with(GO_ON))
-    })
+fn asks_to_go_on<W: Side>(messages: &[Value]) -> bool {
+    messages
+        .last()
+        .and_then(W::user_text)
+        .is_some_and(|t| t.ends_with(GO_ON))
 }
 
 /// `kill`'s trap in the server: served once, while armed; `fired` tells
@@ -142,13 +309,13 @@ impl Trap {
 }
 
 /// The server: the script, with `kill`'s trap.
-fn responder(kill: Option<Kill>, trap_state: Arc<Trap>) -> loopback::Responder {
+fn responder<W: Side>(kill: Option<Kill>, trap_state: Arc<Trap>) -> loopback::Responder {
     Arc::new(move |req: &Recorded| {
         let messages = req.messages();
-        if asks_to_go_on(messages) {
-            return chat(Turn::tool("todo_read", json!({})));
+        if asks_to_go_on::<W>(messages) {
+            return W::reply(Answer::tool("todo_read", json!({})));
         }
-        let n = step_of(messages);
+        let n = step_of::<W>(messages);
         let trap = match kill {
             Some(Kill::InTool(k) | Kill::MidStream(k) | Kill::BetweenRounds(k)) => k == n,
             Some(Kill::AfterPlan(p)) => PLAN_STEPS[p - 1] + 1 == n,
@@ -157,9 +324,9 @@ fn responder(kill: Option<Kill>, trap_state: Arc<Trap>) -> loopback::Responder {
         if trap && trap_state.armed.swap(false, Ordering::SeqCst) {
             trap_state.fired.store(true, Ordering::SeqCst);
             return match kill {
-                Some(Kill::InTool(_)) => chat(step(n, true)),
+                Some(Kill::InTool(_)) => W::reply(step(n, true)),
                 Some(Kill::MidStream(_)) => {
-                    let body = chat_body(&step(n, false));
+                    let body = W::body(&step(n, false));
                     Reply::Stall {
                         prefix: body[..body.len() / 2].to_string(),
                     }
@@ -167,25 +334,25 @@ fn responder(kill: Option<Kill>, trap_state: Arc<Trap>) -> loopback::Responder {
                 _ => Reply::Silent,
             };
         }
-        chat(step(n.min(STEPS - 1), false))
+        W::reply(step(n.min(STEPS - 1), false))
     })
 }
 
-fn waypoint(home: &Path, ws: &Path, url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+fn waypoint<W: Side>(home: &Path, ws: &Path, url: &str) -> Command {
+    waypoint_via::<W>(Command::new(env!("CARGO_BIN_EXE_waypoint")), home, ws, url)
+}
+
+/// `cmd` (the binary, or a shell that execs it with its arguments) set up
+/// as [`waypoint`] sets it up.
+fn waypoint_via<W: Side>(mut cmd: Command, home: &Path, ws: &Path, url: &str) -> Command {
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("WAYPOINT_LOG", home.join("waypoint.log"))
         .env("WAYPOINT_HOME", home)
-        .env("OPENAI_API_KEY", KEY)
-        .args([
-            "--provider",
-            "openai",
-            "--model",
-            "gpt-test",
-            "--base-url",
-            url,
-        ])
+        .env(W::KEY_VAR, KEY)
+        .args(["--provider", W::PROVIDER, "--model", W::MODEL])
+        .arg("--base-url")
+        .arg(W::base_url(url))
         .args(["--output-format", "jsonl"])
         .current_dir(ws)
         .stdin(Stdio::null())
@@ -245,37 +412,6 @@ fn plans(bytes: &[u8]) -> Vec<Vec<TodoItem>> {
         .collect()
 }
 
-/// The Chat Completions pairing rule, checked on its own: every assistant
-/// `tool_calls[].id` is answered by a `tool` message with that
-/// `tool_call_id` before any other message, and no `tool` message answers
-/// anything else.
-fn assert_calls_answered(messages: &[Value], case: &str) {
-    let mut i = 0;
-    while i < messages.len() {
-        let m = &messages[i];
-        assert_ne!(m["role"], "tool", "{case}: a stray tool message at {i}");
-        i += 1;
-        let Some(calls) = m["tool_calls"].as_array() else {
-            continue;
-        };
-        let mut open: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
-        while let Some(t) = messages.get(i).filter(|t| t["role"] == "tool") {
-            let id = t["tool_call_id"].as_str().unwrap();
-            let at = open.iter().position(|o| *o == id);
-            assert!(
-                at.is_some(),
-                "{case}: tool message {i} answers no open call"
-            );
-            open.remove(at.unwrap());
-            i += 1;
-        }
-        assert!(
-            open.is_empty(),
-            "{case}: calls {open:?} unanswered before message {i}"
-        );
-    }
-}
-
 /// Kills whatever shell a sleepy command left behind (it leads its group).
 fn kill_orphans(ws: &Path) {
     for entry in std::fs::read_dir(ws).unwrap().filter_map(Result::ok) {
@@ -304,7 +440,12 @@ fn assert_no_secret(home: &Path, case: &str) {
             }
             files += 1;
             let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_lowercase();
-            for needle in [KEY.to_lowercase().as_str(), "bearer", "authorization"] {
+            for needle in [
+                KEY.to_lowercase().as_str(),
+                "bearer",
+                "authorization",
+                "x-api-key",
+            ] {
                 assert!(
                     !text.contains(needle),
                     "{case}: {} holds `{needle}`",
@@ -317,22 +458,23 @@ fn assert_no_secret(home: &Path, case: &str) {
 }
 
 /// The whole task without a kill: the script's reference run.
-async fn run_through(home: &Path, ws: &Path, url: &str) {
-    let (code, out, err) = finish(waypoint(home, ws, url).args(["-p", "do the task"])).await;
+async fn run_through<W: Side>(home: &Path, ws: &Path, url: &str) {
+    let (code, out, err) = finish(waypoint::<W>(home, ws, url).args(["-p", "do the task"])).await;
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
 }
 
-async fn crash_and_resume(kill: Kill) {
-    let case = format!("{kill:?}");
+async fn crash_and_resume<W: Side>(kill: Kill) {
+    let case = format!("{} {kill:?}", W::PROVIDER);
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let trap = Trap::armed();
-    let server = FakeServer::responding(responder(Some(kill), trap.clone())).await;
+    let server =
+        loopback::FakeServer::<W>::responding(responder::<W>(Some(kill), trap.clone())).await;
 
     // The first run, killed.
-    let mut child: Child = waypoint(&home, &ws, &server.url)
+    let mut child: Child = waypoint::<W>(&home, &ws, &server.url)
         .args(["-p", "do the task"])
         .spawn()
         .unwrap();
@@ -403,7 +545,7 @@ async fn crash_and_resume(kill: Kill) {
 
     // The second run continues the session to the end.
     let (code, out, err) =
-        finish(waypoint(&home, &ws, &server.url).args(["-c", "-p", GO_ON])).await;
+        finish(waypoint::<W>(&home, &ws, &server.url).args(["-c", "-p", GO_ON])).await;
     assert_eq!(code, 0, "{case}: stdout: {out}\nstderr: {err}");
     let result: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(result["type"], "result", "{case}: {result}");
@@ -429,36 +571,44 @@ async fn crash_and_resume(kill: Kill) {
     let requests = server.requests();
     let resumed = &requests[requests_before..];
     assert!(
-        asks_to_go_on(resumed[0].messages()),
+        asks_to_go_on::<W>(resumed[0].messages()),
         "{case}: the first request after the resume ends with the user's message"
     );
     for req in resumed {
-        assert_calls_answered(req.messages(), &case);
-        assert_valid_chat_request(&req.body);
+        W::assert_paired(req.messages(), &case);
+        W::assert_valid_body(&req.body);
     }
     let first = resumed[0].messages();
-    let notes = first.last().unwrap()["content"].as_str().unwrap();
+    let notes = W::user_text(first.last().unwrap()).unwrap();
     assert!(
         notes.contains("Waypoint stopped (its process ended)"),
         "{case}: the cut-off turn is marked: {notes}"
     );
-    if let Kill::InTool(_) = kill {
-        let interrupted = first
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .filter(|m| m["content"].as_str().unwrap().starts_with("interrupted:"))
-            .count();
-        assert_eq!(
-            interrupted, 1,
-            "{case}: the killed call is answered as interrupted"
-        );
-    }
+    let interrupted = W::results(first)
+        .iter()
+        .filter(|(_, content)| content.starts_with("interrupted:"))
+        .count();
+    let expected = usize::from(matches!(kill, Kill::InTool(_)));
+    assert_eq!(
+        interrupted, expected,
+        "{case}: the killed call is answered as interrupted"
+    );
 
-    // The plan the resumed run starts from is the last one recorded.
-    let read = resumed[1].last_tool_messages();
-    assert_eq!(read.len(), 1, "{case}: the todo_read probe is answered");
+    // The plan the resumed run starts from is the last one recorded: the
+    // probe's todo_read answers with it.
+    let probe_id = {
+        let messages = resumed[1].messages();
+        let probe = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "assistant")
+            .unwrap();
+        assert!(is_probe::<W>(probe), "{case}: the probe came first");
+        let results = W::results(messages);
+        results.last().unwrap().clone()
+    };
     let expected = TodoManager::restore(last_plan).unwrap().render();
-    assert_eq!(read[0]["content"], expected.as_str(), "{case}: the plan");
+    assert_eq!(probe_id.1, expected, "{case}: the plan");
 
     // No command ran twice, and every one ran.
     let count = std::fs::read_to_string(ws.join(COUNT)).unwrap();
@@ -471,21 +621,30 @@ async fn crash_and_resume(kill: Kill) {
     assert_no_secret(&home, &case);
 }
 
+/// Where the first run is killed: every kind of point, and a few steps.
+const CASES: [Kill; 9] = [
+    Kill::BetweenRounds(0), // before the first reply
+    Kill::InTool(2),
+    Kill::InTool(4), // the second of two calls, the first done
+    Kill::MidStream(1),
+    Kill::MidStream(3), // a plan update cut in its arguments
+    Kill::BetweenRounds(5),
+    Kill::AfterPlan(2),
+    Kill::AfterPlan(4), // the last plan: all completed
+    Kill::BetweenRounds(8),
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_killed_anywhere_resumes_whole() {
-    let cases = [
-        Kill::BetweenRounds(0), // before the first reply
-        Kill::InTool(2),
-        Kill::InTool(4), // the second of two calls, the first done
-        Kill::MidStream(1),
-        Kill::MidStream(3), // a plan update cut in its arguments
-        Kill::BetweenRounds(5),
-        Kill::AfterPlan(2),
-        Kill::AfterPlan(4), // the last plan: all completed
-        Kill::BetweenRounds(8),
-    ];
-    for kill in cases {
-        crash_and_resume(kill).await;
+async fn a_session_killed_anywhere_resumes_whole_openai() {
+    for kill in CASES {
+        crash_and_resume::<OpenAi>(kill).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_killed_anywhere_resumes_whole_anthropic() {
+    for kill in CASES {
+        crash_and_resume::<Anthropic>(kill).await;
     }
 }
 
@@ -494,13 +653,14 @@ async fn the_script_runs_through_without_a_kill() {
     let dir = tempfile::tempdir().unwrap();
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
-    let server = FakeServer::responding(responder(None, Arc::default())).await;
-    run_through(&home, &ws, &server.url).await;
+    let server =
+        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(None, Arc::default())).await;
+    run_through::<OpenAi>(&home, &ws, &server.url).await;
     let count = std::fs::read_to_string(ws.join(COUNT)).unwrap();
     assert_eq!(count.lines().collect::<Vec<_>>(), TAGS);
     assert_eq!(server.requests().len(), STEPS);
     for req in server.requests() {
-        assert_calls_answered(req.messages(), "no kill");
+        OpenAi::assert_paired(req.messages(), "no kill");
         // The key goes to the server, in the header only.
         assert_eq!(
             req.header("authorization"),
@@ -514,10 +674,12 @@ async fn transcripts_hold_no_key_or_authorization() {
     let dir = tempfile::tempdir().unwrap();
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
-    let server = FakeServer::responding(responder(None, Arc::default())).await;
-    run_through(&home, &ws, &server.url).await;
+    let server =
+        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(None, Arc::default())).await;
+    run_through::<OpenAi>(&home, &ws, &server.url).await;
     // Continued once more, so the resumed writer is covered too.
-    let (code, _, err) = finish(waypoint(&home, &ws, &server.url).args(["-c", "-p", GO_ON])).await;
+    let (code, _, err) =
+        finish(waypoint::<OpenAi>(&home, &ws, &server.url).args(["-c", "-p", GO_ON])).await;
     assert_eq!(code, 0, "{err}");
     assert_no_secret(&home, "two runs");
     // An export carries none either.
@@ -527,9 +689,10 @@ async fn transcripts_hold_no_key_or_authorization() {
         .to_string_lossy()
         .into_owned();
     for format in ["markdown", "jsonl"] {
-        let (code, out, err) =
-            finish(waypoint(&home, &ws, &server.url).args(["export", &id, "--format", format]))
-                .await;
+        let (code, out, err) = finish(
+            waypoint::<OpenAi>(&home, &ws, &server.url).args(["export", &id, "--format", format]),
+        )
+        .await;
         assert_eq!(code, 0, "{err}");
         assert!(!out.contains(KEY) && !out.to_lowercase().contains("bearer"));
     }
@@ -540,8 +703,9 @@ async fn a_session_whose_workspace_is_gone_says_so_and_how_to_go_on() {
     let dir = tempfile::tempdir().unwrap();
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
-    let server = FakeServer::responding(responder(None, Arc::default())).await;
-    run_through(&home, &ws, &server.url).await;
+    let server =
+        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(None, Arc::default())).await;
+    run_through::<OpenAi>(&home, &ws, &server.url).await;
     let id = transcripts(&home)[0]
         .file_stem()
         .unwrap()
@@ -558,18 +722,35 @@ async fn a_session_whose_workspace_is_gone_says_so_and_how_to_go_on() {
     let gone_flag = gone.display().to_string();
     let latest = ["-c", "-p", GO_ON, "--workspace", &gone_flag];
     for args in [&by_id[..], &latest[..]] {
-        let (code, out, err) = finish(waypoint(&home, &elsewhere, &server.url).args(args)).await;
+        let (code, out, err) =
+            finish(waypoint::<OpenAi>(&home, &elsewhere, &server.url).args(args)).await;
         assert_ne!(code, 0, "{args:?}: {out}");
         assert!(
             err.contains(&gone_flag) && err.contains("--workspace"),
             "{args:?}: the error names the folder and the way on: {err}"
         );
     }
+    // `-c` from inside the deleted folder (the shell still stands in it).
+    let script = format!(
+        "mkdir -p '{0}' && cd '{0}' && rm -rf '{0}' && exec '{1}' \"$@\"",
+        gone.display(),
+        env!("CARGO_BIN_EXE_waypoint")
+    );
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(&script).arg("sh");
+    let mut sh = waypoint_via::<OpenAi>(sh, &home, dir.path(), &server.url);
+    sh.args(["-c", "-p", GO_ON]);
+    let (code, _, err) = finish(&mut sh).await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("current directory") && err.contains("--workspace"),
+        "-c in a deleted folder says so and how to go on: {err}"
+    );
     assert_eq!(server.requests().len(), requests, "nothing was sent");
 
     // With --workspace it goes on in another folder.
     let (code, out, err) = finish(
-        waypoint(&home, &elsewhere, &server.url)
+        waypoint::<OpenAi>(&home, &elsewhere, &server.url)
             .args(["-r", &id[..8], "-p", GO_ON, "--workspace"])
             .arg(&elsewhere),
     )
