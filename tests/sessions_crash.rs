@@ -565,7 +565,15 @@ async fn crash_and_resume<W: Side>(kill: Kill) {
         after.starts_with(&killed),
         "{case}: the resumed run appends to every byte the killed one wrote"
     );
-    records(&after); // every line is whole JSON
+    // The card (what listings read) agrees with the transcript.
+    let card: Value =
+        serde_json::from_slice(&std::fs::read(path.with_extension("card.json")).unwrap()).unwrap();
+    assert_eq!(
+        card["records"],
+        records(&after).len() - 1,
+        "{case}: the card counts the records (header aside)"
+    );
+    assert_eq!(card["size"], after.len(), "{case}: the card's size");
 
     // The next request keeps the API contract, and every later one too.
     let requests = server.requests();
