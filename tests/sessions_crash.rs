@@ -1,13 +1,14 @@
 //! Sessions survive `kill -9`: the real binary runs a scripted multi-round
 //! task headless against a loopback model server (Chat Completions and
-//! Anthropic Messages), is killed at
-//! many points (inside a tool, mid-stream, between rounds, right after a
-//! plan update, before the first reply), and `waypoint -c -p "go on"`
-//! finishes it. Checked each time: no record written before the kill is
-//! lost, the plan comes back exactly, the next request keeps the API's
-//! pairing of calls and results, and no tool call runs twice. Also: a
-//! session whose workspace is gone is refused with a clear message, and no
-//! transcript holds the API key or an Authorization value.
+//! Anthropic Messages), is killed at many points (inside a tool,
+//! mid-stream, between rounds, right after a plan update, before the first
+//! reply; some sessions again after a resume), and `waypoint -c -p "go on"`
+//! finishes it. Checked each time: no record written before a kill is
+//! lost, the plan comes back exactly, every request after the resume keeps
+//! the API's pairing of calls and results, no tool call runs twice, and the
+//! card agrees with the transcript. Also: a session whose workspace is gone
+//! is refused with a clear message, and no transcript holds the API key or
+//! an Authorization value.
 //!
 //! The server picks its reply from the number of assistant messages in the
 //! request, so the same server continues the script after a restart.
@@ -295,22 +296,24 @@ fn asks_to_go_on<W: Side>(messages: &[Value]) -> bool {
 /// the test it was served.
 #[derive(Default)]
 struct Trap {
+    kill: std::sync::Mutex<Option<Kill>>,
     armed: AtomicBool,
     fired: AtomicBool,
 }
 
 impl Trap {
-    fn armed() -> Arc<Self> {
-        Arc::new(Trap {
-            armed: AtomicBool::new(true),
-            fired: AtomicBool::new(false),
-        })
+    /// Sets the trap for the next run.
+    fn arm(&self, kill: Kill) {
+        *self.kill.lock().unwrap() = Some(kill);
+        self.fired.store(false, Ordering::SeqCst);
+        self.armed.store(true, Ordering::SeqCst);
     }
 }
 
-/// The server: the script, with `kill`'s trap.
-fn responder<W: Side>(kill: Option<Kill>, trap_state: Arc<Trap>) -> loopback::Responder {
+/// The server: the script, with the trap's kill.
+fn responder<W: Side>(trap_state: Arc<Trap>) -> loopback::Responder {
     Arc::new(move |req: &Recorded| {
+        let kill = *trap_state.kill.lock().unwrap();
         let messages = req.messages();
         if asks_to_go_on::<W>(messages) {
             return W::reply(Answer::tool("todo_read", json!({})));
@@ -424,6 +427,8 @@ fn kill_orphans(ws: &Path) {
                 .unwrap();
             // SAFETY: kill(2) on the process group the test's command made.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // Once: a later kill must not hit a reused id.
+            std::fs::remove_file(&path).unwrap();
         }
     }
 }
@@ -463,21 +468,19 @@ async fn run_through<W: Side>(home: &Path, ws: &Path, url: &str) {
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
 }
 
-async fn crash_and_resume<W: Side>(kill: Kill) {
-    let case = format!("{} {kill:?}", W::PROVIDER);
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let trap = Trap::armed();
-    let server =
-        loopback::FakeServer::<W>::responding(responder::<W>(Some(kill), trap.clone())).await;
-
-    // The first run, killed.
-    let mut child: Child = waypoint::<W>(&home, &ws, &server.url)
-        .args(["-p", "do the task"])
-        .spawn()
-        .unwrap();
+/// Waits for `kill`'s point, kills `child` (SIGKILL) and checks the
+/// transcript: whole lines only, nothing seen before the kill or written
+/// by an earlier run lost. Returns the transcript's bytes after the kill.
+async fn kill_at<W: Side>(
+    mut child: Child,
+    kill: Kill,
+    trap: &Trap,
+    home: &Path,
+    ws: &Path,
+    earlier: &[u8],
+    case: &str,
+) -> Vec<u8> {
+    let case = format!("{case} at {kill:?}");
     match kill {
         Kill::InTool(k) => {
             let tag = match k {
@@ -503,7 +506,7 @@ async fn crash_and_resume<W: Side>(kill: Kill) {
         }
         Kill::AfterPlan(n) => {
             wait_for(&format!("{case}: plan record {n}"), || {
-                transcripts(&home)
+                transcripts(home)
                     .first()
                     .and_then(|p| std::fs::read(p).ok())
                     .is_some_and(|b| {
@@ -515,13 +518,13 @@ async fn crash_and_resume<W: Side>(kill: Kill) {
             .await;
         }
     }
-    let path = transcripts(&home)
+    let path = transcripts(home)
         .pop()
         .unwrap_or_else(|| panic!("{case}: a transcript before the kill"));
     let before = std::fs::read(&path).unwrap();
     child.kill().await.unwrap();
-    kill_orphans(&ws);
-    // A trap the killed run never reached must not catch the resumed one.
+    kill_orphans(ws);
+    // A trap the killed run never reached must not catch the next one.
     trap.armed.store(false, Ordering::SeqCst);
     let killed = std::fs::read(&path).unwrap();
 
@@ -539,7 +542,37 @@ async fn crash_and_resume<W: Side>(kill: Kill) {
         killed.starts_with(&before[..seen]),
         "{case}: the records before the kill are kept"
     );
-    // None yet (killed before the first reply): the plan is empty.
+    assert!(
+        killed.starts_with(earlier),
+        "{case}: what the earlier runs wrote is kept"
+    );
+    killed
+}
+
+/// Runs the task, killed at each of `kills` in turn (the first run with the
+/// task, the later ones `-c -p "go on"`), then `-c -p "go on"` to the end,
+/// and checks what the module's doc says.
+async fn crash_and_resume<W: Side>(kills: &[Kill]) {
+    let case = format!("{} {kills:?}", W::PROVIDER);
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let trap = Arc::new(Trap::default());
+    let server = loopback::FakeServer::<W>::responding(responder::<W>(trap.clone())).await;
+    let mut killed = Vec::new();
+    for (i, &kill) in kills.iter().enumerate() {
+        trap.arm(kill);
+        let mut run = waypoint::<W>(&home, &ws, &server.url);
+        if i == 0 {
+            run.args(["-p", "do the task"]);
+        } else {
+            run.args(["-c", "-p", GO_ON]);
+        }
+        let child = run.spawn().unwrap();
+        killed = kill_at::<W>(child, kill, &trap, &home, &ws, &killed, &case).await;
+    }
+    let path = transcripts(&home).pop().unwrap();
     let last_plan = plans(&killed).pop().unwrap_or_default();
     let requests_before = server.requests().len();
 
@@ -596,10 +629,13 @@ async fn crash_and_resume<W: Side>(kill: Kill) {
         .iter()
         .filter(|(_, content)| content.starts_with("interrupted:"))
         .count();
-    let expected = usize::from(matches!(kill, Kill::InTool(_)));
+    let expected = kills
+        .iter()
+        .filter(|k| matches!(k, Kill::InTool(_)))
+        .count();
     assert_eq!(
         interrupted, expected,
-        "{case}: the killed call is answered as interrupted"
+        "{case}: each killed call is answered as interrupted, once"
     );
 
     // The plan the resumed run starts from is the last one recorded: the
@@ -629,30 +665,34 @@ async fn crash_and_resume<W: Side>(kill: Kill) {
     assert_no_secret(&home, &case);
 }
 
-/// Where the first run is killed: every kind of point, and a few steps.
-const CASES: [Kill; 9] = [
-    Kill::BetweenRounds(0), // before the first reply
-    Kill::InTool(2),
-    Kill::InTool(4), // the second of two calls, the first done
-    Kill::MidStream(1),
-    Kill::MidStream(3), // a plan update cut in its arguments
-    Kill::BetweenRounds(5),
-    Kill::AfterPlan(2),
-    Kill::AfterPlan(4), // the last plan: all completed
-    Kill::BetweenRounds(8),
+/// Where the runs are killed: every kind of point, at a few steps, once;
+/// then a few sessions killed again after a resume.
+const CASES: &[&[Kill]] = &[
+    &[Kill::BetweenRounds(0)], // before the first reply
+    &[Kill::InTool(2)],
+    &[Kill::InTool(4)], // the second of two calls, the first done
+    &[Kill::MidStream(1)],
+    &[Kill::MidStream(3)], // a plan update cut in its arguments
+    &[Kill::BetweenRounds(5)],
+    &[Kill::AfterPlan(2)],
+    &[Kill::AfterPlan(4)], // the last plan: all completed
+    &[Kill::BetweenRounds(8)],
+    &[Kill::BetweenRounds(0), Kill::BetweenRounds(0)],
+    &[Kill::InTool(2), Kill::InTool(4)],
+    &[Kill::MidStream(1), Kill::AfterPlan(3), Kill::InTool(6)],
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_killed_anywhere_resumes_whole_openai() {
-    for kill in CASES {
-        crash_and_resume::<OpenAi>(kill).await;
+    for kills in CASES {
+        crash_and_resume::<OpenAi>(kills).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_killed_anywhere_resumes_whole_anthropic() {
-    for kill in CASES {
-        crash_and_resume::<Anthropic>(kill).await;
+    for kills in CASES {
+        crash_and_resume::<Anthropic>(kills).await;
     }
 }
 
@@ -662,7 +702,7 @@ async fn the_script_runs_through_without_a_kill() {
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
     let server =
-        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(None, Arc::default())).await;
+        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(Arc::default())).await;
     run_through::<OpenAi>(&home, &ws, &server.url).await;
     let count = std::fs::read_to_string(ws.join(COUNT)).unwrap();
     assert_eq!(count.lines().collect::<Vec<_>>(), TAGS);
@@ -683,7 +723,7 @@ async fn transcripts_hold_no_key_or_authorization() {
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
     let server =
-        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(None, Arc::default())).await;
+        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(Arc::default())).await;
     run_through::<OpenAi>(&home, &ws, &server.url).await;
     // Continued once more, so the resumed writer is covered too.
     let (code, _, err) =
@@ -712,7 +752,7 @@ async fn a_session_whose_workspace_is_gone_says_so_and_how_to_go_on() {
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
     let server =
-        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(None, Arc::default())).await;
+        loopback::FakeServer::<OpenAi>::responding(responder::<OpenAi>(Arc::default())).await;
     run_through::<OpenAi>(&home, &ws, &server.url).await;
     let id = transcripts(&home)[0]
         .file_stem()
