@@ -47,7 +47,7 @@ const TAGS: [&str; 5] = ["s1", "s2", "s4a", "s4b", "s6"];
 /// The steps that update the plan.
 const PLAN_STEPS: [usize; 4] = [0, 3, 5, 7];
 
-/// Where the first run is killed.
+/// Where a run is killed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kill {
     /// The last command of step k has appended its line and sleeps.
@@ -113,10 +113,6 @@ fn step(k: usize, sleepy: bool) -> Answer {
 /// at the server.
 trait Side: ProviderWire {
     const PROVIDER: &'static str;
-    /// The `--base-url` for the server at `url`.
-    fn base_url(url: &str) -> String {
-        url.to_string()
-    }
     /// The names of an assistant message's calls.
     fn call_names(message: &Value) -> Vec<String>;
     /// A user message's text (its text blocks joined).
@@ -354,8 +350,7 @@ fn waypoint_via<W: Side>(mut cmd: Command, home: &Path, ws: &Path, url: &str) ->
         .env("WAYPOINT_HOME", home)
         .env(W::KEY_VAR, KEY)
         .args(["--provider", W::PROVIDER, "--model", W::MODEL])
-        .arg("--base-url")
-        .arg(W::base_url(url))
+        .args(["--base-url", url])
         .args(["--output-format", "jsonl"])
         .current_dir(ws)
         .stdin(Stdio::null())
