@@ -204,7 +204,10 @@ async fn run(cli: Cli) -> Result<i32> {
             });
             path
         }
-        (None, false) => std::env::current_dir().wrap_err("cannot read the current directory")?,
+        // A folder deleted under the shell cannot be read back (getcwd fails).
+        (None, false) => std::env::current_dir().wrap_err(
+            "cannot read the current directory (was it deleted?); run from an existing folder or pass --workspace DIR",
+        )?,
     };
     let _demo_dir = demo_dir;
     let (workspace_dir, setup) = match &choice {

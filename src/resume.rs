@@ -43,19 +43,18 @@ pub fn open(
         Choice::Id(prefix) => store.find(prefix)?,
     };
     let restored = replay(load(&info.path)?)?;
-    let workspace = match workspace_flag {
-        Some(dir) => dir.to_path_buf(),
-        None => {
-            let dir = PathBuf::from(&restored.header.workspace);
-            if !dir.is_dir() {
-                return Err(SessionError::WorkspaceGone {
-                    id: short_id(&restored.header.id).to_string(),
-                    workspace: restored.header.workspace.clone(),
-                });
-            }
-            dir
-        }
-    };
+    // `-c --workspace DIR` found the session by DIR: that is its workspace.
+    let own = workspace_flag.is_none() || *choice == Choice::Latest;
+    let workspace = workspace_flag.map_or_else(
+        || PathBuf::from(&restored.header.workspace),
+        Path::to_path_buf,
+    );
+    if own && !workspace.is_dir() {
+        return Err(SessionError::WorkspaceGone {
+            id: short_id(&restored.header.id).to_string(),
+            workspace: restored.header.workspace.clone(),
+        });
+    }
     Ok(Opened {
         restored,
         workspace,

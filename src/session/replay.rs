@@ -37,6 +37,8 @@ pub struct Restored {
     pub path: PathBuf,
     /// Where appending goes on (a torn tail is cut off).
     pub valid_len: u64,
+    /// The card of the records read; the repairs are counted when the
+    /// transcript's writer appends them.
     pub card: Card,
     pub conversation: Conversation,
     pub plan: TodoManager,
@@ -69,6 +71,9 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         r.apply(record);
     }
     let repairs = r.repairs();
+    // The card as the file stands: the transcript's writer counts the
+    // repairs when it appends them.
+    let card = r.card.clone();
     for record in &repairs {
         r.apply(record);
     }
@@ -98,7 +103,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         header,
         path,
         valid_len,
-        card: r.card,
+        card,
         conversation: r.conversation,
         plan,
         totals: r.totals,

@@ -89,10 +89,15 @@ impl Recorded {
     }
 }
 
+/// Picks the reply to a request from the request itself (a server that
+/// continues a script correctly whichever process asks).
+pub type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    responder: Option<Responder>,
 }
 
 /// The server, speaking wire format `W`.
@@ -117,7 +122,7 @@ impl<W: Wire> FakeServer<W> {
         );
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
-            requests: Vec::new(),
+            ..State::default()
         }));
         let shared = state.clone();
         tokio::spawn(async move {
@@ -133,6 +138,14 @@ impl<W: Wire> FakeServer<W> {
             state,
             wire: PhantomData,
         }
+    }
+
+    /// A server that answers each request with `responder(request)`
+    /// (its script is ignored).
+    pub async fn responding(responder: Responder) -> Self {
+        let server = Self::start(Vec::new()).await;
+        server.state.lock().expect("state").responder = Some(responder);
+        server
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -189,13 +202,18 @@ async fn serve<W: Wire>(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::i
     let body: Value = serde_json::from_slice(body_bytes).unwrap_or(Value::Null);
     let reply = {
         let mut st = state.lock().expect("state");
-        st.requests.push(Recorded {
+        let recorded = Recorded {
             path,
             headers,
             body,
             raw_len: len,
-        });
-        st.replies.pop_front()
+        };
+        let reply = match &st.responder {
+            Some(respond) => Some(respond(&recorded)),
+            None => st.replies.pop_front(),
+        };
+        st.requests.push(recorded);
+        reply
     };
     let reply = reply.unwrap_or(Reply::Status {
         code: 500,
