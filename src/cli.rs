@@ -76,6 +76,11 @@ pub struct Cli {
     #[arg(long, value_enum, default_value = "text", help_heading = "Task")]
     pub output_format: OutputFormat,
 
+    /// When the model stops with plan items open, nudge it on up to N times (each nudge lists
+    /// them); stops early when a nudged turn leaves the plan unchanged [default: 0].
+    #[arg(long, value_name = "N", help_heading = "Task")]
+    pub auto_continue: Option<u32>,
+
     /// Model requests allowed for one task before it stops [default: 100].
     #[arg(long, value_name = "N", help_heading = "Task")]
     pub max_turns: Option<u32>,

@@ -14,7 +14,7 @@ use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoic
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::context;
-use waypoint::events::{ApprovalMode, Decision, Event, Op};
+use waypoint::events::{Decision, Event, Op};
 use waypoint::headless::{ModelTotals, Outcome, Printer, RunResult};
 use waypoint::llm::Usage;
 use waypoint::pricing;
@@ -47,7 +47,7 @@ fn main() {
         command,
     }) = &cli.command
     {
-        std::process::exit(run_sandboxed(write, !no_network, command));
+        std::process::exit(setup::run_sandboxed(write, !no_network, command));
     }
     if let Err(e) = color_eyre::install() {
         eprintln!("waypoint: cannot install the error handler: {e}");
@@ -230,6 +230,7 @@ async fn run(cli: Cli) -> Result<i32> {
         )
     })?;
     let mut config = setup::agent_config(&settings);
+    config.auto_continue = cli.auto_continue.unwrap_or(0);
     // The project's instructions and the environment, read once: the
     // system prompt stays byte-stable for the session (prompt caching).
     let user_dir =
@@ -243,7 +244,7 @@ async fn run(cli: Cli) -> Result<i32> {
         &context::environment(workspace.root(), &context::today()),
         &instructions,
     );
-    let (mode, note) = safety_setup(&settings, &mut config, workspace.root(), interactive);
+    let (mode, note) = setup::safety(&settings, &mut config, workspace.root(), interactive);
     config.approval = mode;
     if let Some(note) = note {
         eprintln!("waypoint: {note}");
@@ -530,85 +531,4 @@ fn read_prompt(cli: &Cli) -> Result<String> {
         demo: cli.demo.then_some(DEMO_PROMPT),
     };
     prompt::task(sources, prompt::stdin_kind(), prompt::read_stdin).map_err(|e| eyre!("{e}"))
-}
-
-/// The approval mode this run uses and the sandbox `bash` gets; the note
-/// says when the sandbox is missing (auto then refuses `bash` headless and
-/// becomes auto-edit in the app).
-fn safety_setup(
-    settings: &Settings,
-    config: &mut AgentConfig,
-    workspace: &std::path::Path,
-    interactive: bool,
-) -> (ApprovalMode, Option<String>) {
-    use waypoint::safety::{Sandbox, SandboxLaunch, landlock_abi};
-    // The app cannot ask yet: until its approval prompt lands it keeps yolo.
-    let default = if interactive {
-        ApprovalMode::Yolo
-    } else {
-        ApprovalMode::Auto
-    };
-    let mode = settings.approval.value.unwrap_or(default);
-    let exe = std::env::current_exe().ok();
-    let why_not = match (landlock_abi(), &exe) {
-        (None, _) => Some("this kernel has no Landlock".to_string()),
-        (_, None) => Some("the waypoint binary cannot be found to launch it".to_string()),
-        (Some(abi), _) if !settings.sandbox_network && abi < 4 => Some(format!(
-            "sandbox.network = false needs Landlock ABI 4 and this kernel has {abi}"
-        )),
-        _ => None,
-    };
-    if let (None, Some(exe)) = (&why_not, exe) {
-        config.tools.sandbox = Some(SandboxLaunch {
-            exe,
-            sandbox: Sandbox::for_workspace(
-                workspace,
-                &settings.sandbox_writable,
-                settings.sandbox_network,
-            ),
-        });
-    }
-    match (mode, why_not) {
-        (ApprovalMode::Auto, Some(why)) if interactive => (
-            ApprovalMode::AutoEdit,
-            Some(format!(
-                "no sandbox ({why}): auto mode asks before commands, like auto-edit"
-            )),
-        ),
-        (ApprovalMode::Auto, Some(why)) => (
-            mode,
-            Some(format!(
-                "no sandbox ({why}): bash is refused in auto mode; --approval yolo runs commands unsandboxed"
-            )),
-        ),
-        (mode, _) => (mode, None),
-    }
-}
-
-/// `waypoint sandbox -- CMD`: confines this process, then becomes CMD.
-/// Returns only on failure (the exit code).
-fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsString]) -> i32 {
-    use std::os::unix::process::CommandExt;
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            eprintln!("waypoint sandbox: cannot read the current folder: {e}");
-            return 126;
-        }
-    };
-    let sandbox = waypoint::safety::Sandbox::for_workspace(&cwd, write, network);
-    if let Err(e) = sandbox.enforce() {
-        eprintln!("waypoint sandbox: {e}");
-        return 126;
-    }
-    let Some((program, args)) = command.split_first() else {
-        eprintln!("waypoint sandbox: no command given");
-        return 2;
-    };
-    let e = std::process::Command::new(program).args(args).exec();
-    eprintln!(
-        "waypoint sandbox: cannot run {}: {e}",
-        program.to_string_lossy()
-    );
-    127
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::agent::{AgentConfig, ClientFactory, ModelChoice};
 use crate::config::{self, ConfigFile, Inputs, Layer, ProviderKind, Settings, Source};
+use crate::events::ApprovalMode;
 use crate::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::llm::openai::{OpenAiClient, OpenAiConfig};
 use crate::llm::retry::RetryPolicy;
@@ -228,6 +229,87 @@ pub fn first_run_help(
         "To set one up, add to {file}:\n{lines}\nthen press Ctrl+R (or send your message again): the file is read again, no restart needed.\n\nOr watch the offline demo: waypoint --demo"
     ));
     text
+}
+
+/// The approval mode this run uses and the sandbox `bash` gets; the note
+/// says when the sandbox is missing (auto then refuses `bash` headless and
+/// becomes auto-edit in the app).
+pub fn safety(
+    settings: &Settings,
+    config: &mut AgentConfig,
+    workspace: &std::path::Path,
+    interactive: bool,
+) -> (ApprovalMode, Option<String>) {
+    use crate::safety::{Sandbox, SandboxLaunch, landlock_abi};
+    // The app cannot ask yet: until its approval prompt lands it keeps yolo.
+    let default = if interactive {
+        ApprovalMode::Yolo
+    } else {
+        ApprovalMode::Auto
+    };
+    let mode = settings.approval.value.unwrap_or(default);
+    let exe = std::env::current_exe().ok();
+    let why_not = match (landlock_abi(), &exe) {
+        (None, _) => Some("this kernel has no Landlock".to_string()),
+        (_, None) => Some("the waypoint binary cannot be found to launch it".to_string()),
+        (Some(abi), _) if !settings.sandbox_network && abi < 4 => Some(format!(
+            "sandbox.network = false needs Landlock ABI 4 and this kernel has {abi}"
+        )),
+        _ => None,
+    };
+    if let (None, Some(exe)) = (&why_not, exe) {
+        config.tools.sandbox = Some(SandboxLaunch {
+            exe,
+            sandbox: Sandbox::for_workspace(
+                workspace,
+                &settings.sandbox_writable,
+                settings.sandbox_network,
+            ),
+        });
+    }
+    match (mode, why_not) {
+        (ApprovalMode::Auto, Some(why)) if interactive => (
+            ApprovalMode::AutoEdit,
+            Some(format!(
+                "no sandbox ({why}): auto mode asks before commands, like auto-edit"
+            )),
+        ),
+        (ApprovalMode::Auto, Some(why)) => (
+            mode,
+            Some(format!(
+                "no sandbox ({why}): bash is refused in auto mode; --approval yolo runs commands unsandboxed"
+            )),
+        ),
+        (mode, _) => (mode, None),
+    }
+}
+
+/// `waypoint sandbox -- CMD`: confines this process, then becomes CMD.
+/// Returns only on failure (the exit code).
+pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsString]) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("waypoint sandbox: cannot read the current folder: {e}");
+            return 126;
+        }
+    };
+    let sandbox = crate::safety::Sandbox::for_workspace(&cwd, write, network);
+    if let Err(e) = sandbox.enforce() {
+        eprintln!("waypoint sandbox: {e}");
+        return 126;
+    }
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("waypoint sandbox: no command given");
+        return 2;
+    };
+    let e = std::process::Command::new(program).args(args).exec();
+    eprintln!(
+        "waypoint sandbox: cannot run {}: {e}",
+        program.to_string_lossy()
+    );
+    127
 }
 
 #[cfg(test)]

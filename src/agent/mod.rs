@@ -54,6 +54,9 @@ pub struct AgentConfig {
     pub compact_at: f64,
     /// What tool calls may do without asking (`yolo` unless a driver says).
     pub approval: ApprovalMode,
+    /// Turns that end with plan items open are continued up to this many
+    /// times (stopping when a continued turn leaves the plan unchanged).
+    pub auto_continue: u32,
 }
 
 impl Default for AgentConfig {
@@ -68,6 +71,7 @@ impl Default for AgentConfig {
             context_window: None,
             compact_at: 0.8,
             approval: ApprovalMode::Yolo,
+            auto_continue: 0,
         }
     }
 }
@@ -484,7 +488,7 @@ impl Agent {
                 Step::Wait => continue,
                 Step::Quit => return,
                 Step::Compact { focus } => {
-                    if self.drive(Work::Compact(focus), &mut ops).await {
+                    if self.drive(Work::Compact(focus), &mut ops).await.0 {
                         return;
                     }
                     continue;
@@ -508,8 +512,35 @@ impl Agent {
                     true
                 }
             };
-            if self.drive(Work::Turn { resumed }, &mut ops).await {
-                return;
+            // `--auto-continue`: a turn that ends with plan items open is
+            // nudged on, while the nudges change the plan.
+            let mut resumed = resumed;
+            let mut nudges = self.session.config.auto_continue;
+            let mut nudged = false;
+            loop {
+                let before = self.session.plan.items().to_vec();
+                let (quit, end) = self.drive(Work::Turn { resumed }, &mut ops).await;
+                if quit {
+                    return;
+                }
+                let open = self.session.plan.open_items().len();
+                let stalled = nudged && self.session.plan.items() == before.as_slice();
+                if end != TurnEnd::Complete
+                    || open == 0
+                    || nudges == 0
+                    || stalled
+                    || !self.control.queued.is_empty()
+                {
+                    break;
+                }
+                nudges -= 1;
+                let note = format!(
+                    "{}\n(Waypoint continues automatically: --auto-continue.)",
+                    resume_note(&self.session.plan)
+                );
+                self.session.add_user_text(note, false);
+                resumed = true;
+                nudged = true;
             }
         }
     }
@@ -539,7 +570,7 @@ impl Agent {
 
     /// Runs one turn (or a compaction) while the dispatcher takes ops;
     /// returns true when asked to quit.
-    async fn drive(&mut self, work: Work, ops: &mut UnboundedReceiver<Op>) -> bool {
+    async fn drive(&mut self, work: Work, ops: &mut UnboundedReceiver<Op>) -> (bool, TurnEnd) {
         let cancel = CancellationToken::new();
         if let Work::Turn { resumed } = work {
             self.session.emit(Event::TurnStarted { resumed });
@@ -589,6 +620,6 @@ impl Agent {
         }
         self.settle();
         debug_assert_eq!(self.session.conversation.validate(), Ok(()));
-        quit
+        (quit, end)
     }
 }
