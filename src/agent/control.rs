@@ -1,0 +1,212 @@
+//! The dispatcher: every `Op` is handled here, whether a turn runs or not.
+//! Invariant: a change that cannot happen mid-turn (a new client, a reset,
+//! another session) waits here until the turn has ended; everything else
+//! (an interrupt, an approval, a mode switch, a `/compact`) takes effect
+//! through what the turn shares with it.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{ClientFactory, ModelChoice};
+use crate::events::{ApprovalMode, Decision, ErrorKind, Event, Op};
+use crate::llm::ModelClient;
+
+/// What the engine is doing when an op arrives.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Phase<'a> {
+    /// Waiting; `empty` when nothing has been said yet.
+    Idle { empty: bool },
+    /// A turn runs; cancelling the token interrupts it.
+    Running(&'a CancellationToken),
+}
+
+/// What the op loop does after an op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Nothing more (or the turn goes on).
+    Wait,
+    /// Start a turn: with a user message, or resuming (`text` is `None`).
+    Start { text: Option<String> },
+    /// Compact the conversation now (`/compact` while idle).
+    Compact { focus: Option<String> },
+    /// Stop the engine (after the running turn has ended).
+    Quit,
+}
+
+/// What handles ops: the client factory, the queue, and the changes that
+/// wait for the running turn to end.
+pub(super) struct Control {
+    pub(super) factory: Arc<dyn ClientFactory>,
+    /// The model asked for last (`SetModel`); reloads keep it.
+    pub(super) choice: ModelChoice,
+    pub(super) queued: VecDeque<String>,
+    pub(super) pending_client: Option<Arc<dyn ModelClient>>,
+    pub(super) reset_pending: bool,
+    /// A stored session to switch to once the running turn has ended.
+    pub(super) open_pending: Option<String>,
+    /// Why the last `ReloadSettings` failed: a `Resume` right after it is
+    /// held back (it would only fail the same way) until a reload works.
+    pub(super) reload_failed: Option<String>,
+    /// Shared with the session: a `/compact` that waits for a round boundary.
+    pub(super) compact_request: Arc<Mutex<Option<Option<String>>>>,
+    /// Answers to approval requests, for the running turn.
+    pub(super) approvals: UnboundedSender<(String, Decision)>,
+    /// Shared with the session: a mode switch for its next tool call.
+    pub(super) mode_request: Arc<Mutex<Option<ApprovalMode>>>,
+    pub(super) events: UnboundedSender<Event>,
+}
+
+impl Control {
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    fn error(&self, kind: ErrorKind, message: impl Into<String>) {
+        self.emit(Event::Error {
+            kind,
+            message: message.into(),
+        });
+    }
+
+    /// The one place an op is handled, whatever the engine is doing.
+    pub(super) fn dispatch(&mut self, op: Op, phase: Phase<'_>) -> Step {
+        match op {
+            Op::Submit { text } if text.trim().is_empty() => {
+                self.error(ErrorKind::EmptyMessage, "An empty message was not sent.");
+                Step::Wait
+            }
+            Op::Submit { text } => match phase {
+                Phase::Idle { .. } => {
+                    self.reload_failed = None;
+                    Step::Start { text: Some(text) }
+                }
+                Phase::Running(_) => {
+                    self.emit(Event::Queued { text: text.clone() });
+                    self.queued.push_back(text);
+                    Step::Wait
+                }
+            },
+            Op::Interrupt => {
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Wait
+            }
+            Op::Resume => match phase {
+                Phase::Idle { empty: true } => {
+                    self.error(
+                        ErrorKind::NothingToResume,
+                        "Nothing to resume yet: send a message first.",
+                    );
+                    Step::Wait
+                }
+                Phase::Idle { empty: false } => match self.reload_failed.take() {
+                    Some(why) => {
+                        self.error(
+                            ErrorKind::Config,
+                            format!("Not resumed: the settings still do not work ({why}). Fix them and resume again."),
+                        );
+                        Step::Wait
+                    }
+                    None => Step::Start { text: None },
+                },
+                // The turn is still going: there is nothing to resume.
+                Phase::Running(_) => Step::Wait,
+            },
+            Op::ReloadSettings => {
+                let choice = self.choice.clone();
+                self.rebuild(choice, true);
+                Step::Wait
+            }
+            Op::SetModel { provider, model } => {
+                self.rebuild(
+                    ModelChoice {
+                        provider,
+                        model: Some(model),
+                    },
+                    false,
+                );
+                Step::Wait
+            }
+            Op::Approve { id, decision } => {
+                let _ = self.approvals.send((id, decision));
+                Step::Wait
+            }
+            Op::SetApproval { mode } => {
+                if let Ok(mut slot) = self.mode_request.lock() {
+                    *slot = Some(mode);
+                }
+                Step::Wait
+            }
+            Op::OpenSession { id } => {
+                self.queued.clear();
+                self.open_pending = Some(id);
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Wait
+            }
+            Op::NewSession => {
+                // Messages queued so far belong to the session being dropped.
+                self.queued.clear();
+                self.reset_pending = true;
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Wait
+            }
+            Op::Quit => {
+                if let Phase::Running(cancel) = phase {
+                    cancel.cancel();
+                }
+                Step::Quit
+            }
+            Op::Compact { focus } => match phase {
+                Phase::Idle { empty: true } => {
+                    self.error(
+                        ErrorKind::NothingToCompact,
+                        "Nothing to compact yet: send a message first.",
+                    );
+                    Step::Wait
+                }
+                Phase::Idle { empty: false } => Step::Compact { focus },
+                Phase::Running(_) => {
+                    if let Ok(mut slot) = self.compact_request.lock() {
+                        *slot = Some(focus);
+                    }
+                    Step::Wait
+                }
+            },
+        }
+    }
+
+    /// Builds a client for `choice`; it takes over at the next turn. A
+    /// failure is reported and the current client stays.
+    fn rebuild(&mut self, choice: ModelChoice, reload: bool) {
+        match self.factory.build(&choice, reload) {
+            Ok(client) => {
+                tracing::info!(model = client.model(), "model client rebuilt");
+                self.pending_client = Some(client);
+                self.choice = choice;
+                if reload {
+                    self.reload_failed = None;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "model client not rebuilt");
+                if reload {
+                    self.reload_failed = Some(e.to_string());
+                    self.error(
+                        ErrorKind::Config,
+                        format!("The settings could not be used: {e}"),
+                    );
+                } else {
+                    self.error(ErrorKind::Config, format!("The model was not changed: {e}"));
+                }
+            }
+        }
+    }
+}
