@@ -525,9 +525,9 @@ fn safety_setup(
     interactive: bool,
 ) -> (ApprovalMode, Option<String>) {
     use waypoint::safety::{Sandbox, SandboxLaunch, landlock_abi};
-    // The app cannot ask yet: until its approval prompt lands it keeps yolo.
+    // The app asks in its approval prompt; headless, nobody can answer.
     let default = if interactive {
-        ApprovalMode::Yolo
+        ApprovalMode::Ask
     } else {
         ApprovalMode::Auto
     };

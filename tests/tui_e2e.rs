@@ -259,6 +259,8 @@ fn interrupt_kills_the_tool_and_resume_finishes_the_plan() {
         40,
         dir.path(),
         &[
+            Path::new("--approval"),
+            Path::new("yolo"),
             Path::new("--scenario"),
             &scenario,
             Path::new("--workspace"),
@@ -333,7 +335,13 @@ fn small_terminal_shows_a_one_line_plan() {
         40,
         12,
         dir.path(),
-        &[Path::new("--demo"), Path::new("--workspace"), &ws],
+        &[
+            Path::new("--approval"),
+            Path::new("yolo"),
+            Path::new("--demo"),
+            Path::new("--workspace"),
+            &ws,
+        ],
     );
 
     let screen = tmux.wait_for("the one-line plan summary", |s| {
@@ -464,6 +472,8 @@ fn signal_ends_the_app(signal: i32, code: &str) {
         40,
         dir.path(),
         &[
+            Path::new("--approval"),
+            Path::new("yolo"),
             Path::new("--scenario"),
             &scenario,
             Path::new("--workspace"),
@@ -612,6 +622,9 @@ fn a_session_continued_with_c_shows_its_plan_and_conversation_again() {
     let run = |extra: &[&Path]| {
         let mut args: Vec<&Path> = extra.to_vec();
         args.extend([
+            // It writes a file: nothing asks.
+            Path::new("--approval"),
+            Path::new("yolo"),
             Path::new("--scenario"),
             &scenario,
             Path::new("--workspace"),

@@ -1,0 +1,83 @@
+//! Tool calls waiting for the user's yes or no: the one shown in the
+//! approval prompt and those queued behind it, and the refusal reason being
+//! typed. Invariant: the engine runs nothing while the queue is not empty,
+//! and every request leaves it with exactly one answer (or when the turn
+//! it belongs to ends).
+
+use std::collections::VecDeque;
+
+use crate::events::{ApprovalReason, ToolDetail, ToolSummary};
+use crate::text::clean_line;
+
+/// One call waiting for an answer, its strings as the model wrote them
+/// (they are cleaned where they are drawn).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub id: String,
+    pub name: String,
+    pub summary: ToolSummary,
+    /// The command, for `bash`.
+    pub command: Option<String>,
+    pub cwd: String,
+    pub reason: ApprovalReason,
+}
+
+impl ApprovalRequest {
+    /// What "always" allows for the rest of the session: the command's
+    /// first words (`cargo test, git status`), or this file.
+    pub fn always_covers(&self) -> String {
+        if let Some(command) = &self.command {
+            let words = crate::agent::approval::first_words(command);
+            if words.is_empty() {
+                return "this command".into();
+            }
+            return clean_line(&words.join(", ")).into_owned();
+        }
+        match &self.summary.detail {
+            ToolDetail::Diff { .. } => "this file".into(),
+            _ => format!("{} calls like this", clean_line(&self.name)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Approvals {
+    /// The request shown first; the others wait behind it.
+    pub queue: VecDeque<ApprovalRequest>,
+    /// The reason typed after `n` (the prompt asks for it while `Some`).
+    pub reason: Option<String>,
+    /// Where the prompt's body is scrolled to (a long command or diff).
+    pub scroll: super::Scroll,
+}
+
+impl Approvals {
+    /// The request on screen.
+    pub fn current(&self) -> Option<&ApprovalRequest> {
+        self.queue.front()
+    }
+
+    pub fn is_open(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    pub fn push(&mut self, request: ApprovalRequest) {
+        if self.queue.is_empty() {
+            self.scroll = super::Scroll::top_only();
+        }
+        self.queue.push_back(request);
+    }
+
+    /// Takes the request on screen (it was answered); the next one shows
+    /// from its top.
+    pub fn pop(&mut self) -> Option<ApprovalRequest> {
+        self.reason = None;
+        self.scroll = super::Scroll::top_only();
+        self.queue.pop_front()
+    }
+
+    /// The waits ended (the turn stopped): nothing is asked any more.
+    pub fn clear(&mut self) {
+        self.queue.clear();
+        self.reason = None;
+    }
+}
