@@ -1884,7 +1884,10 @@ fn y_runs_the_call_once_and_a_allows_it_for_the_session() {
         vec![approve("t5", Decision::Always)]
     );
     let last = a.conversation.entries.last().unwrap().text();
-    assert!(last.contains("Allowed for this session: cargo test"), "{last}");
+    assert!(
+        last.contains("Allowed for this session: cargo test"),
+        "{last}"
+    );
     let edit = waiting_for(&clock, "t6", "edit_file", an_edit());
     assert_eq!(
         edit.overlays.approvals.current().unwrap().always_covers(),
@@ -2013,14 +2016,22 @@ fn slash_approval_shows_the_modes_and_switches() {
     );
     let status = screen_text(&mut a, 120, 40, now);
     assert!(
-        status.lines().rev().find(|l| !l.trim().is_empty()).unwrap().contains("· ask"),
+        status
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap()
+            .contains("· ask"),
         "{status}"
     );
     type_text(&mut a, "/approval", now);
     // The list's Enter runs it (no argument needed).
     assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
     let shown = a.conversation.entries.last().unwrap().text();
-    assert!(shown.contains("Approval mode: ask") && shown.contains("yolo"), "{shown}");
+    assert!(
+        shown.contains("Approval mode: ask") && shown.contains("yolo"),
+        "{shown}"
+    );
     type_text(&mut a, "/approval auto", now);
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Enter), now),

@@ -262,7 +262,9 @@ fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
     if args.is_empty() {
         let now = app.status.approval;
         let mut out = match now {
-            Some((mode, true)) => format!("Approval mode: {mode} (commands in the sandbox). Modes:"),
+            Some((mode, true)) => {
+                format!("Approval mode: {mode} (commands in the sandbox). Modes:")
+            }
             Some((mode, false)) => format!("Approval mode: {mode}. Modes:"),
             None => "Approval mode: not known yet. Modes:".to_string(),
         };
@@ -272,7 +274,11 @@ fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
             } else {
                 " "
             };
-            out.push_str(&format!("\n{mark} {:<9}  {}", mode.as_str(), mode_help(mode)));
+            out.push_str(&format!(
+                "\n{mark} {:<9}  {}",
+                mode.as_str(),
+                mode_help(mode)
+            ));
         }
         out.push_str("\n/approval MODE switches from the next tool call on.");
         app.notice(NoticeKind::Info, out);

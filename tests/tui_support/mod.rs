@@ -498,7 +498,13 @@ pub fn approval_request(
 /// The session in progress, its command ended, then a call waiting for
 /// approval (its `ToolCallBegin` came first, as the engine sends it).
 pub fn waiting_for(clock: &Clock, id: &str, name: &str, input: serde_json::Value) -> App {
-    waiting_for_because(clock, id, name, input, waypoint::events::ApprovalReason::Mode)
+    waiting_for_because(
+        clock,
+        id,
+        name,
+        input,
+        waypoint::events::ApprovalReason::Mode,
+    )
 }
 
 pub fn waiting_for_because(
@@ -516,8 +522,14 @@ pub fn waiting_for_because(
         .unwrap_or_default()
         .to_string();
     let events = vec![
-        (5.0, end("t3", "bash", ToolStatus::Ok, 500, "test result: ok")),
-        (6.0, begin(id, name, &line, input.clone(), Some("Run the tests"))),
+        (
+            5.0,
+            end("t3", "bash", ToolStatus::Ok, 500, "test result: ok"),
+        ),
+        (
+            6.0,
+            begin(id, name, &line, input.clone(), Some("Run the tests")),
+        ),
         (6.0, approval_request(id, name, input, reason)),
     ];
     feed(&mut a, clock, events);

@@ -343,8 +343,16 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),
         Event::ApprovalMode { mode, sandboxed } => {
             // The first one is the mode the app started in; later ones answer /approval.
-            if app.status.approval.is_some_and(|(m, s)| (m, s) != (mode, sandboxed)) {
-                let sandbox = if sandboxed { ", commands in the sandbox" } else { "" };
+            if app
+                .status
+                .approval
+                .is_some_and(|(m, s)| (m, s) != (mode, sandboxed))
+            {
+                let sandbox = if sandboxed {
+                    ", commands in the sandbox"
+                } else {
+                    ""
+                };
                 app.notice(
                     NoticeKind::Info,
                     format!("Approval mode: {mode}{sandbox}, from the next tool call on."),
