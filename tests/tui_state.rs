@@ -2060,3 +2060,41 @@ fn slash_approval_shows_the_modes_and_switches() {
     let last = narrow.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
     assert!(last.contains("auto (sandbox)"), "{narrow}");
 }
+
+#[test]
+fn a_long_command_scrolls_in_the_prompt_and_nothing_is_cut() {
+    let clock = Clock::new();
+    let now = clock.at(7.0);
+    let lines: Vec<String> = (1..=40).map(|i| format!("echo line-{i:02}")).collect();
+    let command = lines.join("\n") + "\n\x1b[2Jecho hidden\x07 tail";
+    let mut a = waiting_for(&clock, "t4", "bash", json!({ "command": command }));
+    let first = screen_text(&mut a, 80, 24, now);
+    assert!(
+        first.contains("$ echo line-01") && first.contains("↓ more (PgDn)"),
+        "{first}"
+    );
+    assert!(!first.contains("line-40"), "{first}");
+    // The wheel and PgDn scroll the prompt, not the panes behind it.
+    update::on_mouse(
+        &mut a,
+        MouseEvent {
+            kind: MouseEventKind::ScrollDown,
+            column: 10,
+            row: 10,
+            modifiers: KeyModifiers::NONE,
+        },
+    );
+    for _ in 0..4 {
+        update::on_key(&mut a, key(KeyCode::PageDown), now);
+        screen_text(&mut a, 80, 24, now);
+    }
+    let last = screen_text(&mut a, 80, 24, now);
+    assert!(
+        last.contains("echo line-40") && last.contains("↑ more (PgUp)"),
+        "{last}"
+    );
+    // The escape sequence is dropped, the bell shown as a symbol; the text around them stays.
+    assert!(last.contains("echo hidden␇ tail"), "{last}");
+    assert!(!last.contains('\x1b') && !last.contains('\x07'));
+    assert!(last.contains("in /work/project"), "{last}");
+}

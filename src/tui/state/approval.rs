@@ -6,8 +6,11 @@
 
 use std::collections::VecDeque;
 
-use crate::events::{ApprovalReason, ToolDetail, ToolSummary};
+use crate::events::{ApprovalReason, ToolSummary};
 use crate::text::clean_line;
+
+/// Rules "always" lists before it says how many more there are.
+const ALWAYS_SHOWN: usize = 4;
 
 /// One call waiting for an answer, its strings as the model wrote them
 /// (they are cleaned where they are drawn).
@@ -31,12 +34,16 @@ impl ApprovalRequest {
             if words.is_empty() {
                 return "this command".into();
             }
-            return clean_line(&words.join(", ")).into_owned();
+            // A long line's list is cut (the body shows every command).
+            let shown = words.len().min(ALWAYS_SHOWN);
+            let mut out = words[..shown].join(", ");
+            if words.len() > shown {
+                out.push_str(&format!(" and {} more", words.len() - shown));
+            }
+            return clean_line(&out).into_owned();
         }
-        match &self.summary.detail {
-            ToolDetail::Diff { .. } => "this file".into(),
-            _ => format!("{} calls like this", clean_line(&self.name)),
-        }
+        // Only commands and file writes ask; a write is allowed by its path.
+        "this file".into()
     }
 }
 

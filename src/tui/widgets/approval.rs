@@ -154,8 +154,12 @@ fn footer(
             ));
         }
         None => {
+            let outside = match request.reason {
+                ApprovalReason::SandboxBlocked { .. } => " outside the sandbox",
+                ApprovalReason::Mode => "",
+            };
             let keys = format!(
-                "y run once · a always ({}) · n refuse · Esc refuse and stop the turn",
+                "y run once · a always{outside} ({}) · n refuse · Esc refuse and stop the turn",
                 request.always_covers()
             );
             lines.extend(wrap(&keys, width, p.bold(), Span::raw(""), Span::raw("")));
