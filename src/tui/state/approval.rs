@@ -55,6 +55,17 @@ pub struct Approvals {
     pub reason: Option<String>,
     /// Where the prompt's body is scrolled to (a long command or diff).
     pub scroll: super::Scroll,
+    /// The shown request's body as last laid out (built once, not per frame).
+    pub cache: Option<BodyCache>,
+}
+
+/// The prompt's body for one request at one width, and what "always" covers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BodyCache {
+    pub id: String,
+    pub width: u16,
+    pub lines: Vec<ratatui::text::Line<'static>>,
+    pub always: String,
 }
 
 impl Approvals {
@@ -86,5 +97,6 @@ impl Approvals {
     pub fn clear(&mut self) {
         self.queue.clear();
         self.reason = None;
+        self.cache = None;
     }
 }

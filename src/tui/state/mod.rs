@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use super::style::Palette;
 
-pub use approval::{ApprovalRequest, Approvals};
+pub use approval::{ApprovalRequest, Approvals, BodyCache};
 pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
 pub use input::{HISTORY_CAP, Input};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};

@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::diff::{clean_for_lines, hard_wrap, numbered_lines};
 use crate::events::{ApprovalReason, ToolDetail};
 use crate::text::clean_line;
-use crate::tui::state::{ApprovalRequest, Approvals, Ctx};
+use crate::tui::state::{ApprovalRequest, Approvals, BodyCache, Ctx};
 use crate::tui::style::Palette;
 use crate::tui::wrap::wrap;
 
@@ -25,7 +25,10 @@ const MAX_WIDTH: u16 = 110;
 pub struct ApprovalLayout {
     pub rect: Rect,
     pub title: String,
-    pub body: Vec<Line<'static>>,
+    /// The body lines in view.
+    pub visible: Vec<Line<'static>>,
+    /// Body lines in all.
+    pub total: usize,
     pub footer: Vec<Line<'static>>,
     pub top: usize,
 }
@@ -36,14 +39,35 @@ impl ApprovalLayout {
     }
 }
 
-/// Builds the prompt for the request on screen and settles its scroll.
+/// Builds the prompt for the request on screen (its body once per request
+/// and width) and settles its scroll.
 pub fn layout(approvals: &mut Approvals, p: Palette, screen: Rect) -> Option<ApprovalLayout> {
-    let request = approvals.current()?;
+    // The queue's field, not `current()`: the cache is written meanwhile.
+    let request = approvals.queue.front()?;
     let width = screen.width.min(MAX_WIDTH).saturating_sub(2).max(1);
     let inner_w = width.saturating_sub(2).max(1);
-    let body = body(request, p, inner_w);
-    let footer = footer(request, approvals.reason.as_deref(), p, inner_w);
-    let wanted = body.len() + footer.len() + 2;
+    let fresh = approvals
+        .cache
+        .as_ref()
+        .is_some_and(|c| c.id == request.id && c.width == inner_w);
+    if !fresh {
+        approvals.cache = Some(BodyCache {
+            id: request.id.clone(),
+            width: inner_w,
+            lines: body(request, p, inner_w),
+            always: request.always_covers(),
+        });
+    }
+    let cache = approvals.cache.as_ref()?;
+    let footer = footer(
+        request,
+        &cache.always,
+        approvals.reason.as_deref(),
+        p,
+        inner_w,
+    );
+    let total = cache.lines.len();
+    let wanted = total + footer.len() + 2;
     let height = screen
         .height
         .saturating_sub(2)
@@ -63,11 +87,18 @@ pub fn layout(approvals: &mut Approvals, p: Palette, screen: Rect) -> Option<App
     let mut out = ApprovalLayout {
         rect,
         title,
-        body,
+        visible: Vec::new(),
+        total,
         footer,
         top: 0,
     };
-    out.top = approvals.scroll.resolve(out.body.len(), out.body_height());
+    let height = out.body_height();
+    out.top = approvals.scroll.resolve(total, height);
+    out.visible = approvals
+        .cache
+        .as_ref()
+        .map(|c| c.lines.iter().skip(out.top).take(height).cloned().collect())
+        .unwrap_or_default();
     Some(out)
 }
 
@@ -131,6 +162,7 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
 /// The keys, or the reason being typed after `n`.
 fn footer(
     request: &ApprovalRequest,
+    always: &str,
     reason: Option<&str>,
     p: Palette,
     width: u16,
@@ -159,8 +191,7 @@ fn footer(
                 ApprovalReason::Mode => "",
             };
             let keys = format!(
-                "y run once · a always{outside} ({}) · n refuse · Esc refuse and stop the turn",
-                request.always_covers()
+                "y run once · a always{outside} ({always}) · n refuse · Esc refuse and stop the turn"
             );
             lines.extend(wrap(&keys, width, p.bold(), Span::raw(""), Span::raw("")));
         }
@@ -179,7 +210,7 @@ pub fn render(frame: &mut Frame, layout: &ApprovalLayout, ctx: &Ctx<'_>) {
         .border_style(p.warning())
         .title(Line::styled(layout.title.clone(), p.bold()));
     let height = layout.body_height();
-    if layout.top + height < layout.body.len() {
+    if layout.top + height < layout.total {
         block = block.title_bottom(Line::styled(" ↓ more (PgDn) ", p.warning()).right_aligned());
     } else if layout.top > 0 {
         block = block.title_bottom(Line::styled(" ↑ more (PgUp) ", p.warning()).right_aligned());
@@ -187,13 +218,7 @@ pub fn render(frame: &mut Frame, layout: &ApprovalLayout, ctx: &Ctx<'_>) {
     let inner = block.inner(rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(block, rect);
-    let mut lines: Vec<Line<'static>> = layout
-        .body
-        .iter()
-        .skip(layout.top)
-        .take(height)
-        .cloned()
-        .collect();
+    let mut lines = layout.visible.clone();
     lines.resize(height, Line::raw(""));
     lines.extend(layout.footer.iter().cloned());
     // A box too low for the footer shows its end: the keys matter most.
