@@ -95,11 +95,12 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
     if let (Some(r), Some(picker)) = (layout.picker, &app.overlays.picker) {
         widgets::picker::render(frame, picker, &ctx, r);
     }
-    if let Some(approval) = &layout.approval {
-        widgets::approval::render(frame, approval, &ctx);
-    }
     if let Some(question) = app.overlays.confirm {
         draw_confirm(frame, question.question(), &ctx, area);
+    }
+    // Over any question: its keys are the ones taken while it shows.
+    if let Some(approval) = &layout.approval {
+        widgets::approval::render(frame, approval, &ctx);
     }
     if app.overlays.help {
         help::render(frame, &ctx, area, app.overlays.help_scroll.shown);
