@@ -1,6 +1,7 @@
 //! TUI benchmarks (criterion): time to the first frame, and the cost of one
 //! frame for a 100,000-line conversation and a 10 MB tool output, folded
-//! and expanded, and for the session picker over 10,000 sessions, compared
+//! and expanded, for the session picker over 10,000 sessions and for the
+//! approval prompt over a 10,000-line command or write, compared
 //! with a short session (the ratio shows the cost
 //! does not grow with length). `cargo bench --bench tui`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -72,6 +73,43 @@ fn app_with_picker(n: usize, now: Instant) -> App {
     app
 }
 
+/// The approval prompt open over a call: a `bash` command of `lines`
+/// lines, or a write of a new file of `lines` lines (all of it in the diff).
+fn app_with_approval(lines: usize, write: bool, now: Instant) -> App {
+    use waypoint::events::{ApprovalReason, Event, ToolDetail, ToolSummary};
+    let mut app = tui_session::new_app(now);
+    let text: String = (0..lines)
+        .map(|i| format!("echo line {i} of a long generated script\n"))
+        .collect();
+    let (name, summary, command) = if write {
+        let detail = ToolDetail::Diff {
+            path: "gen.sh".into(),
+            old: String::new(),
+            new: text,
+        };
+        (
+            "write_file",
+            ToolSummary {
+                line: "gen.sh".into(),
+                detail,
+            },
+            None,
+        )
+    } else {
+        ("bash", ToolSummary::default(), Some(text))
+    };
+    let event = Event::ApprovalRequested {
+        id: "t1".into(),
+        name: name.into(),
+        summary,
+        command,
+        cwd: "/work/project".into(),
+        reason: ApprovalReason::Mode,
+    };
+    update::on_event(&mut app, event, now);
+    app
+}
+
 fn frame(term: &mut Terminal<TestBackend>, app: &mut App, now: Instant) {
     term.draw(|f| view::draw(f, app, now)).unwrap();
 }
@@ -108,6 +146,15 @@ fn frames(c: &mut Criterion) {
         ),
         ("session_picker_10_sessions", app_with_picker(10, now)),
         ("session_picker_10k_sessions", app_with_picker(10_000, now)),
+        ("approval_command_3_lines", app_with_approval(3, false, now)),
+        (
+            "approval_command_10k_lines",
+            app_with_approval(10_000, false, now),
+        ),
+        (
+            "approval_write_10k_lines",
+            app_with_approval(10_000, true, now),
+        ),
         ("tool_output_10MB_expanded", {
             let mut a = app_with_output(10 * 1024 * 1024, now);
             a.focus = Focus::Trace;

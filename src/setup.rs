@@ -241,9 +241,9 @@ pub fn safety(
     interactive: bool,
 ) -> (ApprovalMode, Option<String>) {
     use crate::safety::{Sandbox, SandboxLaunch, landlock_abi};
-    // The app cannot ask yet: until its approval prompt lands it keeps yolo.
+    // The app asks in its approval prompt; headless, nobody can answer.
     let default = if interactive {
-        ApprovalMode::Yolo
+        ApprovalMode::Ask
     } else {
         ApprovalMode::Auto
     };

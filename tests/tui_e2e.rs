@@ -259,6 +259,8 @@ fn interrupt_kills_the_tool_and_resume_finishes_the_plan() {
         40,
         dir.path(),
         &[
+            Path::new("--approval"),
+            Path::new("yolo"),
             Path::new("--scenario"),
             &scenario,
             Path::new("--workspace"),
@@ -333,7 +335,13 @@ fn small_terminal_shows_a_one_line_plan() {
         40,
         12,
         dir.path(),
-        &[Path::new("--demo"), Path::new("--workspace"), &ws],
+        &[
+            Path::new("--approval"),
+            Path::new("yolo"),
+            Path::new("--demo"),
+            Path::new("--workspace"),
+            &ws,
+        ],
     );
 
     let screen = tmux.wait_for("the one-line plan summary", |s| {
@@ -396,6 +404,12 @@ async fn slash_commands_switch_the_model_and_never_reach_it() {
     tmux.type_text("/help");
     tmux.key("Enter");
     wait_async(&tmux, "the help", |s| {
+        s.contains("Keys") && s.contains("Ctrl+R")
+    })
+    .await;
+    // The commands follow the keys, a page down at 40 rows.
+    tmux.key("PageDown");
+    wait_async(&tmux, "the commands in the help", |s| {
         s.contains("Keys") && s.contains("/model")
     })
     .await;
@@ -464,6 +478,8 @@ fn signal_ends_the_app(signal: i32, code: &str) {
         40,
         dir.path(),
         &[
+            Path::new("--approval"),
+            Path::new("yolo"),
             Path::new("--scenario"),
             &scenario,
             Path::new("--workspace"),
@@ -612,6 +628,9 @@ fn a_session_continued_with_c_shows_its_plan_and_conversation_again() {
     let run = |extra: &[&Path]| {
         let mut args: Vec<&Path> = extra.to_vec();
         args.extend([
+            // It writes a file: nothing asks.
+            Path::new("--approval"),
+            Path::new("yolo"),
             Path::new("--scenario"),
             &scenario,
             Path::new("--workspace"),
@@ -674,5 +693,100 @@ fn a_session_continued_with_c_shows_its_plan_and_conversation_again() {
             && s.contains("Resumed session")
             && !s.contains("Sessions of this workspace")
     });
+    tmux.quit_and_wait(true);
+}
+
+/// A scenario whose commands ask first in ask mode: one the user refuses,
+/// one allowed "always", and a second with the same first word.
+const APPROVAL_SCENARIO: &str = r#"{
+  "description": "TUI approvals end-to-end: refuse a command, then allow echo always.",
+  "turns": [
+    {"text": "Planning first.", "tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Make the marker", "status": "in_progress", "activeForm": "Making the marker"},
+        {"content": "Report back", "status": "pending", "activeForm": "Reporting back"}
+      ]}},
+      {"name": "bash", "input": {"command": "touch marker"}}
+    ]},
+    {"text": "Refused; echoing instead.", "tool_calls": [
+      {"name": "bash", "input": {"command": "echo -n once-approved"}}
+    ]},
+    {"text": "Echoing again.", "tool_calls": [
+      {"name": "bash", "input": {"command": "echo -n asked-no-more"}}
+    ]},
+    {"text": "All done here."}
+  ]
+}"#;
+
+#[test]
+fn the_approval_prompt_refuses_and_allows_always() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let scenario = dir.path().join("approval.json");
+    std::fs::write(&scenario, APPROVAL_SCENARIO).unwrap();
+    let tmux = Tmux::start(
+        120,
+        40,
+        dir.path(),
+        &[
+            Path::new("--approval"),
+            Path::new("ask"),
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+    tmux.wait_for("the app to open in ask mode", |s| {
+        s.contains("Enter send") && status_line(s).contains("· ask")
+    });
+    tmux.type_text("make the marker");
+    tmux.key("Enter");
+
+    // The plan is there and `touch marker` waits in the prompt.
+    let screen = tmux.wait_for("the prompt for touch marker", |s| {
+        s.contains("Approve bash?")
+            && s.contains("$ touch marker")
+            && s.contains("a always (touch marker)")
+            && s.contains("[>] Make the marker")
+            && status_line(s).contains("waiting for approval")
+    });
+    assert!(
+        !ws.join("marker").exists(),
+        "it ran before the answer:\n{screen}"
+    );
+
+    // n, then Enter without a reason: refused; the model goes on.
+    tmux.key("n");
+    tmux.wait_for("the reason line", |s| s.contains("Reason (optional)"));
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the refusal and the next prompt", |s| {
+        s.contains("Refused by the user")
+            && s.contains("$ echo -n once-approved")
+            && s.contains("a always (echo)")
+    });
+    assert!(
+        !ws.join("marker").exists(),
+        "a refused command ran:\n{screen}"
+    );
+    assert!(
+        screen.contains("[>] Make the marker") && !screen.contains("[x] Make the marker"),
+        "the plan item is still open:\n{screen}"
+    );
+
+    // a: it runs, and the next echo runs without asking (or the turn
+    // would never reach its last reply).
+    tmux.key("a");
+    let screen = tmux.wait_for("both echoes and the end of the turn", |s| {
+        s.contains("once-approved")
+            && s.contains("asked-no-more")
+            && s.contains("All done here.")
+            && s.contains("Allowed for this session: echo")
+            && !s.contains("Approve bash?")
+            && status_line(s).contains("idle")
+    });
+    assert!(!screen.contains("panicked"), "{screen}");
+    assert!(!ws.join("marker").exists(), "{screen}");
     tmux.quit_and_wait(true);
 }

@@ -164,3 +164,43 @@ fn the_session_picker() {
         }
     }
 }
+
+#[test]
+fn the_approval_prompt() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut bash = waiting_for(&clock, "t4", "bash", long_command());
+    bash.status.approval = Some((waypoint::events::ApprovalMode::Ask, false));
+    // What was typed before it asked stays in the input, untouched.
+    bash.input.set_text("kept while it asks");
+    let mut edit = waiting_for(&clock, "t4", "edit_file", an_edit());
+    edit.status.approval = Some((waypoint::events::ApprovalMode::Ask, false));
+    let mut reason = waiting_for(&clock, "t4", "bash", long_command());
+    update::on_key(&mut reason, key(KeyCode::Char('n')), now);
+    type_text(&mut reason, "use the fast tests", now);
+    for (name, mut app) in [("bash", bash), ("edit", edit), ("reason", reason)] {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let terminal = screen(&mut app, w, h, now);
+            insta::assert_snapshot!(format!("approval_{name}_{w}x{h}"), terminal.backend());
+        }
+    }
+    let mut sandbox = waiting_for_because(
+        &clock,
+        "t4",
+        "bash",
+        serde_json::json!({"command": "npm install"}),
+        waypoint::events::ApprovalReason::SandboxBlocked {
+            what: "writing outside the workspace (~/.npm)".into(),
+        },
+    );
+    sandbox.status.approval = Some((waypoint::events::ApprovalMode::Auto, true));
+    let terminal = screen(&mut sandbox, 80, 24, now);
+    insta::assert_snapshot!("approval_sandbox_blocked_80x24", terminal.backend());
+    // Tiny and odd sizes draw without panicking.
+    for w in [1u16, 2, 5, 20, 39, 60, 99] {
+        for h in [1u16, 2, 3, 5, 8, 12] {
+            let text = screen_text(&mut sandbox, w, h, now);
+            assert_eq!(text.lines().count(), usize::from(h));
+        }
+    }
+}

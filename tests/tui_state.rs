@@ -999,6 +999,12 @@ fn every_binding_is_reachable_where_it_applies() {
             Context::Confirm => a.overlays.confirm = Some(Confirm::NewSession),
             Context::Help => a.overlays.help = true,
             Context::Picker => a = with_picker(a, sessions()),
+            Context::Approval | Context::Reason => {
+                a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
+                if context == Context::Reason {
+                    update::on_key(&mut a, key(KeyCode::Char('n')), now);
+                }
+            }
         }
         a
     };
@@ -1838,4 +1844,257 @@ fn with_the_picker_open_a_paste_filters_and_the_wheel_chooses() {
     update::on_paste(&mut a, "Explain\n\u{1b}[31m");
     assert_eq!(picker_ids(&a), ["a17b0c44"]);
     assert!(a.input.is_empty(), "the paste went to the filter");
+}
+
+fn approve(id: &str, decision: waypoint::events::Decision) -> Effect {
+    Effect::Send(Op::Approve {
+        id: id.into(),
+        decision,
+    })
+}
+
+#[test]
+fn y_runs_the_call_once_and_a_allows_it_for_the_session() {
+    use waypoint::events::Decision;
+    let clock = Clock::new();
+    let now = clock.at(7.0);
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "cargo test --all"}));
+    assert_eq!(a.status.activity, Activity::Approval);
+    // Other keys do nothing behind the prompt.
+    assert!(update::on_key(&mut a, key(KeyCode::Char('x')), now).is_empty());
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Char('y')), now),
+        vec![approve("t4", Decision::Once)]
+    );
+    assert!(!a.overlays.approvals.is_open());
+    assert_eq!(
+        a.status.activity,
+        Activity::Tool {
+            name: "bash".into()
+        }
+    );
+    assert!(a.input.is_empty(), "nothing typed reached the input");
+
+    let mut a = waiting_for(&clock, "t5", "bash", json!({"command": "cargo test --all"}));
+    let current = a.overlays.approvals.current().unwrap();
+    assert_eq!(current.always_covers(), "cargo test");
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Char('a')), now),
+        vec![approve("t5", Decision::Always)]
+    );
+    let last = a.conversation.entries.last().unwrap().text();
+    assert!(
+        last.contains("Allowed for this session: cargo test"),
+        "{last}"
+    );
+    let edit = waiting_for(&clock, "t6", "edit_file", an_edit());
+    assert_eq!(
+        edit.overlays.approvals.current().unwrap().always_covers(),
+        "this file"
+    );
+}
+
+#[test]
+fn n_refuses_with_the_reason_typed_and_esc_refuses_and_interrupts() {
+    use waypoint::events::Decision;
+    let clock = Clock::new();
+    let now = clock.at(7.0);
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "rm -rf target"}));
+    assert!(update::on_key(&mut a, key(KeyCode::Char('n')), now).is_empty());
+    assert_eq!(a.overlays.approvals.reason.as_deref(), Some(""));
+    // y, a and n are typed into the reason now.
+    type_text(&mut a, "not now, any", now);
+    update::on_key(&mut a, key(KeyCode::Backspace), now);
+    update::on_paste(&mut a, "\x1b[31mway\nplease");
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Enter), now),
+        vec![approve(
+            "t4",
+            Decision::Refuse {
+                reason: Some("not now, anway please".into())
+            }
+        )]
+    );
+    assert!(!a.overlays.approvals.is_open());
+    let last = a.conversation.entries.last().unwrap().text();
+    assert!(last.contains("Refused by the user") && last.contains("rm -rf target"));
+
+    // n then Esc: refused without a reason.
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
+    update::on_key(&mut a, key(KeyCode::Char('n')), now);
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Esc), now),
+        vec![approve("t4", Decision::Refuse { reason: None })]
+    );
+
+    // Esc alone: refused, then the turn is interrupted.
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Esc), now),
+        vec![
+            approve("t4", Decision::Refuse { reason: None }),
+            Effect::Send(Op::Interrupt)
+        ]
+    );
+    assert!(!a.overlays.approvals.is_open());
+}
+
+#[test]
+fn a_second_request_queues_and_typed_text_is_kept() {
+    use waypoint::events::{ApprovalReason, Decision};
+    let clock = Clock::new();
+    let now = clock.at(7.0);
+    let mut a = plan_in_progress(&clock);
+    type_text(&mut a, "half-typed idea", now);
+    a.focus = Focus::Input;
+    feed(
+        &mut a,
+        &clock,
+        vec![
+            (
+                6.0,
+                approval_request("t4", "bash", json!({"command": "ls"}), ApprovalReason::Mode),
+            ),
+            (
+                6.1,
+                approval_request("t5", "edit_file", an_edit(), ApprovalReason::Mode),
+            ),
+        ],
+    );
+    assert_eq!(a.overlays.approvals.queue.len(), 2);
+    assert_eq!(a.overlays.approvals.current().unwrap().id, "t4");
+    // The status line and the plan say so.
+    let screen = screen_text(&mut a, 120, 40, now);
+    assert!(screen.contains("waiting for approval"), "{screen}");
+    assert!(screen.contains("1 more waiting"), "{screen}");
+    // Ctrl+C does not clear what was typed behind the prompt.
+    update::on_key(&mut a, ctrl('c'), now);
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Char('y')), now),
+        vec![approve("t4", Decision::Once)]
+    );
+    assert_eq!(a.status.activity, Activity::Approval);
+    assert_eq!(a.overlays.approvals.current().unwrap().id, "t5");
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Char('y')), now),
+        vec![approve("t5", Decision::Once)]
+    );
+    assert!(!a.overlays.approvals.is_open());
+    assert_eq!(a.input.text(), "half-typed idea");
+    // Once it is answered, typing goes to the input again.
+    type_text(&mut a, "!", now);
+    assert_eq!(a.input.text(), "half-typed idea!");
+
+    // A turn that ends drops what it was waiting for.
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "x".into(),
+            error: None,
+        },
+        now,
+    );
+    assert!(!a.overlays.approvals.is_open());
+}
+
+#[test]
+fn slash_approval_shows_the_modes_and_switches() {
+    use waypoint::events::ApprovalMode;
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    update::on_event(
+        &mut a,
+        Event::ApprovalMode {
+            mode: ApprovalMode::Ask,
+            sandboxed: false,
+        },
+        now,
+    );
+    let status = screen_text(&mut a, 120, 40, now);
+    assert!(
+        status
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap()
+            .contains("· ask"),
+        "{status}"
+    );
+    type_text(&mut a, "/approval", now);
+    // The list's Enter runs it (no argument needed).
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
+    let shown = a.conversation.entries.last().unwrap().text();
+    assert!(
+        shown.contains("Approval mode: ask") && shown.contains("yolo"),
+        "{shown}"
+    );
+    type_text(&mut a, "/approval auto", now);
+    assert_eq!(
+        update::on_key(&mut a, key(KeyCode::Enter), now),
+        vec![Effect::Send(Op::SetApproval {
+            mode: ApprovalMode::Auto
+        })]
+    );
+    type_text(&mut a, "/approval sometimes", now);
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
+    assert_eq!(
+        a.conversation.entries.last().unwrap().kind,
+        EntryKind::Notice(NoticeKind::Error)
+    );
+    update::on_event(
+        &mut a,
+        Event::ApprovalMode {
+            mode: ApprovalMode::Auto,
+            sandboxed: true,
+        },
+        now,
+    );
+    let status = screen_text(&mut a, 120, 40, now);
+    assert!(status.contains("· auto (sandbox)"), "{status}");
+    // Narrow: the mode stays after the model and tokens' extras are gone.
+    let narrow = screen_text(&mut a, 40, 12, now);
+    let last = narrow.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(last.contains("auto (sandbox)"), "{narrow}");
+}
+
+#[test]
+fn a_long_command_scrolls_in_the_prompt_and_nothing_is_cut() {
+    let clock = Clock::new();
+    let now = clock.at(7.0);
+    let lines: Vec<String> = (1..=40).map(|i| format!("echo line-{i:02}")).collect();
+    let command = lines.join("\n") + "\n\x1b[2Jecho hidden\x07 tail";
+    let mut a = waiting_for(&clock, "t4", "bash", json!({ "command": command }));
+    let first = screen_text(&mut a, 80, 24, now);
+    assert!(
+        first.contains("$ echo line-01") && first.contains("↓ more (PgDn)"),
+        "{first}"
+    );
+    assert!(!first.contains("line-40"), "{first}");
+    // The wheel and PgDn scroll the prompt, not the panes behind it.
+    update::on_mouse(
+        &mut a,
+        MouseEvent {
+            kind: MouseEventKind::ScrollDown,
+            column: 10,
+            row: 10,
+            modifiers: KeyModifiers::NONE,
+        },
+    );
+    for _ in 0..4 {
+        update::on_key(&mut a, key(KeyCode::PageDown), now);
+        screen_text(&mut a, 80, 24, now);
+    }
+    let last = screen_text(&mut a, 80, 24, now);
+    assert!(
+        last.contains("echo line-40") && last.contains("↑ more (PgUp)"),
+        "{last}"
+    );
+    // The escape sequence is dropped, the bell shown as a symbol; the text around them stays.
+    assert!(last.contains("echo hidden␇ tail"), "{last}");
+    assert!(!last.contains('\x1b') && !last.contains('\x07'));
+    assert!(last.contains("in /work/project"), "{last}");
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::state::{App, Confirm, Focus, NoticeKind};
 use super::update::Effect;
-use crate::events::Op;
+use crate::events::{ApprovalMode, Op};
 use crate::models::{KNOWN, format_window};
 use crate::pricing::{format_cost, price_of};
 use crate::units::tokens as short;
@@ -40,6 +40,12 @@ pub const COMMANDS: &[Command] = &[
         args: "[NAME]",
         help: "switch model for the next turn; alone: list known models",
         run: model,
+    },
+    Command {
+        name: "approval",
+        args: "[MODE]",
+        help: "what runs without asking; alone: the mode now and the modes",
+        run: approval,
     },
     Command {
         name: "cost",
@@ -239,6 +245,66 @@ fn model_list(app: &App) -> String {
     }
     out.push_str("/model NAME switches (any name the provider knows); /model PROVIDER NAME switches provider too.");
     out
+}
+
+/// What each approval mode lets run without asking.
+fn mode_help(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::ReadOnly => "plan and read only: commands and file changes are refused",
+        ApprovalMode::Ask => "reads run; every command and file change asks",
+        ApprovalMode::AutoEdit => "file changes in the workspace run; commands ask",
+        ApprovalMode::Auto => "nothing asks; commands run in the sandbox",
+        ApprovalMode::Yolo => "nothing asks and there is no sandbox",
+    }
+}
+
+fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    if args.is_empty() {
+        let now = app.status.approval;
+        let mut out = match now {
+            Some((mode, true)) => {
+                format!("Approval mode: {mode} (commands in the sandbox). Modes:")
+            }
+            Some((mode, false)) => format!("Approval mode: {mode}. Modes:"),
+            None => "Approval mode: not known yet. Modes:".to_string(),
+        };
+        for mode in ApprovalMode::ALL {
+            let mark = if now.is_some_and(|(m, _)| m == mode) {
+                "▶"
+            } else {
+                " "
+            };
+            out.push_str(&format!(
+                "\n{mark} {:<9}  {}",
+                mode.as_str(),
+                mode_help(mode)
+            ));
+        }
+        out.push_str("\n/approval MODE switches from the next tool call on.");
+        app.notice(NoticeKind::Info, out);
+        return Vec::new();
+    }
+    let Some(mode) = ApprovalMode::parse(args) else {
+        let names: Vec<&str> = ApprovalMode::ALL.iter().map(|m| m.as_str()).collect();
+        app.notice(
+            NoticeKind::Error,
+            format!(
+                "Unknown approval mode {:?}; the modes are {}.",
+                crate::text::clean_line(args),
+                names.join(", ")
+            ),
+        );
+        return Vec::new();
+    };
+    if !app.status.has_engine {
+        app.notice(
+            NoticeKind::Error,
+            "No approval mode can be set: no provider is set up.",
+        );
+        return Vec::new();
+    }
+    // The engine confirms with `ApprovalMode`.
+    vec![Effect::Send(Op::SetApproval { mode })]
 }
 
 fn compact(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {

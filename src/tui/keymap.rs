@@ -10,6 +10,10 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 /// global keys, the global keys before the focused pane's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Context {
+    /// The approval prompt is open (a tool call waits).
+    Approval,
+    /// A refusal reason is being typed in the approval prompt.
+    Reason,
     /// The `?` help is open (a key it does not scroll with closes it).
     Help,
     /// A yes/no question is open.
@@ -33,6 +37,8 @@ pub enum Context {
 impl Context {
     pub fn label(self) -> &'static str {
         match self {
+            Context::Approval => "approval",
+            Context::Reason => "refusal reason",
             Context::Help => "help",
             Context::Confirm => "question",
             Context::Picker => "sessions",
@@ -77,11 +83,18 @@ pub enum Action {
     PickerOpen,
     PickerAll,
     PickerClose,
+    ApproveOnce,
+    ApproveAlways,
+    Refuse,
+    RefuseStop,
+    ApprovalScroll,
+    ReasonSend,
+    ReasonSkip,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 29] = [
+    pub const ALL: [Action; 36] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -111,6 +124,13 @@ impl Action {
         Action::PickerOpen,
         Action::PickerAll,
         Action::PickerClose,
+        Action::ApproveOnce,
+        Action::ApproveAlways,
+        Action::Refuse,
+        Action::RefuseStop,
+        Action::ApprovalScroll,
+        Action::ReasonSend,
+        Action::ReasonSkip,
     ];
 }
 
@@ -236,7 +256,9 @@ const fn bind(
     }
 }
 
-use Context::{Commands, Confirm, Global, Help, Input, Pane, Picker, Plan, Tools};
+use Context::{
+    Approval, Commands, Confirm, Global, Help, Input, Pane, Picker, Plan, Reason, Tools,
+};
 
 /// Most important first: a small terminal shows the top of the help.
 pub const BINDINGS: &[Binding] = &[
@@ -431,6 +453,53 @@ pub const BINDINGS: &[Binding] = &[
         Action::PickerClose,
         "close the picker; typing filters by id or prompt",
     ),
+    bind(
+        Approval,
+        &[ch('y')],
+        Action::ApproveOnce,
+        "run this tool call once",
+    ),
+    bind(
+        Approval,
+        &[ch('a')],
+        Action::ApproveAlways,
+        "run it, and calls like it for the session (the prompt says which)",
+    ),
+    bind(
+        Approval,
+        &[ch('n')],
+        Action::Refuse,
+        "refuse it; then type an optional reason",
+    ),
+    bind(
+        Approval,
+        &[plain(KeyCode::Esc)],
+        Action::RefuseStop,
+        "refuse it and interrupt the turn",
+    ),
+    bind(
+        Approval,
+        &[
+            plain(KeyCode::Up),
+            plain(KeyCode::Down),
+            plain(KeyCode::PageUp),
+            plain(KeyCode::PageDown),
+        ],
+        Action::ApprovalScroll,
+        "scroll a long command or diff",
+    ),
+    bind(
+        Reason,
+        &[plain(KeyCode::Enter)],
+        Action::ReasonSend,
+        "send the refusal with the reason typed",
+    ),
+    bind(
+        Reason,
+        &[plain(KeyCode::Esc)],
+        Action::ReasonSkip,
+        "send the refusal without a reason",
+    ),
 ];
 
 /// The binding of `ev` in `context`, if any (exact modifiers first).
@@ -519,6 +588,13 @@ mod tests {
             Action::PickerOpen => 26,
             Action::PickerAll => 27,
             Action::PickerClose => 28,
+            Action::ApproveOnce => 29,
+            Action::ApproveAlways => 30,
+            Action::Refuse => 31,
+            Action::RefuseStop => 32,
+            Action::ApprovalScroll => 33,
+            Action::ReasonSend => 34,
+            Action::ReasonSkip => 35,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

@@ -26,6 +26,8 @@ pub struct FrameLayout {
     pub popup: Option<Rect>,
     /// The session picker, when open.
     pub picker: Option<Rect>,
+    /// The approval prompt, while a tool call waits for the user.
+    pub approval: Option<widgets::approval::ApprovalLayout>,
 }
 
 /// The layout pass for a frame of size `area`.
@@ -61,6 +63,7 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
     if let Some(picker) = &app.overlays.picker {
         out.picker = Some(widgets::picker::area(area, picker));
     }
+    out.approval = widgets::approval::layout(&mut app.overlays.approvals, app.palette, area);
     if commands::popup_open(app) {
         let found = commands::matches(&commands::filter(app)).len();
         out.popup = Some(widgets::commands::area(area, areas.input, found));
@@ -94,6 +97,10 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
     }
     if let Some(question) = app.overlays.confirm {
         draw_confirm(frame, question.question(), &ctx, area);
+    }
+    // Over any question: its keys are the ones taken while it shows.
+    if let Some(approval) = &layout.approval {
+        widgets::approval::render(frame, approval, &ctx);
     }
     if app.overlays.help {
         help::render(frame, &ctx, area, app.overlays.help_scroll.shown);

@@ -471,3 +471,81 @@ pub fn with_picker(mut app: App, sessions: Vec<waypoint::session::SessionInfo>) 
     app.overlays.picker = Some(picker);
     app
 }
+
+/// The engine asking about a call (`bash` gets its command, every call
+/// the registry's summary, a diff for an edit).
+pub fn approval_request(
+    id: &str,
+    name: &str,
+    input: serde_json::Value,
+    reason: waypoint::events::ApprovalReason,
+) -> Event {
+    let summary = waypoint::tools::ToolRegistry::standard().summarize(name, &input);
+    let command = input
+        .get("command")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
+    Event::ApprovalRequested {
+        id: id.into(),
+        name: name.into(),
+        summary,
+        command,
+        cwd: "/work/project".into(),
+        reason,
+    }
+}
+
+/// The session in progress, its command ended, then a call waiting for
+/// approval (its `ToolCallBegin` came first, as the engine sends it).
+pub fn waiting_for(clock: &Clock, id: &str, name: &str, input: serde_json::Value) -> App {
+    waiting_for_because(
+        clock,
+        id,
+        name,
+        input,
+        waypoint::events::ApprovalReason::Mode,
+    )
+}
+
+pub fn waiting_for_because(
+    clock: &Clock,
+    id: &str,
+    name: &str,
+    input: serde_json::Value,
+    reason: waypoint::events::ApprovalReason,
+) -> App {
+    let mut a = plan_in_progress(clock);
+    let line = input
+        .get("command")
+        .or_else(|| input.get("path"))
+        .and_then(|c| c.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let events = vec![
+        (
+            5.0,
+            end("t3", "bash", ToolStatus::Ok, 500, "test result: ok"),
+        ),
+        (
+            6.0,
+            begin(id, name, &line, input.clone(), Some("Run the tests")),
+        ),
+        (6.0, approval_request(id, name, input, reason)),
+    ];
+    feed(&mut a, clock, events);
+    a
+}
+
+/// A long `bash` command (two lines, one wider than any terminal).
+pub fn long_command() -> serde_json::Value {
+    json!({"command": "cargo test --all-features -- --test-threads 1 cli::parses_the_verbose_flag cli::rejects_unknown_flags cli::prints_help\necho done > /tmp/marker"})
+}
+
+/// An edit of a few lines, as `edit_file` takes it.
+pub fn an_edit() -> serde_json::Value {
+    json!({
+        "path": "src/cli.rs",
+        "old_text": "pub struct Cli {\n    quiet: bool,\n}\n",
+        "new_text": "pub struct Cli {\n    quiet: bool,\n    /// Print every step.\n    verbose: bool,\n}\n",
+    })
+}

@@ -5,6 +5,7 @@
 //! other side effects are `Effect`s the app loop carries out), and what is
 //! typed in the input box is never dropped by anything but the user.
 
+pub mod approval;
 pub mod conversation;
 pub mod input;
 pub mod output;
@@ -19,6 +20,7 @@ use std::time::Instant;
 
 use super::style::Palette;
 
+pub use approval::{ApprovalRequest, Approvals, BodyCache};
 pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
 pub use input::{HISTORY_CAP, Input};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
@@ -68,6 +70,8 @@ pub struct Ctx<'a> {
     pub clock_until: Instant,
     pub model: &'a str,
     pub workspace: &'a str,
+    /// A tool call waits for the user's approval (nothing runs).
+    pub waiting: bool,
 }
 
 impl Ctx<'_> {
@@ -115,6 +119,7 @@ impl App {
             clock_until: self.status.clock_until(now),
             model: &self.status.model,
             workspace: &self.status.workspace,
+            waiting: self.overlays.approvals.is_open(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! What opens over the panes: the key help, the slash-command popup, a
-//! confirmation question and the session picker. Invariant: the popup holds only its selection;
+//! confirmation question, the session picker and the approval prompt. Invariant: the popup holds only its selection;
 //! whether it is open and what it lists follow from the input text.
 
 /// A question the user answers with y or n.
@@ -36,4 +36,6 @@ pub struct Overlays {
     pub confirm: Option<Confirm>,
     /// The session picker, when open.
     pub picker: Option<super::Picker>,
+    /// Tool calls waiting for approval (the prompt shows while any does).
+    pub approvals: super::Approvals,
 }

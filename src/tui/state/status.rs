@@ -28,6 +28,8 @@ pub enum Activity {
     },
     /// The conversation is being summarised and rebuilt.
     Compacting,
+    /// A tool call waits for the user's approval.
+    Approval,
     Interrupted,
     Failed,
     NoProvider,

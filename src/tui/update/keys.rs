@@ -24,6 +24,12 @@ fn contexts(app: &App) -> Vec<Context> {
     if app.overlays.help {
         return vec![Context::Help];
     }
+    if app.overlays.approvals.reason.is_some() {
+        return vec![Context::Reason, Context::Global];
+    }
+    if app.overlays.approvals.is_open() {
+        return vec![Context::Approval, Context::Global];
+    }
     if app.overlays.confirm.is_some() {
         return vec![Context::Confirm, Context::Global];
     }
@@ -84,12 +90,18 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         }
     }
     let confirming = app.overlays.confirm.is_some();
+    let approving = app.overlays.approvals.is_open();
     for context in contexts(app) {
         if let Some(binding) = keymap::lookup(context, &key)
             && let Some(effects) = perform(app, binding.action, &key, now)
         {
             return effects;
         }
+    }
+    if approving {
+        // Nothing reaches the input behind the prompt; a reason may be typed.
+        super::approval::unbound(app, &key);
+        return Vec::new();
     }
     if confirming {
         // A question waits for y or n; other keys do nothing.
@@ -151,7 +163,8 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         Action::Send => Some(submit(app, now)),
         Action::Resume => Some(resume(app)),
         Action::ClearOrQuit => {
-            if !app.input.is_empty() {
+            // Behind the approval prompt the typed text stays: only quitting arms.
+            if !app.input.is_empty() && !app.overlays.approvals.is_open() {
                 app.input.clear();
                 app.status.ctrl_c_at = None;
             } else if app.status.quit_armed(now) {
@@ -289,6 +302,13 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         | Action::PickerOpen
         | Action::PickerAll
         | Action::PickerClose => picker_key(app, action, key),
+        Action::ApproveOnce
+        | Action::ApproveAlways
+        | Action::Refuse
+        | Action::RefuseStop
+        | Action::ApprovalScroll
+        | Action::ReasonSend
+        | Action::ReasonSkip => super::approval::key(app, action, key, now),
         Action::Yes | Action::No => {
             let question = app.overlays.confirm.take()?;
             if action == Action::No {
@@ -405,6 +425,9 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
 }
 
 pub fn on_paste(app: &mut App, text: &str) {
+    if app.overlays.approvals.is_open() {
+        return super::approval::paste(app, text);
+    }
     if let Some(picker) = app.overlays.picker.as_mut() {
         // Into the picker's filter, as one clean line.
         crate::text::clean_line(text)
@@ -468,6 +491,16 @@ fn apply(scroll: &mut Scroll, mv: Move, sticky: bool) {
 /// The mouse wheel scrolls the focused pane; returns whether the event
 /// changed anything (clicks and motion do not).
 pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
+    if app.overlays.approvals.is_open() {
+        // The wheel scrolls the prompt's command or diff.
+        let scroll = &mut app.overlays.approvals.scroll;
+        match mouse.kind {
+            MouseEventKind::ScrollUp => scroll.up(SCROLL_STEP),
+            MouseEventKind::ScrollDown => scroll.down(SCROLL_STEP, false),
+            _ => return false,
+        }
+        return true;
+    }
     if let Some(picker) = app.overlays.picker.as_mut() {
         // The wheel moves the picker's selection, not the panes under it.
         match mouse.kind {

@@ -4,13 +4,14 @@
 //! the input box (an unbound Ctrl/Alt chord does nothing and types nothing);
 //! typed text is only ever removed by sending it or Ctrl+C.
 
+mod approval;
 mod keys;
 
 use std::time::{Duration, Instant};
 
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
-use super::state::{Activity, App, EntryKind, NoticeKind};
+use super::state::{Activity, App, ApprovalRequest, EntryKind, NoticeKind};
 use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary,
 };
@@ -280,6 +281,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status.set_model(model);
         }
         Event::SessionReset => {
+            approval::dropped(app);
             // The engine dropped the conversation and the plan (an empty
             // `PlanUpdated` came first); the token totals stay.
             app.conversation.clear();
@@ -329,6 +331,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             for past in events {
                 effects.extend(on_event(app, past, now));
             }
+            // Nothing of the past waits for an answer.
+            approval::dropped(app);
             for (kind, text) in std::mem::take(&mut app.status.session_notices) {
                 app.notice(kind, text);
             }
@@ -337,17 +341,44 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.conversation.scroll.follow = true;
         }
         Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),
-        Event::ApprovalMode { mode, sandboxed } => app.status.approval = Some((mode, sandboxed)),
-        Event::ApprovalRequested { id, .. } => {
-            // The approval prompt is not built yet: the app runs in yolo
-            // mode, so this only comes from an explicit `--approval`.
-            effects.push(Effect::Send(Op::Approve {
-                id,
-                decision: crate::events::Decision::Refuse {
-                    reason: Some("the full-screen app cannot ask for approval yet".into()),
-                },
-            }));
+        Event::ApprovalMode { mode, sandboxed } => {
+            // The first one is the mode the app started in; later ones answer /approval.
+            if app
+                .status
+                .approval
+                .is_some_and(|(m, s)| (m, s) != (mode, sandboxed))
+            {
+                let sandbox = if sandboxed {
+                    ", commands in the sandbox"
+                } else {
+                    ""
+                };
+                app.notice(
+                    NoticeKind::Info,
+                    format!("Approval mode: {mode}{sandbox}, from the next tool call on."),
+                );
+            }
+            app.status.approval = Some((mode, sandboxed));
         }
+        Event::ApprovalRequested {
+            id,
+            name,
+            summary,
+            command,
+            cwd,
+            reason,
+        } => approval::requested(
+            app,
+            ApprovalRequest {
+                id,
+                name,
+                summary,
+                command,
+                cwd,
+                reason,
+            },
+            now,
+        ),
         Event::Idle => {}
     }
     effects
@@ -359,6 +390,7 @@ fn spill_effect(serial: u64, text: Option<String>) -> Option<Effect> {
 }
 
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {
+    approval::dropped(app);
     app.status.end_turn(activity, now);
     app.conversation.round_entry = None;
 }

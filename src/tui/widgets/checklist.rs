@@ -29,6 +29,9 @@ pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
         ]);
     }
     let mut spans = vec![Span::styled(format!("▶ {done}/{total}"), p.bold())];
+    if ctx.waiting {
+        spans.push(Span::styled(" · waiting for approval", p.warning()));
+    }
     if let Some(item) = c.active() {
         spans.push(Span::raw(" · "));
         spans.push(Span::styled(
@@ -124,7 +127,9 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
             Span::styled(format!("{marker} "), style),
             Span::raw("    "),
         ));
-        if item.status == TodoStatus::InProgress {
+        if item.status == TodoStatus::InProgress && ctx.waiting {
+            lines.push(Line::styled("    ⏸ waiting for approval", p.warning()));
+        } else if item.status == TodoStatus::InProgress {
             let since = c.active_for(ctx.clock_until);
             let spin = if ctx.running { spinner(since) } else { "·" };
             lines.extend(wrap(
@@ -168,11 +173,14 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
         return;
     }
     let (done, total) = (c.completed(), c.items.len());
-    let title = if total == 0 {
+    let mut title = if total == 0 {
         " Plan ".to_string()
     } else {
         format!(" Plan {done}/{total} ")
     };
+    if ctx.waiting {
+        title.push_str("· waiting for approval ");
+    }
     let mut block = pane_block(ctx, title, Focus::Checklist);
     let height = usize::from(block.inner(area).height);
     if layout.top + height < layout.lines.len() {

@@ -3,9 +3,11 @@
 //! its own state plus a read-only [`Ctx`] into a `Rect`, touching no
 //! channel or file. Shared helpers for borders and elapsed times live here.
 
+pub mod approval;
 pub mod checklist;
 pub mod commands;
 pub mod conversation;
+pub mod diff;
 pub mod help;
 pub mod picker;
 pub mod status;

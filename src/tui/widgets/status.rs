@@ -1,9 +1,9 @@
 //! The status line: what the agent is doing and for how long, the model,
 //! tokens (with the cached share), cost, the context meter, and a hint of
 //! the keys that matter now. Invariant: when narrow, parts drop in a fixed
-//! order (turn tokens, cost, the hint, cached share, model, turn clock) so
-//! the activity, tokens and the context meter stay longest, and the quit
-//! warning wins over everything.
+//! order (turn tokens, cost, the hint, cached share, model, turn clock,
+//! approval mode) so the activity, tokens and the context meter stay
+//! longest, and the quit warning wins over everything.
 
 use std::time::Instant;
 
@@ -52,6 +52,7 @@ fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
             ),
             p.active(),
         ),
+        Activity::Approval => (format!("⏸ waiting for approval {for_}"), p.warning()),
         Activity::Retrying { .. } => ("↻ retrying".into(), p.warning()),
         Activity::Interrupted => ("■ interrupted".into(), p.warning()),
         Activity::Failed => ("✘ stopped".into(), p.error()),
@@ -62,6 +63,8 @@ fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
 fn hint(app: &Status, now: Instant) -> &'static str {
     if app.quit_armed(now) {
         "Ctrl+C again to quit"
+    } else if app.activity == Activity::Approval {
+        "y run · a always · n refuse · Esc stop"
     } else if app.running {
         "Esc interrupt · Enter queues · ? help"
     } else if app.can_resume {
@@ -82,14 +85,19 @@ struct Parts {
     turn: Option<Span<'static>>,
     cost: Option<Span<'static>>,
     meter: Option<Span<'static>>,
+    /// The approval mode: dropped last of all.
+    mode: Option<Span<'static>>,
 }
 
 impl Parts {
     /// The line's spans once `dropped` parts are left out (in the order
-    /// turn tokens, cost, cached share, model, turn clock).
+    /// turn tokens, cost, cached share, model, turn clock, approval mode).
     fn spans(&self, dropped: usize) -> Vec<Span<'static>> {
         let keep = |rank: usize| dropped < rank;
         let mut out = vec![self.activity.clone()];
+        if keep(6) {
+            out.extend(self.mode.clone());
+        }
         if keep(5) {
             out.extend(self.clock.clone());
         }
@@ -155,7 +163,17 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         };
         Span::styled(format!(" · ctx {pc}%"), style)
     });
+    let mode = app.approval.map(|(mode, sandboxed)| {
+        let sandbox = if sandboxed { " (sandbox)" } else { "" };
+        let style = if mode == crate::events::ApprovalMode::Yolo {
+            p.warning()
+        } else {
+            p.dim()
+        };
+        Span::styled(format!(" · {mode}{sandbox}"), style)
+    });
     Parts {
+        mode,
         activity: Span::styled(what, style),
         clock,
         model: Span::styled(format!(" · {}", app.model), p.dim()),
@@ -214,10 +232,10 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
         // Too narrow for both: the quit warning matters more.
         None if app.quit_armed(now) => Line::styled(truncate(hint, width), p.bold()),
         None => {
-            let alone = (0..=5)
+            let alone = (0..=6)
                 .map(|dropped| parts.spans(dropped))
                 .find(|spans| spans_width(spans) <= width);
-            Line::from(alone.unwrap_or_else(|| cut(parts.spans(5), width)))
+            Line::from(alone.unwrap_or_else(|| cut(parts.spans(6), width)))
         }
     };
     frame.render_widget(Paragraph::new(line), area);

@@ -9,12 +9,11 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use similar::{ChangeTag, TextDiff};
 
+use super::diff::diff_lines;
 use super::{inner, pane_block, short_duration, spinner};
 use crate::events::ToolDetail;
 use crate::tui::state::{Ctx, Focus, Trace, TraceEntry, TraceStatus};
-use crate::tui::style::Palette;
 use crate::tui::wrap::{str_width, truncate};
 
 /// Output lines shown under a folded entry.
@@ -241,31 +240,4 @@ fn render_detail(
             .title_bottom(Line::styled(" ↓ more (PgDn) ", ctx.palette.warning()).right_aligned());
     }
     frame.render_widget(Paragraph::new(visible).block(block), area);
-}
-
-/// `-`/`+` lines for a change from `old` to `new` (a new file: all added).
-pub fn diff_lines(p: Palette, old: &str, new: &str) -> Vec<Line<'static>> {
-    let (old, new) = (clean_for_lines(old), clean_for_lines(new));
-    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
-    diff.iter_all_changes()
-        .take(400)
-        .map(|change| {
-            let text = change.value().trim_end_matches('\n').to_string();
-            match change.tag() {
-                ChangeTag::Delete => Line::styled(format!("- {text}"), p.diff_removed()),
-                ChangeTag::Insert => Line::styled(format!("+ {text}"), p.diff_added()),
-                ChangeTag::Equal => Line::styled(format!("  {text}"), p.dim()),
-            }
-        })
-        .collect()
-}
-
-/// The model's text for a diff: no escape sequences or controls, tabs expanded.
-fn clean_for_lines(text: &str) -> std::borrow::Cow<'_, str> {
-    let clean = crate::text::clean(text);
-    if clean.contains('\t') {
-        std::borrow::Cow::Owned(clean.replace('\t', "    "))
-    } else {
-        clean
-    }
 }
