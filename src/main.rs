@@ -244,7 +244,13 @@ async fn run(cli: Cli) -> Result<i32> {
         &context::environment(workspace.root(), &context::today()),
         &instructions,
     );
-    let (mode, note) = setup::safety(&settings, &mut config, workspace.root(), interactive);
+    let (mode, note) = setup::safety(
+        &settings,
+        &mut config,
+        workspace.root(),
+        interactive,
+        cli.demo,
+    );
     config.approval = mode;
     if let Some(note) = note {
         eprintln!("waypoint: {note}");

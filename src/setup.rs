@@ -239,10 +239,12 @@ pub fn safety(
     config: &mut AgentConfig,
     workspace: &std::path::Path,
     interactive: bool,
+    demo: bool,
 ) -> (ApprovalMode, Option<String>) {
     use crate::safety::{Sandbox, SandboxLaunch, landlock_abi};
-    // The app asks in its approval prompt; headless, nobody can answer.
-    let default = if interactive {
+    // The app asks in its approval prompt; headless, nobody can answer;
+    // the demo works in a throwaway folder, in the sandbox, without stopping.
+    let default = if interactive && !demo {
         ApprovalMode::Ask
     } else {
         ApprovalMode::Auto

@@ -697,9 +697,9 @@ fn a_session_continued_with_c_shows_its_plan_and_conversation_again() {
 }
 
 /// A scenario whose commands ask first in ask mode: one the user refuses,
-/// one allowed "always", and a second with the same first word.
+/// one allowed "always", and a second with the same first words.
 const APPROVAL_SCENARIO: &str = r#"{
-  "description": "TUI approvals end-to-end: refuse a command, then allow echo always.",
+  "description": "TUI approvals end-to-end: refuse a command, then allow echo approved always.",
   "turns": [
     {"text": "Planning first.", "tool_calls": [
       {"name": "todo_write", "input": {"todos": [
@@ -709,10 +709,10 @@ const APPROVAL_SCENARIO: &str = r#"{
       {"name": "bash", "input": {"command": "touch marker"}}
     ]},
     {"text": "Refused; echoing instead.", "tool_calls": [
-      {"name": "bash", "input": {"command": "echo -n once-approved"}}
+      {"name": "bash", "input": {"command": "echo approved once"}}
     ]},
     {"text": "Echoing again.", "tool_calls": [
-      {"name": "bash", "input": {"command": "echo -n asked-no-more"}}
+      {"name": "bash", "input": {"command": "echo approved again"}}
     ]},
     {"text": "All done here."}
   ]
@@ -763,8 +763,8 @@ fn the_approval_prompt_refuses_and_allows_always() {
     tmux.key("Enter");
     let screen = tmux.wait_for("the refusal and the next prompt", |s| {
         s.contains("Refused by the user")
-            && s.contains("$ echo -n once-approved")
-            && s.contains("a always (echo)")
+            && s.contains("$ echo approved once")
+            && s.contains("a always (echo approved)")
     });
     assert!(
         !ws.join("marker").exists(),
@@ -779,10 +779,10 @@ fn the_approval_prompt_refuses_and_allows_always() {
     // would never reach its last reply).
     tmux.key("a");
     let screen = tmux.wait_for("both echoes and the end of the turn", |s| {
-        s.contains("once-approved")
-            && s.contains("asked-no-more")
+        s.contains("approved once")
+            && s.contains("approved again")
             && s.contains("All done here.")
-            && s.contains("Allowed for this session: echo")
+            && s.contains("Allowed for this session: echo approved")
             && !s.contains("Approve bash?")
             && status_line(s).contains("idle")
     });
