@@ -81,6 +81,7 @@ fn tool_result(round: usize, bytes: usize) -> Record<'static> {
         is_error: false,
         status: ToolStatus::Ok,
         duration_ms: 840,
+        exit_code: Some(0),
         at: AT,
     }
 }

@@ -295,6 +295,10 @@ pub enum Event {
         status: ToolStatus,
         duration_ms: u64,
         output: String,
+        /// A command's exit code (non-zero: it failed, though the call
+        /// itself worked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
     /// The plan store changed: the whole new list, its rendering and the diff.
     PlanUpdated {

@@ -592,6 +592,7 @@ mod tests {
                 status: ToolStatus::Ok,
                 duration_ms: 3,
                 output: String::new(),
+                exit_code: None,
             },
             Event::ToolCallBegin {
                 id: "2".into(),
@@ -610,6 +611,7 @@ mod tests {
                 status: ToolStatus::Error,
                 duration_ms: 9,
                 output: "Error: boom\nmore".into(),
+                exit_code: None,
             },
         ];
         let (out, _) = run(false, &events);
@@ -645,6 +647,7 @@ mod tests {
                         status: ToolStatus::Error,
                         duration_ms: 1,
                         output: format!("Error: {evil}boom"),
+                        exit_code: None,
                     },
                     Event::Error {
                         kind: crate::events::ErrorKind::Api,

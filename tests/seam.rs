@@ -121,6 +121,7 @@ fn every_op_and_event_round_trips_through_json() {
             status: ToolStatus::Interrupted,
             duration_ms: 3,
             output: "o".into(),
+            exit_code: Some(3),
         },
         Event::PlanUpdated {
             items: vec![item],

@@ -66,6 +66,7 @@ pub fn add_tool_output(app: &mut App, bytes: usize, now: Instant) {
         status: ToolStatus::Ok,
         duration_ms: 900,
         output: String::new(),
+        exit_code: Some(0),
     };
     update::on_event(app, end, now);
 }

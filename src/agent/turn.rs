@@ -312,6 +312,7 @@ impl Session {
             status,
             duration_ms,
             output: output.content.clone(),
+            exit_code: output.exit_code,
         });
         let result = self.answer(id, name, output, status, duration_ms);
         (result, status, plan_written)
@@ -334,6 +335,7 @@ impl Session {
             is_error: out.is_error,
             status,
             duration_ms,
+            exit_code: out.exit_code,
             at: now_ms(),
         });
         ContentBlock::ToolResult {

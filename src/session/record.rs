@@ -102,6 +102,9 @@ pub enum Record<'a> {
         is_error: bool,
         status: ToolStatus,
         duration_ms: u64,
+        /// A command's exit code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
         at: u64,
     },
     /// An accepted plan revision: the whole list.

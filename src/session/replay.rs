@@ -195,6 +195,7 @@ impl Replayer {
                 is_error,
                 status,
                 duration_ms,
+                exit_code,
                 ..
             } => {
                 if self.running.remove(id.as_ref()) {
@@ -204,6 +205,7 @@ impl Replayer {
                         status: *status,
                         duration_ms: *duration_ms,
                         output: content.to_string(),
+                        exit_code: *exit_code,
                     });
                 }
                 self.conversation.push_tool_results(
@@ -342,6 +344,7 @@ impl Replayer {
                         is_error: true,
                         status: ToolStatus::Interrupted,
                         duration_ms: 0,
+                        exit_code: None,
                         at,
                     });
                 }

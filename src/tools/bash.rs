@@ -262,7 +262,10 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
                 content.push('\n');
             }
             content.push_str(&status_line(st));
-            ToolOutput::ok(content)
+            ToolOutput {
+                exit_code: st.code(),
+                ..ToolOutput::ok(content)
+            }
         }
         End::TimedOut => ToolOutput::error(format!(
             "command timed out after {} (process group killed){}",
@@ -581,6 +584,7 @@ mod tests {
         let out = f.run(json!({"command": "printf oops; exit 3"})).await;
         assert!(!out.is_error);
         assert_eq!(out.content, "oops\n[exit code: 3]");
+        assert_eq!(out.exit_code, Some(3));
     }
 
     #[tokio::test]

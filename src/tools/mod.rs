@@ -67,6 +67,8 @@ pub struct ToolOutput {
     pub interrupted: bool,
     /// The plan was written (accepted), and how it changed.
     pub plan: Option<PlanChange>,
+    /// A command's exit code, when it exited (bash).
+    pub exit_code: Option<i32>,
 }
 
 /// What an accepted plan write did.
@@ -85,6 +87,7 @@ impl ToolOutput {
             is_error: false,
             interrupted: false,
             plan: None,
+            exit_code: None,
         }
     }
     /// A call not run because a rule or the user refused it; the text says
@@ -102,6 +105,7 @@ impl ToolOutput {
             is_error: true,
             interrupted: false,
             plan: None,
+            exit_code: None,
         }
     }
     /// The user interrupted the tool; `detail` (e.g. output so far) follows the notice.
@@ -115,6 +119,7 @@ impl ToolOutput {
             is_error: true,
             interrupted: true,
             plan: None,
+            exit_code: None,
         }
     }
 }

@@ -106,6 +106,7 @@ pub fn end(id: &str, name: &str, status: ToolStatus, ms: u64, output: &str) -> E
         status,
         duration_ms: ms,
         output: output.into(),
+        exit_code: None,
     }
 }
 
