@@ -284,7 +284,15 @@ async fn run(cli: Cli) -> Result<i32> {
             config,
             engine,
             factory,
-            TuiSession { setup, store, pick },
+            TuiSession {
+                setup,
+                store,
+                pick,
+                instructions: instructions
+                    .iter()
+                    .map(|f| (f.path.display().to_string(), f.size))
+                    .collect(),
+            },
         )
         .await;
     };
@@ -411,6 +419,8 @@ struct TuiSession {
     setup: SessionSetup,
     store: SessionStore,
     pick: bool,
+    /// The project instructions read (path, bytes), for `/context`.
+    instructions: Vec<(String, u64)>,
 }
 
 /// The full-screen app; without a usable provider it still opens and says how to set one up.
@@ -423,7 +433,12 @@ async fn run_tui(
     factory: Arc<setup::SettingsFactory>,
     session: TuiSession,
 ) -> Result<i32> {
-    let TuiSession { setup, store, pick } = session;
+    let TuiSession {
+        setup,
+        store,
+        pick,
+        instructions,
+    } = session;
     // A session to resume is handed to the first engine started (now, or
     // once the settings work).
     let mut setup = Some(setup);
@@ -494,6 +509,7 @@ async fn run_tui(
         prices: settings.prices.clone(),
         sessions: Some(store),
         pick_session: pick,
+        instructions,
     })
     .await
     .wrap_err("the terminal failed")?;

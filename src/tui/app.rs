@@ -49,6 +49,8 @@ pub struct TuiOptions {
     pub sessions: Option<SessionStore>,
     /// Open the session picker first (`waypoint -r` without an id).
     pub pick_session: bool,
+    /// The project instructions files in the system prompt: path and size.
+    pub instructions: Vec<(String, u64)>,
 }
 
 /// How the full-screen app ended.
@@ -85,6 +87,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
+    app.status.instructions = opts.instructions;
     app.status.prices = opts.prices;
     let mut io = Io {
         spills: SpillFiles::default(),

@@ -80,6 +80,8 @@ pub struct Status {
     pub setup_help: Option<String>,
     /// The recorded session: its id and its transcript's path.
     pub session: Option<(String, String)>,
+    /// The project instructions files read into the system prompt (path, bytes).
+    pub instructions: Vec<(String, u64)>,
     /// The approval mode, and whether `bash` is sandboxed in it.
     pub approval: Option<(crate::events::ApprovalMode, bool)>,
     /// What a resumed session's start has to say, held until its history
@@ -109,6 +111,7 @@ impl Status {
             setup_help: None,
             session: None,
             approval: None,
+            instructions: Vec::new(),
             session_notices: Vec::new(),
         }
     }
