@@ -105,7 +105,9 @@ echo "== loopback server ($PROVIDER) at $URL (pid $SERVER_PID)"
 # Only the settings given here: no config file of the user's (an empty file:
 # a file named by WAYPOINT_CONFIG must exist), no stray variables.
 : > "$WORK/no-config.toml"
-export WAYPOINT_CONFIG="$WORK/no-config.toml" WAYPOINT_LOG="$WORK/waypoint.log"
+# Sessions are recorded (as they always are) in the bench's own folder;
+# WAYPOINT_APPROVAL=yolo in the caller's environment measures without the sandbox.
+export WAYPOINT_CONFIG="$WORK/no-config.toml" WAYPOINT_LOG="$WORK/waypoint.log" WAYPOINT_HOME="$WORK/home"
 unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_MODEL OPENAI_BASE_URL OPENAI_API_KEY OPENAI_MODEL \
     WAYPOINT_PROVIDER WAYPOINT_MODEL WAYPOINT_PROFILE WAYPOINT_LOG_LEVEL
 if [ "$PROVIDER" = openai ]; then
