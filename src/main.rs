@@ -252,7 +252,8 @@ async fn run(cli: Cli) -> Result<i32> {
         cli.demo,
     );
     config.approval = mode;
-    if let Some(note) = note {
+    // Said once: on stderr, and in the app as a notice on its first screen.
+    if let Some(note) = &note {
         eprintln!("waypoint: {note}");
     }
     // The engine keeps the factory: reloading the settings or switching the
@@ -288,6 +289,7 @@ async fn run(cli: Cli) -> Result<i32> {
                 setup,
                 store,
                 pick,
+                safety_note: note,
                 instructions: instructions
                     .iter()
                     .map(|f| (f.path.display().to_string(), f.size))
@@ -421,6 +423,8 @@ struct TuiSession {
     pick: bool,
     /// The project instructions read (path, bytes), for `/context`.
     instructions: Vec<(String, u64)>,
+    /// Why the sandbox is missing, when `auto` was asked for.
+    safety_note: Option<String>,
 }
 
 /// The full-screen app; without a usable provider it still opens and says how to set one up.
@@ -438,6 +442,7 @@ async fn run_tui(
         store,
         pick,
         instructions,
+        safety_note,
     } = session;
     // A session to resume is handed to the first engine started (now, or
     // once the settings work).
@@ -510,6 +515,7 @@ async fn run_tui(
         sessions: Some(store),
         pick_session: pick,
         instructions,
+        notice: safety_note,
     })
     .await
     .wrap_err("the terminal failed")?;

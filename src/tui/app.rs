@@ -51,6 +51,8 @@ pub struct TuiOptions {
     pub pick_session: bool,
     /// The project instructions files in the system prompt: path and size.
     pub instructions: Vec<(String, u64)>,
+    /// A warning for the first screen (e.g. why there is no sandbox).
+    pub notice: Option<String>,
 }
 
 /// How the full-screen app ended.
@@ -88,6 +90,9 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
     app.status.instructions = opts.instructions;
+    if let Some(notice) = opts.notice {
+        app.notice(NoticeKind::Warning, notice);
+    }
     app.status.prices = opts.prices;
     let mut io = Io {
         spills: SpillFiles::default(),
