@@ -12,6 +12,7 @@ use unicode_width::UnicodeWidthStr;
 use super::style::Palette;
 
 mod pieces;
+mod table;
 
 use pieces::{fit, hard_cut, push_piece, sanitize, trim_end, wrap};
 
@@ -28,7 +29,8 @@ const ZWJ: char = '\u{200D}';
 /// Renders Markdown `text` into lines no wider than `width` display columns (width ≥ 1; treat 0 as 1).
 pub fn render(text: &str, width: u16, palette: Palette) -> Vec<Line<'static>> {
     let mut renderer = Renderer::new(usize::from(width.max(1)), palette);
-    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
     // Escape sequences go before parsing: the parser may split one (at its
     // `[`) into pieces that no longer look like a sequence.
     let text = crate::text::clean(text);
@@ -82,6 +84,8 @@ struct Renderer {
     code: Option<String>,
     /// A blank line goes before the next block (never at the very start).
     pending_blank: bool,
+    /// The table being read.
+    table: Option<table::Table>,
 }
 
 impl Renderer {
@@ -97,10 +101,16 @@ impl Renderer {
             inline: Vec::new(),
             code: None,
             pending_blank: false,
+            table: None,
         }
     }
 
     fn finish(mut self) -> Vec<Line<'static>> {
+        // A table cut mid-stream is drawn as far as it came.
+        if let Some(table) = self.table.take() {
+            self.inline.clear();
+            self.table(table);
+        }
         self.flush();
         if let Some(code) = self.code.take() {
             self.code_block(&code);
@@ -169,13 +179,21 @@ impl Renderer {
                     list.loose = true;
                 }
             }
-            Tag::Heading { level, .. } => {
+            Tag::Heading { .. } => {
+                // The heading's style marks it; its `#`s are not shown.
                 self.flush();
                 self.push_style(self.palette.heading());
-                let mut marks = "#".repeat(level as usize);
-                marks.push(' ');
-                self.text(&marks, self.style());
             }
+            Tag::Table(_) => {
+                self.flush();
+                self.table = Some(table::Table::default());
+            }
+            Tag::TableHead | Tag::TableRow => {
+                if let Some(table) = &mut self.table {
+                    table.start_row();
+                }
+            }
+            Tag::TableCell => self.inline.clear(),
             Tag::BlockQuote(_) => {
                 self.flush();
                 // The separating blank line belongs outside the quote.
@@ -221,8 +239,8 @@ impl Renderer {
                     text: String::new(),
                 });
             }
-            // Tables, footnotes, definition lists… are not enabled; any text
-            // inside unknown tags still flows through as plain text.
+            // Footnotes, definition lists… are not enabled; any text inside
+            // unknown tags still flows through as plain text.
             _ => {}
         }
     }
@@ -273,6 +291,23 @@ impl Renderer {
                 }
                 if matches!(self.containers.last(), Some(Container::Item { .. })) {
                     self.containers.pop();
+                }
+            }
+            TagEnd::TableCell => {
+                let mut cell = std::mem::take(&mut self.inline);
+                pieces::trim_end(&mut cell);
+                if let Some(table) = &mut self.table {
+                    table.end_cell(cell);
+                }
+            }
+            TagEnd::TableHead => {
+                if let Some(table) = &mut self.table {
+                    table.end_head();
+                }
+            }
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    self.table(table);
                 }
             }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => self.pop_style(),
@@ -444,10 +479,10 @@ mod tests {
     }
 
     #[test]
-    fn headings_are_prefixed_and_styled() {
+    fn headings_are_styled_without_their_marks() {
         let palette = Palette::colored();
         let lines = render("# Title\n\n## Sub *em*\n\nbody", 40, palette);
-        assert_eq!(plain(&lines), ["# Title", "", "## Sub em", "", "body"]);
+        assert_eq!(plain(&lines), ["Title", "", "Sub em", "", "body"]);
         assert_eq!(style_of(&lines, "Title"), palette.heading());
         assert_eq!(
             style_of(&lines, "em"),
@@ -790,5 +825,33 @@ mod tests {
         let lines = render(&text, 80, Palette::colored());
         assert_eq!(lines.len(), 2_500 * 4 + 5_000);
         assert_eq!(plain(&lines[lines.len() - 1..]), ["│ let v4999 = 4999;"]);
+    }
+
+    const TABLE: &str = "| Tool | What it does | Asks |\n|---|---|:-:|\n| `bash` | runs a command in the workspace | yes |\n| read_file | reads | no |\n";
+
+    #[test]
+    fn tables_align_their_columns_and_wrap_cells() {
+        assert_eq!(
+            md(TABLE, 60),
+            [
+                "Tool      │ What it does                    │ Asks",
+                "──────────┼─────────────────────────────────┼─────",
+                "bash      │ runs a command in the workspace │ yes",
+                "read_file │ reads                           │ no",
+            ]
+        );
+        // Narrow: the widest column wraps inside itself.
+        let narrow = md(TABLE, 32);
+        assert_eq!(narrow[0], "Tool      │ What it does  │ Asks");
+        assert_eq!(narrow[2], "bash      │ runs a        │ yes");
+        assert_eq!(narrow[3], "          │ command in    │");
+        assert_eq!(narrow[4], "          │ the workspace │");
+        // Too narrow for columns: rows as lines; never wider than the pane.
+        for width in [1, 3, 5, 8, 12, 20, 32, 60] {
+            assert_fits(&render(TABLE, width, Palette::colored()), width, TABLE);
+        }
+        assert!(md(TABLE, 5).iter().any(|l| l.contains('|')));
+        // Half a table (mid-stream) still draws.
+        assert_eq!(md("| a | b |\n|---|---|\n| 1 |", 20)[0], "a │ b");
     }
 }
