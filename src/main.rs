@@ -123,7 +123,12 @@ async fn run(cli: Cli) -> Result<i32> {
         env: &env_var,
         file: file.clone(),
     })?;
-    let store = SessionStore::from_env(env_var)?;
+    // Without a home folder, sessions still survive the process (not a reboot).
+    let store = SessionStore::from_env(env_var).unwrap_or_else(|e| {
+        let dir = std::env::temp_dir().join("waypoint-sessions");
+        eprintln!("waypoint: {e}; sessions are kept in {} for now", dir.display());
+        SessionStore::new(dir)
+    });
     match &cli.command {
         Some(Command::Config) => {
             print!("{}", settings.describe(config_path.as_deref()));
