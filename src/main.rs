@@ -126,7 +126,10 @@ async fn run(cli: Cli) -> Result<i32> {
     // Without a home folder, sessions still survive the process (not a reboot).
     let store = SessionStore::from_env(env_var).unwrap_or_else(|e| {
         let dir = std::env::temp_dir().join("waypoint-sessions");
-        eprintln!("waypoint: {e}; sessions are kept in {} for now", dir.display());
+        eprintln!(
+            "waypoint: {e}; sessions are kept in {} for now",
+            dir.display()
+        );
         SessionStore::new(dir)
     });
     match &cli.command {

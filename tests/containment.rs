@@ -66,6 +66,12 @@ impl Run {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("WAYPOINT_LOG", self.dir.path().join("waypoint.log"))
             .env("WAYPOINT_HOME", self.dir.path().join("home"))
+            // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
+            .envs(
+                waypoint::safety::landlock_abi()
+                    .is_none()
+                    .then_some(("WAYPOINT_APPROVAL", "yolo")),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -108,6 +114,12 @@ async fn commands_cannot_reach_the_terminal() {
     cmd.args(["-qec", &line, "/dev/null"])
         .env("WAYPOINT_LOG", run.dir.path().join("waypoint.log"))
         .env("WAYPOINT_HOME", run.dir.path().join("home"))
+        // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
+        .envs(
+            waypoint::safety::landlock_abi()
+                .is_none()
+                .then_some(("WAYPOINT_APPROVAL", "yolo")),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -30,6 +30,12 @@ fn waypoint(dir: &std::path::Path) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("WAYPOINT_LOG", dir.join("waypoint.log"))
         .env("WAYPOINT_HOME", dir.join("home"))
+        // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
+        .envs(
+            waypoint::safety::landlock_abi()
+                .is_none()
+                .then_some(("WAYPOINT_APPROVAL", "yolo")),
+        )
         .arg("--workspace")
         .arg(dir)
         .stdin(Stdio::null())

@@ -348,6 +348,12 @@ fn waypoint_via<W: Side>(mut cmd: Command, home: &Path, ws: &Path, url: &str) ->
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("WAYPOINT_LOG", home.join("waypoint.log"))
         .env("WAYPOINT_HOME", home)
+        // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
+        .envs(
+            waypoint::safety::landlock_abi()
+                .is_none()
+                .then_some(("WAYPOINT_APPROVAL", "yolo")),
+        )
         .env(W::KEY_VAR, KEY)
         .args(["--provider", W::PROVIDER, "--model", W::MODEL])
         .args(["--base-url", url])
