@@ -204,3 +204,25 @@ fn the_approval_prompt() {
         }
     }
 }
+
+#[test]
+fn a_failed_command_and_a_refused_plan() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let folded = failed_tool(&clock);
+    // The failed command expanded (the entry before the refused plan).
+    let mut bash = failed_tool(&clock);
+    bash.focus = Focus::Trace;
+    update::on_key(&mut bash, key(KeyCode::Up), now);
+    update::on_key(&mut bash, key(KeyCode::Enter), now);
+    // The refused plan update expanded: its whole reason, wrapped.
+    let mut plan = failed_tool(&clock);
+    plan.focus = Focus::Trace;
+    update::on_key(&mut plan, key(KeyCode::Enter), now);
+    for (name, mut app) in [("folded", folded), ("bash", bash), ("plan", plan)] {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let terminal = screen(&mut app, w, h, now);
+            insta::assert_snapshot!(format!("failed_{name}_{w}x{h}"), terminal.backend());
+        }
+    }
+}

@@ -2098,3 +2098,48 @@ fn a_long_command_scrolls_in_the_prompt_and_nothing_is_cut() {
     assert!(!last.contains('\x1b') && !last.contains('\x07'));
     assert!(last.contains("in /work/project"), "{last}");
 }
+
+#[test]
+fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
+    let clock = Clock::new();
+    let mut a = failed_tool(&clock);
+    let bash = a.trace.entries.iter().find(|t| t.id == "t3").unwrap();
+    assert_eq!(bash.status, TraceStatus::Error);
+    assert_eq!(bash.exit_code, Some(3));
+    let plan = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    let reason = plan.refusal.as_deref().unwrap();
+    assert!(reason.ends_with("send the whole list again."), "{reason}");
+    assert_eq!(
+        a.plan.refused.as_deref(),
+        Some("items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress")
+    );
+    // Exit code 0 is a success.
+    update::on_event(
+        &mut a,
+        begin("t5", "bash", "ls", json!({"command": "ls"}), None),
+        clock.at(8.0),
+    );
+    update::on_event(
+        &mut a,
+        Event::ToolCallEnd {
+            id: "t5".into(),
+            name: "bash".into(),
+            status: ToolStatus::Ok,
+            duration_ms: 5,
+            output: "a\n".into(),
+            exit_code: Some(0),
+        },
+        clock.at(8.1),
+    );
+    assert_eq!(a.trace.entries.last().unwrap().status, TraceStatus::Ok);
+    // The next accepted update clears the notice.
+    update::on_event(
+        &mut a,
+        plan_event(
+            vec![item("1", "Read the CLI code", TodoStatus::InProgress)],
+            Default::default(),
+        ),
+        clock.at(9.0),
+    );
+    assert_eq!(a.plan.refused, None);
+}

@@ -550,3 +550,30 @@ pub fn an_edit() -> serde_json::Value {
         "new_text": "pub struct Cli {\n    quiet: bool,\n    /// Print every step.\n    verbose: bool,\n}\n",
     })
 }
+
+/// The session after `cargo test` exited 3 and a plan update was refused.
+pub fn failed_tool(clock: &Clock) -> App {
+    let mut a = plan_in_progress(clock);
+    let refused = "Error: plan refused: items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress; at most one item may be in progress at a time. The previous plan is unchanged; fix the list and send the whole list again. Current plan:\n[x] Read the CLI code\n[x] Add the flag\n[>] Run the tests\n";
+    let events = vec![
+        (
+            6.0,
+            Event::ToolCallEnd {
+                id: "t3".into(),
+                name: "bash".into(),
+                status: ToolStatus::Ok,
+                duration_ms: 2000,
+                output: "test cli::verbose ... FAILED\nerror: test failed, to rerun pass `--lib`\n"
+                    .into(),
+                exit_code: Some(3),
+            },
+        ),
+        (
+            7.0,
+            begin("t4", "todo_write", "3 items", json!({"todos": []}), None),
+        ),
+        (7.1, end("t4", "todo_write", ToolStatus::Error, 1, refused)),
+    ];
+    feed(&mut a, clock, events);
+    a
+}

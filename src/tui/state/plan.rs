@@ -29,6 +29,9 @@ pub struct Checklist {
     pub scroll: Scroll,
     /// The last turn ended with this many items open.
     pub stopped_open: Option<usize>,
+    /// The last plan update was refused: its first clause (until the next
+    /// accepted update).
+    pub refused: Option<String>,
 }
 
 impl Default for Checklist {
@@ -40,6 +43,7 @@ impl Default for Checklist {
             collapsed: false,
             scroll: Scroll::following(),
             stopped_open: None,
+            refused: None,
         }
     }
 }
@@ -113,6 +117,7 @@ impl Checklist {
         };
         self.items = items;
         self.stopped_open = None;
+        self.refused = None;
     }
 
     /// The turn ended: remember how many items it left open.

@@ -41,6 +41,10 @@ pub struct TraceEntry {
     pub output: OutputLog,
     /// Live output arrived (so the final result does not replace it).
     pub streamed: bool,
+    /// A command's non-zero exit code (the call is shown as failed).
+    pub exit_code: Option<i32>,
+    /// Why the plan tool refused the update (the whole reason, cleaned).
+    pub refusal: Option<String>,
 }
 
 #[derive(Debug)]
@@ -65,6 +69,29 @@ impl Default for Trace {
     }
 }
 
+/// What a refused plan update starts with.
+pub const PLAN_REFUSED: &str = "Error: plan refused:";
+
+/// The reason of a refused plan update (cleaned, whole), if `output` is one.
+pub fn plan_refusal(output: &str) -> Option<String> {
+    let reason = output.strip_prefix(PLAN_REFUSED)?;
+    // The current plan follows the reason; it is on screen already.
+    let reason = reason.split("Current plan:").next().unwrap_or_default();
+    Some(crate::text::clean_line(reason.trim()).into_owned())
+}
+
+/// A refusal's first clause: up to the first `.`, `;` or line end.
+pub fn first_clause(reason: &str) -> &str {
+    let end = reason
+        .find(". ")
+        .into_iter()
+        .chain(reason.find(';'))
+        .chain(reason.find('\n'))
+        .min()
+        .unwrap_or(reason.len());
+    reason[..end].trim_end_matches('.').trim()
+}
+
 impl Trace {
     pub fn begin(
         &mut self,
@@ -86,6 +113,8 @@ impl Trace {
             duration: None,
             output: OutputLog::default(),
             streamed: false,
+            exit_code: None,
+            refusal: None,
         });
     }
 

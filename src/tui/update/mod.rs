@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
-use super::state::{Activity, App, ApprovalRequest, EntryKind, NoticeKind};
+use super::state::{
+    Activity, App, ApprovalRequest, EntryKind, NoticeKind, TraceStatus, first_clause, plan_refusal,
+};
 use crate::events::{
-    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary,
+    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
+    ToolSummary,
 };
 use crate::llm::Usage;
 use crate::text::clean_line;
@@ -149,11 +152,24 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             status,
             duration_ms,
             output,
+            exit_code,
             ..
         } => {
+            let mut refused = None;
             if let Some(t) = app.trace.by_id(&id) {
                 t.status = status.into();
                 t.duration = Some(Duration::from_millis(duration_ms));
+                // A command that ran but failed is shown as failed.
+                if let Some(code) = exit_code.filter(|c| *c != 0) {
+                    t.exit_code = Some(code);
+                    if t.status == TraceStatus::Ok {
+                        t.status = TraceStatus::Error;
+                    }
+                }
+                if t.summary.detail == ToolDetail::Plan {
+                    t.refusal = plan_refusal(&output);
+                    refused.clone_from(&t.refusal);
+                }
                 let spill = if !t.streamed {
                     t.output.push(output)
                 } else if status != ToolStatus::Ok {
@@ -165,6 +181,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     None
                 };
                 effects.extend(spill_effect(t.serial, spill));
+            }
+            if let Some(reason) = refused {
+                app.plan.refused = Some(first_clause(&reason).to_string());
             }
             app.status.set_activity(Activity::Thinking, now);
         }

@@ -86,7 +86,18 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
     let (done, total) = (c.completed(), c.items.len());
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut active_line = 0;
+    // One line: the model's last update was refused (the plan is unchanged).
+    let refused = c.refused.as_ref().map(|clause| {
+        Line::styled(
+            truncate(
+                &format!("plan update refused: {}", crate::text::clean_line(clause)),
+                usize::from(width),
+            ),
+            p.error(),
+        )
+    });
     if total == 0 {
+        lines.extend(refused);
         lines.extend(wrap(
             "No plan yet.",
             width,
@@ -97,6 +108,7 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
         return (lines, active_line);
     }
     lines.push(gauge(done, total, width, ctx));
+    lines.extend(refused);
     for item in &c.items {
         let change = c.change_of(&item.id, now);
         let (marker, style) = match item.status {
