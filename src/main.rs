@@ -510,6 +510,7 @@ async fn run_tui(
         sessions: Some(store),
         pick_session: pick,
         instructions,
+        max_retries: Some(settings.max_retries.value),
     })
     .await
     .wrap_err("the terminal failed")?;

@@ -21,6 +21,15 @@ pub fn whole_tokens(n: u64) -> String {
     }
 }
 
+/// `1 item`, `3 items`: a count and its noun, made plural unless it is one.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// What a compaction did: `context compacted: 171k → 14k tokens`, and
 /// `(old tool outputs dropped)` when summarising failed.
 pub fn compaction(before: u64, after: u64, fallback: bool) -> String {

@@ -226,3 +226,14 @@ fn a_failed_command_and_a_refused_plan() {
         }
     }
 }
+
+#[test]
+fn a_retried_request_has_one_notice() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = retrying(&clock);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("retrying_{w}x{h}"), terminal.backend());
+    }
+}

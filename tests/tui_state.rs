@@ -285,7 +285,7 @@ fn a_retry_replaces_the_partial_reply() {
     update::on_event(&mut a, text("Whole reply"), clock.at(1.0));
     let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
     assert!(!texts.contains(&"Half a rep"), "{texts:?}");
-    assert!(texts.iter().any(|t| t.contains("Retry 1")));
+    assert!(texts.contains(&"retried 1 time"), "{texts:?}");
     assert_eq!(*texts.last().unwrap(), "Whole reply");
 }
 
@@ -630,7 +630,7 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
     assert_eq!(entries.len(), 4, "{entries:?}");
     assert_eq!(entries[0], (EntryKind::User, "task"));
     assert_eq!(entries[1], (EntryKind::Queued, "also this"));
-    assert!(entries[2].1.starts_with("Retry 1"), "{entries:?}");
+    assert_eq!(entries[2].1, "retried 1 time", "{entries:?}");
     assert_eq!(entries[3], (EntryKind::Assistant, "Again"));
 }
 
@@ -2142,4 +2142,59 @@ fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
         clock.at(9.0),
     );
     assert_eq!(a.plan.refused, None);
+}
+
+#[test]
+fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
+    let clock = Clock::new();
+    let mut a = retrying(&clock);
+    let notices: Vec<&str> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| e.text().contains("retr"))
+        .map(|e| e.text())
+        .collect();
+    assert_eq!(notices, vec!["retrying (3/6) in 8 s: overloaded"]);
+    // The void replies are gone.
+    assert!(!a.conversation.entries.iter().any(|e| e.text() == "Let me"));
+    update::on_event(&mut a, text("Here it is"), clock.at(30.0));
+    let retried: Vec<_> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| e.text().contains("retr"))
+        .map(|e| (e.kind, e.text()))
+        .collect();
+    assert_eq!(
+        retried,
+        vec![(EntryKind::Notice(NoticeKind::Info), "retried 3 times")]
+    );
+    // The next round's retries get a new notice; the turn's end settles it.
+    update::on_event(&mut a, Event::RoundStarted { round: 4 }, clock.at(31.0));
+    update::on_event(
+        &mut a,
+        Event::Retrying {
+            attempt: 1,
+            delay_ms: 500,
+            reason: "\x1b[31mreset\x1b[0m".into(),
+        },
+        clock.at(31.5),
+    );
+    assert_eq!(
+        a.conversation.entries.last().unwrap().text(),
+        "retrying (1/6) in 0.5 s: reset"
+    );
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            open_items: 0,
+            stop_reason: waypoint::events::StopReason::EndTurn,
+        },
+        clock.at(32.0),
+    );
+    assert_eq!(
+        a.conversation.entries.last().unwrap().text(),
+        "retried 1 time"
+    );
 }

@@ -51,6 +51,8 @@ pub struct TuiOptions {
     pub pick_session: bool,
     /// The project instructions files in the system prompt: path and size.
     pub instructions: Vec<(String, u64)>,
+    /// How many times a failed request is retried.
+    pub max_retries: Option<u32>,
 }
 
 /// How the full-screen app ended.
@@ -88,6 +90,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
     app.status.price = opts.price;
     app.status.instructions = opts.instructions;
+    app.status.max_retries = opts.max_retries;
     app.status.prices = opts.prices;
     let mut io = Io {
         spills: SpillFiles::default(),

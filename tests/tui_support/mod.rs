@@ -577,3 +577,24 @@ pub fn failed_tool(clock: &Clock) -> App {
     feed(&mut a, clock, events);
     a
 }
+
+/// A request retried three times (the server is overloaded), still waiting.
+pub fn retrying(clock: &Clock) -> App {
+    let mut a = plan_in_progress(clock);
+    a.status.max_retries = Some(6);
+    let mut events = vec![(6.0, Event::RoundStarted { round: 3 })];
+    for (i, attempt) in (1..=3).enumerate() {
+        let at = 7.0 + i as f64 * 5.0;
+        events.push((at, text("Let me")));
+        events.push((
+            at + 0.5,
+            Event::Retrying {
+                attempt,
+                delay_ms: 1000 << attempt,
+                reason: "overloaded".into(),
+            },
+        ));
+    }
+    feed(&mut a, clock, events);
+    a
+}

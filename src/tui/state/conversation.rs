@@ -63,6 +63,10 @@ impl ConvEntry {
         self.text.push_str(s);
         self.cache = None;
     }
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+        self.cache = None;
+    }
     pub fn set_kind(&mut self, kind: EntryKind) {
         self.kind = kind;
         self.cache = None;
@@ -81,6 +85,8 @@ pub struct Conversation {
     pub show_reasoning: bool,
     /// The summary entry of the compaction running now, if it has one.
     pub summary_entry: Option<usize>,
+    /// This round's retry notice (rewritten in place) and the retries so far.
+    pub retry_notice: Option<(usize, u32)>,
 }
 
 impl Default for Conversation {
@@ -92,6 +98,7 @@ impl Default for Conversation {
             round_reasoning: None,
             show_reasoning: false,
             summary_entry: None,
+            retry_notice: None,
         }
     }
 }
@@ -157,6 +164,61 @@ impl Conversation {
                 self.entries.remove(i);
             }
         }
+    }
+
+    /// The request is retried: this round's one notice says so, rewritten
+    /// in place on each retry.
+    pub fn retrying(&mut self, attempt: u32, text: String) {
+        let current = self
+            .retry_notice
+            .filter(|(i, _)| {
+                self.entries.get(*i).is_some_and(|e| {
+                    matches!(
+                        e.kind,
+                        EntryKind::Notice(NoticeKind::Warning | NoticeKind::Info)
+                    )
+                })
+            })
+            .map(|(i, _)| i);
+        match current {
+            Some(i) => {
+                self.entries[i].set_kind(EntryKind::Notice(NoticeKind::Warning));
+                self.entries[i].set_text(text);
+            }
+            None => {
+                self.notice(NoticeKind::Warning, text);
+                self.retry_notice = Some((self.entries.len() - 1, attempt));
+                return;
+            }
+        }
+        self.retry_notice = current.map(|i| (i, attempt));
+        self.round_entry = None;
+    }
+
+    /// The reply started: the retry notice, if any, becomes a short record
+    /// of how many retries it took (a further retry in this round rewrites
+    /// it again).
+    pub fn settle_retry(&mut self) {
+        let Some((i, attempts)) = self.retry_notice else {
+            return;
+        };
+        if let Some(e) = self
+            .entries
+            .get_mut(i)
+            .filter(|e| e.kind == EntryKind::Notice(NoticeKind::Warning))
+        {
+            e.set_kind(EntryKind::Notice(NoticeKind::Info));
+            e.set_text(format!(
+                "retried {}",
+                crate::units::plural(attempts as usize, "time")
+            ));
+        }
+    }
+
+    /// The round (or the turn) ended: its retry notice is settled for good.
+    pub fn end_retries(&mut self) {
+        self.settle_retry();
+        self.retry_notice = None;
     }
 
     /// A turn started: the queued message it answers becomes a user message.

@@ -80,6 +80,8 @@ pub struct Status {
     pub setup_help: Option<String>,
     /// The recorded session: its id and its transcript's path.
     pub session: Option<(String, String)>,
+    /// How many times a request is retried (for `retrying (3/6)`), if known.
+    pub max_retries: Option<u32>,
     /// The project instructions files read into the system prompt (path, bytes).
     pub instructions: Vec<(String, u64)>,
     /// The approval mode, and whether `bash` is sandboxed in it.
@@ -112,6 +114,7 @@ impl Status {
             session: None,
             approval: None,
             instructions: Vec::new(),
+            max_retries: None,
             session_notices: Vec::new(),
         }
     }

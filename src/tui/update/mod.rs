@@ -92,15 +92,18 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             }
         }
         Event::RoundStarted { .. } => {
+            app.conversation.end_retries();
             app.conversation.round_entry = None;
             app.conversation.round_reasoning = None;
             app.status.set_activity(Activity::Thinking, now);
         }
         Event::ReasoningDelta { text } => {
+            app.conversation.settle_retry();
             app.conversation.push_reasoning(&text);
             app.status.set_activity(Activity::Thinking, now);
         }
         Event::TextDelta { text } => {
+            app.conversation.settle_retry();
             app.conversation.push_reply(&text);
             app.status.set_activity(Activity::Streaming, now);
         }
@@ -112,12 +115,21 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             // Text streamed in this round is void: the reply starts again
             // (a message queued meanwhile may sit below it).
             app.conversation.drop_round_reply();
-            app.notice(
-                NoticeKind::Warning,
-                format!(
-                    "Retry {attempt} in {:.1} s: {reason}",
-                    delay_ms as f64 / 1000.0
-                ),
+            let reason = clean_line(&reason).into_owned();
+            let of = app
+                .status
+                .max_retries
+                .map(|max| format!("/{max}"))
+                .unwrap_or_default();
+            let secs = delay_ms as f64 / 1000.0;
+            let wait = if delay_ms < 1000 {
+                format!("{secs:.1} s")
+            } else {
+                format!("{secs:.0} s")
+            };
+            app.conversation.retrying(
+                attempt,
+                format!("retrying ({attempt}{of}) in {wait}: {reason}"),
             );
             app.status.set_activity(Activity::Retrying { reason }, now);
         }
@@ -128,6 +140,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             plan_item,
             ..
         } => {
+            app.conversation.settle_retry();
             app.conversation.round_entry = None;
             // The model chose these strings: shown as one clean line each.
             let name = clean_line(&name).into_owned();
@@ -411,6 +424,7 @@ fn spill_effect(serial: u64, text: Option<String>) -> Option<Effect> {
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {
     approval::dropped(app);
     app.status.end_turn(activity, now);
+    app.conversation.end_retries();
     app.conversation.round_entry = None;
 }
 
