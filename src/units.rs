@@ -49,6 +49,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_is_singular() {
+        assert_eq!(plural(1, "item"), "1 item");
+        assert_eq!(plural(0, "item"), "0 items");
+        assert_eq!(plural(3, "time"), "3 times");
+    }
+
+    #[test]
     fn counts_never_read_1000k() {
         assert_eq!(tokens(999), "999");
         assert_eq!(tokens(12_345), "12.3k");

@@ -519,16 +519,18 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     update::on_key(&mut a, key(KeyCode::Char('?')), now);
     assert!(!a.overlays.help);
     assert_eq!(a.input.text(), "");
-    // A letter typed over the help closes it and is typed.
+    // A letter typed over the help only closes it (it is not typed).
     update::on_key(&mut a, key(KeyCode::F(1)), now);
-    type_text(&mut a, "hi", now);
+    type_text(&mut a, "h", now);
     assert!(!a.overlays.help);
-    assert_eq!(a.input.text(), "hi");
-    // With text in the input, `?` is text too.
+    assert_eq!(a.input.text(), "");
+    type_text(&mut a, "hi", now);
+    // With text in the input, `?` closes it too, and is not typed.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     type_text(&mut a, "?", now);
     assert!(!a.overlays.help);
-    assert_eq!(a.input.text(), "hi?");
+    assert_eq!(a.input.text(), "hi");
+    type_text(&mut a, "?", now);
     // Keys that are not text only close it.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     update::on_key(&mut a, key(KeyCode::Enter), now);
@@ -1519,10 +1521,10 @@ fn the_help_scrolls_on_a_small_terminal_and_any_other_key_closes_it() {
         "{s}"
     );
     assert!(a.overlays.help, "scrolling keeps it open");
-    // Another key closes it; a typed character still reaches the input.
+    // Another key closes it, and is not typed.
     update::on_key(&mut a, key(KeyCode::Char('x')), now);
     assert!(!a.overlays.help);
-    assert_eq!(a.input.text(), "x");
+    assert_eq!(a.input.text(), "");
     // Opened again, it starts at the top.
     a.input.clear();
     update::on_key(&mut a, key(KeyCode::F(1)), now);
@@ -2196,5 +2198,110 @@ fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
     assert_eq!(
         a.conversation.entries.last().unwrap().text(),
         "retried 1 time"
+    );
+}
+
+#[test]
+fn queued_messages_lose_their_marker_when_delivered_also_after_an_interrupt() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    let now = clock.at(0.0);
+    type_text(&mut a, "task", now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, now);
+    for msg in ["also this", "and this"] {
+        type_text(&mut a, msg, now);
+        update::on_key(&mut a, key(KeyCode::Enter), now);
+    }
+    let queued = |a: &App| {
+        a.conversation
+            .entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Queued)
+            .count()
+    };
+    assert_eq!(queued(&a), 2);
+    // Esc: the engine folds both into the conversation after its note...
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "interrupted".into(),
+            error: None,
+        },
+        clock.at(1.0),
+    );
+    assert_eq!(queued(&a), 2, "not sent yet");
+    // ...and Ctrl+R's resumed turn sends them.
+    update::on_key(&mut a, ctrl('r'), clock.at(2.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(2.0));
+    assert_eq!(queued(&a), 0);
+    // Without an interrupt, each queued message starts its own turn.
+    for msg in ["third", "fourth"] {
+        type_text(&mut a, msg, now);
+        update::on_key(&mut a, key(KeyCode::Enter), now);
+    }
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            open_items: 0,
+            stop_reason: waypoint::events::StopReason::EndTurn,
+        },
+        clock.at(3.0),
+    );
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(3.0));
+    assert_eq!(queued(&a), 1);
+    // A resumed turn alone delivers nothing new.
+    update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(4.0));
+    assert_eq!(queued(&a), 1);
+}
+
+#[test]
+fn esc_interrupt_stays_on_a_narrow_status_line_while_a_task_runs() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = plan_in_progress(&clock);
+    a.status.set_model("claude-sonnet-4-5-20250929".into());
+    a.status.workspace = "/home/me/src/proj".into();
+    a.status
+        .set_place(Some("/home/me"), Some(Some("main".into())));
+    for w in [60u16, 80, 90, 100] {
+        let s = screen_text(&mut a, w, 24, now);
+        let status = s.lines().last().unwrap();
+        assert!(status.contains("Esc interrupt"), "{w}: {status}");
+    }
+    // With room, the folder and the branch are shown; they go first.
+    let status = |a: &mut App, w| {
+        screen_text(a, w, 24, now)
+            .lines()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    let wide = status(&mut a, 200);
+    assert!(wide.contains("~/src/proj (main)"), "{wide}");
+    assert!(wide.contains("claude-sonnet-4-5-20250929"), "{wide}");
+    let narrow = status(&mut a, 100);
+    assert!(!narrow.contains("~/src/proj"), "{narrow}");
+}
+
+#[test]
+fn the_folder_is_shortened() {
+    use waypoint::tui::state::status::short_folder;
+    assert_eq!(
+        short_folder("/home/me/src/proj", Some("/home/me")),
+        "~/src/proj"
+    );
+    assert_eq!(short_folder("/home/me", Some("/home/me/")), "~");
+    assert_eq!(short_folder("/home/mex/a", Some("/home/me")), "/home/mex/a");
+    assert_eq!(
+        short_folder("/srv/builds/2026/clients/acme/website", None),
+        "…/acme/website"
+    );
+    assert!(
+        short_folder(&format!("/a/{}", "x".repeat(40)), None)
+            .chars()
+            .count()
+            <= 24
     );
 }

@@ -91,6 +91,10 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     app.status.price = opts.price;
     app.status.instructions = opts.instructions;
     app.status.max_retries = opts.max_retries;
+    // Read once: the status line shows where the session works.
+    let home = std::env::var("HOME").ok();
+    let branch = crate::context::git_branch(std::path::Path::new(&app.status.workspace));
+    app.status.set_place(home.as_deref(), branch);
     app.status.prices = opts.prices;
     let mut io = Io {
         spills: SpillFiles::default(),

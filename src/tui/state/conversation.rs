@@ -85,6 +85,9 @@ pub struct Conversation {
     pub show_reasoning: bool,
     /// The summary entry of the compaction running now, if it has one.
     pub summary_entry: Option<usize>,
+    /// An interrupt folded the queued messages into the conversation: the
+    /// next turn (resumed or new) delivers them all.
+    pub queued_held: bool,
     /// This round's retry notice (rewritten in place) and the retries so far.
     pub retry_notice: Option<(usize, u32)>,
 }
@@ -99,6 +102,7 @@ impl Default for Conversation {
             show_reasoning: false,
             summary_entry: None,
             retry_notice: None,
+            queued_held: false,
         }
     }
 }
@@ -221,12 +225,19 @@ impl Conversation {
         self.retry_notice = None;
     }
 
-    /// A turn started: the queued message it answers becomes a user message.
-    pub fn promote_queued(&mut self) {
-        if let Some(q) = self
+    /// A turn started: the queued message it answers becomes a user
+    /// message; after an interrupt, every queued message does (the engine
+    /// added them all to the conversation, and this turn sends them).
+    pub fn promote_queued(&mut self, resumed: bool) {
+        let all = std::mem::take(&mut self.queued_held);
+        if resumed && !all {
+            return;
+        }
+        for q in self
             .entries
             .iter_mut()
-            .find(|e| e.kind == EntryKind::Queued)
+            .filter(|e| e.kind == EntryKind::Queued)
+            .take(if all { usize::MAX } else { 1 })
         {
             q.set_kind(EntryKind::User);
         }

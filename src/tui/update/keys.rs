@@ -75,19 +75,10 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         return effects;
     }
     if app.overlays.help && !ctrl_c {
-        // Any other key closes the help; Ctrl+C still works below, and a typed
-        // character still reaches the input (but `?` only closes it).
+        // Any other key only closes the help (nothing is typed by it);
+        // Ctrl+C still works below.
         app.overlays.help = false;
-        let chord = key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        let typed = match key.code {
-            KeyCode::Char(c) if !chord => c != '?' || !app.input.is_empty(),
-            _ => false,
-        };
-        if !(typed && app.focus == Focus::Input) {
-            return Vec::new();
-        }
+        return Vec::new();
     }
     let confirming = app.overlays.confirm.is_some();
     let approving = app.overlays.approvals.is_open();

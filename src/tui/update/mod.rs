@@ -87,9 +87,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::TurnStarted { resumed } => {
             app.status.start_turn(now);
             app.plan.stopped_open = None;
-            if !resumed {
-                app.conversation.promote_queued();
-            }
+            app.conversation.promote_queued(resumed);
         }
         Event::RoundStarted { .. } => {
             app.conversation.end_retries();
@@ -276,6 +274,17 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
             };
             end_turn(app, activity, now);
+            // The engine keeps messages queued before an interrupt in the
+            // conversation: the next turn, resumed or not, delivers them.
+            if reason == AbortReason::Interrupted
+                && app
+                    .conversation
+                    .entries
+                    .iter()
+                    .any(|e| e.kind == EntryKind::Queued)
+            {
+                app.conversation.queued_held = true;
+            }
             app.status.can_resume = true;
             app.plan.stopped();
             let (kind, text) = match reason {
