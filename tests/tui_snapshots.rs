@@ -237,3 +237,47 @@ fn a_retried_request_has_one_notice() {
         insta::assert_snapshot!(format!("retrying_{w}x{h}"), terminal.backend());
     }
 }
+
+#[test]
+fn a_long_plan_scrolls_to_its_end() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let following = long_plan(&clock, 20);
+    let mut top = long_plan(&clock, 20);
+    let mut end = long_plan(&clock, 5);
+    let mut middle = long_plan(&clock, 5);
+    // Lay out once (scrolling moves from what is shown), then scroll.
+    for (a, keys) in [
+        (&mut top, vec![KeyCode::Home]),
+        (
+            &mut end,
+            vec![KeyCode::PageDown, KeyCode::PageDown, KeyCode::PageDown],
+        ),
+        (&mut middle, vec![KeyCode::Char('j'); 2]),
+    ] {
+        for k in keys {
+            pane(60, 20, |f, r| {
+                view::draw_pane(f, a, Pane::Plan { collapsed: false }, r, now)
+            });
+            update::on_key(a, key(k), now);
+        }
+    }
+    let states = [
+        ("following", following),
+        ("top", top),
+        ("end", end),
+        ("middle", middle),
+    ];
+    for (name, mut app) in states {
+        let t = pane(60, 20, |f, r| {
+            view::draw_pane(f, &mut app, Pane::Plan { collapsed: false }, r, now)
+        });
+        insta::assert_snapshot!(format!("long_plan_{name}_60x20"), t.backend());
+        if name == "middle" {
+            for (w, h) in [(80, 24), (120, 40)] {
+                let terminal = screen(&mut app, w, h, now);
+                insta::assert_snapshot!(format!("long_plan_{name}_{w}x{h}"), terminal.backend());
+            }
+        }
+    }
+}

@@ -2305,3 +2305,45 @@ fn the_folder_is_shortened() {
             <= 24
     );
 }
+
+#[test]
+fn the_end_of_a_long_plan_is_reachable_at_60x20() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = long_plan(&clock, 3);
+    let plan = |a: &mut App| {
+        let t = screen_text(a, 60, 20, now);
+        t.lines().take(14).collect::<Vec<_>>().join("\n")
+    };
+    let first_step = |s: &str| -> usize {
+        let at = s.find("Step ").unwrap() + 5;
+        s[at..].split(':').next().unwrap().parse().unwrap()
+    };
+    // j never wraps back to the top, however often it is pressed.
+    let mut last = String::new();
+    let mut top = 0;
+    for _ in 0..40 {
+        plan(&mut a);
+        update::on_key(&mut a, key(KeyCode::Char('j')), now);
+        let s = plan(&mut a);
+        assert!(first_step(&s) >= top, "{s}");
+        top = first_step(&s);
+        last = s;
+    }
+    assert!(last.contains("Step 20:") && last.contains("↑"), "{last}");
+    // PgDn from the top reaches the last items.
+    update::on_key(&mut a, key(KeyCode::Home), now);
+    let s = plan(&mut a);
+    assert!(s.contains("Step 1:") && s.contains("↓"), "{s}");
+    for _ in 0..5 {
+        update::on_key(&mut a, key(KeyCode::PageDown), now);
+        plan(&mut a);
+    }
+    assert!(plan(&mut a).contains("Step 20:"));
+    // End follows the item in progress again, its spinner line included.
+    update::on_key(&mut a, key(KeyCode::End), now);
+    assert!(a.plan.scroll.follow);
+    let mut a = long_plan(&clock, 20);
+    let s = plan(&mut a);
+    assert!(s.contains("Step 20: update module 20 · "), "{s}");
+}

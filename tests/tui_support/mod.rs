@@ -598,3 +598,32 @@ pub fn retrying(clock: &Clock) -> App {
     feed(&mut a, clock, events);
     a
 }
+
+/// A plan of 20 items with item `active` (1-based) in progress.
+pub fn long_plan(clock: &Clock, active: usize) -> App {
+    let mut a = app(clock);
+    let items = (1..=20)
+        .map(|i| {
+            let status = match i.cmp(&active) {
+                std::cmp::Ordering::Less => TodoStatus::Completed,
+                std::cmp::Ordering::Equal => TodoStatus::InProgress,
+                std::cmp::Ordering::Greater => TodoStatus::Pending,
+            };
+            item(
+                &i.to_string(),
+                &format!("Step {i}: update module {i}"),
+                status,
+            )
+        })
+        .collect();
+    feed(
+        &mut a,
+        clock,
+        vec![
+            (0.0, Event::TurnStarted { resumed: false }),
+            (0.5, plan_event(items, PlanDiff::default())),
+        ],
+    );
+    a.focus = waypoint::tui::state::Focus::Checklist;
+    a
+}

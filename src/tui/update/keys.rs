@@ -462,8 +462,12 @@ fn scroll_focused(app: &mut App, mv: Move) {
             // Selecting the last entry follows new calls again.
             trace.selected = if next == last { None } else { Some(next) };
         }
-        // End (or scrolling to the bottom) follows the item in progress again.
-        Focus::Checklist => apply(&mut app.plan.scroll, mv, true),
+        // End follows the item in progress again; scrolling down stays
+        // where it is sent, even at the bottom (following would jump back).
+        Focus::Checklist => match mv {
+            Move::End => app.plan.scroll.follow = true,
+            mv => apply(&mut app.plan.scroll, mv, false),
+        },
         Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),
     }
 }

@@ -55,6 +55,22 @@ pub struct PlanLayout {
     pub collapsed: bool,
     pub lines: Vec<Line<'static>>,
     pub top: usize,
+    /// The first line of each item.
+    pub starts: Vec<usize>,
+}
+
+impl PlanLayout {
+    /// Items above and below the `height` rows shown (one cut at the top
+    /// counts as above).
+    pub fn hidden(&self, height: usize) -> (usize, usize) {
+        let above = self.starts.iter().filter(|&&s| s < self.top).count();
+        let below = self
+            .starts
+            .iter()
+            .filter(|&&s| s >= self.top + height)
+            .count();
+        (above, below)
+    }
 }
 
 /// Builds the pane's lines for `area` and settles its scroll position:
@@ -65,27 +81,35 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
             collapsed,
             lines: vec![summary_line(c, ctx)],
             top: 0,
+            starts: Vec::new(),
         };
     }
     let inner = super::inner(area);
-    let (lines, active_line) = plan_lines(c, ctx, inner.width.max(1));
+    let (lines, active, starts) = plan_lines(c, ctx, inner.width.max(1));
     let top = c
         .scroll
-        .resolve_around(lines.len(), usize::from(inner.height), active_line);
+        .resolve_around(lines.len(), usize::from(inner.height), active);
     PlanLayout {
         collapsed,
         lines,
         top,
+        starts,
     }
 }
 
-/// The expanded pane's lines and the index of the item in progress.
-fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, usize) {
+/// The expanded pane's lines, those of the item in progress (with its
+/// spinner line) and the first line of each item.
+fn plan_lines(
+    c: &Checklist,
+    ctx: &Ctx<'_>,
+    width: u16,
+) -> (Vec<Line<'static>>, std::ops::Range<usize>, Vec<usize>) {
     let p = ctx.palette;
     let now = ctx.now;
     let (done, total) = (c.completed(), c.items.len());
     let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut active_line = 0;
+    let mut active = 0..0;
+    let mut starts = Vec::with_capacity(c.items.len());
     // One line: the model's last update was refused (the plan is unchanged).
     let refused = c.refused.as_ref().map(|clause| {
         Line::styled(
@@ -105,7 +129,7 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
             Span::raw(""),
             Span::raw(""),
         ));
-        return (lines, active_line);
+        return (lines, active, starts);
     }
     lines.push(gauge(done, total, width, ctx));
     lines.extend(refused);
@@ -129,9 +153,8 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
         } else {
             p.text()
         };
-        if item.status == TodoStatus::InProgress {
-            active_line = lines.len();
-        }
+        starts.push(lines.len());
+        let first = lines.len();
         lines.append(&mut wrap(
             &format!("{}{tag}", item.content),
             width,
@@ -152,6 +175,9 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
                 Span::raw("      "),
             ));
         }
+        if item.status == TodoStatus::InProgress {
+            active = first..lines.len();
+        }
     }
     if let Some(open) = c.stopped_open {
         lines.push(Line::styled(
@@ -159,7 +185,7 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
             p.warning(),
         ));
     }
-    (lines, active_line)
+    (lines, active, starts)
 }
 
 pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'_>, area: Rect) {
@@ -193,9 +219,21 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
     if ctx.waiting {
         title.push_str("· waiting for approval ");
     }
+    let title_w = crate::tui::wrap::str_width(&title);
     let mut block = pane_block(ctx, title, Focus::Checklist);
     let height = usize::from(block.inner(area).height);
-    if layout.top + height < layout.lines.len() {
+    let (above, below) = layout.hidden(height);
+    // Only where it does not cover the title.
+    if above > 0
+        && title_w + format!(" ↑ {above} more ").chars().count() + 3 <= usize::from(area.width)
+    {
+        block =
+            block.title_top(Line::styled(format!(" ↑ {above} more "), p.warning()).right_aligned());
+    }
+    if below > 0 {
+        block = block
+            .title_bottom(Line::styled(format!(" ↓ {below} more "), p.warning()).right_aligned());
+    } else if layout.top + height < layout.lines.len() {
         block = block.title_bottom(Line::styled(" ↓ more ", p.warning()).right_aligned());
     }
     let visible: Vec<Line<'static>> = layout
