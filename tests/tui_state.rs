@@ -2347,3 +2347,56 @@ fn the_end_of_a_long_plan_is_reachable_at_60x20() {
     let s = plan(&mut a);
     assert!(s.contains("Step 20: update module 20 · "), "{s}");
 }
+
+#[test]
+fn dropped_and_reworded_plan_items_are_flagged() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    feed(
+        &mut a,
+        &clock,
+        vec![(
+            0.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", TodoStatus::InProgress),
+                    item("2", "Write the tests", TodoStatus::Pending),
+                    item("3", "Run the tests", TodoStatus::Pending),
+                ],
+                Default::default(),
+            ),
+        )],
+    );
+    // A re-plan: id 2 now means something else, id 3 is gone.
+    feed(
+        &mut a,
+        &clock,
+        vec![(
+            1.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", TodoStatus::InProgress),
+                    item("2", "Add the flag", TodoStatus::Pending),
+                ],
+                waypoint::todo::PlanDiff {
+                    removed: vec!["Run the tests".into()],
+                    ..Default::default()
+                },
+            ),
+        )],
+    );
+    let now = clock.at(1.5);
+    assert_eq!(
+        a.plan.change_of("2", now),
+        Some(waypoint::tui::state::Change::Added)
+    );
+    assert_eq!(a.plan.dropped(now), ["Run the tests", "Write the tests"]);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(s.contains("Add the flag +new"), "{s}");
+    assert!(s.contains("− dropped: Write the tests"), "{s}");
+    assert!(s.contains("− dropped: Run the tests"), "{s}");
+    // A while later the list is gone.
+    let later = clock.at(20.0);
+    assert!(a.plan.dropped(later).is_empty());
+    assert!(!screen_text(&mut a, 120, 40, later).contains("dropped"));
+}

@@ -379,6 +379,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             }
             // Nothing in it changed just now.
             app.plan.changed.clear();
+            app.plan.removed.clear();
             app.conversation.scroll.follow = true;
         }
         Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),

@@ -5,6 +5,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -13,6 +14,9 @@ use crate::todo::TodoStatus;
 use crate::tui::state::{Change, Checklist, Ctx, Focus};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
+
+/// Dropped items listed at most (the rest are counted).
+const MAX_DROPPED: usize = 3;
 
 /// The one-line form: `▶ 2/5 · Running tests · 0:42`, or after a stop
 /// `■ 2/5 · stopped with 3 open`.
@@ -178,6 +182,27 @@ fn plan_lines(
         if item.status == TodoStatus::InProgress {
             active = first..lines.len();
         }
+    }
+    // Dropped by the last update: listed for a while, struck out.
+    let dropped = c.dropped(now);
+    let struck = p.dim().add_modifier(Modifier::CROSSED_OUT);
+    for content in dropped.iter().take(MAX_DROPPED) {
+        lines.push(Line::from(vec![
+            Span::styled("− dropped: ", p.dim()),
+            Span::styled(
+                truncate(
+                    &crate::text::clean_line(content),
+                    usize::from(width).saturating_sub(11),
+                ),
+                struck,
+            ),
+        ]));
+    }
+    if dropped.len() > MAX_DROPPED {
+        lines.push(Line::styled(
+            format!("− and {} more dropped", dropped.len() - MAX_DROPPED),
+            p.dim(),
+        ));
     }
     if let Some(open) = c.stopped_open {
         lines.push(Line::styled(
