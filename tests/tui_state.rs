@@ -931,8 +931,9 @@ fn the_command_list_filters_completes_and_closes() {
     let now = clock.at(1.0);
     let mut a = app(&clock);
     type_text(&mut a, "/c", now);
-    // Down moves to the next match ("cost", "compact", then "clear"), Tab
-    // completes it.
+    // Down moves to the next match ("cost", "context", "compact", then
+    // "clear"), Tab completes it.
+    update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Tab), now);
@@ -2399,4 +2400,45 @@ fn dropped_and_reworded_plan_items_are_flagged() {
     let later = clock.at(20.0);
     assert!(a.plan.dropped(later).is_empty());
     assert!(!screen_text(&mut a, 120, 40, later).contains("dropped"));
+}
+
+#[test]
+fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_screen_names_them() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(!s.contains("Project instructions"), "{s}");
+    type_text(&mut a, "/context", now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    let text = a.conversation.entries.last().unwrap().text().to_string();
+    assert!(text.contains("not measured yet"), "{text}");
+    assert!(text.contains("No project instructions file"), "{text}");
+
+    let mut a = app(&clock);
+    a.status.instructions = vec![
+        ("/work/project/AGENTS.md".into(), 2150),
+        ("/home/me/.config/waypoint/AGENTS\x1b[2J.md".into(), 300),
+    ];
+    a.status.context = Some((45_900, 200_000));
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(
+        s.contains("Project instructions: AGENTS.md, /home/me/.config/waypoint/AGENTS"),
+        "{s}"
+    );
+    assert!(!s.contains('\x1b'));
+    type_text(&mut a, "/context", now);
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert!(effects.is_empty(), "nothing is sent: {effects:?}");
+    let text = a.conversation.entries.last().unwrap().text().to_string();
+    assert!(
+        text.contains("Context window: 45.9k of 200k tokens used (22%)."),
+        "{text}"
+    );
+    assert!(text.contains("  AGENTS.md · 2.1 KB"), "{text}");
+    assert!(
+        text.contains("waypoint/AGENTS") && text.contains("· 300 B"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "{text}");
 }

@@ -249,9 +249,23 @@ pub fn render(
         );
     }
     if conv.entries.is_empty() {
+        // The instructions files the model reads, named in one line.
+        let instructions = if ctx.instructions.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = ctx
+                .instructions
+                .iter()
+                .map(|(path, _)| crate::tui::commands::instructions_path(path, ctx.workspace))
+                .collect();
+            format!(
+                "\nProject instructions: {} (/context for more)",
+                names.join(", ")
+            )
+        };
         visible = wrap(
             &format!(
-                "Waypoint · {} · {}\n\nType a task below and press Enter. The agent keeps a live plan on the right; press ? for keys.",
+                "Waypoint · {} · {}{instructions}\n\nType a task below and press Enter. The agent keeps a live plan on the right; press ? for keys.",
                 ctx.model, ctx.workspace
             ),
             width,
