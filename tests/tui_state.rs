@@ -2442,3 +2442,59 @@ fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_scree
     );
     assert!(!text.contains('\x1b'), "{text}");
 }
+
+#[test]
+fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
+    let clock = Clock::new();
+    let mut a = failed_tool(&clock);
+    let cells: Vec<(EntryKind, &str)> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Tool(_)))
+        .map(|e| (e.kind, e.text()))
+        .collect();
+    assert_eq!(
+        cells,
+        vec![
+            (
+                EntryKind::Tool(TraceStatus::Ok),
+                "read_file src/cli.rs · 4 ms"
+            ),
+            (
+                EntryKind::Tool(TraceStatus::Ok),
+                "edit_file src/cli.rs · 2 ms"
+            ),
+            (
+                EntryKind::Tool(TraceStatus::Error),
+                "bash cargo test · 2.0 s · exit 3"
+            ),
+            (
+                EntryKind::Tool(TraceStatus::Error),
+                "todo_write 3 items · 1 ms · refused"
+            ),
+        ]
+    );
+    // At 80x24 the conversation alone shows the work, one line per call,
+    // with no blank line between calls; a hostile name is cleaned.
+    update::on_event(
+        &mut a,
+        begin(
+            "t5",
+            "bash",
+            "echo \x1b[2Jhi\nthere",
+            json!({"command": "echo"}),
+            None,
+        ),
+        clock.at(8.0),
+    );
+    let s = screen_text(&mut a, 80, 24, clock.at(9.0));
+    assert!(!s.contains('\x1b'));
+    let lines: Vec<&str> = s.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("✘ bash cargo test · 2.0 s · exit 3"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(lines[at + 1].contains("✘ todo_write 3 items"), "{s}");
+    assert!(lines[at + 2].contains("◌ bash echo"), "{s}");
+}

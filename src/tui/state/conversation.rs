@@ -28,6 +28,9 @@ pub enum EntryKind {
     Summary,
     /// A line across the pane with its text in the middle (compaction done).
     Divider,
+    /// One tool call, in one line where it happened (its status shown by a
+    /// symbol); the trace pane has the whole of it.
+    Tool(super::TraceStatus),
     Notice(NoticeKind),
 }
 
@@ -46,6 +49,8 @@ pub struct ConvEntry {
     pub kind: EntryKind,
     text: String,
     pub cache: Option<Wrapped>,
+    /// The trace entry (serial) a tool cell shows.
+    pub tool: Option<u64>,
 }
 
 impl ConvEntry {
@@ -54,6 +59,7 @@ impl ConvEntry {
             kind,
             text: text.into(),
             cache: None,
+            tool: None,
         }
     }
     pub fn text(&self) -> &str {
@@ -167,6 +173,27 @@ impl Conversation {
             {
                 self.entries.remove(i);
             }
+        }
+    }
+
+    /// A tool call began: its one-line cell goes where it happened.
+    pub fn push_tool(&mut self, serial: u64, text: String) {
+        let mut entry = ConvEntry::new(EntryKind::Tool(super::TraceStatus::Running), text);
+        entry.tool = Some(serial);
+        self.entries.push(entry);
+        self.round_entry = None;
+    }
+
+    /// The call shown by cell `serial` ended: its status and line.
+    pub fn end_tool(&mut self, serial: u64, status: super::TraceStatus, text: String) {
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.tool == Some(serial))
+        {
+            e.set_kind(EntryKind::Tool(status));
+            e.set_text(text);
         }
     }
 

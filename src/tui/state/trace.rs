@@ -92,6 +92,30 @@ pub fn first_clause(reason: &str) -> &str {
     reason[..end].trim_end_matches('.').trim()
 }
 
+impl TraceEntry {
+    /// The call in one line for the conversation: tool, summary, and once
+    /// it ended its duration and what went wrong (`exit 3`, `refused`).
+    pub fn cell_text(&self) -> String {
+        let mut out = self.name.clone();
+        if !self.summary.line.is_empty() {
+            out.push(' ');
+            out.push_str(&self.summary.line);
+        }
+        if let Some(d) = self.duration {
+            out.push_str(" · ");
+            out.push_str(&crate::tui::widgets::short_duration(d));
+        }
+        if let Some(code) = self.exit_code {
+            out.push_str(&format!(" · exit {code}"));
+        } else if self.refusal.is_some() {
+            out.push_str(" · refused");
+        } else if self.status == TraceStatus::Interrupted {
+            out.push_str(" · interrupted");
+        }
+        out
+    }
+}
+
 impl Trace {
     pub fn begin(
         &mut self,

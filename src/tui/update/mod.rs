@@ -150,6 +150,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status
                 .set_activity(Activity::Tool { name: name.clone() }, now);
             app.trace.begin(id, name, summary, plan_item, now);
+            if let Some(t) = app.trace.entries.last() {
+                app.conversation.push_tool(t.serial, t.cell_text());
+            }
         }
         Event::ToolCallOutputDelta { id, chunk } => {
             if let Some(t) = app.trace.by_id(&id) {
@@ -167,6 +170,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             ..
         } => {
             let mut refused = None;
+            let mut cell = None;
             if let Some(t) = app.trace.by_id(&id) {
                 t.status = status.into();
                 t.duration = Some(Duration::from_millis(duration_ms));
@@ -192,6 +196,10 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     None
                 };
                 effects.extend(spill_effect(t.serial, spill));
+                cell = Some((t.serial, t.status, t.cell_text()));
+            }
+            if let Some((serial, status, text)) = cell {
+                app.conversation.end_tool(serial, status, text);
             }
             if let Some(reason) = refused {
                 app.plan.refused = Some(first_clause(&reason).to_string());
