@@ -2116,6 +2116,10 @@ fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
         a.plan.refused.as_deref(),
         Some("items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress")
     );
+    // The one-line plan says so too.
+    let line = waypoint::tui::widgets::checklist::summary_line(&a.plan, &a.ctx(clock.at(8.0)));
+    let line: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    assert!(line.contains("update refused"), "{line}");
     // Exit code 0 is a success.
     update::on_event(
         &mut a,

@@ -33,6 +33,9 @@ pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
         ]);
     }
     let mut spans = vec![Span::styled(format!("▶ {done}/{total}"), p.bold())];
+    if c.refused.is_some() {
+        spans.push(Span::styled(" · update refused", p.error()));
+    }
     if ctx.waiting {
         spans.push(Span::styled(" · waiting for approval", p.warning()));
     }
