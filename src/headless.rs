@@ -571,7 +571,7 @@ mod tests {
                 id: "1".into(),
                 name: "todo_write".into(),
                 summary: crate::events::ToolSummary {
-                    line: "1 items".into(),
+                    line: "1 item".into(),
                     detail: crate::events::ToolDetail::Plan,
                 },
                 input: serde_json::json!({}),
@@ -617,7 +617,7 @@ mod tests {
         let (out, _) = run(false, &events);
         assert_eq!(
             out,
-            "Planning.\n→ todo_write 1 items  [ok 3 ms]\nPlan: +1 added\n  [>] A <- Doing A\n  (0/1 completed)\n→ bash false  [error 9 ms: Error: boom]\n"
+            "Planning.\n→ todo_write 1 item  [ok 3 ms]\nPlan: +1 added\n  [>] A <- Doing A\n  (0/1 completed)\n→ bash false  [error 9 ms: Error: boom]\n"
         );
     }
 

@@ -524,6 +524,7 @@ async fn run_tui(
         pick_session: pick,
         instructions,
         notice: safety_note,
+        max_retries: Some(settings.max_retries.value),
     })
     .await
     .wrap_err("the terminal failed")?;

@@ -21,6 +21,24 @@ pub fn whole_tokens(n: u64) -> String {
     }
 }
 
+/// `512 B`, `2.1 KB`, `1.5 MB`: a size in bytes.
+pub fn bytes(n: u64) -> String {
+    match n {
+        0..1_024 => format!("{n} B"),
+        1_024..1_048_576 => format!("{:.1} KB", n as f64 / 1024.0),
+        _ => format!("{:.1} MB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// `1 item`, `3 items`: a count and its noun, made plural unless it is one.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// What a compaction did: `context compacted: 171k → 14k tokens`, and
 /// `(old tool outputs dropped)` when summarising failed.
 pub fn compaction(before: u64, after: u64, fallback: bool) -> String {
@@ -38,6 +56,15 @@ pub fn compaction(before: u64, after: u64, fallback: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(plural(1, "item"), "1 item");
+        assert_eq!(plural(0, "item"), "0 items");
+        assert_eq!(plural(3, "time"), "3 times");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(2150), "2.1 KB");
+    }
 
     #[test]
     fn counts_never_read_1000k() {

@@ -104,7 +104,7 @@ fn every_op_and_event_round_trips_through_json() {
             id: "t2".into(),
             name: "todo_write".into(),
             summary: ToolSummary {
-                line: "1 items".into(),
+                line: "1 item".into(),
                 detail: ToolDetail::Plan,
             },
             input: json!({}),

@@ -204,3 +204,80 @@ fn the_approval_prompt() {
         }
     }
 }
+
+#[test]
+fn a_failed_command_and_a_refused_plan() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let folded = failed_tool(&clock);
+    // The failed command expanded (the entry before the refused plan).
+    let mut bash = failed_tool(&clock);
+    bash.focus = Focus::Trace;
+    update::on_key(&mut bash, key(KeyCode::Up), now);
+    update::on_key(&mut bash, key(KeyCode::Enter), now);
+    // The refused plan update expanded: its whole reason, wrapped.
+    let mut plan = failed_tool(&clock);
+    plan.focus = Focus::Trace;
+    update::on_key(&mut plan, key(KeyCode::Enter), now);
+    for (name, mut app) in [("folded", folded), ("bash", bash), ("plan", plan)] {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let terminal = screen(&mut app, w, h, now);
+            insta::assert_snapshot!(format!("failed_{name}_{w}x{h}"), terminal.backend());
+        }
+    }
+}
+
+#[test]
+fn a_retried_request_has_one_notice() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = retrying(&clock);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("retrying_{w}x{h}"), terminal.backend());
+    }
+}
+
+#[test]
+fn a_long_plan_scrolls_to_its_end() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let following = long_plan(&clock, 20);
+    let mut top = long_plan(&clock, 20);
+    let mut end = long_plan(&clock, 5);
+    let mut middle = long_plan(&clock, 5);
+    // Lay out once (scrolling moves from what is shown), then scroll.
+    for (a, keys) in [
+        (&mut top, vec![KeyCode::Home]),
+        (
+            &mut end,
+            vec![KeyCode::PageDown, KeyCode::PageDown, KeyCode::PageDown],
+        ),
+        (&mut middle, vec![KeyCode::Char('j'); 2]),
+    ] {
+        for k in keys {
+            pane(60, 20, |f, r| {
+                view::draw_pane(f, a, Pane::Plan { collapsed: false }, r, now)
+            });
+            update::on_key(a, key(k), now);
+        }
+    }
+    let states = [
+        ("following", following),
+        ("top", top),
+        ("end", end),
+        ("middle", middle),
+    ];
+    for (name, mut app) in states {
+        let t = pane(60, 20, |f, r| {
+            view::draw_pane(f, &mut app, Pane::Plan { collapsed: false }, r, now)
+        });
+        insta::assert_snapshot!(format!("long_plan_{name}_60x20"), t.backend());
+        if name == "middle" {
+            for (w, h) in [(80, 24), (120, 40)] {
+                let terminal = screen(&mut app, w, h, now);
+                insta::assert_snapshot!(format!("long_plan_{name}_{w}x{h}"), terminal.backend());
+            }
+        }
+    }
+}

@@ -285,7 +285,7 @@ fn a_retry_replaces_the_partial_reply() {
     update::on_event(&mut a, text("Whole reply"), clock.at(1.0));
     let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
     assert!(!texts.contains(&"Half a rep"), "{texts:?}");
-    assert!(texts.iter().any(|t| t.contains("Retry 1")));
+    assert!(texts.contains(&"retried 1 time"), "{texts:?}");
     assert_eq!(*texts.last().unwrap(), "Whole reply");
 }
 
@@ -519,16 +519,18 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     update::on_key(&mut a, key(KeyCode::Char('?')), now);
     assert!(!a.overlays.help);
     assert_eq!(a.input.text(), "");
-    // A letter typed over the help closes it and is typed.
+    // A letter typed over the help only closes it (it is not typed).
     update::on_key(&mut a, key(KeyCode::F(1)), now);
-    type_text(&mut a, "hi", now);
+    type_text(&mut a, "h", now);
     assert!(!a.overlays.help);
-    assert_eq!(a.input.text(), "hi");
-    // With text in the input, `?` is text too.
+    assert_eq!(a.input.text(), "");
+    type_text(&mut a, "hi", now);
+    // With text in the input, `?` closes it too, and is not typed.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     type_text(&mut a, "?", now);
     assert!(!a.overlays.help);
-    assert_eq!(a.input.text(), "hi?");
+    assert_eq!(a.input.text(), "hi");
+    type_text(&mut a, "?", now);
     // Keys that are not text only close it.
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     update::on_key(&mut a, key(KeyCode::Enter), now);
@@ -630,7 +632,7 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
     assert_eq!(entries.len(), 4, "{entries:?}");
     assert_eq!(entries[0], (EntryKind::User, "task"));
     assert_eq!(entries[1], (EntryKind::Queued, "also this"));
-    assert!(entries[2].1.starts_with("Retry 1"), "{entries:?}");
+    assert_eq!(entries[2].1, "retried 1 time", "{entries:?}");
     assert_eq!(entries[3], (EntryKind::Assistant, "Again"));
 }
 
@@ -929,8 +931,9 @@ fn the_command_list_filters_completes_and_closes() {
     let now = clock.at(1.0);
     let mut a = app(&clock);
     type_text(&mut a, "/c", now);
-    // Down moves to the next match ("cost", "compact", then "clear"), Tab
-    // completes it.
+    // Down moves to the next match ("cost", "context", "compact", then
+    // "clear"), Tab completes it.
+    update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Down), now);
     update::on_key(&mut a, key(KeyCode::Tab), now);
@@ -1519,10 +1522,10 @@ fn the_help_scrolls_on_a_small_terminal_and_any_other_key_closes_it() {
         "{s}"
     );
     assert!(a.overlays.help, "scrolling keeps it open");
-    // Another key closes it; a typed character still reaches the input.
+    // Another key closes it, and is not typed.
     update::on_key(&mut a, key(KeyCode::Char('x')), now);
     assert!(!a.overlays.help);
-    assert_eq!(a.input.text(), "x");
+    assert_eq!(a.input.text(), "");
     // Opened again, it starts at the top.
     a.input.clear();
     update::on_key(&mut a, key(KeyCode::F(1)), now);
@@ -2097,4 +2100,405 @@ fn a_long_command_scrolls_in_the_prompt_and_nothing_is_cut() {
     assert!(last.contains("echo hidden␇ tail"), "{last}");
     assert!(!last.contains('\x1b') && !last.contains('\x07'));
     assert!(last.contains("in /work/project"), "{last}");
+}
+
+#[test]
+fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
+    let clock = Clock::new();
+    let mut a = failed_tool(&clock);
+    let bash = a.trace.entries.iter().find(|t| t.id == "t3").unwrap();
+    assert_eq!(bash.status, TraceStatus::Error);
+    assert_eq!(bash.exit_code, Some(3));
+    let plan = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    let reason = plan.refusal.as_deref().unwrap();
+    assert!(reason.ends_with("send the whole list again."), "{reason}");
+    assert_eq!(
+        a.plan.refused.as_deref(),
+        Some("items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress")
+    );
+    // The one-line plan says so too.
+    let line = waypoint::tui::widgets::checklist::summary_line(&a.plan, &a.ctx(clock.at(8.0)));
+    let line: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    assert!(line.contains("update refused"), "{line}");
+    // Exit code 0 is a success.
+    update::on_event(
+        &mut a,
+        begin("t5", "bash", "ls", json!({"command": "ls"}), None),
+        clock.at(8.0),
+    );
+    update::on_event(
+        &mut a,
+        Event::ToolCallEnd {
+            id: "t5".into(),
+            name: "bash".into(),
+            status: ToolStatus::Ok,
+            duration_ms: 5,
+            output: "a\n".into(),
+            exit_code: Some(0),
+        },
+        clock.at(8.1),
+    );
+    assert_eq!(a.trace.entries.last().unwrap().status, TraceStatus::Ok);
+    // The next accepted update clears the notice.
+    update::on_event(
+        &mut a,
+        plan_event(
+            vec![item("1", "Read the CLI code", TodoStatus::InProgress)],
+            Default::default(),
+        ),
+        clock.at(9.0),
+    );
+    assert_eq!(a.plan.refused, None);
+}
+
+#[test]
+fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
+    let clock = Clock::new();
+    let mut a = retrying(&clock);
+    let notices: Vec<&str> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| e.text().contains("retr"))
+        .map(|e| e.text())
+        .collect();
+    assert_eq!(notices, vec!["retrying (3/6) in 8 s: overloaded"]);
+    // The void replies are gone.
+    assert!(!a.conversation.entries.iter().any(|e| e.text() == "Let me"));
+    update::on_event(&mut a, text("Here it is"), clock.at(30.0));
+    let retried: Vec<_> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| e.text().contains("retr"))
+        .map(|e| (e.kind, e.text()))
+        .collect();
+    assert_eq!(
+        retried,
+        vec![(EntryKind::Notice(NoticeKind::Info), "retried 3 times")]
+    );
+    // The next round's retries get a new notice; the turn's end settles it.
+    update::on_event(&mut a, Event::RoundStarted { round: 4 }, clock.at(31.0));
+    update::on_event(
+        &mut a,
+        Event::Retrying {
+            attempt: 1,
+            delay_ms: 500,
+            reason: "\x1b[31mreset\x1b[0m".into(),
+        },
+        clock.at(31.5),
+    );
+    assert_eq!(
+        a.conversation.entries.last().unwrap().text(),
+        "retrying (1/6) in 0.5 s: reset"
+    );
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            open_items: 0,
+            stop_reason: waypoint::events::StopReason::EndTurn,
+        },
+        clock.at(32.0),
+    );
+    assert_eq!(
+        a.conversation.entries.last().unwrap().text(),
+        "retried 1 time"
+    );
+}
+
+#[test]
+fn queued_messages_lose_their_marker_when_delivered_also_after_an_interrupt() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    let now = clock.at(0.0);
+    type_text(&mut a, "task", now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, now);
+    for msg in ["also this", "and this"] {
+        type_text(&mut a, msg, now);
+        update::on_key(&mut a, key(KeyCode::Enter), now);
+    }
+    let queued = |a: &App| {
+        a.conversation
+            .entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Queued)
+            .count()
+    };
+    assert_eq!(queued(&a), 2);
+    // Esc: the engine folds both into the conversation after its note...
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "interrupted".into(),
+            error: None,
+        },
+        clock.at(1.0),
+    );
+    assert_eq!(queued(&a), 2, "not sent yet");
+    // ...and Ctrl+R's resumed turn sends them.
+    update::on_key(&mut a, ctrl('r'), clock.at(2.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(2.0));
+    assert_eq!(queued(&a), 0);
+    // Without an interrupt, each queued message starts its own turn.
+    for msg in ["third", "fourth"] {
+        type_text(&mut a, msg, now);
+        update::on_key(&mut a, key(KeyCode::Enter), now);
+    }
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            open_items: 0,
+            stop_reason: waypoint::events::StopReason::EndTurn,
+        },
+        clock.at(3.0),
+    );
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(3.0));
+    assert_eq!(queued(&a), 1);
+    // A resumed turn alone delivers nothing new.
+    update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(4.0));
+    assert_eq!(queued(&a), 1);
+}
+
+#[test]
+fn esc_interrupt_stays_on_a_narrow_status_line_while_a_task_runs() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = plan_in_progress(&clock);
+    a.status.set_model("claude-sonnet-4-5-20250929".into());
+    a.status.workspace = "/home/me/src/proj".into();
+    a.status
+        .set_place(Some("/home/me"), Some(Some("main".into())));
+    for w in [60u16, 80, 90, 100] {
+        let s = screen_text(&mut a, w, 24, now);
+        let status = s.lines().last().unwrap();
+        assert!(status.contains("Esc interrupt"), "{w}: {status}");
+    }
+    // With room, the folder and the branch are shown; they go first.
+    let status = |a: &mut App, w| {
+        screen_text(a, w, 24, now)
+            .lines()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    let wide = status(&mut a, 200);
+    assert!(wide.contains("~/src/proj (main)"), "{wide}");
+    assert!(wide.contains("claude-sonnet-4-5-20250929"), "{wide}");
+    let narrow = status(&mut a, 100);
+    assert!(!narrow.contains("~/src/proj"), "{narrow}");
+}
+
+#[test]
+fn the_folder_is_shortened() {
+    use waypoint::tui::state::status::short_folder;
+    assert_eq!(
+        short_folder("/home/me/src/proj", Some("/home/me")),
+        "~/src/proj"
+    );
+    assert_eq!(short_folder("/home/me", Some("/home/me/")), "~");
+    assert_eq!(short_folder("/home/mex/a", Some("/home/me")), "/home/mex/a");
+    assert_eq!(
+        short_folder("/srv/builds/2026/clients/acme/website", None),
+        "…/acme/website"
+    );
+    assert!(
+        short_folder(&format!("/a/{}", "x".repeat(40)), None)
+            .chars()
+            .count()
+            <= 24
+    );
+}
+
+#[test]
+fn the_end_of_a_long_plan_is_reachable_at_60x20() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = long_plan(&clock, 3);
+    let plan = |a: &mut App| {
+        let t = screen_text(a, 60, 20, now);
+        t.lines().take(14).collect::<Vec<_>>().join("\n")
+    };
+    let first_step = |s: &str| -> usize {
+        let at = s.find("Step ").unwrap() + 5;
+        s[at..].split(':').next().unwrap().parse().unwrap()
+    };
+    // j never wraps back to the top, however often it is pressed.
+    let mut last = String::new();
+    let mut top = 0;
+    for _ in 0..40 {
+        plan(&mut a);
+        update::on_key(&mut a, key(KeyCode::Char('j')), now);
+        let s = plan(&mut a);
+        assert!(first_step(&s) >= top, "{s}");
+        top = first_step(&s);
+        last = s;
+    }
+    assert!(last.contains("Step 20:") && last.contains("↑"), "{last}");
+    // PgDn from the top reaches the last items.
+    update::on_key(&mut a, key(KeyCode::Home), now);
+    let s = plan(&mut a);
+    assert!(s.contains("Step 1:") && s.contains("↓"), "{s}");
+    for _ in 0..5 {
+        update::on_key(&mut a, key(KeyCode::PageDown), now);
+        plan(&mut a);
+    }
+    assert!(plan(&mut a).contains("Step 20:"));
+    // End follows the item in progress again, its spinner line included.
+    update::on_key(&mut a, key(KeyCode::End), now);
+    assert!(a.plan.scroll.follow);
+    let mut a = long_plan(&clock, 20);
+    let s = plan(&mut a);
+    assert!(s.contains("Step 20: update module 20 · "), "{s}");
+}
+
+#[test]
+fn dropped_and_reworded_plan_items_are_flagged() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    feed(
+        &mut a,
+        &clock,
+        vec![(
+            0.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", TodoStatus::InProgress),
+                    item("2", "Write the tests", TodoStatus::Pending),
+                    item("3", "Run the tests", TodoStatus::Pending),
+                ],
+                Default::default(),
+            ),
+        )],
+    );
+    // A re-plan: id 2 now means something else, id 3 is gone.
+    feed(
+        &mut a,
+        &clock,
+        vec![(
+            1.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", TodoStatus::InProgress),
+                    item("2", "Add the flag", TodoStatus::Pending),
+                ],
+                waypoint::todo::PlanDiff {
+                    removed: vec!["Run the tests".into()],
+                    ..Default::default()
+                },
+            ),
+        )],
+    );
+    let now = clock.at(1.5);
+    assert_eq!(
+        a.plan.change_of("2", now),
+        Some(waypoint::tui::state::Change::Added)
+    );
+    assert_eq!(a.plan.dropped(now), ["Run the tests", "Write the tests"]);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(s.contains("Add the flag +new"), "{s}");
+    assert!(s.contains("− dropped: Write the tests"), "{s}");
+    assert!(s.contains("− dropped: Run the tests"), "{s}");
+    // A while later the list is gone.
+    let later = clock.at(20.0);
+    assert!(a.plan.dropped(later).is_empty());
+    assert!(!screen_text(&mut a, 120, 40, later).contains("dropped"));
+}
+
+#[test]
+fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_screen_names_them() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(!s.contains("Project instructions"), "{s}");
+    type_text(&mut a, "/context", now);
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    let text = a.conversation.entries.last().unwrap().text().to_string();
+    assert!(text.contains("not measured yet"), "{text}");
+    assert!(text.contains("No project instructions file"), "{text}");
+
+    let mut a = app(&clock);
+    a.status.instructions = vec![
+        ("/work/project/AGENTS.md".into(), 2150),
+        ("/home/me/.config/waypoint/AGENTS\x1b[2J.md".into(), 300),
+    ];
+    a.status.context = Some((45_900, 200_000));
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(
+        s.contains("Project instructions: AGENTS.md, /home/me/.config/waypoint/AGENTS"),
+        "{s}"
+    );
+    assert!(!s.contains('\x1b'));
+    type_text(&mut a, "/context", now);
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert!(effects.is_empty(), "nothing is sent: {effects:?}");
+    let text = a.conversation.entries.last().unwrap().text().to_string();
+    assert!(
+        text.contains("Context window: 45.9k of 200k tokens used (22%)."),
+        "{text}"
+    );
+    assert!(text.contains("  AGENTS.md · 2.1 KB"), "{text}");
+    assert!(
+        text.contains("waypoint/AGENTS") && text.contains("· 300 B"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "{text}");
+}
+
+#[test]
+fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
+    let clock = Clock::new();
+    let mut a = failed_tool(&clock);
+    let cells: Vec<(EntryKind, &str)> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Tool(_)))
+        .map(|e| (e.kind, e.text()))
+        .collect();
+    assert_eq!(
+        cells,
+        vec![
+            (
+                EntryKind::Tool(TraceStatus::Ok),
+                "read_file src/cli.rs · 4 ms"
+            ),
+            (
+                EntryKind::Tool(TraceStatus::Ok),
+                "edit_file src/cli.rs · 2 ms"
+            ),
+            (
+                EntryKind::Tool(TraceStatus::Error),
+                "bash cargo test · 2.0 s · exit 3"
+            ),
+            (
+                EntryKind::Tool(TraceStatus::Error),
+                "todo_write 3 items · 1 ms · refused"
+            ),
+        ]
+    );
+    // At 80x24 the conversation alone shows the work, one line per call,
+    // with no blank line between calls; a hostile name is cleaned.
+    update::on_event(
+        &mut a,
+        begin(
+            "t5",
+            "bash",
+            "echo \x1b[2Jhi\nthere",
+            json!({"command": "echo"}),
+            None,
+        ),
+        clock.at(8.0),
+    );
+    let s = screen_text(&mut a, 80, 24, clock.at(9.0));
+    assert!(!s.contains('\x1b'));
+    let lines: Vec<&str> = s.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("✘ bash cargo test · 2.0 s · exit 3"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(lines[at + 1].contains("✘ todo_write 3 items"), "{s}");
+    assert!(lines[at + 2].contains("◌ bash echo"), "{s}");
 }

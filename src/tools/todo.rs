@@ -45,7 +45,7 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let line = match input.get("todos") {
-            Some(Value::Array(items)) => format!("{} items", items.len()),
+            Some(Value::Array(items)) => crate::units::plural(items.len(), "item"),
             _ => String::new(),
         };
         ToolSummary {

@@ -53,6 +53,8 @@ pub struct TuiOptions {
     pub instructions: Vec<(String, u64)>,
     /// A warning for the first screen (e.g. why there is no sandbox).
     pub notice: Option<String>,
+    /// How many times a failed request is retried.
+    pub max_retries: Option<u32>,
 }
 
 /// How the full-screen app ended.
@@ -93,6 +95,11 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     if let Some(notice) = opts.notice {
         app.notice(NoticeKind::Warning, notice);
     }
+    app.status.max_retries = opts.max_retries;
+    // Read once: the status line shows where the session works.
+    let home = std::env::var("HOME").ok();
+    let branch = crate::context::git_branch(std::path::Path::new(&app.status.workspace));
+    app.status.set_place(home.as_deref(), branch);
     app.status.prices = opts.prices;
     let mut io = Io {
         spills: SpillFiles::default(),

@@ -54,6 +54,12 @@ pub const COMMANDS: &[Command] = &[
         run: cost,
     },
     Command {
+        name: "context",
+        args: "",
+        help: "the project instructions files loaded and how full the context window is",
+        run: context,
+    },
+    Command {
         name: "compact",
         args: "[FOCUS]",
         help: "summarise the conversation now to free context; FOCUS: what the summary keeps",
@@ -356,6 +362,43 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     Vec::new()
 }
 
+fn context(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    let s = &app.status;
+    let mut out = match (s.context, s.context_percent()) {
+        (Some((used, window)), Some(pc)) => format!(
+            "Context window: {} of {} tokens used ({pc}%).",
+            short(used),
+            format_window(window)
+        ),
+        _ => "Context window: not measured yet (it is after the first request).".to_string(),
+    };
+    if s.instructions.is_empty() {
+        out.push_str("\nNo project instructions file (AGENTS.md or CLAUDE.md) was loaded.");
+    } else {
+        out.push_str("\nProject instructions in the system prompt:");
+        for (path, bytes) in &s.instructions {
+            out.push_str(&format!(
+                "\n  {} · {}",
+                instructions_path(path, &s.workspace),
+                crate::units::bytes(*bytes)
+            ));
+        }
+    }
+    app.notice(NoticeKind::Info, out);
+    Vec::new()
+}
+
+/// An instructions file's path as shown: relative to the workspace when in
+/// it, cleaned (a file name is not trusted).
+pub fn instructions_path(path: &str, workspace: &str) -> String {
+    let shown = path
+        .strip_prefix(workspace)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(path);
+    crate::text::clean_line(shown).into_owned()
+}
+
 fn clear(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
     if app.status.running {
         app.notice(
@@ -440,10 +483,13 @@ mod tests {
         assert_eq!(names("").len(), COMMANDS.len());
         assert_eq!(names("mo"), vec!["model"]);
         assert_eq!(names("q"), vec!["quit"]);
-        // "e" starts export; it is contained in help, model, resume, clear, new.
+        // "e" starts export; it is contained in help, model, context,
+        // resume, clear, new.
         assert_eq!(
             names("e"),
-            vec!["export", "help", "model", "resume", "clear", "new"]
+            vec![
+                "export", "help", "model", "context", "resume", "clear", "new"
+            ]
         );
         assert_eq!(names("hp"), vec!["help"]);
         assert!(names("zz").is_empty());

@@ -38,10 +38,15 @@ fn take_top(area: &mut Rect, h: u16) -> Rect {
     top
 }
 
-/// Rows the expanded checklist wants: border, gauge, items (+1 for the active one), footer.
+/// Rows the expanded checklist wants: border, gauge, items (+1 for the
+/// active one), notices (refused update, dropped items), footer.
 fn checklist_rows(app: &App) -> u16 {
     let items = u16::try_from(app.plan.items.len()).unwrap_or(u16::MAX);
-    let extra = u16::from(app.plan.active().is_some()) + u16::from(app.plan.stopped_open.is_some());
+    let dropped = u16::try_from(app.plan.removed.len().min(4)).unwrap_or(4);
+    let extra = u16::from(app.plan.active().is_some())
+        + u16::from(app.plan.stopped_open.is_some())
+        + u16::from(app.plan.refused.is_some())
+        + dropped;
     items.max(1).saturating_add(extra).saturating_add(3)
 }
 

@@ -32,6 +32,10 @@ pub struct FrameLayout {
 
 /// The layout pass for a frame of size `area`.
 pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
+    // Dropped plan items listed long enough make no more room for themselves.
+    if app.plan.dropped(now).is_empty() {
+        app.plan.removed.clear();
+    }
     let areas = layout::compute(area, app);
     let mut out = FrameLayout {
         areas,

@@ -550,3 +550,80 @@ pub fn an_edit() -> serde_json::Value {
         "new_text": "pub struct Cli {\n    quiet: bool,\n    /// Print every step.\n    verbose: bool,\n}\n",
     })
 }
+
+/// The session after `cargo test` exited 3 and a plan update was refused.
+pub fn failed_tool(clock: &Clock) -> App {
+    let mut a = plan_in_progress(clock);
+    let refused = "Error: plan refused: items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress; at most one item may be in progress at a time. The previous plan is unchanged; fix the list and send the whole list again. Current plan:\n[x] Read the CLI code\n[x] Add the flag\n[>] Run the tests\n";
+    let events = vec![
+        (
+            6.0,
+            Event::ToolCallEnd {
+                id: "t3".into(),
+                name: "bash".into(),
+                status: ToolStatus::Ok,
+                duration_ms: 2000,
+                output: "test cli::verbose ... FAILED\nerror: test failed, to rerun pass `--lib`\n"
+                    .into(),
+                exit_code: Some(3),
+            },
+        ),
+        (
+            7.0,
+            begin("t4", "todo_write", "3 items", json!({"todos": []}), None),
+        ),
+        (7.1, end("t4", "todo_write", ToolStatus::Error, 1, refused)),
+    ];
+    feed(&mut a, clock, events);
+    a
+}
+
+/// A request retried three times (the server is overloaded), still waiting.
+pub fn retrying(clock: &Clock) -> App {
+    let mut a = plan_in_progress(clock);
+    a.status.max_retries = Some(6);
+    let mut events = vec![(6.0, Event::RoundStarted { round: 3 })];
+    for (i, attempt) in (1..=3).enumerate() {
+        let at = 7.0 + i as f64 * 5.0;
+        events.push((at, text("Let me")));
+        events.push((
+            at + 0.5,
+            Event::Retrying {
+                attempt,
+                delay_ms: 1000 << attempt,
+                reason: "overloaded".into(),
+            },
+        ));
+    }
+    feed(&mut a, clock, events);
+    a
+}
+
+/// A plan of 20 items with item `active` (1-based) in progress.
+pub fn long_plan(clock: &Clock, active: usize) -> App {
+    let mut a = app(clock);
+    let items = (1..=20)
+        .map(|i| {
+            let status = match i.cmp(&active) {
+                std::cmp::Ordering::Less => TodoStatus::Completed,
+                std::cmp::Ordering::Equal => TodoStatus::InProgress,
+                std::cmp::Ordering::Greater => TodoStatus::Pending,
+            };
+            item(
+                &i.to_string(),
+                &format!("Step {i}: update module {i}"),
+                status,
+            )
+        })
+        .collect();
+    feed(
+        &mut a,
+        clock,
+        vec![
+            (0.0, Event::TurnStarted { resumed: false }),
+            (0.5, plan_event(items, PlanDiff::default())),
+        ],
+    );
+    a.focus = waypoint::tui::state::Focus::Checklist;
+    a
+}

@@ -28,6 +28,9 @@ pub enum EntryKind {
     Summary,
     /// A line across the pane with its text in the middle (compaction done).
     Divider,
+    /// One tool call, in one line where it happened (its status shown by a
+    /// symbol); the trace pane has the whole of it.
+    Tool(super::TraceStatus),
     Notice(NoticeKind),
 }
 
@@ -46,6 +49,8 @@ pub struct ConvEntry {
     pub kind: EntryKind,
     text: String,
     pub cache: Option<Wrapped>,
+    /// The trace entry (serial) a tool cell shows.
+    pub tool: Option<u64>,
 }
 
 impl ConvEntry {
@@ -54,6 +59,7 @@ impl ConvEntry {
             kind,
             text: text.into(),
             cache: None,
+            tool: None,
         }
     }
     pub fn text(&self) -> &str {
@@ -61,6 +67,10 @@ impl ConvEntry {
     }
     pub fn push_str(&mut self, s: &str) {
         self.text.push_str(s);
+        self.cache = None;
+    }
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.text = text.into();
         self.cache = None;
     }
     pub fn set_kind(&mut self, kind: EntryKind) {
@@ -81,6 +91,11 @@ pub struct Conversation {
     pub show_reasoning: bool,
     /// The summary entry of the compaction running now, if it has one.
     pub summary_entry: Option<usize>,
+    /// An interrupt folded the queued messages into the conversation: the
+    /// next turn (resumed or new) delivers them all.
+    pub queued_held: bool,
+    /// This round's retry notice (rewritten in place) and the retries so far.
+    pub retry_notice: Option<(usize, u32)>,
 }
 
 impl Default for Conversation {
@@ -92,6 +107,8 @@ impl Default for Conversation {
             round_reasoning: None,
             show_reasoning: false,
             summary_entry: None,
+            retry_notice: None,
+            queued_held: false,
         }
     }
 }
@@ -159,12 +176,95 @@ impl Conversation {
         }
     }
 
-    /// A turn started: the queued message it answers becomes a user message.
-    pub fn promote_queued(&mut self) {
-        if let Some(q) = self
+    /// A tool call began: its one-line cell goes where it happened.
+    pub fn push_tool(&mut self, serial: u64, text: String) {
+        let mut entry = ConvEntry::new(EntryKind::Tool(super::TraceStatus::Running), text);
+        entry.tool = Some(serial);
+        self.entries.push(entry);
+        self.round_entry = None;
+    }
+
+    /// The call shown by cell `serial` ended: its status and line.
+    pub fn end_tool(&mut self, serial: u64, status: super::TraceStatus, text: String) {
+        if let Some(e) = self
             .entries
             .iter_mut()
-            .find(|e| e.kind == EntryKind::Queued)
+            .rev()
+            .find(|e| e.tool == Some(serial))
+        {
+            e.set_kind(EntryKind::Tool(status));
+            e.set_text(text);
+        }
+    }
+
+    /// The request is retried: this round's one notice says so, rewritten
+    /// in place on each retry.
+    pub fn retrying(&mut self, attempt: u32, text: String) {
+        let current = self
+            .retry_notice
+            .filter(|(i, _)| {
+                self.entries.get(*i).is_some_and(|e| {
+                    matches!(
+                        e.kind,
+                        EntryKind::Notice(NoticeKind::Warning | NoticeKind::Info)
+                    )
+                })
+            })
+            .map(|(i, _)| i);
+        match current {
+            Some(i) => {
+                self.entries[i].set_kind(EntryKind::Notice(NoticeKind::Warning));
+                self.entries[i].set_text(text);
+            }
+            None => {
+                self.notice(NoticeKind::Warning, text);
+                self.retry_notice = Some((self.entries.len() - 1, attempt));
+                return;
+            }
+        }
+        self.retry_notice = current.map(|i| (i, attempt));
+        self.round_entry = None;
+    }
+
+    /// The reply started: the retry notice, if any, becomes a short record
+    /// of how many retries it took (a further retry in this round rewrites
+    /// it again).
+    pub fn settle_retry(&mut self) {
+        let Some((i, attempts)) = self.retry_notice else {
+            return;
+        };
+        if let Some(e) = self
+            .entries
+            .get_mut(i)
+            .filter(|e| e.kind == EntryKind::Notice(NoticeKind::Warning))
+        {
+            e.set_kind(EntryKind::Notice(NoticeKind::Info));
+            e.set_text(format!(
+                "retried {}",
+                crate::units::plural(attempts as usize, "time")
+            ));
+        }
+    }
+
+    /// The round (or the turn) ended: its retry notice is settled for good.
+    pub fn end_retries(&mut self) {
+        self.settle_retry();
+        self.retry_notice = None;
+    }
+
+    /// A turn started: the queued message it answers becomes a user
+    /// message; after an interrupt, every queued message does (the engine
+    /// added them all to the conversation, and this turn sends them).
+    pub fn promote_queued(&mut self, resumed: bool) {
+        let all = std::mem::take(&mut self.queued_held);
+        if resumed && !all {
+            return;
+        }
+        for q in self
+            .entries
+            .iter_mut()
+            .filter(|e| e.kind == EntryKind::Queued)
+            .take(if all { usize::MAX } else { 1 })
         {
             q.set_kind(EntryKind::User);
         }

@@ -29,7 +29,7 @@ pub use picker::{PICKER_PAGE, Picker};
 pub use plan::{Change, Checklist, HIGHLIGHT_FOR};
 pub use scroll::Scroll;
 pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
-pub use trace::{Trace, TraceEntry, TraceStatus};
+pub use trace::{PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -70,6 +70,8 @@ pub struct Ctx<'a> {
     pub clock_until: Instant,
     pub model: &'a str,
     pub workspace: &'a str,
+    /// The project instructions files in the system prompt (path, bytes).
+    pub instructions: &'a [(String, u64)],
     /// A tool call waits for the user's approval (nothing runs).
     pub waiting: bool,
 }
@@ -119,6 +121,7 @@ impl App {
             clock_until: self.status.clock_until(now),
             model: &self.status.model,
             workspace: &self.status.workspace,
+            instructions: &self.status.instructions,
             waiting: self.overlays.approvals.is_open(),
         }
     }

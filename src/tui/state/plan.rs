@@ -9,6 +9,8 @@ use crate::todo::{PlanDiff, TodoItem, TodoStatus};
 
 /// How long a changed plan item stays highlighted.
 pub const HIGHLIGHT_FOR: Duration = Duration::from_millis(2500);
+/// How long items dropped from the plan stay listed below it.
+pub const REMOVED_FOR: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
@@ -22,6 +24,9 @@ pub struct Checklist {
     pub items: Vec<TodoItem>,
     /// Items changed by the last update, with when.
     pub changed: Vec<(String, Change, Instant)>,
+    /// What the last update dropped from the plan (contents), and when.
+    pub removed: Vec<String>,
+    pub removed_at: Option<Instant>,
     /// The item in progress and since when.
     pub active_since: Option<(String, Instant)>,
     pub collapsed: bool,
@@ -29,6 +34,9 @@ pub struct Checklist {
     pub scroll: Scroll,
     /// The last turn ended with this many items open.
     pub stopped_open: Option<usize>,
+    /// The last plan update was refused: its first clause (until the next
+    /// accepted update).
+    pub refused: Option<String>,
 }
 
 impl Default for Checklist {
@@ -36,10 +44,13 @@ impl Default for Checklist {
         Self {
             items: Vec::new(),
             changed: Vec::new(),
+            removed: Vec::new(),
+            removed_at: None,
             active_since: None,
             collapsed: false,
             scroll: Scroll::following(),
             stopped_open: None,
+            refused: None,
         }
     }
 }
@@ -69,6 +80,14 @@ impl Checklist {
         self.changed
             .iter()
             .any(|(_, _, at)| now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
+            || !self.dropped(now).is_empty()
+    }
+    /// The items the last update dropped, while they are still shown.
+    pub fn dropped(&self, now: Instant) -> &[String] {
+        match self.removed_at {
+            Some(at) if now.saturating_duration_since(at) < REMOVED_FOR => &self.removed,
+            _ => &[],
+        }
     }
     /// How long the item in progress has been so, up to `until` (the clock
     /// stops when the turn does).
@@ -89,7 +108,24 @@ impl Checklist {
                 .map(|i| i.id.clone())
         };
         let mut changed = Vec::new();
+        // An id kept with other content is a new item (the diff, by id,
+        // does not say so); its old content is dropped.
+        let mut reworded = Vec::new();
+        let mut removed: Vec<String> = diff.removed.clone();
+        for new in &items {
+            if let Some(old) = self.items.iter().find(|o| o.id == new.id)
+                && old.content != new.content
+            {
+                reworded.push(new.content.clone());
+                if !items.iter().any(|i| i.content == old.content) {
+                    removed.push(old.content.clone());
+                }
+            }
+        }
+        removed.retain(|r| !items.iter().any(|i| i.content == *r));
+        removed.dedup();
         for (list, change) in [
+            (&reworded, Change::Added),
             (&diff.added, Change::Added),
             (&diff.started, Change::Started),
             (&diff.completed, Change::Completed),
@@ -102,6 +138,8 @@ impl Checklist {
             }
         }
         self.changed = changed;
+        self.removed_at = (!removed.is_empty()).then_some(now);
+        self.removed = removed;
         let active = items
             .iter()
             .find(|i| i.status == TodoStatus::InProgress)
@@ -113,6 +151,7 @@ impl Checklist {
         };
         self.items = items;
         self.stopped_open = None;
+        self.refused = None;
     }
 
     /// The turn ended: remember how many items it left open.

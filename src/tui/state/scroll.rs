@@ -39,15 +39,22 @@ impl Scroll {
         top
     }
 
-    /// Like [`Scroll::resolve`], but following keeps line `anchor` (and the one
-    /// after it) in view instead of the bottom.
-    pub fn resolve_around(&mut self, total: usize, height: usize, anchor: usize) -> usize {
+    /// Like [`Scroll::resolve`], but following keeps lines `anchor` (all of
+    /// them when they fit, else their start) in view instead of the bottom.
+    pub fn resolve_around(
+        &mut self,
+        total: usize,
+        height: usize,
+        anchor: std::ops::Range<usize>,
+    ) -> usize {
         if !self.follow {
             return self.resolve(total, height);
         }
         self.seen = (total, height);
-        let top = (anchor + 2)
+        let top = anchor
+            .end
             .saturating_sub(height)
+            .min(anchor.start)
             .min(max_top(total, height));
         self.shown = top;
         top

@@ -35,6 +35,34 @@ pub enum Activity {
     NoProvider,
 }
 
+/// The longest folder shown whole; a longer one keeps its last folders.
+const FOLDER_WIDTH: usize = 24;
+
+/// `~/src/proj` for `/home/me/src/proj`; a long path keeps its end
+/// (`…/deep/proj`).
+pub fn short_folder(path: &str, home: Option<&str>) -> String {
+    let home = home
+        .map(|h| h.trim_end_matches('/'))
+        .filter(|h| !h.is_empty());
+    let path = match home.and_then(|h| path.strip_prefix(h)) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
+        _ => path.to_string(),
+    };
+    let path = crate::text::clean_line(&path).into_owned();
+    if crate::tui::wrap::str_width(&path) <= FOLDER_WIDTH {
+        return path;
+    }
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    for keep in (1..=2).rev() {
+        let tail = parts[parts.len().saturating_sub(keep)..].join("/");
+        let short = format!("…/{tail}");
+        if crate::tui::wrap::str_width(&short) <= FOLDER_WIDTH || keep == 1 {
+            return crate::tui::wrap::truncate(&short, FOLDER_WIDTH);
+        }
+    }
+    path
+}
+
 /// Tokens spent with one model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelUsage {
@@ -80,6 +108,12 @@ pub struct Status {
     pub setup_help: Option<String>,
     /// The recorded session: its id and its transcript's path.
     pub session: Option<(String, String)>,
+    /// The working folder, shortened (`~/src/proj`), and the git branch
+    /// read once at start; empty when not known.
+    pub folder: String,
+    pub branch: Option<String>,
+    /// How many times a request is retried (for `retrying (3/6)`), if known.
+    pub max_retries: Option<u32>,
     /// The project instructions files read into the system prompt (path, bytes).
     pub instructions: Vec<(String, u64)>,
     /// The approval mode, and whether `bash` is sandboxed in it.
@@ -112,8 +146,19 @@ impl Status {
             session: None,
             approval: None,
             instructions: Vec::new(),
+            max_retries: None,
+            folder: String::new(),
+            branch: None,
             session_notices: Vec::new(),
         }
+    }
+
+    /// Where the session works, as the status line shows it: the folder
+    /// (under `home` as `~/…`) and the branch (`None`: not a repository;
+    /// `Some(None)`: a detached HEAD).
+    pub fn set_place(&mut self, home: Option<&str>, branch: Option<Option<String>>) {
+        self.folder = short_folder(&self.workspace, home);
+        self.branch = branch.map(|b| b.unwrap_or_else(|| "detached".into()));
     }
 
     pub fn set_activity(&mut self, activity: Activity, now: Instant) {

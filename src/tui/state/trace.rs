@@ -41,6 +41,10 @@ pub struct TraceEntry {
     pub output: OutputLog,
     /// Live output arrived (so the final result does not replace it).
     pub streamed: bool,
+    /// A command's non-zero exit code (the call is shown as failed).
+    pub exit_code: Option<i32>,
+    /// Why the plan tool refused the update (the whole reason, cleaned).
+    pub refusal: Option<String>,
 }
 
 #[derive(Debug)]
@@ -65,6 +69,53 @@ impl Default for Trace {
     }
 }
 
+/// What a refused plan update starts with.
+pub const PLAN_REFUSED: &str = "Error: plan refused:";
+
+/// The reason of a refused plan update (cleaned, whole), if `output` is one.
+pub fn plan_refusal(output: &str) -> Option<String> {
+    let reason = output.strip_prefix(PLAN_REFUSED)?;
+    // The current plan follows the reason; it is on screen already.
+    let reason = reason.split("Current plan:").next().unwrap_or_default();
+    Some(crate::text::clean_line(reason.trim()).into_owned())
+}
+
+/// A refusal's first clause: up to the first `.`, `;` or line end.
+pub fn first_clause(reason: &str) -> &str {
+    let end = reason
+        .find(". ")
+        .into_iter()
+        .chain(reason.find(';'))
+        .chain(reason.find('\n'))
+        .min()
+        .unwrap_or(reason.len());
+    reason[..end].trim_end_matches('.').trim()
+}
+
+impl TraceEntry {
+    /// The call in one line for the conversation: tool, summary, and once
+    /// it ended its duration and what went wrong (`exit 3`, `refused`).
+    pub fn cell_text(&self) -> String {
+        let mut out = self.name.clone();
+        if !self.summary.line.is_empty() {
+            out.push(' ');
+            out.push_str(&self.summary.line);
+        }
+        if let Some(d) = self.duration {
+            out.push_str(" · ");
+            out.push_str(&crate::tui::widgets::short_duration(d));
+        }
+        if let Some(code) = self.exit_code {
+            out.push_str(&format!(" · exit {code}"));
+        } else if self.refusal.is_some() {
+            out.push_str(" · refused");
+        } else if self.status == TraceStatus::Interrupted {
+            out.push_str(" · interrupted");
+        }
+        out
+    }
+}
+
 impl Trace {
     pub fn begin(
         &mut self,
@@ -86,6 +137,8 @@ impl Trace {
             duration: None,
             output: OutputLog::default(),
             streamed: false,
+            exit_code: None,
+            refusal: None,
         });
     }
 

@@ -75,19 +75,10 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         return effects;
     }
     if app.overlays.help && !ctrl_c {
-        // Any other key closes the help; Ctrl+C still works below, and a typed
-        // character still reaches the input (but `?` only closes it).
+        // Any other key only closes the help (nothing is typed by it);
+        // Ctrl+C still works below.
         app.overlays.help = false;
-        let chord = key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        let typed = match key.code {
-            KeyCode::Char(c) if !chord => c != '?' || !app.input.is_empty(),
-            _ => false,
-        };
-        if !(typed && app.focus == Focus::Input) {
-            return Vec::new();
-        }
+        return Vec::new();
     }
     let confirming = app.overlays.confirm.is_some();
     let approving = app.overlays.approvals.is_open();
@@ -471,8 +462,12 @@ fn scroll_focused(app: &mut App, mv: Move) {
             // Selecting the last entry follows new calls again.
             trace.selected = if next == last { None } else { Some(next) };
         }
-        // End (or scrolling to the bottom) follows the item in progress again.
-        Focus::Checklist => apply(&mut app.plan.scroll, mv, true),
+        // End follows the item in progress again; scrolling down stays
+        // where it is sent, even at the bottom (following would jump back).
+        Focus::Checklist => match mv {
+            Move::End => app.plan.scroll.follow = true,
+            mv => apply(&mut app.plan.scroll, mv, false),
+        },
         Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),
     }
 }

@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
-use super::state::{Activity, App, ApprovalRequest, EntryKind, NoticeKind};
+use super::state::{
+    Activity, App, ApprovalRequest, EntryKind, NoticeKind, TraceStatus, first_clause, plan_refusal,
+};
 use crate::events::{
-    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolStatus, ToolSummary,
+    AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
+    ToolSummary,
 };
 use crate::llm::Usage;
 use crate::text::clean_line;
@@ -84,20 +87,21 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::TurnStarted { resumed } => {
             app.status.start_turn(now);
             app.plan.stopped_open = None;
-            if !resumed {
-                app.conversation.promote_queued();
-            }
+            app.conversation.promote_queued(resumed);
         }
         Event::RoundStarted { .. } => {
+            app.conversation.end_retries();
             app.conversation.round_entry = None;
             app.conversation.round_reasoning = None;
             app.status.set_activity(Activity::Thinking, now);
         }
         Event::ReasoningDelta { text } => {
+            app.conversation.settle_retry();
             app.conversation.push_reasoning(&text);
             app.status.set_activity(Activity::Thinking, now);
         }
         Event::TextDelta { text } => {
+            app.conversation.settle_retry();
             app.conversation.push_reply(&text);
             app.status.set_activity(Activity::Streaming, now);
         }
@@ -109,12 +113,21 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             // Text streamed in this round is void: the reply starts again
             // (a message queued meanwhile may sit below it).
             app.conversation.drop_round_reply();
-            app.notice(
-                NoticeKind::Warning,
-                format!(
-                    "Retry {attempt} in {:.1} s: {reason}",
-                    delay_ms as f64 / 1000.0
-                ),
+            let reason = clean_line(&reason).into_owned();
+            let of = app
+                .status
+                .max_retries
+                .map(|max| format!("/{max}"))
+                .unwrap_or_default();
+            let secs = delay_ms as f64 / 1000.0;
+            let wait = if delay_ms < 1000 {
+                format!("{secs:.1} s")
+            } else {
+                format!("{secs:.0} s")
+            };
+            app.conversation.retrying(
+                attempt,
+                format!("retrying ({attempt}{of}) in {wait}: {reason}"),
             );
             app.status.set_activity(Activity::Retrying { reason }, now);
         }
@@ -125,6 +138,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             plan_item,
             ..
         } => {
+            app.conversation.settle_retry();
             app.conversation.round_entry = None;
             // The model chose these strings: shown as one clean line each.
             let name = clean_line(&name).into_owned();
@@ -136,6 +150,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status
                 .set_activity(Activity::Tool { name: name.clone() }, now);
             app.trace.begin(id, name, summary, plan_item, now);
+            if let Some(t) = app.trace.entries.last() {
+                app.conversation.push_tool(t.serial, t.cell_text());
+            }
         }
         Event::ToolCallOutputDelta { id, chunk } => {
             if let Some(t) = app.trace.by_id(&id) {
@@ -149,11 +166,25 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             status,
             duration_ms,
             output,
+            exit_code,
             ..
         } => {
+            let mut refused = None;
+            let mut cell = None;
             if let Some(t) = app.trace.by_id(&id) {
                 t.status = status.into();
                 t.duration = Some(Duration::from_millis(duration_ms));
+                // A command that ran but failed is shown as failed.
+                if let Some(code) = exit_code.filter(|c| *c != 0) {
+                    t.exit_code = Some(code);
+                    if t.status == TraceStatus::Ok {
+                        t.status = TraceStatus::Error;
+                    }
+                }
+                if t.summary.detail == ToolDetail::Plan {
+                    t.refusal = plan_refusal(&output);
+                    refused.clone_from(&t.refusal);
+                }
                 let spill = if !t.streamed {
                     t.output.push(output)
                 } else if status != ToolStatus::Ok {
@@ -165,6 +196,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     None
                 };
                 effects.extend(spill_effect(t.serial, spill));
+                cell = Some((t.serial, t.status, t.cell_text()));
+            }
+            if let Some((serial, status, text)) = cell {
+                app.conversation.end_tool(serial, status, text);
+            }
+            if let Some(reason) = refused {
+                app.plan.refused = Some(first_clause(&reason).to_string());
             }
             app.status.set_activity(Activity::Thinking, now);
         }
@@ -244,6 +282,17 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
             };
             end_turn(app, activity, now);
+            // The engine keeps messages queued before an interrupt in the
+            // conversation: the next turn, resumed or not, delivers them.
+            if reason == AbortReason::Interrupted
+                && app
+                    .conversation
+                    .entries
+                    .iter()
+                    .any(|e| e.kind == EntryKind::Queued)
+            {
+                app.conversation.queued_held = true;
+            }
             app.status.can_resume = true;
             app.plan.stopped();
             let (kind, text) = match reason {
@@ -338,6 +387,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             }
             // Nothing in it changed just now.
             app.plan.changed.clear();
+            app.plan.removed.clear();
             app.conversation.scroll.follow = true;
         }
         Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),
@@ -392,6 +442,7 @@ fn spill_effect(serial: u64, text: Option<String>) -> Option<Effect> {
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {
     approval::dropped(app);
     app.status.end_turn(activity, now);
+    app.conversation.end_retries();
     app.conversation.round_entry = None;
 }
 

@@ -5,6 +5,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -13,6 +14,9 @@ use crate::todo::TodoStatus;
 use crate::tui::state::{Change, Checklist, Ctx, Focus};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
+
+/// Dropped items listed at most (the rest are counted).
+const MAX_DROPPED: usize = 3;
 
 /// The one-line form: `▶ 2/5 · Running tests · 0:42`, or after a stop
 /// `■ 2/5 · stopped with 3 open`.
@@ -29,6 +33,9 @@ pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
         ]);
     }
     let mut spans = vec![Span::styled(format!("▶ {done}/{total}"), p.bold())];
+    if c.refused.is_some() {
+        spans.push(Span::styled(" · update refused", p.error()));
+    }
     if ctx.waiting {
         spans.push(Span::styled(" · waiting for approval", p.warning()));
     }
@@ -55,6 +62,22 @@ pub struct PlanLayout {
     pub collapsed: bool,
     pub lines: Vec<Line<'static>>,
     pub top: usize,
+    /// The first line of each item.
+    pub starts: Vec<usize>,
+}
+
+impl PlanLayout {
+    /// Items above and below the `height` rows shown (one cut at the top
+    /// counts as above).
+    pub fn hidden(&self, height: usize) -> (usize, usize) {
+        let above = self.starts.iter().filter(|&&s| s < self.top).count();
+        let below = self
+            .starts
+            .iter()
+            .filter(|&&s| s >= self.top + height)
+            .count();
+        (above, below)
+    }
 }
 
 /// Builds the pane's lines for `area` and settles its scroll position:
@@ -65,28 +88,47 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
             collapsed,
             lines: vec![summary_line(c, ctx)],
             top: 0,
+            starts: Vec::new(),
         };
     }
     let inner = super::inner(area);
-    let (lines, active_line) = plan_lines(c, ctx, inner.width.max(1));
+    let (lines, active, starts) = plan_lines(c, ctx, inner.width.max(1));
     let top = c
         .scroll
-        .resolve_around(lines.len(), usize::from(inner.height), active_line);
+        .resolve_around(lines.len(), usize::from(inner.height), active);
     PlanLayout {
         collapsed,
         lines,
         top,
+        starts,
     }
 }
 
-/// The expanded pane's lines and the index of the item in progress.
-fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, usize) {
+/// The expanded pane's lines, those of the item in progress (with its
+/// spinner line) and the first line of each item.
+fn plan_lines(
+    c: &Checklist,
+    ctx: &Ctx<'_>,
+    width: u16,
+) -> (Vec<Line<'static>>, std::ops::Range<usize>, Vec<usize>) {
     let p = ctx.palette;
     let now = ctx.now;
     let (done, total) = (c.completed(), c.items.len());
     let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut active_line = 0;
+    let mut active = 0..0;
+    let mut starts = Vec::with_capacity(c.items.len());
+    // One line: the model's last update was refused (the plan is unchanged).
+    let refused = c.refused.as_ref().map(|clause| {
+        Line::styled(
+            truncate(
+                &format!("plan update refused: {}", crate::text::clean_line(clause)),
+                usize::from(width),
+            ),
+            p.error(),
+        )
+    });
     if total == 0 {
+        lines.extend(refused);
         lines.extend(wrap(
             "No plan yet.",
             width,
@@ -94,9 +136,10 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
             Span::raw(""),
             Span::raw(""),
         ));
-        return (lines, active_line);
+        return (lines, active, starts);
     }
     lines.push(gauge(done, total, width, ctx));
+    lines.extend(refused);
     for item in &c.items {
         let change = c.change_of(&item.id, now);
         let (marker, style) = match item.status {
@@ -117,9 +160,8 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
         } else {
             p.text()
         };
-        if item.status == TodoStatus::InProgress {
-            active_line = lines.len();
-        }
+        starts.push(lines.len());
+        let first = lines.len();
         lines.append(&mut wrap(
             &format!("{}{tag}", item.content),
             width,
@@ -140,6 +182,30 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
                 Span::raw("      "),
             ));
         }
+        if item.status == TodoStatus::InProgress {
+            active = first..lines.len();
+        }
+    }
+    // Dropped by the last update: listed for a while, struck out.
+    let dropped = c.dropped(now);
+    let struck = p.dim().add_modifier(Modifier::CROSSED_OUT);
+    for content in dropped.iter().take(MAX_DROPPED) {
+        lines.push(Line::from(vec![
+            Span::styled("− dropped: ", p.dim()),
+            Span::styled(
+                truncate(
+                    &crate::text::clean_line(content),
+                    usize::from(width).saturating_sub(11),
+                ),
+                struck,
+            ),
+        ]));
+    }
+    if dropped.len() > MAX_DROPPED {
+        lines.push(Line::styled(
+            format!("− and {} more dropped", dropped.len() - MAX_DROPPED),
+            p.dim(),
+        ));
     }
     if let Some(open) = c.stopped_open {
         lines.push(Line::styled(
@@ -147,7 +213,7 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> (Vec<Line<'static>>, 
             p.warning(),
         ));
     }
-    (lines, active_line)
+    (lines, active, starts)
 }
 
 pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'_>, area: Rect) {
@@ -181,9 +247,21 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
     if ctx.waiting {
         title.push_str("· waiting for approval ");
     }
+    let title_w = crate::tui::wrap::str_width(&title);
     let mut block = pane_block(ctx, title, Focus::Checklist);
     let height = usize::from(block.inner(area).height);
-    if layout.top + height < layout.lines.len() {
+    let (above, below) = layout.hidden(height);
+    // Only where it does not cover the title.
+    if above > 0
+        && title_w + format!(" ↑ {above} more ").chars().count() + 3 <= usize::from(area.width)
+    {
+        block =
+            block.title_top(Line::styled(format!(" ↑ {above} more "), p.warning()).right_aligned());
+    }
+    if below > 0 {
+        block = block
+            .title_bottom(Line::styled(format!(" ↓ {below} more "), p.warning()).right_aligned());
+    } else if layout.top + height < layout.lines.len() {
         block = block.title_bottom(Line::styled(" ↓ more ", p.warning()).right_aligned());
     }
     let visible: Vec<Line<'static>> = layout

@@ -11,7 +11,9 @@ use ratatui::widgets::Paragraph;
 
 use super::{inner, pane_block};
 use crate::tui::markdown;
-use crate::tui::state::{ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, Wrapped};
+use crate::tui::state::{
+    ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, TraceStatus, Wrapped,
+};
 use crate::tui::style::Palette;
 use crate::tui::wrap::{str_width, truncate, wrap};
 
@@ -101,6 +103,19 @@ fn wrap_entry(
                 palette.dim(),
             )]
         }
+        EntryKind::Tool(status) => {
+            let (mark, style) = match status {
+                TraceStatus::Running => ("◌", palette.active()),
+                TraceStatus::Ok => ("✔", palette.success()),
+                TraceStatus::Error => ("✘", palette.error()),
+                TraceStatus::Interrupted => ("■", palette.warning()),
+            };
+            let text = truncate(entry.text(), usize::from(width).saturating_sub(4));
+            vec![Line::from(vec![
+                Span::styled(format!("  {mark} "), style),
+                Span::styled(text, palette.dim()),
+            ])]
+        }
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", palette.dim()),
@@ -160,6 +175,18 @@ fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette, show_reason
     });
 }
 
+/// The blank line after entry `i`: none after the last, nor between two
+/// tool cells (a run of calls stays compact).
+fn gap(entries: &[ConvEntry], i: usize) -> usize {
+    match (entries.get(i), entries.get(i + 1)) {
+        (Some(a), Some(b)) => usize::from(!matches!(
+            (a.kind, b.kind),
+            (EntryKind::Tool(_), EntryKind::Tool(_))
+        )),
+        _ => 0,
+    }
+}
+
 fn text_width(area: Rect) -> (u16, usize) {
     let inner = inner(area);
     (inner.width.max(1), usize::from(inner.height))
@@ -178,12 +205,12 @@ pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayo
         .enumerate()
         .map(|(i, e)| measure(e, width, palette, i >= tail_from, show_reasoning))
         .collect();
-    // One blank line between entries.
-    let total: usize = heights.iter().sum::<usize>() + count.saturating_sub(1);
+    // One blank line between entries (but tool cells).
+    let gaps: Vec<usize> = (0..count).map(|i| gap(&conv.entries, i)).collect();
+    let total: usize = heights.iter().sum::<usize>() + gaps.iter().sum::<usize>();
     let top = conv.scroll.resolve(total, height);
     let mut line_no = 0;
-    for (i, (entry, &h)) in conv.entries.iter_mut().zip(&heights).enumerate() {
-        let gap = usize::from(i + 1 < count);
+    for ((entry, &h), &gap) in conv.entries.iter_mut().zip(&heights).zip(&gaps) {
         if line_no + h + gap > top && line_no < top + height {
             ensure_lines(entry, width, palette, show_reasoning);
         } else if let Some(w) = entry.cache.as_mut() {
@@ -205,14 +232,13 @@ pub fn render(
     let block = pane_block(ctx, " Conversation ", Focus::Conversation);
     let (width, height) = text_width(area);
     let ConvLayout { top, total } = layout;
-    let count = conv.entries.len();
     let mut visible = Vec::with_capacity(height);
     let mut line_no = 0;
     for (i, entry) in conv.entries.iter().enumerate() {
         if visible.len() >= height {
             break;
         }
-        let gap = usize::from(i + 1 < count);
+        let gap = gap(&conv.entries, i);
         let h = entry.cache.as_ref().map_or(0, |w| w.height);
         if line_no + h + gap <= top {
             line_no += h + gap;
@@ -249,9 +275,23 @@ pub fn render(
         );
     }
     if conv.entries.is_empty() {
+        // The instructions files the model reads, named in one line.
+        let instructions = if ctx.instructions.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = ctx
+                .instructions
+                .iter()
+                .map(|(path, _)| crate::tui::commands::instructions_path(path, ctx.workspace))
+                .collect();
+            format!(
+                "\nProject instructions: {} (/context for more)",
+                names.join(", ")
+            )
+        };
         visible = wrap(
             &format!(
-                "Waypoint · {} · {}\n\nType a task below and press Enter. The agent keeps a live plan on the right; press ? for keys.",
+                "Waypoint · {} · {}{instructions}\n\nType a task below and press Enter. The agent keeps a live plan on the right; press ? for keys.",
                 ctx.model, ctx.workspace
             ),
             width,

@@ -1,8 +1,10 @@
 //! The status line: what the agent is doing and for how long, the model,
 //! tokens (with the cached share), cost, the context meter, and a hint of
-//! the keys that matter now. Invariant: when narrow, parts drop in a fixed
-//! order (turn tokens, cost, the hint, cached share, model, turn clock,
-//! approval mode) so the activity, tokens and the context meter stay
+//! the keys that matter now, and where the session works (folder and git
+//! branch). Invariant: when narrow, parts drop in a fixed order (folder and
+//! branch, turn tokens, cost, the model's long name, the hint — while a
+//! task runs, `Esc interrupt` stays longer —, cached share, model, turn
+//! clock, approval mode) so the activity, tokens and the context meter stay
 //! longest, and the quit warning wins over everything.
 
 use std::time::Instant;
@@ -60,25 +62,40 @@ fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
     }
 }
 
-fn hint(app: &Status, now: Instant) -> &'static str {
+/// The keys that matter now, and a shorter form kept longer (while a task
+/// runs: how to interrupt it).
+fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
     if app.quit_armed(now) {
-        "Ctrl+C again to quit"
+        ("Ctrl+C again to quit", None)
     } else if app.activity == Activity::Approval {
-        "y run · a always · n refuse · Esc stop"
+        ("y run · a always · n refuse · Esc stop", None)
     } else if app.running {
-        "Esc interrupt · Enter queues · ? help"
+        (
+            "Esc interrupt · Enter queues · ? help",
+            Some("Esc interrupt"),
+        )
     } else if app.can_resume {
-        "Enter/Ctrl+R resume · ? help"
+        ("Enter/Ctrl+R resume · ? help", None)
     } else {
-        "Enter send · Tab focus · ? help"
+        ("Enter send · Tab focus · ? help", None)
     }
 }
+
+/// How many parts [`Parts::spans`] can leave out.
+const ALL_DROPPED: usize = 8;
+/// Parts left out before the full hint goes: folder, turn tokens, cost,
+/// the model's long name (and, while a task runs, the cached share and the
+/// model too).
+const BEFORE_HINT: usize = 4;
+const BEFORE_RUNNING_HINT: usize = 6;
 
 /// The parts of the status line, least needed first within `drop`.
 struct Parts {
     activity: Span<'static>,
     clock: Option<Span<'static>>,
     model: Span<'static>,
+    /// The model's name shortened (no date suffix, at most a few columns).
+    model_short: Span<'static>,
     tokens_in: Span<'static>,
     tokens_out: Span<'static>,
     cached: Option<Span<'static>>,
@@ -87,37 +104,58 @@ struct Parts {
     meter: Option<Span<'static>>,
     /// The approval mode: dropped last of all.
     mode: Option<Span<'static>>,
+    /// The folder and git branch: dropped first.
+    place: Option<Span<'static>>,
 }
 
 impl Parts {
     /// The line's spans once `dropped` parts are left out (in the order
-    /// turn tokens, cost, cached share, model, turn clock, approval mode).
+    /// folder, turn tokens, cost, the model's long name, cached share,
+    /// model, turn clock, approval mode).
     fn spans(&self, dropped: usize) -> Vec<Span<'static>> {
         let keep = |rank: usize| dropped < rank;
         let mut out = vec![self.activity.clone()];
-        if keep(6) {
+        if keep(8) {
             out.extend(self.mode.clone());
         }
-        if keep(5) {
+        if keep(7) {
             out.extend(self.clock.clone());
         }
         if keep(4) {
             out.push(self.model.clone());
+        } else if keep(6) {
+            out.push(self.model_short.clone());
         }
         out.push(self.tokens_in.clone());
-        if keep(3) {
+        if keep(5) {
             out.extend(self.cached.clone());
         }
         out.push(self.tokens_out.clone());
-        if keep(1) {
+        if keep(2) {
             out.extend(self.turn.clone());
         }
-        if keep(2) {
+        if keep(3) {
             out.extend(self.cost.clone());
         }
         out.extend(self.meter.clone());
+        if keep(1) {
+            out.extend(self.place.clone());
+        }
         out
     }
+}
+
+/// The longest shortened model name.
+const MODEL_SHORT: usize = 16;
+
+/// `claude-sonnet-4-5` for `claude-sonnet-4-5-20250929`, cut to a few columns.
+fn short_model(model: &str) -> String {
+    let name = match model.rsplit_once(['-', '@']) {
+        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => model,
+    };
+    let name = name.rsplit('/').next().unwrap_or(name);
+    truncate(name, MODEL_SHORT)
 }
 
 fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
@@ -172,7 +210,17 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         };
         Span::styled(format!(" · {mode}{sandbox}"), style)
     });
+    let place = (!app.folder.is_empty()).then(|| {
+        let branch = app
+            .branch
+            .as_deref()
+            .map(|b| format!(" ({})", truncate(b, 24)))
+            .unwrap_or_default();
+        Span::styled(format!(" · {}{branch}", app.folder), p.dim())
+    });
     Parts {
+        place,
+        model_short: Span::styled(format!(" · {}", short_model(&app.model)), p.dim()),
         mode,
         activity: Span::styled(what, style),
         clock,
@@ -214,17 +262,26 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
     let p = ctx.palette;
     let now = ctx.now;
     let parts = parts(app, ctx);
-    let hint = hint(app, now);
+    let (hint, short) = hint(app, now);
     let width = usize::from(area.width);
-    let hint_w = str_width(hint);
     // Drop parts one by one until the line and the hint fit; then the hint
-    // goes (unless it is the quit warning), then more parts.
-    let with_hint = (0..=2)
-        .map(|dropped| parts.spans(dropped))
-        .find(|spans| spans_width(spans) + 2 + hint_w <= width);
+    // goes (unless it is the quit warning; while a task runs, its short form
+    // stays longer), then more parts.
+    let fit = |hint: &'static str, most: usize| {
+        (0..=most)
+            .map(|dropped| parts.spans(dropped))
+            .find(|spans| spans_width(spans) + 2 + str_width(hint) <= width)
+            .map(|spans| (spans, hint))
+    };
+    let most = if short.is_some() {
+        BEFORE_RUNNING_HINT
+    } else {
+        BEFORE_HINT
+    };
+    let with_hint = fit(hint, most).or_else(|| short.and_then(|s| fit(s, ALL_DROPPED)));
     let line = match with_hint {
-        Some(mut left) => {
-            let pad = width - spans_width(&left) - hint_w;
+        Some((mut left, hint)) => {
+            let pad = width - spans_width(&left) - str_width(hint);
             left.push(Span::raw(" ".repeat(pad)));
             left.push(Span::styled(hint, p.bold()));
             Line::from(left)
@@ -232,10 +289,10 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
         // Too narrow for both: the quit warning matters more.
         None if app.quit_armed(now) => Line::styled(truncate(hint, width), p.bold()),
         None => {
-            let alone = (0..=6)
+            let alone = (0..=ALL_DROPPED)
                 .map(|dropped| parts.spans(dropped))
                 .find(|spans| spans_width(spans) <= width);
-            Line::from(alone.unwrap_or_else(|| cut(parts.spans(6), width)))
+            Line::from(alone.unwrap_or_else(|| cut(parts.spans(ALL_DROPPED), width)))
         }
     };
     frame.render_widget(Paragraph::new(line), area);

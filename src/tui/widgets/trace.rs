@@ -14,7 +14,7 @@ use super::diff::diff_lines;
 use super::{inner, pane_block, short_duration, spinner};
 use crate::events::ToolDetail;
 use crate::tui::state::{Ctx, Focus, Trace, TraceEntry, TraceStatus};
-use crate::tui::wrap::{str_width, truncate};
+use crate::tui::wrap::{str_width, truncate, wrap};
 
 /// Output lines shown under a folded entry.
 const FOLDED_LINES: usize = 3;
@@ -40,7 +40,14 @@ pub fn layout(trace: &mut Trace, ctx: &Ctx<'_>, area: Rect) -> Option<DetailLayo
     let width = usize::from(inner(area).width);
     let head = detail_head(t, ctx, width);
     // Cleaned whole, before it is cut into lines (a sequence may span them).
-    let raw = t.output.text();
+    let mut raw = t.output.text();
+    // A refused plan update's reason is in the head, wrapped whole.
+    if t.refusal.is_some() {
+        raw = raw
+            .split_once('\n')
+            .map(|(_, r)| r.to_string())
+            .unwrap_or_default();
+    }
     let text = if crate::text::is_clean(&raw) {
         raw
     } else {
@@ -74,11 +81,13 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
         Some(d) => short_duration(d),
         None => short_duration(now.saturating_duration_since(t.started)),
     };
-    let status = match t.status {
-        TraceStatus::Running => "running",
-        TraceStatus::Ok => "ok",
-        TraceStatus::Error => "error",
-        TraceStatus::Interrupted => "interrupted",
+    let status = match (t.status, t.exit_code) {
+        (TraceStatus::Error, Some(code)) => format!("exit {code}"),
+        (TraceStatus::Running, _) => "running".into(),
+        (TraceStatus::Ok, _) => "ok".into(),
+        (TraceStatus::Error, None) if t.refusal.is_some() => "refused".into(),
+        (TraceStatus::Error, None) => "error".into(),
+        (TraceStatus::Interrupted, _) => "interrupted".into(),
     };
     let right = format!(" {status} {time}");
     let right_w = right.chars().count();
@@ -114,6 +123,13 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
             truncate(&format!("  ↳ {item}"), width),
             p.dim(),
         ));
+    }
+    if let Some(reason) = &t.refusal {
+        // The reason, wrapped (not cut) to a few lines.
+        let mut lines = refusal_lines(reason, ctx, width);
+        lines.truncate(FOLDED_LINES);
+        rows.extend(lines);
+        return rows;
     }
     // The plan tools' output is the plan itself, already on screen.
     let folded = if t.summary.detail == ToolDetail::Plan {
@@ -193,6 +209,10 @@ fn detail_head(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>
             ctx.palette.dim(),
         ));
     }
+    if let Some(reason) = &t.refusal {
+        lines.extend(refusal_lines(reason, ctx, width));
+        lines.push(Line::raw(""));
+    }
     // A failed edit changed nothing: no diff.
     if let ToolDetail::Diff { old, new, .. } = &t.summary.detail
         && t.status == TraceStatus::Ok
@@ -201,6 +221,17 @@ fn detail_head(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>
         lines.push(Line::raw(""));
     }
     lines
+}
+
+/// A refused plan update's reason, wrapped whole in the error colour.
+fn refusal_lines(reason: &str, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+    wrap(
+        &format!("plan refused: {reason}"),
+        u16::try_from(width).unwrap_or(u16::MAX),
+        ctx.palette.error(),
+        Span::styled("  │ ", ctx.palette.dim()),
+        Span::styled("  │ ", ctx.palette.dim()),
+    )
 }
 
 fn render_detail(
