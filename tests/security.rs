@@ -5,11 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
 mod common;
 mod common_openai;
 mod loopback;
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,24 +24,10 @@ use waypoint::llm::{LlmError, ModelRequest};
 
 const SECRET: &str = "sk-test-SECRET";
 
+/// The binary (see `cli_support`), working in `dir`.
 fn waypoint(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("WAYPOINT_LOG", dir.join("waypoint.log"))
-        .env("WAYPOINT_HOME", dir.join("home"))
-        // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
-        .envs(
-            waypoint::safety::landlock_abi()
-                .is_none()
-                .then_some(("WAYPOINT_APPROVAL", "yolo")),
-        )
-        .arg("--workspace")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    let mut cmd = cli_support::waypoint(dir);
+    cmd.arg("--workspace").arg(dir);
     cmd
 }
 
