@@ -105,6 +105,8 @@ fn plan(done: usize) -> Record<'static> {
     Record::Plan {
         items: Cow::Owned(items),
         at: AT,
+        author: waypoint::todo::Author::Model,
+        note: None,
     }
 }
 

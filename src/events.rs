@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::todo::{PlanDiff, TodoItem};
+use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
 /// in another process.
@@ -45,6 +45,10 @@ pub enum Op {
     Approve { id: String, decision: Decision },
     /// Switch the approval mode (from the next tool call on).
     SetApproval { mode: ApprovalMode },
+    /// The user changes the plan: applied at once (a user revision, sent as
+    /// `PlanUpdated`) and told to the model at its next step; a refused
+    /// edit is an `Error` of kind `PlanEdit`.
+    EditPlan { edit: PlanEdit },
 }
 
 /// How much the agent may do without asking. Deny rules apply in every mode.
@@ -190,6 +194,8 @@ pub enum ErrorKind {
     SessionSave,
     /// A stored session could not be opened.
     SessionOpen,
+    /// A user's plan edit broke a rule (the plan is unchanged).
+    PlanEdit,
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
@@ -300,11 +306,28 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
     },
-    /// The plan store changed: the whole new list, its rendering and the diff.
+    /// The plan store changed: the whole new list, its rendering and the
+    /// diff; `revision` counts accepted revisions from 1 in the session,
+    /// `author` made it at `at` (unix ms).
     PlanUpdated {
         items: Vec<TodoItem>,
         rendered: String,
         diff: PlanDiff,
+        #[serde(default)]
+        revision: u32,
+        #[serde(default)]
+        author: Author,
+        #[serde(default)]
+        at: u64,
+    },
+    /// What each plan item has cost so far: time in progress, tool calls,
+    /// tokens and money, in plan order (then removed items that did work).
+    /// `running` is the item whose clock runs now (the driver adds the time
+    /// since this event to it).
+    PlanStats {
+        items: Vec<ItemStats>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        running: Option<String>,
     },
     /// Token usage of the last request, and totals for the session.
     Usage {

@@ -363,6 +363,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::Queued { .. }
             | Event::ModelChanged { .. }
             | Event::SessionReset
+            | Event::PlanStats { .. }
             | Event::SessionStarted { .. }
             | Event::ApprovalMode { .. }
             | Event::History { .. }
@@ -585,6 +586,9 @@ mod tests {
                     added: vec!["A".into()],
                     ..PlanDiff::default()
                 },
+                revision: 1,
+                author: crate::todo::Author::Model,
+                at: 0,
             },
             Event::ToolCallEnd {
                 id: "1".into(),

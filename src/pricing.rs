@@ -74,10 +74,16 @@ pub fn price_of(model: &str, overrides: &BTreeMap<String, Price>) -> Option<Pric
             .copied()
             .or_else(|| table.iter().find(|(name, _)| dated(name)).map(|(_, p)| *p))
     };
-    lookup(overrides).or_else(|| {
+    lookup(overrides).or_else(|| lookup(built_in()))
+}
+
+/// The built-in table, read once.
+fn built_in() -> &'static BTreeMap<String, Price> {
+    static TABLE: std::sync::OnceLock<BTreeMap<String, Price>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
         toml::from_str::<Table>(BUILT_IN)
-            .ok()
-            .and_then(|t| lookup(&t.models))
+            .map(|t| t.models)
+            .unwrap_or_default()
     })
 }
 

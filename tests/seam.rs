@@ -130,6 +130,9 @@ fn every_op_and_event_round_trips_through_json() {
                 added: vec!["Run tests".into()],
                 ..PlanDiff::default()
             },
+            revision: 3,
+            author: waypoint::todo::Author::User,
+            at: 1_700_000_000_000,
         },
         Event::Usage {
             model: "claude-test".into(),

@@ -195,7 +195,7 @@ impl Session {
         let summary = self
             .summarise(focus, window_bytes, summary_tokens, cancel)
             .await;
-        let plan = self.plan.render();
+        let plan = self.plan.lock().manager.render();
         // What fits after compaction: about a third of the threshold, half of it the tail.
         let target = (window_bytes as f64 * self.config.compact_at * 0.4) as usize;
         let target = target.saturating_sub(self.fixed_bytes());

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::{ClientFactory, ModelChoice};
 use crate::events::{ApprovalMode, Decision, ErrorKind, Event, Op};
 use crate::llm::ModelClient;
+use crate::todo::SharedPlan;
 
 /// What the engine is doing when an op arrives.
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +57,8 @@ pub(super) struct Control {
     pub(super) approvals: UnboundedSender<(String, Decision)>,
     /// Shared with the session: a mode switch for its next tool call.
     pub(super) mode_request: Arc<Mutex<Option<ApprovalMode>>>,
+    /// The session's plan: the user's edits apply to it at once.
+    pub(super) plan: SharedPlan,
     pub(super) events: UnboundedSender<Event>,
 }
 
@@ -133,6 +136,10 @@ impl Control {
             }
             Op::Approve { id, decision } => {
                 let _ = self.approvals.send((id, decision));
+                Step::Wait
+            }
+            Op::EditPlan { edit } => {
+                self.emit(super::plan::apply_user_edit(&self.plan, &edit));
                 Step::Wait
             }
             Op::SetApproval { mode } => {

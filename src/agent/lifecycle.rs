@@ -8,7 +8,7 @@ use super::reminders::Reminders;
 use super::{Agent, RESUME_NOTE, Session};
 use crate::events::Event;
 use crate::session::{Header, Restored, SessionError, SessionStore, Transcript, now_ms, replay};
-use crate::todo::{PlanDiff, TodoManager};
+use crate::todo::{Author, Ledger, PlanDiff, TodoManager};
 
 /// How the engine keeps its session.
 pub enum SessionSetup {
@@ -45,13 +45,18 @@ impl Session {
     /// new transcript. The token totals stay: they count what this process
     /// spent, which a new session does not give back.
     pub(super) fn reset(&mut self) {
-        let old = std::mem::take(&mut self.plan);
+        let old = std::mem::take(&mut self.plan.lock().manager);
         self.clear_state();
         self.emit(Event::PlanUpdated {
             items: Vec::new(),
-            rendered: self.plan.render(),
+            rendered: TodoManager::new().render(),
             diff: PlanDiff::between(old.items(), &[]),
+            revision: 0,
+            author: Author::Model,
+            at: now_ms(),
         });
+        // The old session's account ends with it.
+        self.ledger = Ledger::new();
         self.emit(Event::SessionReset);
         if let Some(store) = &self.store {
             self.transcript = store.create(self.header());
@@ -68,6 +73,11 @@ impl Session {
             *slot = None;
         }
         self.reminders = Reminders::new(self.config.nag_every, self.config.nag_max);
+        self.unsaid.clear();
+        let mut plan = self.plan.lock();
+        plan.revision = 0;
+        plan.user_changes.clear();
+        plan.stats.clear();
     }
 
     /// A header for a new session of this workspace and client.
@@ -106,6 +116,8 @@ impl Session {
             card,
             conversation,
             plan,
+            revisions,
+            ledger,
             totals,
             history,
             repairs,
@@ -119,7 +131,12 @@ impl Session {
         self.transcript = transcript;
         self.store = Some(store);
         self.conversation = conversation;
-        self.plan = plan;
+        {
+            let mut state = self.plan.lock();
+            state.manager = plan;
+            state.revision = revisions;
+        }
+        self.ledger = ledger;
         self.totals = totals;
         for record in &repairs {
             self.record(record);
@@ -130,6 +147,7 @@ impl Session {
         tracing::info!(session = %id, "session resumed");
         self.announce(true, notes);
         self.emit(Event::History { events: history });
+        self.send_stats();
         Ok(())
     }
 

@@ -13,6 +13,7 @@ mod control;
 pub mod conversation;
 mod lifecycle;
 pub mod mentions;
+mod plan;
 mod record;
 pub mod reminders;
 mod turn;
@@ -27,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{ApprovalMode, CompactReason, Decision, ErrorKind, Event, Op};
 use crate::llm::{ModelClient, Usage};
 use crate::session::{SessionError, SessionStore, Transcript};
-use crate::todo::TodoManager;
+use crate::todo::{Ledger, SharedPlan, TodoItem};
 use crate::tools::{ToolConfig, ToolDef, ToolRegistry, Workspace};
 pub use client::{ClientFactory, FixedClient, ModelChoice};
 use control::{Control, Phase, Step};
@@ -92,7 +93,12 @@ struct Session {
     workspace: Workspace,
     config: AgentConfig,
     conversation: Conversation,
-    plan: TodoManager,
+    /// The plan, shared with the dispatcher (the user edits it mid-turn).
+    plan: SharedPlan,
+    /// What each plan item has cost, fed from the records.
+    ledger: Ledger,
+    /// The user's plan changes the model has not heard of yet.
+    unsaid: Vec<String>,
     reminders: Reminders,
     events: UnboundedSender<Event>,
     totals: Usage,
@@ -172,13 +178,16 @@ impl Agent {
         let mode_request = Arc::new(Mutex::new(None));
         let (approvals_tx, approvals_rx) = unbounded_channel();
         let policy = approval::Policy::new(config.approval);
+        let plan = SharedPlan::default();
         Self {
             session: Session {
                 client,
                 workspace,
                 config,
                 conversation: Conversation::default(),
-                plan: TodoManager::new(),
+                plan: plan.clone(),
+                ledger: Ledger::new(),
+                unsaid: Vec::new(),
                 reminders,
                 events: events.clone(),
                 totals: Usage::default(),
@@ -206,6 +215,7 @@ impl Agent {
                 compact_request,
                 approvals: approvals_tx,
                 mode_request,
+                plan,
                 events,
             },
         }
@@ -261,8 +271,9 @@ impl Agent {
         })
     }
 
-    pub fn plan(&self) -> &TodoManager {
-        &self.session.plan
+    /// The plan's items now.
+    pub fn plan(&self) -> Vec<TodoItem> {
+        self.session.plan.items()
     }
 
     pub fn conversation(&self) -> &Conversation {
@@ -305,6 +316,9 @@ impl Agent {
                     if let Some(attached) = attached {
                         self.session.add_user_text(attached, false);
                     }
+                    if let Some(note) = self.session.take_plan_note() {
+                        self.session.add_user_text(note, false);
+                    }
                     if first {
                         self.session
                             .add_user_text(reminders::INITIAL_REMINDER, false);
@@ -312,8 +326,11 @@ impl Agent {
                     false
                 }
                 Step::Start { text: None } => {
-                    let note = resume_note(&self.session.plan);
+                    let note = resume_note(&self.session.plan.lock().manager);
                     self.session.add_user_text(note, false);
+                    if let Some(note) = self.session.take_plan_note() {
+                        self.session.add_user_text(note, false);
+                    }
                     true
                 }
             };
@@ -323,13 +340,17 @@ impl Agent {
             let mut nudges = self.session.config.auto_continue;
             let mut nudged = false;
             loop {
-                let before = self.session.plan.items().to_vec();
+                let before = self.session.plan.items();
                 let (quit, end) = self.drive(Work::Turn { resumed }, &mut ops).await;
                 if quit {
                     return;
                 }
-                let open = self.session.plan.open_items().len();
-                let stalled = nudged && self.session.plan.items() == before.as_slice();
+                let after = self.session.plan.items();
+                let open = after
+                    .iter()
+                    .filter(|i| i.status != crate::todo::TodoStatus::Completed)
+                    .count();
+                let stalled = nudged && after == before;
                 if end != TurnEnd::Complete
                     || open == 0
                     || nudges == 0
@@ -341,7 +362,7 @@ impl Agent {
                 nudges -= 1;
                 let note = format!(
                     "{}\n(Waypoint continues automatically: --auto-continue.)",
-                    resume_note(&self.session.plan)
+                    resume_note(&self.session.plan.lock().manager)
                 );
                 self.session.add_user_text(note, false);
                 resumed = true;
@@ -353,6 +374,7 @@ impl Agent {
     /// Puts in place what waited for the turn to end: a new client, a reset.
     fn settle(&mut self) {
         self.session.apply_mode_request();
+        self.session.settle_user_changes();
         if let Some(client) = self.control.pending_client.take() {
             self.session.emit(Event::ModelChanged {
                 provider: client.provider().to_string(),

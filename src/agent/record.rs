@@ -84,6 +84,8 @@ impl Session {
         ) {
             return;
         }
+        // A user's plan change made before this event is recorded first.
+        self.settle_user_changes();
         let at = now_ms();
         let record = match event {
             Event::TurnStarted { resumed } => Record::TurnStart {
@@ -105,9 +107,11 @@ impl Session {
                 plan_item: plan_item.as_deref().map(Cow::Borrowed),
                 at,
             },
-            Event::PlanUpdated { items, .. } => Record::Plan {
+            Event::PlanUpdated { items, author, .. } => Record::Plan {
                 items: Cow::Borrowed(items),
                 at,
+                author: *author,
+                note: None,
             },
             Event::ContextUsage { used, window } => {
                 self.pending_context = Some((*used, *window));
@@ -154,7 +158,7 @@ impl Session {
                 stop_reason: None,
                 message: Some(Cow::Borrowed(message)),
                 error: *error,
-                open_items: self.plan.open_items().len(),
+                open_items: self.plan.lock().manager.open_items().len(),
                 at,
             },
             _ => return,
@@ -162,6 +166,9 @@ impl Session {
         self.record(&record);
         if matches!(record, Record::TurnEnd { .. }) {
             self.sync_transcript();
+        }
+        if record.feed(&mut self.ledger) {
+            self.send_stats();
         }
     }
 

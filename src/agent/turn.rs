@@ -158,9 +158,10 @@ impl Session {
                 continue;
             }
             if calls.is_empty() {
+                let open_items = self.plan.lock().manager.open_items().len();
                 self.emit(Event::TurnComplete {
                     stop_reason: reply.stop_reason,
-                    open_items: self.plan.open_items().len(),
+                    open_items,
                 });
                 return TurnEnd::Complete;
             }
@@ -195,8 +196,12 @@ impl Session {
                 });
                 return TurnEnd::Interrupted;
             }
-            let nag = self.reminders.after_round(plan_written, &self.plan);
-            self.add_tool_results(results, nag.into_iter().collect());
+            let nag = {
+                let plan = self.plan.lock();
+                self.reminders.after_round(plan_written, &plan.manager)
+            };
+            let note = self.take_plan_note();
+            self.add_tool_results(results, nag.into_iter().chain(note).collect());
         }
     }
 
@@ -255,13 +260,14 @@ impl Session {
         cancel: &CancellationToken,
     ) -> (ContentBlock, ToolStatus, bool) {
         let started = Instant::now();
+        let active = self.plan.lock().manager.in_progress().cloned();
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
             name: name.to_string(),
             summary: self.tools.summarize(name, input),
             input: input.clone(),
-            plan_item_id: self.plan.in_progress().map(|i| i.id.clone()),
-            plan_item: self.plan.in_progress().map(|i| i.content.clone()),
+            plan_item_id: active.as_ref().map(|i| i.id.clone()),
+            plan_item: active.map(|i| i.content),
         });
         let output = if let Some(why) = invalid_input {
             ToolOutput::error(format!(
@@ -291,11 +297,7 @@ impl Session {
             // but only a real change is announced.
             plan_written = true;
             if change.changed {
-                self.emit(Event::PlanUpdated {
-                    items: self.plan.items().to_vec(),
-                    rendered: self.plan.render(),
-                    diff: change.diff.clone(),
-                });
+                self.model_revision(change);
             }
         }
         let status = if output.interrupted {
@@ -397,7 +399,7 @@ impl Session {
                 output: Some(&out_tx),
                 sandboxed,
             },
-            plan: &mut self.plan,
+            plan: &self.plan,
         };
         let events = &self.events;
         let forward = |chunk: String| {

@@ -14,7 +14,8 @@ use super::{short_id, size, utc};
 use crate::events::ToolStatus;
 use crate::llm::{ContentBlock, Usage};
 use crate::pricing::{self, Price};
-use crate::todo::{TodoItem, TodoStatus};
+use crate::todo::ledger::format_ms;
+use crate::todo::{Author, Ledger, PlanDiff, TodoItem, TodoStatus};
 
 /// One plan item's life, from the plan revisions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,7 +34,10 @@ pub struct ItemHistory {
 pub fn plan_history(records: &[Record<'_>]) -> Vec<ItemHistory> {
     let mut items: Vec<ItemHistory> = Vec::new();
     for record in records {
-        let Record::Plan { items: plan, at } = record else {
+        let Record::Plan {
+            items: plan, at, ..
+        } = record
+        else {
             continue;
         };
         for item in plan.iter() {
@@ -71,6 +75,38 @@ pub fn plan_history(records: &[Record<'_>]) -> Vec<ItemHistory> {
     items
 }
 
+/// The plan's revisions, one line each: number, time, author, what changed.
+fn revisions(out: &mut String, records: &[Record<'_>]) {
+    let mut before: &[TodoItem] = &[];
+    let mut lines = Vec::new();
+    for record in records {
+        let Record::Plan {
+            items,
+            at,
+            author,
+            note,
+        } = record
+        else {
+            continue;
+        };
+        let what = match (author, note) {
+            (Author::User, Some(note)) => cell(note),
+            _ => cell(&PlanDiff::between(before, items).summary()),
+        };
+        lines.push(format!(
+            "{}. {} — {}: {what}",
+            lines.len() + 1,
+            utc(*at),
+            author.as_str()
+        ));
+        before = items;
+    }
+    let _ = writeln!(out, "\n### Plan revisions\n");
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
 /// The session as Markdown; `prices` are the config's overrides.
 pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
     let h = &loaded.header;
@@ -106,8 +142,18 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
             .count();
         let total = history.iter().filter(|h| h.removed.is_none()).count();
         let _ = writeln!(out, "\n## Plan ({done}/{total} completed)\n");
-        let _ = writeln!(out, "| # | Item | Status | Added | Started | Completed |");
-        let _ = writeln!(out, "|---|------|--------|-------|---------|-----------|");
+        let mut ledger = Ledger::new();
+        for record in records.iter() {
+            record.feed(&mut ledger);
+        }
+        let _ = writeln!(
+            out,
+            "| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |"
+        );
+        let _ = writeln!(
+            out,
+            "|---|------|--------|-------|---------|-----------|------|------------|---------------|------|"
+        );
         let time = |t: Option<u64>| t.map_or_else(|| "–".to_string(), utc);
         for (n, item) in history.iter().enumerate() {
             let status = match (item.removed, item.status) {
@@ -115,16 +161,25 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
                 (None, Some(s)) => s.as_str(),
                 (None, None) => "",
             };
+            let stats = ledger.get(&item.id).cloned().unwrap_or_default();
             let _ = writeln!(
                 out,
-                "| {} | {} | {status} | {} | {} | {} |",
+                "| {} | {} | {status} | {} | {} | {} | {} | {} | {}/{} | {} |",
                 n + 1,
                 cell(&item.content),
                 utc(item.added),
                 time(item.started),
                 time(item.completed),
+                format_ms(stats.time_ms),
+                stats.tool_calls,
+                crate::units::tokens(stats.input_tokens),
+                crate::units::tokens(stats.output_tokens),
+                stats
+                    .cost_usd
+                    .map_or_else(|| "–".to_string(), pricing::format_cost),
             );
         }
+        revisions(&mut out, records);
     }
 
     let _ = writeln!(out, "\n## Conversation");
@@ -296,6 +351,8 @@ mod tests {
         Record::Plan {
             items: Cow::Owned(items),
             at,
+            author: crate::todo::Author::Model,
+            note: None,
         }
     }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::{CompactReason, ErrorKind, StopReason, ToolStatus, ToolSummary};
 use crate::llm::{ContentBlock, Message, Usage};
-use crate::todo::TodoItem;
+use crate::todo::{Author, Ledger, TodoItem};
 
 /// The format this version writes; a file of a higher one is refused with
 /// a message, a lower one is read.
@@ -107,8 +107,16 @@ pub enum Record<'a> {
         exit_code: Option<i32>,
         at: u64,
     },
-    /// An accepted plan revision: the whole list.
-    Plan { items: Cow<'a, [TodoItem]>, at: u64 },
+    /// An accepted plan revision: the whole list; a user's revision says
+    /// so and carries its one-line account.
+    Plan {
+        items: Cow<'a, [TodoItem]>,
+        at: u64,
+        #[serde(default, skip_serializing_if = "is_model")]
+        author: Author,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<Cow<'a, str>>,
+    },
     /// The conversation was compacted and replaced by `messages`.
     Compaction {
         reason: CompactReason,
@@ -145,7 +153,34 @@ pub enum Record<'a> {
     Unknown,
 }
 
+fn is_model(author: &Author) -> bool {
+    *author == Author::Model
+}
+
 impl Record<'_> {
+    /// Gives `ledger` what this record tells about the plan items' costs;
+    /// true when it changed something. The live engine and a replay feed
+    /// the same records, so both compute the same figures.
+    pub fn feed(&self, ledger: &mut Ledger) -> bool {
+        match self {
+            Record::TurnStart { at, .. } => ledger.turn_started(*at),
+            Record::TurnEnd { at, .. } => ledger.turn_ended(*at),
+            Record::Plan { items, at, .. } => ledger.plan(items, *at),
+            Record::ToolCall { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
+            Record::Usage { model, usage, .. } => {
+                let cost = crate::pricing::price_of(model, &Default::default())
+                    .map(|price| crate::pricing::cost(price, usage));
+                let input = usage
+                    .input_tokens
+                    .saturating_add(usage.cache_read_tokens)
+                    .saturating_add(usage.cache_write_tokens);
+                ledger.usage(input, usage.output_tokens, cost);
+            }
+            _ => return false,
+        }
+        true
+    }
+
     /// The record's time, where it has one.
     pub fn at(&self) -> Option<u64> {
         match self {

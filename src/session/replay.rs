@@ -20,7 +20,7 @@ use super::store::Card;
 use crate::agent::conversation::Conversation;
 use crate::events::{AbortReason, Event, StopReason, ToolStatus};
 use crate::llm::{ContentBlock, Role, Usage};
-use crate::todo::{PlanDiff, TodoItem, TodoManager};
+use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
 pub const DIED_RUNNING: &str = "interrupted: Waypoint stopped (its process ended) while this call was running; it may have done part of its work. Check its effects before running it again.";
@@ -42,6 +42,10 @@ pub struct Restored {
     pub card: Card,
     pub conversation: Conversation,
     pub plan: TodoManager,
+    /// How many plan revisions were accepted (the next one is this + 1).
+    pub revisions: u32,
+    /// What each plan item has cost, as the live engine counted it.
+    pub ledger: Ledger,
     pub totals: Usage,
     /// The session as the events a driver saw (user messages included).
     pub history: Vec<Event>,
@@ -106,6 +110,8 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         card,
         conversation: r.conversation,
         plan,
+        revisions: r.revisions,
+        ledger: r.ledger,
         totals: r.totals,
         history: r.history,
         repairs,
@@ -119,6 +125,8 @@ struct Replayer {
     card: Card,
     conversation: Conversation,
     plan: Vec<TodoItem>,
+    revisions: u32,
+    ledger: Ledger,
     totals: Usage,
     history: Vec<Event>,
     /// The inputs of the last reply's tool calls, by id.
@@ -134,6 +142,7 @@ struct Replayer {
 impl Replayer {
     fn apply(&mut self, record: &Record<'_>) {
         self.card.observe(record);
+        record.feed(&mut self.ledger);
         match record {
             Record::User { text, prompt, .. } => {
                 self.conversation.push_user_text(text.to_string());
@@ -217,8 +226,11 @@ impl Replayer {
                     Vec::new(),
                 );
             }
-            Record::Plan { items, .. } => {
+            Record::Plan {
+                items, at, author, ..
+            } => {
                 let items = items.to_vec();
+                self.revisions = self.revisions.saturating_add(1);
                 let diff = PlanDiff::between(&self.plan, &items);
                 let rendered = TodoManager::restore(items.clone())
                     .map(|p| p.render())
@@ -228,6 +240,9 @@ impl Replayer {
                     items,
                     rendered,
                     diff,
+                    revision: self.revisions,
+                    author: *author,
+                    at: *at,
                 });
             }
             Record::Compaction {

@@ -1,5 +1,8 @@
-//! What changed between two plans, matched by item id. Invariant: an item
-//! is reported as added or removed only by id, never by content.
+//! What changed between two plans, matched by item id. Invariants: an item
+//! is reported as added or removed only by id, never by content (an id kept
+//! with other text is reworded, not new); a change of order is a reorder,
+//! never a removal; every removed item that was not completed is also
+//! `dropped`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -7,13 +10,31 @@ use serde::{Deserialize, Serialize};
 
 use super::{TodoItem, TodoStatus};
 
-/// What changed between two plans; each entry is an item's content.
+/// An item whose text changed while it kept its identity.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reworded {
+    pub from: String,
+    pub to: String,
+}
+
+/// What changed between two plans; each entry is an item's content (its
+/// new content, for items still in the plan).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanDiff {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub started: Vec<String>,
     pub completed: Vec<String>,
+    /// Items kept (same id) with other text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reworded: Vec<Reworded>,
+    /// Items kept whose place changed relative to the others (the fewest
+    /// that explain the new order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reordered: Vec<String>,
+    /// Removed items that were not completed: work that disappeared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
 }
 
 impl PlanDiff {
@@ -26,11 +47,16 @@ impl PlanDiff {
         let new_ids: HashSet<&str> = new.iter().map(|i| i.id.as_str()).collect();
         let mut diff = PlanDiff::default();
         for item in new {
-            let before = old_by_id.get(item.id.as_str()).map(|i| i.status);
-            if before.is_none() {
-                diff.added.push(item.content.clone());
+            let before = old_by_id.get(item.id.as_str());
+            match before {
+                None => diff.added.push(item.content.clone()),
+                Some(old) if old.content != item.content => diff.reworded.push(Reworded {
+                    from: old.content.clone(),
+                    to: item.content.clone(),
+                }),
+                Some(_) => {}
             }
-            if before != Some(item.status) {
+            if before.map(|o| o.status) != Some(item.status) {
                 match item.status {
                     TodoStatus::InProgress => diff.started.push(item.content.clone()),
                     TodoStatus::Completed => diff.completed.push(item.content.clone()),
@@ -38,11 +64,13 @@ impl PlanDiff {
                 }
             }
         }
-        diff.removed = old
-            .iter()
-            .filter(|i| !new_ids.contains(i.id.as_str()))
-            .map(|i| i.content.clone())
-            .collect();
+        for item in old.iter().filter(|i| !new_ids.contains(i.id.as_str())) {
+            diff.removed.push(item.content.clone());
+            if item.status != TodoStatus::Completed {
+                diff.dropped.push(item.content.clone());
+            }
+        }
+        diff.reordered = moved(old, new);
         diff
     }
 
@@ -51,6 +79,8 @@ impl PlanDiff {
             && self.removed.is_empty()
             && self.started.is_empty()
             && self.completed.is_empty()
+            && self.reworded.is_empty()
+            && self.reordered.is_empty()
     }
 
     /// A one-line account, e.g.
@@ -64,6 +94,12 @@ impl PlanDiff {
         if !self.removed.is_empty() {
             parts.push(format!("-{} removed", self.removed.len()));
         }
+        if !self.reworded.is_empty() {
+            parts.push(format!("~{} reworded", self.reworded.len()));
+        }
+        if !self.reordered.is_empty() {
+            parts.push(format!("↕{} moved", self.reordered.len()));
+        }
         for c in &self.completed {
             parts.push(format!("✓ {:?} completed", c));
         }
@@ -76,6 +112,54 @@ impl PlanDiff {
             parts.join(", ")
         }
     }
+}
+
+/// The kept items (by id) outside a longest common subsequence of the two
+/// orders: the fewest items whose moving explains the new order.
+fn moved(old: &[TodoItem], new: &[TodoItem]) -> Vec<String> {
+    let new_ids: HashSet<&str> = new.iter().map(|i| i.id.as_str()).collect();
+    let old_ids: HashSet<&str> = old.iter().map(|i| i.id.as_str()).collect();
+    let a: Vec<&str> = old
+        .iter()
+        .map(|i| i.id.as_str())
+        .filter(|id| new_ids.contains(id))
+        .collect();
+    let b: Vec<&TodoItem> = new
+        .iter()
+        .filter(|i| old_ids.contains(i.id.as_str()))
+        .collect();
+    if a.iter().copied().eq(b.iter().map(|i| i.id.as_str())) {
+        return Vec::new();
+    }
+    // Plans hold at most 20 items: the quadratic table is tiny.
+    let (n, m) = (a.len(), b.len());
+    let mut len = vec![vec![0u8; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            len[i][j] = if a[i] == b[j].id {
+                len[i + 1][j + 1].saturating_add(1)
+            } else {
+                len[i + 1][j].max(len[i][j + 1])
+            };
+        }
+    }
+    let mut kept = HashSet::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if a[i] == b[j].id {
+            kept.insert(a[i]);
+            i += 1;
+            j += 1;
+        } else if len[i + 1][j] >= len[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    b.iter()
+        .filter(|i| !kept.contains(i.id.as_str()))
+        .map(|i| i.content.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -113,7 +197,8 @@ mod tests {
                 added: vec!["D".into(), "E".into()],
                 removed: vec![],
                 started: vec!["C".into()],
-                completed: vec!["B".into()]
+                completed: vec!["B".into()],
+                ..PlanDiff::default()
             }
         );
         assert_eq!(
@@ -129,5 +214,140 @@ mod tests {
         // Moving back to pending is no start and no completion.
         let back = m.update(&plan(&[item("C", "pending")])).unwrap();
         assert!(back.is_empty());
+    }
+
+    use crate::todo::{Reworded, TodoItem, TodoStatus};
+
+    fn list(spec: &[(&str, &str, char)]) -> Vec<TodoItem> {
+        spec.iter()
+            .map(|(id, content, st)| TodoItem {
+                id: (*id).into(),
+                content: (*content).into(),
+                status: match st {
+                    'x' => TodoStatus::Completed,
+                    '>' => TodoStatus::InProgress,
+                    _ => TodoStatus::Pending,
+                },
+                active_form: format!("Doing {content}"),
+            })
+            .collect()
+    }
+
+    /// (case, old, new, expected: added, removed, dropped, reworded (from→to), reordered)
+    type Row<'a> = (
+        &'a str,
+        Vec<(&'a str, &'a str, char)>,
+        Vec<(&'a str, &'a str, char)>,
+        (
+            Vec<&'a str>,
+            Vec<&'a str>,
+            Vec<&'a str>,
+            Vec<(&'a str, &'a str)>,
+            Vec<&'a str>,
+        ),
+    );
+
+    #[test]
+    fn diff_table() {
+        let rows: Vec<Row> = vec![
+            (
+                "reword keeps identity",
+                vec![("1", "Write tests", ' '), ("2", "Ship", ' ')],
+                vec![("1", "Write the unit tests", ' '), ("2", "Ship", ' ')],
+                (
+                    vec![],
+                    vec![],
+                    vec![],
+                    vec![("Write tests", "Write the unit tests")],
+                    vec![],
+                ),
+            ),
+            (
+                "a reorder is not a removal",
+                vec![("1", "A", ' '), ("2", "B", ' '), ("3", "C", ' ')],
+                vec![("3", "C", ' '), ("1", "A", ' '), ("2", "B", ' ')],
+                (vec![], vec![], vec![], vec![], vec!["C"]),
+            ),
+            (
+                "swapping two neighbours moves one",
+                vec![("1", "A", ' '), ("2", "B", ' ')],
+                vec![("2", "B", ' '), ("1", "A", ' ')],
+                (vec![], vec![], vec![], vec![], vec!["A"]),
+            ),
+            (
+                "a removed in-progress item is dropped",
+                vec![("1", "A", 'x'), ("2", "B", '>'), ("3", "C", ' ')],
+                vec![("1", "A", 'x'), ("3", "C", '>')],
+                (vec![], vec!["B"], vec!["B"], vec![], vec![]),
+            ),
+            (
+                "a removed completed item is not dropped",
+                vec![("1", "A", 'x'), ("2", "B", ' ')],
+                vec![("2", "B", ' ')],
+                (vec![], vec!["A"], vec![], vec![], vec![]),
+            ),
+            (
+                "removal and insertion around kept items keep their order",
+                vec![("1", "A", ' '), ("2", "B", ' '), ("3", "C", ' ')],
+                vec![("1", "A", ' '), ("4", "N", ' '), ("3", "C", ' ')],
+                (vec!["N"], vec!["B"], vec!["B"], vec![], vec![]),
+            ),
+            (
+                "nothing changed",
+                vec![("1", "A", ' ')],
+                vec![("1", "A", ' ')],
+                (vec![], vec![], vec![], vec![], vec![]),
+            ),
+        ];
+        for (case, old, new, (added, removed, dropped, reworded, reordered)) in rows {
+            let d = PlanDiff::between(&list(&old), &list(&new));
+            assert_eq!(d.added, added, "{case}: added");
+            assert_eq!(d.removed, removed, "{case}: removed");
+            assert_eq!(d.dropped, dropped, "{case}: dropped");
+            let want: Vec<Reworded> = reworded
+                .iter()
+                .map(|(f, t)| Reworded {
+                    from: (*f).into(),
+                    to: (*t).into(),
+                })
+                .collect();
+            assert_eq!(d.reworded, want, "{case}: reworded");
+            assert_eq!(d.reordered, reordered, "{case}: reordered");
+            assert_eq!(d.is_empty(), case == "nothing changed", "{case}: is_empty");
+        }
+    }
+
+    #[test]
+    fn rewording_without_an_id_keeps_identity_by_place_and_similar_text() {
+        let mut m = TodoManager::new();
+        m.update(&plan(&[
+            item("Write tests", "pending"),
+            item("Ship it", "pending"),
+        ]))
+        .unwrap();
+        let ids: Vec<String> = m.items().iter().map(|i| i.id.clone()).collect();
+        // Item 1 reworded in place, item 2 replaced by something unrelated.
+        let d = m
+            .update(&plan(&[
+                item("Write the tests", "pending"),
+                item("Deploy to production", "pending"),
+            ]))
+            .unwrap();
+        assert_eq!(
+            m.items()[0].id,
+            ids[0],
+            "similar text in place keeps the id"
+        );
+        assert_ne!(m.items()[1].id, ids[1], "unrelated text is a new item");
+        assert_eq!(d.reworded.len(), 1);
+        assert_eq!(d.added, vec!["Deploy to production"]);
+        assert_eq!(d.dropped, vec!["Ship it"]);
+        // A reorder keeps every id, whatever the positions.
+        m.update(&plan(&[
+            item("Deploy to production", "pending"),
+            item("Write the tests", "pending"),
+        ]))
+        .unwrap();
+        assert_eq!(m.items()[1].id, ids[0]);
     }
 }

@@ -8,13 +8,19 @@
 //! panics).
 
 mod diff;
+mod edit;
+pub mod ledger;
 mod parse;
+mod shared;
 mod store;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
-pub use diff::PlanDiff;
+pub use diff::{PlanDiff, Reworded};
+pub use edit::{Author, PLAN_USAGE, PlanEdit};
+pub use ledger::{ItemStats, Ledger};
+pub use shared::{PlanState, SharedPlan, UserChange};
 pub use store::TodoManager;
 
 pub const MAX_ITEMS: usize = 20;

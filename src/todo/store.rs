@@ -99,9 +99,30 @@ impl TodoManager {
         Ok(diff)
     }
 
+    /// Replaces the list with `items` (already checked against the rules),
+    /// giving items without an id a fresh one; returns what changed.
+    pub(super) fn replace_with(&mut self, items: Vec<TodoItem>) -> PlanDiff {
+        let drafts = items
+            .into_iter()
+            .map(|i| Draft {
+                id: (!i.id.is_empty()).then_some(i.id),
+                content: i.content,
+                status: i.status,
+                active_form: i.active_form,
+            })
+            .collect();
+        let (items, next_id) = self.assign_ids(drafts);
+        let diff = PlanDiff::between(&self.items, &items);
+        self.items = items;
+        self.next_id = next_id;
+        diff
+    }
+
     /// Settles ids: a model-given id wins; else the id of the old item with
-    /// the same content (if no given id took it); else a fresh counter id that
-    /// clashes with nothing in the old or new list.
+    /// the same content (if no given id took it); else, for a reworded item,
+    /// the id of the old item at the same position when its text is similar
+    /// (and nothing else took it); else a fresh counter id that clashes with
+    /// nothing in the old or new list.
     fn assign_ids(&self, drafts: Vec<Draft>) -> (Vec<TodoItem>, u64) {
         let mut used: HashSet<String> = drafts.iter().filter_map(|d| d.id.clone()).collect();
         let old_by_content: HashMap<String, &str> = self
@@ -110,29 +131,49 @@ impl TodoManager {
             .map(|i| (content_key(&i.content), i.id.as_str()))
             .collect();
         let old_ids: HashSet<&str> = self.items.iter().map(|i| i.id.as_str()).collect();
+        // Pass 1: given ids and ids inherited by content.
+        let mut ids: Vec<Option<String>> = Vec::with_capacity(drafts.len());
+        for d in &drafts {
+            let id = d.id.clone().or_else(|| {
+                let inherited = old_by_content
+                    .get(&content_key(&d.content))
+                    .filter(|id| !used.contains(**id))
+                    .map(|id| id.to_string());
+                if let Some(id) = &inherited {
+                    used.insert(id.clone());
+                }
+                inherited
+            });
+            ids.push(id);
+        }
+        // Pass 2: a reworded item keeps the id of the old item in its place.
+        for (i, d) in drafts.iter().enumerate() {
+            if ids[i].is_some() {
+                continue;
+            }
+            if let Some(old) = self.items.get(i)
+                && !used.contains(&old.id)
+                && similar_text(&old.content, &d.content)
+            {
+                used.insert(old.id.clone());
+                ids[i] = Some(old.id.clone());
+            }
+        }
+        // Pass 3: fresh ids.
         let mut next_id = self.next_id;
         let mut items = Vec::with_capacity(drafts.len());
-        for d in drafts {
-            let id = match d.id {
-                Some(id) => id,
-                None => {
-                    let inherited = old_by_content
-                        .get(&content_key(&d.content))
-                        .filter(|id| !used.contains(**id))
-                        .map(|id| id.to_string());
-                    let id = inherited.unwrap_or_else(|| {
-                        loop {
-                            next_id = next_id.wrapping_add(1);
-                            let candidate = next_id.to_string();
-                            if !used.contains(&candidate) && !old_ids.contains(candidate.as_str()) {
-                                break candidate;
-                            }
-                        }
-                    });
-                    used.insert(id.clone());
-                    id
-                }
-            };
+        for (d, id) in drafts.into_iter().zip(ids) {
+            let id = id.unwrap_or_else(|| {
+                let id = loop {
+                    next_id = next_id.wrapping_add(1);
+                    let candidate = next_id.to_string();
+                    if !used.contains(&candidate) && !old_ids.contains(candidate.as_str()) {
+                        break candidate;
+                    }
+                };
+                used.insert(id.clone());
+                id
+            });
             items.push(TodoItem {
                 id,
                 content: d.content,
@@ -185,6 +226,32 @@ impl TodoManager {
     pub fn completed_count(&self) -> usize {
         self.items.len() - self.open_items().len()
     }
+}
+
+/// Whether two items' texts are close enough to be one item reworded: the
+/// Dice coefficient of their words (case ignored) is at least 0.6, so
+/// "Write tests" → "Write the unit tests" is one item and "Read code" →
+/// "Write code" is not.
+pub(super) fn similar_text(a: &str, b: &str) -> bool {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (a, mut b) = (words(a), words(b));
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let total = a.len() + b.len();
+    let mut common = 0;
+    for w in &a {
+        if let Some(at) = b.iter().position(|x| x == w) {
+            b.swap_remove(at);
+            common += 1;
+        }
+    }
+    common * 2 * 10 >= total * 6
 }
 
 /// The largest id that is a number (0 when none is): fresh ids go above it.

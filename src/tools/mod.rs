@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::events::{ToolDetail, ToolSummary};
 pub use crate::json::json_type;
-use crate::todo::{PlanDiff, TodoManager};
+use crate::todo::{PlanDiff, SharedPlan, TodoItem};
 pub use registry::{ToolRegistry, definitions, run_workspace_tool};
 pub use workspace::Workspace;
 
@@ -75,6 +75,11 @@ pub struct ToolOutput {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanChange {
     pub diff: PlanDiff,
+    /// The plan after the write, its rendering and its revision number,
+    /// taken together under the plan's lock.
+    pub items: Vec<TodoItem>,
+    pub rendered: String,
+    pub revision: u32,
     /// The items differ from before (re-sending the same plan still counts
     /// as tending it, but is not announced).
     pub changed: bool,
@@ -128,7 +133,7 @@ impl ToolOutput {
 /// and the session's plan (only the plan tools touch it).
 pub struct ToolCtx<'a> {
     pub env: ToolEnv<'a>,
-    pub plan: &'a mut TodoManager,
+    pub plan: &'a SharedPlan,
 }
 
 /// What a tool's calls may do, which decides whether they ask first.

@@ -9,7 +9,7 @@ use super::fs::{EditFile, ReadFile, WriteFile};
 use super::glob::Glob;
 use super::todo::{TodoRead, TodoWrite};
 use super::{Tool, ToolCtx, ToolDef, ToolEnv, ToolOutput, ToolSummary};
-use crate::todo::TodoManager;
+use crate::todo::SharedPlan;
 
 /// The tools offered to the model.
 pub struct ToolRegistry {
@@ -87,10 +87,10 @@ pub fn definitions() -> Vec<ToolDef> {
 /// Runs a call of the standard tools outside a session: the plan tools act
 /// on an empty plan of their own.
 pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
-    let mut plan = TodoManager::new();
+    let plan = SharedPlan::default();
     let ctx = ToolCtx {
         env: *env,
-        plan: &mut plan,
+        plan: &plan,
     };
     ToolRegistry::standard().run(name, input, ctx).await
 }

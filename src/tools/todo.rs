@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
-use crate::todo::{PlanDiff, TODOS_SHAPE, TodoItem, TodoManager, TodoStatus};
+use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoItem, TodoManager, TodoStatus};
 
 /// The `todo_write` tool.
 pub struct TodoWrite;
@@ -55,16 +55,28 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let before = ctx.plan.items().to_vec();
-            let (mut out, diff) = todo_write(ctx.plan, input);
+            let mut state = ctx.plan.lock();
+            let before = state.manager.items().to_vec();
+            let (mut out, diff) = todo_write(&mut state.manager, input);
             if diff.is_some() {
                 out.content
-                    .push_str(&dropped_note(&before, ctx.plan.items()));
+                    .push_str(&dropped_note(&before, state.manager.items()));
             }
-            out.plan = diff.map(|diff| PlanChange {
-                diff,
-                changed: ctx.plan.items() != before.as_slice(),
-            });
+            if let Some(diff) = diff {
+                let changed = state.manager.items() != before.as_slice();
+                let revision = if changed {
+                    state.next_revision()
+                } else {
+                    state.revision
+                };
+                out.plan = Some(PlanChange {
+                    diff,
+                    items: state.manager.items().to_vec(),
+                    rendered: state.manager.render(),
+                    revision,
+                    changed,
+                });
+            }
             out
         })
     }
@@ -93,7 +105,10 @@ impl Tool for TodoRead {
         }
     }
     fn run<'a>(&'a self, _input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { todo_read(ctx.plan) })
+        Box::pin(async move {
+            let state = ctx.plan.lock();
+            todo_read(&state.manager, &state.stats)
+        })
     }
 }
 
@@ -141,9 +156,15 @@ pub fn dropped_note(before: &[TodoItem], after: &[TodoItem]) -> String {
     )
 }
 
-/// Answers a `todo_read` call.
-pub fn todo_read(plan: &TodoManager) -> ToolOutput {
-    ToolOutput::ok(plan.render())
+/// Answers a `todo_read` call: the rendered plan, then what each item has
+/// cost so far (when anything was spent).
+pub fn todo_read(plan: &TodoManager, stats: &[ItemStats]) -> ToolOutput {
+    let mut out = plan.render();
+    if stats.iter().any(|s| s.time_ms > 0 || s.tool_calls > 0) {
+        out.push_str("\n\nPer item so far:\n");
+        out.push_str(crate::todo::ledger::stats_table(stats).trim_end());
+    }
+    ToolOutput::ok(out)
 }
 
 #[cfg(test)]
@@ -174,24 +195,29 @@ mod tests {
         let diff = diff.unwrap();
         assert_eq!(diff.added, vec!["Write code", "Run tests"]);
         assert_eq!(diff.started, vec!["Write code"]);
-        assert_eq!(todo_read(&plan), ToolOutput::ok(plan.render()));
+        assert_eq!(todo_read(&plan, &[]), ToolOutput::ok(plan.render()));
     }
 
     #[tokio::test]
     async fn the_tool_reports_whether_the_plan_changed() {
         let f = crate::tools::test_support::Fixture::new();
-        let mut plan = TodoManager::new();
+        let plan = crate::todo::SharedPlan::default();
         let one = input(json!([{"content": "A", "activeForm": "Doing A", "status": "pending"}]));
-        let call = |plan: &mut TodoManager, v: &Value| {
+        let call = |plan: &crate::todo::SharedPlan, v: &Value| {
             let ctx = ToolCtx { env: f.env(), plan };
             futures_util::FutureExt::now_or_never(TodoWrite.run(v, ctx)).unwrap()
         };
-        let first = call(&mut plan, &one).plan.unwrap();
+        let first = call(&plan, &one).plan.unwrap();
         assert!(first.changed);
         assert_eq!(first.diff.added, vec!["A"]);
-        // The same plan again is a write (no nag) but not a change.
-        assert!(!call(&mut plan, &one).plan.unwrap().changed);
-        assert!(call(&mut plan, &json!({})).plan.is_none());
+        assert_eq!(first.revision, 1);
+        // The same plan again is a write (no nag) but not a change, and
+        // takes no revision number.
+        let again = call(&plan, &one).plan.unwrap();
+        assert!(!again.changed);
+        assert_eq!(again.revision, 1);
+        assert!(call(&plan, &json!({})).plan.is_none());
+        assert_eq!(plan.lock().revision, 1);
     }
 
     #[test]
@@ -258,7 +284,7 @@ mod tests {
         let (out, diff) = todo_write(&mut plan, &input(json!([])));
         assert_eq!(out, ToolOutput::ok("No todos."));
         assert_eq!(diff.unwrap().removed, vec!["A"]);
-        assert_eq!(todo_read(&plan), ToolOutput::ok("No todos."));
+        assert_eq!(todo_read(&plan, &[]), ToolOutput::ok("No todos."));
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub fn plan_event(items: Vec<TodoItem>, diff: PlanDiff) -> Event {
         rendered: String::new(),
         items,
         diff,
+        revision: 0,
+        author: waypoint::todo::Author::Model,
+        at: 0,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::scroll::Scroll;
-use crate::todo::{PlanDiff, TodoItem, TodoStatus};
+use crate::todo::{ItemStats, PlanDiff, TodoItem, TodoStatus};
 
 /// How long a changed plan item stays highlighted.
 pub const HIGHLIGHT_FOR: Duration = Duration::from_millis(2500);
@@ -37,6 +37,11 @@ pub struct Checklist {
     /// The last plan update was refused: its first clause (until the next
     /// accepted update).
     pub refused: Option<String>,
+    /// What each item has cost (from the engine's `PlanStats`), the item
+    /// whose clock ran then, and when they came.
+    pub stats: Vec<ItemStats>,
+    pub stats_running: Option<String>,
+    pub stats_at: Option<Instant>,
 }
 
 impl Default for Checklist {
@@ -51,6 +56,9 @@ impl Default for Checklist {
             scroll: Scroll::following(),
             stopped_open: None,
             refused: None,
+            stats: Vec::new(),
+            stats_running: None,
+            stats_at: None,
         }
     }
 }
@@ -152,6 +160,25 @@ impl Checklist {
         self.items = items;
         self.stopped_open = None;
         self.refused = None;
+    }
+
+    /// Takes the engine's per-item account.
+    pub fn set_stats(&mut self, stats: Vec<ItemStats>, running: Option<String>, now: Instant) {
+        self.stats = stats;
+        self.stats_running = running;
+        self.stats_at = Some(now);
+    }
+
+    /// One item's account at `now` (the running item's time goes on).
+    pub fn stats_of(&self, id: &str, now: Instant) -> Option<ItemStats> {
+        let mut stats = self.stats.iter().find(|s| s.id == id)?.clone();
+        if self.stats_running.as_deref() == Some(id)
+            && let Some(at) = self.stats_at
+        {
+            let live = u64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0);
+            stats.time_ms = stats.time_ms.saturating_add(live);
+        }
+        Some(stats)
     }
 
     /// The turn ended: remember how many items it left open.

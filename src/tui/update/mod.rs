@@ -207,6 +207,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status.set_activity(Activity::Thinking, now);
         }
         Event::PlanUpdated { items, diff, .. } => app.plan.update(items, &diff, now),
+        Event::PlanStats { items, running } => app.plan.set_stats(items, running, now),
         Event::Usage {
             model,
             input_tokens,

@@ -1,0 +1,450 @@
+//! The user's own changes to the plan (`/plan add …`, the plan pane's keys,
+//! the plan file). Invariants: an edit goes through the same rules as a
+//! `todo_write` (≤ 20 items, one line, unique content, ≤ 1 in progress) and
+//! a refused edit changes nothing; positions are 1-based as the user sees
+//! them; every accepted edit is described in one line the model can read.
+
+use serde::{Deserialize, Serialize};
+
+use super::parse::{check_count, check_list, content_key};
+use super::store::TodoManager;
+use super::{PlanDiff, PlanError, TodoItem, TodoStatus};
+
+/// Who made a plan revision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Author {
+    /// The model, with `todo_write`.
+    #[default]
+    Model,
+    /// The user, with an edit.
+    User,
+}
+
+impl Author {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Author::Model => "model",
+            Author::User => "user",
+        }
+    }
+}
+
+/// One change the user makes to the plan. Positions (`n`, `after`, `to`)
+/// count from 1.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "edit", rename_all = "snake_case")]
+pub enum PlanEdit {
+    /// A new pending item after item `after` (0: at the top; `None`: at the end).
+    Add { text: String, after: Option<usize> },
+    /// New text for item `n` (it keeps its identity).
+    Reword { n: usize, text: String },
+    /// Item `n` gets `status` (starting one puts the running one back to pending).
+    Status { n: usize, status: TodoStatus },
+    /// Item `n` leaves the plan.
+    Remove { n: usize },
+    /// Item `from` moves to position `to`.
+    Move { from: usize, to: usize },
+    /// The plan is emptied (its revisions stay in the history).
+    Clear,
+}
+
+/// The usage of `/plan`, for errors and help.
+pub const PLAN_USAGE: &str =
+    "/plan add TEXT | edit N TEXT | done N | undone N | start N | remove N | move N M | clear";
+
+impl PlanEdit {
+    /// Reads the arguments of `/plan` (`add Write docs`, `done 3`, `move 4 1`, …).
+    pub fn parse_command(args: &str) -> Result<PlanEdit, String> {
+        let args = args.trim();
+        let (verb, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+        let rest = rest.trim();
+        let number = |s: &str| -> Result<usize, String> {
+            s.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                format!("{s:?} is not an item number (1, 2, …). Usage: {PLAN_USAGE}")
+            })
+        };
+        let text = |s: &str| -> Result<String, String> {
+            if s.is_empty() {
+                Err(format!("the item's text is missing. Usage: {PLAN_USAGE}"))
+            } else {
+                Ok(s.to_string())
+            }
+        };
+        match verb.to_ascii_lowercase().as_str() {
+            "add" => Ok(PlanEdit::Add {
+                text: text(rest)?,
+                after: None,
+            }),
+            "edit" | "reword" => {
+                let (n, t) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                Ok(PlanEdit::Reword {
+                    n: number(n)?,
+                    text: text(t.trim())?,
+                })
+            }
+            "done" | "undone" | "start" => Ok(PlanEdit::Status {
+                n: number(rest)?,
+                status: match verb {
+                    "done" => TodoStatus::Completed,
+                    "start" => TodoStatus::InProgress,
+                    _ => TodoStatus::Pending,
+                },
+            }),
+            "remove" | "rm" => Ok(PlanEdit::Remove { n: number(rest)? }),
+            "move" | "mv" => {
+                let mut parts = rest.split_whitespace();
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(a), Some(b), None) => Ok(PlanEdit::Move {
+                        from: number(a)?,
+                        to: number(b)?,
+                    }),
+                    _ => Err(format!("move takes two item numbers. Usage: {PLAN_USAGE}")),
+                }
+            }
+            "clear" if rest.is_empty() => Ok(PlanEdit::Clear),
+            "" => Err(format!("Usage: {PLAN_USAGE}")),
+            other => Err(format!(
+                "unknown /plan command {other:?}. Usage: {PLAN_USAGE}"
+            )),
+        }
+    }
+}
+
+/// Quotes an item's text for a note, shortened to 80 characters.
+fn quoted(text: &str) -> String {
+    let short: String = if text.chars().count() > 80 {
+        text.chars().take(79).chain(['…']).collect()
+    } else {
+        text.to_string()
+    };
+    format!("\"{short}\"")
+}
+
+impl TodoManager {
+    /// Applies the user's `edit`: returns what changed and a one-line
+    /// account for the model (`added "Update the README" after item 3`);
+    /// a refused edit leaves the plan as it was.
+    pub fn apply_edit(&mut self, edit: &PlanEdit) -> Result<(PlanDiff, String), PlanError> {
+        let mut items = self.items().to_vec();
+        let at = |n: usize, items: &[TodoItem]| -> Result<usize, PlanError> {
+            if n == 0 || n > items.len() {
+                Err(PlanError(match items.len() {
+                    0 => "the plan is empty".to_string(),
+                    len => format!("there is no item {n} (the plan has {len})"),
+                }))
+            } else {
+                Ok(n - 1)
+            }
+        };
+        let clean = |text: &str| -> Result<String, PlanError> {
+            let text: String = text
+                .trim()
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            if text.is_empty() {
+                return Err(PlanError("the item's text is empty".into()));
+            }
+            Ok(text)
+        };
+        let description = match edit {
+            PlanEdit::Add { text, after } => {
+                let text = clean(text)?;
+                check_count(items.len() + 1)?;
+                let place = match after {
+                    None => items.len(),
+                    Some(0) => 0,
+                    Some(n) => at(*n, &items)? + 1,
+                };
+                items.insert(
+                    place,
+                    TodoItem {
+                        id: String::new(),
+                        content: text.clone(),
+                        status: TodoStatus::Pending,
+                        active_form: text.clone(),
+                    },
+                );
+                match after {
+                    Some(0) => format!("added {} at the top", quoted(&text)),
+                    Some(n) if place < items.len() - 1 => {
+                        format!("added {} after item {n}", quoted(&text))
+                    }
+                    _ => format!("added {} at the end", quoted(&text)),
+                }
+            }
+            PlanEdit::Reword { n, text } => {
+                let i = at(*n, &items)?;
+                let text = clean(text)?;
+                let old = std::mem::replace(&mut items[i].content, text.clone());
+                if content_key(&items[i].active_form) == content_key(&old) {
+                    items[i].active_form = text.clone();
+                }
+                format!("reworded item {n} {} to {}", quoted(&old), quoted(&text))
+            }
+            PlanEdit::Status { n, status } => {
+                let i = at(*n, &items)?;
+                if *status == TodoStatus::InProgress {
+                    for other in items.iter_mut() {
+                        if other.status == TodoStatus::InProgress {
+                            other.status = TodoStatus::Pending;
+                        }
+                    }
+                }
+                items[i].status = *status;
+                let what = match status {
+                    TodoStatus::Completed => "marked done",
+                    TodoStatus::InProgress => "started",
+                    TodoStatus::Pending => "marked not done",
+                };
+                format!("{what} item {n} {}", quoted(&items[i].content))
+            }
+            PlanEdit::Remove { n } => {
+                let i = at(*n, &items)?;
+                let gone = items.remove(i);
+                format!("removed item {n} {}", quoted(&gone.content))
+            }
+            PlanEdit::Move { from, to } => {
+                let i = at(*from, &items)?;
+                let j = at(*to, &items)?;
+                let item = items.remove(i);
+                let text = quoted(&item.content);
+                items.insert(j, item);
+                format!("moved item {from} {text} to position {to}")
+            }
+            PlanEdit::Clear => {
+                if items.is_empty() {
+                    return Err(PlanError("the plan is already empty".into()));
+                }
+                let n = items.len();
+                items.clear();
+                format!("cleared the plan ({})", crate::units::plural(n, "item"))
+            }
+        };
+        check_list(items.iter().map(|i| {
+            (
+                Some(i.id.as_str()).filter(|id| !id.is_empty()),
+                i.content.as_str(),
+                i.status,
+            )
+        }))?;
+        let diff = self.replace_with(items);
+        Ok((diff, description))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::todo::test_helpers::three;
+
+    fn contents(m: &TodoManager) -> Vec<(String, TodoStatus)> {
+        m.items()
+            .iter()
+            .map(|i| (i.content.clone(), i.status))
+            .collect()
+    }
+
+    #[test]
+    fn edits_change_the_plan_and_say_what_they_did() {
+        use TodoStatus::*;
+        let cases: Vec<(PlanEdit, &str, Vec<(&str, TodoStatus)>)> = vec![
+            (
+                PlanEdit::Add {
+                    text: "Update the README".into(),
+                    after: Some(2),
+                },
+                "added \"Update the README\" after item 2",
+                vec![
+                    ("Read code", Completed),
+                    ("Write code", InProgress),
+                    ("Update the README", Pending),
+                    ("Run tests", Pending),
+                ],
+            ),
+            (
+                PlanEdit::Add {
+                    text: "Last".into(),
+                    after: None,
+                },
+                "added \"Last\" at the end",
+                vec![
+                    ("Read code", Completed),
+                    ("Write code", InProgress),
+                    ("Run tests", Pending),
+                    ("Last", Pending),
+                ],
+            ),
+            (
+                PlanEdit::Status {
+                    n: 2,
+                    status: Completed,
+                },
+                "marked done item 2 \"Write code\"",
+                vec![
+                    ("Read code", Completed),
+                    ("Write code", Completed),
+                    ("Run tests", Pending),
+                ],
+            ),
+            (
+                PlanEdit::Status {
+                    n: 3,
+                    status: InProgress,
+                },
+                "started item 3 \"Run tests\"",
+                vec![
+                    ("Read code", Completed),
+                    ("Write code", Pending),
+                    ("Run tests", InProgress),
+                ],
+            ),
+            (
+                PlanEdit::Remove { n: 1 },
+                "removed item 1 \"Read code\"",
+                vec![("Write code", InProgress), ("Run tests", Pending)],
+            ),
+            (
+                PlanEdit::Move { from: 3, to: 1 },
+                "moved item 3 \"Run tests\" to position 1",
+                vec![
+                    ("Run tests", Pending),
+                    ("Read code", Completed),
+                    ("Write code", InProgress),
+                ],
+            ),
+            (
+                PlanEdit::Reword {
+                    n: 3,
+                    text: "Run all tests".into(),
+                },
+                "reworded item 3 \"Run tests\" to \"Run all tests\"",
+                vec![
+                    ("Read code", Completed),
+                    ("Write code", InProgress),
+                    ("Run all tests", Pending),
+                ],
+            ),
+            (PlanEdit::Clear, "cleared the plan (3 items)", vec![]),
+        ];
+        for (edit, said, want) in cases {
+            let mut m = three();
+            let ids: Vec<String> = m.items().iter().map(|i| i.id.clone()).collect();
+            let (diff, text) = m.apply_edit(&edit).unwrap();
+            assert_eq!(text, said);
+            let want: Vec<(String, TodoStatus)> =
+                want.into_iter().map(|(c, s)| (c.to_string(), s)).collect();
+            assert_eq!(contents(&m), want, "{said}");
+            // Kept items keep their ids; a new one gets a fresh id.
+            for item in m.items() {
+                assert!(!item.id.is_empty());
+            }
+            if let PlanEdit::Reword { .. } = edit {
+                assert_eq!(m.items()[2].id, ids[2]);
+                assert_eq!(diff.reworded.len(), 1);
+            }
+            if let PlanEdit::Move { .. } = edit {
+                assert!(diff.removed.is_empty() && diff.added.is_empty());
+                assert_eq!(diff.reordered, vec!["Run tests"]);
+            }
+        }
+    }
+
+    #[test]
+    fn refused_edits_change_nothing() {
+        let cases = [
+            (
+                PlanEdit::Remove { n: 4 },
+                "there is no item 4 (the plan has 3)",
+            ),
+            (
+                PlanEdit::Remove { n: 0 },
+                "there is no item 0 (the plan has 3)",
+            ),
+            (
+                PlanEdit::Add {
+                    text: "  ".into(),
+                    after: None,
+                },
+                "the item's text is empty",
+            ),
+            (
+                PlanEdit::Add {
+                    text: "run tests".into(),
+                    after: None,
+                },
+                "same content",
+            ),
+        ];
+        for (edit, why) in cases {
+            let mut m = three();
+            let before = m.items().to_vec();
+            let err = m.apply_edit(&edit).unwrap_err();
+            assert!(err.0.contains(why), "{edit:?}: {}", err.0);
+            assert_eq!(m.items(), before.as_slice());
+        }
+        let mut full = TodoManager::new();
+        for i in 0..20 {
+            full.apply_edit(&PlanEdit::Add {
+                text: format!("T{i}"),
+                after: None,
+            })
+            .unwrap();
+        }
+        assert!(
+            full.apply_edit(&PlanEdit::Add {
+                text: "one more".into(),
+                after: None
+            })
+            .is_err()
+        );
+        assert_eq!(full.items().len(), 20);
+    }
+
+    #[test]
+    fn plan_commands_parse() {
+        assert_eq!(
+            PlanEdit::parse_command("add Update the README"),
+            Ok(PlanEdit::Add {
+                text: "Update the README".into(),
+                after: None
+            })
+        );
+        assert_eq!(
+            PlanEdit::parse_command("done 3"),
+            Ok(PlanEdit::Status {
+                n: 3,
+                status: TodoStatus::Completed
+            })
+        );
+        assert_eq!(
+            PlanEdit::parse_command("remove 2"),
+            Ok(PlanEdit::Remove { n: 2 })
+        );
+        assert_eq!(
+            PlanEdit::parse_command("move 4 1"),
+            Ok(PlanEdit::Move { from: 4, to: 1 })
+        );
+        assert_eq!(PlanEdit::parse_command("clear"), Ok(PlanEdit::Clear));
+        assert_eq!(
+            PlanEdit::parse_command("edit 2 New words"),
+            Ok(PlanEdit::Reword {
+                n: 2,
+                text: "New words".into()
+            })
+        );
+        for bad in [
+            "",
+            "add",
+            "done x",
+            "done 0",
+            "move 1",
+            "frobnicate 2",
+            "clear all",
+        ] {
+            assert!(PlanEdit::parse_command(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The session's plan as the engine shares it: the turn (through the plan
+//! tools) and the op dispatcher (through the user's edits) both change it,
+//! so it lives behind one lock. Invariants: every accepted change, by the
+//! model or the user, takes the next revision number under the lock; a
+//! user's change waits in `user_changes` until the session has recorded it
+//! and told the model; the lock is never held across an `.await`.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::{ItemStats, TodoItem, TodoManager};
+
+/// A user revision not yet recorded (and not yet told to the model).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserChange {
+    pub items: Vec<TodoItem>,
+    /// `added "Update the README" after item 3`.
+    pub description: String,
+    pub revision: u32,
+    pub at: u64,
+}
+
+/// What the lock guards.
+#[derive(Debug, Default)]
+pub struct PlanState {
+    pub manager: TodoManager,
+    /// The last revision number handed out (0: none yet).
+    pub revision: u32,
+    pub user_changes: Vec<UserChange>,
+    /// The per-item account as last computed by the session (for `todo_read`).
+    pub stats: Vec<ItemStats>,
+}
+
+impl PlanState {
+    /// Hands out the next revision number.
+    pub fn next_revision(&mut self) -> u32 {
+        self.revision = self.revision.saturating_add(1);
+        self.revision
+    }
+}
+
+/// A handle on the session's plan; clones share it.
+#[derive(Clone, Debug, Default)]
+pub struct SharedPlan(Arc<Mutex<PlanState>>);
+
+impl SharedPlan {
+    pub fn new(manager: TodoManager, revision: u32) -> SharedPlan {
+        SharedPlan(Arc::new(Mutex::new(PlanState {
+            manager,
+            revision,
+            ..PlanState::default()
+        })))
+    }
+
+    /// The plan, for a moment (a panic elsewhere while it was held does not
+    /// make it unusable: every change is whole or not at all).
+    pub fn lock(&self) -> MutexGuard<'_, PlanState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A copy of the current items.
+    pub fn items(&self) -> Vec<TodoItem> {
+        self.lock().manager.items().to_vec()
+    }
+}
