@@ -250,7 +250,8 @@ mod tests {
     #[test]
     fn edits_change_the_plan_and_say_what_they_did() {
         use TodoStatus::*;
-        let cases: Vec<(PlanEdit, &str, Vec<(&str, TodoStatus)>)> = vec![
+        type Case<'a> = (PlanEdit, &'a str, Vec<(&'a str, TodoStatus)>);
+        let cases: Vec<Case> = vec![
             (
                 PlanEdit::Add {
                     text: "Update the README".into(),

@@ -1,0 +1,271 @@
+//! The user changes the plan mid-run: the change is a user revision at
+//! once, the model hears of it at its next step (with the plan), the final
+//! plan keeps it, and the session's export accounts for every item's time
+//! and tool calls — the same figures a replay of the transcript computes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted_support;
+
+use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end, until};
+use serde_json::json;
+use waypoint::agent::{AgentConfig, SessionSetup};
+use waypoint::events::{ErrorKind, Event, Op};
+use waypoint::llm::{ContentBlock, Message};
+use waypoint::session::SessionStore;
+use waypoint::todo::{Author, PlanEdit};
+
+fn texts(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_for() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress"), ("Write the tests", "pending")])}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}]},
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "completed"), ("Write the tests", "in_progress"), ("Update the README", "pending")])}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "sleep 1.1"}}]},
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "completed"), ("Write the tests", "completed"), ("Update the README", "in_progress")])}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo readme"}}]},
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "completed"), ("Write the tests", "completed"), ("Update the README", "completed")])}]},
+        {"text": "All done."}
+    ]));
+    let mut h = start_with(
+        client.clone(),
+        ws.path(),
+        AgentConfig::default(),
+        SessionSetup::New(store.clone()),
+    );
+    let started = until(&mut h.events, |e| matches!(e, Event::SessionStarted { .. })).await;
+    let Some(Event::SessionStarted { path, .. }) = started.last().cloned() else {
+        panic!("no session")
+    };
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    // While the first command runs, the user adds an item.
+    until(
+        &mut h.events,
+        |e| matches!(e, Event::ToolCallBegin { name, .. } if name == "bash"),
+    )
+    .await;
+    let edit = PlanEdit::parse_command("add Update the README").unwrap();
+    h.ops.send(Op::EditPlan { edit }).unwrap();
+    let seen = until(&mut h.events, |e| {
+        matches!(
+            e,
+            Event::PlanUpdated {
+                author: Author::User,
+                ..
+            } | Event::Error { .. }
+        )
+    })
+    .await;
+    let Some(Event::PlanUpdated {
+        items, revision, ..
+    }) = seen.last()
+    else {
+        panic!("the edit was refused: {seen:?}")
+    };
+    assert_eq!(*revision, 2, "the model's plan was revision 1");
+    assert_eq!(items.last().unwrap().content, "Update the README");
+    // A refused edit says why and changes nothing.
+    h.ops
+        .send(Op::EditPlan {
+            edit: PlanEdit::Remove { n: 9 },
+        })
+        .unwrap();
+    let seen = until(&mut h.events, |e| {
+        matches!(
+            e,
+            Event::Error {
+                kind: ErrorKind::PlanEdit,
+                ..
+            }
+        )
+    })
+    .await;
+    let Some(Event::Error { message, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(
+        message,
+        "The plan was not changed: there is no item 9 (the plan has 3)."
+    );
+
+    let rest = until(&mut h.events, turn_end).await;
+    stop(h).await;
+
+    // The request right after the command's result carries the note and the plan.
+    let requests = client.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 8);
+    let third = texts(&requests[2]);
+    assert!(
+        third.contains("The user changed the plan: added \"Update the README\" at the end."),
+        "{third}"
+    );
+    assert!(third.contains("[ ] Update the README"), "{third}");
+    // Told once: the next request adds no second note.
+    let fourth = texts(&requests[3]);
+    assert_eq!(fourth.matches("The user changed the plan").count(), 1);
+
+    // The final plan holds the item, completed.
+    let last_plan = rest
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::PlanUpdated { items, .. } => Some(items.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        last_plan
+            .iter()
+            .any(|i| i.content == "Update the README" && i.status.as_str() == "completed")
+    );
+    let stats = rest
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::PlanStats { items, running } => {
+                assert!(running.is_none(), "no clock runs after the turn");
+                Some(items.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(stats.len(), 3);
+    for s in &stats {
+        assert_eq!(s.tool_calls, 2, "{s:?}: a command and the next plan write");
+    }
+    assert!(
+        stats[0].time_ms >= 1_000 && stats[1].time_ms >= 1_000,
+        "{stats:?}"
+    );
+
+    // The export's per-item table lists time and tool calls for every item.
+    let loaded = waypoint::session::load(std::path::Path::new(&path)).unwrap();
+    let md = waypoint::session::export::markdown(&loaded, &Default::default());
+    for item in ["Write code", "Write the tests", "Update the README"] {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| ") && l.contains(&format!("| {item} |")))
+            .unwrap_or_else(|| panic!("no row for {item} in\n{md}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        // | # | Item | Status | Added | Started | Completed | Time | Tool calls | …
+        assert_eq!(cells[3], "completed", "{row}");
+        assert!(cells[7].ends_with('s'), "time of {item}: {row}");
+        assert_eq!(cells[8], "2", "tool calls of {item}: {row}");
+    }
+    assert!(
+        md.contains("user: added \"Update the README\" at the end"),
+        "the revisions list the user's change:\n{md}"
+    );
+    // A replay of the transcript computes the same account.
+    let restored = waypoint::session::replay(loaded).unwrap();
+    assert_eq!(restored.revisions, 5);
+    let replayed = restored
+        .ledger
+        .report(restored.plan.items(), waypoint::session::now_ms());
+    assert_eq!(replayed, stats);
+}
+
+#[tokio::test]
+async fn a_user_added_item_the_model_drops_is_named_to_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress")])}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "sleep 0.5"}}]},
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "completed")])}]},
+        {"text": "Done."}
+    ]));
+    let mut h = start_with(
+        client.clone(),
+        ws.path(),
+        AgentConfig::default(),
+        SessionSetup::Off,
+    );
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    until(
+        &mut h.events,
+        |e| matches!(e, Event::ToolCallBegin { name, .. } if name == "bash"),
+    )
+    .await;
+    h.ops
+        .send(Op::EditPlan {
+            edit: PlanEdit::parse_command("add Update the README").unwrap(),
+        })
+        .unwrap();
+    let rest = until(&mut h.events, turn_end).await;
+    stop(h).await;
+    let requests = client.requests.lock().unwrap().clone();
+    let results = tool_results(requests.last().unwrap());
+    let last = &results.last().unwrap().1;
+    assert!(
+        last.contains("Note: removed without completion: \"Update the README\"."),
+        "{last}"
+    );
+    // The model's revision reports it as dropped, for the pane to flag.
+    let dropped = rest.iter().rev().find_map(|e| match e {
+        Event::PlanUpdated {
+            diff,
+            author: Author::Model,
+            ..
+        } => Some(diff.dropped.clone()),
+        _ => None,
+    });
+    assert_eq!(dropped, Some(vec!["Update the README".to_string()]));
+}
+
+#[tokio::test]
+async fn an_edit_while_idle_goes_with_the_next_message() {
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress"), ("Ship", "pending")])}]},
+        {"text": "Stopping."},
+        {"text": "Noted."}
+    ]));
+    let mut h = start_with(
+        client.clone(),
+        ws.path(),
+        AgentConfig::default(),
+        SessionSetup::Off,
+    );
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    h.ops
+        .send(Op::EditPlan {
+            edit: PlanEdit::parse_command("done 1").unwrap(),
+        })
+        .unwrap();
+    let seen = until(&mut h.events, |e| matches!(e, Event::PlanUpdated { .. })).await;
+    let Some(Event::PlanUpdated { diff, author, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(*author, Author::User);
+    assert_eq!(diff.completed, vec!["Write code"]);
+    h.ops
+        .send(Op::Submit {
+            text: "and now?".into(),
+        })
+        .unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+    let requests = client.requests.lock().unwrap().clone();
+    let last = texts(requests.last().unwrap());
+    let prompt = last.find("and now?").unwrap();
+    let note = last
+        .find("The user changed the plan: marked done item 1 \"Write code\".")
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(note > prompt, "the note follows the user's message");
+    assert!(last.contains("[x] Write code"));
+}
