@@ -133,6 +133,11 @@ pub struct Cli {
     #[arg(long, value_name = "N", help_heading = "Model", global = true)]
     pub thinking_budget: Option<u32>,
 
+    /// Keep a Markdown copy of the live plan at PATH in the workspace; ticking a box or adding a
+    /// `- [ ] line` there changes the plan.
+    #[arg(long, value_name = "PATH", help_heading = "Agent", global = true)]
+    pub plan_file: Option<String>,
+
     /// Tool rounds without a plan update before the agent is reminded; 0 = never [default: 3].
     #[arg(long, value_name = "N", help_heading = "Agent", global = true)]
     pub nag_every: Option<u32>,
@@ -241,6 +246,7 @@ impl Cli {
             max_turns: self.max_turns,
             nag_every: self.nag_every,
             nag_max: self.nag_max,
+            plan_file: self.plan_file.clone(),
             bash_timeout: self.bash_timeout,
             output_cap: self.output_cap,
             context_window: self.context_window,

@@ -196,6 +196,8 @@ pub enum ErrorKind {
     SessionOpen,
     /// A user's plan edit broke a rule (the plan is unchanged).
     PlanEdit,
+    /// The plan file (`--plan-file`) could not be written.
+    PlanFile,
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.

@@ -269,3 +269,115 @@ async fn an_edit_while_idle_goes_with_the_next_message() {
     assert!(note > prompt, "the note follows the user's message");
     assert!(last.contains("[x] Write code"));
 }
+
+#[tokio::test]
+async fn the_plan_file_follows_the_plan_and_its_edits_come_back_as_user_revisions() {
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress"), ("Run tests", "pending")])}]},
+        {"text": "Stopping here."},
+        {"text": "Seen."}
+    ]));
+    let config = AgentConfig {
+        plan_file: Some("PLAN.md".into()),
+        ..AgentConfig::default()
+    };
+    let mut h = start_with(client.clone(), ws.path(), config, SessionSetup::Off);
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    let path = ws.path().join("PLAN.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("- [ ] Write code ← in progress\n- [ ] Run tests\n"),
+        "{text}"
+    );
+    // The user ticks the first box and adds a line between the two.
+    let edited = text.replace(
+        "- [ ] Write code ← in progress\n",
+        "- [x] Write code ← in progress\n- [ ] Update the README\n",
+    );
+    std::fs::write(&path, edited).unwrap();
+    let mut revisions = Vec::new();
+    while revisions.len() < 2 {
+        let seen = until(&mut h.events, |e| matches!(e, Event::PlanUpdated { .. })).await;
+        if let Some(Event::PlanUpdated {
+            items,
+            author,
+            diff,
+            ..
+        }) = seen.last()
+        {
+            assert_eq!(*author, Author::User);
+            revisions.push((items.clone(), diff.clone()));
+        }
+    }
+    let (items, _) = revisions.last().unwrap();
+    let got: Vec<(&str, &str)> = items
+        .iter()
+        .map(|i| (i.content.as_str(), i.status.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("Write code", "completed"),
+            ("Update the README", "pending"),
+            ("Run tests", "pending")
+        ]
+    );
+    // The file shows the plan as it is now, and the model hears of both
+    // changes with the next message.
+    let mut text = String::new();
+    for _ in 0..50 {
+        text = std::fs::read_to_string(&path).unwrap();
+        if text.contains("- [x] Write code\n- [ ] Update the README\n- [ ] Run tests\n") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        text.contains("- [x] Write code\n- [ ] Update the README\n- [ ] Run tests\n"),
+        "{text}"
+    );
+    h.ops
+        .send(Op::Submit {
+            text: "next".into(),
+        })
+        .unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+    let requests = client.requests.lock().unwrap().clone();
+    let last = texts(requests.last().unwrap());
+    assert!(
+        last.contains(
+            "The user changed the plan: marked done item 1 \"Write code\"; added \"Update the README\" after item 1."
+        ),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn a_plan_file_outside_the_workspace_is_refused() {
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([{"text": "hi"}]));
+    let config = AgentConfig {
+        plan_file: Some("../PLAN.md".into()),
+        ..AgentConfig::default()
+    };
+    let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
+    let seen = until(&mut h.events, |e| {
+        matches!(
+            e,
+            Event::Error {
+                kind: ErrorKind::PlanFile,
+                ..
+            }
+        )
+    })
+    .await;
+    let Some(Event::Error { message, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert!(message.starts_with("No plan file is kept: "), "{message}");
+    assert!(!ws.path().parent().unwrap().join("PLAN.md").exists());
+    stop(h).await;
+}

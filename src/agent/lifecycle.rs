@@ -47,6 +47,7 @@ impl Session {
     pub(super) fn reset(&mut self) {
         let old = std::mem::take(&mut self.plan.lock().manager);
         self.clear_state();
+        self.plan.lock().sync_file(true);
         self.emit(Event::PlanUpdated {
             items: Vec::new(),
             rendered: TodoManager::new().render(),
@@ -135,6 +136,7 @@ impl Session {
             let mut state = self.plan.lock();
             state.manager = plan;
             state.revision = revisions;
+            state.sync_file(true);
         }
         self.ledger = ledger;
         self.totals = totals;

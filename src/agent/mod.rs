@@ -60,6 +60,9 @@ pub struct AgentConfig {
     /// Turns that end with plan items open are continued up to this many
     /// times (stopping when a continued turn leaves the plan unchanged).
     pub auto_continue: u32,
+    /// A Markdown copy of the live plan, kept in the workspace (relative
+    /// to its root); the user's edits to it are read back.
+    pub plan_file: Option<std::path::PathBuf>,
 }
 
 impl Default for AgentConfig {
@@ -75,6 +78,7 @@ impl Default for AgentConfig {
             compact_at: 0.8,
             approval: ApprovalMode::Yolo,
             auto_continue: 0,
+            plan_file: None,
         }
     }
 }
@@ -283,6 +287,8 @@ impl Agent {
     /// The op loop: runs until `Quit` or until every sender is dropped.
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         self.session.announce_mode();
+        // Stops watching the plan file when the engine stops.
+        let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
         loop {
             let op = match self.control.queued.pop_front() {
                 Some(text) => Op::Submit { text },
@@ -302,7 +308,10 @@ impl Agent {
             self.settle();
             let resumed = match step {
                 Step::Wait => continue,
-                Step::Quit => return,
+                Step::Quit => {
+                    self.session.settle_user_changes();
+                    return;
+                }
                 Step::Compact { focus } => {
                     if self.drive(Work::Compact(focus), &mut ops).await.0 {
                         return;

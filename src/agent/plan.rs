@@ -8,11 +8,20 @@
 //! the plan as it is then.
 
 use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::events::{ErrorKind, Event};
 use crate::session::{Record, now_ms};
+use crate::todo::file::PlanFile;
 use crate::todo::{Author, PlanEdit, SharedPlan, UserChange};
+
+/// How often the plan file is looked at for the user's edits.
+const PLAN_FILE_POLL: Duration = Duration::from_millis(500);
 use crate::tools::PlanChange;
 
 /// Applies the user's `edit` to `plan`: the event to announce it, or why
@@ -102,11 +111,85 @@ impl Session {
         if items.is_empty() && self.ledger.is_empty() {
             return;
         }
+        let file_error = self.plan.lock().file_error.take();
+        if let Some(message) = file_error {
+            let _ = self.events.send(Event::Error {
+                kind: ErrorKind::PlanFile,
+                message,
+            });
+        }
         let report = self.ledger.report(&items, now_ms());
         self.plan.lock().stats.clone_from(&report);
         let _ = self.events.send(Event::PlanStats {
             items: report,
             running: self.ledger.running().map(str::to_string),
         });
+    }
+}
+
+impl Session {
+    /// Starts keeping the plan file (`plan_file` in the config): written
+    /// now and on every revision, and looked at twice a second for the
+    /// user's edits, which become user revisions. Returns what stops the
+    /// watching; `None` when there is no plan file (or it is refused).
+    pub(super) fn start_plan_file(&mut self) -> Option<CancellationToken> {
+        let wanted = self.config.plan_file.clone()?;
+        let path = match self.workspace.resolve(&wanted.display().to_string()) {
+            Ok(path) => path,
+            Err(why) => {
+                let _ = self.events.send(Event::Error {
+                    kind: ErrorKind::PlanFile,
+                    message: format!("No plan file is kept: {why}."),
+                });
+                return None;
+            }
+        };
+        let file = Arc::new(PlanFile::new(path));
+        {
+            let mut state = self.plan.lock();
+            state.file = Some(file.clone());
+            state.sync_file(true);
+        }
+        self.send_stats();
+        let cancel = CancellationToken::new();
+        tokio::spawn(watch(
+            file,
+            self.plan.clone(),
+            self.events.clone(),
+            cancel.clone(),
+        ));
+        Some(cancel)
+    }
+}
+
+/// Reads the user's edits of the plan file back as user revisions.
+async fn watch(
+    file: Arc<PlanFile>,
+    plan: SharedPlan,
+    events: UnboundedSender<Event>,
+    cancel: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(PLAN_FILE_POLL) => {}
+        }
+        let items = plan.items();
+        let Some(edits) = file.read_back(&items) else {
+            continue;
+        };
+        let mut changed = false;
+        for edit in &edits {
+            let event = apply_user_edit(&plan, edit);
+            changed |= matches!(event, Event::PlanUpdated { .. });
+            if events.send(event).is_err() {
+                return;
+            }
+        }
+        if !changed {
+            // Nothing to take from it (a line deleted, say): the file shows
+            // the live plan again.
+            plan.lock().sync_file(true);
+        }
     }
 }

@@ -152,6 +152,14 @@ impl Settings {
             None => "\"ask\" in the app, \"auto\" headless".to_string(),
         };
         line(&mut out, "approval", approval, &self.approval.source);
+        if let Some(path) = &self.plan_file.value {
+            line(
+                &mut out,
+                "plan_file",
+                format!("{path:?}"),
+                &self.plan_file.source,
+            );
+        }
         for (key, rules) in [("allow", &self.rules.allow), ("deny", &self.rules.deny)] {
             if !rules.is_empty() {
                 let value = format!("{rules:?}");

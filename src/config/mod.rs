@@ -13,48 +13,6 @@ use crate::events::ApprovalMode;
 use crate::pricing::Price;
 use crate::safety::Rules;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// Anthropic Messages API (streaming).
-    Anthropic,
-    /// OpenAI-compatible Chat Completions: OpenAI, Ollama, llama.cpp, vLLM, LM Studio.
-    Openai,
-    /// Offline: plays a scenario file (see --scenario; --demo uses the bundled one).
-    Scripted,
-}
-
-impl ProviderKind {
-    pub const ALL: [ProviderKind; 3] = [
-        ProviderKind::Anthropic,
-        ProviderKind::Openai,
-        ProviderKind::Scripted,
-    ];
-
-    /// The provider a name stands for (any case, spaces around ignored).
-    pub fn parse(name: &str) -> Option<ProviderKind> {
-        let wanted = name.trim().to_ascii_lowercase();
-        Self::ALL.into_iter().find(|k| k.as_str() == wanted)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Openai => "openai",
-            ProviderKind::Scripted => "scripted",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Theme {
-    /// The terminal's own ANSI colours.
-    Auto,
-    /// No colours: symbols and bold/reverse only.
-    NoColor,
-}
-
 /// One layer of optional settings: the file, a profile, or the flags.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,6 +39,8 @@ pub struct Layer {
     pub theme: Option<Theme>,
     /// What tool calls may do without asking.
     pub approval: Option<ApprovalMode>,
+    /// A Markdown copy of the live plan in the workspace.
+    pub plan_file: Option<String>,
     /// `[sandbox]`: where sandboxed commands may also write, and the network.
     pub sandbox: Option<SandboxLayer>,
     /// Named profiles (only at the top level of the file).
@@ -192,6 +152,8 @@ pub struct Settings {
     pub theme: Sourced<Theme>,
     /// `None`: the driver's default (ask in the app, auto headless).
     pub approval: Sourced<Option<ApprovalMode>>,
+    /// The plan file, relative to the workspace (`None`: not kept).
+    pub plan_file: Sourced<Option<String>>,
     /// Extra writable folders of the sandbox (home expanded).
     pub sandbox_writable: Vec<PathBuf>,
     pub sandbox_network: bool,
@@ -539,6 +501,13 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             },
             None,
         )?,
+        plan_file: layers.pick(
+            "--plan-file",
+            |l| l.plan_file.clone().map(Some),
+            &["WAYPOINT_PLAN_FILE"],
+            |s| text(s).map(Some),
+            None,
+        )?,
         sandbox_writable,
         sandbox_network,
         provider,
@@ -582,7 +551,10 @@ fn parse_message(text: &str, e: &toml::de::Error) -> String {
 }
 
 mod describe;
+mod kinds;
 mod safety;
+
+pub use kinds::{ProviderKind, Theme};
 
 pub use safety::SandboxLayer;
 

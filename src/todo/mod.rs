@@ -9,6 +9,7 @@
 
 mod diff;
 mod edit;
+pub mod file;
 pub mod ledger;
 mod parse;
 mod shared;

@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::file::PlanFile;
 use super::{ItemStats, TodoItem, TodoManager};
 
 /// A user revision not yet recorded (and not yet told to the model).
@@ -28,13 +29,30 @@ pub struct PlanState {
     pub user_changes: Vec<UserChange>,
     /// The per-item account as last computed by the session (for `todo_read`).
     pub stats: Vec<ItemStats>,
+    /// The Markdown copy kept in the workspace (`--plan-file`).
+    pub file: Option<Arc<PlanFile>>,
+    /// Why the plan file could not be written last (until reported).
+    pub file_error: Option<String>,
 }
 
 impl PlanState {
-    /// Hands out the next revision number.
+    /// Hands out the next revision number (and brings the plan file up
+    /// to date).
     pub fn next_revision(&mut self) -> u32 {
         self.revision = self.revision.saturating_add(1);
+        self.sync_file(false);
         self.revision
+    }
+
+    /// Writes the plan file, if there is one (`force`: even over edits not
+    /// read back yet).
+    pub fn sync_file(&mut self, force: bool) {
+        if let Some(file) = &self.file
+            && let Err(e) = file.write(self.manager.items(), force)
+        {
+            tracing::warn!(error = %e, "plan file not written");
+            self.file_error = Some(e);
+        }
     }
 }
 

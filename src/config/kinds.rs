@@ -1,0 +1,46 @@
+//! The settings that are a choice among a few kinds: the provider and the
+//! colour theme. Invariant: each kind has one canonical lowercase name.
+
+use serde::Deserialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Anthropic Messages API (streaming).
+    Anthropic,
+    /// OpenAI-compatible Chat Completions: OpenAI, Ollama, llama.cpp, vLLM, LM Studio.
+    Openai,
+    /// Offline: plays a scenario file (see --scenario; --demo uses the bundled one).
+    Scripted,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::Anthropic,
+        ProviderKind::Openai,
+        ProviderKind::Scripted,
+    ];
+
+    /// The provider a name stands for (any case, spaces around ignored).
+    pub fn parse(name: &str) -> Option<ProviderKind> {
+        let wanted = name.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|k| k.as_str() == wanted)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// The terminal's own ANSI colours.
+    Auto,
+    /// No colours: symbols and bold/reverse only.
+    NoColor,
+}
