@@ -381,7 +381,7 @@ pub const BINDINGS: &[Binding] = &[
         Input,
         &[ch('@')],
         Action::Mention,
-        "pick a file to mention (at the start or after a space)",
+        "pick a file to mention (at a word's start)",
     ),
     bind(
         Global,
@@ -399,7 +399,7 @@ pub const BINDINGS: &[Binding] = &[
         Global,
         &[plain(KeyCode::F(2))],
         Action::ToggleMouse,
-        "mouse capture on or off (off: the terminal selects text)",
+        "mouse capture on/off (off: select text)",
     ),
     bind(
         Global,
