@@ -127,6 +127,10 @@ fn the_picker_closes_when_its_word_ends_or_its_at_is_deleted() {
     picking(&clock, &mut a);
     type_text(&mut a, "zzz", now);
     assert!(a.overlays.files.as_ref().unwrap().matches.is_empty());
+    // Tab with nothing to insert does nothing (the focus stays).
+    assert!(update::on_key(&mut a, key(KeyCode::Tab), now).is_empty());
+    assert_eq!(a.focus, waypoint::tui::state::Focus::Input);
+    assert_eq!(a.input.text(), "explain @zzz");
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Enter), now),
         vec![Effect::Send(Op::Submit {
@@ -242,6 +246,10 @@ fn f2_switches_mouse_capture_and_says_so() {
         vec![Effect::MouseCapture(true)]
     );
     assert!(!a.status.mouse_off);
+    // Off, the idle status line says so.
+    update::on_key(&mut a, f2, now);
+    let shown = screen_text(&mut a, 120, 40, now);
+    assert!(shown.contains("mouse off: F2"), "{shown}");
 }
 
 #[test]

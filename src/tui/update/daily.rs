@@ -32,8 +32,12 @@ pub fn key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effect>>
         }
         Action::FileInsert => {
             let picker = app.overlays.files.as_mut()?;
-            // Nothing to insert (still listing, no match): the key goes on.
-            picker.chosen()?;
+            if picker.chosen().is_none() {
+                // Nothing to insert: Tab (and anything while listing) does
+                // nothing; Enter with no match sends the text as typed.
+                let swallow = key.code == KeyCode::Tab || picker.files.is_none();
+                return swallow.then(Vec::new);
+            }
             if !picker.insert(&mut app.input) {
                 app.overlays.files = None;
             }
