@@ -839,7 +839,7 @@ fn at_80x24_a_running_command_and_a_failed_one_show_in_the_conversation() {
     // No Tab: the call's cell is in the conversation while it runs.
     let screen = tmux.wait_for("the running command in the conversation", |s| {
         s.lines()
-            .any(|l| l.contains("bash sleep 2; echo done") && !l.contains("exit"))
+            .any(|l| l.contains("bash sleep 2; echo done") && !l.contains('✔'))
     });
     assert!(!screen.contains("Scenario finished."), "{screen}");
     tmux.wait_for("the failed command's exit code", |s| {
