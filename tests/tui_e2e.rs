@@ -2,6 +2,10 @@
 //! tmux server and reads the screen: a plan appears, Esc interrupts a running
 //! command (killing its process group), Enter on an empty input resumes and
 //! the plan is finished; Ctrl+C twice quits and gives the terminal back.
+//! The daily-driver keys too: a running command's cell at 80x24, `exit 3`
+//! shown, `AGENTS.md` in the first request, `@` + Tab attaching a file,
+//! Ctrl+G through a real editor (and a missing one), Ctrl+Y into tmux's
+//! clipboard by OSC 52.
 //! Needs `tmux` on the PATH (the CI script installs it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -788,5 +792,234 @@ fn the_approval_prompt_refuses_and_allows_always() {
     });
     assert!(!screen.contains("panicked"), "{screen}");
     assert!(!ws.join("marker").exists(), "{screen}");
+    tmux.quit_and_wait(true);
+}
+
+/// A scripted scenario written for one test: each turn's bash command
+/// (then a closing reply).
+fn bash_scenario(dir: &Path, commands: &[&str]) -> PathBuf {
+    let mut turns: Vec<serde_json::Value> = commands
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "text": format!("Running {c}."),
+                "tool_calls": [{"name": "bash", "input": {"command": c}}]
+            })
+        })
+        .collect();
+    turns.push(serde_json::json!({"text": "Scenario finished."}));
+    let path = dir.join("scenario.json");
+    let scenario = serde_json::json!({"description": "bash cells", "turns": turns});
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn at_80x24_a_running_command_and_a_failed_one_show_in_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let scenario = bash_scenario(dir.path(), &["sleep 2; echo done", "exit 3"]);
+    let tmux = Tmux::start(
+        80,
+        24,
+        dir.path(),
+        &[
+            Path::new("--approval"),
+            Path::new("yolo"),
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("run them");
+    tmux.key("Enter");
+    // No Tab: the call's cell is in the conversation while it runs.
+    let screen = tmux.wait_for("the running command in the conversation", |s| {
+        s.lines()
+            .any(|l| l.contains("bash sleep 2; echo done") && !l.contains('✔'))
+    });
+    assert!(!screen.contains("Scenario finished."), "{screen}");
+    tmux.wait_for("the failed command's exit code", |s| {
+        s.lines()
+            .any(|l| l.contains("bash exit 3") && l.contains("· exit 3"))
+    });
+    tmux.wait_for("the end of the scenario", |s| {
+        s.contains("Scenario finished.")
+    });
+    tmux.quit_and_wait(true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_md_reaches_the_first_request() {
+    use common::{FakeServer, Turn, sse};
+    let server = FakeServer::start(vec![sse(Turn::text("Read your instructions."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(
+        ws.join("AGENTS.md"),
+        "Always answer in haiku. MARKER-7c1e\n",
+    )
+    .unwrap();
+    let tmux = loopback_app(dir.path(), &ws, &server.url);
+    wait_async(&tmux, "the app to open", |s| s.contains("Enter send")).await;
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    wait_async(&tmux, "the reply", |s| {
+        s.contains("Read your instructions.")
+    })
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = requests[0].body.to_string();
+    assert!(sent.contains("MARKER-7c1e"), "{sent}");
+    tmux.quit_and_wait(true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_and_tab_insert_a_path_whose_file_reaches_the_model() {
+    use common::{FakeServer, Turn, sse};
+    let server = FakeServer::start(vec![sse(Turn::text("Seen the notes."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(ws.join("docs/notes.txt"), "the content CONTENT-93b2 here\n").unwrap();
+    std::fs::write(ws.join("other.rs"), "fn main() {}\n").unwrap();
+    let tmux = loopback_app(dir.path(), &ws, &server.url);
+    wait_async(&tmux, "the app to open", |s| s.contains("Enter send")).await;
+    tmux.type_text("summarise @");
+    wait_async(&tmux, "the file list", |s| {
+        s.contains("Files") && s.contains("docs/notes.txt")
+    })
+    .await;
+    tmux.type_text("notes");
+    wait_async(&tmux, "the filtered list", |s| {
+        s.contains("docs/notes.txt") && !s.contains("other.rs")
+    })
+    .await;
+    tmux.key("Tab");
+    wait_async(&tmux, "the path in the input", |s| {
+        s.contains("summarise @docs/notes.txt") && !s.contains("Tab inserts")
+    })
+    .await;
+    tmux.key("Enter");
+    wait_async(&tmux, "the reply", |s| s.contains("Seen the notes.")).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = requests[0].body.to_string();
+    assert!(sent.contains("summarise @docs/notes.txt"), "{sent}");
+    assert!(
+        sent.contains("CONTENT-93b2"),
+        "the file's content was attached: {sent}"
+    );
+    tmux.quit_and_wait(true);
+}
+
+/// The app at 120x40 talking to the loopback server at `url`.
+fn loopback_app(dir: &Path, ws: &Path, url: &str) -> Tmux {
+    let config = dir.join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let config_s = config.display().to_string();
+    Tmux::start_with_env(
+        120,
+        40,
+        dir,
+        &[
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_MODEL", "claude-test"),
+            ("WAYPOINT_CONFIG", config_s.as_str()),
+        ],
+        &[Path::new("--workspace"), ws],
+    )
+}
+
+#[test]
+fn ctrl_g_edits_in_the_editor_and_ctrl_y_copies_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let scenario = bash_scenario(dir.path(), &[]);
+    // An "editor" that appends to the message it is given.
+    let editor = dir.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf ' and more from the editor' >> \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor_s = editor.display().to_string();
+    let tmux = Tmux::start_with_env(
+        120,
+        40,
+        dir.path(),
+        &[("VISUAL", editor_s.as_str())],
+        &[
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+    tmux.ok(&["set-option", "-s", "set-clipboard", "on"]);
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("typed here");
+    tmux.key("C-g");
+    tmux.wait_for("the edited message back in the app", |s| {
+        s.contains("typed here and more from the editor") && s.contains("Enter send")
+    });
+    tmux.key("Enter");
+    tmux.wait_for("the reply", |s| s.contains("Scenario finished."));
+    tmux.key("C-y");
+    tmux.wait_for("the copy notice", |s| s.contains("Copied 1 line"));
+    let start = Instant::now();
+    loop {
+        let buffer = tmux.run(&["show-buffer"]);
+        if String::from_utf8_lossy(&buffer.stdout).contains("Scenario finished.") {
+            break;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "the reply did not reach tmux's clipboard: {:?}",
+            String::from_utf8_lossy(&buffer.stderr)
+        );
+        std::thread::sleep(POLL);
+    }
+    tmux.quit_and_wait(true);
+}
+
+#[test]
+fn a_missing_editor_says_so_and_keeps_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let scenario = bash_scenario(dir.path(), &[]);
+    let tmux = Tmux::start_with_env(
+        120,
+        40,
+        dir.path(),
+        &[("VISUAL", "/nonexistent/editor")],
+        &[
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("keep me");
+    tmux.key("C-g");
+    let screen = tmux.wait_for("the editor's failure", |s| {
+        s.contains("The editor failed") && s.contains("Enter send")
+    });
+    assert!(screen.contains("keep me"), "{screen}");
+    assert!(screen.contains("/nonexistent/editor"), "{screen}");
+    // The first Ctrl+C clears the kept message.
+    tmux.key("C-c");
+    tmux.wait_for("the input cleared", |s| !s.contains("keep me"));
     tmux.quit_and_wait(true);
 }

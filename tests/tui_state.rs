@@ -999,6 +999,9 @@ fn every_binding_is_reachable_where_it_applies() {
             Context::Commands => {
                 type_text(&mut a, "/m", now);
             }
+            Context::Files => {
+                type_text(&mut a, "@", now);
+            }
             Context::Confirm => a.overlays.confirm = Some(Confirm::NewSession),
             Context::Help => a.overlays.help = true,
             Context::Picker => a = with_picker(a, sessions()),

@@ -9,11 +9,12 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event as TermEvent, EventStream};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::outside;
 use super::sessions;
 use super::spill::SpillFiles;
 use super::state::{App, NoticeKind};
 use super::style::Palette;
-use super::terminal::TerminalGuard;
+use super::terminal::{self, TerminalGuard};
 use super::update::{self, Effect};
 use super::view;
 use crate::agent::AgentHandle;
@@ -101,9 +102,11 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let branch = crate::context::git_branch(std::path::Path::new(&app.status.workspace));
     app.status.set_place(home.as_deref(), branch);
     app.status.prices = opts.prices;
+    let (files_tx, mut files_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut io = Io {
         spills: SpillFiles::default(),
         sessions: opts.sessions,
+        files: files_tx,
     };
     let mut start = opts.start;
     let mut engine = match opts.engine {
@@ -212,6 +215,10 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
                 }
                 dirty = true;
             }
+            Some((files, cut)) = files_rx.recv() => {
+                update::files_listed(&mut app, files, cut);
+                dirty = true;
+            }
             _ = sleep_until(wake), if wake.is_some() => dirty = true,
             _ = sigterm.recv() => {
                 ended = Ended::Terminated;
@@ -228,6 +235,13 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
             failure = Some(e);
             break;
         }
+        let effects = match outside_effects(&mut app, &mut guard, &mut term_events, effects).await {
+            Ok(effects) => effects,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
         if apply(&mut app, &mut engine, &mut start, &mut io, effects) {
             break;
         }
@@ -251,6 +265,42 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
 struct Io {
     spills: SpillFiles,
     sessions: Option<SessionStore>,
+    /// Where the `@` picker's listing is sent when done.
+    files: tokio::sync::mpsc::UnboundedSender<(Vec<String>, bool)>,
+}
+
+/// Carries out the effects that need the terminal itself (the editor, the
+/// clipboard, mouse capture); returns the others.
+async fn outside_effects(
+    app: &mut App,
+    guard: &mut TerminalGuard,
+    term_events: &mut EventStream,
+    effects: Vec<Effect>,
+) -> std::io::Result<Vec<Effect>> {
+    let mut rest = Vec::with_capacity(effects.len());
+    for effect in effects {
+        match effect {
+            Effect::Edit(text) => {
+                // The input reader must not take the editor's keys: it
+                // stops with its stream and a new one starts afterwards.
+                drop(std::mem::replace(term_events, EventStream::new()));
+                terminal::suspend();
+                let result = outside::run_editor(&text).await;
+                terminal::resume(&mut guard.terminal, !app.status.mouse_off)?;
+                update::edited(app, result);
+            }
+            Effect::Copy(text) => {
+                if let Err(e) =
+                    terminal::write_sequence(&mut guard.terminal, &outside::osc52(&text))
+                {
+                    app.notice(NoticeKind::Error, format!("Copying failed: {e}"));
+                }
+            }
+            Effect::MouseCapture(on) => terminal::set_mouse(&mut guard.terminal, on)?,
+            other => rest.push(other),
+        }
+    }
+    Ok(rest)
 }
 
 /// Carries out effects; returns true to quit.
@@ -292,7 +342,15 @@ fn apply(
                     None => {}
                 }
             }
-            Effect::Redraw => {}
+            Effect::ListFiles => {
+                let tx = io.files.clone();
+                let root = std::path::PathBuf::from(&app.status.workspace);
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(outside::list_files(&root, outside::MAX_FILES));
+                });
+            }
+            // Carried out by `outside_effects` before.
+            Effect::Edit(_) | Effect::Copy(_) | Effect::MouseCapture(_) | Effect::Redraw => {}
             Effect::Quit => quit = true,
         }
     }

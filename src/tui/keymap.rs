@@ -6,6 +6,9 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+mod docs;
+pub use docs::{help_rows, markdown_table};
+
 /// Where a binding applies. Earlier contexts win: an open popup before the
 /// global keys, the global keys before the focused pane's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +25,8 @@ pub enum Context {
     Picker,
     /// The slash-command list is open over the input.
     Commands,
+    /// The `@` file list is open over the input.
+    Files,
     /// Everywhere.
     Global,
     /// The input box has the focus.
@@ -43,6 +48,7 @@ impl Context {
             Context::Confirm => "question",
             Context::Picker => "sessions",
             Context::Commands => "command list",
+            Context::Files => "file list",
             Context::Global => "",
             Context::Input => "input",
             Context::Pane => "panes",
@@ -90,11 +96,18 @@ pub enum Action {
     ApprovalScroll,
     ReasonSend,
     ReasonSkip,
+    Mention,
+    FileMove,
+    FileInsert,
+    FileClose,
+    Editor,
+    CopyReply,
+    ToggleMouse,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 36] = [
+    pub const ALL: [Action; 43] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -131,6 +144,13 @@ impl Action {
         Action::ApprovalScroll,
         Action::ReasonSend,
         Action::ReasonSkip,
+        Action::Mention,
+        Action::FileMove,
+        Action::FileInsert,
+        Action::FileClose,
+        Action::Editor,
+        Action::CopyReply,
+        Action::ToggleMouse,
     ];
 }
 
@@ -257,7 +277,7 @@ const fn bind(
 }
 
 use Context::{
-    Approval, Commands, Confirm, Global, Help, Input, Pane, Picker, Plan, Reason, Tools,
+    Approval, Commands, Confirm, Files, Global, Help, Input, Pane, Picker, Plan, Reason, Tools,
 };
 
 /// Most important first: a small terminal shows the top of the help.
@@ -358,6 +378,30 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(Global, &[ctrl('l')], Action::Redraw, "redraw the screen"),
     bind(
+        Input,
+        &[ch('@')],
+        Action::Mention,
+        "pick a file to mention (at a word's start)",
+    ),
+    bind(
+        Global,
+        &[ctrl('g')],
+        Action::Editor,
+        "edit the message in $VISUAL or $EDITOR (else vi)",
+    ),
+    bind(
+        Global,
+        &[ctrl('y')],
+        Action::CopyReply,
+        "copy the last reply to the clipboard (OSC 52)",
+    ),
+    bind(
+        Global,
+        &[plain(KeyCode::F(2))],
+        Action::ToggleMouse,
+        "mouse capture on/off (off: select text)",
+    ),
+    bind(
         Global,
         &[plain(KeyCode::F(1))],
         Action::Help,
@@ -392,6 +436,24 @@ pub const BINDINGS: &[Binding] = &[
         Commands,
         &[plain(KeyCode::Esc)],
         Action::CommandClose,
+        "close the list (the text stays)",
+    ),
+    bind(
+        Files,
+        &[plain(KeyCode::Up), plain(KeyCode::Down)],
+        Action::FileMove,
+        "choose a file",
+    ),
+    bind(
+        Files,
+        &[plain(KeyCode::Tab), plain(KeyCode::Enter)],
+        Action::FileInsert,
+        "insert the chosen path (a folder: go on in it)",
+    ),
+    bind(
+        Files,
+        &[plain(KeyCode::Esc)],
+        Action::FileClose,
         "close the list (the text stays)",
     ),
     bind(
@@ -511,40 +573,6 @@ pub fn lookup(context: Context, ev: &KeyEvent) -> Option<&'static Binding> {
         .or_else(|| in_context.find(|b| b.keys.iter().any(|k| k.matches(ev, false))))
 }
 
-/// The help rows: keys (with their context when it is not global) and text.
-pub fn help_rows() -> Vec<(String, &'static str)> {
-    BINDINGS
-        .iter()
-        .map(|b| {
-            let keys = b.keys_label();
-            let label = match b.context {
-                Global => keys,
-                other => format!("{keys} ({})", other.label()),
-            };
-            (label, b.help)
-        })
-        .collect()
-}
-
-/// The bindings as a Markdown table, as the README shows them.
-pub fn markdown_table() -> String {
-    let mut out = String::from("| key | where | does |\n| --- | --- | --- |\n");
-    for b in BINDINGS {
-        let keys = b
-            .keys
-            .iter()
-            .map(|k| format!("`{}`", k.label()))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let context = match b.context {
-            Global => "anywhere",
-            other => other.label(),
-        };
-        out.push_str(&format!("| {keys} | {context} | {} |\n", b.help));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,6 +623,13 @@ mod tests {
             Action::ApprovalScroll => 33,
             Action::ReasonSend => 34,
             Action::ReasonSkip => 35,
+            Action::Mention => 36,
+            Action::FileMove => 37,
+            Action::FileInsert => 38,
+            Action::FileClose => 39,
+            Action::Editor => 40,
+            Action::CopyReply => 41,
+            Action::ToggleMouse => 42,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

@@ -74,6 +74,52 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Hands the terminal to another program (the editor): the same as
+/// [`restore`], but the guard takes it back with [`resume`].
+pub fn suspend() {
+    restore();
+}
+
+/// Takes the terminal back after [`suspend`]: raw mode, the alternate
+/// screen, bracketed paste and (unless switched off) mouse capture again.
+pub fn resume(terminal: &mut Tui, mouse: bool) -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = io::stdout();
+    execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+    if mouse {
+        execute!(stdout, EnableMouseCapture)?;
+    }
+    if supports_keyboard_enhancement().unwrap_or(false)
+        && execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )
+        .is_ok()
+    {
+        ENHANCED.store(true, Ordering::SeqCst);
+    }
+    terminal.clear()
+}
+
+/// Switches mouse capture on or off (off: the terminal selects text).
+pub fn set_mouse(terminal: &mut Tui, on: bool) -> io::Result<()> {
+    if on {
+        execute!(terminal.backend_mut(), EnableMouseCapture)
+    } else {
+        execute!(terminal.backend_mut(), DisableMouseCapture)
+    }
+}
+
+/// Writes `sequence` (an OSC 52 clipboard sequence, made by
+/// `outside::osc52`) to the terminal through its writer.
+pub fn write_sequence(terminal: &mut Tui, sequence: &str) -> io::Result<()> {
+    execute!(
+        terminal.backend_mut(),
+        ratatui::crossterm::style::Print(sequence)
+    )
+}
+
 /// Leaves the alternate screen and raw mode; does nothing the second time.
 pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {

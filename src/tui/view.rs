@@ -26,6 +26,8 @@ pub struct FrameLayout {
     pub popup: Option<Rect>,
     /// The session picker, when open.
     pub picker: Option<Rect>,
+    /// The `@` file list, when open.
+    pub files: Option<Rect>,
     /// The approval prompt, while a tool call waits for the user.
     pub approval: Option<widgets::approval::ApprovalLayout>,
 }
@@ -68,6 +70,11 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
         out.picker = Some(widgets::picker::area(area, picker));
     }
     out.approval = widgets::approval::layout(&mut app.overlays.approvals, app.palette, area);
+    if let Some(files) = &app.overlays.files
+        && app.focus == Focus::Input
+    {
+        out.files = Some(widgets::files::area(area, areas.input, files));
+    }
     if commands::popup_open(app) {
         let found = commands::matches(&commands::filter(app)).len();
         out.popup = Some(widgets::commands::area(area, areas.input, found));
@@ -95,6 +102,9 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
         let found = commands::matches(&commands::filter(app));
         let filter = commands::filter(app);
         widgets::commands::render(frame, &found, app.overlays.popup.selected, &filter, &ctx, r);
+    }
+    if let (Some(r), Some(files)) = (layout.files, &app.overlays.files) {
+        widgets::files::render(frame, files, &ctx, r);
     }
     if let (Some(r), Some(picker)) = (layout.picker, &app.overlays.picker) {
         widgets::picker::render(frame, picker, &ctx, r);

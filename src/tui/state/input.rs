@@ -1,5 +1,8 @@
-//! The input box's state: the text being typed and the history. Invariant:
-//! typed text is only ever removed by the user (sending it, Ctrl+C).
+//! The input box's state: the text being typed, long pastes shown as
+//! placeholders, and the history. Invariants: typed text is only ever
+//! removed by the user (sending it, Ctrl+C); a placeholder
+//! (`[pasted 60 lines]`) stands for exactly one paste, is deleted whole,
+//! and what is sent has the pasted text in its place.
 
 use ratatui_textarea::{CursorMove, TextArea};
 
@@ -8,6 +11,16 @@ pub const HISTORY_CAP: usize = 200;
 
 pub const PLACEHOLDER: &str = "Type a task · Enter sends · / commands · ? help";
 
+/// A paste of more lines than this shows as a placeholder.
+pub const PASTE_LINES: usize = 10;
+
+/// A long paste: the token shown in the input and the text it stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pasted {
+    pub token: String,
+    pub text: String,
+}
+
 pub struct Input {
     pub area: TextArea<'static>,
     pub history: Vec<String>,
@@ -15,6 +28,8 @@ pub struct Input {
     pub history_pos: Option<usize>,
     /// What was typed before history recall started.
     pub draft: Option<Vec<String>>,
+    /// Long pastes shown as placeholders, in the order pasted.
+    pub pasted: Vec<Pasted>,
 }
 
 impl Default for Input {
@@ -24,13 +39,62 @@ impl Default for Input {
             history: Vec::new(),
             history_pos: None,
             draft: None,
+            pasted: Vec::new(),
         }
     }
 }
 
 impl Input {
+    /// The text as shown (placeholders as such).
     pub fn text(&self) -> String {
         self.area.lines().join("\n")
+    }
+
+    /// The text to send: each placeholder replaced by what was pasted.
+    pub fn expanded(&self) -> String {
+        expand(&self.text(), &self.pasted)
+    }
+
+    /// Inserts pasted `text` (already cleaned) at the cursor: a paste of
+    /// more than [`PASTE_LINES`] lines as a placeholder.
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n");
+        let lines = text.trim_end_matches('\n').split('\n').count();
+        if lines <= PASTE_LINES {
+            self.area.insert_str(&text);
+            return;
+        }
+        let mut token = format!("[pasted {lines} lines]");
+        let mut n = 1;
+        while self.pasted.iter().any(|p| p.token == token) {
+            n += 1;
+            token = format!("[pasted {lines} lines #{n}]");
+        }
+        self.area.insert_str(&token);
+        self.pasted.push(Pasted { token, text });
+    }
+
+    /// Backspace right after a placeholder deletes it whole; returns
+    /// whether it did.
+    pub fn delete_placeholder(&mut self) -> bool {
+        let cursor = self.area.cursor();
+        let Some(line) = self.area.lines().get(cursor.0) else {
+            return false;
+        };
+        let before: String = line.chars().take(cursor.1).collect();
+        let Some(i) = self
+            .pasted
+            .iter()
+            .position(|p| before.ends_with(p.token.as_str()))
+        else {
+            return false;
+        };
+        let chars = self.pasted[i].token.chars().count();
+        for _ in 0..chars {
+            self.area.delete_char();
+        }
+        self.pasted.remove(i);
+        true
     }
 
     pub fn is_empty(&self) -> bool {
@@ -52,11 +116,14 @@ impl Input {
     pub fn clear(&mut self) {
         self.set(Vec::new());
         self.history_pos = None;
+        self.pasted.clear();
     }
 
-    /// Takes the text out to send it, remembering it in the history.
+    /// Takes the text out to send it (placeholders expanded), remembering
+    /// it in the history.
     pub fn take(&mut self) -> String {
-        let text = self.text();
+        let text = self.expanded();
+        self.pasted.clear();
         self.set(Vec::new());
         if self.history.last() != Some(&text) {
             self.history.push(text.clone());
@@ -104,10 +171,99 @@ impl Input {
     }
 }
 
+/// `text` with the first occurrence of each paste's token (after the
+/// previous one's) replaced by its text; pasted text is never searched.
+pub fn expand(text: &str, pasted: &[Pasted]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut left: Vec<&Pasted> = pasted.iter().collect();
+    loop {
+        let next = left
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| rest.find(p.token.as_str()).map(|at| (at, k)))
+            .min();
+        let Some((at, k)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        let p = left.remove(k);
+        out.push_str(&rest[..at]);
+        out.push_str(&p.text);
+        rest = &rest[at + p.token.len()..];
+    }
+}
+
 /// The input box holding `lines`, styled and with its placeholder.
 fn input_area(lines: Vec<String>) -> TextArea<'static> {
     let mut area = TextArea::new(lines);
     area.set_cursor_line_style(ratatui::style::Style::new());
     area.set_placeholder_text(PLACEHOLDER);
     area
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn a_long_paste_is_a_placeholder_and_sent_in_full() {
+        let mut input = Input::default();
+        input.area.insert_str("look: ");
+        input.paste(&lines(60));
+        input.area.insert_str(" thanks");
+        assert_eq!(input.text(), "look: [pasted 60 lines] thanks");
+        let sent = input.take();
+        assert_eq!(sent, format!("look: {} thanks", lines(60)));
+        assert!(input.pasted.is_empty());
+        // Ten lines or fewer are pasted as they are.
+        input.paste(&lines(10));
+        assert_eq!(input.text(), lines(10));
+    }
+
+    #[test]
+    fn placeholders_are_distinct_and_expand_in_order() {
+        let mut input = Input::default();
+        input.paste(&lines(12));
+        input.area.insert_char(' ');
+        input.paste(&"x\n".repeat(12));
+        assert_eq!(input.text(), "[pasted 12 lines] [pasted 12 lines #2]");
+        assert_eq!(
+            input.expanded(),
+            format!("{} {}", lines(12), "x\n".repeat(12))
+        );
+    }
+
+    #[test]
+    fn pasted_text_is_never_expanded_again() {
+        // A paste that holds another paste's token stays as pasted.
+        let pasted = vec![
+            Pasted {
+                token: "[a]".into(),
+                text: "has [b] inside".into(),
+            },
+            Pasted {
+                token: "[b]".into(),
+                text: "B".into(),
+            },
+        ];
+        assert_eq!(expand("[a] then [b]", &pasted), "has [b] inside then B");
+        // A token the user deleted or edited leaves the text as typed.
+        assert_eq!(expand("[a", &pasted), "[a");
+    }
+
+    #[test]
+    fn backspace_deletes_a_placeholder_whole() {
+        let mut input = Input::default();
+        input.area.insert_str("a ");
+        input.paste(&lines(20));
+        assert!(input.delete_placeholder());
+        assert_eq!(input.text(), "a ");
+        assert!(input.pasted.is_empty());
+        assert!(!input.delete_placeholder());
+    }
 }

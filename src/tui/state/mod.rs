@@ -7,6 +7,7 @@
 
 pub mod approval;
 pub mod conversation;
+pub mod files;
 pub mod input;
 pub mod output;
 pub mod overlays;
@@ -22,7 +23,8 @@ use super::style::Palette;
 
 pub use approval::{ApprovalRequest, Approvals, BodyCache};
 pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
-pub use input::{HISTORY_CAP, Input};
+pub use files::FilePicker;
+pub use input::{HISTORY_CAP, Input, PASTE_LINES, Pasted};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, Popup};
 pub use picker::{PICKER_PAGE, Picker};

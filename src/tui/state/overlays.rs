@@ -1,5 +1,5 @@
 //! What opens over the panes: the key help, the slash-command popup, a
-//! confirmation question, the session picker and the approval prompt. Invariant: the popup holds only its selection;
+//! confirmation question, the session picker, the `@` file picker and the approval prompt. Invariant: the popup holds only its selection;
 //! whether it is open and what it lists follow from the input text.
 
 /// A question the user answers with y or n.
@@ -38,4 +38,6 @@ pub struct Overlays {
     pub picker: Option<super::Picker>,
     /// Tool calls waiting for approval (the prompt shows while any does).
     pub approvals: super::Approvals,
+    /// The `@` file picker, while a mention is typed.
+    pub files: Option<super::FilePicker>,
 }

@@ -121,6 +121,8 @@ pub struct Status {
     /// What a resumed session's start has to say, held until its history
     /// has replaced the screen (which would clear it).
     pub session_notices: Vec<(super::NoticeKind, String)>,
+    /// Mouse capture was switched off (F2): the terminal selects text.
+    pub mouse_off: bool,
 }
 
 impl Status {
@@ -142,6 +144,7 @@ impl Status {
             prices: BTreeMap::new(),
             ctrl_c_at: None,
             has_engine: true,
+            mouse_off: false,
             setup_help: None,
             session: None,
             approval: None,

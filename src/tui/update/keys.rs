@@ -37,6 +37,9 @@ fn contexts(app: &App) -> Vec<Context> {
         return vec![Context::Picker, Context::Global];
     }
     let mut out = Vec::with_capacity(3);
+    if app.focus == Focus::Input && app.overlays.files.is_some() {
+        out.push(Context::Files);
+    }
     if app.focus == Focus::Input && commands::popup_open(app) {
         out.push(Context::Commands);
     }
@@ -86,6 +89,7 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         if let Some(binding) = keymap::lookup(context, &key)
             && let Some(effects) = perform(app, binding.action, &key, now)
         {
+            super::daily::follow(app);
             return effects;
         }
     }
@@ -116,12 +120,21 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         // The command list follows what is typed.
         app.overlays.popup.selected = 0;
     }
+    // The file list follows the word after its `@` (the cursor may move).
+    super::daily::follow(app);
     effects
 }
 
 /// A key no binding took.
 fn unbound(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if app.focus == Focus::Input {
+        // A paste's placeholder goes whole.
+        if key.code == KeyCode::Backspace
+            && key.modifiers.is_empty()
+            && app.input.delete_placeholder()
+        {
+            return Vec::new();
+        }
         app.input.area.input(key);
         return Vec::new();
     }
@@ -300,6 +313,12 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         | Action::ApprovalScroll
         | Action::ReasonSend
         | Action::ReasonSkip => super::approval::key(app, action, key, now),
+        Action::Mention | Action::FileMove | Action::FileInsert | Action::FileClose => {
+            super::daily::key(app, action, key)
+        }
+        Action::Editor => Some(super::daily::edit(app)),
+        Action::CopyReply => Some(super::daily::copy(app)),
+        Action::ToggleMouse => Some(super::daily::toggle_mouse(app)),
         Action::Yes | Action::No => {
             let question = app.overlays.confirm.take()?;
             if action == Action::No {
@@ -368,6 +387,7 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     }
     let text = app.input.take();
     app.overlays.popup = Default::default();
+    app.overlays.files = None;
     if let Some(effects) = commands::run(app, &text, now) {
         return effects;
     }
@@ -427,8 +447,10 @@ pub fn on_paste(app: &mut App, text: &str) {
         return;
     }
     app.focus = Focus::Input;
-    // Pasted text may hold escape sequences: they must not reach the screen.
-    app.input.area.insert_str(crate::text::clean(text));
+    // Pasted text may hold escape sequences: they must not reach the screen;
+    // a long paste shows as a placeholder.
+    app.input.paste(&crate::text::clean(text));
+    super::daily::follow(app);
 }
 
 #[derive(Clone, Copy)]

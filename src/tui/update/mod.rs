@@ -5,10 +5,12 @@
 //! typed text is only ever removed by sending it or Ctrl+C.
 
 mod approval;
+mod daily;
 mod keys;
 
 use std::time::{Duration, Instant};
 
+pub use daily::{COPY_CAP, edited, files_listed, last_reply};
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
 
 use super::state::{
@@ -43,6 +45,14 @@ pub enum Effect {
     },
     /// Clear and fully redraw the terminal (Ctrl+L, /clear).
     Redraw,
+    /// List the workspace's files for the `@` picker (once per opening).
+    ListFiles,
+    /// Edit `text` in `$VISUAL`/`$EDITOR`; the result replaces the input.
+    Edit(String),
+    /// Put `text` on the clipboard through the terminal (OSC 52).
+    Copy(String),
+    /// Switch mouse capture on (`true`) or off.
+    MouseCapture(bool),
     Quit,
 }
 

@@ -8,6 +8,7 @@ pub mod checklist;
 pub mod commands;
 pub mod conversation;
 pub mod diff;
+pub mod files;
 pub mod help;
 pub mod picker;
 pub mod status;

@@ -76,6 +76,9 @@ fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
         )
     } else if app.can_resume {
         ("Enter/Ctrl+R resume · ? help", None)
+    } else if app.mouse_off {
+        // The wheel does nothing now: say why, and how to have it back.
+        ("mouse off: F2 · Enter send · ? help", None)
     } else {
         ("Enter send · Tab focus · ? help", None)
     }

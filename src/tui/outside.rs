@@ -1,0 +1,165 @@
+//! What the daily-driver keys need from outside the app: the workspace's
+//! files for the `@` picker, an external editor for the message, and the
+//! OSC 52 sequence that puts text on the terminal's clipboard. Invariants:
+//! the listing is capped ([`MAX_FILES`]) and runs on a blocking thread,
+//! never on the draw path; the editor runs only while the terminal is
+//! handed back to it (see `terminal::suspend`); the clipboard sequence
+//! carries its text base64-encoded, so nothing in it reaches the terminal
+//! as a control.
+
+use std::path::Path;
+
+use crate::tui::state::files::listable;
+
+/// Paths listed for the picker, at most.
+pub const MAX_FILES: usize = 20_000;
+
+/// The workspace's files and folders (folders end with `/`), relative to
+/// `root`, `.gitignore` honoured and hidden ones left out, in name order;
+/// `true` with them when the listing stopped at `cap`.
+pub fn list_files(root: &Path, cap: usize) -> (Vec<String>, bool) {
+    let walk = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    let mut out = Vec::new();
+    for entry in walk.flatten() {
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str().filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        if !listable(rel) {
+            continue;
+        }
+        if out.len() >= cap {
+            return (out, true);
+        }
+        let dir = entry.file_type().is_some_and(|t| t.is_dir());
+        out.push(if dir {
+            format!("{rel}/")
+        } else {
+            rel.to_string()
+        });
+    }
+    (out, false)
+}
+
+/// The editor to run: `$VISUAL`, else `$EDITOR`, else `vi`, split into
+/// the program and its arguments (`code --wait`).
+pub fn editor_command(visual: Option<String>, editor: Option<String>) -> Vec<String> {
+    let chosen = [visual, editor]
+        .into_iter()
+        .flatten()
+        .find(|e| !e.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_string());
+    chosen.split_whitespace().map(str::to_string).collect()
+}
+
+/// Runs the editor on a temporary file holding `text`; what the file
+/// holds when the editor exits successfully, or why it failed.
+pub async fn run_editor(text: &str) -> Result<String, String> {
+    let command = editor_command(std::env::var("VISUAL").ok(), std::env::var("EDITOR").ok());
+    let Some((program, args)) = command.split_first() else {
+        return Err("no editor is set".into());
+    };
+    let file = tempfile::Builder::new()
+        .prefix("waypoint-message-")
+        .suffix(".md")
+        .tempfile()
+        .map_err(|e| format!("no temporary file: {e}"))?;
+    std::fs::write(file.path(), text).map_err(|e| format!("cannot write the message: {e}"))?;
+    let status = tokio::process::Command::new(program)
+        .args(args)
+        .arg(file.path())
+        .status()
+        .await
+        .map_err(|e| format!("`{program}` cannot be run ({e}); set $VISUAL or $EDITOR"))?;
+    if !status.success() {
+        return Err(match status.code() {
+            Some(code) => format!("`{program}` exited with {code}"),
+            None => format!("`{program}` was killed"),
+        });
+    }
+    let bytes = std::fs::read(file.path()).map_err(|e| format!("cannot read it back: {e}"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The OSC 52 sequence that sets the clipboard to `text`.
+pub fn osc52(text: &str) -> String {
+    format!("\u{1b}]52;c;{}\u{7}", base64(text.as_bytes()))
+}
+
+/// Standard base64 with padding.
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard_vectors() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded);
+        }
+        assert_eq!(osc52("hi\u{1b}"), "\u{1b}]52;c;aGkb\u{7}");
+    }
+
+    #[test]
+    fn the_editor_is_visual_then_editor_then_vi() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            editor_command(s("code --wait"), s("nano")),
+            ["code", "--wait"]
+        );
+        assert_eq!(editor_command(s(" "), s("nano")), ["nano"]);
+        assert_eq!(editor_command(None, None), ["vi"]);
+    }
+
+    #[test]
+    fn the_listing_honours_gitignore_and_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(root.join("src/main.rs"), "").unwrap();
+        std::fs::write(root.join("src/deep/x.rs"), "").unwrap();
+        std::fs::write(root.join("target/junk"), "").unwrap();
+        std::fs::write(root.join("has space.txt"), "").unwrap();
+        let (files, cut) = list_files(root, 100);
+        assert_eq!(files, ["src/", "src/deep/", "src/deep/x.rs", "src/main.rs"]);
+        assert!(!cut);
+        let (files, cut) = list_files(root, 2);
+        assert_eq!(files.len(), 2);
+        assert!(cut);
+    }
+}

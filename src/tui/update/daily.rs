@@ -1,0 +1,153 @@
+//! The daily-driver keys: the `@` file picker (opened by `@` at a word's
+//! start, following what is typed after it), the external editor, copying
+//! the last reply and the mouse-capture switch. Pure like the rest of
+//! `update`: the listing, the editor, the clipboard and the terminal's
+//! modes are `Effect`s the app loop carries out. Invariant: nothing here
+//! drops typed text: a failed editor or an empty listing keeps the input.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use super::Effect;
+use crate::tui::keymap::Action;
+use crate::tui::state::files::mention_starts;
+use crate::tui::state::{App, EntryKind, FilePicker, Focus, NoticeKind};
+
+/// The clipboard gets at most this many bytes of a reply.
+pub const COPY_CAP: usize = 100_000;
+
+/// Runs a file-picker action; `None` when it does not apply (the key then
+/// goes on, e.g. `@` inside a word is typed).
+pub fn key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effect>> {
+    match action {
+        Action::Mention => {
+            let at = mention_starts(&app.input)?;
+            app.input.area.insert_char('@');
+            app.overlays.files = Some(FilePicker::new(at));
+            Some(vec![Effect::ListFiles])
+        }
+        Action::FileMove => {
+            let picker = app.overlays.files.as_mut()?;
+            picker.step(if key.code == KeyCode::Up { -1 } else { 1 });
+            Some(Vec::new())
+        }
+        Action::FileInsert => {
+            let picker = app.overlays.files.as_mut()?;
+            if picker.chosen().is_none() {
+                // Nothing to insert: Tab (and anything while listing) does
+                // nothing; Enter with no match sends the text as typed.
+                let swallow = key.code == KeyCode::Tab || picker.files.is_none();
+                return swallow.then(Vec::new);
+            }
+            if !picker.insert(&mut app.input) {
+                app.overlays.files = None;
+            }
+            Some(Vec::new())
+        }
+        Action::FileClose => {
+            app.overlays.files = None;
+            Some(Vec::new())
+        }
+        _ => None,
+    }
+}
+
+/// After the input changed: the picker follows the word after its `@`,
+/// or closes when that word is gone.
+pub fn follow(app: &mut App) {
+    if let Some(picker) = app.overlays.files.as_mut()
+        && !picker.follow(&app.input)
+    {
+        app.overlays.files = None;
+    }
+}
+
+/// The workspace's files arrived for the open picker.
+pub fn files_listed(app: &mut App, files: Vec<String>, truncated: bool) {
+    if let Some(picker) = app.overlays.files.as_mut() {
+        picker.listed(files, truncated);
+        picker.follow(&app.input);
+    }
+}
+
+/// Ctrl+G: the message (long pastes in full) goes to the editor.
+pub fn edit(app: &mut App) -> Vec<Effect> {
+    app.focus = Focus::Input;
+    app.overlays.files = None;
+    vec![Effect::Edit(app.input.expanded())]
+}
+
+/// The editor finished: its text replaces the input; a failure keeps the
+/// input as it was and says why.
+pub fn edited(app: &mut App, result: Result<String, String>) {
+    match result {
+        Ok(text) => {
+            let text = crate::text::clean(text.trim_end_matches('\n')).into_owned();
+            app.input.clear();
+            app.input.set_text(&text);
+        }
+        Err(why) => app.notice(
+            NoticeKind::Error,
+            format!(
+                "The editor failed: {}. The message is unchanged.",
+                crate::text::clean_line(&why)
+            ),
+        ),
+    }
+}
+
+/// The model's last reply: its text since the last message of the user.
+pub fn last_reply(app: &App) -> Option<String> {
+    let entries = &app.conversation.entries;
+    let start = entries
+        .iter()
+        .rposition(|e| matches!(e.kind, EntryKind::User | EntryKind::Queued))
+        .map_or(0, |i| i + 1);
+    let parts: Vec<&str> = entries[start..]
+        .iter()
+        .filter(|e| e.kind == EntryKind::Assistant)
+        .map(|e| e.text().trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// Ctrl+Y: the last reply to the clipboard (capped), with a notice.
+pub fn copy(app: &mut App) -> Vec<Effect> {
+    let Some(reply) = last_reply(app) else {
+        app.notice(NoticeKind::Info, "No reply to copy yet.");
+        return Vec::new();
+    };
+    let mut text = crate::text::clean(&reply).into_owned();
+    let cut = text.len() > COPY_CAP;
+    if cut {
+        let mut end = COPY_CAP;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    let lines = text.lines().count();
+    let s = if lines == 1 { "" } else { "s" };
+    let more = if cut { " (cut at 100 KB)" } else { "" };
+    app.notice(
+        NoticeKind::Info,
+        format!(
+            "Copied {lines} line{s} of the last reply{more} (OSC 52: the terminal must allow it)."
+        ),
+    );
+    vec![Effect::Copy(text)]
+}
+
+/// F2: mouse capture off lets the terminal select text; on, the wheel
+/// scrolls the panes.
+pub fn toggle_mouse(app: &mut App) -> Vec<Effect> {
+    let off = !app.status.mouse_off;
+    app.status.mouse_off = off;
+    let text = if off {
+        "Mouse capture off: the terminal selects text; the wheel scrolls no pane. F2 turns it back on."
+    } else {
+        "Mouse capture on: the wheel scrolls the focused pane. F2 turns it off to select text."
+    };
+    app.notice(NoticeKind::Info, text);
+    vec![Effect::MouseCapture(!off)]
+}
