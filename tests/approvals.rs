@@ -414,3 +414,41 @@ fn waypoint_sandbox_confines_one_command() {
     let missing = run("exec /nonexistent/program");
     assert!(!missing.status.success());
 }
+
+#[tokio::test]
+async fn the_time_spent_waiting_for_approval_is_not_the_call_s_duration() {
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo hi"}}]},
+        {"text": "done"}
+    ]));
+    let mut h = start_with(
+        client,
+        ws.path(),
+        config(ApprovalMode::Ask, ws.path(), Rules::default()),
+        SessionSetup::Off,
+    );
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    let seen = until(&mut h.events, |e| {
+        matches!(e, Event::ApprovalRequested { .. })
+    })
+    .await;
+    let Some(Event::ApprovalRequested { id, .. }) = seen.last().cloned() else {
+        unreachable!()
+    };
+    // The user thinks for 1.5 s.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    h.ops
+        .send(Op::Approve {
+            id,
+            decision: Decision::Once,
+        })
+        .unwrap();
+    let seen = until(&mut h.events, |e| matches!(e, Event::ToolCallEnd { .. })).await;
+    let Some(Event::ToolCallEnd { duration_ms, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert!(*duration_ms < 1500, "the call took {duration_ms} ms");
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+}

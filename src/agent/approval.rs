@@ -152,6 +152,21 @@ impl Session {
         reason: ApprovalReason,
         cancel: &CancellationToken,
     ) -> Option<Decision> {
+        let asked = std::time::Instant::now();
+        let decision = self.wait_for_answer(id, name, input, reason, cancel).await;
+        // The user's thinking time is not the call's duration.
+        self.approval_wait += asked.elapsed();
+        decision
+    }
+
+    async fn wait_for_answer(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        reason: ApprovalReason,
+        cancel: &CancellationToken,
+    ) -> Option<Decision> {
         let command = (name == "bash").then(|| command_of(input).to_string());
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),

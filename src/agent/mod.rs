@@ -130,6 +130,9 @@ struct Session {
     approvals: UnboundedReceiver<(String, Decision)>,
     /// A mode switch (`Op::SetApproval`) for the next tool call.
     mode_request: Arc<Mutex<Option<ApprovalMode>>>,
+    /// Time spent waiting for the user's approvals (not counted in a
+    /// call's duration).
+    approval_wait: std::time::Duration,
 }
 
 /// What [`Agent::drive`] runs.
@@ -207,6 +210,7 @@ impl Agent {
                 policy,
                 approvals: approvals_rx,
                 mode_request: mode_request.clone(),
+                approval_wait: std::time::Duration::ZERO,
             },
             control: Control {
                 factory,

@@ -260,6 +260,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> (ContentBlock, ToolStatus, bool) {
         let started = Instant::now();
+        let waited_before = self.approval_wait;
         let active = self.plan.lock().manager.in_progress().cloned();
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
@@ -307,7 +308,9 @@ impl Session {
         } else {
             ToolStatus::Ok
         };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let waited = self.approval_wait.saturating_sub(waited_before);
+        let ran = started.elapsed().saturating_sub(waited);
+        let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
         self.emit(Event::ToolCallEnd {
             id: id.to_string(),
             name: name.to_string(),
@@ -426,27 +429,13 @@ impl Session {
                 streamed.push_str(chunk);
             }
         };
-        loop {
-            tokio::select! {
-                out = &mut run => {
-                    while let Ok(chunk) = out_rx.try_recv() {
-                        forward(chunk);
-                    }
-                    return out;
-                }
-                _ = tool_cancel.cancelled() => break,
-                Some(chunk) = out_rx.recv() => {
-                    keep(&chunk);
-                    forward(chunk);
-                }
-            }
-        }
         // Interrupted: a tool that watches the token (bash kills its
         // processes) returns what it has, output so far included; one that
         // does not is dropped after the grace, and the model gets what it
         // streamed.
         let grace = tokio::time::sleep(CANCEL_GRACE);
         tokio::pin!(grace);
+        let mut cancelled = false;
         loop {
             tokio::select! {
                 out = &mut run => {
@@ -455,7 +444,11 @@ impl Session {
                     }
                     return out;
                 }
-                _ = &mut grace => break,
+                _ = tool_cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                }
+                _ = &mut grace, if cancelled => break,
                 Some(chunk) = out_rx.recv() => {
                     keep(&chunk);
                     forward(chunk);
