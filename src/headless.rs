@@ -322,8 +322,17 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.out.write_all(plan.as_bytes())?;
                 }
             }
-            Event::PlanUpdated { rendered, diff, .. } => {
-                let mut text = format!("Plan: {}\n", diff.summary());
+            Event::PlanUpdated {
+                rendered,
+                diff,
+                author,
+                ..
+            } => {
+                let by = match author {
+                    crate::todo::Author::User => " (your edit)",
+                    crate::todo::Author::Model => "",
+                };
+                let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));
                 for line in rendered.lines().filter(|l| !l.is_empty()) {
                     let line = clean_line(line);
                     text.push_str("  ");

@@ -84,7 +84,7 @@ impl PlanDiff {
     }
 
     /// A one-line account, e.g.
-    /// `+2 added, ✓ "Write code" completed, ▶ "Run tests" started`;
+    /// `+2 added, ✗ "Docs" dropped, ✓ "Write code" completed, ▶ "Run tests" started`;
     /// `no changes` when empty.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
@@ -99,6 +99,9 @@ impl PlanDiff {
         }
         if !self.reordered.is_empty() {
             parts.push(format!("↕{} moved", self.reordered.len()));
+        }
+        for c in &self.dropped {
+            parts.push(format!("✗ {:?} dropped", c));
         }
         for c in &self.completed {
             parts.push(format!("✓ {:?} completed", c));
@@ -207,7 +210,10 @@ mod tests {
         );
         let diff = m.update(&plan(&[item("C", "in_progress")])).unwrap();
         assert_eq!(diff.removed, vec!["A", "B", "D", "E"]);
-        assert_eq!(diff.summary(), "-4 removed");
+        assert_eq!(
+            diff.summary(),
+            "-4 removed, ✗ \"D\" dropped, ✗ \"E\" dropped"
+        );
         let same = m.update(&plan(&[item("C", "in_progress")])).unwrap();
         assert!(same.is_empty());
         assert_eq!(same.summary(), "no changes");
