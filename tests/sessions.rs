@@ -376,6 +376,23 @@ async fn opening_another_stored_session_replaces_this_one() {
         message.contains("no session with an id starting with `zzzz`"),
         "{message}"
     );
+    // The session open now is said to be so (not locked by "another process").
+    h.ops
+        .send(Op::OpenSession {
+            id: first_id[..8].to_string(),
+        })
+        .unwrap();
+    let refused = until(&mut h.events, |e| matches!(e, Event::Error { .. })).await;
+    let Some(Event::Error { message, .. }) = refused.last() else {
+        unreachable!()
+    };
+    assert_eq!(
+        message,
+        &format!(
+            "The session was not opened: session {} is the one open here already",
+            &first_id[..8]
+        )
+    );
     stop(h).await;
 }
 

@@ -158,6 +158,11 @@ impl Session {
     pub(super) fn open(&mut self, prefix: &str) -> Result<(), SessionError> {
         let store = self.store.clone().ok_or(SessionError::NoHome)?;
         let info = store.find(prefix)?;
+        if info.card.id == self.transcript.id() {
+            return Err(SessionError::AlreadyOpen(
+                crate::session::short_id(&info.card.id).to_string(),
+            ));
+        }
         let here = self.workspace.root().display().to_string();
         if info.card.workspace != here {
             return Err(SessionError::Damaged {

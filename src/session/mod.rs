@@ -49,6 +49,8 @@ pub enum SessionError {
     WorkspaceGone { id: String, workspace: String },
     #[error("session {id} cannot be rebuilt: {why}")]
     Damaged { id: String, why: String },
+    #[error("session {0} is the one open here already")]
+    AlreadyOpen(String),
 }
 
 impl SessionError {
