@@ -22,6 +22,8 @@ pub enum Context {
     Picker,
     /// The slash-command list is open over the input.
     Commands,
+    /// The plan pane's one-line prompt is open (an item's text is typed).
+    PlanPrompt,
     /// Everywhere.
     Global,
     /// The input box has the focus.
@@ -43,6 +45,7 @@ impl Context {
             Context::Confirm => "question",
             Context::Picker => "sessions",
             Context::Commands => "command list",
+            Context::PlanPrompt => "plan prompt",
             Context::Global => "",
             Context::Input => "input",
             Context::Pane => "panes",
@@ -90,11 +93,15 @@ pub enum Action {
     ApprovalScroll,
     ReasonSend,
     ReasonSkip,
+    PlanRevision,
+    PlanEdit,
+    PromptSend,
+    PromptCancel,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 36] = [
+    pub const ALL: [Action; 40] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -131,6 +138,10 @@ impl Action {
         Action::ApprovalScroll,
         Action::ReasonSend,
         Action::ReasonSkip,
+        Action::PlanRevision,
+        Action::PlanEdit,
+        Action::PromptSend,
+        Action::PromptCancel,
     ];
 }
 
@@ -257,7 +268,7 @@ const fn bind(
 }
 
 use Context::{
-    Approval, Commands, Confirm, Global, Help, Input, Pane, Picker, Plan, Reason, Tools,
+    Approval, Commands, Confirm, Global, Help, Input, Pane, Picker, Plan, PlanPrompt, Reason, Tools,
 };
 
 /// Most important first: a small terminal shows the top of the help.
@@ -318,7 +329,7 @@ pub const BINDINGS: &[Binding] = &[
         Pane,
         &[ch('k'), ch('j'), plain(KeyCode::Up), plain(KeyCode::Down)],
         Action::Step,
-        "scroll; in tools: select a call",
+        "scroll; in tools: select a call; in the plan: an item (tools show its calls)",
     ),
     bind(
         Input,
@@ -349,6 +360,30 @@ pub const BINDINGS: &[Binding] = &[
         &[ch('c')],
         Action::TogglePlan,
         "collapse the plan to one line",
+    ),
+    bind(
+        Plan,
+        &[ch('['), ch(']')],
+        Action::PlanRevision,
+        "older / newer plan revision with its changes (Esc: live)",
+    ),
+    bind(
+        Plan,
+        &[ch('a'), ch('e'), ch('d'), ch('x'), ch('J'), ch('K')],
+        Action::PlanEdit,
+        "add after the selection, edit, done, remove, move down / up",
+    ),
+    bind(
+        PlanPrompt,
+        &[plain(KeyCode::Enter)],
+        Action::PromptSend,
+        "add or reword the item as typed",
+    ),
+    bind(
+        PlanPrompt,
+        &[plain(KeyCode::Esc)],
+        Action::PromptCancel,
+        "cancel the plan edit",
     ),
     bind(
         Global,
@@ -595,6 +630,10 @@ mod tests {
             Action::ApprovalScroll => 33,
             Action::ReasonSend => 34,
             Action::ReasonSkip => 35,
+            Action::PlanRevision => 36,
+            Action::PlanEdit => 37,
+            Action::PromptSend => 38,
+            Action::PromptCancel => 39,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

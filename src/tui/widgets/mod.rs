@@ -10,6 +10,7 @@ pub mod conversation;
 pub mod diff;
 pub mod help;
 pub mod picker;
+pub mod plan_detail;
 pub mod status;
 pub mod trace;
 
