@@ -691,3 +691,22 @@ fn snapshots_of_the_revision_view_the_filtered_trace_and_the_banner() {
         }
     }
 }
+
+#[test]
+fn a_collapsed_plan_shows_the_prompt_and_the_revision_in_its_line() {
+    let clock = Clock::new();
+    let now = clock.at(5.0);
+    let mut a = history(&clock);
+    a.focus = Focus::Checklist;
+    press(&mut a, KeyCode::Char('c'), now);
+    assert!(a.plan.collapsed);
+    press(&mut a, KeyCode::Char('['), now);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(s.contains("rev 5/5 · model · 12:06:40 · [ ] Esc"), "{s}");
+    press(&mut a, KeyCode::Char('a'), now);
+    assert_eq!(a.plan.revisions.viewing, None, "an edit shows the live plan");
+    type_text(&mut a, "Tidy \u{1b}[31mup", now);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(s.contains("+ at the end › Tidy [31mup▏"), "{s}");
+    assert!(!s.contains('\u{1b}'));
+}

@@ -11,7 +11,9 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::plan_detail::{detail_line, prompt_line, revision_lines, time_in_progress};
+use super::plan_detail::{
+    detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
+};
 use super::{clock, pane_block, spinner};
 use crate::todo::TodoStatus;
 use crate::tui::state::{Change, Checklist, Ctx, Focus, PlanPrompt, PromptKind};
@@ -90,9 +92,15 @@ impl PlanLayout {
 /// unless the user scrolled it, the item in progress stays in view.
 pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> PlanLayout {
     if collapsed {
+        // An edit's prompt or a past revision's header take the one line.
+        let line = match (&c.prompt, revision_header(&c.revisions)) {
+            (Some(prompt), _) => prompt_line(prompt, ctx, area.width.max(1)),
+            (None, Some(header)) => Line::styled(format!("{header} · [ ] Esc"), ctx.palette.bold()),
+            (None, None) => summary_line(c, ctx),
+        };
         return PlanLayout {
             collapsed,
-            lines: vec![summary_line(c, ctx)],
+            lines: vec![line],
             top: 0,
             starts: Vec::new(),
         };
