@@ -704,9 +704,65 @@ fn a_collapsed_plan_shows_the_prompt_and_the_revision_in_its_line() {
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("rev 5/5 · model · 12:06:40 · [ ] Esc"), "{s}");
     press(&mut a, KeyCode::Char('a'), now);
-    assert_eq!(a.plan.revisions.viewing, None, "an edit shows the live plan");
+    assert_eq!(
+        a.plan.revisions.viewing, None,
+        "an edit shows the live plan"
+    );
     type_text(&mut a, "Tidy \u{1b}[31mup", now);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("+ at the end › Tidy [31mup▏"), "{s}");
     assert!(!s.contains('\u{1b}'));
+}
+
+#[test]
+fn the_live_plan_flags_rewordings_and_only_dropped_work() {
+    use TodoStatus::{Completed as Done, InProgress as Doing, Pending as Todo};
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    feed(
+        &mut a,
+        &clock,
+        vec![(
+            0.0,
+            plan_event(
+                vec![
+                    item("1", "Read the CLI code", Done),
+                    item("2", "Add the flag", Doing),
+                    item("3", "Write the tests", Todo),
+                ],
+                PlanDiff::default(),
+            ),
+        )],
+    );
+    // The engine's diff: 2 reworded (same id), 1 finished and pruned, 3 dropped.
+    feed(
+        &mut a,
+        &clock,
+        vec![(
+            1.0,
+            plan_event(
+                vec![item("2", "Add the --verbose flag", Doing)],
+                PlanDiff {
+                    removed: strings(&["Read the CLI code", "Write the tests"]),
+                    dropped: strings(&["Write the tests"]),
+                    reworded: vec![Reworded {
+                        from: "Add the flag".into(),
+                        to: "Add the --verbose flag".into(),
+                    }],
+                    ..PlanDiff::default()
+                },
+            ),
+        )],
+    );
+    let now = clock.at(1.5);
+    assert_eq!(
+        a.plan.change_of("2", now),
+        Some(waypoint::tui::state::Change::Reworded)
+    );
+    assert_eq!(a.plan.dropped(now), ["Write the tests"]);
+    let s = screen_text(&mut a, 120, 40, now);
+    assert!(s.contains("Add the --verbose flag ~reworded"), "{s}");
+    assert!(s.contains("− dropped: Write the tests"), "{s}");
+    assert!(!s.contains("dropped: Read the CLI code"), "{s}");
+    assert!(!s.contains("dropped: Add the flag"), "{s}");
 }

@@ -17,6 +17,8 @@ pub const REMOVED_FOR: Duration = Duration::from_secs(10);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     Added,
+    /// Same item (id), new text.
+    Reworded,
     Started,
     Completed,
 }
@@ -151,13 +153,16 @@ impl Checklist {
                 .map(|i| i.id.clone())
         };
         let mut changed = Vec::new();
-        // An id kept with other content is a new item (the diff, by id,
-        // does not say so); its old content is dropped.
+        // An id kept with other content the diff calls reworded is the
+        // same item; one it does not (an older engine) is a new item, and
+        // its old content is dropped.
+        let said: Vec<String> = diff.reworded.iter().map(|r| r.to.clone()).collect();
         let mut reworded = Vec::new();
         let mut removed: Vec<String> = diff.removed.clone();
         for new in &items {
             if let Some(old) = self.items.iter().find(|o| o.id == new.id)
                 && old.content != new.content
+                && !said.contains(&new.content)
             {
                 reworded.push(new.content.clone());
                 if !items.iter().any(|i| i.content == old.content) {
@@ -165,10 +170,17 @@ impl Checklist {
                 }
             }
         }
-        removed.retain(|r| !items.iter().any(|i| i.content == *r));
+        // Only work that went undone is flagged: a finished item may go.
+        let finished = |content: &str| {
+            self.items
+                .iter()
+                .any(|o| o.content == content && o.status == TodoStatus::Completed)
+        };
+        removed.retain(|r| !items.iter().any(|i| i.content == *r) && !finished(r));
         removed.dedup();
         for (list, change) in [
             (&reworded, Change::Added),
+            (&said, Change::Reworded),
             (&diff.added, Change::Added),
             (&diff.started, Change::Started),
             (&diff.completed, Change::Completed),

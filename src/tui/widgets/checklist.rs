@@ -196,6 +196,7 @@ fn plan_lines(
         };
         let tag = match change {
             Some(Change::Added) => " +new",
+            Some(Change::Reworded) => " ~reworded",
             Some(Change::Started) => " ▶started",
             Some(Change::Completed) => " ✔done",
             None => "",
