@@ -329,7 +329,7 @@ pub const BINDINGS: &[Binding] = &[
         Pane,
         &[ch('k'), ch('j'), plain(KeyCode::Up), plain(KeyCode::Down)],
         Action::Step,
-        "scroll; in tools: select a call; in the plan: an item (tools show its calls)",
+        "scroll; in tools: select a call; in the plan: an item, tools show its calls (Esc: all)",
     ),
     bind(
         Input,

@@ -209,7 +209,8 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             scroll_focused(app, mv);
             none
         }
-        Action::Step if app.focus == Focus::Checklist => {
+        // A past revision scrolls; the live plan selects an item.
+        Action::Step if app.focus == Focus::Checklist && app.plan.revisions.viewing.is_none() => {
             let up = matches!(key.code, KeyCode::Char('k') | KeyCode::Up);
             super::plan::select_step(app, up);
             none
