@@ -1,7 +1,9 @@
 //! The checklist pane: the plan as the engine stores it, with markers,
 //! a progress gauge, the active item's activeForm, spinner and timer, and a
-//! brief highlight of what just changed. Invariant: it shows exactly the
-//! items of the last `PlanUpdated`, in order; nothing is parsed from text.
+//! brief highlight of what just changed, and the selected item with its
+//! account. Invariant: it shows exactly the items of the last
+//! `PlanUpdated`, in order (or, while one is viewed with `[`, exactly those
+//! of that past revision); nothing is parsed from text.
 
 use std::ops::Range;
 
