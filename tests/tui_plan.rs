@@ -766,3 +766,21 @@ fn the_live_plan_flags_rewordings_and_only_dropped_work() {
     assert!(!s.contains("dropped: Read the CLI code"), "{s}");
     assert!(!s.contains("dropped: Add the flag"), "{s}");
 }
+
+#[test]
+fn esc_while_the_agent_runs_still_interrupts_and_keeps_the_selection() {
+    let clock = Clock::new();
+    let now = clock.at(5.0);
+    let mut a = with_calls(&clock);
+    assert!(a.status.running);
+    a.focus = Focus::Checklist;
+    press(&mut a, KeyCode::Up, now);
+    press(&mut a, KeyCode::Char('['), now);
+    assert_eq!(
+        press(&mut a, KeyCode::Esc, now),
+        vec![Effect::Send(Op::Interrupt)]
+    );
+    assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
+    assert_eq!(a.plan.selected.as_deref(), Some("1"));
+    assert_eq!(a.focus, Focus::Checklist);
+}
