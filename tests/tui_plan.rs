@@ -784,3 +784,30 @@ fn esc_while_the_agent_runs_still_interrupts_and_keeps_the_selection() {
     assert_eq!(a.plan.selected.as_deref(), Some("1"));
     assert_eq!(a.focus, Focus::Checklist);
 }
+
+#[test]
+fn the_selected_items_inline_cells_are_drawn_marked() {
+    use ratatui::style::Modifier;
+    let clock = Clock::new();
+    let now = clock.at(5.0);
+    let mut a = with_calls(&clock);
+    a.focus = Focus::Checklist;
+    press(&mut a, KeyCode::Up, now);
+    let t = screen(&mut a, 120, 40, now);
+    let buf = t.backend().buffer();
+    // The row of each inline cell in the conversation, and whether its
+    // text is drawn reversed.
+    let reversed = |needle: &str| -> bool {
+        for y in 0..buf.area.height {
+            let row: String = (0..70).map(|x| buf[(x, y)].symbol()).collect();
+            if let Some(at) = row.find(needle) {
+                let x = u16::try_from(row[..at].chars().count()).unwrap();
+                return buf[(x, y)].modifier.contains(Modifier::REVERSED);
+            }
+        }
+        panic!("{needle} is not on screen");
+    };
+    assert!(reversed("read_file src/cli.rs"));
+    assert!(reversed("read_file src/main.rs"));
+    assert!(!reversed("edit_file src/cli.rs"));
+}
