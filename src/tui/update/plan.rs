@@ -23,12 +23,14 @@ pub fn sync(app: &mut App) {
     if filter.is_none() {
         app.plan.selected = None;
     }
-    if app.trace.filter != filter {
+    let id = |f: &Option<(String, usize)>| f.as_ref().map(|(id, _)| id.clone());
+    if id(&app.trace.filter) != id(&filter) {
         // The trace's selection named an entry of the old filter.
         app.trace.selected = None;
         app.trace.expanded = false;
-        app.trace.filter = filter;
     }
+    // The item's place may have changed (a move): the title follows.
+    app.trace.filter = filter;
     app.conversation.marked_tools = match &app.trace.filter {
         Some((id, _)) => app
             .trace
