@@ -570,7 +570,7 @@ fn after_a_stop_the_plan_says_so_and_its_timer_stands_still() {
         .iter()
         .map(|s| s.content.as_ref())
         .collect();
-    assert_eq!(line, "■ 2/3 · stopped with 1 open");
+    assert_eq!(line, "■ 2/3 · stopped with 1 of 3 open");
     // The active item started at 3.0 and the turn stopped at 12.0.
     for at in [42.0, 100.0] {
         let s = screen_text(&mut a, 120, 40, clock.at(at));
@@ -995,6 +995,10 @@ fn every_binding_is_reachable_where_it_applies() {
             Context::Global | Context::Input => {}
             Context::Pane => a.focus = Focus::Conversation,
             Context::Plan => a.focus = Focus::Checklist,
+            Context::PlanPrompt => {
+                a.focus = Focus::Checklist;
+                update::on_key(&mut a, key(KeyCode::Char('a')), now);
+            }
             Context::Tools => a.focus = Focus::Trace,
             Context::Commands => {
                 type_text(&mut a, "/m", now);

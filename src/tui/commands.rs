@@ -78,6 +78,12 @@ pub const COMMANDS: &[Command] = &[
         run: export,
     },
     Command {
+        name: "plan",
+        args: "<EDIT>",
+        help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, clear",
+        run: plan,
+    },
+    Command {
         name: "clear",
         args: "",
         help: "clear conversation and tools panes (plan stays)",
@@ -397,6 +403,21 @@ pub fn instructions_path(path: &str, workspace: &str) -> String {
         .filter(|rest| !rest.is_empty())
         .unwrap_or(path);
     crate::text::clean_line(shown).into_owned()
+}
+
+/// `/plan add TEXT`, `/plan done 3`, …: a user edit, while the agent runs
+/// or not (a mistyped one is explained, nothing is sent).
+fn plan(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    match crate::todo::PlanEdit::parse_command(args) {
+        Ok(edit) => super::update::send_edit(app, edit),
+        Err(e) => {
+            app.notice(
+                NoticeKind::Error,
+                format!("/plan: {}", crate::text::clean_line(&e)),
+            );
+            Vec::new()
+        }
+    }
 }
 
 fn clear(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {

@@ -27,6 +27,8 @@ pub enum Context {
     Commands,
     /// The `@` file list is open over the input.
     Files,
+    /// The plan pane's one-line prompt is open (an item's text is typed).
+    PlanPrompt,
     /// Everywhere.
     Global,
     /// The input box has the focus.
@@ -49,6 +51,7 @@ impl Context {
             Context::Picker => "sessions",
             Context::Commands => "command list",
             Context::Files => "file list",
+            Context::PlanPrompt => "plan prompt",
             Context::Global => "",
             Context::Input => "input",
             Context::Pane => "panes",
@@ -103,11 +106,15 @@ pub enum Action {
     Editor,
     CopyReply,
     ToggleMouse,
+    PlanRevision,
+    PlanEdit,
+    PromptSend,
+    PromptCancel,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 43] = [
+    pub const ALL: [Action; 47] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -151,6 +158,10 @@ impl Action {
         Action::Editor,
         Action::CopyReply,
         Action::ToggleMouse,
+        Action::PlanRevision,
+        Action::PlanEdit,
+        Action::PromptSend,
+        Action::PromptCancel,
     ];
 }
 
@@ -277,7 +288,8 @@ const fn bind(
 }
 
 use Context::{
-    Approval, Commands, Confirm, Files, Global, Help, Input, Pane, Picker, Plan, Reason, Tools,
+    Approval, Commands, Confirm, Files, Global, Help, Input, Pane, Picker, Plan, PlanPrompt, Reason,
+    Tools,
 };
 
 /// Most important first: a small terminal shows the top of the help.
@@ -338,7 +350,7 @@ pub const BINDINGS: &[Binding] = &[
         Pane,
         &[ch('k'), ch('j'), plain(KeyCode::Up), plain(KeyCode::Down)],
         Action::Step,
-        "scroll; in tools: select a call",
+        "scroll; in tools: select a call; in the plan: an item, tools show its calls (Esc: all)",
     ),
     bind(
         Input,
@@ -369,6 +381,30 @@ pub const BINDINGS: &[Binding] = &[
         &[ch('c')],
         Action::TogglePlan,
         "collapse the plan to one line",
+    ),
+    bind(
+        Plan,
+        &[ch('['), ch(']')],
+        Action::PlanRevision,
+        "older / newer plan revision with its changes (Esc: live)",
+    ),
+    bind(
+        Plan,
+        &[ch('a'), ch('e'), ch('d'), ch('x'), ch('J'), ch('K')],
+        Action::PlanEdit,
+        "add after the selection, edit, done, remove, move down / up",
+    ),
+    bind(
+        PlanPrompt,
+        &[plain(KeyCode::Enter)],
+        Action::PromptSend,
+        "add or reword the item as typed",
+    ),
+    bind(
+        PlanPrompt,
+        &[plain(KeyCode::Esc)],
+        Action::PromptCancel,
+        "cancel the plan edit",
     ),
     bind(
         Global,
@@ -630,6 +666,10 @@ mod tests {
             Action::Editor => 40,
             Action::CopyReply => 41,
             Action::ToggleMouse => 42,
+            Action::PlanRevision => 43,
+            Action::PlanEdit => 44,
+            Action::PromptSend => 45,
+            Action::PromptCancel => 46,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

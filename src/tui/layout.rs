@@ -16,6 +16,9 @@ pub struct Areas {
     /// True when the checklist shows as one line.
     pub checklist_collapsed: bool,
     pub trace: Option<Rect>,
+    /// The row under the conversation holding the "stopped with open
+    /// items" banner, while it shows.
+    pub banner: Option<Rect>,
     pub input: Rect,
     pub status: Rect,
 }
@@ -41,11 +44,18 @@ fn take_top(area: &mut Rect, h: u16) -> Rect {
 /// Rows the expanded checklist wants: border, gauge, items (+1 for the
 /// active one), notices (refused update, dropped items), footer.
 fn checklist_rows(app: &App) -> u16 {
-    let items = u16::try_from(app.plan.items.len()).unwrap_or(u16::MAX);
+    let rows = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+    if let Some(r) = app.plan.revisions.shown() {
+        // Header, keys line, items, removed ones, border.
+        return rows(r.items.len().max(1) + r.diff.removed.len()).saturating_add(4);
+    }
+    let items = rows(app.plan.items.len());
     let dropped = u16::try_from(app.plan.removed.len().min(4)).unwrap_or(4);
     let extra = u16::from(app.plan.active().is_some())
         + u16::from(app.plan.stopped_open.is_some())
         + u16::from(app.plan.refused.is_some())
+        + u16::from(app.plan.selected.is_some())
+        + u16::from(app.plan.prompt.is_some())
         + dropped;
     items.max(1).saturating_add(extra).saturating_add(3)
 }
@@ -101,6 +111,13 @@ pub fn compute(area: Rect, app: &App) -> Areas {
             areas.conversation = Some(rest);
         }
     }
+    // The banner takes the conversation's last row (when it can spare it).
+    if app.plan.banner(app.status.running)
+        && let Some(conv) = areas.conversation.as_mut()
+        && conv.height >= 6
+    {
+        areas.banner = Some(take_bottom(conv, 1));
+    }
     areas
 }
 
@@ -115,7 +132,15 @@ mod tests {
 
     #[test]
     fn every_size_fits() {
-        let app = App::new("m", "w", Palette::monochrome(), std::time::Instant::now());
+        let mut app = App::new("m", "w", Palette::monochrome(), std::time::Instant::now());
+        // With the banner under the conversation.
+        app.plan.finished_open = true;
+        app.plan.items.push(crate::todo::TodoItem {
+            id: "1".into(),
+            content: "open".into(),
+            status: crate::todo::TodoStatus::Pending,
+            active_form: "open".into(),
+        });
         for w in 1..=220u16 {
             for h in 1..=70u16 {
                 let area = Rect::new(0, 0, w, h);
@@ -126,6 +151,7 @@ mod tests {
                     Some(a.checklist),
                     a.conversation,
                     a.trace,
+                    a.banner,
                 ];
                 let rects: Vec<Rect> = rects.into_iter().flatten().collect();
                 for r in &rects {

@@ -96,6 +96,9 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
     if let Some(r) = areas.trace {
         trace::render(frame, &app.trace, layout.detail.as_ref(), &ctx, r);
     }
+    if let Some(r) = areas.banner {
+        draw_banner(frame, app, &ctx, r);
+    }
     draw_input(frame, app, &ctx, areas.input);
     status::render(frame, &app.status, &ctx, areas.status);
     if let Some(r) = layout.popup {
@@ -145,6 +148,29 @@ fn draw_input(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     frame.render_widget(block, area);
     frame.render_widget(&app.input.area, inner);
     // The text area draws its own cursor.
+}
+
+/// `■ stopped with 2 of 7 items open — Enter continue · /plan clear archive`.
+fn draw_banner(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
+    let p = ctx.palette;
+    let (open, total) = (app.plan.open(), app.plan.items.len());
+    let line = Line::from(vec![
+        ratatui::text::Span::styled(
+            format!("■ stopped with {open} of {total} items open"),
+            p.warning(),
+        ),
+        ratatui::text::Span::styled(" — Enter continue · /plan clear archive", p.dim()),
+    ]);
+    let line = if line.width() > usize::from(area.width) {
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        Line::styled(
+            crate::tui::wrap::truncate(&text, usize::from(area.width)),
+            p.warning(),
+        )
+    } else {
+        line
+    };
+    frame.render_widget(Paragraph::new(line), area);
 }
 
 fn draw_confirm(frame: &mut Frame, question: &str, ctx: &Ctx<'_>, area: Rect) {

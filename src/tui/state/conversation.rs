@@ -96,6 +96,9 @@ pub struct Conversation {
     pub queued_held: bool,
     /// This round's retry notice (rewritten in place) and the retries so far.
     pub retry_notice: Option<(usize, u32)>,
+    /// The tool cells (trace serials) of the plan item selected in the
+    /// plan pane: drawn marked.
+    pub marked_tools: Vec<u64>,
 }
 
 impl Default for Conversation {
@@ -109,6 +112,7 @@ impl Default for Conversation {
             summary_entry: None,
             retry_notice: None,
             queued_held: false,
+            marked_tools: Vec::new(),
         }
     }
 }

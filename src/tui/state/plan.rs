@@ -1,9 +1,11 @@
 //! The plan pane's state. Invariant: `items` always equals the engine's
 //! plan store (replaced whole from each `PlanUpdated`); nothing is parsed
-//! from text.
+//! from text. The selection names an item by id, so it follows the item
+//! through rewordings and moves, and is gone when the item is.
 
 use std::time::{Duration, Instant};
 
+use super::revisions::Revisions;
 use super::scroll::Scroll;
 use crate::todo::{ItemStats, PlanDiff, TodoItem, TodoStatus};
 
@@ -15,6 +17,8 @@ pub const REMOVED_FOR: Duration = Duration::from_secs(10);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     Added,
+    /// Same item (id), new text.
+    Reworded,
     Started,
     Completed,
 }
@@ -42,6 +46,34 @@ pub struct Checklist {
     pub stats: Vec<ItemStats>,
     pub stats_running: Option<String>,
     pub stats_at: Option<Instant>,
+    /// Every revision received, and the one shown instead of the live plan.
+    pub revisions: Revisions,
+    /// The selected item's id (the trace shows its calls).
+    pub selected: Option<String>,
+    /// Layouts keep the selected item in view (until the pane is scrolled).
+    pub reveal: bool,
+    /// The one-line prompt of an item being added or reworded.
+    pub prompt: Option<PlanPrompt>,
+    /// The last turn ended (not interrupted) with open items: the
+    /// conversation shows the banner until a turn starts.
+    pub finished_open: bool,
+}
+
+/// What the plan pane's prompt does with its text on Enter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptKind {
+    /// A new item after this (1-based) position; `None`: at the end.
+    Add { after: Option<usize> },
+    /// New text for item `n` (1-based).
+    Reword { n: usize },
+}
+
+/// The plan pane's one-line prompt (typed text only, control characters
+/// never enter it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanPrompt {
+    pub kind: PromptKind,
+    pub text: String,
 }
 
 impl Default for Checklist {
@@ -59,6 +91,11 @@ impl Default for Checklist {
             stats: Vec::new(),
             stats_running: None,
             stats_at: None,
+            revisions: Revisions::default(),
+            selected: None,
+            reveal: false,
+            prompt: None,
+            finished_open: false,
         }
     }
 }
@@ -116,13 +153,16 @@ impl Checklist {
                 .map(|i| i.id.clone())
         };
         let mut changed = Vec::new();
-        // An id kept with other content is a new item (the diff, by id,
-        // does not say so); its old content is dropped.
+        // An id kept with other content the diff calls reworded is the
+        // same item; one it does not (an older engine) is a new item, and
+        // its old content is dropped.
+        let said: Vec<String> = diff.reworded.iter().map(|r| r.to.clone()).collect();
         let mut reworded = Vec::new();
         let mut removed: Vec<String> = diff.removed.clone();
         for new in &items {
             if let Some(old) = self.items.iter().find(|o| o.id == new.id)
                 && old.content != new.content
+                && !said.contains(&new.content)
             {
                 reworded.push(new.content.clone());
                 if !items.iter().any(|i| i.content == old.content) {
@@ -130,10 +170,17 @@ impl Checklist {
                 }
             }
         }
-        removed.retain(|r| !items.iter().any(|i| i.content == *r));
+        // Only work that went undone is flagged: a finished item may go.
+        let finished = |content: &str| {
+            self.items
+                .iter()
+                .any(|o| o.content == content && o.status == TodoStatus::Completed)
+        };
+        removed.retain(|r| !items.iter().any(|i| i.content == *r) && !finished(r));
         removed.dedup();
         for (list, change) in [
             (&reworded, Change::Added),
+            (&said, Change::Reworded),
             (&diff.added, Change::Added),
             (&diff.started, Change::Started),
             (&diff.completed, Change::Completed),
@@ -179,6 +226,18 @@ impl Checklist {
             stats.time_ms = stats.time_ms.saturating_add(live);
         }
         Some(stats)
+    }
+
+    /// The selected item's place (0-based) in the live plan.
+    pub fn selected_index(&self) -> Option<usize> {
+        let id = self.selected.as_deref()?;
+        self.items.iter().position(|i| i.id == id)
+    }
+
+    /// The conversation's banner shows: the last turn ended with items
+    /// still open, and nothing runs.
+    pub fn banner(&self, running: bool) -> bool {
+        self.finished_open && !running && self.open() > 0
     }
 
     /// The turn ended: remember how many items it left open.

@@ -1,6 +1,8 @@
 //! The tool trace pane's state: one entry per tool call, the selection and
 //! the expanded view. Invariant: entries are only appended (their serial
 //! numbers name them for spill files), and an entry leaves `Running` once.
+//! A plan item's filter only hides entries: the selection and the expanded
+//! view always name an entry the filter shows.
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +37,8 @@ pub struct TraceEntry {
     pub summary: ToolSummary,
     /// The plan item in progress when the call started.
     pub plan_item: Option<String>,
+    /// Its stable id (what the plan pane's selection filters by).
+    pub plan_item_id: Option<String>,
     pub status: TraceStatus,
     pub started: Instant,
     pub duration: Option<Duration>,
@@ -54,6 +58,8 @@ pub struct Trace {
     pub selected: Option<usize>,
     pub expanded: bool,
     pub detail_scroll: Scroll,
+    /// Only the calls made for this plan item (its id and 1-based place).
+    pub filter: Option<(String, usize)>,
     next_serial: u64,
 }
 
@@ -64,6 +70,7 @@ impl Default for Trace {
             selected: None,
             expanded: false,
             detail_scroll: Scroll::top_only(),
+            filter: None,
             next_serial: 0,
         }
     }
@@ -132,6 +139,7 @@ impl Trace {
             name,
             summary,
             plan_item,
+            plan_item_id: None,
             status: TraceStatus::Running,
             started: now,
             duration: None,
@@ -151,17 +159,34 @@ impl Trace {
         self.entries.iter_mut().rev().find(|t| t.serial == serial)
     }
 
-    /// The entry shown expanded: the selected one, or the newest.
+    /// Whether the filter (if any) shows `t`.
+    pub fn shows(&self, t: &TraceEntry) -> bool {
+        match &self.filter {
+            Some((id, _)) => t.plan_item_id.as_deref() == Some(id.as_str()),
+            None => true,
+        }
+    }
+
+    /// The indexes of the entries the filter shows, oldest first.
+    pub fn shown(&self) -> Vec<usize> {
+        (0..self.entries.len())
+            .filter(|&i| self.shows(&self.entries[i]))
+            .collect()
+    }
+
+    /// The entry shown expanded: the selected one, or the newest shown.
     pub fn focused(&self) -> Option<&TraceEntry> {
         self.selected
             .and_then(|i| self.entries.get(i))
-            .or_else(|| self.entries.last())
+            .filter(|t| self.shows(t))
+            .or_else(|| self.entries.iter().rev().find(|t| self.shows(t)))
     }
 
     /// Empties the pane; serial numbers go on (spill files keep their names).
     pub fn clear(&mut self) {
         *self = Self {
             next_serial: self.next_serial,
+            filter: self.filter.take(),
             ..Self::default()
         };
     }

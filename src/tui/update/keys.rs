@@ -36,6 +36,9 @@ fn contexts(app: &App) -> Vec<Context> {
     if app.overlays.picker.is_some() {
         return vec![Context::Picker, Context::Global];
     }
+    if app.plan.prompt.is_some() {
+        return vec![Context::PlanPrompt, Context::Global];
+    }
     let mut out = Vec::with_capacity(3);
     if app.focus == Focus::Input && app.overlays.files.is_some() {
         out.push(Context::Files);
@@ -114,6 +117,11 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         }
         return Vec::new();
     }
+    if app.plan.prompt.is_some() {
+        // Typed into the plan pane's prompt; nothing reaches the input box.
+        super::plan::prompt_key(app, &key);
+        return Vec::new();
+    }
     let before = app.input.text();
     let effects = unbound(app, key);
     if app.input.text() != before {
@@ -158,10 +166,16 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
     let none = Some(Vec::new());
     match action {
         Action::Interrupt => {
-            if app.status.running {
+            // In the plan pane it first leaves a past revision (while the
+            // agent runs it still interrupts), then the selection.
+            let running = app.status.running;
+            let left = app.focus == Focus::Checklist && super::plan::leave(app, !running);
+            if running {
                 return Some(vec![Effect::Send(Op::Interrupt)]);
             }
-            app.focus = Focus::Input;
+            if !left {
+                app.focus = Focus::Input;
+            }
             none
         }
         Action::Send => Some(submit(app, now)),
@@ -208,6 +222,12 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             scroll_focused(app, mv);
             none
         }
+        // A past revision scrolls; the live plan selects an item.
+        Action::Step if app.focus == Focus::Checklist && app.plan.revisions.viewing.is_none() => {
+            let up = matches!(key.code, KeyCode::Char('k') | KeyCode::Up);
+            super::plan::select_step(app, up);
+            none
+        }
         Action::Step => {
             let mv = match key.code {
                 KeyCode::Char('k') | KeyCode::Up => Move::Up(1),
@@ -236,8 +256,8 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         }
         Action::Expand => {
             let trace = &mut app.trace;
-            if trace.selected.is_none() && !trace.entries.is_empty() {
-                trace.selected = Some(trace.entries.len() - 1);
+            if trace.selected.is_none() {
+                trace.selected = trace.shown().last().copied();
             }
             trace.expanded = !trace.expanded && trace.selected.is_some();
             trace.detail_scroll.home();
@@ -319,6 +339,16 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         Action::Editor => Some(super::daily::edit(app)),
         Action::CopyReply => Some(super::daily::copy(app)),
         Action::ToggleMouse => Some(super::daily::toggle_mouse(app)),
+        Action::PlanRevision => {
+            super::plan::step_revision(app, key.code == KeyCode::Char('['));
+            none
+        }
+        Action::PlanEdit => Some(super::plan::edit_key(app, key.code)),
+        Action::PromptSend => Some(super::plan::prompt_send(app)),
+        Action::PromptCancel => {
+            app.plan.prompt = None;
+            none
+        }
         Action::Yes | Action::No => {
             let question = app.overlays.confirm.take()?;
             if action == Action::No {
@@ -439,6 +469,9 @@ pub fn on_paste(app: &mut App, text: &str) {
     if app.overlays.approvals.is_open() {
         return super::approval::paste(app, text);
     }
+    if super::plan::prompt_paste(app, text) {
+        return;
+    }
     if let Some(picker) = app.overlays.picker.as_mut() {
         // Into the picker's filter, as one clean line.
         crate::text::clean_line(text)
@@ -467,12 +500,16 @@ fn scroll_focused(app: &mut App, mv: Move) {
     match app.focus {
         Focus::Trace if app.trace.expanded => apply(&mut app.trace.detail_scroll, mv, false),
         Focus::Trace => {
+            // Moves among the entries the plan item's filter shows.
             let trace = &mut app.trace;
-            if trace.entries.is_empty() {
+            let shown = trace.shown();
+            let Some(last) = shown.len().checked_sub(1) else {
                 return;
-            }
-            let last = trace.entries.len() - 1;
-            let cur = trace.selected.unwrap_or(last);
+            };
+            let cur = trace
+                .selected
+                .and_then(|s| shown.iter().position(|&i| i == s))
+                .unwrap_or(last);
             let next = match mv {
                 Move::Up(n) => cur.saturating_sub(n),
                 Move::Down(n) => (cur + n).min(last),
@@ -482,14 +519,22 @@ fn scroll_focused(app: &mut App, mv: Move) {
                 Move::End => last,
             };
             // Selecting the last entry follows new calls again.
-            trace.selected = if next == last { None } else { Some(next) };
+            trace.selected = if next == last {
+                None
+            } else {
+                shown.get(next).copied()
+            };
         }
         // End follows the item in progress again; scrolling down stays
         // where it is sent, even at the bottom (following would jump back).
-        Focus::Checklist => match mv {
-            Move::End => app.plan.scroll.follow = true,
-            mv => apply(&mut app.plan.scroll, mv, false),
-        },
+        Focus::Checklist => {
+            // Scrolling lets the selection go out of view.
+            app.plan.reveal = false;
+            match mv {
+                Move::End => app.plan.scroll.follow = true,
+                mv => apply(&mut app.plan.scroll, mv, false),
+            }
+        }
         Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),
     }
 }

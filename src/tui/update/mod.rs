@@ -7,14 +7,17 @@
 mod approval;
 mod daily;
 mod keys;
+mod plan;
 
 use std::time::{Duration, Instant};
 
 pub use daily::{COPY_CAP, edited, files_listed, last_reply};
 pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
+pub use plan::send_edit;
 
 use super::state::{
-    Activity, App, ApprovalRequest, EntryKind, NoticeKind, TraceStatus, first_clause, plan_refusal,
+    Activity, App, ApprovalRequest, EntryKind, NoticeKind, Revision, TraceStatus, first_clause,
+    plan_refusal,
 };
 use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
@@ -97,6 +100,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::TurnStarted { resumed } => {
             app.status.start_turn(now);
             app.plan.stopped_open = None;
+            app.plan.finished_open = false;
             app.conversation.promote_queued(resumed);
         }
         Event::RoundStarted { .. } => {
@@ -146,6 +150,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             name,
             summary,
             plan_item,
+            plan_item_id,
             ..
         } => {
             app.conversation.settle_retry();
@@ -160,9 +165,11 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status
                 .set_activity(Activity::Tool { name: name.clone() }, now);
             app.trace.begin(id, name, summary, plan_item, now);
-            if let Some(t) = app.trace.entries.last() {
+            if let Some(t) = app.trace.entries.last_mut() {
+                t.plan_item_id = plan_item_id;
                 app.conversation.push_tool(t.serial, t.cell_text());
             }
+            plan::sync(app);
         }
         Event::ToolCallOutputDelta { id, chunk } => {
             if let Some(t) = app.trace.by_id(&id) {
@@ -216,7 +223,24 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             }
             app.status.set_activity(Activity::Thinking, now);
         }
-        Event::PlanUpdated { items, diff, .. } => app.plan.update(items, &diff, now),
+        Event::PlanUpdated {
+            items,
+            diff,
+            revision,
+            author,
+            at,
+            ..
+        } => {
+            app.plan.revisions.push(Revision {
+                revision,
+                author,
+                at,
+                items: items.clone(),
+                diff: diff.clone(),
+            });
+            app.plan.update(items, &diff, now);
+            plan::sync(app);
+        }
         Event::PlanStats { items, running } => app.plan.set_stats(items, running, now),
         Event::Usage {
             model,
@@ -276,6 +300,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             end_turn(app, Activity::Idle, now);
             app.status.can_resume = open_items > 0;
             app.plan.stopped_open = (open_items > 0).then_some(open_items);
+            app.plan.finished_open = open_items > 0;
             if stop_reason == StopReason::MaxTokens {
                 app.notice(
                     NoticeKind::Warning,
@@ -329,6 +354,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             {
                 app.status.can_resume = true;
             }
+            // A refused plan edit changed nothing; the message says why.
+            let message = if kind == ErrorKind::PlanEdit {
+                clean_line(&message).into_owned()
+            } else {
+                message
+            };
             app.notice(NoticeKind::Error, message);
         }
         Event::ModelChanged { model, .. } => {
@@ -348,6 +379,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.trace.clear();
             app.status.can_resume = false;
             app.plan.stopped_open = None;
+            forget_plan_history(app);
             app.notice(
                 NoticeKind::Info,
                 "New session: empty conversation and plan.",
@@ -379,6 +411,15 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     app.notice(kind, text);
                 }
             }
+            // Another session's revisions are not this one's.
+            if app
+                .status
+                .session
+                .as_ref()
+                .is_some_and(|(old, _)| *old != id)
+            {
+                forget_plan_history(app);
+            }
             app.status.session = Some((id, path));
         }
         Event::History { events } => {
@@ -387,6 +428,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.trace.clear();
             app.plan
                 .update(Vec::new(), &crate::todo::PlanDiff::default(), now);
+            forget_plan_history(app);
             app.status.clear_usage();
             for past in events {
                 effects.extend(on_event(app, past, now));
@@ -399,6 +441,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             // Nothing in it changed just now.
             app.plan.changed.clear();
             app.plan.removed.clear();
+            plan::sync(app);
             app.conversation.scroll.follow = true;
         }
         Event::UserMessage { text } => app.conversation.push(EntryKind::User, text),
@@ -443,6 +486,15 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::Idle => {}
     }
     effects
+}
+
+/// Another session (or a new one): no revisions, selection, prompt or banner.
+fn forget_plan_history(app: &mut App) {
+    app.plan.revisions.clear();
+    app.plan.selected = None;
+    app.plan.prompt = None;
+    app.plan.finished_open = false;
+    plan::sync(app);
 }
 
 /// The effect that writes what a tool's output log handed back for its spill file.

@@ -1,7 +1,11 @@
 //! The checklist pane: the plan as the engine stores it, with markers,
 //! a progress gauge, the active item's activeForm, spinner and timer, and a
-//! brief highlight of what just changed. Invariant: it shows exactly the
-//! items of the last `PlanUpdated`, in order; nothing is parsed from text.
+//! brief highlight of what just changed, and the selected item with its
+//! account. Invariant: it shows exactly the items of the last
+//! `PlanUpdated`, in order (or, while one is viewed with `[`, exactly those
+//! of that past revision); nothing is parsed from text.
+
+use std::ops::Range;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,9 +13,12 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::plan_detail::{
+    detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
+};
 use super::{clock, pane_block, spinner};
 use crate::todo::TodoStatus;
-use crate::tui::state::{Change, Checklist, Ctx, Focus};
+use crate::tui::state::{Change, Checklist, Ctx, Focus, PlanPrompt, PromptKind};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
 
@@ -29,7 +36,10 @@ pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
     if let Some(open) = c.stopped_open.filter(|_| !ctx.running) {
         return Line::from(vec![
             Span::styled(format!("■ {done}/{total}"), p.bold()),
-            Span::styled(format!(" · stopped with {open} open"), p.warning()),
+            Span::styled(
+                format!(" · stopped with {open} of {total} open"),
+                p.warning(),
+            ),
         ]);
     }
     let mut spans = vec![Span::styled(format!("▶ {done}/{total}"), p.bold())];
@@ -84,18 +94,36 @@ impl PlanLayout {
 /// unless the user scrolled it, the item in progress stays in view.
 pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> PlanLayout {
     if collapsed {
+        // An edit's prompt or a past revision's header take the one line.
+        let line = match (&c.prompt, revision_header(&c.revisions)) {
+            (Some(prompt), _) => prompt_line(prompt, ctx, area.width.max(1)),
+            (None, Some(header)) => Line::styled(format!("{header} · [ ] Esc"), ctx.palette.bold()),
+            (None, None) => summary_line(c, ctx),
+        };
         return PlanLayout {
             collapsed,
-            lines: vec![summary_line(c, ctx)],
+            lines: vec![line],
             top: 0,
             starts: Vec::new(),
         };
     }
     let inner = super::inner(area);
-    let (lines, active, starts) = plan_lines(c, ctx, inner.width.max(1));
-    let top = c
-        .scroll
-        .resolve_around(lines.len(), usize::from(inner.height), active);
+    let height = usize::from(inner.height);
+    if let Some(lines) = revision_lines(c, ctx, inner.width.max(1)) {
+        // A past revision reads from its top.
+        let top = c.scroll.resolve_around(lines.len(), height, 0..1);
+        return PlanLayout {
+            collapsed,
+            lines,
+            top,
+            starts: Vec::new(),
+        };
+    }
+    let (lines, active, starts, selected) = plan_lines(c, ctx, inner.width.max(1));
+    if c.reveal {
+        reveal(&mut c.scroll, selected, height);
+    }
+    let top = c.scroll.resolve_around(lines.len(), height, active);
     PlanLayout {
         collapsed,
         lines,
@@ -104,18 +132,36 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
     }
 }
 
+/// Scrolls (no longer following) so that `lines` are in view, moving as
+/// little as it can from what was shown.
+fn reveal(scroll: &mut crate::tui::state::Scroll, lines: Range<usize>, height: usize) {
+    if lines.is_empty() {
+        return;
+    }
+    let mut top = scroll.shown;
+    if lines.end > top + height {
+        top = lines.end.saturating_sub(height);
+    }
+    top = top.min(lines.start);
+    scroll.top = top;
+    scroll.follow = false;
+}
+
 /// The expanded pane's lines, those of the item in progress (with its
-/// spinner line) and the first line of each item.
+/// spinner line), the first line of each item and the selected item's
+/// lines (with its account and the edit prompt).
 fn plan_lines(
     c: &Checklist,
     ctx: &Ctx<'_>,
     width: u16,
-) -> (Vec<Line<'static>>, std::ops::Range<usize>, Vec<usize>) {
+) -> (Vec<Line<'static>>, Range<usize>, Vec<usize>, Range<usize>) {
     let p = ctx.palette;
     let now = ctx.now;
     let (done, total) = (c.completed(), c.items.len());
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut active = 0..0;
+    let mut selected = 0..0;
+    let chosen = c.selected_index();
     let mut starts = Vec::with_capacity(c.items.len());
     // One line: the model's last update was refused (the plan is unchanged).
     let refused = c.refused.as_ref().map(|clause| {
@@ -136,7 +182,10 @@ fn plan_lines(
             Span::raw(""),
             Span::raw(""),
         ));
-        return (lines, active, starts);
+        if let Some(prompt) = &c.prompt {
+            lines.push(prompt_line(prompt, ctx, width));
+        }
+        return (lines, active, starts, selected);
     }
     lines.push(gauge(done, total, width, ctx));
     lines.extend(refused);
@@ -149,6 +198,7 @@ fn plan_lines(
         };
         let tag = match change {
             Some(Change::Added) => " +new",
+            Some(Change::Reworded) => " ~reworded",
             Some(Change::Started) => " ▶started",
             Some(Change::Completed) => " ✔done",
             None => "",
@@ -162,17 +212,28 @@ fn plan_lines(
         };
         starts.push(lines.len());
         let first = lines.len();
-        lines.append(&mut wrap(
+        let index = starts.len() - 1;
+        let is_chosen = chosen == Some(index);
+        let mut item_lines = wrap(
             &format!("{}{tag}", item.content),
             width,
             text_style,
             Span::styled(format!("{marker} "), style),
             Span::raw("    "),
-        ));
+        );
+        if is_chosen {
+            item_lines = item_lines
+                .into_iter()
+                .map(|l| l.patch_style(p.selection()))
+                .collect();
+        }
+        lines.append(&mut item_lines);
         if item.status == TodoStatus::InProgress && ctx.waiting {
             lines.push(Line::styled("    ⏸ waiting for approval", p.warning()));
         } else if item.status == TodoStatus::InProgress {
-            let since = c.active_for(ctx.clock_until);
+            // The engine's account (time across interrupts) when it sent one.
+            let since = time_in_progress(c, &item.id, ctx.clock_until)
+                .unwrap_or_else(|| c.active_for(ctx.clock_until));
             let spin = if ctx.running { spinner(since) } else { "·" };
             lines.extend(wrap(
                 &format!("{} · {}", item.active_form, clock(since)),
@@ -185,6 +246,27 @@ fn plan_lines(
         if item.status == TodoStatus::InProgress {
             active = first..lines.len();
         }
+        if is_chosen {
+            lines.push(detail_line(
+                c.stats_of(&item.id, ctx.clock_until).as_ref(),
+                ctx,
+                width,
+            ));
+        }
+        if let Some(prompt) = c
+            .prompt
+            .as_ref()
+            .filter(|pr| prompt_after(pr) == Some(index))
+        {
+            lines.push(prompt_line(prompt, ctx, width));
+        }
+        if is_chosen {
+            selected = first..lines.len();
+        }
+    }
+    if let Some(prompt) = c.prompt.as_ref().filter(|pr| prompt_after(pr).is_none()) {
+        lines.push(prompt_line(prompt, ctx, width));
+        selected = lines.len() - 1..lines.len();
     }
     // Dropped by the last update: listed for a while, struck out.
     let dropped = c.dropped(now);
@@ -209,11 +291,19 @@ fn plan_lines(
     }
     if let Some(open) = c.stopped_open {
         lines.push(Line::styled(
-            format!("■ stopped with {open} open"),
+            format!("■ stopped with {open} of {total} open"),
             p.warning(),
         ));
     }
-    (lines, active, starts)
+    (lines, active, starts, selected)
+}
+
+/// The item (0-based) the prompt's line goes under; `None`: the end.
+fn prompt_after(prompt: &PlanPrompt) -> Option<usize> {
+    match prompt.kind {
+        PromptKind::Add { after: Some(n) } | PromptKind::Reword { n } => n.checked_sub(1),
+        PromptKind::Add { after: None } => None,
+    }
 }
 
 pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'_>, area: Rect) {
@@ -239,7 +329,9 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
         return;
     }
     let (done, total) = (c.completed(), c.items.len());
-    let mut title = if total == 0 {
+    let mut title = if c.revisions.shown().is_some() {
+        " Plan history ".to_string()
+    } else if total == 0 {
         " Plan ".to_string()
     } else {
         format!(" Plan {done}/{total} ")

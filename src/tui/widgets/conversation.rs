@@ -222,6 +222,22 @@ pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayo
     ConvLayout { top, total }
 }
 
+/// A line of `entry`, marked when it is a tool cell of the plan item
+/// selected in the plan pane (the cached lines stay as wrapped).
+fn marked(
+    line: &Line<'static>,
+    entry: &ConvEntry,
+    conv: &Conversation,
+    ctx: &Ctx<'_>,
+) -> Line<'static> {
+    match entry.tool {
+        Some(serial) if conv.marked_tools.contains(&serial) => {
+            line.clone().patch_style(ctx.palette.selection())
+        }
+        _ => line.clone(),
+    }
+}
+
 pub fn render(
     frame: &mut Frame,
     conv: &Conversation,
@@ -253,7 +269,7 @@ pub fn render(
             .unwrap_or_default();
         for line in lines {
             if line_no >= top && visible.len() < height {
-                visible.push(line.clone());
+                visible.push(marked(line, entry, conv, ctx));
             }
             line_no += 1;
         }

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod files;
 pub mod help;
 pub mod picker;
+pub mod plan_detail;
 pub mod status;
 pub mod trace;
 

@@ -158,26 +158,41 @@ pub fn render(
     if let (Some(detail), Some(t)) = (detail, trace.focused()) {
         return render_detail(frame, t, detail, ctx, area);
     }
-    let title = format!(" Tools {} ", trace.entries.len());
+    let shown = trace.shown();
+    let title = match &trace.filter {
+        Some((_, n)) => {
+            let calls = if shown.len() == 1 { "call" } else { "calls" };
+            format!(" Tools · item {n} ({} {calls}) ", shown.len())
+        }
+        None => format!(" Tools {} ", trace.entries.len()),
+    };
     let block = pane_block(ctx, title, Focus::Trace);
     let inner = block.inner(area);
     let width = usize::from(inner.width);
     let height = usize::from(inner.height);
-    if trace.entries.is_empty() {
-        let text = Line::styled("No tool calls yet.", p.dim());
-        frame.render_widget(Paragraph::new(text).block(block), area);
+    let Some(last) = shown.len().checked_sub(1) else {
+        let text = match &trace.filter {
+            Some((_, n)) => format!("No tool calls for item {n}."),
+            None => "No tool calls yet.".to_string(),
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, p.dim())).block(block),
+            area,
+        );
         return;
-    }
+    };
     // Walk back from the selected (or last) entry until the pane is full:
-    // only the entries on screen are laid out.
-    let last = trace.entries.len() - 1;
-    let anchor = trace.selected.unwrap_or(last).min(last);
+    // only the entries on screen are laid out. Positions are in `shown`.
+    let anchor = trace
+        .selected
+        .and_then(|s| shown.iter().position(|&i| i == s))
+        .unwrap_or(last);
     let mut rows: Vec<Line<'static>> = Vec::new();
     let mut i = anchor + 1;
     while i > 0 && rows.len() < height {
         i -= 1;
         let selected = ctx.focused(Focus::Trace) && i == anchor;
-        let mut entry = entry_rows(&trace.entries[i], ctx, width, selected);
+        let mut entry = entry_rows(&trace.entries[shown[i]], ctx, width, selected);
         entry.append(&mut rows);
         rows = entry;
     }
@@ -187,7 +202,7 @@ pub fn render(
     // Fill with the entries after the anchor when there is room.
     let mut j = anchor + 1;
     while rows.len() < height && j <= last {
-        rows.extend(entry_rows(&trace.entries[j], ctx, width, false));
+        rows.extend(entry_rows(&trace.entries[shown[j]], ctx, width, false));
         j += 1;
     }
     rows.truncate(height);

@@ -1,0 +1,209 @@
+//! The plan pane's keys and the user's plan edits: selecting an item
+//! (which filters the trace and marks its inline cells), stepping through
+//! past revisions, and edits sent as `Op::EditPlan`. Invariants: nothing
+//! here changes the plan itself (the engine applies an edit and answers
+//! with a revision, or an error); an edit names items by their 1-based
+//! place in the live plan as the pane shows it.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::Effect;
+use crate::events::Op;
+use crate::todo::{PlanEdit, TodoStatus};
+use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
+
+/// Brings the trace's filter and the marked tool cells in line with the
+/// plan pane's selection (call after the selection, the plan or the
+/// trace changed). A selection whose item left the plan is dropped.
+pub fn sync(app: &mut App) {
+    let filter = app
+        .plan
+        .selected_index()
+        .and_then(|i| app.plan.items.get(i).map(|item| (item.id.clone(), i + 1)));
+    if filter.is_none() {
+        app.plan.selected = None;
+    }
+    let id = |f: &Option<(String, usize)>| f.as_ref().map(|(id, _)| id.clone());
+    if id(&app.trace.filter) != id(&filter) {
+        // The trace's selection named an entry of the old filter.
+        app.trace.selected = None;
+        app.trace.expanded = false;
+    }
+    // The item's place may have changed (a move): the title follows.
+    app.trace.filter = filter;
+    app.conversation.marked_tools = match &app.trace.filter {
+        Some((id, _)) => app
+            .trace
+            .entries
+            .iter()
+            .filter(|t| t.plan_item_id.as_deref() == Some(id.as_str()))
+            .map(|t| t.serial)
+            .collect(),
+        None => Vec::new(),
+    };
+}
+
+/// ↑/↓ (j/k) in the plan pane: the item above or below the selection;
+/// the first step starts from the item in progress.
+pub fn select_step(app: &mut App, up: bool) {
+    let plan = &mut app.plan;
+    let Some(last) = plan.items.len().checked_sub(1) else {
+        return;
+    };
+    let from = plan.selected_index().or_else(|| {
+        plan.items
+            .iter()
+            .position(|i| i.status == TodoStatus::InProgress)
+    });
+    let next = match (from, up) {
+        (Some(i), true) => i.saturating_sub(1),
+        (Some(i), false) => (i + 1).min(last),
+        (None, true) => last,
+        (None, false) => 0,
+    };
+    plan.selected = plan.items.get(next).map(|i| i.id.clone());
+    plan.reveal = true;
+    sync(app);
+}
+
+/// `[` (older) or `]` (newer, then live again).
+pub fn step_revision(app: &mut App, older: bool) {
+    let revisions = &mut app.plan.revisions;
+    let was = revisions.viewing;
+    if older {
+        revisions.older();
+    } else {
+        revisions.newer();
+    }
+    if revisions.viewing != was {
+        // A revision reads from its top; live follows the item in progress.
+        app.plan.scroll.follow = true;
+    }
+}
+
+/// Esc in the plan pane: back to the live plan, else (when `selection`)
+/// the selection goes; whether it did anything.
+pub fn leave(app: &mut App, selection: bool) -> bool {
+    if app.plan.revisions.viewing.take().is_some() {
+        app.plan.scroll.follow = true;
+        return true;
+    }
+    if selection && app.plan.selected.take().is_some() {
+        sync(app);
+        return true;
+    }
+    false
+}
+
+/// `a` `e` `d` `x` `J` `K` in the plan pane, on the selected item (or the
+/// one in progress); `a` adds after the selection (at the end without one).
+pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    // Edits apply to the live plan: show it.
+    leave(app, false);
+    let plan = &mut app.plan;
+    let selected = plan.selected_index();
+    let target = selected.or_else(|| {
+        plan.items
+            .iter()
+            .position(|i| i.status == TodoStatus::InProgress)
+    });
+    let len = plan.items.len();
+    let item = target.and_then(|i| plan.items.get(i).map(|item| (i + 1, item)));
+    let edit = match (code, item) {
+        (KeyCode::Char('a'), _) => {
+            plan.prompt = Some(PlanPrompt {
+                kind: PromptKind::Add {
+                    after: selected.map(|i| i + 1),
+                },
+                text: String::new(),
+            });
+            plan.reveal = true;
+            return Vec::new();
+        }
+        (KeyCode::Char('e'), Some((n, item))) => {
+            plan.prompt = Some(PlanPrompt {
+                kind: PromptKind::Reword { n },
+                text: crate::text::clean_line(&item.content).into_owned(),
+            });
+            plan.reveal = true;
+            return Vec::new();
+        }
+        (KeyCode::Char('d'), Some((n, item))) => PlanEdit::Status {
+            n,
+            status: if item.status == TodoStatus::Completed {
+                TodoStatus::Pending
+            } else {
+                TodoStatus::Completed
+            },
+        },
+        (KeyCode::Char('x'), Some((n, _))) => PlanEdit::Remove { n },
+        (KeyCode::Char('J'), Some((n, _))) if n < len => PlanEdit::Move { from: n, to: n + 1 },
+        (KeyCode::Char('K'), Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
+        // Already at the bottom (top).
+        (KeyCode::Char('J' | 'K'), Some(_)) => return Vec::new(),
+        _ => {
+            app.notice(
+                NoticeKind::Info,
+                "Select a plan item first (↑/↓ in the plan pane).",
+            );
+            return Vec::new();
+        }
+    };
+    send_edit(app, edit)
+}
+
+/// Enter in the prompt: the typed text as a new item or the item's new text.
+pub fn prompt_send(app: &mut App) -> Vec<Effect> {
+    let Some(prompt) = app.plan.prompt.take() else {
+        return Vec::new();
+    };
+    let text = prompt.text.trim().to_string();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let edit = match prompt.kind {
+        PromptKind::Add { after } => PlanEdit::Add { text, after },
+        PromptKind::Reword { n } => PlanEdit::Reword { n, text },
+    };
+    send_edit(app, edit)
+}
+
+/// A key the prompt's bindings did not take: typed into it (Backspace
+/// deletes); chords and other keys do nothing.
+pub fn prompt_key(app: &mut App, key: &KeyEvent) {
+    let Some(prompt) = app.plan.prompt.as_mut() else {
+        return;
+    };
+    let chord = key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char(c) if !chord && !c.is_control() => prompt.text.push(c),
+        KeyCode::Backspace => {
+            prompt.text.pop();
+        }
+        _ => {}
+    }
+}
+
+/// Pasted text goes into the open prompt, as one clean line.
+pub fn prompt_paste(app: &mut App, text: &str) -> bool {
+    let Some(prompt) = app.plan.prompt.as_mut() else {
+        return false;
+    };
+    prompt.text.push_str(&crate::text::clean_line(text));
+    true
+}
+
+/// Sends `edit` to the engine (it answers with a user revision, or says
+/// why not); from the pane's keys and `/plan`.
+pub fn send_edit(app: &mut App, edit: PlanEdit) -> Vec<Effect> {
+    if !app.status.has_engine {
+        app.notice(
+            NoticeKind::Error,
+            "The plan cannot be changed: no provider is set up.",
+        );
+        return Vec::new();
+    }
+    vec![Effect::Send(Op::EditPlan { edit })]
+}
