@@ -49,6 +49,9 @@ pub enum PlanEdit {
     Clear,
 }
 
+/// The longest item text a user's edit may bring (a plan line, not a document).
+pub const MAX_EDIT_CHARS: usize = 500;
+
 /// The usage of `/plan`, for errors and help.
 pub const PLAN_USAGE: &str =
     "/plan add TEXT | edit N TEXT | done N | undone N | start N | remove N | move N M | clear";
@@ -145,6 +148,12 @@ impl TodoManager {
                 .collect();
             if text.is_empty() {
                 return Err(PlanError("the item's text is empty".into()));
+            }
+            let len = text.chars().count();
+            if len > MAX_EDIT_CHARS {
+                return Err(PlanError(format!(
+                    "the item's text is too long ({len} characters; at most {MAX_EDIT_CHARS})"
+                )));
             }
             Ok(text)
         };
@@ -377,6 +386,13 @@ mod tests {
                     after: None,
                 },
                 "same content",
+            ),
+            (
+                PlanEdit::Add {
+                    text: "x".repeat(501),
+                    after: None,
+                },
+                "too long (501 characters; at most 500)",
             ),
         ];
         for (edit, why) in cases {

@@ -15,6 +15,8 @@ use super::{PlanEdit, TodoItem, TodoStatus};
 
 const HEADER: &str = "# Plan\n\n<!-- Waypoint keeps this file in step with the live plan. Tick a box, or add a line \"- [ ] something\", and save: it becomes part of the plan. -->\n\n";
 const IN_PROGRESS: &str = " ← in progress";
+/// The largest plan file read back.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// The plan as the file shows it.
 pub fn render(items: &[TodoItem]) -> String {
@@ -152,6 +154,10 @@ impl PlanFile {
     pub fn read_back(&self, items: &[TodoItem]) -> Option<Vec<PlanEdit>> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let written = last.as_deref()?;
+        // A plan is a page, not a log: a huge file is not read.
+        if std::fs::metadata(&self.path).ok()?.len() > MAX_FILE_BYTES {
+            return None;
+        }
         let now = std::fs::read_to_string(&self.path).ok()?;
         if now == written {
             return None;
