@@ -29,7 +29,9 @@ pub use picker::{PICKER_PAGE, Picker};
 pub use plan::{Change, Checklist, HIGHLIGHT_FOR};
 pub use scroll::Scroll;
 pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
-pub use trace::{PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal};
+pub use trace::{
+    DiffCache, PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
