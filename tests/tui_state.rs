@@ -2467,7 +2467,7 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
             ),
             (
                 EntryKind::Tool(TraceStatus::Ok),
-                "edit_file src/cli.rs · 2 ms"
+                "edit_file src/cli.rs +3 −1 · 2 ms"
             ),
             (
                 EntryKind::Tool(TraceStatus::Error),
@@ -2500,5 +2500,19 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
         .position(|l| l.contains("✘ bash cargo test · 2.0 s · exit 3"))
         .unwrap_or_else(|| panic!("{s}"));
     assert!(lines[at + 1].contains("✘ todo_write 3 items"), "{s}");
-    assert!(lines[at + 2].contains("◌ bash echo"), "{s}");
+    // A running call: a spinner and its running time, which moves with
+    // each redraw (the lines are cached; this one is drawn live).
+    assert!(lines[at + 2].contains("⠋ bash echo"), "{s}");
+    assert!(lines[at + 2].contains(" · 1s"), "{s}");
+    let later = screen_text(&mut a, 80, 24, clock.at(11.45));
+    let line = later
+        .lines()
+        .find(|l| l.contains("bash echo"))
+        .unwrap_or_else(|| panic!("{later}"));
+    assert!(
+        line.contains("⠼ bash echo") && line.contains(" · 3s"),
+        "{line}"
+    );
+    let much_later = screen_text(&mut a, 80, 24, clock.at(8.0 + 75.0));
+    assert!(much_later.contains(" · 1:15"), "{much_later}");
 }

@@ -151,7 +151,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 .set_activity(Activity::Tool { name: name.clone() }, now);
             app.trace.begin(id, name, summary, plan_item, now);
             if let Some(t) = app.trace.entries.last() {
-                app.conversation.push_tool(t.serial, t.cell_text());
+                app.conversation
+                    .push_tool(t.serial, t.cell_text(), t.started);
             }
         }
         Event::ToolCallOutputDelta { id, chunk } => {

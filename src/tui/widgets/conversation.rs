@@ -4,12 +4,14 @@
 //! on-screen entries keep their lines (the others keep just their height),
 //! so memory follows the viewport.
 
+use std::time::{Duration, Instant};
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{inner, pane_block};
+use super::{clock, inner, pane_block, spinner};
 use crate::tui::markdown;
 use crate::tui::state::{
     ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, TraceStatus, Wrapped,
@@ -65,11 +67,14 @@ fn folded(
     folded
 }
 
+/// The entry's lines at `width`; a reply's code is highlighted only when
+/// `highlight` (its lines are kept: measuring alone needs no colours).
 fn wrap_entry(
-    entry: &ConvEntry,
+    entry: &mut ConvEntry,
     width: u16,
     palette: Palette,
     show_reasoning: bool,
+    highlight: bool,
 ) -> Vec<Line<'static>> {
     match entry.kind {
         EntryKind::User => wrap(
@@ -86,6 +91,10 @@ fn wrap_entry(
             Span::styled("⏳ queued › ", palette.dim()),
             Span::raw("  "),
         ),
+        EntryKind::Assistant if highlight => {
+            let (text, code) = entry.text_and_code();
+            markdown::render_highlighted(text, width, palette, code)
+        }
         EntryKind::Assistant => markdown::render(entry.text(), width, palette),
         EntryKind::Reasoning => folded(entry, width, palette, show_reasoning, "∴", "thinking"),
         EntryKind::Summary => folded(entry, width, palette, show_reasoning, "≡", "summary"),
@@ -103,19 +112,7 @@ fn wrap_entry(
                 palette.dim(),
             )]
         }
-        EntryKind::Tool(status) => {
-            let (mark, style) = match status {
-                TraceStatus::Running => ("◌", palette.active()),
-                TraceStatus::Ok => ("✔", palette.success()),
-                TraceStatus::Error => ("✘", palette.error()),
-                TraceStatus::Interrupted => ("■", palette.warning()),
-            };
-            let text = truncate(entry.text(), usize::from(width).saturating_sub(4));
-            vec![Line::from(vec![
-                Span::styled(format!("  {mark} "), style),
-                Span::styled(text, palette.dim()),
-            ])]
-        }
+        EntryKind::Tool(status) => vec![tool_cell(entry, status, width, palette, None)],
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", palette.dim()),
@@ -130,6 +127,50 @@ fn wrap_entry(
                 Span::raw("  "),
             )
         }
+    }
+}
+
+/// A tool call's one line: status symbol, tool and summary; while it runs,
+/// a spinner and its running time (drawn from `now`, so never cached).
+fn tool_cell(
+    entry: &ConvEntry,
+    status: TraceStatus,
+    width: u16,
+    palette: Palette,
+    now: Option<Instant>,
+) -> Line<'static> {
+    let elapsed = now
+        .zip(entry.started)
+        .map(|(now, started)| now.saturating_duration_since(started));
+    let (mark, style) = match (status, elapsed) {
+        (TraceStatus::Running, Some(d)) => (spinner(d), palette.active()),
+        (TraceStatus::Running, None) => ("◌", palette.active()),
+        (TraceStatus::Ok, _) => ("✔", palette.success()),
+        (TraceStatus::Error, _) => ("✘", palette.error()),
+        (TraceStatus::Interrupted, _) => ("■", palette.warning()),
+    };
+    let time = match (status, elapsed) {
+        (TraceStatus::Running, Some(d)) => format!(" · {}", running_time(d)),
+        _ => String::new(),
+    };
+    let room = usize::from(width).saturating_sub(4 + str_width(&time));
+    let text = truncate(entry.text(), room);
+    let mut spans = vec![
+        Span::styled(format!("  {mark} "), style),
+        Span::styled(text, palette.dim()),
+    ];
+    if !time.is_empty() && room > 0 {
+        spans.push(Span::styled(time, style));
+    }
+    Line::from(spans)
+}
+
+/// Whole seconds (`0s`, `42s`), then `m:ss`: a running call's time.
+fn running_time(d: Duration) -> String {
+    if d.as_secs() < 60 {
+        format!("{}s", d.as_secs())
+    } else {
+        clock(d)
     }
 }
 
@@ -148,7 +189,7 @@ fn measure(
     {
         return w.height;
     }
-    let lines = wrap_entry(entry, width, palette, show_reasoning);
+    let lines = wrap_entry(entry, width, palette, show_reasoning, keep);
     let height = lines.len();
     entry.cache = Some(Wrapped {
         width,
@@ -167,7 +208,7 @@ fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette, show_reason
     {
         return;
     }
-    let lines = wrap_entry(entry, width, palette, show_reasoning);
+    let lines = wrap_entry(entry, width, palette, show_reasoning, true);
     entry.cache = Some(Wrapped {
         width,
         height: lines.len(),
@@ -214,8 +255,9 @@ pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayo
         if line_no + h + gap > top && line_no < top + height {
             ensure_lines(entry, width, palette, show_reasoning);
         } else if let Some(w) = entry.cache.as_mut() {
-            // Off screen: keep the height, let the lines go.
+            // Off screen: keep the height, let the lines (and code) go.
             w.lines = None;
+            entry.code.clear();
         }
         line_no += h + gap;
     }
@@ -253,7 +295,13 @@ pub fn render(
             .unwrap_or_default();
         for line in lines {
             if line_no >= top && visible.len() < height {
-                visible.push(line.clone());
+                visible.push(match entry.kind {
+                    // A running call's time moves: drawn now, not cached.
+                    EntryKind::Tool(status @ TraceStatus::Running) => {
+                        tool_cell(entry, status, width, ctx.palette, Some(ctx.now))
+                    }
+                    _ => line.clone(),
+                });
             }
             line_no += 1;
         }
