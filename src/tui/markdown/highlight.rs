@@ -3,8 +3,11 @@
 //! frame: `warm_up` loads it off the UI thread), and each block line is
 //! highlighted once: a [`CodeCache`] keeps every complete line's styled
 //! pieces and the parser state after it, so a block that grows while it
-//! streams only highlights its new lines. Colours are the terminal's ANSI
-//! colours from the [`Palette`]; the monochrome palette never highlights.
+//! streams only highlights its new lines. One render highlights at most
+//! [`LINES_PER_RENDER`] new lines (the rest stay plain and the cache says
+//! it is `pending`), so no frame waits for a long block. Colours are the
+//! terminal's ANSI colours from the [`Palette`]; the monochrome palette
+//! never highlights.
 
 use std::str::FromStr;
 use std::sync::LazyLock;
@@ -18,6 +21,10 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 use super::Piece;
 use crate::tui::style::Palette;
+
+/// New lines highlighted per render at most (about 0.1–0.3 ms each on the
+/// benchmark machine): a longer block is coloured over a few frames.
+pub const LINES_PER_RENDER: usize = 48;
 
 /// What a token is, as far as colours go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,29 +162,50 @@ struct Block {
 #[derive(Debug, Default)]
 pub struct CodeCache {
     blocks: Vec<Option<Block>>,
+    /// New lines the current render may still highlight.
+    budget: usize,
+    /// The last render left lines plain (out of budget): render again.
+    pending: bool,
 }
 
 impl CodeCache {
     pub fn clear(&mut self) {
-        self.blocks.clear();
+        *self = Self::default();
+    }
+
+    /// Whether the last render left lines to highlight.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Nothing to render again for now (the entry left the screen); the
+    /// highlighted lines stay.
+    pub fn settle(&mut self) {
+        self.pending = false;
+    }
+
+    /// A render begins: its budget is whole again.
+    pub(super) fn begin(&mut self) {
+        self.budget = LINES_PER_RENDER;
+        self.pending = false;
     }
 }
 
 /// The syntax for a fence's language (`rust`, `rs`, `Python`…), if known.
-fn syntax_for(syntaxes: &SyntaxSet, lang: &str) -> Option<SyntaxReference> {
+fn syntax_for<'a>(syntaxes: &'a SyntaxSet, lang: &str) -> Option<&'a SyntaxReference> {
     if lang.is_empty() {
         return None;
     }
     syntaxes
         .find_syntax_by_token(lang)
         .filter(|s| s.name != "Plain Text")
-        .cloned()
 }
 
-/// The styled pieces of each line of block `index` (fenced as `lang`),
-/// whose clean lines are `lines`; `complete` says whether the last line
-/// ended (a streaming block's last line is highlighted but not kept).
-/// `None`: no highlighting (unknown language, monochrome, parse error).
+/// The styled pieces of the first lines of block `index` (fenced as
+/// `lang`), whose clean lines are `lines`: all of them unless the render's
+/// budget ran out. `complete` says whether the last line ended (a
+/// streaming block's last line is highlighted but not kept). `None`: no
+/// highlighting (unknown language, monochrome, parse error).
 pub fn highlight(
     cache: &mut CodeCache,
     index: usize,
@@ -208,7 +236,7 @@ pub fn highlight(
         *slot = Some(Block {
             lang: lang.to_string(),
             lines: Vec::new(),
-            parse: ParseState::new(&syntax),
+            parse: ParseState::new(syntax),
             highlight: HighlightState::new(&highlighter, ScopeStack::new()),
         });
     }
@@ -218,7 +246,13 @@ pub fn highlight(
     } else {
         lines.len().saturating_sub(1)
     };
-    for line in &lines[block.lines.len().min(done)..done] {
+    let from = block.lines.len().min(done);
+    let upto = done.min(from + cache.budget);
+    cache.budget -= upto - from;
+    if upto < done {
+        cache.pending = true;
+    }
+    for line in &lines[from..upto] {
         let pieces = line_pieces(
             line,
             &mut block.parse,
@@ -236,7 +270,7 @@ pub fn highlight(
         }
     }
     let mut out: Vec<Vec<Piece>> = block.lines.iter().map(|(_, l)| l.clone()).collect();
-    if done < lines.len() {
+    if upto == done && done < lines.len() {
         // The streaming line: highlighted from a copy of the state.
         let (mut parse, mut state) = (block.parse.clone(), block.highlight.clone());
         let last = lines[done];
@@ -277,6 +311,7 @@ mod tests {
     fn kinds(code: &str, lang: &str) -> Vec<(String, Style)> {
         let lines: Vec<&str> = code.split('\n').collect();
         let mut cache = CodeCache::default();
+        cache.begin();
         highlight(&mut cache, 0, lang, &lines, true, Palette::colored())
             .unwrap_or_default()
             .into_iter()
@@ -326,6 +361,29 @@ mod tests {
         assert!(highlight(&mut cache, 0, "rust", &lines, true, Palette::monochrome()).is_none());
     }
 
+    #[test]
+    fn a_long_block_is_highlighted_a_budget_at_a_time() {
+        let p = Palette::colored();
+        let owned: Vec<String> = (0..100).map(|i| format!("let v{i} = {i};")).collect();
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let mut cache = CodeCache::default();
+        for round in 1..=3 {
+            cache.begin();
+            let out = highlight(&mut cache, 0, "rust", &lines, true, p).unwrap_or_default();
+            let want = (round * LINES_PER_RENDER).min(100);
+            assert_eq!((out.len(), kept(&cache)), (want, want));
+            assert_eq!(cache.pending(), want < 100);
+        }
+        // Two blocks share one render's budget.
+        let mut cache = CodeCache::default();
+        cache.begin();
+        let first = highlight(&mut cache, 0, "rust", &lines[..40], true, p);
+        let second = highlight(&mut cache, 1, "rust", &lines[..40], true, p);
+        assert_eq!(first.map(|l| l.len()), Some(40));
+        assert_eq!(second.map(|l| l.len()), Some(LINES_PER_RENDER - 40));
+        assert!(cache.pending());
+    }
+
     fn kept(cache: &CodeCache) -> usize {
         cache.blocks[0].as_ref().map_or(0, |b| b.lines.len())
     }
@@ -334,6 +392,7 @@ mod tests {
     fn a_growing_block_keeps_its_highlighted_lines() {
         let p = Palette::colored();
         let mut cache = CodeCache::default();
+        cache.begin();
         let first = highlight(&mut cache, 0, "rs", &["/* open", "still"], false, p);
         assert_eq!(kept(&cache), 1);
         let more = highlight(

@@ -39,13 +39,15 @@ pub fn render(text: &str, width: u16, palette: Palette) -> Vec<Line<'static>> {
 
 /// [`render`] with fenced code blocks of a known language highlighted,
 /// their styled lines kept in `cache` (highlighted once, reused each time
-/// the same text is laid out again, e.g. while it streams).
+/// the same text is laid out again, e.g. while it streams). A long block
+/// may come out partly plain: then `cache.pending()`, render it again.
 pub fn render_highlighted(
     text: &str,
     width: u16,
     palette: Palette,
     cache: &mut CodeCache,
 ) -> Vec<Line<'static>> {
+    cache.begin();
     render_with(text, width, palette, Some(cache))
 }
 

@@ -111,6 +111,8 @@ pub struct Conversation {
     pub queued_held: bool,
     /// This round's retry notice (rewritten in place) and the retries so far.
     pub retry_notice: Option<(usize, u32)>,
+    /// Code on screen is still being highlighted (a frame at a time).
+    pub highlighting: bool,
 }
 
 impl Default for Conversation {
@@ -124,6 +126,7 @@ impl Default for Conversation {
             summary_entry: None,
             retry_notice: None,
             queued_held: false,
+            highlighting: false,
         }
     }
 }

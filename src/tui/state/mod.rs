@@ -135,6 +135,7 @@ impl App {
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
         self.status.running
+            || self.conversation.highlighting
             || self.status.activity == Activity::Compacting
             || self.plan.highlighting(now)
             || self.status.quit_armed(now)

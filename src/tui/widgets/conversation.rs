@@ -1,8 +1,11 @@
 //! The conversation pane: user prompts, the model's Markdown, notices.
 //! Invariant: only visible lines are copied into the frame; an entry is
 //! wrapped once per width (in the layout pass, before rendering), and only
-//! on-screen entries keep their lines (the others keep just their height),
-//! so memory follows the viewport.
+//! on-screen entries keep their lines and highlighted code (the others keep
+//! just their height; the last few their code too), so memory follows the
+//! viewport. A long code block
+//! is coloured over a few frames (a bounded number of lines each), never
+//! in one long frame; a running tool cell's time is drawn at each frame.
 
 use std::time::{Duration, Instant};
 
@@ -244,20 +247,40 @@ pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayo
         .entries
         .iter_mut()
         .enumerate()
-        .map(|(i, e)| measure(e, width, palette, i >= tail_from, show_reasoning))
+        .map(|(i, e)| {
+            // Code left plain last frame (out of budget): its lines are
+            // made again (the height stays: colours never change it).
+            if e.code.pending()
+                && let Some(w) = e.cache.as_mut()
+            {
+                w.lines = None;
+            }
+            measure(e, width, palette, i >= tail_from, show_reasoning)
+        })
         .collect();
     // One blank line between entries (but tool cells).
     let gaps: Vec<usize> = (0..count).map(|i| gap(&conv.entries, i)).collect();
     let total: usize = heights.iter().sum::<usize>() + gaps.iter().sum::<usize>();
     let top = conv.scroll.resolve(total, height);
     let mut line_no = 0;
-    for ((entry, &h), &gap) in conv.entries.iter_mut().zip(&heights).zip(&gaps) {
+    conv.highlighting = false;
+    let rows = conv.entries.iter_mut().zip(&heights).zip(&gaps).enumerate();
+    for (i, ((entry, &h), &gap)) in rows {
         if line_no + h + gap > top && line_no < top + height {
             ensure_lines(entry, width, palette, show_reasoning);
-        } else if let Some(w) = entry.cache.as_mut() {
-            // Off screen: keep the height, let the lines (and code) go.
-            w.lines = None;
-            entry.code.clear();
+            conv.highlighting |= entry.code.pending();
+        } else {
+            // Off screen: keep the height, let the lines go, and the code
+            // too but for the last entries (a reply streaming below the
+            // screen is measured with its code, which then only grows).
+            if let Some(w) = entry.cache.as_mut() {
+                w.lines = None;
+            }
+            if i >= tail_from {
+                entry.code.settle();
+            } else {
+                entry.code.clear();
+            }
         }
         line_no += h + gap;
     }
