@@ -201,9 +201,10 @@ fn frames(c: &mut Criterion) {
     group.finish();
 }
 
-/// The frame that first shows a reply with 200 lines of Rust: it is
-/// highlighted then (once; the syntaxes are loaded before measuring, as
-/// the app loads them after its first frame).
+/// The frame that first shows a reply with 200 lines of Rust: it starts
+/// highlighting it then (at most `LINES_PER_RENDER` lines a frame; the
+/// syntaxes are loaded before measuring, as the app loads them after its
+/// first frame).
 fn highlight(c: &mut Criterion) {
     let now = Instant::now();
     waypoint::tui::markdown::warm_up();
