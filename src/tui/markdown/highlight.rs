@@ -24,7 +24,7 @@ use crate::tui::style::Palette;
 
 /// New lines highlighted per render at most (about 0.1–0.3 ms each on the
 /// benchmark machine): a longer block is coloured over a few frames.
-pub const LINES_PER_RENDER: usize = 48;
+pub const LINES_PER_RENDER: usize = 32;
 
 /// What a token is, as far as colours go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -377,10 +377,11 @@ mod tests {
         // Two blocks share one render's budget.
         let mut cache = CodeCache::default();
         cache.begin();
-        let first = highlight(&mut cache, 0, "rust", &lines[..40], true, p);
-        let second = highlight(&mut cache, 1, "rust", &lines[..40], true, p);
-        assert_eq!(first.map(|l| l.len()), Some(40));
-        assert_eq!(second.map(|l| l.len()), Some(LINES_PER_RENDER - 40));
+        let half = LINES_PER_RENDER * 3 / 4;
+        let first = highlight(&mut cache, 0, "rust", &lines[..half], true, p);
+        let second = highlight(&mut cache, 1, "rust", &lines[..half], true, p);
+        assert_eq!(first.map(|l| l.len()), Some(half));
+        assert_eq!(second.map(|l| l.len()), Some(LINES_PER_RENDER - half));
         assert!(cache.pending());
     }
 
