@@ -308,6 +308,9 @@ fn a_reply_with_highlighted_code() {
     use ratatui::style::Color;
     let clock = Clock::new();
     let now = clock.at(42.0);
+    // The app loads the syntaxes on a thread when code first needs them
+    // (drawing plain code meanwhile); here they are loaded first.
+    waypoint::tui::markdown::warm_up();
     let mut a = highlighted_reply(&clock);
     for (w, h) in [(80, 24), (120, 40)] {
         let terminal = screen(&mut a, w, h, now);

@@ -2520,6 +2520,7 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
 #[test]
 fn a_long_code_block_is_coloured_over_a_few_frames_then_the_app_rests() {
     use ratatui::style::Color;
+    waypoint::tui::markdown::warm_up();
     let clock = Clock::new();
     let mut a = App::new(
         "claude-test",

@@ -140,7 +140,6 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     // still stopped below before the error is returned.
     let mut failure: Option<std::io::Error> = None;
     let mut ended = Ended::Quit;
-    let mut warmed = false;
     loop {
         let now = Instant::now();
         if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
@@ -153,13 +152,6 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
             }
             dirty = false;
             last_draw = Some(Instant::now());
-            if !std::mem::replace(&mut warmed, true) {
-                // The code highlighter loads off this thread, after the
-                // first frame (a failed spawn loads it on first use).
-                let _ = std::thread::Builder::new()
-                    .name("highlight-warm-up".into())
-                    .spawn(super::markdown::warm_up);
-            }
         }
         let next_frame = if dirty {
             last_draw.map(|t| t + FRAME)

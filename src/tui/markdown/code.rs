@@ -56,7 +56,7 @@ mod tests {
     use ratatui::style::Color;
     use ratatui::text::Line;
 
-    use super::super::{CodeCache, render, render_highlighted};
+    use super::super::{CodeCache, render, render_highlighted, warm_up};
     use crate::tui::style::Palette;
 
     fn plain(lines: &[Line<'_>]) -> Vec<String> {
@@ -78,6 +78,7 @@ mod tests {
 
     #[test]
     fn known_languages_are_highlighted_with_the_same_text() {
+        warm_up();
         let p = Palette::colored();
         let mut cache = CodeCache::default();
         let lines = render_highlighted(RUST, 40, p, &mut cache);
@@ -101,6 +102,7 @@ mod tests {
 
     #[test]
     fn highlighted_code_stays_clean_and_inside_the_width() {
+        warm_up();
         let p = Palette::colored();
         let hostile = "```rust\nlet a = \"\u{1b}]0;pwned\u{7}\u{1b}[2J\";\t// \u{1b}[31mred 中文字符 tail\n```";
         for width in [1u16, 4, 9, 13, 20, 40] {
@@ -117,6 +119,7 @@ mod tests {
 
     #[test]
     fn a_streaming_block_highlights_only_its_new_lines() {
+        warm_up();
         let p = Palette::colored();
         let mut cache = CodeCache::default();
         let mut text = String::from("```rust\n");

@@ -1,6 +1,7 @@
 //! Syntax highlighting of fenced code blocks (syntect, pure Rust regexes).
-//! Invariant: the syntax set is loaded once, lazily (never for the first
-//! frame: `warm_up` loads it off the UI thread), and each block line is
+//! Invariant: the syntax set is loaded once, lazily, on a thread of its own
+//! when a reply first has a fenced block with a language (plain code is
+//! drawn until it is there; no frame waits for it), and each block line is
 //! highlighted once: a [`CodeCache`] keeps every complete line's styled
 //! pieces and the parser state after it, so a block that grows while it
 //! streams only highlights its new lines. One render highlights at most
@@ -10,7 +11,8 @@
 //! never highlights.
 
 use std::str::FromStr;
-use std::sync::LazyLock;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::style::{Color, Modifier, Style};
 use syntect::highlighting::{
@@ -77,10 +79,38 @@ struct Assets {
     theme: Theme,
 }
 
-static ASSETS: LazyLock<Assets> = LazyLock::new(|| Assets {
-    syntaxes: SyntaxSet::load_defaults_newlines(),
-    theme: theme(),
-});
+/// The syntaxes and theme, once loaded (about 25 ms and 8 MB: only when a
+/// reply first has a fenced block with a language).
+static ASSETS: OnceLock<Assets> = OnceLock::new();
+/// A thread is loading them.
+static LOADING: AtomicBool = AtomicBool::new(false);
+
+fn load() -> Assets {
+    Assets {
+        syntaxes: SyntaxSet::load_defaults_newlines(),
+        theme: theme(),
+    }
+}
+
+/// The assets if loaded; else starts loading them on a thread (once) and
+/// says `None`: the caller draws plain code meanwhile and asks again.
+fn assets() -> Option<&'static Assets> {
+    if let Some(assets) = ASSETS.get() {
+        return Some(assets);
+    }
+    if !LOADING.swap(true, Ordering::AcqRel) {
+        let spawned = std::thread::Builder::new()
+            .name("highlight-load".into())
+            .spawn(|| {
+                ASSETS.get_or_init(load);
+            });
+        if spawned.is_err() {
+            // No thread: load here, once.
+            return Some(ASSETS.get_or_init(load));
+        }
+    }
+    ASSETS.get()
+}
 
 /// A theme whose "colours" name a [`Kind`] (alpha 0, the kind in red):
 /// the real colour comes from the palette.
@@ -118,10 +148,10 @@ fn theme() -> Theme {
     }
 }
 
-/// Loads the syntaxes now (call it off the UI thread, e.g. after the
-/// first frame), so the first reply with code does not wait for them.
+/// Loads the syntaxes now, on this thread (tests and benchmarks; the app
+/// loads them on a thread when a reply first needs them).
 pub fn warm_up() {
-    let assets = &*ASSETS;
+    let assets = ASSETS.get_or_init(load);
     // Compiles the Rust syntax's regexes too (they compile on first use).
     if let Some(syntax) = assets.syntaxes.find_syntax_by_token("rust") {
         let mut state = ParseState::new(syntax);
@@ -217,7 +247,11 @@ pub fn highlight(
     if !p.is_colored() || lang.is_empty() {
         return None;
     }
-    let assets = &*ASSETS;
+    let Some(assets) = assets() else {
+        // Loading: plain for now, coloured on a later frame.
+        cache.pending = true;
+        return None;
+    };
     let highlighter = Highlighter::new(&assets.theme);
     if cache.blocks.len() <= index {
         cache.blocks.resize_with(index + 1, || None);
@@ -309,6 +343,7 @@ mod tests {
     use super::*;
 
     fn kinds(code: &str, lang: &str) -> Vec<(String, Style)> {
+        warm_up();
         let lines: Vec<&str> = code.split('\n').collect();
         let mut cache = CodeCache::default();
         cache.begin();
@@ -344,6 +379,7 @@ mod tests {
 
     #[test]
     fn unknown_language_and_monochrome_are_not_highlighted() {
+        warm_up();
         let mut cache = CodeCache::default();
         let lines = ["x = 1"];
         assert!(
@@ -363,6 +399,7 @@ mod tests {
 
     #[test]
     fn a_long_block_is_highlighted_a_budget_at_a_time() {
+        warm_up();
         let p = Palette::colored();
         let owned: Vec<String> = (0..100).map(|i| format!("let v{i} = {i};")).collect();
         let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
@@ -391,6 +428,7 @@ mod tests {
 
     #[test]
     fn a_growing_block_keeps_its_highlighted_lines() {
+        warm_up();
         let p = Palette::colored();
         let mut cache = CodeCache::default();
         cache.begin();
