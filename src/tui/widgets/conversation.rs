@@ -3,9 +3,9 @@
 //! wrapped once per width (in the layout pass, before rendering), and only
 //! on-screen entries keep their lines and highlighted code (the others keep
 //! just their height; the last few their code too), so memory follows the
-//! viewport. A long code block
-//! is coloured over a few frames (a bounded number of lines each), never
-//! in one long frame; a running tool cell's time is drawn at each frame.
+//! viewport. A long code block is coloured over a few frames (a bounded
+//! number of lines each), never in one long frame; a running tool cell's
+//! time is drawn at each frame.
 
 use std::time::{Duration, Instant};
 
