@@ -200,7 +200,10 @@ pub struct CodeCache {
 
 impl CodeCache {
     pub fn clear(&mut self) {
-        *self = Self::default();
+        // Called for every off-screen entry each frame: usually a no-op.
+        if self.pending || !self.blocks.is_empty() {
+            *self = Self::default();
+        }
     }
 
     /// Whether the last render left lines to highlight.
