@@ -3,7 +3,8 @@
 //! and expanded, for the session picker over 10,000 sessions and for the
 //! approval prompt over a 10,000-line command or write, compared
 //! with a short session (the ratio shows the cost
-//! does not grow with length). `cargo bench --bench tui`.
+//! does not grow with length), and for a reply with highlighted Rust (the
+//! frame that first highlights it, and the frames after). `cargo bench --bench tui`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
@@ -26,6 +27,12 @@ mod tui_session;
 fn app_with_lines(lines: usize, per_entry: usize, now: Instant) -> App {
     let mut app = tui_session::new_app(now);
     tui_session::add_reply_lines(&mut app, lines, per_entry, now);
+    app
+}
+
+fn app_with_code(lines: usize, now: Instant) -> App {
+    let mut app = tui_session::new_app(now);
+    tui_session::add_code_reply(&mut app, lines, now);
     app
 }
 
@@ -128,6 +135,8 @@ fn first_frame(c: &mut Criterion) {
 
 fn frames(c: &mut Criterion) {
     let now = Instant::now();
+    // The app loads the highlighter on a thread when code first needs it.
+    waypoint::tui::markdown::warm_up();
     let mut group = c.benchmark_group("tui/frame");
     group.measurement_time(Duration::from_secs(4));
     let mut cases: Vec<(&str, App)> = vec![
@@ -143,6 +152,10 @@ fn frames(c: &mut Criterion) {
         (
             "tool_output_10MB_folded",
             app_with_output(10 * 1024 * 1024, now),
+        ),
+        (
+            "conversation_highlighted_rust_200_lines",
+            app_with_code(200, now),
         ),
         ("session_picker_10_sessions", app_with_picker(10, now)),
         ("session_picker_10k_sessions", app_with_picker(10_000, now)),
@@ -190,9 +203,25 @@ fn frames(c: &mut Criterion) {
     group.finish();
 }
 
+/// The frame that first shows a reply with 200 lines of Rust: it starts
+/// highlighting it then (at most `LINES_PER_RENDER` lines a frame; the
+/// syntaxes are loaded before measuring: the app loads them on a thread).
+fn highlight(c: &mut Criterion) {
+    let now = Instant::now();
+    waypoint::tui::markdown::warm_up();
+    let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
+    c.bench_function("tui/frame/highlighted_rust_200_lines_first_layout", |b| {
+        b.iter_batched(
+            || app_with_code(200, now),
+            |mut app| frame(&mut term, &mut app, now),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).warm_up_time(Duration::from_millis(500));
-    targets = first_frame, frames
+    targets = first_frame, frames, highlight
 }
 criterion_main!(benches);

@@ -281,3 +281,89 @@ fn a_long_plan_scrolls_to_its_end() {
         }
     }
 }
+
+/// The foreground colour of the first cell where `needle` starts on screen.
+fn fg_at(terminal: &Terminal<TestBackend>, needle: &str) -> ratatui::style::Color {
+    let buf = terminal.backend().buffer();
+    let want: Vec<String> = needle.chars().map(String::from).collect();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            let fits = want.iter().enumerate().all(|(i, c)| {
+                u16::try_from(i)
+                    .ok()
+                    .and_then(|i| x.checked_add(i))
+                    .filter(|&xi| xi < buf.area.width)
+                    .is_some_and(|xi| buf[(xi, y)].symbol() == c)
+            });
+            if fits {
+                return buf[(x, y)].fg;
+            }
+        }
+    }
+    panic!("{needle:?} not on screen:\n{:?}", terminal.backend());
+}
+
+#[test]
+fn a_reply_with_highlighted_code() {
+    use ratatui::style::Color;
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    // The app loads the syntaxes on a thread when code first needs them
+    // (drawing plain code meanwhile); here they are loaded first.
+    waypoint::tui::markdown::warm_up();
+    let mut a = highlighted_reply(&clock);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("highlighted_code_{w}x{h}"), terminal.backend());
+        // The colours are checked too: keywords, strings, comments and
+        // names differ from plain text; the unlabelled block is plain code.
+        let plain = fg_at(&terminal, "Here is");
+        assert_eq!(fg_at(&terminal, "pub fn"), Color::Magenta);
+        assert_ne!(fg_at(&terminal, "pub fn"), plain);
+        assert_eq!(fg_at(&terminal, "\"--verbose\""), Color::Green);
+        assert_eq!(fg_at(&terminal, "parse("), Color::Blue);
+        assert_ne!(fg_at(&terminal, "// 2 flags"), Color::Magenta);
+        assert_eq!(fg_at(&terminal, "$ cargo run"), Color::Cyan);
+        assert_eq!(fg_at(&terminal, "cargo test"), Color::Cyan);
+    }
+}
+
+#[test]
+fn an_edit_diff_with_line_numbers_and_context() {
+    use ratatui::style::Color;
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = expanded_edit(&clock);
+    // The inline cell counts the lines the edit adds and removes.
+    let cell = a
+        .conversation
+        .entries
+        .iter()
+        .find(|e| e.tool.is_some())
+        .map(|e| e.text().to_string());
+    assert_eq!(cell.as_deref(), Some("edit_file src/cli.rs +2 −1 · 3 ms"));
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("edit_diff_{w}x{h}"), terminal.backend());
+        let text = screen_text(&mut a, w, h, now);
+        // Numbered from where the edit was, with one `⋯` between the hunks
+        // and the tool's own raw diff not repeated below.
+        assert!(text.contains("41 41   "), "{text}");
+        assert!(text.contains("   42 + "), "{text}");
+        assert_eq!(text.matches('⋯').count(), 1, "{text}");
+        assert!(!text.contains("@@ line 40 @@"), "{text}");
+        assert_eq!(fg_at(&terminal, "+     let verbose"), Color::Green);
+        assert_eq!(fg_at(&terminal, "-     Cli {"), Color::Red);
+    }
+}
+
+#[test]
+fn inline_tool_cells() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = tool_cells(&clock);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("tool_cells_{w}x{h}"), terminal.backend());
+    }
+}

@@ -2474,7 +2474,7 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
             ),
             (
                 EntryKind::Tool(TraceStatus::Ok),
-                "edit_file src/cli.rs · 2 ms"
+                "edit_file src/cli.rs +3 −1 · 2 ms"
             ),
             (
                 EntryKind::Tool(TraceStatus::Error),
@@ -2507,5 +2507,78 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
         .position(|l| l.contains("✘ bash cargo test · 2.0 s · exit 3"))
         .unwrap_or_else(|| panic!("{s}"));
     assert!(lines[at + 1].contains("✘ todo_write 3 items"), "{s}");
-    assert!(lines[at + 2].contains("◌ bash echo"), "{s}");
+    // A running call: a spinner and its running time, which moves with
+    // each redraw (the lines are cached; this one is drawn live).
+    assert!(lines[at + 2].contains("⠋ bash echo"), "{s}");
+    assert!(lines[at + 2].contains(" · 1s"), "{s}");
+    let later = screen_text(&mut a, 80, 24, clock.at(11.45));
+    let line = later
+        .lines()
+        .find(|l| l.contains("bash echo"))
+        .unwrap_or_else(|| panic!("{later}"));
+    assert!(
+        line.contains("⠼ bash echo") && line.contains(" · 3s"),
+        "{line}"
+    );
+    let much_later = screen_text(&mut a, 80, 24, clock.at(8.0 + 75.0));
+    assert!(much_later.contains(" · 1:15"), "{much_later}");
+}
+
+#[test]
+fn a_long_code_block_is_coloured_over_a_few_frames_then_the_app_rests() {
+    use ratatui::style::Color;
+    waypoint::tui::markdown::warm_up();
+    let clock = Clock::new();
+    let mut a = App::new(
+        "claude-test",
+        "/work/project",
+        waypoint::tui::style::Palette::colored(),
+        clock.base,
+    );
+    let mut reply = String::from("```rust\n");
+    for i in 0..100 {
+        reply.push_str(&format!("let v{i} = {i};\n"));
+    }
+    reply.push_str("```\n");
+    feed(
+        &mut a,
+        &clock,
+        vec![
+            (0.1, Event::TurnStarted { resumed: false }),
+            (0.1, Event::RoundStarted { round: 1 }),
+            (0.5, text(&reply)),
+            (
+                1.0,
+                Event::TurnComplete {
+                    stop_reason: waypoint::events::StopReason::EndTurn,
+                    open_items: 0,
+                },
+            ),
+        ],
+    );
+    // The last line on screen (a `let`) at each frame: plain code first,
+    // coloured once the budget reached it; the app redraws until then.
+    let mut colours = Vec::new();
+    for frame in 0..4 {
+        let now = clock.at(2.0 + f64::from(frame) * 0.1);
+        let t = screen(&mut a, 120, 40, now);
+        let buf = t.backend().buffer();
+        let at = |x: u16, y: u16| -> String {
+            (x..x + 5)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect()
+        };
+        let (x, row) = (0..buf.area.height)
+            .rev()
+            .flat_map(|y| (0..60).map(move |x| (x, y)))
+            .find(|&(x, y)| at(x, y) == "let v")
+            .unwrap_or_else(|| panic!("no code on screen"));
+        colours.push((buf[(x, row)].fg, a.animating(now)));
+    }
+    assert_eq!(colours[0], (Color::Cyan, true), "{colours:?}");
+    assert_eq!(
+        colours.last(),
+        Some(&(Color::Magenta, false)),
+        "{colours:?}"
+    );
 }

@@ -31,6 +31,21 @@ pub fn add_reply_lines(app: &mut App, lines: usize, per_entry: usize, now: Insta
     }
 }
 
+/// Adds one reply with a fenced Rust block of `lines` lines (highlighted).
+#[allow(dead_code)] // the memory example does not use it
+pub fn add_code_reply(app: &mut App, lines: usize, now: Instant) {
+    update::on_event(app, Event::TurnStarted { resumed: false }, now);
+    update::on_event(app, Event::RoundStarted { round: 1 }, now);
+    let mut text = String::from("Here is the code:\n\n```rust\n");
+    for i in 0..lines {
+        text.push_str(&format!(
+            "    let value_{i} = compute(\"item {i}\", {i}) + 1; // step {i}\n"
+        ));
+    }
+    text.push_str("```\n");
+    update::on_event(app, Event::TextDelta { text }, now);
+}
+
 /// Adds one `bash` call whose output streams `bytes` bytes.
 pub fn add_tool_output(app: &mut App, bytes: usize, now: Instant) {
     let begin = Event::ToolCallBegin {

@@ -20,6 +20,11 @@ impl Palette {
         Self { color: false }
     }
 
+    /// Whether this palette uses colours at all.
+    pub fn is_colored(self) -> bool {
+        self.color
+    }
+
     fn fg(self, c: Color) -> Style {
         if self.color {
             Style::new().fg(c)
@@ -85,6 +90,10 @@ impl Palette {
         } else {
             Style::new().add_modifier(Modifier::REVERSED)
         }
+    }
+    /// A token of highlighted code (keyword, string…) in an ANSI colour.
+    pub fn syntax(self, c: Color) -> Style {
+        self.fg(c)
     }
     pub fn diff_added(self) -> Style {
         self.fg(Color::Green)

@@ -630,3 +630,173 @@ pub fn long_plan(clock: &Clock, active: usize) -> App {
     a.focus = waypoint::tui::state::Focus::Checklist;
     a
 }
+
+/// A session in colour whose reply has a fenced Rust block.
+pub fn highlighted_reply(clock: &Clock) -> App {
+    let mut a = App::new(
+        "claude-test",
+        "/work/project",
+        Palette::colored(),
+        clock.base,
+    );
+    let t0 = clock.at(0.0);
+    type_text(&mut a, "Show me the parser", t0);
+    update::on_key(&mut a, key(KeyCode::Enter), t0);
+    let reply = "Here is the parser:\n\n```rust\n/// Parses the flags.\npub fn parse(args: &[String]) -> Cli {\n    let verbose = args.iter().any(|a| a == \"--verbose\");\n    Cli { quiet: false, verbose } // 2 flags\n}\n```\n\nAnd in the shell:\n\n```\n$ cargo run -- --verbose\n```\n\nRun `cargo test` to check it.";
+    feed(
+        &mut a,
+        clock,
+        vec![
+            (0.1, Event::TurnStarted { resumed: false }),
+            (0.1, Event::RoundStarted { round: 1 }),
+            (0.5, text(reply)),
+            (
+                1.0,
+                Event::TurnComplete {
+                    stop_reason: waypoint::events::StopReason::EndTurn,
+                    open_items: 0,
+                },
+            ),
+        ],
+    );
+    a
+}
+
+/// The old and new text of an edit with two changes far apart.
+pub fn a_long_edit() -> serde_json::Value {
+    let old: String = [
+        "pub fn parse(args: &[String]) -> Cli {",
+        "    let quiet = args.iter().any(|a| a == \"-q\");",
+        "    let mut files = Vec::new();",
+        "    for a in args {",
+        "        if !a.starts_with('-') {",
+        "            files.push(a.clone());",
+        "        }",
+        "    }",
+        "    // Sort for stable output.",
+        "    files.sort();",
+        "    files.dedup();",
+        "    Cli { quiet, files }",
+        "}",
+    ]
+    .map(|l| format!("{l}\n"))
+    .concat();
+    let new = old
+        .replace(
+            "    let quiet = args.iter().any(|a| a == \"-q\");\n",
+            "    let quiet = args.iter().any(|a| a == \"-q\");\n    let verbose = args.iter().any(|a| a == \"-v\");\n",
+        )
+        .replace(
+            "    Cli { quiet, files }\n",
+            "    Cli { quiet, verbose, files }\n",
+        );
+    json!({"path": "src/cli.rs", "old_text": old, "new_text": new})
+}
+
+/// A session in colour after that edit (at line 40 of the file), expanded
+/// in the trace pane.
+pub fn expanded_edit(clock: &Clock) -> App {
+    let mut a = App::new(
+        "claude-test",
+        "/work/project",
+        Palette::colored(),
+        clock.base,
+    );
+    let t0 = clock.at(0.0);
+    type_text(&mut a, "Add a verbose flag", t0);
+    update::on_key(&mut a, key(KeyCode::Enter), t0);
+    let output = "Edited src/cli.rs: replaced 1 occurrence\n@@ line 40 @@\n-    let quiet = args.iter().any(|a| a == \"-q\");\n+    let quiet = args.iter().any(|a| a == \"-q\");\n+    let verbose = args.iter().any(|a| a == \"-v\");";
+    feed(
+        &mut a,
+        clock,
+        vec![
+            (0.1, Event::TurnStarted { resumed: false }),
+            (0.1, Event::RoundStarted { round: 1 }),
+            (0.5, text("Adding the flag.")),
+            (
+                1.0,
+                begin("t1", "edit_file", "src/cli.rs", a_long_edit(), None),
+            ),
+            (1.0, end("t1", "edit_file", ToolStatus::Ok, 3, output)),
+        ],
+    );
+    a.focus = waypoint::tui::state::Focus::Trace;
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(2.0));
+    a
+}
+
+/// One of each inline tool cell: done, failed with an exit code,
+/// interrupted, and running (since 30 s).
+pub fn tool_cells(clock: &Clock) -> App {
+    let mut a = app(clock);
+    let t0 = clock.at(0.0);
+    type_text(&mut a, "Build it", t0);
+    update::on_key(&mut a, key(KeyCode::Enter), t0);
+    let failed = Event::ToolCallEnd {
+        id: "t2".into(),
+        name: "bash".into(),
+        status: ToolStatus::Ok,
+        duration_ms: 2100,
+        output: "error: 1 test failed\n".into(),
+        exit_code: Some(101),
+    };
+    feed(
+        &mut a,
+        clock,
+        vec![
+            (0.1, Event::TurnStarted { resumed: false }),
+            (0.1, Event::RoundStarted { round: 1 }),
+            (0.5, text("Reading first.")),
+            (
+                1.0,
+                begin(
+                    "t1",
+                    "read_file",
+                    "Cargo.toml",
+                    json!({"path": "Cargo.toml"}),
+                    None,
+                ),
+            ),
+            (
+                1.0,
+                end("t1", "read_file", ToolStatus::Ok, 4, "[package]\n"),
+            ),
+            (
+                2.0,
+                begin(
+                    "t2",
+                    "bash",
+                    "cargo test",
+                    json!({"command": "cargo test"}),
+                    None,
+                ),
+            ),
+            (4.1, failed),
+            (
+                5.0,
+                begin(
+                    "t3",
+                    "bash",
+                    "sleep 100",
+                    json!({"command": "sleep 100"}),
+                    None,
+                ),
+            ),
+            (
+                9.0,
+                end("t3", "bash", ToolStatus::Interrupted, 4000, "interrupted"),
+            ),
+            (
+                30.0,
+                begin(
+                    "t4",
+                    "bash",
+                    "cargo build --release",
+                    json!({"command": "cargo build --release"}),
+                    None,
+                ),
+            ),
+        ],
+    );
+    a
+}

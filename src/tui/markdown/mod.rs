@@ -11,24 +11,53 @@ use unicode_width::UnicodeWidthStr;
 
 use super::style::Palette;
 
+mod code;
+mod highlight;
 mod pieces;
 mod table;
 
-use pieces::{fit, hard_cut, push_piece, sanitize, trim_end, wrap};
+pub use highlight::{CodeCache, warm_up};
+
+use pieces::{fit, push_piece, sanitize, trim_end, wrap};
 
 /// A run of text in one style.
 type Piece = (String, Style);
 
 const BULLET: &str = "• ";
 const QUOTE_BAR: &str = "▌ ";
-const CODE_BAR: &str = "│ ";
+/// A code line starts with a margin and a bar, and ends one column short.
+const CODE_BAR: &str = " │ ";
 const RULE: &str = "─";
 const ELLIPSIS: &str = "…";
 const ZWJ: char = '\u{200D}';
 
-/// Renders Markdown `text` into lines no wider than `width` display columns (width ≥ 1; treat 0 as 1).
+/// Renders Markdown `text` into lines no wider than `width` display columns
+/// (width ≥ 1; treat 0 as 1), code blocks in the plain code style.
 pub fn render(text: &str, width: u16, palette: Palette) -> Vec<Line<'static>> {
-    let mut renderer = Renderer::new(usize::from(width.max(1)), palette);
+    render_with(text, width, palette, None)
+}
+
+/// [`render`] with fenced code blocks of a known language highlighted,
+/// their styled lines kept in `cache` (highlighted once, reused each time
+/// the same text is laid out again, e.g. while it streams). A long block
+/// may come out partly plain: then `cache.pending()`, render it again.
+pub fn render_highlighted(
+    text: &str,
+    width: u16,
+    palette: Palette,
+    cache: &mut CodeCache,
+) -> Vec<Line<'static>> {
+    cache.begin();
+    render_with(text, width, palette, Some(cache))
+}
+
+fn render_with(
+    text: &str,
+    width: u16,
+    palette: Palette,
+    cache: Option<&mut CodeCache>,
+) -> Vec<Line<'static>> {
+    let mut renderer = Renderer::new(usize::from(width.max(1)), palette, cache);
     let options =
         Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
     // Escape sequences go before parsing: the parser may split one (at its
@@ -70,7 +99,7 @@ enum PrefixKind {
     Blank,
 }
 
-struct Renderer {
+struct Renderer<'c> {
     width: usize,
     palette: Palette,
     out: Vec<Line<'static>>,
@@ -82,14 +111,20 @@ struct Renderer {
     inline: Vec<Piece>,
     /// Raw text of the code block being read.
     code: Option<String>,
+    /// Its fence's language (first word of the info string), if any.
+    code_lang: String,
+    /// Code blocks met so far (they are cached by their order).
+    code_blocks: usize,
+    /// Where highlighted code blocks are kept; `None`: no highlighting.
+    highlight: Option<&'c mut CodeCache>,
     /// A blank line goes before the next block (never at the very start).
     pending_blank: bool,
     /// The table being read.
     table: Option<table::Table>,
 }
 
-impl Renderer {
-    fn new(width: usize, palette: Palette) -> Self {
+impl<'c> Renderer<'c> {
+    fn new(width: usize, palette: Palette, highlight: Option<&'c mut CodeCache>) -> Self {
         Self {
             width,
             palette,
@@ -100,6 +135,9 @@ impl Renderer {
             links: Vec::new(),
             inline: Vec::new(),
             code: None,
+            code_lang: String::new(),
+            code_blocks: 0,
+            highlight,
             pending_blank: false,
             table: None,
         }
@@ -200,9 +238,17 @@ impl Renderer {
                 self.begin_leaf();
                 self.containers.push(Container::Quote);
             }
-            Tag::CodeBlock(_) => {
+            Tag::CodeBlock(kind) => {
                 self.flush();
                 self.code = Some(String::new());
+                self.code_lang = match kind {
+                    pulldown_cmark::CodeBlockKind::Fenced(info) => {
+                        // `rust,ignore`, `python {.numberLines}`: the first word.
+                        let lang = info.split([' ', '\t', ',', '{']).next();
+                        lang.unwrap_or_default().to_string()
+                    }
+                    pulldown_cmark::CodeBlockKind::Indented => String::new(),
+                };
             }
             Tag::List(start) => {
                 self.flush();
@@ -351,26 +397,6 @@ impl Renderer {
         self.begin_leaf();
         for content in lines {
             let (prefix, _) = self.prefix(PrefixKind::Content, None);
-            self.push_line(prefix, content, PrefixKind::Content);
-        }
-    }
-
-    fn code_block(&mut self, code: &str) {
-        if code.is_empty() {
-            return;
-        }
-        let body = code.strip_suffix('\n').unwrap_or(code);
-        self.begin_leaf();
-        let bar = (CODE_BAR.to_string(), self.palette.dim());
-        for raw in body.split('\n') {
-            let (prefix, used) = self.prefix(PrefixKind::Content, Some(bar.clone()));
-            let line = sanitize(raw, "    ");
-            let content = hard_cut(
-                &line,
-                self.width - used,
-                self.palette.code(),
-                self.palette.dim(),
-            );
             self.push_line(prefix, content, PrefixKind::Content);
         }
     }
@@ -541,7 +567,7 @@ mod tests {
         assert_eq!(md("- a\n\n- b", 40), ["• a", "", "• b"]);
         assert_eq!(
             md("- item\n\n  ```\n  code\n  ```", 40),
-            ["• item", "", "  │ code"]
+            ["• item", "", "   │ code"]
         );
     }
 
@@ -569,21 +595,24 @@ mod tests {
         let lines = render(text, 12, palette);
         assert_eq!(
             plain(&lines),
-            ["│ fn main()…", "│     inden…", "│     t", "│"]
+            [" │ fn main…", " │     ind…", " │     t", " │"]
         );
         assert_fits(&lines, 12, text);
         assert_eq!(style_of(&lines, "fn main"), palette.code());
         assert_eq!(style_of(&lines, "│"), palette.dim());
         assert_eq!(style_of(&lines, "…"), palette.dim());
-        // Exactly fitting lines are not cut.
-        assert_eq!(md("```\n1234567890\n```", 12), ["│ 1234567890"]);
+        // A margin, then lines that fit exactly (one column short of the
+        // edge) are not cut; very narrow panes keep that last column.
+        assert_eq!(md("```\n1234567890\n```", 14), [" │ 1234567890"]);
+        assert_eq!(md("```\n1234567890\n```", 13), [" │ 12345678…"]);
+        assert_eq!(md("```\n1234567\n```", 7), [" │ 123…"]);
     }
 
     #[test]
     fn indented_code_blocks() {
         assert_eq!(
             md("para\n\n    let a = 1;\n      nested\n", 40),
-            ["para", "", "│ let a = 1;", "│   nested"]
+            ["para", "", " │ let a = 1;", " │   nested"]
         );
     }
 
@@ -696,7 +725,7 @@ mod tests {
     fn unclosed_fence_renders_as_code() {
         assert_eq!(
             md("text\n\n```rust\nlet x = 1;\nlet y", 40),
-            ["text", "", "│ let x = 1;", "│ let y"]
+            ["text", "", " │ let x = 1;", " │ let y"]
         );
         assert_eq!(md("text\n\n```", 40), ["text"]);
     }
@@ -726,7 +755,7 @@ mod tests {
         // The whole sequence goes, not just its ESC; a bell is shown, not rung.
         assert_eq!(md("a\u{1b}[31mb\u{7}", 40), ["ab␇"]);
         // `ESC b` is a two-byte escape: both go.
-        assert_eq!(md("```\na\u{1b}bc\r\n```", 40), ["│ ac"]);
+        assert_eq!(md("```\na\u{1b}bc\r\n```", 40), [" │ ac"]);
     }
 
     #[test]
@@ -824,7 +853,7 @@ mod tests {
         }
         let lines = render(&text, 80, Palette::colored());
         assert_eq!(lines.len(), 2_500 * 4 + 5_000);
-        assert_eq!(plain(&lines[lines.len() - 1..]), ["│ let v4999 = 4999;"]);
+        assert_eq!(plain(&lines[lines.len() - 1..]), [" │ let v4999 = 4999;"]);
     }
 
     const TABLE: &str = "| Tool | What it does | Asks |\n|---|---|:-:|\n| `bash` | runs a command in the workspace | yes |\n| read_file | reads | no |\n";

@@ -72,28 +72,34 @@ pub(super) fn fit(pieces: Vec<Piece>, max: usize) -> (Vec<Piece>, usize) {
     (out, used)
 }
 
-/// A code line cut (not wrapped) to `avail` columns, a dim `…` marking the cut.
-pub(super) fn hard_cut(line: &str, avail: usize, style: Style, dim: Style) -> Vec<Piece> {
+/// A code line (styled `pieces`) cut to `avail` columns: when too wide, the
+/// text up to `avail - 1` columns and a dimmed ellipsis.
+pub(super) fn cut_pieces(pieces: Vec<Piece>, avail: usize, dim: Style) -> Vec<Piece> {
     let mut used = 0;
-    // Byte offset where the text must end if it turns out to be too wide.
+    // Where the text must end (piece, byte offset) if it turns out too wide.
     let mut cut = None;
-    for (start, cluster) in clusters(line) {
-        let cw = cluster.width();
-        if cut.is_none() && used + cw > avail.saturating_sub(1) {
-            cut = Some(start);
-        }
-        used += cw;
-        if used > avail {
-            let end = cut.unwrap_or(start);
-            let mut pieces = Vec::new();
-            push_piece(&mut pieces, &line[..end], style);
-            push_piece(&mut pieces, ELLIPSIS, dim);
-            return pieces;
+    for (i, (text, _)) in pieces.iter().enumerate() {
+        for (start, cluster) in clusters(text) {
+            let cw = cluster.width();
+            if cut.is_none() && used + cw > avail.saturating_sub(1) {
+                cut = Some((i, start));
+            }
+            used += cw;
+            if used > avail {
+                let (ci, cb) = cut.unwrap_or((i, start));
+                let mut out = Vec::new();
+                for (text, style) in &pieces[..ci] {
+                    push_piece(&mut out, text, *style);
+                }
+                if let Some((text, style)) = pieces.get(ci) {
+                    push_piece(&mut out, text.get(..cb).unwrap_or_default(), *style);
+                }
+                push_piece(&mut out, ELLIPSIS, dim);
+                return out;
+            }
         }
     }
-    let mut pieces = Vec::new();
-    push_piece(&mut pieces, line, style);
-    pieces
+    pieces.into_iter().filter(|(t, _)| !t.is_empty()).collect()
 }
 
 /// Splits `text` into (byte offset, cluster) pairs: a base character followed

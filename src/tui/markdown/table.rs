@@ -58,7 +58,7 @@ fn width_of(cell: &[Piece]) -> usize {
     cell.iter().map(|(t, _)| t.width()).sum()
 }
 
-impl Renderer {
+impl Renderer<'_> {
     /// Draws the table that just ended.
     pub(super) fn table(&mut self, table: Table) {
         let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);

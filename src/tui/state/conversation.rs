@@ -4,7 +4,11 @@
 //! when the text changes), never while rendering. Reasoning and compaction
 //! summaries fold and unfold together (`show_reasoning`, Ctrl+O).
 
+use std::time::Instant;
+
 use ratatui::text::Line;
+
+use crate::tui::markdown::CodeCache;
 
 use super::scroll::Scroll;
 
@@ -51,6 +55,11 @@ pub struct ConvEntry {
     pub cache: Option<Wrapped>,
     /// The trace entry (serial) a tool cell shows.
     pub tool: Option<u64>,
+    /// When a tool cell's call started (its running time is drawn live).
+    pub started: Option<Instant>,
+    /// A reply's highlighted code blocks, kept while its lines are (the
+    /// text may change: the cache checks it, so `push_str` keeps it).
+    pub code: CodeCache,
 }
 
 impl ConvEntry {
@@ -60,10 +69,16 @@ impl ConvEntry {
             text: text.into(),
             cache: None,
             tool: None,
+            started: None,
+            code: CodeCache::default(),
         }
     }
     pub fn text(&self) -> &str {
         &self.text
+    }
+    /// The text with the code cache, to render it highlighted.
+    pub fn text_and_code(&mut self) -> (&str, &mut CodeCache) {
+        (&self.text, &mut self.code)
     }
     pub fn push_str(&mut self, s: &str) {
         self.text.push_str(s);
@@ -99,6 +114,8 @@ pub struct Conversation {
     /// The tool cells (trace serials) of the plan item selected in the
     /// plan pane: drawn marked.
     pub marked_tools: Vec<u64>,
+    /// Code on screen is still being highlighted (a frame at a time).
+    pub highlighting: bool,
 }
 
 impl Default for Conversation {
@@ -113,6 +130,7 @@ impl Default for Conversation {
             retry_notice: None,
             queued_held: false,
             marked_tools: Vec::new(),
+            highlighting: false,
         }
     }
 }
@@ -181,9 +199,10 @@ impl Conversation {
     }
 
     /// A tool call began: its one-line cell goes where it happened.
-    pub fn push_tool(&mut self, serial: u64, text: String) {
+    pub fn push_tool(&mut self, serial: u64, text: String, now: Instant) {
         let mut entry = ConvEntry::new(EntryKind::Tool(super::TraceStatus::Running), text);
         entry.tool = Some(serial);
+        entry.started = Some(now);
         self.entries.push(entry);
         self.round_entry = None;
     }

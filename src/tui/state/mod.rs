@@ -33,7 +33,9 @@ pub use plan::{Change, Checklist, HIGHLIGHT_FOR, PlanPrompt, PromptKind};
 pub use revisions::{REVISIONS_CAP, Revision, Revisions};
 pub use scroll::Scroll;
 pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
-pub use trace::{PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal};
+pub use trace::{
+    DiffCache, PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -137,6 +139,7 @@ impl App {
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
         self.status.running
+            || self.conversation.highlighting
             || self.status.activity == Activity::Compacting
             || self.plan.highlighting(now)
             || self.status.quit_armed(now)

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::output::{OutputLog, Spill};
 use super::scroll::Scroll;
-use crate::events::{ToolStatus, ToolSummary};
+use ratatui::text::Line;
+
+use crate::events::{ToolDetail, ToolStatus, ToolSummary};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceStatus {
@@ -60,7 +62,19 @@ pub struct Trace {
     pub detail_scroll: Scroll,
     /// Only the calls made for this plan item (its id and 1-based place).
     pub filter: Option<(String, usize)>,
+    /// The expanded entry's diff, built once per entry and width.
+    pub diff_cache: Option<DiffCache>,
     next_serial: u64,
+}
+
+/// A file change's numbered diff lines for the expanded view.
+#[derive(Debug)]
+pub struct DiffCache {
+    pub serial: u64,
+    /// The entry's status then (its output, which places the diff, is final once it ended).
+    pub status: TraceStatus,
+    pub width: usize,
+    pub lines: Vec<Line<'static>>,
 }
 
 impl Default for Trace {
@@ -71,6 +85,7 @@ impl Default for Trace {
             expanded: false,
             detail_scroll: Scroll::top_only(),
             filter: None,
+            diff_cache: None,
             next_serial: 0,
         }
     }
@@ -107,6 +122,19 @@ impl TraceEntry {
         if !self.summary.line.is_empty() {
             out.push(' ');
             out.push_str(&self.summary.line);
+        }
+        // A file change says how many lines it adds and removes (not once
+        // it failed: then it changed nothing).
+        if let ToolDetail::Diff { old, new, .. } = &self.summary.detail
+            && !matches!(self.status, TraceStatus::Error | TraceStatus::Interrupted)
+        {
+            let (added, removed) = crate::tui::widgets::diff::diff_stats(old, new);
+            if added > 0 {
+                out.push_str(&format!(" +{added}"));
+            }
+            if removed > 0 {
+                out.push_str(&format!(" −{removed}"));
+            }
         }
         if let Some(d) = self.duration {
             out.push_str(" · ");

@@ -167,7 +167,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.trace.begin(id, name, summary, plan_item, now);
             if let Some(t) = app.trace.entries.last_mut() {
                 t.plan_item_id = plan_item_id;
-                app.conversation.push_tool(t.serial, t.cell_text());
+                app.conversation
+                    .push_tool(t.serial, t.cell_text(), t.started);
             }
             plan::sync(app);
         }

@@ -154,7 +154,8 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             Span::raw("   "),
         ));
     } else if let ToolDetail::Diff { old, new, .. } = &request.summary.detail {
-        lines.extend(numbered_lines(p, old, new, width));
+        // Before the call runs its place in the file is unknown: from 1.
+        lines.extend(numbered_lines(p, old, new, 1, width));
     }
     lines
 }

@@ -1,15 +1,20 @@
 //! The conversation pane: user prompts, the model's Markdown, notices.
 //! Invariant: only visible lines are copied into the frame; an entry is
 //! wrapped once per width (in the layout pass, before rendering), and only
-//! on-screen entries keep their lines (the others keep just their height),
-//! so memory follows the viewport.
+//! on-screen entries keep their lines and highlighted code (the others keep
+//! just their height; the last few their code too), so memory follows the
+//! viewport. A long code block is coloured over a few frames (a bounded
+//! number of lines each), never in one long frame; a running tool cell's
+//! time is drawn at each frame.
+
+use std::time::{Duration, Instant};
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{inner, pane_block};
+use super::{clock, inner, pane_block, spinner};
 use crate::tui::markdown;
 use crate::tui::state::{
     ConvEntry, Conversation, Ctx, EntryKind, Focus, NoticeKind, TraceStatus, Wrapped,
@@ -65,11 +70,14 @@ fn folded(
     folded
 }
 
+/// The entry's lines at `width`; a reply's code is highlighted only when
+/// `highlight` (its lines are kept: measuring alone needs no colours).
 fn wrap_entry(
-    entry: &ConvEntry,
+    entry: &mut ConvEntry,
     width: u16,
     palette: Palette,
     show_reasoning: bool,
+    highlight: bool,
 ) -> Vec<Line<'static>> {
     match entry.kind {
         EntryKind::User => wrap(
@@ -86,6 +94,10 @@ fn wrap_entry(
             Span::styled("⏳ queued › ", palette.dim()),
             Span::raw("  "),
         ),
+        EntryKind::Assistant if highlight => {
+            let (text, code) = entry.text_and_code();
+            markdown::render_highlighted(text, width, palette, code)
+        }
         EntryKind::Assistant => markdown::render(entry.text(), width, palette),
         EntryKind::Reasoning => folded(entry, width, palette, show_reasoning, "∴", "thinking"),
         EntryKind::Summary => folded(entry, width, palette, show_reasoning, "≡", "summary"),
@@ -103,19 +115,7 @@ fn wrap_entry(
                 palette.dim(),
             )]
         }
-        EntryKind::Tool(status) => {
-            let (mark, style) = match status {
-                TraceStatus::Running => ("◌", palette.active()),
-                TraceStatus::Ok => ("✔", palette.success()),
-                TraceStatus::Error => ("✘", palette.error()),
-                TraceStatus::Interrupted => ("■", palette.warning()),
-            };
-            let text = truncate(entry.text(), usize::from(width).saturating_sub(4));
-            vec![Line::from(vec![
-                Span::styled(format!("  {mark} "), style),
-                Span::styled(text, palette.dim()),
-            ])]
-        }
+        EntryKind::Tool(status) => vec![tool_cell(entry, status, width, palette, None)],
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", palette.dim()),
@@ -130,6 +130,50 @@ fn wrap_entry(
                 Span::raw("  "),
             )
         }
+    }
+}
+
+/// A tool call's one line: status symbol, tool and summary; while it runs,
+/// a spinner and its running time (drawn from `now`, so never cached).
+fn tool_cell(
+    entry: &ConvEntry,
+    status: TraceStatus,
+    width: u16,
+    palette: Palette,
+    now: Option<Instant>,
+) -> Line<'static> {
+    let elapsed = now
+        .zip(entry.started)
+        .map(|(now, started)| now.saturating_duration_since(started));
+    let (mark, style) = match (status, elapsed) {
+        (TraceStatus::Running, Some(d)) => (spinner(d), palette.active()),
+        (TraceStatus::Running, None) => ("◌", palette.active()),
+        (TraceStatus::Ok, _) => ("✔", palette.success()),
+        (TraceStatus::Error, _) => ("✘", palette.error()),
+        (TraceStatus::Interrupted, _) => ("■", palette.warning()),
+    };
+    let time = match (status, elapsed) {
+        (TraceStatus::Running, Some(d)) => format!(" · {}", running_time(d)),
+        _ => String::new(),
+    };
+    let room = usize::from(width).saturating_sub(4 + str_width(&time));
+    let text = truncate(entry.text(), room);
+    let mut spans = vec![
+        Span::styled(format!("  {mark} "), style),
+        Span::styled(text, palette.dim()),
+    ];
+    if !time.is_empty() && room > 0 {
+        spans.push(Span::styled(time, style));
+    }
+    Line::from(spans)
+}
+
+/// Whole seconds (`0s`, `42s`), then `m:ss`: a running call's time.
+fn running_time(d: Duration) -> String {
+    if d.as_secs() < 60 {
+        format!("{}s", d.as_secs())
+    } else {
+        clock(d)
     }
 }
 
@@ -148,7 +192,7 @@ fn measure(
     {
         return w.height;
     }
-    let lines = wrap_entry(entry, width, palette, show_reasoning);
+    let lines = wrap_entry(entry, width, palette, show_reasoning, keep);
     let height = lines.len();
     entry.cache = Some(Wrapped {
         width,
@@ -167,7 +211,7 @@ fn ensure_lines(entry: &mut ConvEntry, width: u16, palette: Palette, show_reason
     {
         return;
     }
-    let lines = wrap_entry(entry, width, palette, show_reasoning);
+    let lines = wrap_entry(entry, width, palette, show_reasoning, true);
     entry.cache = Some(Wrapped {
         width,
         height: lines.len(),
@@ -203,19 +247,40 @@ pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayo
         .entries
         .iter_mut()
         .enumerate()
-        .map(|(i, e)| measure(e, width, palette, i >= tail_from, show_reasoning))
+        .map(|(i, e)| {
+            // Code left plain last frame (out of budget): its lines are
+            // made again (the height stays: colours never change it).
+            if e.code.pending()
+                && let Some(w) = e.cache.as_mut()
+            {
+                w.lines = None;
+            }
+            measure(e, width, palette, i >= tail_from, show_reasoning)
+        })
         .collect();
     // One blank line between entries (but tool cells).
     let gaps: Vec<usize> = (0..count).map(|i| gap(&conv.entries, i)).collect();
     let total: usize = heights.iter().sum::<usize>() + gaps.iter().sum::<usize>();
     let top = conv.scroll.resolve(total, height);
     let mut line_no = 0;
-    for ((entry, &h), &gap) in conv.entries.iter_mut().zip(&heights).zip(&gaps) {
+    conv.highlighting = false;
+    let rows = conv.entries.iter_mut().zip(&heights).zip(&gaps).enumerate();
+    for (i, ((entry, &h), &gap)) in rows {
         if line_no + h + gap > top && line_no < top + height {
             ensure_lines(entry, width, palette, show_reasoning);
-        } else if let Some(w) = entry.cache.as_mut() {
-            // Off screen: keep the height, let the lines go.
-            w.lines = None;
+            conv.highlighting |= entry.code.pending();
+        } else {
+            // Off screen: keep the height, let the lines go, and the code
+            // too but for the last entries (a reply streaming below the
+            // screen is measured with its code, which then only grows).
+            if let Some(w) = entry.cache.as_mut() {
+                w.lines = None;
+            }
+            if i >= tail_from {
+                entry.code.settle();
+            } else {
+                entry.code.clear();
+            }
         }
         line_no += h + gap;
     }
@@ -269,7 +334,14 @@ pub fn render(
             .unwrap_or_default();
         for line in lines {
             if line_no >= top && visible.len() < height {
-                visible.push(marked(line, entry, conv, ctx));
+                let line = match entry.kind {
+                    // A running call's time moves: drawn now, not cached.
+                    EntryKind::Tool(status @ TraceStatus::Running) => {
+                        tool_cell(entry, status, width, ctx.palette, Some(ctx.now))
+                    }
+                    _ => line.clone(),
+                };
+                visible.push(marked(&line, entry, conv, ctx));
             }
             line_no += 1;
         }

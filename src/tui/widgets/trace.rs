@@ -10,10 +10,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::diff::diff_lines;
+use super::diff::numbered_lines;
 use super::{inner, pane_block, short_duration, spinner};
 use crate::events::ToolDetail;
-use crate::tui::state::{Ctx, Focus, Trace, TraceEntry, TraceStatus};
+use crate::tui::state::{Ctx, DiffCache, Focus, Trace, TraceEntry, TraceStatus};
 use crate::tui::wrap::{str_width, truncate, wrap};
 
 /// Output lines shown under a folded entry.
@@ -36,11 +36,34 @@ pub fn layout(trace: &mut Trace, ctx: &Ctx<'_>, area: Rect) -> Option<DetailLayo
     if !trace.expanded {
         return None;
     }
-    let t = trace.focused()?;
     let width = usize::from(inner(area).width);
-    let head = detail_head(t, ctx, width);
+    // A file change's diff is built once per entry and width.
+    let (serial, status) = trace.focused().map(|t| (t.serial, t.status))?;
+    let fresh = trace
+        .diff_cache
+        .as_ref()
+        .is_some_and(|c| c.serial == serial && c.status == status && c.width == width);
+    if !fresh {
+        let lines = trace
+            .focused()
+            .map(|t| diff_of(t, ctx, width))
+            .unwrap_or_default();
+        trace.diff_cache = Some(DiffCache {
+            serial,
+            status,
+            width,
+            lines,
+        });
+    }
+    let t = trace.focused()?;
+    let diff = trace.diff_cache.as_ref().map_or(&[][..], |c| &c.lines[..]);
+    let head = detail_head(t, ctx, width, diff);
     // Cleaned whole, before it is cut into lines (a sequence may span them).
     let mut raw = t.output.text();
+    // A file change's output repeats the diff above it: its first line only.
+    if shows_diff(t) {
+        raw = raw.lines().next().unwrap_or_default().to_string();
+    }
     // A refused plan update's reason is in the head, wrapped whole.
     if t.refusal.is_some() {
         raw = raw
@@ -131,9 +154,17 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
         rows.extend(lines);
         return rows;
     }
-    // The plan tools' output is the plan itself, already on screen.
+    // The plan tools' output is the plan itself, already on screen; a file
+    // change's says what it did in its first line (the rest is its diff).
     let folded = if t.summary.detail == ToolDetail::Plan {
         Vec::new()
+    } else if shows_diff(t) {
+        t.output
+            .text()
+            .lines()
+            .take(1)
+            .map(str::to_string)
+            .collect()
     } else {
         t.output.last_lines(FOLDED_LINES)
     };
@@ -215,8 +246,40 @@ pub fn render(
     frame.render_widget(Paragraph::new(rows).block(block), area);
 }
 
+/// Whether the entry is a file change that happened (a failed edit
+/// changed nothing: no diff).
+fn shows_diff(t: &TraceEntry) -> bool {
+    matches!(t.summary.detail, ToolDetail::Diff { .. }) && t.status == TraceStatus::Ok
+}
+
+/// The file change's numbered diff, numbered from where the edit's output
+/// says it is in the file (`@@ line N @@`, when it changed one place).
+fn diff_of(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+    let ToolDetail::Diff { old, new, .. } = &t.summary.detail else {
+        return Vec::new();
+    };
+    let output = t.output.text();
+    let mut places = output.lines().filter_map(|l| {
+        l.strip_prefix("@@ line ")?
+            .strip_suffix(" @@")?
+            .parse()
+            .ok()
+    });
+    let first = match (places.next(), places.next()) {
+        (Some(line), None) => line,
+        _ => 1,
+    };
+    let width = u16::try_from(width).unwrap_or(u16::MAX);
+    numbered_lines(ctx.palette, old, new, first, width)
+}
+
 /// The expanded view's lines above the output: header, plan item, diff.
-fn detail_head(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+fn detail_head(
+    t: &TraceEntry,
+    ctx: &Ctx<'_>,
+    width: usize,
+    diff: &[Line<'static>],
+) -> Vec<Line<'static>> {
     let mut lines = vec![header(t, ctx, width, false)];
     if let Some(item) = &t.plan_item {
         lines.push(Line::styled(
@@ -228,11 +291,8 @@ fn detail_head(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>
         lines.extend(refusal_lines(reason, ctx, width));
         lines.push(Line::raw(""));
     }
-    // A failed edit changed nothing: no diff.
-    if let ToolDetail::Diff { old, new, .. } = &t.summary.detail
-        && t.status == TraceStatus::Ok
-    {
-        lines.extend(diff_lines(ctx.palette, old, new));
+    if shows_diff(t) {
+        lines.extend_from_slice(diff);
         lines.push(Line::raw(""));
     }
     lines
