@@ -93,6 +93,7 @@ fn app_with_approval(lines: usize, write: bool, now: Instant) -> App {
             path: "gen.sh".into(),
             old: String::new(),
             new: text,
+            first: 0,
         };
         (
             "write_file",

@@ -217,12 +217,20 @@ pub enum ToolDetail {
     Output,
     /// The call changes or shows the plan, which is on screen already.
     Plan,
-    /// The call changes a file: `old` becomes `new` (a write: `""` becomes the content).
+    /// The call changes a file: `old` becomes `new` (a write of a new file:
+    /// `""` becomes the content; an overwrite: the file as it was).
     Diff {
         path: String,
         old: String,
         new: String,
+        /// The line of the file where `old` starts (from 1); 0 when unknown.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        first: usize,
     },
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Why the conversation is compacted.

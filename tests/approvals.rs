@@ -452,3 +452,45 @@ async fn the_time_spent_waiting_for_approval_is_not_the_call_s_duration() {
     until(&mut h.events, turn_end).await;
     stop(h).await;
 }
+
+#[tokio::test]
+async fn an_overwrite_asks_with_what_it_replaces_and_an_edit_with_its_line() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    let calls = json!([
+        {"name": "write_file", "input": {"path": "a.txt", "content": "zero\nhalf\nuno\n"}},
+        {"name": "edit_file", "input": {"path": "a.txt", "old_text": "uno", "new_text": "one"}}
+    ]);
+    let (events, _) = run_calls(
+        ApprovalMode::Ask,
+        ws.path(),
+        Rules::default(),
+        calls,
+        |_| Decision::Once,
+    )
+    .await;
+    let asked: Vec<(String, String, usize)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested { name, summary, .. } => match &summary.detail {
+                waypoint::events::ToolDetail::Diff { old, first, .. } => {
+                    Some((name.clone(), old.clone(), *first))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ("write_file".to_string(), "one\ntwo\nthree\n".to_string(), 1),
+            // Asked after the write ran: the edit's text is on line 3 now.
+            ("edit_file".to_string(), "uno".to_string(), 3),
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "zero\nhalf\none\n"
+    );
+}

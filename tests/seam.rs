@@ -94,6 +94,7 @@ fn every_op_and_event_round_trips_through_json() {
                     path: "a.rs".into(),
                     old: "a".into(),
                     new: "b".into(),
+                    first: 12,
                 },
             },
             input: json!({"path": "a.rs"}),

@@ -196,6 +196,41 @@ fn the_approval_prompt() {
     sandbox.status.approval = Some((waypoint::events::ApprovalMode::Auto, true));
     let terminal = screen(&mut sandbox, 80, 24, now);
     insta::assert_snapshot!("approval_sandbox_blocked_80x24", terminal.backend());
+    // An overwrite shows what it replaces; an edit is numbered from where
+    // it is in the file (the engine reads both from the workspace).
+    for (name, detail) in [
+        (
+            "overwrite",
+            waypoint::events::ToolDetail::Diff {
+                path: "greet.sh".into(),
+                old: "#!/bin/sh\necho \"Hello, $1\"\nexit 0\n".into(),
+                new: "#!/bin/sh\necho \"Hello, ${1:-world}!\"\nexit 0\n".into(),
+                first: 1,
+            },
+        ),
+        (
+            "edit_at_line_40",
+            waypoint::events::ToolDetail::Diff {
+                path: "src/cli.rs".into(),
+                old: "    pub verbose: bool,\n".into(),
+                new: "    /// Say more.\n    pub verbose: bool,\n".into(),
+                first: 40,
+            },
+        ),
+    ] {
+        let tool = if name == "overwrite" {
+            "write_file"
+        } else {
+            "edit_file"
+        };
+        let mut app = waiting_for(&clock, "t4", tool, serde_json::json!({"path": "x"}));
+        if let Some(request) = app.overlays.approvals.queue.front_mut() {
+            request.summary.detail = detail;
+        }
+        app.overlays.approvals.cache = None;
+        let terminal = screen(&mut app, 80, 24, now);
+        insta::assert_snapshot!(format!("approval_{name}_80x24"), terminal.backend());
+    }
     // Tiny and odd sizes draw without panicking.
     for w in [1u16, 2, 5, 20, 39, 60, 99] {
         for h in [1u16, 2, 3, 5, 8, 12] {

@@ -171,7 +171,7 @@ impl Session {
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
-            summary: self.tools.summarize(name, input),
+            summary: self.tools.describe(name, input, &self.workspace),
             command,
             cwd: self.workspace.root().display().to_string(),
             reason: reason.clone(),

@@ -265,7 +265,7 @@ impl Session {
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
             name: name.to_string(),
-            summary: self.tools.summarize(name, input),
+            summary: self.tools.describe(name, input, &self.workspace),
             input: input.clone(),
             plan_item_id: active.as_ref().map(|i| i.id.clone()),
             plan_item: active.map(|i| i.content),

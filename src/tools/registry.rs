@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::Workspace;
 use super::bash::Bash;
 use super::fs::{EditFile, ReadFile, WriteFile};
 use super::glob::Glob;
@@ -60,6 +61,15 @@ impl ToolRegistry {
         self.get(name)
             .map(|t| t.summarize(input))
             .unwrap_or_default()
+    }
+
+    /// How a call is shown, with what the workspace adds: a file change's
+    /// diff against the file as it is (an overwrite shows what it replaces,
+    /// an edit where it is); see [`super::fs::locate`].
+    pub fn describe(&self, name: &str, input: &Value, workspace: &Workspace) -> ToolSummary {
+        let mut summary = self.summarize(name, input);
+        super::fs::locate(name, &mut summary.detail, workspace);
+        summary
     }
 
     /// The result for a call of a tool that does not exist.
@@ -148,7 +158,8 @@ mod tests {
             ToolDetail::Diff {
                 path: "a.rs".into(),
                 old: "a".into(),
-                new: "b".into()
+                new: "b".into(),
+                first: 0,
             }
         );
         let write = r.summarize("write_file", &json!({"path": "b", "content": "x"}));
@@ -157,7 +168,8 @@ mod tests {
             ToolDetail::Diff {
                 path: "b".into(),
                 old: String::new(),
-                new: "x".into()
+                new: "x".into(),
+                first: 0,
             }
         );
         let plan = r.summarize("todo_write", &json!({"todos": [{}, {}]}));
@@ -168,6 +180,54 @@ mod tests {
         let long = r.summarize("bash", &json!({"command": "x".repeat(100) + "\nsecond"}));
         assert_eq!(long.line.chars().count(), 80);
         assert_eq!(long.detail, ToolDetail::Output);
+    }
+
+    #[test]
+    fn a_described_change_is_seen_against_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.rs"), "one\ntwo\nthree\nfour\n").unwrap();
+        let r = ToolRegistry::standard();
+        let diff = |name: &str, input: Value| match r.describe(name, &input, &ws).detail {
+            ToolDetail::Diff { old, first, .. } => (old, first),
+            other => panic!("{other:?}"),
+        };
+        // An edit is placed where its text is.
+        assert_eq!(
+            diff(
+                "edit_file",
+                json!({"path": "a.rs", "old_text": "three\n", "new_text": "3\n"})
+            ),
+            ("three\n".to_string(), 3)
+        );
+        // Text the file does not hold: place unknown.
+        assert_eq!(
+            diff(
+                "edit_file",
+                json!({"path": "a.rs", "old_text": "nine", "new_text": "9"})
+            )
+            .1,
+            0
+        );
+        // Overwriting shows what is replaced; a new file is all new.
+        assert_eq!(
+            diff("write_file", json!({"path": "a.rs", "content": "x"})),
+            ("one\ntwo\nthree\nfour\n".to_string(), 1)
+        );
+        assert_eq!(
+            diff("write_file", json!({"path": "new.rs", "content": "x"})),
+            (String::new(), 0)
+        );
+        // Outside the workspace or too big: as the call gave it.
+        assert_eq!(
+            diff("write_file", json!({"path": "../escape", "content": "x"})),
+            (String::new(), 0)
+        );
+        std::fs::write(dir.path().join("big.txt"), "y".repeat(70_000)).unwrap();
+        assert_eq!(
+            diff("write_file", json!({"path": "big.txt", "content": "x"})),
+            (String::new(), 0)
+        );
     }
 
     #[tokio::test]

@@ -82,6 +82,7 @@ impl Tool for EditFile {
                 path: path.to_string(),
                 old: str_or_empty(input, "old_text").to_string(),
                 new: str_or_empty(input, "new_text").to_string(),
+                first: 0,
             },
         }
     }

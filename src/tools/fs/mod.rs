@@ -17,6 +17,47 @@ pub use edit::{EditFile, edit_file};
 pub use read::{ReadFile, read_file};
 pub use write::{WriteFile, write_file};
 
+/// The largest file whose old text a write's or edit's diff shows (the
+/// diff travels in events and the transcript).
+const DIFF_CONTEXT_BYTES: u64 = 64 * 1024;
+
+/// Puts a file change's diff in its place: an overwrite of an existing
+/// file gets the file's text as `old` (so the user sees what it replaces),
+/// an edit gets the line where its text starts. Files that cannot be read,
+/// are too big or are not UTF-8 keep the diff as the call gave it.
+pub fn locate(
+    tool: &str,
+    detail: &mut crate::events::ToolDetail,
+    workspace: &crate::tools::Workspace,
+) {
+    let crate::events::ToolDetail::Diff {
+        path, old, first, ..
+    } = detail
+    else {
+        return;
+    };
+    let Ok(resolved) = workspace.resolve(path) else {
+        return;
+    };
+    let small =
+        std::fs::metadata(&resolved).is_ok_and(|m| m.is_file() && m.len() <= DIFF_CONTEXT_BYTES);
+    if !small {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(&resolved) else {
+        return;
+    };
+    if tool == "write_file" {
+        *old = text;
+        *first = 1;
+    } else if tool == "edit_file"
+        && !old.is_empty()
+        && let Some(at) = text.find(old.as_str())
+    {
+        *first = text[..at].matches('\n').count() + 1;
+    }
+}
+
 /// Bytes inspected for NUL when deciding whether a file is binary.
 const BINARY_SNIFF: usize = 8192;
 

@@ -43,6 +43,7 @@ impl Tool for WriteFile {
                 path: path.to_string(),
                 old: String::new(),
                 new: str_or_empty(input, "content").to_string(),
+                first: 0,
             },
         }
     }

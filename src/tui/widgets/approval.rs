@@ -114,6 +114,9 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
         (_, ToolDetail::Diff { path, old, .. }, _) if old.is_empty() => {
             format!("Write {}?", clean_line(path))
         }
+        (_, ToolDetail::Diff { path, first: 1, .. }, _) if request.name == "write_file" => {
+            format!("Overwrite {}?", clean_line(path))
+        }
         (_, ToolDetail::Diff { path, .. }, _) => format!("Change {}?", clean_line(path)),
         _ => format!(
             "Run {} {}?",
@@ -153,9 +156,12 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             Span::styled("in ", p.dim()),
             Span::raw("   "),
         ));
-    } else if let ToolDetail::Diff { old, new, .. } = &request.summary.detail {
-        // Before the call runs its place in the file is unknown: from 1.
-        lines.extend(numbered_lines(p, old, new, 1, width));
+    } else if let ToolDetail::Diff {
+        old, new, first, ..
+    } = &request.summary.detail
+    {
+        // Numbered from where the change is in the file (1 when unknown).
+        lines.extend(numbered_lines(p, old, new, (*first).max(1), width));
     }
     lines
 }
