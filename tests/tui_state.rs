@@ -2455,6 +2455,59 @@ fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_scree
 }
 
 #[test]
+fn a_running_command_shows_its_last_lines_under_its_cell() {
+    let clock = Clock::new();
+    let mut a = plan_in_progress(&clock);
+    update::on_event(
+        &mut a,
+        begin("t9", "bash", "make", json!({"command": "make"}), None),
+        clock.at(7.0),
+    );
+    for chunk in ["one\ntwo\n", "three\nfour \x1b[31mred\x1b[0m\n\n"] {
+        update::on_event(
+            &mut a,
+            Event::ToolCallOutputDelta {
+                id: "t9".into(),
+                chunk: chunk.into(),
+            },
+            clock.at(8.0),
+        );
+    }
+    let s = screen_text(&mut a, 80, 24, clock.at(9.0));
+    assert!(!s.contains('\x1b'), "{s}");
+    let lines: Vec<&str> = s.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("⠋ bash make"))
+        .unwrap_or_else(|| panic!("{s}"));
+    let tail: Vec<&str> = lines[at + 1..at + 4]
+        .iter()
+        .map(|l| l.trim_start_matches('│').trim_end_matches('│').trim())
+        .collect();
+    assert_eq!(tail, ["│ two", "│ three", "│ four red"], "{s}");
+    assert!(!s.contains("│ one"), "only the last three: {s}");
+    // It ends well: the command keeps its last lines; a read shows none.
+    update::on_event(
+        &mut a,
+        end("t9", "bash", ToolStatus::Ok, 1200, ""),
+        clock.at(10.0),
+    );
+    update::on_event(
+        &mut a,
+        begin("t10", "read_file", "a.rs", json!({"path": "a.rs"}), None),
+        clock.at(10.0),
+    );
+    update::on_event(
+        &mut a,
+        end("t10", "read_file", ToolStatus::Ok, 3, "1\tfn main() {}\n"),
+        clock.at(10.1),
+    );
+    let s = screen_text(&mut a, 80, 24, clock.at(11.0));
+    assert!(s.contains("│ four red"), "{s}");
+    assert!(!s.contains("fn main"), "{s}");
+}
+
+#[test]
 fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
     let clock = Clock::new();
     let mut a = failed_tool(&clock);
@@ -2506,11 +2559,17 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
         .iter()
         .position(|l| l.contains("✘ bash cargo test · 2.0 s · exit 3"))
         .unwrap_or_else(|| panic!("{s}"));
-    assert!(lines[at + 1].contains("✘ todo_write 3 items"), "{s}");
+    // The failed command's last three lines of output follow its cell; the
+    // refused plan update shows none (its reason is in the plan pane).
+    for k in 1..=3 {
+        assert!(lines[at + k].starts_with("│    │ "), "{s}");
+    }
+    assert!(lines[at + 3].contains("test cli::parses ... ok"), "{s}");
+    assert!(lines[at + 4].contains("✘ todo_write 3 items"), "{s}");
     // A running call: a spinner and its running time, which moves with
     // each redraw (the lines are cached; this one is drawn live).
-    assert!(lines[at + 2].contains("⠋ bash echo"), "{s}");
-    assert!(lines[at + 2].contains(" · 1s"), "{s}");
+    assert!(lines[at + 5].contains("⠋ bash echo"), "{s}");
+    assert!(lines[at + 5].contains(" · 1s"), "{s}");
     let later = screen_text(&mut a, 80, 24, clock.at(11.45));
     let line = later
         .lines()

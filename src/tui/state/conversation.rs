@@ -60,6 +60,9 @@ pub struct ConvEntry {
     /// A reply's highlighted code blocks, kept while its lines are (the
     /// text may change: the cache checks it, so `push_str` keeps it).
     pub code: CodeCache,
+    /// A tool cell's last lines of output, shown under it (as the command
+    /// printed them: cleaned where they are drawn).
+    pub tail: Vec<String>,
 }
 
 impl ConvEntry {
@@ -71,6 +74,7 @@ impl ConvEntry {
             tool: None,
             started: None,
             code: CodeCache::default(),
+            tail: Vec::new(),
         }
     }
     pub fn text(&self) -> &str {
@@ -217,6 +221,20 @@ impl Conversation {
         {
             e.set_kind(EntryKind::Tool(status));
             e.set_text(text);
+        }
+    }
+
+    /// The last lines of the output of the call shown by cell `serial`.
+    pub fn tool_tail(&mut self, serial: u64, tail: Vec<String>) {
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.tool == Some(serial))
+            && e.tail != tail
+        {
+            e.tail = tail;
+            e.cache = None;
         }
     }
 

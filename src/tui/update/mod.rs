@@ -177,6 +177,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 t.streamed = true;
                 let spill = t.output.push(chunk);
                 effects.extend(spill_effect(t.serial, spill));
+                let (serial, tail) = (t.serial, cell_tail(t));
+                app.conversation.tool_tail(serial, tail);
             }
         }
         Event::ToolCallEnd {
@@ -214,10 +216,11 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     None
                 };
                 effects.extend(spill_effect(t.serial, spill));
-                cell = Some((t.serial, t.status, t.cell_text()));
+                cell = Some((t.serial, t.status, t.cell_text(), cell_tail(t)));
             }
-            if let Some((serial, status, text)) = cell {
+            if let Some((serial, status, text, tail)) = cell {
                 app.conversation.end_tool(serial, status, text);
+                app.conversation.tool_tail(serial, tail);
             }
             if let Some(reason) = refused {
                 app.plan.refused = Some(first_clause(&reason).to_string());
@@ -520,4 +523,18 @@ pub(crate) fn show_sent(app: &mut App, text: &str) {
     // The reply streaming now (`round_entry`) goes on above a queued message.
     app.conversation.push(kind, text);
     app.conversation.scroll.follow = true;
+}
+
+/// The output lines a tool cell shows under it: a command's last three
+/// (live while it runs), the end of any other call's error; none for a
+/// call that went well (its one line says enough) or for the plan tools.
+fn cell_tail(t: &crate::tui::state::TraceEntry) -> Vec<String> {
+    const TAIL_LINES: usize = 3;
+    if t.summary.detail == ToolDetail::Plan {
+        return Vec::new();
+    }
+    if t.name == "bash" || t.status != TraceStatus::Ok {
+        return t.output.last_lines(TAIL_LINES);
+    }
+    Vec::new()
 }

@@ -115,7 +115,21 @@ fn wrap_entry(
                 palette.dim(),
             )]
         }
-        EntryKind::Tool(status) => vec![tool_cell(entry, status, width, palette, None)],
+        EntryKind::Tool(status) => {
+            let mut lines = vec![tool_cell(entry, status, width, palette, None)];
+            // The output's last lines, under the call, one screen line each.
+            let room = usize::from(width).saturating_sub(TAIL_LEAD.len());
+            for line in &entry.tail {
+                lines.push(Line::from(vec![
+                    Span::styled(TAIL_LEAD, palette.dim()),
+                    Span::styled(
+                        truncate(&crate::text::clean_line(line), room),
+                        palette.dim(),
+                    ),
+                ]));
+            }
+            lines
+        }
         EntryKind::Notice(kind) => {
             let (mark, style) = match kind {
                 NoticeKind::Info => ("• ", palette.dim()),
@@ -132,6 +146,9 @@ fn wrap_entry(
         }
     }
 }
+
+/// What a tool cell's output lines start with (under the status symbol).
+const TAIL_LEAD: &str = "    │ ";
 
 /// A tool call's one line: status symbol, tool and summary; while it runs,
 /// a spinner and its running time (drawn from `now`, so never cached).
@@ -332,11 +349,12 @@ pub fn render(
             .filter(|w| w.width == width)
             .and_then(|w| w.lines.as_deref())
             .unwrap_or_default();
-        for line in lines {
+        for (k, line) in lines.iter().enumerate() {
             if line_no >= top && visible.len() < height {
                 let line = match entry.kind {
-                    // A running call's time moves: drawn now, not cached.
-                    EntryKind::Tool(status @ TraceStatus::Running) => {
+                    // A running call's time moves: its first line is drawn
+                    // now, not cached.
+                    EntryKind::Tool(status @ TraceStatus::Running) if k == 0 => {
                         tool_cell(entry, status, width, ctx.palette, Some(ctx.now))
                     }
                     _ => line.clone(),
