@@ -1519,11 +1519,15 @@ fn the_help_scrolls_on_a_small_terminal_and_any_other_key_closes_it() {
     let s = screen_text(&mut a, 80, 24, now);
     assert!(s.contains("more (↓ PgDn)"), "{s}");
     assert!(!s.contains("/quit"), "{s}");
-    // PgDn twice reaches the slash commands at the bottom.
-    update::on_key(&mut a, key(KeyCode::PageDown), now);
-    screen_text(&mut a, 80, 24, now);
-    update::on_key(&mut a, key(KeyCode::PageDown), now);
-    let s = screen_text(&mut a, 80, 24, now);
+    // A few PgDn reach the slash commands at the bottom.
+    let mut s = String::new();
+    for _ in 0..4 {
+        update::on_key(&mut a, key(KeyCode::PageDown), now);
+        s = screen_text(&mut a, 80, 24, now);
+        if s.contains("Typed text is never lost") {
+            break;
+        }
+    }
     assert!(
         s.contains("/quit") && s.contains("Typed text is never lost"),
         "{s}"
@@ -2505,6 +2509,26 @@ fn a_running_command_shows_its_last_lines_under_its_cell() {
     let s = screen_text(&mut a, 80, 24, clock.at(11.0));
     assert!(s.contains("│ four red"), "{s}");
     assert!(!s.contains("fn main"), "{s}");
+}
+
+#[test]
+fn enter_in_the_conversation_opens_the_last_call_whole_in_the_trace() {
+    let clock = Clock::new();
+    let now = clock.at(9.0);
+    let mut a = failed_tool(&clock);
+    a.focus = Focus::Conversation;
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert_eq!(a.focus, Focus::Trace);
+    assert!(a.trace.expanded);
+    let selected = a.trace.selected.map(|i| a.trace.entries[i].name.clone());
+    assert_eq!(selected.as_deref(), Some("todo_write"), "the latest call");
+    // At 80x24 the trace is a tab of its own: it is the one on screen now.
+    let s = screen_text(&mut a, 80, 24, now);
+    assert!(s.contains("todo_write 3 items · Enter folds"), "{s}");
+    assert!(!s.contains("Conversation"), "{s}");
+    // Enter again folds it.
+    update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert!(!a.trace.expanded);
 }
 
 #[test]

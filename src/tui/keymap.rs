@@ -112,11 +112,12 @@ pub enum Action {
     PlanEdit,
     PromptSend,
     PromptCancel,
+    OpenCell,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 47] = [
+    pub const ALL: [Action; 48] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -164,6 +165,7 @@ impl Action {
         Action::PlanEdit,
         Action::PromptSend,
         Action::PromptCancel,
+        Action::OpenCell,
     ];
 }
 
@@ -360,6 +362,7 @@ mod tests {
             Action::PlanEdit => 44,
             Action::PromptSend => 45,
             Action::PromptCancel => 46,
+            Action::OpenCell => 47,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

@@ -90,6 +90,12 @@ pub const BINDINGS: &[Binding] = &[
         "expand or fold the selected output",
     ),
     bind(
+        Pane,
+        &[plain(KeyCode::Enter)],
+        Action::OpenCell,
+        "the latest call's whole output (conversation)",
+    ),
+    bind(
         Global,
         &[ctrl('t')],
         Action::TogglePlan,

@@ -263,6 +263,19 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             trace.detail_scroll.home();
             none
         }
+        Action::OpenCell => {
+            // The conversation's latest call, whole, in the trace (a tab
+            // of its own on narrow screens); ↑/↓ there reach the others.
+            if app.focus == Focus::Conversation
+                && let Some(last) = app.trace.shown().last().copied()
+            {
+                app.trace.selected = Some(last);
+                app.trace.expanded = true;
+                app.trace.detail_scroll.home();
+                app.focus = Focus::Trace;
+            }
+            none
+        }
         Action::TogglePlan => {
             app.plan.collapsed = !app.plan.collapsed;
             none
