@@ -5,7 +5,9 @@
 //! The daily-driver keys too: a running command's cell at 80x24, `exit 3`
 //! shown, `AGENTS.md` in the first request, `@` + Tab attaching a file,
 //! Ctrl+G through a real editor (and a missing one), Ctrl+Y into tmux's
-//! clipboard by OSC 52.
+//! clipboard by OSC 52. The plan as an object: `/plan add` while a command
+//! runs shows the item at once, the model's next request carries the note
+//! (once), and `waypoint export` lists every item's time and tool calls.
 //! Needs `tmux` on the PATH (the CI script installs it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -1022,4 +1024,177 @@ fn a_missing_editor_says_so_and_keeps_the_message() {
     tmux.key("C-c");
     tmux.wait_for("the input cleared", |s| !s.contains("keep me"));
     tmux.quit_and_wait(true);
+}
+
+/// A task that keeps a command running long enough for the user to change
+/// the plan; the scripted model takes the user's item into its next plans.
+const PLAN_EDIT_SCENARIO: &str = r#"{
+  "description": "TUI plan edit end-to-end: /plan add while a command runs.",
+  "turns": [
+    {"text": "Planning.", "tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Write code", "status": "in_progress", "activeForm": "Writing code"},
+        {"content": "Run tests", "status": "pending", "activeForm": "Running tests"}
+      ]}},
+      {"name": "bash", "input": {"command": "sleep 4; echo written"}}
+    ]},
+    {"text": "Noted your item.", "tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Write code", "status": "completed", "activeForm": "Writing code"},
+        {"content": "Run tests", "status": "in_progress", "activeForm": "Running tests"},
+        {"content": "Update the README", "status": "pending", "activeForm": "Updating the README"}
+      ]}},
+      {"name": "bash", "input": {"command": "sleep 1.2; echo tested"}}
+    ]},
+    {"tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Write code", "status": "completed", "activeForm": "Writing code"},
+        {"content": "Run tests", "status": "completed", "activeForm": "Running tests"},
+        {"content": "Update the README", "status": "in_progress", "activeForm": "Updating the README"}
+      ]}},
+      {"name": "bash", "input": {"command": "echo readme"}}
+    ]},
+    {"tool_calls": [
+      {"name": "todo_write", "input": {"todos": [
+        {"content": "Write code", "status": "completed", "activeForm": "Writing code"},
+        {"content": "Run tests", "status": "completed", "activeForm": "Running tests"},
+        {"content": "Update the README", "status": "completed", "activeForm": "Updating the README"}
+      ]}}
+    ]},
+    {"text": "All done."}
+  ]
+}"#;
+
+#[test]
+fn a_plan_item_added_with_slash_plan_mid_run_reaches_the_model_and_the_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let scenario = dir.path().join("plan.json");
+    std::fs::write(&scenario, PLAN_EDIT_SCENARIO).unwrap();
+    let tmux = Tmux::start(
+        120,
+        40,
+        dir.path(),
+        &[
+            Path::new("--approval"),
+            Path::new("yolo"),
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            &ws,
+        ],
+    );
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("do the task");
+    tmux.key("Enter");
+    tmux.wait_for("the first command running", |s| {
+        s.lines()
+            .any(|l| l.contains("bash sleep 4; echo written") && !l.contains('✔'))
+    });
+    tmux.type_text("/plan add Update the README");
+    tmux.key("Enter");
+    // At once, while the command still runs: the user's item in the plan.
+    let screen = tmux.wait_for("the user's item in the plan", |s| {
+        s.contains("[ ] Update the README")
+    });
+    assert!(!screen.contains("Noted your item."), "{screen}");
+    tmux.wait_for("the finished plan", |s| {
+        s.contains("All done.") && s.contains("3/3")
+    });
+    tmux.quit_and_wait(true);
+    drop(tmux);
+
+    // What the model was sent: the note, once, right after the command's
+    // result (the transcript holds the conversation as the model got it).
+    let sessions = dir.path().join("home/sessions");
+    let transcript = std::fs::read_dir(&sessions)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let notes: Vec<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "user")
+        .filter_map(|r| r["text"].as_str())
+        .filter(|t| t.contains("The user changed the plan"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("added \"Update the README\" at the end")
+            && notes[0].contains("[ ] Update the README"),
+        "{}",
+        notes[0]
+    );
+    let note_at = records
+        .iter()
+        .position(|r| r["type"] == "user" && r["text"].as_str() == Some(notes[0]))
+        .unwrap();
+    assert_eq!(
+        records[note_at - 1]["type"],
+        "tool_result",
+        "after the result"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r["type"] == "plan" && r["author"] == "user"),
+        "the user's revision is recorded"
+    );
+
+    // The export lists time and tool calls for every item.
+    let id = transcript
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    std::fs::write(dir.path().join("none.toml"), "").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .args(["export", &id])
+        .env("WAYPOINT_HOME", dir.path().join("home"))
+        .env("WAYPOINT_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{md}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (item, calls) in [
+        ("Write code", "2"),
+        ("Run tests", "2"),
+        ("Update the README", "2"),
+    ] {
+        let row = md
+            .lines()
+            .find(|l| l.contains(&format!("| {item} |")))
+            .unwrap_or_else(|| panic!("no row for {item}:\n{md}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[3], "completed", "{row}");
+        assert!(cells[7].ends_with('s'), "{row}");
+        assert_eq!(cells[8], calls, "{row}");
+    }
+    let row = |item: &str| {
+        md.lines()
+            .find(|l| l.contains(&format!("| {item} |")))
+            .unwrap()
+            .split('|')
+            .map(str::trim)
+            .nth(7)
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(row("Write code"), "0s", "{md}");
+    assert_ne!(row("Run tests"), "0s", "{md}");
+    assert!(
+        md.contains("user: added \"Update the README\" at the end"),
+        "{md}"
+    );
 }
