@@ -174,8 +174,11 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    use std::os::unix::fs::PermissionsExt;
     let mut tmp = tempfile::Builder::new()
         .prefix(".waypoint-plan-")
+        // A file of the project's like any other: 0666 minus the umask.
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
@@ -253,6 +256,9 @@ mod tests {
         let m = three();
         file.write(m.items(), false).unwrap();
         assert_eq!(file.read_back(m.items()), None, "unchanged");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_ne!(mode & 0o044, 0, "readable like the project's files: {mode:o}");
         let edited = std::fs::read_to_string(&path)
             .unwrap()
             .replace("- [ ] Run tests", "- [x] Run tests");
