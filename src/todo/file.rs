@@ -257,8 +257,10 @@ mod tests {
         file.write(m.items(), false).unwrap();
         assert_eq!(file.read_back(m.items()), None, "unchanged");
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_ne!(mode & 0o044, 0, "readable like the project's files: {mode:o}");
+        // The same mode as any file created here (0666 minus the umask).
+        std::fs::write(dir.path().join("other"), "").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&path), mode(&dir.path().join("other")));
         let edited = std::fs::read_to_string(&path)
             .unwrap()
             .replace("- [ ] Run tests", "- [x] Run tests");
