@@ -7,6 +7,7 @@ pub mod commands;
 pub mod keymap;
 pub mod layout;
 pub mod markdown;
+pub mod measure;
 pub mod outside;
 pub mod sessions;
 pub mod spill;

@@ -128,7 +128,7 @@ impl TraceEntry {
         if let ToolDetail::Diff { old, new, .. } = &self.summary.detail
             && !matches!(self.status, TraceStatus::Error | TraceStatus::Interrupted)
         {
-            let (added, removed) = crate::tui::widgets::diff::diff_stats(old, new);
+            let (added, removed) = crate::tui::measure::diff_stats(old, new);
             if added > 0 {
                 out.push_str(&format!(" +{added}"));
             }
@@ -138,7 +138,7 @@ impl TraceEntry {
         }
         if let Some(d) = self.duration {
             out.push_str(" · ");
-            out.push_str(&crate::tui::widgets::short_duration(d));
+            out.push_str(&crate::tui::measure::short_duration(d));
         }
         if let Some(code) = self.exit_code {
             out.push_str(&format!(" · exit {code}"));

@@ -80,16 +80,7 @@ pub fn diff_rows(old: &str, new: &str, first: usize) -> Vec<DiffLine> {
     out
 }
 
-/// Lines added and removed from `old` to `new`.
-pub fn diff_stats(old: &str, new: &str) -> (usize, usize) {
-    let diff = TextDiff::from_lines(old, new);
-    diff.iter_all_changes()
-        .fold((0, 0), |(added, removed), c| match c.tag() {
-            ChangeTag::Insert => (added + 1, removed),
-            ChangeTag::Delete => (added, removed + 1),
-            ChangeTag::Equal => (added, removed),
-        })
-}
+pub use crate::tui::measure::diff_stats;
 
 fn marker(p: Palette, tag: ChangeTag) -> (&'static str, ratatui::style::Style) {
     match tag {

@@ -47,27 +47,7 @@ pub fn inner(area: Rect) -> Rect {
     Block::new().borders(Borders::ALL).inner(area)
 }
 
-/// `m:ss`, or `h:mm:ss` past an hour.
-pub fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
-    }
-}
-
-/// A compact duration for finished calls: `850 ms`, `4.2 s`, `1:03`.
-pub fn short_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        format!("{:.1} s", d.as_secs_f64())
-    } else {
-        clock(d)
-    }
-}
+pub use crate::tui::measure::{clock, short_duration};
 
 /// The spinner frame for something running for `elapsed`.
 pub fn spinner(elapsed: Duration) -> &'static str {
