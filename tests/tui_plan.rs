@@ -346,8 +346,25 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
     }
     assert_eq!(a.plan.revisions.list.len(), REVISIONS_CAP);
     assert_eq!(a.plan.revisions.latest(), REVISIONS_CAP as u32 + 10);
+    update::on_event(
+        &mut a,
+        Event::PlanStats {
+            items: vec![waypoint::todo::ItemStats {
+                id: "1".into(),
+                content: "Read the CLI code".into(),
+                tool_calls: 4,
+                ..Default::default()
+            }],
+            running: Some("1".into()),
+        },
+        now,
+    );
+    assert!(a.plan.stats_of("1", now).is_some());
     update::on_event(&mut a, Event::SessionReset, now);
     assert!(a.plan.revisions.list.is_empty());
+    // Item "1" of the next session is another item: no account carried over.
+    assert!(a.plan.stats_of("1", now).is_none());
+    assert!(a.plan.stats_running.is_none());
     // A resumed session's history fills them again.
     let past = vec![
         revision(

@@ -495,6 +495,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
 /// Another session (or a new one): no revisions, selection, prompt or banner.
 fn forget_plan_history(app: &mut App) {
     app.plan.revisions.clear();
+    // The old session's account: its ids mean other items in the next one.
+    app.plan.stats.clear();
+    app.plan.stats_running = None;
     app.plan.selected = None;
     app.plan.prompt = None;
     app.plan.finished_open = false;
