@@ -35,6 +35,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
         context_window: Some(s.context_window.value).filter(|w| *w > 0),
         compact_at: s.compact_at.value,
         plan_file: s.plan_file.value.as_ref().map(PathBuf::from),
+        prices: s.prices.clone(),
         ..AgentConfig::default()
     }
 }

@@ -173,9 +173,11 @@ async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_
     // A replay of the transcript computes the same account.
     let restored = waypoint::session::replay(loaded).unwrap();
     assert_eq!(restored.revisions, 5);
-    let replayed = restored
-        .ledger
-        .report(restored.plan.items(), waypoint::session::now_ms());
+    let replayed = restored.ledger.report(
+        restored.plan.items(),
+        waypoint::session::now_ms(),
+        &Default::default(),
+    );
     assert_eq!(replayed, stats);
 }
 

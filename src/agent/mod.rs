@@ -63,6 +63,8 @@ pub struct AgentConfig {
     /// A Markdown copy of the live plan, kept in the workspace (relative
     /// to its root); the user's edits to it are read back.
     pub plan_file: Option<std::path::PathBuf>,
+    /// The config's `[prices]`, for what each plan item cost.
+    pub prices: std::collections::BTreeMap<String, crate::pricing::Price>,
 }
 
 impl Default for AgentConfig {
@@ -79,6 +81,7 @@ impl Default for AgentConfig {
             approval: ApprovalMode::Yolo,
             auto_continue: 0,
             plan_file: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -118,7 +118,7 @@ impl Session {
                 message,
             });
         }
-        let report = self.ledger.report(&items, now_ms());
+        let report = self.ledger.report(&items, now_ms(), &self.config.prices);
         self.plan.lock().stats.clone_from(&report);
         let _ = self.events.send(Event::PlanStats {
             items: report,

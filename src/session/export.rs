@@ -161,7 +161,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
                 (None, Some(s)) => s.as_str(),
                 (None, None) => "",
             };
-            let stats = ledger.get(&item.id).cloned().unwrap_or_default();
+            let stats = ledger.get(&item.id, prices).unwrap_or_default();
             let _ = writeln!(
                 out,
                 "| {} | {} | {status} | {} | {} | {} | {} | {} | {}/{} | {} |",

@@ -167,15 +167,7 @@ impl Record<'_> {
             Record::TurnEnd { at, .. } => ledger.turn_ended(*at),
             Record::Plan { items, at, .. } => ledger.plan(items, *at),
             Record::ToolCall { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
-            Record::Usage { model, usage, .. } => {
-                let cost = crate::pricing::price_of(model, &Default::default())
-                    .map(|price| crate::pricing::cost(price, usage));
-                let input = usage
-                    .input_tokens
-                    .saturating_add(usage.cache_read_tokens)
-                    .saturating_add(usage.cache_write_tokens);
-                ledger.usage(input, usage.output_tokens, cost);
-            }
+            Record::Usage { model, usage, .. } => ledger.usage(model, usage),
             _ => return false,
         }
         true

@@ -6,11 +6,14 @@
 //! resume starts it again); an item keeps its figures when it is reworded
 //! (same id) and when it leaves the plan.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
 use super::{TodoItem, TodoStatus};
+use crate::llm::Usage;
+use crate::pricing::Price;
 
 /// One item's account.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +40,9 @@ pub struct ItemStats {
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
     items: Vec<ItemStats>,
+    /// Each item's tokens per model (by the item's place in `items`),
+    /// priced when reported, with the prices the user set.
+    usage: Vec<Vec<(String, Usage)>>,
     /// The item in progress, and since when its clock runs (when a turn runs).
     active: Option<String>,
     since: Option<u64>,
@@ -48,17 +54,23 @@ impl Ledger {
         Ledger::default()
     }
 
-    fn entry(&mut self, id: &str) -> &mut ItemStats {
-        let at = match self.items.iter().position(|i| i.id == id) {
+    /// The place of item `id`'s account, made when it has none yet.
+    fn place(&mut self, id: &str) -> usize {
+        match self.items.iter().position(|i| i.id == id) {
             Some(at) => at,
             None => {
                 self.items.push(ItemStats {
                     id: id.to_string(),
                     ..ItemStats::default()
                 });
+                self.usage.push(Vec::new());
                 self.items.len() - 1
             }
-        };
+        }
+    }
+
+    fn entry(&mut self, id: &str) -> &mut ItemStats {
+        let at = self.place(id);
         &mut self.items[at]
     }
 
@@ -117,23 +129,46 @@ impl Ledger {
         }
     }
 
-    /// A request's tokens (and price, when known), counted to the item in
-    /// progress.
-    pub fn usage(&mut self, input_tokens: u64, output_tokens: u64, cost_usd: Option<f64>) {
+    /// A request's tokens, counted to the item in progress (priced when
+    /// reported).
+    pub fn usage(&mut self, model: &str, usage: &Usage) {
         let Some(id) = self.active.clone() else {
             return;
         };
-        let entry = self.entry(&id);
-        entry.input_tokens = entry.input_tokens.saturating_add(input_tokens);
-        entry.output_tokens = entry.output_tokens.saturating_add(output_tokens);
-        if let Some(cost) = cost_usd {
-            entry.cost_usd = Some(entry.cost_usd.unwrap_or(0.0) + cost);
+        let at = self.place(&id);
+        let entry = &mut self.items[at];
+        entry.input_tokens = entry.input_tokens.saturating_add(usage.prompt_tokens());
+        entry.output_tokens = entry.output_tokens.saturating_add(usage.output_tokens);
+        let by_model = &mut self.usage[at];
+        match by_model.iter_mut().find(|(m, _)| m == model) {
+            Some((_, u)) => u.add(usage),
+            None => by_model.push((model.to_string(), *usage)),
         }
     }
 
-    /// One item's account (without the time of a clock running now).
-    pub fn get(&self, id: &str) -> Option<&ItemStats> {
-        self.items.iter().find(|s| s.id == id)
+    /// What item `at`'s tokens cost at `prices` (the config's, over the
+    /// built-in table); `None` when a model's price is unknown.
+    fn cost(&self, at: usize, prices: &BTreeMap<String, Price>) -> Option<f64> {
+        let by_model = self.usage.get(at)?;
+        if by_model.is_empty() {
+            return None;
+        }
+        by_model
+            .iter()
+            .map(|(model, usage)| {
+                crate::pricing::price_of(model, prices).map(|p| crate::pricing::cost(p, usage))
+            })
+            .sum()
+    }
+
+    /// One item's account (without the time of a clock running now),
+    /// priced at `prices`.
+    pub fn get(&self, id: &str, prices: &BTreeMap<String, Price>) -> Option<ItemStats> {
+        let at = self.items.iter().position(|s| s.id == id)?;
+        Some(ItemStats {
+            cost_usd: self.cost(at, prices),
+            ..self.items[at].clone()
+        })
     }
 
     /// Nothing was ever counted.
@@ -146,11 +181,19 @@ impl Ledger {
         self.since.and(self.active.as_deref())
     }
 
-    /// Every item's account at `now`: the plan's items in its order, then
-    /// removed items that did some work.
-    pub fn report(&self, plan: &[TodoItem], now: u64) -> Vec<ItemStats> {
+    /// Every item's account at `now`, priced at `prices`: the plan's items
+    /// in its order, then removed items that did some work.
+    pub fn report(
+        &self,
+        plan: &[TodoItem],
+        now: u64,
+        prices: &BTreeMap<String, Price>,
+    ) -> Vec<ItemStats> {
         let live = |stats: &ItemStats| {
             let mut stats = stats.clone();
+            if let Some(at) = self.items.iter().position(|s| s.id == stats.id) {
+                stats.cost_usd = self.cost(at, prices);
+            }
             if self.running() == Some(stats.id.as_str())
                 && let Some(since) = self.since
             {
@@ -245,7 +288,7 @@ mod tests {
     }
 
     fn time_of(l: &Ledger, plan: &[TodoItem], now: u64, id: &str) -> u64 {
-        l.report(plan, now)
+        l.report(plan, now, &BTreeMap::new())
             .iter()
             .find(|s| s.id == id)
             .map(|s| s.time_ms)
@@ -302,10 +345,17 @@ mod tests {
         l.tool_call(Some("1"));
         l.tool_call(Some("1"));
         l.tool_call(None);
-        l.usage(1_000, 50, Some(0.01));
-        l.usage(2_000, 70, Some(0.02));
+        let used = |input, output| Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        };
+        l.usage("priced", &used(1_000, 50));
+        l.usage("priced", &used(2_000, 70));
         assert_eq!(l.running(), Some("1"));
-        let report = l.report(&plan, 7_000);
+        // $10 per million in, nothing out: the user's price, not a built-in one.
+        let prices = BTreeMap::from([("priced".to_string(), Price::new(10.0, 0.0))]);
+        let report = l.report(&plan, 7_000, &prices);
         assert_eq!(report[0].time_ms, 7_000, "live time of the running item");
         assert_eq!(report[0].tool_calls, 2);
         assert_eq!(
@@ -315,10 +365,13 @@ mod tests {
         assert!((report[0].cost_usd.unwrap() - 0.03).abs() < 1e-9);
         assert_eq!(report[1].tool_calls, 0);
         assert_eq!(report[1].cost_usd, None);
+        // Unpriced: the tokens are counted, the cost is unknown.
+        assert_eq!(l.report(&plan, 7_000, &BTreeMap::new())[0].cost_usd, None);
+        assert_eq!(l.get("1", &prices).map(|s| s.tool_calls), Some(2));
         // Item 1 leaves the plan without completion: still reported, as removed.
         let next = items(&[("2", '>')]);
         l.plan(&next, 8_000);
-        let report = l.report(&next, 9_000);
+        let report = l.report(&next, 9_000, &prices);
         assert_eq!(report.len(), 2);
         assert!(report[1].removed && report[1].time_ms == 8_000);
         assert_eq!(report[0].time_ms, 1_000);
