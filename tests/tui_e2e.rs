@@ -727,23 +727,7 @@ const APPROVAL_SCENARIO: &str = r#"{
 #[test]
 fn the_approval_prompt_refuses_and_allows_always() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let scenario = dir.path().join("approval.json");
-    std::fs::write(&scenario, APPROVAL_SCENARIO).unwrap();
-    let tmux = Tmux::start(
-        120,
-        40,
-        dir.path(),
-        &[
-            Path::new("--approval"),
-            Path::new("ask"),
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
-    );
+    let (tmux, ws) = scenario_app(dir.path(), APPROVAL_SCENARIO, "ask", (120, 40));
     tmux.wait_for("the app to open in ask mode", |s| {
         s.contains("Enter send") && status_line(s).contains("· ask")
     });
@@ -799,7 +783,7 @@ fn the_approval_prompt_refuses_and_allows_always() {
 
 /// A scripted scenario written for one test: each turn's bash command
 /// (then a closing reply).
-fn bash_scenario(dir: &Path, commands: &[&str]) -> PathBuf {
+fn bash_scenario(commands: &[&str]) -> String {
     let mut turns: Vec<serde_json::Value> = commands
         .iter()
         .map(|c| {
@@ -810,31 +794,43 @@ fn bash_scenario(dir: &Path, commands: &[&str]) -> PathBuf {
         })
         .collect();
     turns.push(serde_json::json!({"text": "Scenario finished."}));
+    serde_json::json!({"description": "bash cells", "turns": turns}).to_string()
+}
+
+/// The app at `size` playing `scenario` (its JSON) in approval `mode`, in
+/// a fresh workspace `dir/ws` (returned with it).
+fn scenario_app(dir: &Path, scenario: &str, mode: &str, size: (u16, u16)) -> (Tmux, PathBuf) {
+    scenario_app_with_env(dir, scenario, mode, size, &[])
+}
+
+/// Like `scenario_app`, with extra `NAME=value` pairs in the app's environment.
+fn scenario_app_with_env(
+    dir: &Path,
+    scenario: &str,
+    mode: &str,
+    size: (u16, u16),
+    env: &[(&str, &str)],
+) -> (Tmux, PathBuf) {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
     let path = dir.join("scenario.json");
-    let scenario = serde_json::json!({"description": "bash cells", "turns": turns});
-    std::fs::write(&path, scenario.to_string()).unwrap();
-    path
+    std::fs::write(&path, scenario).unwrap();
+    let args = [
+        Path::new("--approval"),
+        Path::new(mode),
+        Path::new("--scenario"),
+        &path,
+        Path::new("--workspace"),
+        &ws,
+    ];
+    (Tmux::start_with_env(size.0, size.1, dir, env, &args), ws)
 }
 
 #[test]
 fn at_80x24_a_running_command_and_a_failed_one_show_in_the_conversation() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let scenario = bash_scenario(dir.path(), &["sleep 2; echo done", "exit 3"]);
-    let tmux = Tmux::start(
-        80,
-        24,
-        dir.path(),
-        &[
-            Path::new("--approval"),
-            Path::new("yolo"),
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
-    );
+    let scenario = bash_scenario(&["sleep 2; echo done", "exit 3"]);
+    let (tmux, _ws) = scenario_app(dir.path(), &scenario, "yolo", (80, 24));
     tmux.wait_for("the app to open", |s| s.contains("Enter send"));
     tmux.type_text("run them");
     tmux.key("Enter");
@@ -942,9 +938,6 @@ fn loopback_app(dir: &Path, ws: &Path, url: &str) -> Tmux {
 #[test]
 fn ctrl_g_edits_in_the_editor_and_ctrl_y_copies_the_reply() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let scenario = bash_scenario(dir.path(), &[]);
     // An "editor" that appends to the message it is given.
     let editor = dir.path().join("editor.sh");
     std::fs::write(
@@ -955,17 +948,12 @@ fn ctrl_g_edits_in_the_editor_and_ctrl_y_copies_the_reply() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
     let editor_s = editor.display().to_string();
-    let tmux = Tmux::start_with_env(
-        120,
-        40,
+    let (tmux, _ws) = scenario_app_with_env(
         dir.path(),
+        &bash_scenario(&[]),
+        "ask",
+        (120, 40),
         &[("VISUAL", editor_s.as_str())],
-        &[
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
     );
     tmux.ok(&["set-option", "-s", "set-clipboard", "on"]);
     tmux.wait_for("the app to open", |s| s.contains("Enter send"));
@@ -997,20 +985,12 @@ fn ctrl_g_edits_in_the_editor_and_ctrl_y_copies_the_reply() {
 #[test]
 fn a_missing_editor_says_so_and_keeps_the_message() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let scenario = bash_scenario(dir.path(), &[]);
-    let tmux = Tmux::start_with_env(
-        120,
-        40,
+    let (tmux, _ws) = scenario_app_with_env(
         dir.path(),
+        &bash_scenario(&[]),
+        "ask",
+        (120, 40),
         &[("VISUAL", "/nonexistent/editor")],
-        &[
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
     );
     tmux.wait_for("the app to open", |s| s.contains("Enter send"));
     tmux.type_text("keep me");
@@ -1068,23 +1048,7 @@ const PLAN_EDIT_SCENARIO: &str = r#"{
 #[test]
 fn a_plan_item_added_with_slash_plan_mid_run_reaches_the_model_and_the_export() {
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let scenario = dir.path().join("plan.json");
-    std::fs::write(&scenario, PLAN_EDIT_SCENARIO).unwrap();
-    let tmux = Tmux::start(
-        120,
-        40,
-        dir.path(),
-        &[
-            Path::new("--approval"),
-            Path::new("yolo"),
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
-    );
+    let (tmux, _ws) = scenario_app(dir.path(), PLAN_EDIT_SCENARIO, "yolo", (120, 40));
     tmux.wait_for("the app to open", |s| s.contains("Enter send"));
     tmux.type_text("do the task");
     tmux.key("Enter");
