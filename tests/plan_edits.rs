@@ -14,6 +14,22 @@ use waypoint::llm::{ContentBlock, Message};
 use waypoint::session::SessionStore;
 use waypoint::todo::{Author, PlanEdit};
 
+/// The message of the next error of `kind`.
+async fn error_of(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    kind: ErrorKind,
+) -> String {
+    let seen = until(
+        events,
+        |e| matches!(e, Event::Error { kind: k, .. } if *k == kind),
+    )
+    .await;
+    match seen.last() {
+        Some(Event::Error { message, .. }) => message.clone(),
+        _ => unreachable!(),
+    }
+}
+
 fn texts(messages: &[Message]) -> String {
     messages
         .iter()
@@ -84,19 +100,7 @@ async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_
             edit: PlanEdit::Remove { n: 9 },
         })
         .unwrap();
-    let seen = until(&mut h.events, |e| {
-        matches!(
-            e,
-            Event::Error {
-                kind: ErrorKind::PlanEdit,
-                ..
-            }
-        )
-    })
-    .await;
-    let Some(Event::Error { message, .. }) = seen.last() else {
-        unreachable!()
-    };
+    let message = error_of(&mut h.events, ErrorKind::PlanEdit).await;
     assert_eq!(
         message,
         "The plan was not changed: there is no item 9 (the plan has 3)."
@@ -366,19 +370,7 @@ async fn a_plan_file_outside_the_workspace_is_refused() {
         ..AgentConfig::default()
     };
     let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
-    let seen = until(&mut h.events, |e| {
-        matches!(
-            e,
-            Event::Error {
-                kind: ErrorKind::PlanFile,
-                ..
-            }
-        )
-    })
-    .await;
-    let Some(Event::Error { message, .. }) = seen.last() else {
-        unreachable!()
-    };
+    let message = error_of(&mut h.events, ErrorKind::PlanFile).await;
     assert!(message.starts_with("No plan file is kept: "), "{message}");
     assert!(!ws.path().parent().unwrap().join("PLAN.md").exists());
     stop(h).await;
