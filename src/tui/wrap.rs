@@ -1,10 +1,14 @@
 //! Plain-text wrapping by display width, with prefixes (a marker on the
 //! first line, a hanging indent after). Invariant: no line is wider than
 //! the width asked for, whatever the text (wide characters, tabs, controls).
+//! The wrapping itself is the Markdown renderer's ([`wrap_text`]): one
+//! implementation of where lines break.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
+
+use crate::tui::markdown::wrap_text;
 
 /// Wraps `text` (its `\n`s kept) into lines of at most `width` columns;
 /// `first` starts the first line, `rest` every other (hanging indent).
@@ -19,56 +23,21 @@ pub fn wrap(
     // A prefix that leaves no room for text is dropped.
     let fit = |p: Span<'static>| if p.width() >= width { Span::raw("") } else { p };
     let (first, rest) = (fit(first), fit(rest));
-    let rest_w = rest.width();
-    let mut out = Vec::new();
-    let mut prefix = Some(first);
-    let emit =
-        |prefix: &mut Option<Span<'static>>, line: &mut String, out: &mut Vec<Line<'static>>| {
-            let p = prefix.take().unwrap_or_else(|| rest.clone());
-            out.push(Line::from(vec![
-                p,
-                Span::styled(std::mem::take(line), style),
-            ]));
-        };
     // No escape sequence or control reaches the screen (`\n`, `\t` stay).
-    let text = crate::text::clean(text);
-    for raw in text.split('\n') {
-        let clean = raw.replace('\t', "    ");
-        let mut line = String::new();
-        let mut used = prefix.as_ref().map_or(rest_w, Span::width);
-        for word in clean.split(' ') {
-            let ww = str_width(word);
-            let sep = usize::from(!line.is_empty());
-            if used + sep + ww <= width {
-                if sep == 1 {
-                    line.push(' ');
-                }
-                line.push_str(word);
-                used += sep + ww;
-                continue;
-            }
-            if !line.is_empty() {
-                emit(&mut prefix, &mut line, &mut out);
-                used = rest_w;
-            }
-            for c in word.chars() {
-                let cw = c.width().unwrap_or(0);
-                if used + cw > width {
-                    if !line.is_empty() {
-                        emit(&mut prefix, &mut line, &mut out);
-                    }
-                    used = rest_w;
-                    if used + cw > width {
-                        continue;
-                    }
-                }
-                line.push(c);
-                used += cw;
-            }
-        }
-        emit(&mut prefix, &mut line, &mut out);
+    let text = crate::text::clean(text).replace('\t', "    ");
+    let rows = wrap_text(&text, style, width - first.width(), width - rest.width());
+    if rows.is_empty() {
+        return vec![Line::from(vec![first])];
     }
-    out
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let prefix = if i == 0 { first.clone() } else { rest.clone() };
+            let mut spans = vec![prefix];
+            spans.extend(row.into_iter().map(|(t, s)| Span::styled(t, s)));
+            Line::from(spans)
+        })
+        .collect()
 }
 
 pub fn str_width(s: &str) -> usize {
@@ -145,6 +114,21 @@ mod tests {
             Span::raw(""),
         );
         assert_eq!(plain(&lines), ["safe text    end"]);
+    }
+
+    #[test]
+    fn keeps_a_run_of_spaces_and_fits_each_prefix() {
+        let lines = wrap("a  b    c", 40, Style::new(), Span::raw(""), Span::raw(""));
+        assert_eq!(plain(&lines), ["a  b    c"]);
+        // A wide first prefix leaves the first line less room than the rest.
+        let lines = wrap(
+            "one two three four",
+            12,
+            Style::new(),
+            Span::raw("queued › "),
+            Span::raw("  "),
+        );
+        assert_eq!(plain(&lines), ["queued › one", "  two three", "  four"]);
     }
 
     #[test]

@@ -16,6 +16,8 @@ mod highlight;
 mod pieces;
 mod table;
 
+pub use pieces::wrap_text;
+
 pub use highlight::{CodeCache, warm_up};
 
 use pieces::{fit, push_piece, sanitize, trim_end, wrap};

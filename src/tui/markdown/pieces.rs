@@ -128,23 +128,30 @@ pub(super) fn clusters(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// break, wide characters may break on either side, and words longer than a
 /// line are hard-broken. Trailing empty lines are dropped.
 pub(super) fn wrap(pieces: &[Piece], avail: usize) -> Vec<Vec<Piece>> {
-    let mut w = Wrapper {
-        avail: avail.max(1),
-        lines: Vec::new(),
-        line: Vec::new(),
-        line_w: 0,
-        word: Vec::new(),
-        word_w: 0,
-        space: None,
-    };
+    let mut w = Wrapper::new(avail, avail, false);
     for (text, style) in pieces {
         w.push(text, *style);
     }
     w.finish()
 }
 
+/// The same wrap for plain text in one style, as written rather than as
+/// Markdown: a run of spaces inside a line is kept (a user's alignment),
+/// and the first line may have another width than the rest (a prefix).
+pub fn wrap_text(text: &str, style: Style, first: usize, rest: usize) -> Vec<Vec<Piece>> {
+    let mut w = Wrapper::new(first, rest, true);
+    w.push(text, style);
+    w.finish()
+}
+
 pub(super) struct Wrapper {
-    avail: usize,
+    /// The first line's columns, and every other line's.
+    first: usize,
+    rest: usize,
+    /// Runs of spaces are kept as they are (plain text), not collapsed.
+    keep_spaces: bool,
+    /// How many spaces the pending run holds.
+    spaces: usize,
     lines: Vec<Vec<Piece>>,
     line: Vec<Piece>,
     line_w: usize,
@@ -155,6 +162,30 @@ pub(super) struct Wrapper {
 }
 
 impl Wrapper {
+    fn new(first: usize, rest: usize, keep_spaces: bool) -> Wrapper {
+        Wrapper {
+            first: first.max(1),
+            rest: rest.max(1),
+            keep_spaces,
+            spaces: 0,
+            lines: Vec::new(),
+            line: Vec::new(),
+            line_w: 0,
+            word: Vec::new(),
+            word_w: 0,
+            space: None,
+        }
+    }
+
+    /// The columns of the line being filled.
+    fn avail(&self) -> usize {
+        if self.lines.is_empty() {
+            self.first
+        } else {
+            self.rest
+        }
+    }
+
     fn push(&mut self, text: &str, style: Style) {
         for (i, segment) in text.split('\n').enumerate() {
             if i > 0 {
@@ -165,6 +196,7 @@ impl Wrapper {
                 if cluster == " " {
                     self.finish_word();
                     self.space.get_or_insert(style);
+                    self.spaces += 1;
                     continue;
                 }
                 let cw = cluster.width();
@@ -192,13 +224,17 @@ impl Wrapper {
             Some(style) if self.line_w > 0 => Some(style),
             _ => None,
         };
-        let join_w = usize::from(join.is_some());
-        if self.line_w + join_w + word_w <= self.avail {
+        let join_w = match join {
+            Some(_) if self.keep_spaces => self.spaces,
+            Some(_) => 1,
+            None => 0,
+        };
+        if self.line_w + join_w + word_w <= self.avail() {
             if let Some(style) = join {
-                push_piece(&mut self.line, " ", style);
+                push_piece(&mut self.line, &" ".repeat(join_w), style);
             }
             self.append(word, join_w + word_w);
-        } else if word_w <= self.avail {
+        } else if word_w <= self.avail() {
             self.end_line();
             self.append(word, word_w);
         } else {
@@ -208,10 +244,10 @@ impl Wrapper {
             for (text, style) in word {
                 for (_, cluster) in clusters(&text) {
                     let (cluster, cw) = match cluster.width() {
-                        cw if cw > self.avail => (ELLIPSIS, 1),
+                        cw if cw > self.avail() => (ELLIPSIS, 1),
                         cw => (cluster, cw),
                     };
-                    if self.line_w + cw > self.avail {
+                    if self.line_w + cw > self.avail() {
                         self.end_line();
                     }
                     push_piece(&mut self.line, cluster, style);
@@ -220,6 +256,7 @@ impl Wrapper {
             }
         }
         self.space = None;
+        self.spaces = 0;
     }
 
     fn append(&mut self, word: Vec<Piece>, width: usize) {
@@ -233,6 +270,7 @@ impl Wrapper {
         self.lines.push(std::mem::take(&mut self.line));
         self.line_w = 0;
         self.space = None;
+        self.spaces = 0;
     }
 
     fn finish(mut self) -> Vec<Vec<Piece>> {
