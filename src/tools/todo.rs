@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
-use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoItem, TodoManager, TodoStatus};
+use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoManager};
 
 /// The `todo_write` tool.
 pub struct TodoWrite;
@@ -58,11 +58,8 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
             let mut state = ctx.plan.lock();
             let before = state.manager.items().to_vec();
             let (mut out, diff) = todo_write(&mut state.manager, input);
-            if diff.is_some() {
-                out.content
-                    .push_str(&dropped_note(&before, state.manager.items()));
-            }
             if let Some(diff) = diff {
+                out.content.push_str(&dropped_note(&diff.dropped));
                 let changed = state.manager.items() != before.as_slice();
                 let revision = if changed {
                     state.next_revision()
@@ -139,20 +136,16 @@ pub fn todo_write(plan: &mut TodoManager, input: &Value) -> (ToolOutput, Option<
     }
 }
 
-/// Names the items of `before` that left the plan without being completed,
-/// so dropped work is never silent (empty when there are none).
-pub fn dropped_note(before: &[TodoItem], after: &[TodoItem]) -> String {
-    let dropped: Vec<String> = before
-        .iter()
-        .filter(|old| old.status != TodoStatus::Completed && !after.iter().any(|i| i.id == old.id))
-        .map(|old| format!("\"{}\"", old.content))
-        .collect();
+/// Names the items a write dropped (its diff's `dropped`: gone without
+/// being completed), so dropped work is never silent (empty when none).
+pub fn dropped_note(dropped: &[String]) -> String {
     if dropped.is_empty() {
         return String::new();
     }
+    let named: Vec<String> = dropped.iter().map(|c| format!("\"{c}\"")).collect();
     format!(
         "\n\nNote: removed without completion: {}. If it is no longer needed, say why.",
-        dropped.join(", ")
+        named.join(", ")
     )
 }
 
@@ -171,6 +164,7 @@ pub fn todo_read(plan: &TodoManager, stats: &[ItemStats]) -> ToolOutput {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::todo::{TodoItem, TodoStatus};
     use serde_json::json;
 
     fn input(items: Value) -> Value {
@@ -321,10 +315,12 @@ mod tests {
         ];
         // Completed items may go; reworded items keep their id.
         let after = [item("3", "Update the docs", TodoStatus::Pending)];
+        let note =
+            |old: &[TodoItem], new: &[TodoItem]| dropped_note(&PlanDiff::between(old, new).dropped);
         assert_eq!(
-            dropped_note(&before, &after),
+            note(&before, &after),
             "\n\nNote: removed without completion: \"Write the tests\". If it is no longer needed, say why."
         );
-        assert_eq!(dropped_note(&before, &before), "");
+        assert_eq!(note(&before, &before), "");
     }
 }
