@@ -202,6 +202,13 @@ impl Trace {
             .collect()
     }
 
+    /// The index of the newest entry the filter shows.
+    pub fn last_shown(&self) -> Option<usize> {
+        (0..self.entries.len())
+            .rev()
+            .find(|&i| self.shows(&self.entries[i]))
+    }
+
     /// The entry shown expanded: the selected one, or the newest shown.
     pub fn focused(&self) -> Option<&TraceEntry> {
         self.selected

@@ -257,7 +257,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         Action::Expand => {
             let trace = &mut app.trace;
             if trace.selected.is_none() {
-                trace.selected = trace.shown().last().copied();
+                trace.selected = trace.last_shown();
             }
             trace.expanded = !trace.expanded && trace.selected.is_some();
             trace.detail_scroll.home();
@@ -267,7 +267,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             // The conversation's latest call, whole, in the trace (a tab
             // of its own on narrow screens); ↑/↓ there reach the others.
             if app.focus == Focus::Conversation
-                && let Some(last) = app.trace.shown().last().copied()
+                && let Some(last) = app.trace.last_shown()
             {
                 app.trace.selected = Some(last);
                 app.trace.expanded = true;

@@ -31,12 +31,12 @@ pub fn sync(app: &mut App) {
     }
     // The item's place may have changed (a move): the title follows.
     app.trace.filter = filter;
-    app.conversation.marked_tools = match &app.trace.filter {
-        Some((id, _)) => app
-            .trace
+    let trace = &app.trace;
+    app.conversation.marked_tools = match &trace.filter {
+        Some(_) => trace
             .entries
             .iter()
-            .filter(|t| t.plan_item_id.as_deref() == Some(id.as_str()))
+            .filter(|t| trace.shows(t))
             .map(|t| t.serial)
             .collect(),
         None => Vec::new(),

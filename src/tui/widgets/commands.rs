@@ -72,11 +72,7 @@ pub fn render(
                     Span::styled(truncate(&format!("{name:<name_w$}  "), width), p.bold()),
                     Span::styled(truncate(c.help, help_w), p.dim()),
                 ]);
-                if i == selected {
-                    line.patch_style(p.selection())
-                } else {
-                    line
-                }
+                super::chosen_row(line, i == selected, p)
             })
             .collect()
     };

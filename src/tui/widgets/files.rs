@@ -59,11 +59,7 @@ pub fn render(frame: &mut Frame, picker: &FilePicker, ctx: &Ctx<'_>, area: Rect)
                 .map(|(i, &f)| {
                     let path = files.get(f).map(String::as_str).unwrap_or_default();
                     let line = Line::raw(truncate(&clean_line(path), width));
-                    if i == selected {
-                        line.patch_style(p.selection())
-                    } else {
-                        line
-                    }
+                    super::chosen_row(line, i == selected, p)
                 })
                 .collect()
         }

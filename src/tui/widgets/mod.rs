@@ -42,6 +42,19 @@ pub fn pane_block<'a>(ctx: &Ctx<'_>, title: impl Into<Line<'a>>, focus: Focus) -
         .title(title)
 }
 
+/// `line` shown as the chosen row of a list when `chosen`.
+pub fn chosen_row(
+    line: ratatui::text::Line<'static>,
+    chosen: bool,
+    p: crate::tui::style::Palette,
+) -> ratatui::text::Line<'static> {
+    if chosen {
+        line.patch_style(p.selection())
+    } else {
+        line
+    }
+}
+
 /// The inside of a bordered pane.
 pub fn inner(area: Rect) -> Rect {
     Block::new().borders(Borders::ALL).inner(area)
