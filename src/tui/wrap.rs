@@ -67,16 +67,18 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// The text of each line, for tests.
+#[cfg(test)]
+pub(crate) fn plain(lines: &[Line<'_>]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn plain(lines: &[Line]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
-    }
 
     #[test]
     fn wraps_words_with_a_hanging_indent() {

@@ -59,12 +59,7 @@ mod tests {
     use super::super::{CodeCache, render, render_highlighted, warm_up};
     use crate::tui::style::Palette;
 
-    fn plain(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
-    }
+    use crate::tui::wrap::plain;
 
     fn fg_of(lines: &[Line<'_>], needle: &str) -> Option<Color> {
         lines

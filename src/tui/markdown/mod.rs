@@ -465,12 +465,7 @@ mod tests {
     use super::*;
     use ratatui::style::Color;
 
-    fn plain(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
-    }
+    use crate::tui::wrap::plain;
 
     fn md(text: &str, width: u16) -> Vec<String> {
         plain(&render(text, width, Palette::colored()))
