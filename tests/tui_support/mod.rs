@@ -631,8 +631,8 @@ pub fn long_plan(clock: &Clock, active: usize) -> App {
     a
 }
 
-/// A session in colour whose reply has a fenced Rust block.
-pub fn highlighted_reply(clock: &Clock) -> App {
+/// A session in colour, `prompt` sent at 0 s.
+fn colored_after_prompt(clock: &Clock, prompt: &str) -> App {
     let mut a = App::new(
         "claude-test",
         "/work/project",
@@ -640,8 +640,14 @@ pub fn highlighted_reply(clock: &Clock) -> App {
         clock.base,
     );
     let t0 = clock.at(0.0);
-    type_text(&mut a, "Show me the parser", t0);
+    type_text(&mut a, prompt, t0);
     update::on_key(&mut a, key(KeyCode::Enter), t0);
+    a
+}
+
+/// A session in colour whose reply has a fenced Rust block.
+pub fn highlighted_reply(clock: &Clock) -> App {
+    let mut a = colored_after_prompt(clock, "Show me the parser");
     let reply = "Here is the parser:\n\n```rust\n/// Parses the flags.\npub fn parse(args: &[String]) -> Cli {\n    let verbose = args.iter().any(|a| a == \"--verbose\");\n    Cli { quiet: false, verbose } // 2 flags\n}\n```\n\nAnd in the shell:\n\n```\n$ cargo run -- --verbose\n```\n\nRun `cargo test` to check it.";
     feed(
         &mut a,
@@ -696,15 +702,7 @@ pub fn a_long_edit() -> serde_json::Value {
 /// A session in colour after that edit (at line 40 of the file), expanded
 /// in the trace pane.
 pub fn expanded_edit(clock: &Clock) -> App {
-    let mut a = App::new(
-        "claude-test",
-        "/work/project",
-        Palette::colored(),
-        clock.base,
-    );
-    let t0 = clock.at(0.0);
-    type_text(&mut a, "Add a verbose flag", t0);
-    update::on_key(&mut a, key(KeyCode::Enter), t0);
+    let mut a = colored_after_prompt(clock, "Add a verbose flag");
     let output = "Edited src/cli.rs: replaced 1 occurrence\n@@ line 40 @@\n-    let quiet = args.iter().any(|a| a == \"-q\");\n+    let quiet = args.iter().any(|a| a == \"-q\");\n+    let verbose = args.iter().any(|a| a == \"-v\");";
     feed(
         &mut a,
