@@ -30,6 +30,20 @@ async fn error_of(
     }
 }
 
+/// Sends `text`, lets its turn end, stops the engine and returns the text
+/// of the last request the model got.
+async fn last_turn(
+    mut h: waypoint::agent::AgentHandle,
+    client: &scripted_support::Recording,
+    text: &str,
+) -> String {
+    h.ops.send(Op::Submit { text: text.into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+    let requests = client.requests.lock().unwrap().clone();
+    texts(requests.last().unwrap())
+}
+
 fn texts(messages: &[Message]) -> String {
     messages
         .iter()
@@ -259,15 +273,7 @@ async fn an_edit_while_idle_goes_with_the_next_message() {
     };
     assert_eq!(*author, Author::User);
     assert_eq!(diff.completed, vec!["Write code"]);
-    h.ops
-        .send(Op::Submit {
-            text: "and now?".into(),
-        })
-        .unwrap();
-    until(&mut h.events, turn_end).await;
-    stop(h).await;
-    let requests = client.requests.lock().unwrap().clone();
-    let last = texts(requests.last().unwrap());
+    let last = last_turn(h, &client, "and now?").await;
     let prompt = last.find("and now?").unwrap();
     let note = last
         .find("The user changed the plan: marked done item 1 \"Write code\".")
@@ -344,15 +350,7 @@ async fn the_plan_file_follows_the_plan_and_its_edits_come_back_as_user_revision
         text.contains("- [x] Write code\n- [ ] Update the README\n- [ ] Run tests\n"),
         "{text}"
     );
-    h.ops
-        .send(Op::Submit {
-            text: "next".into(),
-        })
-        .unwrap();
-    until(&mut h.events, turn_end).await;
-    stop(h).await;
-    let requests = client.requests.lock().unwrap().clone();
-    let last = texts(requests.last().unwrap());
+    let last = last_turn(h, &client, "next").await;
     assert!(
         last.contains(
             "The user changed the plan: marked done item 1 \"Write code\"; added \"Update the README\" after item 1."
