@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use crate::events::{ApprovalMode, ApprovalReason, Decision, Event};
+use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolSummary};
 use crate::safety::{Verdict, shell};
 use crate::tools::Access;
 
@@ -143,39 +143,42 @@ impl Session {
         }
     }
 
-    /// Asks the user about the call `id` and waits; `None` when interrupted.
+    /// Asks the user about the call `id` (shown as `summary`, the one its
+    /// `ToolCallBegin` had) and waits; `None` when interrupted. The wait is
+    /// counted apart from the call's duration.
     pub(super) async fn ask(
         &mut self,
         id: &str,
         name: &str,
         input: &Value,
+        summary: ToolSummary,
         reason: ApprovalReason,
         cancel: &CancellationToken,
     ) -> Option<Decision> {
         let asked = std::time::Instant::now();
-        let decision = self.wait_for_answer(id, name, input, reason, cancel).await;
-        // The user's thinking time is not the call's duration.
-        self.approval_wait += asked.elapsed();
-        decision
-    }
-
-    async fn wait_for_answer(
-        &mut self,
-        id: &str,
-        name: &str,
-        input: &Value,
-        reason: ApprovalReason,
-        cancel: &CancellationToken,
-    ) -> Option<Decision> {
         let command = (name == "bash").then(|| command_of(input).to_string());
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
-            summary: self.tools.describe(name, input, &self.workspace),
+            summary,
             command,
             cwd: self.workspace.root().display().to_string(),
             reason: reason.clone(),
         });
+        let decision = self.answer_to(id, name, input, &reason, cancel).await;
+        self.approval_wait += asked.elapsed();
+        decision
+    }
+
+    /// The user's answer to the request for call `id`.
+    async fn answer_to(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        reason: &ApprovalReason,
+        cancel: &CancellationToken,
+    ) -> Option<Decision> {
         loop {
             let answer = tokio::select! {
                 a = self.approvals.recv() => a,
@@ -186,7 +189,7 @@ impl Session {
                 Some((answered, _)) if answered != id => continue,
                 Some((_, decision)) => {
                     if decision == Decision::Always {
-                        self.remember(name, input, &reason);
+                        self.remember(name, input, reason);
                     }
                     return Some(decision);
                 }

@@ -19,6 +19,7 @@ use super::compact::{fit_result, is_too_long};
 use super::{Session, TurnEnd};
 use crate::events::{
     AbortReason, ApprovalReason, CompactReason, Decision, ErrorKind, Event, StopReason, ToolStatus,
+    ToolSummary,
 };
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
 use crate::session::{Record, now_ms};
@@ -262,10 +263,13 @@ impl Session {
         let started = Instant::now();
         let waited_before = self.approval_wait;
         let active = self.plan.lock().manager.in_progress().cloned();
+        // Described once (a file change reads its file): the approval
+        // request shows the same.
+        let summary = self.tools.describe(name, input, &self.workspace);
         self.emit(Event::ToolCallBegin {
             id: id.to_string(),
             name: name.to_string(),
-            summary: self.tools.describe(name, input, &self.workspace),
+            summary: summary.clone(),
             input: input.clone(),
             plan_item_id: active.as_ref().map(|i| i.id.clone()),
             plan_item: active.map(|i| i.content),
@@ -280,8 +284,12 @@ impl Session {
             self.apply_mode_request();
             match self.gate(name, input) {
                 Gate::Refuse(why) => ToolOutput::refused(why),
-                Gate::Run { sandboxed } => self.run_gated(id, name, input, sandboxed, cancel).await,
-                Gate::Ask(reason) => match self.ask(id, name, input, reason, cancel).await {
+                Gate::Run { sandboxed } => {
+                    self.run_gated(id, name, input, summary, sandboxed, cancel)
+                        .await
+                }
+                Gate::Ask(reason) => match self.ask(id, name, input, summary, reason, cancel).await
+                {
                     None => ToolOutput::interrupted("It was waiting for approval and did not run."),
                     Some(Decision::Refuse { reason }) => {
                         ToolOutput::refused(refusal(reason.as_deref()))
@@ -357,6 +365,7 @@ impl Session {
         id: &str,
         name: &str,
         input: &Value,
+        summary: ToolSummary,
         sandboxed: bool,
         cancel: &CancellationToken,
     ) -> ToolOutput {
@@ -368,7 +377,7 @@ impl Session {
             return out;
         };
         let reason = ApprovalReason::SandboxBlocked { what: what.clone() };
-        match self.ask(id, name, input, reason, cancel).await {
+        match self.ask(id, name, input, summary, reason, cancel).await {
             Some(Decision::Once | Decision::Always) => {
                 self.call_tool(id, name, input, false, cancel).await
             }
