@@ -124,10 +124,6 @@ impl PlanFile {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Writes the plan, unless the user changed the file since the last
     /// write (it is read back first); `force` writes anyway.
     pub fn write(&self, items: &[TodoItem], force: bool) -> Result<(), String> {

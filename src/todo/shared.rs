@@ -61,14 +61,6 @@ impl PlanState {
 pub struct SharedPlan(Arc<Mutex<PlanState>>);
 
 impl SharedPlan {
-    pub fn new(manager: TodoManager, revision: u32) -> SharedPlan {
-        SharedPlan(Arc::new(Mutex::new(PlanState {
-            manager,
-            revision,
-            ..PlanState::default()
-        })))
-    }
-
     /// The plan, for a moment (a panic elsewhere while it was held does not
     /// make it unusable: every change is whole or not at all).
     pub fn lock(&self) -> MutexGuard<'_, PlanState> {
