@@ -247,11 +247,6 @@ async fn run(cli: Cli) -> Result<i32> {
     for file in &instructions {
         tracing::info!(path = %file.path.display(), bytes = file.size, "project instructions");
     }
-    config.system_prompt = context::system_prompt(
-        &config.system_prompt,
-        &context::environment(workspace.root(), &context::today()),
-        &instructions,
-    );
     let (mode, note) = setup::safety(
         &settings,
         &mut config,
@@ -259,6 +254,13 @@ async fn run(cli: Cli) -> Result<i32> {
         interactive,
         cli.demo,
     );
+    let environment = format!(
+        "{}\n{}",
+        context::environment(workspace.root(), &context::today()),
+        setup::safety_block(mode, config.tools.sandbox.as_ref())
+    );
+    config.system_prompt =
+        context::system_prompt(&config.system_prompt, &environment, &instructions);
     config.approval = mode;
     // Said once: on stderr, and in the app as a notice on its first screen.
     if let Some(note) = &note {

@@ -243,7 +243,7 @@ pub fn safety(
     interactive: bool,
     demo: bool,
 ) -> (ApprovalMode, Option<String>) {
-    use crate::safety::{Sandbox, SandboxLaunch, landlock_abi};
+    use crate::safety::{Sandbox, landlock_abi};
     // The app asks in its approval prompt; headless, nobody can answer;
     // the demo works in a throwaway folder, in the sandbox, without stopping.
     let default = if interactive && !demo {
@@ -252,24 +252,19 @@ pub fn safety(
         ApprovalMode::Auto
     };
     let mode = settings.approval.value.unwrap_or(default);
-    let exe = std::env::current_exe().ok();
-    let why_not = match (landlock_abi(), &exe) {
-        (None, _) => Some("this kernel has no Landlock".to_string()),
-        (_, None) => Some("the waypoint binary cannot be found to launch it".to_string()),
-        (Some(abi), _) if !settings.sandbox_network && abi < 4 => Some(format!(
+    let why_not = match landlock_abi() {
+        None => Some("this kernel has no Landlock".to_string()),
+        Some(abi) if !settings.sandbox_network && abi < 4 => Some(format!(
             "sandbox.network = false needs Landlock ABI 4 and this kernel has {abi}"
         )),
         _ => None,
     };
-    if let (None, Some(exe)) = (&why_not, exe) {
-        config.tools.sandbox = Some(SandboxLaunch {
-            exe,
-            sandbox: Sandbox::for_workspace(
-                workspace,
-                &settings.sandbox_writable,
-                settings.sandbox_network,
-            ),
-        });
+    if why_not.is_none() {
+        config.tools.sandbox = Some(Sandbox::for_workspace(
+            workspace,
+            &settings.sandbox_writable,
+            settings.sandbox_network,
+        ));
     }
     match (mode, why_not) {
         (ApprovalMode::Auto, Some(why)) if interactive => (
@@ -288,8 +283,40 @@ pub fn safety(
     }
 }
 
-/// `waypoint sandbox -- CMD`: confines this process, then becomes CMD.
-/// Returns only on failure (the exit code).
+/// The system prompt's `<safety>` block: the approval mode the session
+/// starts in and, in `auto`, what the sandbox lets commands do. Written
+/// once, so the prompt stays byte-stable (a later switch is the user's).
+pub fn safety_block(mode: ApprovalMode, sandbox: Option<&crate::safety::Sandbox>) -> String {
+    let how = match (mode, sandbox) {
+        (ApprovalMode::ReadOnly, _) => {
+            "file changes and shell commands are refused; reads and the plan work.".to_string()
+        }
+        (ApprovalMode::Ask, _) => "each shell command and file change waits for the user's \
+approval; a refused one comes back as \"Refused by the user\"."
+            .to_string(),
+        (ApprovalMode::AutoEdit, _) => "file changes in the workspace run; each shell command \
+waits for the user's approval."
+            .to_string(),
+        (ApprovalMode::Auto, Some(sandbox)) => format!(
+            "nothing asks. {} A command the sandbox stopped is marked \"[blocked by the sandbox: …]\".",
+            sandbox.describe()
+        ),
+        (ApprovalMode::Auto, None) => {
+            "file changes run; shell commands are refused (there is no sandbox here).".to_string()
+        }
+        (ApprovalMode::Yolo, _) => {
+            "nothing asks and shell commands run unsandboxed with the user's rights.".to_string()
+        }
+    };
+    format!(
+        "<safety>\nApproval mode: {} (as the session started; the user may switch it): {how}\n</safety>",
+        mode.as_str()
+    )
+}
+
+/// `waypoint sandbox -- CMD`: becomes CMD, confined right before the
+/// `exec` as `bash`'s commands are between `fork` and `exec`. Returns only
+/// on failure (the exit code).
 pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsString]) -> i32 {
     use std::os::unix::process::CommandExt;
     let cwd = match std::env::current_dir() {
@@ -300,15 +327,25 @@ pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsSt
         }
     };
     let sandbox = crate::safety::Sandbox::for_workspace(&cwd, write, network);
-    if let Err(e) = sandbox.enforce() {
-        eprintln!("waypoint sandbox: {e}");
-        return 126;
+    for (dir, why) in &sandbox.left_out {
+        eprintln!("waypoint sandbox: {} is not writable: {why}", dir.display());
     }
+    let confinement = match sandbox.prepare() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("waypoint sandbox: {e}");
+            return 126;
+        }
+    };
     let Some((program, args)) = command.split_first() else {
         eprintln!("waypoint sandbox: no command given");
         return 2;
     };
-    let e = std::process::Command::new(program).args(args).exec();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    // SAFETY: `apply` makes raw syscalls only.
+    unsafe { cmd.pre_exec(move || confinement.apply()) };
+    let e = cmd.exec();
     eprintln!(
         "waypoint sandbox: cannot run {}: {e}",
         program.to_string_lossy()

@@ -15,7 +15,7 @@ use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end,
 use serde_json::{Value, json};
 use waypoint::agent::{AgentConfig, SessionSetup};
 use waypoint::events::{ApprovalMode, ApprovalReason, Decision, Event, Op};
-use waypoint::safety::{Rules, Sandbox, SandboxLaunch, landlock_abi};
+use waypoint::safety::{Rules, Sandbox, landlock_abi};
 
 /// What happened to a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,10 +33,7 @@ fn config(mode: ApprovalMode, ws: &Path, rules: Rules) -> AgentConfig {
     };
     config.tools.rules = rules;
     if landlock_abi().is_some() {
-        config.tools.sandbox = Some(SandboxLaunch {
-            exe: env!("CARGO_BIN_EXE_waypoint").into(),
-            sandbox: Sandbox::for_workspace(ws, &[], true),
-        });
+        config.tools.sandbox = Some(Sandbox::for_workspace(ws, &[], true));
     }
     config
 }

@@ -373,7 +373,11 @@ impl Session {
         if !sandboxed || out.interrupted {
             return out;
         }
-        let Some(what) = crate::safety::sandbox::blocked(&out.content).map(str::to_string) else {
+        let Some(sandbox) = self.config.tools.sandbox.as_ref() else {
+            return out;
+        };
+        let Some(what) = crate::safety::sandbox::blocked(&out.content, sandbox).map(str::to_string)
+        else {
             return out;
         };
         let reason = ApprovalReason::SandboxBlocked { what: what.clone() };

@@ -7,4 +7,4 @@ pub mod sandbox;
 pub mod shell;
 
 pub use rules::{Rules, Verdict};
-pub use sandbox::{Sandbox, SandboxError, SandboxLaunch, landlock_abi};
+pub use sandbox::{Confinement, Sandbox, SandboxError, landlock_abi};

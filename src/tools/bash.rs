@@ -103,21 +103,25 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         return ToolOutput::interrupted("The command was not started.");
     }
 
+    // Prepared here (it allocates and opens the writable folders), applied
+    // in the child between fork and exec.
+    let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
+        Some(sandbox) => match sandbox.prepare() {
+            Ok(c) => Some(c),
+            Err(e) => return ToolOutput::error(format!("the command was not run: {e}")),
+        },
+        None => None,
+    };
+    let inside = if confinement.is_some() {
+        " in the sandbox"
+    } else {
+        ""
+    };
     procs::become_subreaper();
     let mut sweep = Sweep::new();
-    let mut cmd = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
-        Some(launch) => {
-            let mut cmd = Command::new(&launch.exe);
-            cmd.args(launch.sandbox.args()).args(["--", "bash", "-c"]);
-            cmd
-        }
-        None => {
-            let mut cmd = Command::new("bash");
-            cmd.arg("-c");
-            cmd
-        }
-    };
-    cmd.arg(command)
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
         .current_dir(env.workspace.root())
         .env(procs::CALL_VAR, &sweep.token)
         .stdin(Stdio::null())
@@ -125,15 +129,19 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only
-    // calls setsid(2), which is async-signal-safe.
+    // makes raw syscalls (setsid(2), then prctl, landlock_restrict_self and
+    // seccomp in `Confinement::apply`), which are async-signal-safe.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // A new session and process group led by the shell, with no
             // controlling terminal: /dev/tty cannot be opened.
             if libc::setsid() == -1 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
+            match &confinement {
+                Some(c) => c.apply(),
+                None => Ok(()),
+            }
         });
     }
     for name in SECRET_VARS {
@@ -148,7 +156,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         Ok(child) => child,
         Err(e) => {
             return ToolOutput::error(format!(
-                "could not start `bash -c` in {}: {e}",
+                "could not start `bash -c` in {}{inside}: {e}",
                 env.workspace.root().display()
             ));
         }

@@ -40,9 +40,9 @@ pub struct ToolConfig {
     pub glob_cap: usize,
     /// The config's `allow`/`deny` rules for `bash` (a deny rule always wins).
     pub rules: crate::safety::Rules,
-    /// How `bash` runs a command in the sandbox; `None` where there is none
-    /// (no Landlock, or no `waypoint` binary to launch it).
-    pub sandbox: Option<crate::safety::SandboxLaunch>,
+    /// The sandbox `bash` runs a command in; `None` where there is none
+    /// (no Landlock).
+    pub sandbox: Option<crate::safety::Sandbox>,
 }
 
 impl Default for ToolConfig {
