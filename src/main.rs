@@ -141,7 +141,8 @@ async fn run(cli: Cli) -> Result<i32> {
             return resume::sessions(&store, action.as_ref(), &mut std::io::stdout().lock());
         }
         Some(Command::Export { id, output, format }) => {
-            let bytes = resume::export(&store, id, *format, &settings.prices)?;
+            let to_terminal = output.is_none() && std::io::stdout().is_terminal();
+            let bytes = resume::export(&store, id, *format, &settings.prices, to_terminal)?;
             match output {
                 Some(path) => {
                     std::fs::write(path, &bytes)

@@ -160,17 +160,34 @@ pub fn export(
     id: &str,
     format: ExportFormat,
     prices: &BTreeMap<String, Price>,
+    to_terminal: bool,
 ) -> Result<Vec<u8>, SessionError> {
     let info = store.find(id)?;
     let loaded = load(&info.path)?;
     Ok(match format {
-        ExportFormat::Markdown => export::markdown(&loaded, prices).into_bytes(),
+        // The model's escape sequences never act: removed whole on a
+        // terminal, as everywhere Waypoint prints; written visibly to a file.
+        ExportFormat::Markdown => {
+            let text = export::markdown(&loaded, prices);
+            let safe = if to_terminal {
+                crate::text::clean(&text)
+            } else {
+                crate::text::escape_controls(&text)
+            };
+            safe.into_owned().into_bytes()
+        }
         ExportFormat::Jsonl => {
-            // The raw records, whole lines only.
+            // The raw records, whole lines only; the controls JSON leaves
+            // raw are escaped (the same values).
             let mut bytes =
                 std::fs::read(&info.path).map_err(|e| SessionError::io(&info.path, e))?;
             bytes.truncate(usize::try_from(loaded.valid_len).unwrap_or(bytes.len()));
-            bytes
+            match String::from_utf8(bytes) {
+                Ok(text) => crate::text::escape_json_controls(&text)
+                    .into_owned()
+                    .into_bytes(),
+                Err(e) => e.into_bytes(),
+            }
         }
     })
 }

@@ -12,6 +12,7 @@
 //! C1 controls are dropped.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
@@ -171,6 +172,47 @@ pub fn clean_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(cleaned.replace(['\n', '\t'], " "))
 }
 
+/// `text` for a file: every control character but `\n` and `\t` written
+/// as a visible escape (`\x1b`, `\u{9b}`), so nothing is lost and nothing
+/// acts when the file is later shown on a terminal (`cat`, `less -R`).
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if is_clean(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if u32::from(c) < 0x80 && c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text with the controls JSON leaves raw (DEL and the C1 range,
+/// which some terminals act on) written as `\u00XX` escapes: the same
+/// JSON values, safe to show. Outside strings they cannot occur in JSON.
+pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Cleans text that arrives in pieces (a streamed reply): a sequence split
 /// between two pieces is still removed whole.
 #[derive(Debug, Default)]
@@ -207,6 +249,21 @@ impl StreamCleaner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_gets_controls_escaped_and_json_its_c1_range() {
+        let text = "title\u{1b}]0;pwned\u{7}\tok\n\u{9b}2J\r";
+        assert_eq!(
+            escape_controls(text),
+            "title\\x1b]0;pwned\\x07\tok\n\\u{9b}2J\\x0d"
+        );
+        assert!(matches!(escape_controls("plain\n"), Cow::Borrowed(_)));
+        let json = serde_json::json!({"t": "a\u{1b}b\u{9b}c\u{7f}"}).to_string();
+        let safe = escape_json_controls(&json);
+        assert!(is_clean(&safe), "{safe:?}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back["t"], "a\u{1b}b\u{9b}c\u{7f}");
+    }
 
     #[test]
     fn whole_sequences_go_not_just_their_escape() {

@@ -47,7 +47,7 @@ pub fn export(app: &mut App, store: Option<&SessionStore>, id: &str, path: Optio
         app.notice(NoticeKind::Error, NOT_KEPT);
         return;
     };
-    let bytes = match crate::resume::export(store, id, ExportFormat::Markdown, &app.status.prices) {
+    let bytes = match crate::resume::export(store, id, ExportFormat::Markdown, &app.status.prices, false) {
         Ok(bytes) => bytes,
         Err(SessionError::NotFound(_)) => {
             app.notice(
