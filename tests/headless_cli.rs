@@ -471,6 +471,14 @@ async fn the_projects_agents_md_and_the_environment_reach_the_system_prompt() {
         )),
         "{system}"
     );
+    // The model is told how its calls are handled (headless: auto).
+    assert!(system.contains("Approval mode: auto"), "{system}");
+    if waypoint::safety::landlock_abi().is_some() {
+        assert!(
+            system.contains("Commands run in a sandbox") && system.contains("write only under"),
+            "{system}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -243,6 +243,17 @@ fn with_the_network_off_no_socket_reaches_a_loopback_listener() {
         let refused = refused.unwrap_or_else(|| panic!("{name} connected with the network off"));
         assert!(refused.contains("Permission denied"), "{name}: {refused}");
     }
+    // The x32 form of socket(2) (bit 30 set) misses no rule: refused.
+    let confinement = off.prepare().unwrap();
+    let x32 = std::thread::spawn(move || {
+        confinement.apply().unwrap();
+        // SAFETY: a syscall with integer arguments only.
+        let fd = unsafe {
+            libc::syscall(0x4000_0000 | libc::SYS_socket, libc::AF_INET, libc::SOCK_DGRAM, 0)
+        };
+        (fd, std::io::Error::last_os_error().raw_os_error())
+    });
+    assert_eq!(x32.join().unwrap(), (-1, Some(libc::ENOSYS)));
     // Unix sockets stay (builds and tools talk over them).
     let confinement = off.prepare().unwrap();
     let unix = std::thread::spawn(move || {
