@@ -1,8 +1,10 @@
-//! What changed between two plans, matched by item id. Invariants: an item
-//! is reported as added or removed only by id, never by content (an id kept
-//! with other text is reworded, not new); a change of order is a reorder,
-//! never a removal; every removed item that was not completed is also
-//! `dropped`.
+//! What changed between two plans, matched by item id (the store settles
+//! each item's id from its identity first: same text, then a similar text
+//! or the model's id, see `TodoManager::assign_ids`, so ids given by
+//! position cannot make a kept item look removed). Invariants: an item is
+//! reported as added or removed only by id (an id kept with other text is
+//! reworded, not new); a change of order is a reorder, never a removal;
+//! every removed item that was not completed is also `dropped`.
 
 use std::collections::{HashMap, HashSet};
 

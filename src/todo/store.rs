@@ -118,48 +118,39 @@ impl TodoManager {
         diff
     }
 
-    /// Settles ids: a model-given id wins; else the id of the old item with
-    /// the same content (if no given id took it); else, for a reworded item,
-    /// the id of the old item at the same position when its text is similar
-    /// (and nothing else took it); else a fresh counter id that clashes with
-    /// nothing in the old or new list.
+    /// Settles each draft's identity against the old list, then its id.
+    /// Identity, strongest first: the old item with the same text (an
+    /// exact match wins over a model id whose old text is dissimilar, so
+    /// ids given by position cannot swap items); the old item with the
+    /// draft's id and similar text; the old item in its place with similar
+    /// text; any old item with similar text; the old item with the draft's
+    /// id, whatever its text. A draft matched keeps its old item's id; a
+    /// new one gets its given id unless an old or kept item has it, else a
+    /// fresh counter id that clashes with nothing in the old or new list.
     fn assign_ids(&self, drafts: Vec<Draft>) -> (Vec<TodoItem>, u64) {
-        let mut used: HashSet<String> = drafts.iter().filter_map(|d| d.id.clone()).collect();
-        let old_by_content: HashMap<String, &str> = self
-            .items
+        let old = &self.items;
+        let matched = identities(old, &drafts);
+        let old_ids: HashSet<&str> = old.iter().map(|i| i.id.as_str()).collect();
+        let mut used: HashSet<String> = matched
             .iter()
-            .map(|i| (content_key(&i.content), i.id.as_str()))
+            .flatten()
+            .map(|&o| old[o].id.clone())
             .collect();
-        let old_ids: HashSet<&str> = self.items.iter().map(|i| i.id.as_str()).collect();
-        // Pass 1: given ids and ids inherited by content.
+        // Ids the model gave new items, where nothing old or kept has them.
         let mut ids: Vec<Option<String>> = Vec::with_capacity(drafts.len());
-        for d in &drafts {
-            let id = d.id.clone().or_else(|| {
-                let inherited = old_by_content
-                    .get(&content_key(&d.content))
-                    .filter(|id| !used.contains(**id))
-                    .map(|id| id.to_string());
-                if let Some(id) = &inherited {
-                    used.insert(id.clone());
-                }
-                inherited
-            });
+        for (d, m) in drafts.iter().zip(&matched) {
+            let id = match m {
+                Some(o) => Some(old[*o].id.clone()),
+                None => d
+                    .id
+                    .clone()
+                    .filter(|id| !old_ids.contains(id.as_str()) && !used.contains(id)),
+            };
+            if let Some(id) = &id {
+                used.insert(id.clone());
+            }
             ids.push(id);
         }
-        // Pass 2: a reworded item keeps the id of the old item in its place.
-        for (i, d) in drafts.iter().enumerate() {
-            if ids[i].is_some() {
-                continue;
-            }
-            if let Some(old) = self.items.get(i)
-                && !used.contains(&old.id)
-                && similar_text(&old.content, &d.content)
-            {
-                used.insert(old.id.clone());
-                ids[i] = Some(old.id.clone());
-            }
-        }
-        // Pass 3: fresh ids.
         let mut next_id = self.next_id;
         let mut items = Vec::with_capacity(drafts.len());
         for (d, id) in drafts.into_iter().zip(ids) {
@@ -226,6 +217,46 @@ impl TodoManager {
     pub fn completed_count(&self) -> usize {
         self.items.len() - self.open_items().len()
     }
+}
+
+/// For each draft, the old item it is (see `assign_ids`), each old item
+/// claimed at most once, in passes from the strongest evidence down.
+fn identities(old: &[TodoItem], drafts: &[Draft]) -> Vec<Option<usize>> {
+    let by_content: HashMap<String, usize> = old
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (content_key(&item.content), i))
+        .collect();
+    let by_id: HashMap<&str, usize> = old
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (item.id.as_str(), i))
+        .collect();
+    let id_of = |d: &Draft| d.id.as_deref().and_then(|id| by_id.get(id).copied());
+    let similar = |o: usize, d: &Draft| similar_text(&old[o].content, &d.content);
+    let mut matched: Vec<Option<usize>> = vec![None; drafts.len()];
+    let mut taken = vec![false; old.len()];
+    let mut pass = |pick: &dyn Fn(usize, &Draft, &[bool]) -> Option<usize>| {
+        for (i, d) in drafts.iter().enumerate() {
+            if matched[i].is_none()
+                && let Some(o) = pick(i, d, &taken)
+            {
+                matched[i] = Some(o);
+                taken[o] = true;
+            }
+        }
+    };
+    pass(&|_, d, taken| {
+        by_content
+            .get(&content_key(&d.content))
+            .copied()
+            .filter(|&o| !taken[o])
+    });
+    pass(&|_, d, taken| id_of(d).filter(|&o| !taken[o] && similar(o, d)));
+    pass(&|i, d, taken| (i < old.len() && !taken[i] && similar(i, d)).then_some(i));
+    pass(&|_, d, taken| (0..old.len()).find(|&o| !taken[o] && similar(o, d)));
+    pass(&|_, d, taken| id_of(d).filter(|&o| !taken[o]));
+    matched
 }
 
 /// Whether two items' texts are close enough to be one item reworded: the
@@ -352,8 +383,9 @@ mod tests {
     #[test]
     fn inherited_and_fresh_ids_never_clash_with_given_ones() {
         let mut m = three(); // ids 1, 2, 3
-        // "B" claims id "1" explicitly, so "Read code" cannot inherit it;
-        // fresh ids skip "4" because "Z" claims it.
+        // "B" claims id "1", but "Read code" is still here by its text: the
+        // text wins, and "B" (new) gets a fresh id; fresh ids skip "4"
+        // because "Z" claims it.
         let mut b = item("B", "pending");
         b["id"] = json!("1");
         let mut z = item("Z", "pending");
@@ -372,8 +404,49 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            vec![("1", "B"), ("5", "Read code"), ("4", "Z"), ("6", "New")]
+            vec![("5", "B"), ("1", "Read code"), ("4", "Z"), ("6", "New")]
         );
+    }
+
+    #[test]
+    fn positional_ids_do_not_swap_items() {
+        let with_id = |id: u32, content: &str, status: &str| {
+            let mut v = item(content, status);
+            v["id"] = json!(id.to_string());
+            v
+        };
+        let mut m = TodoManager::new();
+        m.update(&plan(&[
+            with_id(1, "Step alpha", "pending"),
+            with_id(2, "Step bravo", "pending"),
+            with_id(3, "Step charlie", "pending"),
+        ]))
+        .unwrap();
+        // The model numbers by position: "Step charlie" is now id 2.
+        let d = m
+            .update(&plan(&[
+                with_id(1, "Step alpha", "completed"),
+                with_id(2, "Step charlie", "in_progress"),
+            ]))
+            .unwrap();
+        assert_eq!(d.dropped, vec!["Step bravo"]);
+        assert_eq!(d.removed, vec!["Step bravo"]);
+        assert!(d.reworded.is_empty(), "{d:?}");
+        assert_eq!(d.started, vec!["Step charlie"]);
+        assert_eq!(m.items()[1].id, "3", "charlie keeps its identity");
+        assert_eq!(
+            d.summary(),
+            "-1 removed, ✗ \"Step bravo\" dropped, ✓ \"Step alpha\" completed, ▶ \"Step charlie\" started"
+        );
+        // A reworded and moved item keeps its identity by similar text.
+        let d = m
+            .update(&plan(&[
+                with_id(1, "Step charlie again", "in_progress"),
+                with_id(2, "Step alpha", "completed"),
+            ]))
+            .unwrap();
+        assert!(d.dropped.is_empty() && d.removed.is_empty(), "{d:?}");
+        assert_eq!(d.reworded.len(), 1, "{d:?}");
     }
 
     #[test]
