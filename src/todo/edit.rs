@@ -50,7 +50,7 @@ pub enum PlanEdit {
 }
 
 /// The longest item text a user's edit may bring (a plan line, not a document).
-pub const MAX_EDIT_CHARS: usize = 500;
+pub const MAX_EDIT_CHARS: usize = super::MAX_ITEM_CHARS;
 
 /// The usage of `/plan`, for errors and help.
 pub const PLAN_USAGE: &str =

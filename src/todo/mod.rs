@@ -26,6 +26,10 @@ pub use store::TodoManager;
 
 pub const MAX_ITEMS: usize = 20;
 
+/// The longest `content` or `activeForm` (in characters) a plan item may
+/// have, from the model or the user: a step is said in a line.
+pub const MAX_ITEM_CHARS: usize = 500;
+
 /// How a list of the expected shape looks; quoted in error messages.
 pub const TODOS_SHAPE: &str = r#"[{"content": "Run tests", "activeForm": "Running tests", "status": "pending"}, ...] (status is pending, in_progress or completed; optional "id")"#;
 

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{MAX_ITEMS, PlanError, TODOS_SHAPE, TodoStatus, parse_python_literal};
+use super::{MAX_ITEM_CHARS, MAX_ITEMS, PlanError, TODOS_SHAPE, TodoStatus, parse_python_literal};
 use crate::json::json_type;
 
 /// An item as read from the model, before ids are settled.
+#[derive(Debug)]
 pub(super) struct Draft {
     pub(super) id: Option<String>,
     pub(super) content: String,
@@ -47,6 +48,18 @@ pub(super) fn one_line(field: &str, text: &str, at: &str) -> Result<(), PlanErro
             c.escape_default()
         ))),
     }
+}
+
+/// A plan field from the model is at most [`MAX_ITEM_CHARS`] characters
+/// (a 1 MB item made every plan result and record as big).
+fn short_enough(field: &str, text: &str, at: &str) -> Result<(), PlanError> {
+    let len = text.chars().count();
+    if len <= MAX_ITEM_CHARS {
+        return Ok(());
+    }
+    Err(PlanError(format!(
+        "{at}: \"{field}\" is {len} characters; at most {MAX_ITEM_CHARS} are allowed (name the step in a line; details belong in the conversation)"
+    )))
 }
 
 pub(super) fn check_count(n: usize) -> Result<(), PlanError> {
@@ -185,6 +198,7 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
         )));
     }
     one_line("content", &content, &label(index, None))?;
+    short_enough("content", &content, &label(index, None))?;
     let here = label(index, Some(&content));
     let active = match obj.get("activeForm") {
         None | Some(Value::Null) => obj.get("active_form"),
@@ -209,6 +223,7 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
         return Err(PlanError(format!("{here}: \"activeForm\" is empty")));
     }
     one_line("activeForm", &active_form, &here)?;
+    short_enough("activeForm", &active_form, &here)?;
     let status = match obj.get("status") {
         None | Some(Value::Null) => {
             return Err(PlanError(format!(
@@ -251,6 +266,21 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_item_is_at_most_max_item_chars() {
+        let long = "x".repeat(MAX_ITEM_CHARS + 1);
+        let fits = "y".repeat(MAX_ITEM_CHARS);
+        let at = |content: &str, active: &str| {
+            draft(0, &serde_json::json!({"content": content, "activeForm": active, "status": "pending"}))
+        };
+        assert!(at(&fits, &fits).is_ok());
+        let msg = at(&long, "Doing").unwrap_err().0;
+        assert!(msg.contains("\"content\" is 501 characters; at most 500"), "{msg}");
+        assert!(msg.len() < 300, "the message does not repeat the item: {msg}");
+        let msg = at("Build", &long).unwrap_err().0;
+        assert!(msg.starts_with("item 1 (\"Build\"): \"activeForm\" is 501"), "{msg}");
+    }
     use crate::todo::test_helpers::*;
     use crate::todo::{MAX_LITERAL_DEPTH, TodoManager};
     use serde_json::json;

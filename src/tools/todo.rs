@@ -7,7 +7,9 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary};
+use super::{
+    Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary, cap_output,
+};
 use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoManager};
 
 /// The `todo_write` tool.
@@ -19,8 +21,8 @@ impl Tool for TodoWrite {
     }
     fn description(&self) -> &'static str {
         "Replace the whole plan (a checklist the user watches live). Send every item each time. \
-Rules: at most 20 items; each needs non-empty `content` (imperative, e.g. \"Run tests\") and `activeForm` \
-(present tense, e.g. \"Running tests\"); status is pending, in_progress or completed; at most ONE item \
+Rules: at most 20 items; each needs non-empty one-line `content` (imperative, e.g. \"Run tests\") and \
+`activeForm` (present tense, e.g. \"Running tests\"), at most 500 characters each; status is pending, in_progress or completed; at most ONE item \
 in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
 is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan."
     }
@@ -74,6 +76,7 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
                     changed,
                 });
             }
+            out.content = cap_output(&out.content, ctx.env.config.output_cap);
             out
         })
     }
@@ -104,7 +107,9 @@ impl Tool for TodoRead {
     fn run<'a>(&'a self, _input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let state = ctx.plan.lock();
-            todo_read(&state.manager, &state.stats)
+            let mut out = todo_read(&state.manager, &state.stats);
+            out.content = cap_output(&out.content, ctx.env.config.output_cap);
+            out
         })
     }
 }
