@@ -2,6 +2,7 @@
 //! config file), sets up logging to a file, and runs the full-screen app,
 //! headless mode, or a subcommand.
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -89,16 +90,24 @@ fn init_logging() {
             Some(base.join("waypoint").join("waypoint.log"))
         });
     let Some(path) = path else { return };
+    // The log holds error bodies and paths: the user's alone, like the
+    // sessions (folders it makes 0700, the file 0600, an older 0644 file
+    // tightened).
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
     }
     let Ok(file) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&path)
     else {
         return;
     };
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
     let filter = tracing_subscriber::EnvFilter::try_from_env("WAYPOINT_LOG_LEVEL")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()

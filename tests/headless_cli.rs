@@ -511,3 +511,21 @@ async fn stopping_with_open_plan_items_exits_4_and_says_so() {
     assert_eq!(result["exit_code"], 4);
     assert_eq!(result["plan"], json!({"completed": 0, "total": 2}));
 }
+
+#[tokio::test]
+async fn the_log_is_the_user_s_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // A new log in a new folder.
+    let log = dir.path().join("state/waypoint/waypoint.log");
+    let (code, _, err) = output(waypoint(dir.path()).arg("config").env("WAYPOINT_LOG", &log)).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(mode(&log), 0o600);
+    assert_eq!(mode(log.parent().unwrap()), 0o700);
+    // An older log left 0644 is tightened.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, _, err) = output(waypoint(dir.path()).arg("config").env("WAYPOINT_LOG", &log)).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(mode(&log), 0o600);
+}
