@@ -785,21 +785,56 @@ fn the_live_plan_flags_rewordings_and_only_dropped_work() {
 }
 
 #[test]
-fn esc_while_the_agent_runs_still_interrupts_and_keeps_the_selection() {
+fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts_for_it() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
     assert!(a.status.running);
+    // The plan: a past revision, then the selection (the trace's filter).
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Up, now);
     press(&mut a, KeyCode::Char('['), now);
+    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "leaving history");
+    assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
+    assert_eq!(a.plan.selected.as_deref(), Some("1"));
+    assert!(a.trace.filter.is_some());
+    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "clearing the filter");
+    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.trace.filter, None);
+    assert_eq!(a.focus, Focus::Checklist);
+    // The tools: an expanded output, then the selected call.
+    a.focus = Focus::Trace;
+    press(&mut a, KeyCode::Up, now);
+    press(&mut a, KeyCode::Enter, now);
+    assert!(a.trace.expanded);
+    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "folding the output");
+    assert!(!a.trace.expanded);
+    assert!(a.trace.selected.is_some());
+    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "leaving the selection");
+    assert_eq!(a.trace.selected, None);
+    // Nothing left to close: now Esc interrupts.
     assert_eq!(
         press(&mut a, KeyCode::Esc, now),
         vec![Effect::Send(Op::Interrupt)]
     );
-    assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
-    assert_eq!(a.plan.selected.as_deref(), Some("1"));
-    assert_eq!(a.focus, Focus::Checklist);
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_keeps_what_was_typed() {
+    let clock = Clock::new();
+    let now = clock.at(5.0);
+    let mut a = with_calls(&clock);
+    assert!(a.status.running);
+    for c in "next idea".chars() {
+        press(&mut a, KeyCode::Char(c), now);
+    }
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(
+        update::on_key(&mut a, ctrl_c, now),
+        vec![Effect::Send(Op::Interrupt)]
+    );
+    assert_eq!(a.input.text(), "next idea");
+    assert!(!a.status.quit_armed(now), "interrupting does not arm quitting");
 }
 
 #[test]

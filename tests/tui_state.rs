@@ -1541,7 +1541,7 @@ fn the_help_scrolls_on_a_small_terminal_and_any_other_key_closes_it() {
     a.input.clear();
     update::on_key(&mut a, key(KeyCode::F(1)), now);
     let s = screen_text(&mut a, 80, 24, now);
-    assert!(s.contains("interrupt now"), "{s}");
+    assert!(s.contains("close a view or selection"), "{s}");
 }
 
 fn picker_ids(a: &App) -> Vec<String> {
@@ -1952,6 +1952,18 @@ fn n_refuses_with_the_reason_typed_and_esc_refuses_and_interrupts() {
         ]
     );
     assert!(!a.overlays.approvals.is_open());
+    // Ctrl+C does the same while the turn runs (and types nothing).
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
+    assert!(a.status.running);
+    assert_eq!(
+        update::on_key(&mut a, ctrl('c'), now),
+        vec![
+            approve("t4", Decision::Refuse { reason: None }),
+            Effect::Send(Op::Interrupt)
+        ]
+    );
+    assert!(!a.overlays.approvals.is_open());
+    assert_eq!(a.input.text(), "");
 }
 
 #[test]
@@ -1982,8 +1994,6 @@ fn a_second_request_queues_and_typed_text_is_kept() {
     let screen = screen_text(&mut a, 120, 40, now);
     assert!(screen.contains("waiting for approval"), "{screen}");
     assert!(screen.contains("1 more waiting"), "{screen}");
-    // Ctrl+C does not clear what was typed behind the prompt.
-    update::on_key(&mut a, ctrl('c'), now);
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Char('y')), now),
         vec![approve("t4", Decision::Once)]

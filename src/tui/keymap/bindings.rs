@@ -17,7 +17,7 @@ pub const BINDINGS: &[Binding] = &[
         Global,
         &[plain(KeyCode::Esc)],
         Action::Interrupt,
-        "interrupt now: cancel reply, kill tool",
+        "close a view or selection, else interrupt",
     ),
     bind(
         Input,
@@ -35,7 +35,7 @@ pub const BINDINGS: &[Binding] = &[
         Global,
         &[ctrl('c')],
         Action::ClearOrQuit,
-        "clear the input; twice quits",
+        "interrupt a turn; idle: clear input, twice quits",
     ),
     bind(
         Input,

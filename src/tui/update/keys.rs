@@ -166,21 +166,32 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
     let none = Some(Vec::new());
     match action {
         Action::Interrupt => {
-            // In the plan pane it first leaves a past revision (while the
-            // agent runs it still interrupts), then the selection.
-            let running = app.status.running;
-            let left = app.focus == Focus::Checklist && super::plan::leave(app, !running);
-            if running {
+            // The innermost view or selection of the focused pane closes
+            // first, even while the agent runs: leaving a view never kills
+            // a build. Only an Esc with nothing left to close interrupts.
+            if close_view(app) {
+                return none;
+            }
+            if app.status.running {
                 return Some(vec![Effect::Send(Op::Interrupt)]);
             }
-            if !left {
-                app.focus = Focus::Input;
-            }
+            app.focus = Focus::Input;
             none
         }
         Action::Send => Some(submit(app, now)),
         Action::Resume => Some(resume(app)),
         Action::ClearOrQuit => {
+            // While a turn runs Ctrl+C interrupts it, as in the other
+            // agents (the typed text stays, to be sent after).
+            if app.status.running {
+                app.status.ctrl_c_at = None;
+                // Behind an approval prompt: what Esc does there, refuse
+                // and interrupt.
+                if app.overlays.approvals.is_open() {
+                    return super::approval::key(app, Action::RefuseStop, key, now);
+                }
+                return Some(vec![Effect::Send(Op::Interrupt)]);
+            }
             // Behind the approval prompt the typed text stays: only quitting arms.
             if !app.input.is_empty() && !app.overlays.approvals.is_open() {
                 app.input.clear();
@@ -591,4 +602,19 @@ pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Closes the focused pane's innermost view: in the plan, a past revision,
+/// then the selected item (and the trace's filter by it); in the tools, an
+/// expanded output, then the selected call. Whether there was one.
+fn close_view(app: &mut App) -> bool {
+    match app.focus {
+        Focus::Checklist => super::plan::leave(app, true),
+        Focus::Trace if app.trace.expanded => {
+            app.trace.expanded = false;
+            true
+        }
+        Focus::Trace => app.trace.selected.take().is_some(),
+        Focus::Input | Focus::Conversation => false,
+    }
 }
