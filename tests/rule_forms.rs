@@ -152,7 +152,12 @@ const FORMS: &[(&str, Want)] = &[
     ("doas rm -rf x", Refused),
     ("unbuffer rm -rf x", Refused),
     ("watch -n 1 'rm -rf x'", Refused),
+    ("busybox rm -rf x", Refused),
+    ("hash -p /bin/rm ls; ls -rf x", Refused),
+    ("[[ -n x && rm -rf y", Refused),
     // Shells reading their script from stdin.
+    ("echo 'rm -rf x' | sudo -s", Refused),
+    ("echo 'rm -rf x' | su", Refused),
     ("bash <<< 'rm -rf x'", Refused),
     ("echo 'rm -rf x' | bash", Refused),
     ("echo 'rm -rf x' | sh -s", Refused),

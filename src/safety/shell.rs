@@ -299,18 +299,19 @@ fn parse(tokens: &[Tok]) -> Vec<Simple> {
                         i += 1;
                     }
                 }
-                "[[" => {
-                    // A conditional: its `&&`, `<`, `(` are its own.
+                // A conditional: its `&&`, `<`, `(` are its own.
+                "[[" if let Some(end) = tokens[i..]
+                    .iter()
+                    .position(|t| matches!(t, Tok::Word(x) if reserved(x, "]]"))) =>
+                {
                     current.words.push(w.clone());
-                    while let Some(t) = tokens.get(i) {
-                        i += 1;
-                        if let Tok::Word(x) = t {
-                            current.words.push(x.clone());
-                            if reserved(x, "]]") {
-                                break;
-                            }
-                        }
-                    }
+                    current
+                        .words
+                        .extend(tokens[i..=i + end].iter().filter_map(|t| match t {
+                            Tok::Word(x) => Some(x.clone()),
+                            _ => None,
+                        }));
+                    i += end + 1;
                     finish(&mut current, &mut out, false);
                 }
                 // `name () body`: a function definition.
@@ -397,6 +398,17 @@ fn follow(mut s: Simple, depth: usize, reading: &mut Reading) -> Result<(), Unpa
             }
         }
         "git" => follow_git(args, reading),
+        "hash"
+            if args
+                .iter()
+                .any(|w| w.text.starts_with('-') && w.text.contains('p')) =>
+        {
+            reading.cannot_follow("`hash -p` makes a name run another program".into());
+        }
+        // Without `-c` (looked through as a wrapper), a shell reading stdin.
+        "su" | "script" => {
+            reading.cannot_follow(format!("`{name}` starts a shell reading standard input"));
+        }
         "trap" => {
             let args: Vec<&Word> = args.iter().skip_while(|w| w.text == "--").collect();
             if let [action, _signal, ..] = args.as_slice()
@@ -699,6 +711,8 @@ mod tests {
         }
         let deep = format!("echo {}ls{}", "$(echo ".repeat(20), ")".repeat(20));
         assert!(simple_commands(&deep).is_err());
+        let braces = format!("echo {}x{}", "${a:-".repeat(100), "}".repeat(100));
+        assert!(simple_commands(&braces).is_err());
         let fine = format!("echo {}ls{}", "$(echo ".repeat(3), ")".repeat(3));
         assert!(simple_commands(&fine).is_ok());
         for line in [

@@ -78,6 +78,7 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("unbuffer", "", &[], 0),
     wrapper("chroot", "", &["--userspec", "--groups"], 1),
     wrapper("busybox", "", &[], 0),
+    wrapper("toybox", "", &[], 0),
     wrapper("fakeroot", "", &[], 0),
     wrapper("torsocks", "", &[], 0),
 ];
@@ -171,6 +172,21 @@ pub fn strip(s: &mut Simple) -> Result<Vec<Word>, Unparsed> {
                 None => return Ok(scripts),
             },
         };
+        if matches!(name.as_str(), "sudo" | "doas") && skip >= s.words.len() {
+            // `sudo -s`, `sudo -i`, `doas -s` without a command: a shell.
+            let shell = s.words[1..].iter().any(|w| {
+                let t = w.text.as_str();
+                matches!(t, "--shell" | "--login")
+                    || (!t.starts_with("--")
+                        && t.starts_with('-')
+                        && (t.contains('s') || t.contains('i')))
+            });
+            if shell {
+                s.wrappers.push(name);
+                s.words = vec![Word::plain("sh")];
+                return Ok(scripts);
+            }
+        }
         s.wrappers.push(name);
         s.words.drain(..skip.min(s.words.len()));
     }

@@ -110,7 +110,12 @@ pub struct Lexer {
     /// The text of command substitutions, read as commands afterwards.
     pub nested: Vec<String>,
     pending: Vec<Pending>,
+    /// How deep in `${…}` and `$((…))` this lexer reads.
+    depth: usize,
 }
+
+/// Nesting of `${…}` and `$((…))` read before giving up.
+const MAX_NESTING: usize = 16;
 
 fn breaks_word(c: char) -> bool {
     matches!(
@@ -126,6 +131,7 @@ impl Lexer {
             pos: 0,
             nested: Vec::new(),
             pending: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -330,7 +336,11 @@ impl Lexer {
     /// arithmetic expression, a parameter's word); whether it has any
     /// expansion.
     fn scan(&mut self, text: &str) -> Result<bool, Unparsed> {
+        if self.depth >= MAX_NESTING {
+            return Err(Unparsed("expansions nested too deeply".into()));
+        }
         let mut inner = Lexer::new(text);
+        inner.depth = self.depth + 1;
         let mut expanded = false;
         let mut scratch = Word::default();
         while let Some(c) = inner.peek(0) {
