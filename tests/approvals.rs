@@ -1,6 +1,8 @@
 //! Approval modes at the engine's level: each mode against each tool, the
 //! user's answers (once, always, refuse with a reason) reaching the model,
-//! deny rules winning in every mode, and auto mode's sandbox: writes outside
+//! deny rules winning in every mode (and, while they exist, lines they
+//! cannot be checked against refused or asked), what "always" and allow
+//! rules cover, and auto mode's sandbox: writes outside
 //! the workspace are blocked and reported, and can be run outside with the
 //! user's approval. Sandbox tests are skipped (with a printed reason) where
 //! the kernel has no Landlock.
@@ -292,6 +294,35 @@ async fn with_deny_rules_a_line_that_cannot_be_followed_is_refused_or_asked_with
     )
     .await;
     assert!(!ws.path().join("keep").exists(), "{results:?}");
+}
+
+#[tokio::test]
+async fn always_on_a_line_that_cannot_be_followed_allows_exactly_that_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let rules = Rules {
+        allow: Vec::new(),
+        deny: vec!["rm -rf".into()],
+    };
+    let calls = json!([
+        {"name": "bash", "input": {"command": "X=true; $X one"}},
+        {"name": "bash", "input": {"command": "X=true; $X one"}},
+        {"name": "bash", "input": {"command": "X=true; $X two"}}
+    ]);
+    let (events, results) = run_calls(ApprovalMode::Ask, ws.path(), rules, calls, |e| match e {
+        Event::ApprovalRequested {
+            command: Some(c), ..
+        } if c.ends_with("one") => Decision::Always,
+        _ => Decision::Refuse { reason: None },
+    })
+    .await;
+    use Fate::*;
+    let fates: Vec<Fate> = fates(&events, &results).into_values().collect();
+    assert_eq!(fates, [Asked, Ran, Asked], "{results:#?}");
+    assert!(
+        reasons(&events)
+            .iter()
+            .all(|r| matches!(r, ApprovalReason::Unfollowable { .. }))
+    );
 }
 
 #[tokio::test]
