@@ -120,6 +120,10 @@ pub enum ApprovalReason {
     Mode,
     /// It ran in the sandbox and was stopped by it: run it outside?
     SandboxBlocked { what: String },
+    /// Deny rules are configured and the command cannot be checked against
+    /// them (`why`: a program made by an expansion, a shell reading its
+    /// script from standard input, …).
+    Unfollowable { why: String },
 }
 
 /// Why the model stopped, whatever the provider called it.

@@ -1,6 +1,8 @@
 //! Approval modes at the engine's level: each mode against each tool, the
 //! user's answers (once, always, refuse with a reason) reaching the model,
-//! deny rules winning in every mode, and auto mode's sandbox: writes outside
+//! deny rules winning in every mode (and, while they exist, lines they
+//! cannot be checked against refused or asked), what "always" and allow
+//! rules cover, and auto mode's sandbox: writes outside
 //! the workspace are blocked and reported, and can be run outside with the
 //! user's approval. Sandbox tests are skipped (with a printed reason) where
 //! the kernel has no Landlock.
@@ -226,6 +228,140 @@ async fn a_deny_rule_refuses_in_every_mode_without_asking() {
         );
         assert!(ws.path().join("keep").exists(), "{mode}");
     }
+}
+
+/// The reason of each approval request in `events`.
+fn reasons(events: &[Event]) -> Vec<ApprovalReason> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequested { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn with_deny_rules_a_line_that_cannot_be_followed_is_refused_or_asked_with_the_reason() {
+    let deny = Rules {
+        allow: vec!["rm".into()],
+        deny: vec!["rm -rf".into()],
+    };
+    // `$X` is `rm` when it runs: no deny rule can see that.
+    let command = "X=rm; $X -rf keep";
+    for mode in ApprovalMode::ALL {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("keep")).unwrap();
+        let calls = json!([{"name": "bash", "input": {"command": command}}]);
+        let (events, results) = run_calls(mode, ws.path(), deny.clone(), calls, |_| {
+            Decision::Refuse { reason: None }
+        })
+        .await;
+        let asked = reasons(&events);
+        match mode {
+            ApprovalMode::Ask | ApprovalMode::AutoEdit => {
+                assert!(
+                    matches!(asked.as_slice(), [ApprovalReason::Unfollowable { why }] if why.contains("`$X`")),
+                    "{mode}: {asked:?}"
+                );
+            }
+            ApprovalMode::ReadOnly => assert!(asked.is_empty(), "{mode}"),
+            ApprovalMode::Auto | ApprovalMode::Yolo => {
+                assert!(asked.is_empty(), "{mode} asked");
+                let result = &results[0].1;
+                assert!(
+                    result.starts_with("Refused: deny rules are configured")
+                        && result.contains("the program `$X` is made by an expansion"),
+                    "{mode}: {result}"
+                );
+            }
+        }
+        assert!(ws.path().join("keep").exists(), "{mode}");
+    }
+    // Without deny rules nothing changes: yolo runs it.
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("keep")).unwrap();
+    let calls = json!([{"name": "bash", "input": {"command": command}}]);
+    let (_, results) = run_calls(
+        ApprovalMode::Yolo,
+        ws.path(),
+        Rules::default(),
+        calls,
+        |_| Decision::Once,
+    )
+    .await;
+    assert!(!ws.path().join("keep").exists(), "{results:?}");
+}
+
+#[tokio::test]
+async fn always_on_a_line_that_cannot_be_followed_allows_exactly_that_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let rules = Rules {
+        allow: Vec::new(),
+        deny: vec!["rm -rf".into()],
+    };
+    let calls = json!([
+        {"name": "bash", "input": {"command": "X=true; $X one"}},
+        {"name": "bash", "input": {"command": "X=true; $X one"}},
+        {"name": "bash", "input": {"command": "X=true; $X two"}}
+    ]);
+    let (events, results) = run_calls(ApprovalMode::Ask, ws.path(), rules, calls, |e| match e {
+        Event::ApprovalRequested {
+            command: Some(c), ..
+        } if c.ends_with("one") => Decision::Always,
+        _ => Decision::Refuse { reason: None },
+    })
+    .await;
+    use Fate::*;
+    let fates: Vec<Fate> = fates(&events, &results).into_values().collect();
+    assert_eq!(fates, [Asked, Ran, Asked], "{results:#?}");
+    assert!(
+        reasons(&events)
+            .iter()
+            .all(|r| matches!(r, ApprovalReason::Unfollowable { .. }))
+    );
+}
+
+#[tokio::test]
+async fn always_on_a_bare_command_allows_that_line_only_and_allow_rules_not_what_they_do_not_say() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "hi\n").unwrap();
+    let outside = outside();
+    let target = outside.path().join("appended.txt");
+    let calls = json!([
+        {"name": "bash", "input": {"command": "pwd"}},
+        {"name": "bash", "input": {"command": "pwd"}},
+        {"name": "bash", "input": {"command": "pwd -P"}},
+        {"name": "bash", "input": {"command": "cat notes.txt > copy.txt"}},
+        {"name": "bash", "input": {"command": format!("cat notes.txt >> {}", target.display())}},
+        {"name": "bash", "input": {"command": "FOO=1 cat notes.txt"}}
+    ]);
+    let rules = Rules {
+        allow: vec!["cat notes.txt".into()],
+        deny: Vec::new(),
+    };
+    let (events, results) = run_calls(ApprovalMode::Ask, ws.path(), rules, calls, |e| match e {
+        Event::ApprovalRequested {
+            command: Some(c), ..
+        } if c == "pwd" => Decision::Always,
+        _ => Decision::Refuse { reason: None },
+    })
+    .await;
+    let fates: Vec<Fate> = fates(&events, &results).into_values().collect();
+    use Fate::*;
+    // `pwd` asked once; `pwd -P` asked again; the redirection inside the
+    // workspace is covered by the rule, the one outside and the assignment
+    // are not.
+    assert_eq!(
+        fates,
+        [Asked, Ran, Asked, Ran, Asked, Asked],
+        "{results:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("copy.txt")).unwrap(),
+        "hi\n"
+    );
+    assert!(!target.exists());
 }
 
 #[tokio::test]

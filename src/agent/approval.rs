@@ -1,8 +1,11 @@
 //! Whether a tool call runs, asks first, or is refused, by the approval
 //! mode, the config's rules and what the user allowed for the session; and
 //! the wait for the user's answer. Invariants: a deny rule refuses in every
-//! mode; nothing runs while an answer is awaited; an interrupt ends the
-//! wait; a refusal reaches the model as the call's result and the turn goes on.
+//! mode; while deny rules exist, a command they cannot be checked against
+//! is refused in the modes that do not ask and asked (with the reason) in
+//! those that do; nothing runs while an answer is awaited; an interrupt
+//! ends the wait; a refusal reaches the model as the call's result and the
+//! turn goes on.
 
 use std::collections::HashSet;
 
@@ -26,10 +29,10 @@ pub enum Gate {
 #[derive(Clone, Debug)]
 pub struct Policy {
     pub mode: ApprovalMode,
-    /// Commands allowed for the session, as allow rules (`cargo test`).
-    commands: Vec<String>,
+    /// Commands allowed for the session.
+    commands: Remembered,
     /// Commands allowed to run outside the sandbox for the session.
-    unsandboxed: Vec<String>,
+    unsandboxed: Remembered,
     /// Files the user allowed writing for the session.
     files: HashSet<String>,
 }
@@ -38,35 +41,87 @@ impl Policy {
     pub fn new(mode: ApprovalMode) -> Self {
         Self {
             mode,
-            commands: Vec::new(),
-            unsandboxed: Vec::new(),
+            commands: Remembered::default(),
+            unsandboxed: Remembered::default(),
             files: HashSet::new(),
         }
     }
 }
 
-/// A line's "always" rules: for each of its commands, the program and its
-/// first argument (`cargo test`, `git status`), or the whole command when
-/// that argument is an option (`ls -la`, `cargo --version`), so "always"
-/// never covers a whole program. Empty when the line cannot be read.
-pub fn first_words(command: &str) -> Vec<String> {
+/// Commands answered "always": allow rules (`cargo test`) and exact lines.
+#[derive(Clone, Debug, Default)]
+struct Remembered {
+    rules: Vec<String>,
+    lines: HashSet<String>,
+}
+
+impl Remembered {
+    fn covers(&self, command: &str) -> bool {
+        self.lines.contains(command)
+            || crate::safety::Rules {
+                allow: self.rules.clone(),
+                deny: Vec::new(),
+            }
+            .check(command)
+                == Verdict::Allowed
+    }
+
+    fn add(&mut self, always: Always) {
+        match always {
+            Always::Rules(rules) => self.rules.extend(rules),
+            Always::Line(line) => {
+                self.lines.insert(line);
+            }
+        }
+    }
+}
+
+/// What "always" on a command line allows for the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Always {
+    /// For each of its commands, the program and its first argument
+    /// (`cargo test`, `git status`), or the whole command when that
+    /// argument is an option (`ls -la`, `cargo --version`).
+    Rules(Vec<String>),
+    /// Exactly this line: when a command in it has no argument (a bare
+    /// `make` must not allow `make -f /tmp/evil.mk`), or the line cannot
+    /// be read or followed.
+    Line(String),
+}
+
+/// What "always" on `command` allows; never a whole program.
+pub fn always_for(command: &str) -> Always {
+    let exact = || Always::Line(command.to_string());
     let Ok(commands) = shell::simple_commands(command) else {
-        return Vec::new();
+        return exact();
     };
-    commands
-        .iter()
-        .filter_map(|words| {
-            let program = shell::basename(words.first()?);
-            Some(match words.get(1) {
-                Some(arg) if !arg.starts_with('-') => format!("{program} {arg}"),
-                Some(_) => std::iter::once(program)
-                    .chain(words[1..].iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                None => program.to_string(),
-            })
-        })
-        .collect()
+    let mut rules = Vec::new();
+    for words in &commands {
+        let Some(program) = words.first().map(|p| shell::basename(p)) else {
+            continue;
+        };
+        rules.push(match words.get(1) {
+            Some(arg) if !arg.starts_with('-') => format!("{program} {arg}"),
+            Some(_) => std::iter::once(program)
+                .chain(words[1..].iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => return exact(),
+        });
+    }
+    if rules.is_empty() {
+        return exact();
+    }
+    Always::Rules(rules)
+}
+
+/// A line's "always" rules as shown in the prompt; empty when "always"
+/// allows exactly this line.
+pub fn first_words(command: &str) -> Vec<String> {
+    match always_for(command) {
+        Always::Rules(rules) => rules,
+        Always::Line(_) => Vec::new(),
+    }
 }
 
 fn command_of(input: &Value) -> &str {
@@ -106,15 +161,14 @@ impl Session {
                 let command = command_of(input);
                 let rules = &self.config.tools.rules;
                 let verdict = rules.check(command);
-                if let Verdict::Denied { rule, command } = &verdict {
-                    return Gate::Refuse(crate::safety::rules::deny_message(rule, command));
-                }
-                let session = crate::safety::Rules {
-                    allow: self.policy.commands.clone(),
-                    deny: Vec::new(),
+                let allowed = verdict == Verdict::Allowed || self.policy.commands.covers(command);
+                let unfollowable = match verdict {
+                    Verdict::Denied { rule, command } => {
+                        return Gate::Refuse(crate::safety::rules::deny_message(&rule, &command));
+                    }
+                    Verdict::Unfollowable { why } => Some(why),
+                    Verdict::Allowed | Verdict::Unknown { .. } => None,
                 };
-                let allowed =
-                    verdict == Verdict::Allowed || session.check(command) == Verdict::Allowed;
                 match mode {
                     ApprovalMode::ReadOnly => Gate::Refuse(
                         "Refused: Waypoint is in read-only mode, so commands cannot run. Use read_file and glob, or say what you would run."
@@ -123,20 +177,21 @@ impl Session {
                     ApprovalMode::Ask | ApprovalMode::AutoEdit if allowed => {
                         Gate::Run { sandboxed: false }
                     }
-                    ApprovalMode::Ask | ApprovalMode::AutoEdit => Gate::Ask(ApprovalReason::Mode),
+                    ApprovalMode::Ask | ApprovalMode::AutoEdit => Gate::Ask(match unfollowable {
+                        Some(why) => ApprovalReason::Unfollowable { why },
+                        None => ApprovalReason::Mode,
+                    }),
+                    // Nobody is asked: what cannot be checked does not run.
+                    ApprovalMode::Auto | ApprovalMode::Yolo if let Some(why) = unfollowable => {
+                        Gate::Refuse(crate::safety::rules::unfollowable_message(&why))
+                    }
                     ApprovalMode::Auto if self.config.tools.sandbox.is_none() => Gate::Refuse(
                         "Refused: bash cannot run: Waypoint is in auto mode but this system has no Landlock sandbox to run commands in. The user can start Waypoint with `--approval yolo` to run commands unsandboxed."
                             .into(),
                     ),
-                    ApprovalMode::Auto => {
-                        let outside = crate::safety::Rules {
-                            allow: self.policy.unsandboxed.clone(),
-                            deny: Vec::new(),
-                        };
-                        Gate::Run {
-                            sandboxed: outside.check(command) != Verdict::Allowed,
-                        }
-                    }
+                    ApprovalMode::Auto => Gate::Run {
+                        sandboxed: !self.policy.unsandboxed.covers(command),
+                    },
                     ApprovalMode::Yolo => Gate::Run { sandboxed: false },
                 }
             }
@@ -207,10 +262,16 @@ impl Session {
     fn remember(&mut self, name: &str, input: &Value, reason: &ApprovalReason) {
         match self.tools.get(name).map(|t| t.access()) {
             Some(Access::Exec) => {
-                let rules = first_words(command_of(input));
+                let command = command_of(input);
                 match reason {
-                    ApprovalReason::Mode => self.policy.commands.extend(rules),
-                    ApprovalReason::SandboxBlocked { .. } => self.policy.unsandboxed.extend(rules),
+                    ApprovalReason::Mode => self.policy.commands.add(always_for(command)),
+                    // What cannot be checked is allowed as exactly this line.
+                    ApprovalReason::Unfollowable { .. } => {
+                        self.policy.commands.add(Always::Line(command.to_string()))
+                    }
+                    ApprovalReason::SandboxBlocked { .. } => {
+                        self.policy.unsandboxed.add(always_for(command))
+                    }
                 }
             }
             Some(Access::Write) => {
@@ -261,12 +322,24 @@ mod tests {
         assert_eq!(first_words("cargo test --all"), ["cargo test"]);
         assert_eq!(first_words("ls -la"), ["ls -la"]);
         assert_eq!(first_words("cargo --version"), ["cargo --version"]);
-        assert_eq!(first_words("make"), ["make"]);
+        // A bare command is allowed as exactly that line: `make` must not
+        // allow `make -f /tmp/evil.mk`.
+        assert_eq!(always_for("make"), Always::Line("make".into()));
+        assert_eq!(
+            always_for("cd x && make"),
+            Always::Line("cd x && make".into())
+        );
+        assert!(first_words("make").is_empty());
+        assert_eq!(
+            always_for("echo a | bash"),
+            Always::Line("echo a | bash".into())
+        );
         assert_eq!(
             first_words("cd x && /usr/bin/git status"),
             ["cd x", "git status"]
         );
         assert!(first_words("echo 'open").is_empty());
+        assert_eq!(always_for("echo 'open"), Always::Line("echo 'open".into()));
         assert_eq!(refusal(Some("  not now ")), "Refused by the user: not now");
         assert!(refusal(None).starts_with("Refused by the user"));
     }

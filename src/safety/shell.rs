@@ -1,13 +1,21 @@
-//! Reading a shell command line the way a shell would split it, without
-//! running or expanding anything: the simple commands it runs, each as its
-//! words with quotes removed. Commands inside `$(…)`, backticks, `<(…)`,
-//! subshells, `bash -c '…'`/`sh -c`, `eval`, `xargs` and `find -exec` are
-//! commands too, and wrappers (`sudo`, `env`, `nohup`, `timeout`, `nice`,
-//! `command`, `exec`, assignments) are looked through. Invariant: a line
-//! this reader cannot follow (an open quote, a here-document, a program
-//! named by a variable) is an error, never a guess.
+//! Reading a shell command line the way a shell would, without running or
+//! expanding anything: the simple commands it runs, each as its words
+//! (quotes removed), its assignments and its redirections. Reserved words
+//! (`{ }`, `if`, `for`, `while`, `until`, `case`, `!`, `coproc`, function
+//! definitions) are looked through to the commands inside; commands inside
+//! `$(…)`, backticks, `<(…)`, `bash -c '…'`, `eval '…'`, `env -S '…'`,
+//! `xargs`, `find -exec`, `trap '…'`, `alias x='…'` are commands too; and
+//! wrappers (`sudo`, `env`, `timeout`, `setsid`, `flock`, …; see
+//! [`super::wrappers`]) are looked through. Invariants: what cannot be read
+//! at all is an error; what can be read but not followed (a program named
+//! by an expansion, a shell reading its script from standard input, `eval`
+//! of generated text, a git alias) is said in [`Reading::unfollowable`],
+//! never guessed.
 
 use thiserror::Error;
+
+use super::lexer::{Lexer, Redirect, RedirectKind, Tok, Word};
+use super::wrappers;
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{0}")]
@@ -16,96 +24,126 @@ pub struct Unparsed(pub String);
 /// Nesting allowed for `bash -c` inside `$(…)` inside … before giving up.
 const MAX_DEPTH: usize = 8;
 
+/// The shells whose `-c` script is read, and which read standard input
+/// without one.
+const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh",
+];
+
+/// Variables that make programs run commands of their choosing.
+const COMMAND_VARS: &[&str] = &[
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_PROXY_COMMAND",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "SSH_ASKPASS",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "LESSOPEN",
+    "LESSCLOSE",
+];
+
+/// `git -c` keys that run nothing (a prefix ends with `.`).
+const QUIET_GIT_CONFIG: &[&str] = &[
+    "user.",
+    "color.",
+    "advice.",
+    "column.",
+    "i18n.",
+    "init.defaultbranch",
+    "safe.directory",
+    "commit.gpgsign",
+    "tag.gpgsign",
+    "pull.rebase",
+    "pull.ff",
+    "merge.ff",
+    "push.default",
+    "core.quotepath",
+    "core.autocrlf",
+    "core.abbrev",
+    "log.",
+    "protocol.version",
+];
+
+/// One simple command of a line, wrappers looked through.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Simple {
+    /// The program, then its arguments.
+    pub words: Vec<Word>,
+    /// `NAME=value` before the program or given to `env`.
+    pub assignments: Vec<String>,
+    pub redirects: Vec<Redirect>,
+    /// Its standard input is a pipe.
+    pub piped: bool,
+    /// The wrappers it ran through (`sudo`, `env`, `timeout`).
+    pub wrappers: Vec<String>,
+    /// `env -S` split a string into its words.
+    pub split_string: bool,
+    /// More arguments are added that the line does not show (`xargs`).
+    pub appended: bool,
+}
+
+impl Simple {
+    /// The words' texts.
+    pub fn texts(&self) -> Vec<String> {
+        self.words.iter().map(|w| w.text.clone()).collect()
+    }
+
+    /// The program's file name, when there is one.
+    pub fn program(&self) -> Option<&str> {
+        self.words.first().map(|w| basename(&w.text))
+    }
+}
+
+/// What a line runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reading {
+    pub commands: Vec<Simple>,
+    /// Why some of what the line runs cannot be known from its text.
+    pub unfollowable: Option<String>,
+}
+
+impl Reading {
+    fn cannot_follow(&mut self, why: String) {
+        self.unfollowable.get_or_insert(why);
+    }
+}
+
+/// Reads `line` into the simple commands it runs.
+pub fn read(line: &str) -> Result<Reading, Unparsed> {
+    let mut reading = Reading::default();
+    collect(line, 0, &mut reading)?;
+    Ok(reading)
+}
+
 /// The simple commands `line` runs, each as its words (program first,
-/// wrappers removed).
+/// wrappers removed); an error when the line cannot be read or followed.
 pub fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Unparsed> {
-    let mut out = Vec::new();
-    collect(line, 0, &mut out)?;
-    Ok(out)
-}
-
-fn collect(line: &str, depth: usize, out: &mut Vec<Vec<String>>) -> Result<(), Unparsed> {
-    if depth > MAX_DEPTH {
-        return Err(Unparsed("commands nested too deeply".into()));
+    let reading = read(line)?;
+    if let Some(why) = reading.unfollowable {
+        return Err(Unparsed(why));
     }
-    let mut lexer = Lexer {
-        chars: line.chars().collect(),
-        pos: 0,
-        nested: Vec::new(),
-    };
-    let commands = lexer.commands()?;
-    for inner in std::mem::take(&mut lexer.nested) {
-        collect(&inner, depth + 1, out)?;
-    }
-    for words in commands {
-        expand(words, depth, out)?;
-    }
-    Ok(())
-}
-
-/// Looks through wrappers and runs of `bash -c`, `eval`, `xargs` and
-/// `find -exec`, adding every command found.
-fn expand(words: Vec<String>, depth: usize, out: &mut Vec<Vec<String>>) -> Result<(), Unparsed> {
-    let words = strip_wrappers(words);
-    let Some(program) = words.first() else {
-        return Ok(());
-    };
-    if program.contains('$') || program.contains('`') {
-        return Err(Unparsed(format!(
-            "the program `{program}` is named by an expansion"
-        )));
-    }
-    let name = basename(program);
-    match name {
-        "bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" => {
-            // `-c STRING`, also in a cluster such as `-lc` or `-ec`.
-            let mut args = words.iter().skip(1);
-            while let Some(arg) = args.next() {
-                if arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c') {
-                    let script = args
-                        .next()
-                        .ok_or_else(|| Unparsed(format!("`{name} -c` without a command")))?;
-                    collect(script, depth + 1, out)?;
-                    break;
-                }
-                if !arg.starts_with('-') {
-                    break;
-                }
-            }
-        }
-        "eval" => collect(&words[1..].join(" "), depth + 1, out)?,
-        "xargs" => {
-            // The first word that is not an option (or an option's value) is the command.
-            let mut i = 1;
-            while i < words.len() && words[i].starts_with('-') {
-                let takes_value = matches!(
-                    words[i].as_str(),
-                    "-I" | "-n" | "-P" | "-L" | "-s" | "-d" | "-E" | "-a"
-                );
-                i += if takes_value { 2 } else { 1 };
-            }
-            if i < words.len() {
-                expand(words[i..].to_vec(), depth + 1, out)?;
-            }
-        }
-        "find" => {
-            let mut i = 1;
-            while i < words.len() {
-                if matches!(words[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-                    let end = words[i + 1..]
-                        .iter()
-                        .position(|w| w == ";" || w == "+")
-                        .map_or(words.len(), |p| i + 1 + p);
-                    expand(words[i + 1..end].to_vec(), depth + 1, out)?;
-                    i = end;
-                }
-                i += 1;
-            }
-        }
-        _ => {}
-    }
-    out.push(words);
-    Ok(())
+    Ok(reading
+        .commands
+        .iter()
+        .filter(|c| !c.words.is_empty())
+        .map(Simple::texts)
+        .collect())
 }
 
 /// The program's file name: `/usr/bin/rm` is `rm`.
@@ -113,290 +151,426 @@ pub fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-/// Drops what runs the real command: assignments, `sudo`, `env`, `nohup`,
-/// `time`, `nice`, `timeout`, `command`, `exec`, `builtin`, `stdbuf`.
-fn strip_wrappers(mut words: Vec<String>) -> Vec<String> {
-    loop {
-        let Some(first) = words.first() else {
-            return words;
-        };
-        let skip = if is_assignment(first) {
-            1
-        } else {
-            match basename(first) {
-                "nohup" | "command" | "exec" | "builtin" | "time" | "noglob" => {
-                    1 + options(&words[1..], &[])
-                }
-                "sudo" | "doas" => 1 + options(&words[1..], &["-u", "-g", "-h", "-p", "-C", "-U"]),
-                "env" => {
-                    let mut n = 1 + options(&words[1..], &["-u", "-C", "-S"]);
-                    while words.get(n).is_some_and(|w| is_assignment(w)) {
-                        n += 1;
-                    }
-                    n
-                }
-                "nice" | "ionice" | "stdbuf" => 1 + options(&words[1..], &["-n", "-c", "-i", "-p"]),
-                "timeout" => {
-                    let n = 1 + options(&words[1..], &["-s", "-k", "--signal", "--kill-after"]);
-                    n + 1 // the duration
-                }
-                _ => return words,
-            }
-        };
-        words.drain(..skip.min(words.len()));
+/// `NAME=value` (also `NAME+=value`, `NAME[i]=value`), the name unquoted.
+pub fn is_assignment(word: &Word) -> bool {
+    let raw = word.raw.as_str();
+    let name_end = raw
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(raw.len());
+    let name = &raw[..name_end];
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let rest = &raw[name_end..];
+    let rest = match rest.strip_prefix('[') {
+        Some(index) => index.split_once(']').map_or("", |(_, after)| after),
+        None => rest,
+    };
+    rest.starts_with('=') || rest.starts_with("+=")
+}
+
+/// A path that is the standard input (or another open descriptor).
+fn stdin_like(path: &str) -> bool {
+    path == "-"
+        || path == "/dev/stdin"
+        || path.starts_with("/dev/fd/")
+        || (path.starts_with("/proc/") && path.contains("/fd/"))
+}
+
+fn collect(line: &str, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
+    if depth > MAX_DEPTH {
+        return Err(Unparsed("commands nested too deeply".into()));
+    }
+    let mut lexer = Lexer::new(line);
+    let tokens = lexer.tokens()?;
+    for inner in std::mem::take(&mut lexer.nested) {
+        collect(&inner, depth + 1, reading)?;
+    }
+    for simple in parse(&tokens) {
+        follow(simple, depth, reading)?;
+    }
+    Ok(())
+}
+
+/// Reads a script given as a word (`bash -c WORD`, `trap WORD`).
+fn script(word: &Word, what: &str, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
+    if word.literal() {
+        collect(&word.text, depth + 1, reading)
+    } else {
+        reading.cannot_follow(format!("the script `{what}` runs is made by an expansion"));
+        Ok(())
     }
 }
 
-/// How many leading words are options (those in `with_value` take the next word too).
-fn options(words: &[String], with_value: &[&str]) -> usize {
-    let mut n = 0;
-    while let Some(w) = words.get(n) {
-        if w == "--" {
-            return n + 1;
+fn reserved(word: &Word, name: &str) -> bool {
+    !word.quoted && word.text == name
+}
+
+fn finish(current: &mut Simple, out: &mut Vec<Simple>, piped_next: bool) {
+    let done = std::mem::take(current);
+    if !done.words.is_empty() || !done.redirects.is_empty() {
+        out.push(done);
+    }
+    current.piped = piped_next;
+}
+
+/// The simple commands in the tokens, reserved words looked through: the
+/// words of a `for` or `case` header and `case` patterns are no commands,
+/// nor are function names; the commands in bodies are.
+fn parse(tokens: &[Tok]) -> Vec<Simple> {
+    let mut out = Vec::new();
+    let mut current = Simple::default();
+    // Per open `case`: whether a pattern comes next.
+    let mut cases: Vec<bool> = Vec::new();
+    let mut i = 0;
+    while let Some(tok) = tokens.get(i) {
+        i += 1;
+        let start = current.words.is_empty();
+        if start && cases.last() == Some(&true) {
+            match tok {
+                Tok::Sep => {}
+                Tok::Word(w) if reserved(w, "esac") => {
+                    cases.pop();
+                }
+                _ => {
+                    // The pattern, to its `)`.
+                    if *tok != Tok::Close {
+                        while let Some(t) = tokens.get(i) {
+                            i += 1;
+                            if *t == Tok::Close {
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(top) = cases.last_mut() {
+                        *top = false;
+                    }
+                }
+            }
+            continue;
         }
-        if !w.starts_with('-') || w == "-" {
+        match tok {
+            Tok::Sep | Tok::AndOr | Tok::Open | Tok::Close => finish(&mut current, &mut out, false),
+            Tok::Pipe => finish(&mut current, &mut out, true),
+            Tok::CaseEnd => {
+                finish(&mut current, &mut out, false);
+                if let Some(top) = cases.last_mut() {
+                    *top = true;
+                }
+            }
+            Tok::Redirect(r) => current.redirects.push(r.clone()),
+            Tok::Word(w) if start && !w.quoted => match w.text.as_str() {
+                "{" | "}" | "!" | "if" | "then" | "elif" | "else" | "fi" | "do" | "done"
+                | "while" | "until" => {}
+                "esac" => {
+                    cases.pop();
+                }
+                "for" | "select" => {
+                    while let Some(t) = tokens.get(i) {
+                        i += 1;
+                        if *t == Tok::Sep {
+                            break;
+                        }
+                    }
+                }
+                "case" => {
+                    while let Some(t) = tokens.get(i) {
+                        i += 1;
+                        if matches!(t, Tok::Word(w) if reserved(w, "in")) {
+                            break;
+                        }
+                    }
+                    cases.push(true);
+                }
+                "function" => {
+                    i += 1;
+                    if tokens.get(i) == Some(&Tok::Open) && tokens.get(i + 1) == Some(&Tok::Close) {
+                        i += 2;
+                    }
+                }
+                "coproc" => {
+                    let named = matches!(tokens.get(i), Some(Tok::Word(_)))
+                        && match tokens.get(i + 1) {
+                            Some(Tok::Word(b)) => reserved(b, "{"),
+                            Some(Tok::Open) => true,
+                            _ => false,
+                        };
+                    if named {
+                        i += 1;
+                    }
+                }
+                // A conditional: its `&&`, `<`, `(` are its own.
+                "[[" if let Some(end) = tokens[i..]
+                    .iter()
+                    .position(|t| matches!(t, Tok::Word(x) if reserved(x, "]]"))) =>
+                {
+                    current.words.push(w.clone());
+                    current
+                        .words
+                        .extend(tokens[i..=i + end].iter().filter_map(|t| match t {
+                            Tok::Word(x) => Some(x.clone()),
+                            _ => None,
+                        }));
+                    i += end + 1;
+                    finish(&mut current, &mut out, false);
+                }
+                // `name () body`: a function definition.
+                _ if tokens.get(i) == Some(&Tok::Open)
+                    && tokens.get(i + 1) == Some(&Tok::Close) =>
+                {
+                    i += 2;
+                }
+                _ => current.words.push(w.clone()),
+            },
+            Tok::Word(w) => current.words.push(w.clone()),
+        }
+    }
+    finish(&mut current, &mut out, false);
+    out
+}
+
+/// Adds `s` and every command it runs; says what cannot be followed.
+fn follow(mut s: Simple, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
+    for text in wrappers::strip(&mut s)? {
+        script(&text, "a wrapper", depth, reading)?;
+    }
+    for assignment in &s.assignments {
+        check_variable(assignment, reading);
+    }
+    let Some(program) = s.words.first() else {
+        reading.commands.push(s);
+        return Ok(());
+    };
+    if !program.literal() {
+        reading.cannot_follow(format!(
+            "the program `{}` is made by an expansion",
+            program.raw
+        ));
+    }
+    let name = basename(&program.text).to_string();
+    let args = &s.words[1..];
+    match name.as_str() {
+        shell if SHELLS.contains(&shell) => follow_shell(&s, shell, depth, reading)?,
+        "eval" => {
+            if args.iter().all(Word::literal) {
+                let text: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+                collect(&text.join(" "), depth + 1, reading)?;
+            } else {
+                reading.cannot_follow("`eval` runs text made by an expansion".into());
+            }
+        }
+        "source" | "." => {
+            let from = args.iter().find(|w| w.text != "--");
+            if from.is_none_or(|w| !w.literal() || stdin_like(&w.text)) {
+                reading.cannot_follow(format!("`{name}` reads commands the line does not show"));
+            }
+        }
+        "xargs" => {
+            let n = 1 + wrappers::options(args, "adEILnPs", wrappers::XARGS_LONG);
+            let mut inner = s.words[n.min(s.words.len())..].to_vec();
+            if inner.is_empty() {
+                inner.push(Word::plain("echo"));
+            }
+            let inner = Simple {
+                words: inner,
+                appended: true,
+                ..Simple::default()
+            };
+            follow(inner, depth + 1, reading)?;
+        }
+        "find" => {
+            let mut i = 1;
+            while i < s.words.len() {
+                let word = s.words[i].text.as_str();
+                if matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                    let end = s.words[i + 1..]
+                        .iter()
+                        .position(|w| w.text == ";" || w.text == "+")
+                        .map_or(s.words.len(), |p| i + 1 + p);
+                    let inner = Simple {
+                        words: s.words[i + 1..end].to_vec(),
+                        ..Simple::default()
+                    };
+                    follow(inner, depth + 1, reading)?;
+                    i = end;
+                }
+                i += 1;
+            }
+        }
+        "git" => follow_git(args, reading),
+        "hash"
+            if args
+                .iter()
+                .any(|w| w.text.starts_with('-') && w.text.contains('p')) =>
+        {
+            reading.cannot_follow("`hash -p` makes a name run another program".into());
+        }
+        // Without `-c` (looked through as a wrapper), a shell reading stdin.
+        "su" | "script" => {
+            reading.cannot_follow(format!("`{name}` starts a shell reading standard input"));
+        }
+        "trap" => {
+            let args: Vec<&Word> = args.iter().skip_while(|w| w.text == "--").collect();
+            if let [action, _signal, ..] = args.as_slice()
+                && !action.text.starts_with('-')
+            {
+                script(action, "trap", depth, reading)?;
+            }
+        }
+        "alias" => {
+            for arg in args {
+                if let Some((_, value)) = arg.text.split_once('=') {
+                    let value = Word {
+                        text: value.to_string(),
+                        ..arg.clone()
+                    };
+                    script(&value, "alias", depth, reading)?;
+                }
+            }
+        }
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            for arg in args.iter().filter(|w| is_assignment(w)) {
+                check_variable(&arg.text, reading);
+            }
+        }
+        _ => {}
+    }
+    reading.commands.push(s);
+    Ok(())
+}
+
+/// A variable that makes programs run commands cannot be followed.
+fn check_variable(assignment: &str, reading: &mut Reading) {
+    let name = assignment
+        .split(['=', '+', '['])
+        .next()
+        .unwrap_or(assignment);
+    if COMMAND_VARS.contains(&name)
+        || name.starts_with("GIT_CONFIG")
+        || name.starts_with("BASH_FUNC_")
+    {
+        reading.cannot_follow(format!(
+            "`{name}` is set, which can make programs run other commands"
+        ));
+    }
+}
+
+/// `bash -c SCRIPT` is read; a shell reading its script from standard
+/// input (a pipe, a here-string, `-s`, nothing at all) cannot be followed;
+/// a script file is not read.
+fn follow_shell(
+    s: &Simple,
+    name: &str,
+    depth: usize,
+    reading: &mut Reading,
+) -> Result<(), Unparsed> {
+    let args = &s.words[1..];
+    let (mut dash_c, mut dash_s) = (false, false);
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if t == "--" || t == "-" {
+            i += 1;
             break;
         }
-        n += if with_value.contains(&w.as_str()) {
-            2
-        } else {
-            1
+        if let Some(long) = t.strip_prefix("--") {
+            i += if matches!(long, "rcfile" | "init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        let Some(letters) = t
+            .strip_prefix('-')
+            .or_else(|| t.strip_prefix('+'))
+            .filter(|l| !l.is_empty())
+        else {
+            break;
         };
-    }
-    n.min(words.len())
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-    })
-}
-
-struct Lexer {
-    chars: Vec<char>,
-    pos: usize,
-    /// The text of command substitutions, read as commands afterwards.
-    nested: Vec<String>,
-}
-
-impl Lexer {
-    fn peek(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.pos + ahead).copied()
-    }
-
-    /// Every simple command in order (empty ones dropped).
-    fn commands(&mut self) -> Result<Vec<Vec<String>>, Unparsed> {
-        let mut commands = Vec::new();
-        let mut words: Vec<String> = Vec::new();
-        let mut redirect_target = false;
-        while let Some(c) = self.peek(0) {
+        i += 1;
+        for c in letters.chars() {
             match c {
-                ' ' | '\t' => self.pos += 1,
-                '\\' if self.peek(1) == Some('\n') => self.pos += 2,
-                '\n' | ';' | '&' | '|' | '(' | ')' => {
-                    self.pos += 1;
-                    if c == '&' && self.peek(0) == Some('>') {
-                        // `&>file`: a redirection of both streams.
-                        self.pos += 1;
-                        if self.peek(0) == Some('>') {
-                            self.pos += 1;
-                        }
-                        redirect_target = true;
-                        continue;
-                    }
-                    if !words.is_empty() {
-                        commands.push(std::mem::take(&mut words));
-                    }
-                }
-                '#' => {
-                    while self.peek(0).is_some_and(|c| c != '\n') {
-                        self.pos += 1;
-                    }
-                }
-                '<' | '>' => {
-                    if c == '<' && self.peek(1) == Some('<') && self.peek(2) != Some('<') {
-                        return Err(Unparsed("here-documents are not read".into()));
-                    }
-                    if self.peek(1) == Some('(') {
-                        // Process substitution: a command of its own.
-                        self.pos += 2;
-                        let inner = self.until_close(')')?;
-                        self.nested.push(inner);
-                        continue;
-                    }
-                    while self
-                        .peek(0)
-                        .is_some_and(|c| matches!(c, '<' | '>' | '&' | '|'))
-                    {
-                        self.pos += 1;
-                    }
-                    // `2>&1`: the target is a descriptor, part of this word.
-                    redirect_target = true;
-                }
-                _ => {
-                    let word = self.word()?;
-                    // `2>file`: a descriptor number glued to a redirection.
-                    if matches!(self.peek(0), Some('<' | '>'))
-                        && word.chars().all(|c| c.is_ascii_digit())
-                    {
-                        continue;
-                    }
-                    if std::mem::take(&mut redirect_target) {
-                        continue;
-                    }
-                    words.push(word);
-                }
-            }
-        }
-        if !words.is_empty() {
-            commands.push(words);
-        }
-        Ok(commands)
-    }
-
-    /// One word, quotes removed; substitutions inside it are kept for later.
-    fn word(&mut self) -> Result<String, Unparsed> {
-        let mut word = String::new();
-        while let Some(c) = self.peek(0) {
-            match c {
-                ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' => break,
-                '\\' => {
-                    if let Some(next) = self.peek(1) {
-                        if next != '\n' {
-                            word.push(next);
-                        }
-                        self.pos += 2;
-                    } else {
-                        self.pos += 1;
-                    }
-                }
-                '\'' => {
-                    self.pos += 1;
-                    loop {
-                        match self.peek(0) {
-                            None => return Err(Unparsed("a single quote is not closed".into())),
-                            Some('\'') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(ch) => {
-                                word.push(ch);
-                                self.pos += 1;
-                            }
-                        }
-                    }
-                }
-                '"' => {
-                    self.pos += 1;
-                    loop {
-                        match self.peek(0) {
-                            None => return Err(Unparsed("a double quote is not closed".into())),
-                            Some('"') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some('\\') => {
-                                match self.peek(1) {
-                                    Some(ch @ ('"' | '\\' | '$' | '`')) => word.push(ch),
-                                    Some('\n') => {}
-                                    Some(ch) => {
-                                        word.push('\\');
-                                        word.push(ch);
-                                    }
-                                    None => {}
-                                }
-                                self.pos += 2;
-                            }
-                            Some('$') if self.peek(1) == Some('(') => {
-                                self.substitution(&mut word)?
-                            }
-                            Some('`') => self.backticks(&mut word)?,
-                            Some(ch) => {
-                                word.push(ch);
-                                self.pos += 1;
-                            }
-                        }
-                    }
-                }
-                '$' if self.peek(1) == Some('(') => self.substitution(&mut word)?,
-                '`' => self.backticks(&mut word)?,
-                _ => {
-                    word.push(c);
-                    self.pos += 1;
-                }
-            }
-        }
-        Ok(word)
-    }
-
-    /// `$(…)` (a command) or `$((…))` (arithmetic); the word keeps `$(…)`.
-    fn substitution(&mut self, word: &mut String) -> Result<(), Unparsed> {
-        if self.peek(2) == Some('(') {
-            self.pos += 3;
-            self.until_close(')')?;
-            self.until_close(')')?;
-            word.push_str("$((…))");
-            return Ok(());
-        }
-        self.pos += 2;
-        let inner = self.until_close(')')?;
-        self.nested.push(inner);
-        word.push_str("$(…)");
-        Ok(())
-    }
-
-    fn backticks(&mut self, word: &mut String) -> Result<(), Unparsed> {
-        self.pos += 1;
-        let mut inner = String::new();
-        loop {
-            match self.peek(0) {
-                None => return Err(Unparsed("a backquote is not closed".into())),
-                Some('`') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some('\\') if self.peek(1).is_some() => {
-                    inner.extend(self.peek(1));
-                    self.pos += 2;
-                }
-                Some(ch) => {
-                    inner.push(ch);
-                    self.pos += 1;
-                }
-            }
-        }
-        self.nested.push(inner);
-        word.push_str("`…`");
-        Ok(())
-    }
-
-    /// The text up to the matching `close` (nesting and quotes respected);
-    /// the position ends after it.
-    fn until_close(&mut self, close: char) -> Result<String, Unparsed> {
-        let start = self.pos;
-        let mut level = 0usize;
-        let mut quote: Option<char> = None;
-        while let Some(c) = self.peek(0) {
-            self.pos += 1;
-            match (quote, c) {
-                (Some(q), c) if c == q => quote = None,
-                (Some('"'), '\\') | (None, '\\') => self.pos += 1,
-                (Some(_), _) => {}
-                (None, '\'' | '"' | '`') => quote = Some(c),
-                (None, '(') => level += 1,
-                (None, c) if c == close => {
-                    if level == 0 {
-                        let end = self.pos - 1;
-                        return Ok(self.chars[start..end].iter().collect());
-                    }
-                    level -= 1;
-                }
+                'c' => dash_c = true,
+                's' => dash_s = true,
+                'o' | 'O' => i += 1,
                 _ => {}
             }
         }
-        Err(Unparsed(format!("a `{close}` is missing")))
+    }
+    let operand = args.get(i);
+    if dash_c {
+        let text = operand.ok_or_else(|| Unparsed(format!("`{name} -c` without a command")))?;
+        return script(text, name, depth, reading);
+    }
+    match operand.filter(|_| !dash_s) {
+        Some(file) if !file.literal() || stdin_like(&file.text) => {
+            reading.cannot_follow(format!("`{name}` runs a script the line does not show"));
+        }
+        Some(_) => {}
+        None => {
+            let from_file = s.redirects.iter().any(|r| {
+                r.stdin
+                    && r.kind == RedirectKind::File
+                    && r.target.literal()
+                    && !stdin_like(&r.target.text)
+            });
+            if !from_file {
+                reading.cannot_follow(format!("`{name}` reads its script from standard input"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Git's own options: `-c alias.*` defines an alias the line's words do
+/// not show, and most other `-c` keys can run commands (`core.pager`,
+/// `core.fsmonitor`, …).
+fn follow_git(args: &[Word], reading: &mut Reading) {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        i += 1;
+        match t {
+            "-c" => {
+                if let Some(setting) = args.get(i) {
+                    check_git_config(setting, reading);
+                }
+                i += 1;
+            }
+            "--config-env" => {
+                reading
+                    .cannot_follow("`git --config-env` takes configuration from a variable".into());
+                i += 1;
+            }
+            _ if t.starts_with("--config-env=") => {
+                reading
+                    .cannot_follow("`git --config-env` takes configuration from a variable".into());
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 1,
+            _ if t.starts_with('-') => {}
+            _ => break,
+        }
+    }
+}
+
+fn check_git_config(setting: &Word, reading: &mut Reading) {
+    if !setting.literal() {
+        reading.cannot_follow("`git -c` sets configuration made by an expansion".into());
+        return;
+    }
+    let key = setting
+        .text
+        .split_once('=')
+        .map_or(setting.text.as_str(), |(k, _)| k)
+        .to_ascii_lowercase();
+    if key.starts_with("alias.") {
+        reading.cannot_follow(format!("`git -c {key}` defines a git alias"));
+    } else if !QUIET_GIT_CONFIG
+        .iter()
+        .any(|q| key == *q || (q.ends_with('.') && key.starts_with(q)))
+    {
+        reading.cannot_follow(format!("`git -c {key}` can make git run other commands"));
     }
 }
 
@@ -404,6 +578,7 @@ impl Lexer {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::safety::lexer::RedirectKind;
 
     fn cmds(line: &str) -> Vec<String> {
         simple_commands(line)
@@ -448,10 +623,60 @@ mod tests {
                 &["ls", "rm -rf", "xargs -n 1 rm -rf"],
             ),
             ("eval 'git push'", &["git push", "eval git push"]),
-            ("diff <(sort a) b", &["sort a", "diff b"]),
+            ("diff <(sort a) b", &["sort a", "diff <(…) b"]),
             ("echo $((1 + 2))", &["echo $((…))"]),
             ("/bin/rm -rf x # trailing comment", &["/bin/rm -rf x"]),
             ("echo a\\ b", &["echo a b"]),
+            // Reserved words are looked through to the commands inside.
+            ("{ rm -rf x; }", &["rm -rf x"]),
+            (
+                "if a; then b; elif c; then d; else e; fi",
+                &["a", "b", "c", "d", "e"],
+            ),
+            ("for f in a b; do rm \"$f\"; done", &["rm $f"]),
+            ("for ((i = 0; i < 3; i++)); do a; done", &["a"]),
+            (
+                "while a; do b; done; until c; do d; done",
+                &["a", "b", "c", "d"],
+            ),
+            (
+                "case $x in (a|b) one;; *.rs) two;& *) three;; esac",
+                &["one", "two", "three"],
+            ),
+            ("! a | b", &["a", "b"]),
+            ("coproc job { a; }; coproc b c", &["a", "b c"]),
+            ("f() { a; }; function g { b; }; f", &["a", "b", "f"]),
+            ("[[ $a == b || -n $c ]] && d", &["[[ $a == b -n $c ]]", "d"]),
+            ("cat <<'EOF'\nrm -rf /\nEOF\nls", &["cat", "ls"]),
+            ("cat <<EOF\n$(rm -rf x)\nEOF", &["rm -rf x", "cat"]),
+            (
+                "echo $(( $(a) + 1 )) ${X:-$(b)}",
+                &["a", "b", "echo $((…)) ${X:-$(b)}"],
+            ),
+            ("$'r\\x6d' -rf x; 'r''m' y", &["rm -rf x", "rm y"]),
+            // Wrappers.
+            ("setsid -f nohup a", &["a"]),
+            ("flock -w 5 /tmp/l -c 'a; b'", &["a", "b"]),
+            ("flock /tmp/l a b", &["a b"]),
+            ("exec -a name a", &["a"]),
+            ("nice --adjustment 5 a; nice -n5 b", &["a", "b"]),
+            ("env -S 'FOO=1 a -x' y", &["a -x y"]),
+            ("env --split-string='a b'", &["a b"]),
+            (
+                "xargs --delimiter x -I{} a {}",
+                &["a {}", "xargs --delimiter x -I{} a {}"],
+            ),
+            (
+                "bash -o pipefail -O extglob --norc -c 'a'",
+                &["a", "bash -o pipefail -O extglob --norc -c a"],
+            ),
+            ("stdbuf -o 0 ionice -c 3 chrt -i 0 taskset -c 1 a", &["a"]),
+            ("watch -n 1 'a | b'", &["a", "b"]),
+            ("su -c 'a' root", &["a"]),
+            (
+                "trap 'a' EXIT; alias x='b'",
+                &["a", "trap a EXIT", "b", "alias x=b"],
+            ),
         ];
         for (line, expected) in table {
             assert_eq!(cmds(line), *expected, "{line}");
@@ -465,15 +690,72 @@ mod tests {
             "echo \"open",
             "echo `open",
             "echo $(open",
-            "cat <<EOF\nrm -rf /\nEOF",
             "$CMD -rf /",
             "bash -c",
+            "$(printf rm) x",
+            "{a,b} x",
+            "/bin/r? x",
+            "eval \"$X\"",
+            "source <(a)",
+            "echo a | bash",
+            "bash <<< a",
+            "sh -s < /dev/stdin",
+            "bash /dev/stdin",
+            "git -c alias.p=push p",
+            "git -c core.pager=a log",
+            "GIT_CONFIG_COUNT=1 git status",
+            "export GIT_SSH_COMMAND=a",
+            "env -S \"$X\"",
         ] {
             assert!(simple_commands(line).is_err(), "{line}");
         }
         let deep = format!("echo {}ls{}", "$(echo ".repeat(20), ")".repeat(20));
         assert!(simple_commands(&deep).is_err());
+        let braces = format!("echo {}x{}", "${a:-".repeat(100), "}".repeat(100));
+        assert!(simple_commands(&braces).is_err());
         let fine = format!("echo {}ls{}", "$(echo ".repeat(3), ")".repeat(3));
         assert!(simple_commands(&fine).is_ok());
+        for line in [
+            "bash script.sh",
+            "bash < script.sh",
+            "git -c user.name=x commit",
+            "cat <<EOF\nhi\nEOF",
+            "FOO=1 make",
+        ] {
+            assert!(simple_commands(line).is_ok(), "{line}");
+        }
+    }
+
+    #[test]
+    fn assignments_redirections_and_wrappers_are_kept() {
+        let reading = read("FOO=1 sudo env BAR=2 a > out 2>&1 < in; b <<< x | c").unwrap();
+        let [a, b, c] = reading.commands.as_slice() else {
+            panic!("{reading:?}")
+        };
+        assert_eq!(a.texts(), ["a"]);
+        assert_eq!(a.assignments, ["FOO=1", "BAR=2"]);
+        assert_eq!(a.wrappers, ["sudo", "env"]);
+        let targets: Vec<(&str, RedirectKind, bool)> = a
+            .redirects
+            .iter()
+            .map(|r| (r.target.text.as_str(), r.kind, r.stdin))
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                ("out", RedirectKind::File, false),
+                ("1", RedirectKind::Dup, false),
+                ("in", RedirectKind::File, true),
+            ]
+        );
+        assert_eq!(b.redirects[0].kind, RedirectKind::HereString);
+        assert!(!b.piped && c.piped);
+        let split = read("env -S 'a b'").unwrap();
+        assert!(split.commands[0].split_string);
+        let appended = read("xargs a").unwrap();
+        assert!(appended.commands[0].appended);
+        let grouped = read("{ a; } > ~/x").unwrap();
+        assert_eq!(grouped.commands[1].words, []);
+        assert_eq!(grouped.commands[1].redirects[0].target.text, "~/x");
     }
 }

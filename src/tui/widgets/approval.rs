@@ -110,6 +110,10 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             "The sandbox stopped this command: {}. Run it outside the sandbox?",
             clean_line(what)
         ),
+        (ApprovalReason::Unfollowable { why }, _, _) => format!(
+            "Deny rules are configured, and this command cannot be checked against them: {}. Run it?",
+            clean_line(why)
+        ),
         (_, _, Some(_)) => "Run this command?".to_string(),
         (_, ToolDetail::Diff { path, old, .. }, _) if old.is_empty() => {
             format!("Write {}?", clean_line(path))
@@ -195,7 +199,7 @@ fn footer(
         None => {
             let outside = match request.reason {
                 ApprovalReason::SandboxBlocked { .. } => " outside the sandbox",
-                ApprovalReason::Mode => "",
+                ApprovalReason::Mode | ApprovalReason::Unfollowable { .. } => "",
             };
             let keys = format!(
                 "y run once · a always{outside} ({always}) · n refuse · Esc refuse and stop the turn"
