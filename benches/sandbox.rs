@@ -28,7 +28,9 @@ fn bench_bash(c: &mut Criterion) {
     let cancel = CancellationToken::new();
     let input = json!({"command": "true"});
     let mut group = c.benchmark_group("bash_call");
-    group.sample_size(60).measurement_time(Duration::from_secs(8));
+    group
+        .sample_size(60)
+        .measurement_time(Duration::from_secs(8));
     for sandboxed in [false, true] {
         if sandboxed && landlock_abi().is_none() {
             eprintln!("skipped bash_call/sandboxed: this kernel has no Landlock");

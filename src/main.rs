@@ -2,8 +2,8 @@
 //! config file), sets up logging to a file, and runs the full-screen app,
 //! headless mode, or a subcommand.
 
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::io::IsTerminal;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

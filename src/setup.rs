@@ -522,17 +522,27 @@ mod tests {
     #[test]
     fn the_model_is_told_the_mode_and_what_the_sandbox_allows() {
         let sandbox = crate::safety::Sandbox {
-            writable: vec![PathBuf::from("/work/ws"), PathBuf::from("/tmp"), PathBuf::from("/dev/null")],
+            writable: vec![
+                PathBuf::from("/work/ws"),
+                PathBuf::from("/tmp"),
+                PathBuf::from("/dev/null"),
+            ],
             left_out: Vec::new(),
             network: false,
         };
         let auto = safety_block(ApprovalMode::Auto, Some(&sandbox));
         assert!(auto.starts_with("<safety>\nApproval mode: auto"), "{auto}");
-        assert!(auto.contains("write only under /work/ws, /tmp (and /dev/null)"), "{auto}");
+        assert!(
+            auto.contains("write only under /work/ws, /tmp (and /dev/null)"),
+            "{auto}"
+        );
         assert!(auto.contains("The network is off"), "{auto}");
         assert!(auto.contains("[blocked by the sandbox"), "{auto}");
         let no_sandbox = safety_block(ApprovalMode::Auto, None);
-        assert!(no_sandbox.contains("shell commands are refused"), "{no_sandbox}");
+        assert!(
+            no_sandbox.contains("shell commands are refused"),
+            "{no_sandbox}"
+        );
         let yolo = safety_block(ApprovalMode::Yolo, Some(&sandbox));
         assert!(yolo.contains("unsandboxed"), "{yolo}");
         assert!(!yolo.contains("/work/ws"), "{yolo}");

@@ -75,7 +75,11 @@ async fn an_export_never_lets_the_model_s_escapes_act() {
     .await;
     assert_eq!(code, 0, "{err}");
     let bytes = std::fs::read(&md).unwrap();
-    assert!(!has_controls(&bytes), "{:?}", String::from_utf8_lossy(&bytes));
+    assert!(
+        !has_controls(&bytes),
+        "{:?}",
+        String::from_utf8_lossy(&bytes)
+    );
     let text = String::from_utf8(bytes).unwrap();
     assert!(
         text.contains(r"Done.\x1b]0;pwned\x07\x1b]52;c;aGVsbG8=\x07\x1b[2J\x1b[H\u{9b}31mred"),

@@ -60,7 +60,11 @@ fn run_headless(exe: &Path, home: &Path, ws: &Path, commands: &[&str]) -> Vec<St
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -83,7 +87,10 @@ fn a_command_cannot_replace_what_runs_the_next_one() {
     let original = std::fs::metadata(&exe).unwrap().len();
     let ws = tempfile::tempdir().unwrap();
     let pwned = home.path().join("pwned");
-    let script = format!("#!/bin/sh\necho ran >> {}\nexec bash \"$@\"\n", pwned.display());
+    let script = format!(
+        "#!/bin/sh\necho ran >> {}\nexec bash \"$@\"\n",
+        pwned.display()
+    );
     let outputs = run_headless(
         &exe,
         home.path(),
@@ -137,7 +144,10 @@ fn devices_are_not_writable_and_no_node_can_be_made() {
         "echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c \
          && { echo x > /dev/full; echo full=$?; }",
     );
-    assert!(fine.contains("full=1") && fine.contains("No space left"), "{fine}");
+    assert!(
+        fine.contains("full=1") && fine.contains("No space left"),
+        "{fine}"
+    );
     let shm_file = format!("/dev/shm/waypoint-test-{}", std::process::id());
     let shm = run(&format!("echo x > {shm_file}; echo shm=$?"));
     let made = Path::new(&shm_file).exists();
@@ -156,8 +166,9 @@ fn devices_are_not_writable_and_no_node_can_be_made() {
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .find(|p| p.to_string_lossy().starts_with("/dev/loop") && p != Path::new("/dev/loop-control"))
-    {
+        .find(|p| {
+            p.to_string_lossy().starts_with("/dev/loop") && p != Path::new("/dev/loop-control")
+        }) {
         Some(dev) => {
             let open = run(&format!("exec 3<> {}; echo loop=$?", dev.display()));
             assert!(open.contains("Permission denied"), "{open}");
@@ -169,7 +180,13 @@ fn devices_are_not_writable_and_no_node_can_be_made() {
 /// Opens a socket and connects it to `port` on loopback, on a thread
 /// confined by `sandbox` (Landlock and seccomp bind a thread): the errno of
 /// the step that failed, or `None` when it connected.
-fn connect_confined(sandbox: &Sandbox, domain: i32, kind: i32, proto: i32, port: u16) -> Option<String> {
+fn connect_confined(
+    sandbox: &Sandbox,
+    domain: i32,
+    kind: i32,
+    proto: i32,
+    port: u16,
+) -> Option<String> {
     let confinement = sandbox.prepare().unwrap();
     std::thread::spawn(move || {
         confinement.apply().unwrap();
@@ -227,14 +244,33 @@ fn with_the_network_off_no_socket_reaches_a_loopback_listener() {
         None => {}
         Some(e) => eprintln!("note: this kernel has no MPTCP ({e}); it is refused all the same"),
     }
-    assert_eq!(connect_confined(&on, dgram.0, dgram.1, dgram.2, udp_port), None);
+    assert_eq!(
+        connect_confined(&on, dgram.0, dgram.1, dgram.2, udp_port),
+        None
+    );
     for (name, (d, k, p), port) in [
         ("tcp", tcp, port),
         ("mptcp", mptcp, port),
-        ("mptcp nonblocking", (mptcp.0, mptcp.1 | libc::SOCK_NONBLOCK, mptcp.2), port),
+        (
+            "mptcp nonblocking",
+            (mptcp.0, mptcp.1 | libc::SOCK_NONBLOCK, mptcp.2),
+            port,
+        ),
         ("udp", dgram, udp_port),
-        ("mptcp6", (libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, MPTCP), port),
-        ("raw", (libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP), port),
+        (
+            "mptcp6",
+            (
+                libc::AF_INET6,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                MPTCP,
+            ),
+            port,
+        ),
+        (
+            "raw",
+            (libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP),
+            port,
+        ),
         ("packet", (libc::AF_PACKET, libc::SOCK_RAW, 0), port),
         ("netlink", (libc::AF_NETLINK, libc::SOCK_RAW, 0), port),
         ("vsock", (libc::AF_VSOCK, libc::SOCK_STREAM, 0), port),
@@ -249,7 +285,12 @@ fn with_the_network_off_no_socket_reaches_a_loopback_listener() {
         confinement.apply().unwrap();
         // SAFETY: a syscall with integer arguments only.
         let fd = unsafe {
-            libc::syscall(0x4000_0000 | libc::SYS_socket, libc::AF_INET, libc::SOCK_DGRAM, 0)
+            libc::syscall(
+                0x4000_0000 | libc::SYS_socket,
+                libc::AF_INET,
+                libc::SOCK_DGRAM,
+                0,
+            )
         };
         (fd, std::io::Error::last_os_error().raw_os_error())
     });
@@ -282,9 +323,21 @@ fn a_block_is_reported_whatever_the_exit_code_and_a_fake_one_is_not() {
         ],
     );
     assert_eq!(outputs.len(), 3, "{outputs:#?}");
-    assert!(outputs[0].contains("[blocked by the sandbox: "), "{}", outputs[0]);
+    assert!(
+        outputs[0].contains("[blocked by the sandbox: "),
+        "{}",
+        outputs[0]
+    );
     assert!(outputs[0].ends_with(']'), "{}", outputs[0]);
-    assert!(!outputs[1].contains("blocked by the sandbox"), "{}", outputs[1]);
-    assert!(!outputs[2].contains("blocked by the sandbox"), "{}", outputs[2]);
+    assert!(
+        !outputs[1].contains("blocked by the sandbox"),
+        "{}",
+        outputs[1]
+    );
+    assert!(
+        !outputs[2].contains("blocked by the sandbox"),
+        "{}",
+        outputs[2]
+    );
     assert!(!target.exists());
 }

@@ -8,6 +8,8 @@
 //! clipboard by OSC 52. The plan as an object: `/plan add` while a command
 //! runs shows the item at once, the model's next request carries the note
 //! (once), and `waypoint export` lists every item's time and tool calls.
+//! The keys: Esc leaves views (plan history, the item filter, an expanded
+//! output) while a command runs without killing it; Ctrl+C interrupts.
 //! Needs `tmux` on the PATH (the CI script installs it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -1161,4 +1163,96 @@ fn a_plan_item_added_with_slash_plan_mid_run_reaches_the_model_and_the_export() 
         md.contains("user: added \"Update the README\" at the end"),
         "{md}"
     );
+}
+
+/// Esc to leave a view never kills a build: while a command runs, Esc
+/// leaves a past plan revision, then the item filter, then folds an
+/// expanded output and lets the selected call go, and the command lives
+/// through all four; then Ctrl+C (not a second Esc) interrupts it.
+#[test]
+fn esc_leaves_views_without_killing_the_command_and_ctrl_c_interrupts() {
+    let dir = tempfile::tempdir().unwrap();
+    let todos = |active: &str| {
+        serde_json::json!({"todos": [
+            {"content": "Build it", "activeForm": "Building it", "status": active},
+            {"content": "Ship it", "activeForm": "Shipping it", "status": "pending"}
+        ]})
+    };
+    let scenario = serde_json::json!({"turns": [
+        {"text": "Planning.", "tool_calls": [
+            {"name": "todo_write", "input": todos("pending")},
+            {"name": "todo_write", "input": todos("in_progress")},
+            {"name": "bash", "input": {"command": "echo $$ > build.pid; sleep 60"}}
+        ]},
+        {"text": "Scenario finished."}
+    ]})
+    .to_string();
+    let (tmux, ws) = scenario_app(dir.path(), &scenario, "yolo", (120, 40));
+    tmux.wait_for("the app to open", |s| s.contains("Enter send"));
+    tmux.type_text("build it");
+    tmux.key("Enter");
+    let start = Instant::now();
+    let pid = loop {
+        if let Some(pid) = read_pid(&ws.join("build.pid")).filter(|&p| alive(p)) {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "no build; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(POLL);
+    };
+    let still_running = |after: &str| {
+        // Give a wrongly sent interrupt time to land.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            alive(pid),
+            "Esc {after} killed the build; screen:\n{}",
+            tmux.screen()
+        );
+        assert!(
+            !status_line(&tmux.screen()).contains("interrupted"),
+            "{after}"
+        );
+    };
+    // The plan pane (Tab: conversation, then plan): a past revision, then
+    // an item selected (the tools show its calls).
+    tmux.key("Tab");
+    tmux.key("Tab");
+    tmux.key("[");
+    tmux.wait_for("a past revision", |s| {
+        s.contains("Plan history") && s.contains("rev 2/2")
+    });
+    tmux.key("Escape");
+    tmux.wait_for("the live plan", |s| !s.contains("Plan history"));
+    still_running("leaving plan history");
+    tmux.key("Down");
+    tmux.wait_for("the item's calls", |s| s.contains("Tools · item"));
+    tmux.key("Escape");
+    tmux.wait_for("every call again", |s| !s.contains("Tools · item"));
+    still_running("clearing the item filter");
+    // The tools pane: a call's output expanded, then folded, then let go.
+    tmux.key("Tab");
+    tmux.key("Up");
+    tmux.key("Enter");
+    std::thread::sleep(Duration::from_millis(200));
+    tmux.key("Escape");
+    still_running("folding an output");
+    tmux.key("Escape");
+    still_running("leaving the selected call");
+    // Ctrl+C interrupts: the build's process group is killed.
+    tmux.key("C-c");
+    tmux.wait_for("the interrupted turn", |s| {
+        status_line(s).contains("interrupted")
+    });
+    let start = Instant::now();
+    while alive(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the build survived Ctrl+C"
+        );
+        std::thread::sleep(POLL);
+    }
+    tmux.quit_and_wait(true);
 }

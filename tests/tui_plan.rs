@@ -794,11 +794,17 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Up, now);
     press(&mut a, KeyCode::Char('['), now);
-    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "leaving history");
+    assert!(
+        press(&mut a, KeyCode::Esc, now).is_empty(),
+        "leaving history"
+    );
     assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
     assert_eq!(a.plan.selected.as_deref(), Some("1"));
     assert!(a.trace.filter.is_some());
-    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "clearing the filter");
+    assert!(
+        press(&mut a, KeyCode::Esc, now).is_empty(),
+        "clearing the filter"
+    );
     assert_eq!(a.plan.selected, None);
     assert_eq!(a.trace.filter, None);
     assert_eq!(a.focus, Focus::Checklist);
@@ -807,10 +813,16 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
     press(&mut a, KeyCode::Up, now);
     press(&mut a, KeyCode::Enter, now);
     assert!(a.trace.expanded);
-    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "folding the output");
+    assert!(
+        press(&mut a, KeyCode::Esc, now).is_empty(),
+        "folding the output"
+    );
     assert!(!a.trace.expanded);
     assert!(a.trace.selected.is_some());
-    assert!(press(&mut a, KeyCode::Esc, now).is_empty(), "leaving the selection");
+    assert!(
+        press(&mut a, KeyCode::Esc, now).is_empty(),
+        "leaving the selection"
+    );
     assert_eq!(a.trace.selected, None);
     // Nothing left to close: now Esc interrupts.
     assert_eq!(
@@ -834,7 +846,10 @@ fn ctrl_c_interrupts_a_running_turn_and_keeps_what_was_typed() {
         vec![Effect::Send(Op::Interrupt)]
     );
     assert_eq!(a.input.text(), "next idea");
-    assert!(!a.status.quit_armed(now), "interrupting does not arm quitting");
+    assert!(
+        !a.status.quit_armed(now),
+        "interrupting does not arm quitting"
+    );
 }
 
 #[test]

@@ -138,7 +138,11 @@ impl Sandbox {
         let on_path: Vec<PathBuf> = origin
             .path
             .as_deref()
-            .map(|p| std::env::split_paths(p).filter(|d| d.is_absolute()).collect())
+            .map(|p| {
+                std::env::split_paths(p)
+                    .filter(|d| d.is_absolute())
+                    .collect()
+            })
             .unwrap_or_default();
         let mut writable = vec![root.to_path_buf()];
         let mut left_out = Vec::new();
@@ -151,7 +155,10 @@ impl Sandbox {
             match holds {
                 Some(p) => left_out.push((
                     dir,
-                    format!("{} is on PATH: what runs later is never writable", p.display()),
+                    format!(
+                        "{} is on PATH: what runs later is never writable",
+                        p.display()
+                    ),
                 )),
                 None if !writable.contains(&dir) => writable.push(dir),
                 None => {}
@@ -513,10 +520,7 @@ mod tests {
         assert!(blocked(py, &s).is_some());
         // Words alone, or a refusal inside what is writable, are not.
         assert_eq!(blocked("Permission denied\n[exit code: 1]", &s), None);
-        assert_eq!(
-            blocked("cat: /work/ws/secret: Permission denied", &s),
-            None
-        );
+        assert_eq!(blocked("cat: /work/ws/secret: Permission denied", &s), None);
         assert_eq!(blocked("rm: /tmp/x: Operation not permitted", &s), None);
         assert_eq!(blocked("wrote /etc/x fine\n[exit code: 0]", &s), None);
     }

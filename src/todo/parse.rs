@@ -272,14 +272,26 @@ mod tests {
         let long = "x".repeat(MAX_ITEM_CHARS + 1);
         let fits = "y".repeat(MAX_ITEM_CHARS);
         let at = |content: &str, active: &str| {
-            draft(0, &serde_json::json!({"content": content, "activeForm": active, "status": "pending"}))
+            draft(
+                0,
+                &serde_json::json!({"content": content, "activeForm": active, "status": "pending"}),
+            )
         };
         assert!(at(&fits, &fits).is_ok());
         let msg = at(&long, "Doing").unwrap_err().0;
-        assert!(msg.contains("\"content\" is 501 characters; at most 500"), "{msg}");
-        assert!(msg.len() < 300, "the message does not repeat the item: {msg}");
+        assert!(
+            msg.contains("\"content\" is 501 characters; at most 500"),
+            "{msg}"
+        );
+        assert!(
+            msg.len() < 300,
+            "the message does not repeat the item: {msg}"
+        );
         let msg = at("Build", &long).unwrap_err().0;
-        assert!(msg.starts_with("item 1 (\"Build\"): \"activeForm\" is 501"), "{msg}");
+        assert!(
+            msg.starts_with("item 1 (\"Build\"): \"activeForm\" is 501"),
+            "{msg}"
+        );
     }
     use crate::todo::test_helpers::*;
     use crate::todo::{MAX_LITERAL_DEPTH, TodoManager};

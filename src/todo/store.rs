@@ -141,10 +141,10 @@ impl TodoManager {
         for (d, m) in drafts.iter().zip(&matched) {
             let id = match m {
                 Some(o) => Some(old[*o].id.clone()),
-                None => d
-                    .id
-                    .clone()
-                    .filter(|id| !old_ids.contains(id.as_str()) && !used.contains(id)),
+                None => {
+                    d.id.clone()
+                        .filter(|id| !old_ids.contains(id.as_str()) && !used.contains(id))
+                }
             };
             if let Some(id) = &id {
                 used.insert(id.clone());

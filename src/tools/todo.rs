@@ -7,9 +7,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{
-    Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary, cap_output,
-};
+use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary, cap_output};
 use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoManager};
 
 /// The `todo_write` tool.

@@ -47,23 +47,24 @@ pub fn export(app: &mut App, store: Option<&SessionStore>, id: &str, path: Optio
         app.notice(NoticeKind::Error, NOT_KEPT);
         return;
     };
-    let bytes = match crate::resume::export(store, id, ExportFormat::Markdown, &app.status.prices, false) {
-        Ok(bytes) => bytes,
-        Err(SessionError::NotFound(_)) => {
-            app.notice(
-                NoticeKind::Error,
-                format!(
-                    "Nothing to export: session {} has no message recorded yet.",
-                    short_id(id)
-                ),
-            );
-            return;
-        }
-        Err(e) => {
-            app.notice(NoticeKind::Error, format!("Export failed: {e}"));
-            return;
-        }
-    };
+    let bytes =
+        match crate::resume::export(store, id, ExportFormat::Markdown, &app.status.prices, false) {
+            Ok(bytes) => bytes,
+            Err(SessionError::NotFound(_)) => {
+                app.notice(
+                    NoticeKind::Error,
+                    format!(
+                        "Nothing to export: session {} has no message recorded yet.",
+                        short_id(id)
+                    ),
+                );
+                return;
+            }
+            Err(e) => {
+                app.notice(NoticeKind::Error, format!("Export failed: {e}"));
+                return;
+            }
+        };
     let target = export_path(&app.status.workspace, id, path);
     match std::fs::write(&target, bytes) {
         Ok(()) => app.notice(
