@@ -547,6 +547,11 @@ fn sighup_exits_129_and_kills_the_command() {
     signal_ends_the_app(libc::SIGHUP, "129");
 }
 
+#[test]
+fn an_external_sigint_exits_130_and_kills_the_command() {
+    signal_ends_the_app(libc::SIGINT, "130");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_added_to_the_config_file_works_after_ctrl_r_without_a_restart() {
     use common::{FakeServer, Turn, sse};

@@ -67,6 +67,9 @@ pub enum Ended {
     Terminated,
     /// SIGHUP: the terminal went away.
     HungUp,
+    /// SIGINT from outside (`kill -INT`, an IDE's stop button): in raw
+    /// mode Ctrl+C is a key, so this signal is never the user's keyboard.
+    Interrupted,
 }
 
 impl Ended {
@@ -76,6 +79,7 @@ impl Ended {
             Ended::Quit => 0,
             Ended::Terminated => 143,
             Ended::HungUp => 129,
+            Ended::Interrupted => 130,
         }
     }
 }
@@ -120,6 +124,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let mut term_events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
 
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.input.set_text(&prompt);
@@ -226,6 +231,12 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
             }
             _ = sighup.recv() => {
                 ended = Ended::HungUp;
+                break;
+            }
+            // Like SIGTERM: the terminal is given back and the running
+            // command is stopped with everything it started.
+            _ = sigint.recv() => {
+                ended = Ended::Interrupted;
                 break;
             }
         }
