@@ -171,7 +171,10 @@ async fn an_approved_call_runs_and_always_covers_its_first_words() {
         {"name": "bash", "input": {"command": "echo one again >> log.txt"}},
         {"name": "bash", "input": {"command": "echo two >> log.txt"}},
         {"name": "write_file", "input": {"path": "f.txt", "content": "x"}},
-        {"name": "write_file", "input": {"path": "f.txt", "content": "y"}}
+        {"name": "write_file", "input": {"path": "f.txt", "content": "y"}},
+        // The same file as typed otherwise: covered by the same "always".
+        {"name": "write_file", "input": {"path": "./f.txt", "content": "z"}},
+        {"name": "write_file", "input": {"path": ws.path().join("f.txt"), "content": "y"}}
     ]);
     let (events, results) =
         run_calls(

@@ -33,8 +33,9 @@ pub struct Policy {
     commands: Remembered,
     /// Commands allowed to run outside the sandbox for the session.
     unsandboxed: Remembered,
-    /// Files the user allowed writing for the session.
-    files: HashSet<String>,
+    /// Files the user allowed writing for the session, as the workspace
+    /// resolves them (`a.txt`, `./a.txt` and `/abs/ws/a.txt` are one).
+    files: HashSet<std::path::PathBuf>,
 }
 
 impl Policy {
@@ -139,6 +140,12 @@ fn path_of(input: &Value) -> &str {
 }
 
 impl Session {
+    /// The file a write or edit names, resolved in the workspace; `None`
+    /// for a path the workspace refuses (the call then fails on its own).
+    fn file_key(&self, input: &Value) -> Option<std::path::PathBuf> {
+        self.workspace.resolve(path_of(input)).ok()
+    }
+
     /// What the mode, the rules and the session's answers say about a call.
     pub(super) fn gate(&self, name: &str, input: &Value) -> Gate {
         let Some(access) = self.tools.get(name).map(|t| t.access()) else {
@@ -152,7 +159,11 @@ impl Session {
                 ApprovalMode::ReadOnly => Gate::Refuse(format!(
                     "Refused: Waypoint is in read-only mode, so `{name}` cannot change files. Say what you would change instead."
                 )),
-                ApprovalMode::Ask if !self.policy.files.contains(path_of(input)) => {
+                ApprovalMode::Ask
+                    if !self
+                        .file_key(input)
+                        .is_some_and(|f| self.policy.files.contains(&f)) =>
+                {
                     Gate::Ask(ApprovalReason::Mode)
                 }
                 _ => Gate::Run { sandboxed: false },
@@ -275,7 +286,9 @@ impl Session {
                 }
             }
             Some(Access::Write) => {
-                self.policy.files.insert(path_of(input).to_string());
+                if let Some(file) = self.file_key(input) {
+                    self.policy.files.insert(file);
+                }
             }
             _ => {}
         }
