@@ -143,12 +143,19 @@ pub fn sessions(
         }
         Some(SessionsAction::Prune { older_than }) => {
             let age = parse_age(older_than).map_err(|e| color_eyre::eyre::eyre!("{e}"))?;
-            let removed = store.prune(age)?;
+            let pruned = store.prune(age)?;
             writeln!(
                 out,
                 "Deleted {} session(s) not active for {older_than}.",
-                removed.len()
+                pruned.removed.len()
             )?;
+            for s in &pruned.in_use {
+                writeln!(
+                    out,
+                    "Kept session {}: it is open in another Waypoint process.",
+                    s.card.id
+                )?;
+            }
         }
     }
     Ok(0)

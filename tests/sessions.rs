@@ -454,8 +454,9 @@ fn the_store_lists_finds_and_prunes() {
     assert!(err.contains("matches several sessions"), "{err}");
     assert!(store.find("cccc").is_err());
     let pruned = store.prune(session::parse_age("30d").unwrap()).unwrap();
-    assert_eq!(pruned.len(), 1);
-    assert_eq!(pruned[0].card.id, ids[0]);
+    assert_eq!(pruned.removed.len(), 1);
+    assert!(pruned.in_use.is_empty());
+    assert_eq!(pruned.removed[0].card.id, ids[0]);
     assert!(
         !home
             .path()
@@ -498,6 +499,17 @@ async fn a_session_open_in_one_process_is_not_continued_by_another() {
     );
     let err = refused.err().expect("refused").to_string();
     assert!(err.contains("open in another Waypoint process"), "{err}");
+    // Nor deleted under it: `sessions rm` and `prune` leave it.
+    let err = store.remove(&info).unwrap_err().to_string();
+    assert!(
+        err.contains("open in another Waypoint process") && err.contains("nothing was deleted"),
+        "{err}"
+    );
+    assert!(info.path.exists());
+    let pruned = store.prune(Duration::ZERO).unwrap();
+    assert!(pruned.removed.is_empty(), "{pruned:?}");
+    assert_eq!(pruned.in_use.len(), 1);
+    assert!(info.path.exists());
     stop(h).await;
     // Once the first has quit, it can be continued.
     let restored = session::replay(session::load(&info.path).unwrap()).unwrap();

@@ -51,6 +51,8 @@ pub enum SessionError {
     Damaged { id: String, why: String },
     #[error("session {0} is the one open here already")]
     AlreadyOpen(String),
+    #[error("session {0} is open in another Waypoint process; quit that one first (nothing was deleted)")]
+    InUse(String),
 }
 
 impl SessionError {

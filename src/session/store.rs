@@ -82,6 +82,14 @@ pub struct SessionInfo {
     pub size: u64,
 }
 
+/// What `prune` did.
+#[derive(Debug, Default)]
+pub struct Pruned {
+    pub removed: Vec<SessionInfo>,
+    /// Old enough, but open in another Waypoint process: kept.
+    pub in_use: Vec<SessionInfo>,
+}
+
 /// The folder sessions live in.
 #[derive(Clone, Debug)]
 pub struct SessionStore {
@@ -170,8 +178,16 @@ impl SessionStore {
             .ok_or_else(|| SessionError::NoneHere(workspace.to_string()))
     }
 
-    /// Deletes a session (its transcript and its card).
+    /// Deletes a session (its transcript and its card), holding the
+    /// transcript's lock while it does: a session another Waypoint has open
+    /// is refused (`InUse`), never deleted under it.
     pub fn remove(&self, info: &SessionInfo) -> Result<(), SessionError> {
+        let file = std::fs::File::open(&info.path).map_err(|e| SessionError::io(&info.path, e))?;
+        match super::transcript::try_lock(&file) {
+            Ok(true) => {}
+            Ok(false) => return Err(SessionError::InUse(info.card.id.clone())),
+            Err(e) => return Err(SessionError::io(&info.path, e)),
+        }
         std::fs::remove_file(&info.path).map_err(|e| SessionError::io(&info.path, e))?;
         let card = card_path(&info.path);
         match std::fs::remove_file(&card) {
@@ -180,18 +196,22 @@ impl SessionStore {
         }
     }
 
-    /// Deletes the sessions not active for `age`; returns them.
-    pub fn prune(&self, age: Duration) -> Result<Vec<SessionInfo>, SessionError> {
+    /// Deletes the sessions not active for `age`; returns them, and those
+    /// left because another Waypoint has them open.
+    pub fn prune(&self, age: Duration) -> Result<Pruned, SessionError> {
         let cutoff = now_ms().saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX));
-        let old: Vec<SessionInfo> = self
-            .list()?
-            .into_iter()
-            .filter(|s| s.card.updated_ms < cutoff)
-            .collect();
-        for s in &old {
-            self.remove(s)?;
+        let mut pruned = Pruned::default();
+        for s in self.list()? {
+            if s.card.updated_ms >= cutoff {
+                continue;
+            }
+            match self.remove(&s) {
+                Ok(()) => pruned.removed.push(s),
+                Err(SessionError::InUse(_)) => pruned.in_use.push(s),
+                Err(e) => return Err(e),
+            }
         }
-        Ok(old)
+        Ok(pruned)
     }
 }
 

@@ -208,17 +208,27 @@ impl Target {
 /// the file is closed): a second Waypoint continuing the same session would
 /// interleave its records with this one's.
 fn lock(file: &File) -> std::io::Result<()> {
+    if try_lock(file)? {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(
+            "the session is open in another Waypoint process; quit that one first",
+        ))
+    }
+}
+
+/// Takes the transcript's lock without waiting: `false` when another
+/// process holds it.
+pub(super) fn try_lock(file: &File) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a descriptor this `File` owns and keeps open.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc == 0 {
-        return Ok(());
+        return Ok(true);
     }
     let e = std::io::Error::last_os_error();
     if e.kind() == std::io::ErrorKind::WouldBlock {
-        Err(std::io::Error::other(
-            "the session is open in another Waypoint process; quit that one first",
-        ))
+        Ok(false)
     } else {
         Err(e)
     }
