@@ -228,12 +228,19 @@ async fn run(cli: Cli) -> Result<i32> {
         )?,
     };
     let _demo_dir = demo_dir;
+    // Which folder a resumed session works in is said, never assumed.
+    let mut resumed_in: Option<String> = None;
     let (workspace_dir, setup) = match &choice {
         Some(choice) => {
             let here = workspace_dir
                 .canonicalize()
                 .unwrap_or_else(|_| workspace_dir.clone());
             let opened = resume::open(&store, choice, &here, cli.workspace.as_deref())?;
+            resumed_in = Some(format!(
+                "session {} works in {}",
+                waypoint::session::short_id(&opened.restored.header.id),
+                opened.workspace.display()
+            ));
             (
                 opened.workspace,
                 SessionSetup::Resume(store.clone(), Box::new(opened.restored)),
@@ -273,6 +280,10 @@ async fn run(cli: Cli) -> Result<i32> {
         context::system_prompt(&config.system_prompt, &environment, &instructions);
     config.approval = mode;
     // Said once: on stderr, and in the app as a notice on its first screen.
+    let note = match (resumed_in, note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     if let Some(note) = &note {
         eprintln!("waypoint: {note}");
     }

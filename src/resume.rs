@@ -43,22 +43,56 @@ pub fn open(
         Choice::Id(prefix) => store.find(prefix)?,
     };
     let restored = replay(load(&info.path)?)?;
-    // `-c --workspace DIR` found the session by DIR: that is its workspace.
-    let own = workspace_flag.is_none() || *choice == Choice::Latest;
-    let workspace = workspace_flag.map_or_else(
-        || PathBuf::from(&restored.header.workspace),
-        Path::to_path_buf,
-    );
-    if own && !workspace.is_dir() {
-        return Err(SessionError::WorkspaceGone {
-            id: short_id(&restored.header.id).to_string(),
-            workspace: restored.header.workspace.clone(),
-        });
-    }
+    let id = short_id(&restored.header.id).to_string();
+    let named = PathBuf::from(&restored.header.workspace);
+    // The header's folder, if Waypoint will work there: an existing,
+    // absolute folder other than the filesystem's root.
+    let usable = named.is_absolute() && named.parent().is_some() && named.is_dir();
+    let workspace = match (choice, workspace_flag) {
+        // `-c` found the session by this folder: that is its workspace.
+        (Choice::Latest, _) if here.is_dir() => here.to_path_buf(),
+        (Choice::Latest, _) => {
+            return Err(SessionError::WorkspaceGone {
+                id,
+                workspace: here.display().to_string(),
+            });
+        }
+        (Choice::Id(_), None) if usable => named,
+        (Choice::Id(_), None) if named.is_absolute() && !named.is_dir() => {
+            return Err(SessionError::WorkspaceGone {
+                id,
+                workspace: restored.header.workspace.clone(),
+            });
+        }
+        (Choice::Id(_), None) => {
+            return Err(SessionError::UnusableWorkspace {
+                id,
+                workspace: restored.header.workspace.clone(),
+            });
+        }
+        // Another folder than the session's own, which still exists: said
+        // plainly rather than silently moving the session.
+        (Choice::Id(_), Some(flag)) if usable && !same_folder(&named, flag) => {
+            return Err(SessionError::OtherWorkspace {
+                id,
+                workspace: restored.header.workspace.clone(),
+                asked: flag.display().to_string(),
+            });
+        }
+        (Choice::Id(_), Some(flag)) => flag.to_path_buf(),
+    };
     Ok(Opened {
         restored,
         workspace,
     })
+}
+
+/// Whether two paths name one folder (after following links).
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// The sessions as a table: id, start time (UTC), last active, plan,

@@ -163,3 +163,73 @@ async fn a_session_from_a_newer_waypoint_is_refused_clearly() {
     assert_eq!(code, 1);
     assert!(err.contains("newer Waypoint"), "{err}");
 }
+
+#[tokio::test]
+async fn a_resumed_session_says_its_folder_and_refuses_another_or_the_root() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    let (code, out, err) = output(
+        waypoint(home.path(), &ws)
+            .args([
+                "--demo",
+                "-p",
+                "go",
+                "--output-format",
+                "jsonl",
+                "--workspace",
+            ])
+            .arg(&ws),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let id = jsonl(&out)[0]["id"].as_str().unwrap().to_string();
+    let short = id[..8].to_string();
+    let elsewhere = tempfile::tempdir().unwrap();
+    // Resumed from another folder: it works in its own, and says so.
+    let (code, _, err) = output(
+        waypoint(home.path(), elsewhere.path())
+            .args(["-r", &short, "-p", "again", "--scenario"])
+            .arg(scenario_done(home.path())),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("session {short} works in {}", ws.display())),
+        "{err}"
+    );
+    // Another existing folder than its own is refused, not silently taken.
+    let (code, _, err) = output(
+        waypoint(home.path(), elsewhere.path())
+            .args(["-r", &short, "-p", "again", "--workspace"])
+            .arg(elsewhere.path()),
+    )
+    .await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("works in {}, not", ws.display())),
+        "{err}"
+    );
+    // A header naming `/` is never worked in.
+    let path = home.path().join(format!("home/sessions/{id}.jsonl"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
+    header["workspace"] = Value::from("/");
+    lines[0] = header.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (code, _, err) =
+        output(waypoint(home.path(), elsewhere.path()).args(["-r", &short, "-p", "again"])).await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("names / as its folder, which Waypoint will not work in"),
+        "{err}"
+    );
+}
+
+/// A scenario whose one turn just answers.
+fn scenario_done(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("done.json");
+    std::fs::write(&path, r#"{"turns": [{"text": "Done."}]}"#).unwrap();
+    path
+}

@@ -49,9 +49,23 @@ pub enum SessionError {
     WorkspaceGone { id: String, workspace: String },
     #[error("session {id} cannot be rebuilt: {why}")]
     Damaged { id: String, why: String },
+    #[error(
+        "session {id} names {workspace} as its folder, which Waypoint will not work in; run `waypoint -r {id} --workspace DIR` to resume it in a project folder"
+    )]
+    UnusableWorkspace { id: String, workspace: String },
+    #[error(
+        "session {id} works in {workspace}, not {asked}; resume it there (`cd {workspace} && waypoint -r {id}`), or start a new session in {asked}"
+    )]
+    OtherWorkspace {
+        id: String,
+        workspace: String,
+        asked: String,
+    },
     #[error("session {0} is the one open here already")]
     AlreadyOpen(String),
-    #[error("session {0} is open in another Waypoint process; quit that one first (nothing was deleted)")]
+    #[error(
+        "session {0} is open in another Waypoint process; quit that one first (nothing was deleted)"
+    )]
     InUse(String),
 }
 
