@@ -1,7 +1,8 @@
 //! Drives the real `waypoint` binary in its full-screen mode inside a private
 //! tmux server and reads the screen: a plan appears, Esc interrupts a running
 //! command (killing its process group), Enter on an empty input resumes and
-//! the plan is finished; Ctrl+C twice quits and gives the terminal back.
+//! the plan is finished; Ctrl+C twice (when idle) quits and gives the
+//! terminal back.
 //! The daily-driver keys too: a running command's cell at 80x24, `exit 3`
 //! shown, `AGENTS.md` in the first request, `@` + Tab attaching a file,
 //! Ctrl+G through a real editor (and a missing one), Ctrl+Y into tmux's
@@ -147,7 +148,17 @@ impl Tmux {
     /// left the alternate screen. `hint`: the status line is wide enough to
     /// show "Ctrl+C again to quit" after the first press.
     fn quit_and_wait(&self, hint: bool) {
+        // While a turn runs the first Ctrl+C interrupts it; then two quit.
+        let interrupted_before = self.screen().contains("Interrupted");
         self.key("C-c");
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = self.screen();
+        if !interrupted_before
+            && screen.contains("Interrupted")
+            && !screen.contains("Ctrl+C again to quit")
+        {
+            self.key("C-c");
+        }
         if hint {
             self.wait_for("the quit hint", |s| s.contains("Ctrl+C again to quit"));
         }

@@ -642,7 +642,7 @@ fn the_help_on_a_tiny_terminal_starts_with_the_keys_that_matter() {
     let mut a = app(&clock);
     update::on_key(&mut a, key(KeyCode::F(1)), clock.at(0.0));
     let s = screen_text(&mut a, 40, 12, clock.at(0.0));
-    for k in ["Esc", "Enter", "Ctrl+R", "Ctrl+C", "Tab/Shift+Tab"] {
+    for k in ["Esc", "Enter", "Ctrl+R", "Ctrl+C", "Tab", "Shift+Tab"] {
         assert!(s.contains(k), "{k} is shown:\n{s}");
     }
     // One row per key: the 10 inner rows show the first 10 keys (a long
@@ -1034,8 +1034,24 @@ fn every_binding_is_reachable_where_it_applies() {
     let mut a = plan_in_progress(&clock);
     update::on_key(&mut a, key(KeyCode::Tab), now);
     assert_eq!(a.focus, Focus::Conversation);
-    update::on_key(&mut a, key(KeyCode::BackTab), now);
-    assert_eq!(a.focus, Focus::Input);
+    // Shift+Tab cycles the approval mode (yolo only by name), as in
+    // Claude Code; the focus stays.
+    use waypoint::events::ApprovalMode::{Ask, Auto, AutoEdit, ReadOnly, Yolo};
+    for (now_mode, next) in [
+        (Ask, AutoEdit),
+        (AutoEdit, Auto),
+        (Auto, ReadOnly),
+        (ReadOnly, Ask),
+        (Yolo, Ask),
+    ] {
+        a.status.approval = Some((now_mode, false));
+        assert_eq!(
+            update::on_key(&mut a, key(KeyCode::BackTab), now),
+            vec![Effect::Send(Op::SetApproval { mode: next })],
+            "from {now_mode}"
+        );
+    }
+    assert_eq!(a.focus, Focus::Conversation);
     assert_eq!(update::on_key(&mut a, ctrl('l'), now), vec![Effect::Redraw]);
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Esc), now),

@@ -113,11 +113,12 @@ pub enum Action {
     PromptSend,
     PromptCancel,
     OpenCell,
+    CycleApproval,
 }
 
 impl Action {
     /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 48] = [
+    pub const ALL: [Action; 49] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -166,6 +167,7 @@ impl Action {
         Action::PromptSend,
         Action::PromptCancel,
         Action::OpenCell,
+        Action::CycleApproval,
     ];
 }
 
@@ -363,6 +365,7 @@ mod tests {
             Action::PromptSend => 45,
             Action::PromptCancel => 46,
             Action::OpenCell => 47,
+            Action::CycleApproval => 48,
         };
         for (i, a) in Action::ALL.iter().enumerate() {
             assert_eq!(index(*a), i);

@@ -45,9 +45,15 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Global,
-        &[plain(KeyCode::Tab), plain(KeyCode::BackTab)],
+        &[plain(KeyCode::Tab)],
         Action::Focus,
         "focus input, conversation, plan, tools",
+    ),
+    bind(
+        Global,
+        &[plain(KeyCode::BackTab)],
+        Action::CycleApproval,
+        "approval mode: ask, auto-edit, auto, read-only",
     ),
     bind(
         Input,

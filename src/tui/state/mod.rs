@@ -54,14 +54,6 @@ impl Focus {
             Focus::Trace => Focus::Input,
         }
     }
-    pub fn prev(self) -> Self {
-        match self {
-            Focus::Input => Focus::Trace,
-            Focus::Conversation => Focus::Input,
-            Focus::Checklist => Focus::Conversation,
-            Focus::Trace => Focus::Checklist,
-        }
-    }
 }
 
 /// What every pane may read besides its own state.

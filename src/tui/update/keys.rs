@@ -213,13 +213,10 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             none
         }
         Action::Focus => {
-            app.focus = if key.code == KeyCode::BackTab {
-                app.focus.prev()
-            } else {
-                app.focus.next()
-            };
+            app.focus = app.focus.next();
             none
         }
+        Action::CycleApproval => Some(cycle_approval(app)),
         Action::NewLine => {
             app.input.area.insert_newline();
             none
@@ -602,6 +599,27 @@ pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Shift+Tab, as in Claude Code: the next approval mode of ask →
+/// auto-edit → auto → read-only → ask (`yolo` is never reached by a key:
+/// `/approval yolo` or `--yolo` only). The engine confirms the switch.
+fn cycle_approval(app: &mut App) -> Vec<Effect> {
+    use crate::events::ApprovalMode::{Ask, Auto, AutoEdit, ReadOnly, Yolo};
+    if !app.status.has_engine {
+        app.notice(
+            NoticeKind::Error,
+            "No approval mode can be set: no provider is set up.",
+        );
+        return Vec::new();
+    }
+    let mode = match app.status.approval.map(|(mode, _)| mode) {
+        Some(Ask) => AutoEdit,
+        Some(AutoEdit) => Auto,
+        Some(Auto) => ReadOnly,
+        Some(ReadOnly | Yolo) | None => Ask,
+    };
+    vec![Effect::Send(Op::SetApproval { mode })]
 }
 
 /// Closes the focused pane's innermost view: in the plan, a past revision,

@@ -80,7 +80,11 @@ fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
         // The wheel does nothing now: say why, and how to have it back.
         ("mouse off: F2 · Enter send · ? help", None)
     } else {
-        ("Enter send · Tab focus · ? help", None)
+        // Shift+Tab switches the mode shown on the left, as in Claude Code.
+        (
+            "Enter send · Tab focus · ⇧Tab mode · ? help",
+            Some("Enter send · ⇧Tab mode"),
+        )
     }
 }
 
