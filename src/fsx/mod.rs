@@ -184,10 +184,12 @@ pub fn read_capped(file: &mut File, cap: usize) -> io::Result<(Vec<u8>, bool)> {
     Ok((bytes, cut))
 }
 
-/// Whether `e` is [`Root::open_file`]'s refusal of a FIFO, device or
-/// socket (its message says which).
-pub fn not_regular(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<NotRegular>())
+/// What the file was when `e` is [`Root::open_file`]'s (or
+/// [`Root::replace`]'s) refusal of a FIFO, device or socket: `a FIFO`.
+pub fn not_regular(e: &io::Error) -> Option<&'static str> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<NotRegular>())
+        .map(|n| n.0)
 }
 
 /// A file that is neither regular nor a folder.

@@ -82,7 +82,7 @@ fn only_regular_files_are_opened_and_a_fifo_does_not_block() {
         // SAFETY: a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         let err = root.open_file(Path::new("fifo")).unwrap_err();
-        assert!(not_regular(&err), "{err}");
+        assert_eq!(not_regular(&err), Some("a FIFO"), "{err}");
         assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
         std::fs::create_dir(dir.path().join("d")).unwrap();
         let err = root.open_file(Path::new("d")).unwrap_err();
@@ -90,7 +90,7 @@ fn only_regular_files_are_opened_and_a_fifo_does_not_block() {
         let err = root.open_file(Path::new("missing")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
         let err = root.replace(Path::new("fifo"), b"x", &OPTS).unwrap_err();
-        assert!(not_regular(&err), "{err}");
+        assert_eq!(not_regular(&err), Some("a FIFO"), "{err}");
     }
 }
 
@@ -239,4 +239,29 @@ fn a_folder_flipped_to_a_symlink_never_redirects_a_write() {
             escaped.len()
         );
     }
+}
+
+#[test]
+fn a_failed_rename_keeps_the_target_and_removes_the_temp_file() {
+    // rename(2) of a file over a non-empty folder fails for every user,
+    // root included; the temporary file exists by then.
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::write(dir.path().join("d/keep.txt"), "original").unwrap();
+    let err =
+        write::write_in(root.fd.as_fd(), OsStr::new("d"), b"changed", None, &OPTS).unwrap_err();
+    assert!(
+        err.to_string().starts_with("renaming into place: "),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("d/keep.txt")).unwrap(),
+        "original"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["d"], "no temporary file left behind");
 }

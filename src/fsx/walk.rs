@@ -100,7 +100,10 @@ impl Root {
                     // A symlink, or a file where a folder should be.
                     let target = match sys::readlinkat(dir, &comp) {
                         Ok(t) => t,
-                        Err(r) if r.raw_os_error() == Some(libc::EINVAL) => return Err(e),
+                        Err(r) if r.raw_os_error() == Some(libc::EINVAL) => {
+                            let at = shown(&names, &comp);
+                            return Err(not_a_folder(&at, create));
+                        }
                         Err(r) => return Err(r),
                     };
                     let link = shown(&names, &comp);
@@ -114,7 +117,13 @@ impl Root {
                     match sys::mkdirat(dir, &comp) {
                         Ok(()) => {}
                         Err(m) if m.kind() == io::ErrorKind::AlreadyExists => {}
-                        Err(m) => return Err(m),
+                        Err(m) => {
+                            let at = shown(&names, &comp).display().to_string();
+                            return Err(io::Error::new(
+                                m.kind(),
+                                format!("cannot create the folder `{at}`: {m}"),
+                            ));
+                        }
                     }
                     // Opened (no-follow) on the next step.
                     todo.push_front(comp);
@@ -193,6 +202,19 @@ fn shown(names: &[OsString], comp: &OsStr) -> PathBuf {
     let mut p: PathBuf = names.iter().collect();
     p.push(comp);
     p
+}
+
+/// The error for a name on the way that is a file, not a folder.
+fn not_a_folder(at: &Path, creating: bool) -> io::Error {
+    let msg = if creating {
+        format!(
+            "cannot create the folder `{}`: a file is in the way",
+            at.display()
+        )
+    } else {
+        format!("`{}` is a file, not a folder", at.display())
+    };
+    io::Error::new(io::ErrorKind::NotADirectory, msg)
 }
 
 fn too_many_links(rel: &Path) -> io::Error {

@@ -102,7 +102,7 @@ fn existing(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<libc::mode_t
 
 /// Writes `bytes` to a fresh temporary file in `dir`, syncs it, and
 /// renames it over `name`; the temporary file is removed on failure.
-fn write_in(
+pub(super) fn write_in(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     bytes: &[u8],
