@@ -127,13 +127,12 @@ pub(super) async fn atomic_write(
     })
 }
 
-/// Name prefix of the temporary files `replace_with` creates.
+/// Name prefix of the temporary files a write creates beside its target.
 const TEMP_PREFIX: &str = ".waypoint-";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use super::*;
     use crate::tools::fs::fixture;
     use serde_json::json;
 
