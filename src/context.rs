@@ -117,22 +117,35 @@ pub fn environment(workspace: &Path, today: &str) -> String {
 }
 
 /// `Some(branch)` inside a git repository (`None` when detached), `None`
-/// outside one. Reads `.git/HEAD`; runs no git.
+/// outside one. Reads `.git/HEAD`; runs no git. Like the instructions, the
+/// repository's files are read only if they are regular files, at most
+/// `GIT_FILE_BYTES` of each (a FIFO or `/dev/zero` there cannot hang it).
 pub fn git_branch(workspace: &Path) -> Option<Option<String>> {
     let dir = workspace.ancestors().find(|d| d.join(".git").exists())?;
     let mut git = dir.join(".git");
     if git.is_file() {
         // A worktree or submodule: `gitdir: PATH`.
-        let text = std::fs::read_to_string(&git).ok()?;
+        let text = small_text(&git)?;
         let target = text.strip_prefix("gitdir:")?.trim();
         git = dir.join(target);
     }
-    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    let head = small_text(&git.join("HEAD"))?;
     Some(
         head.trim()
             .strip_prefix("ref: refs/heads/")
             .map(|b| crate::text::clean_line(b).into_owned()),
     )
+}
+
+/// The most of `.git` (a file) or `HEAD` that is read.
+const GIT_FILE_BYTES: usize = 4096;
+
+/// The start of the regular file at `path` (links followed: a worktree's
+/// git folder lies elsewhere by design).
+fn small_text(path: &Path) -> Option<String> {
+    let mut file = crate::fsx::open_regular(path).ok()?;
+    let (bytes, _) = crate::fsx::read_capped(&mut file, GIT_FILE_BYTES).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The system prompt: `base`, the environment block, and the

@@ -247,3 +247,30 @@ fn an_agents_md_linking_inside_the_repository_is_still_read() {
     let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
     assert_eq!(texts, ["shared rules", "shared rules"]);
 }
+
+#[test]
+fn a_git_head_that_is_a_fifo_or_a_device_does_not_hang_the_environment_block() {
+    for make in [
+        (|git: &Path| symlink("/dev/zero", git.join("HEAD")).unwrap()) as fn(&Path),
+        |git: &Path| {
+            let path =
+                std::ffi::CString::new(git.join("HEAD").into_os_string().into_encoded_bytes())
+                    .unwrap();
+            // SAFETY: a valid C string.
+            assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+        },
+    ] {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        make(&repo.path().join(".git"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ws = repo.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(context::git_branch(&ws));
+        });
+        let branch = rx
+            .recv_timeout(Duration::from_secs(1))
+            .expect("returned within a second");
+        assert_eq!(branch, None);
+    }
+}
