@@ -356,7 +356,7 @@ mod tests {
         assert!(err.contains("Waypoint did not write it"), "{err}");
         // Written by Waypoint before (the marker is there): taken over.
         std::fs::write(dir.path().join("OLD.md"), render(three().items())).unwrap();
-        let old = PlanFile::open(files.clone(), "OLD.md".into()).unwrap();
+        let old = PlanFile::open(files, "OLD.md".into()).unwrap();
         old.write(&[], true).unwrap();
         // Created after the plan file was opened: still not replaced.
         let (file, path) = plan_file(dir.path(), "LATER.md");
