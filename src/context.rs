@@ -2,8 +2,12 @@
 //! project's own instructions (`AGENTS.md`, or `CLAUDE.md` where a folder
 //! has no `AGENTS.md`) from the repository root down to the workspace, the
 //! user's `~/.config/waypoint/AGENTS.md`, and a short environment block.
-//! Invariant: read once when a session's engine starts, so the system
-//! prompt is byte-stable for the whole session (the provider can cache it).
+//! Invariants: read once when a session's engine starts, so the system
+//! prompt is byte-stable for the whole session (the provider can cache it);
+//! a project's file is read only if it is a regular file inside the
+//! repository (opened beneath the repository's root fd: a symlink leading
+//! out, a device or a FIFO is skipped, and opening never blocks); at most
+//! [`MAX_FILE_BYTES`] of any file is read.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -36,23 +40,55 @@ pub fn instructions(workspace: &Path, user_dir: Option<&Path>) -> Vec<Instructio
         folders.truncate(1);
     }
     folders.reverse();
+    // The user's own file may be a link (to their dotfiles, say); it is
+    // still only read if it is a regular file, and only so much of it.
     let mut found: Vec<Instructions> = user_dir
-        .and_then(|d| read(&d.join("AGENTS.md")))
+        .map(|d| d.join("AGENTS.md"))
+        .and_then(|path| read(&path, crate::fsx::open_regular(&path)))
         .into_iter()
         .collect();
-    for dir in folders {
-        if let Some(file) = read(&dir.join("AGENTS.md")).or_else(|| read(&dir.join("CLAUDE.md"))) {
+    let Some(top) = folders.first() else {
+        return found;
+    };
+    let repository = match crate::fsx::Root::new(top) {
+        Ok(root) => root,
+        Err(e) => {
+            tracing::warn!(folder = %top.display(), error = %e, "project instructions not read");
+            return found;
+        }
+    };
+    for dir in &folders {
+        let Ok(rel) = dir.strip_prefix(top) else {
+            continue;
+        };
+        let open = |name: &str| {
+            let path = dir.join(name);
+            read(&path, repository.open_file(&rel.join(name)))
+        };
+        if let Some(file) = open("AGENTS.md").or_else(|| open("CLAUDE.md")) {
             found.push(file);
         }
     }
     found
 }
 
-fn read(path: &Path) -> Option<Instructions> {
-    let bytes = std::fs::read(path).ok()?;
-    let size = bytes.len() as u64;
-    let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_FILE_BYTES)]).into_owned();
-    if bytes.len() > MAX_FILE_BYTES {
+/// What `opened` (the file at `path`) holds, cut at [`MAX_FILE_BYTES`];
+/// `None` if it is missing, empty, or was refused (logged).
+fn read(path: &Path, opened: std::io::Result<std::fs::File>) -> Option<Instructions> {
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "instructions file not read");
+            return None;
+        }
+    };
+    let (bytes, cut) = crate::fsx::read_capped(&mut file, MAX_FILE_BYTES).ok()?;
+    let size = file
+        .metadata()
+        .map_or(bytes.len() as u64, |m| m.len().max(bytes.len() as u64));
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if cut {
         let _ = write!(
             text,
             "\n[… cut: the file has {size} bytes; read it for the rest]"
@@ -81,22 +117,35 @@ pub fn environment(workspace: &Path, today: &str) -> String {
 }
 
 /// `Some(branch)` inside a git repository (`None` when detached), `None`
-/// outside one. Reads `.git/HEAD`; runs no git.
+/// outside one. Reads `.git/HEAD`; runs no git. Like the instructions, the
+/// repository's files are read only if they are regular files, at most
+/// `GIT_FILE_BYTES` of each (a FIFO or `/dev/zero` there cannot hang it).
 pub fn git_branch(workspace: &Path) -> Option<Option<String>> {
     let dir = workspace.ancestors().find(|d| d.join(".git").exists())?;
     let mut git = dir.join(".git");
     if git.is_file() {
         // A worktree or submodule: `gitdir: PATH`.
-        let text = std::fs::read_to_string(&git).ok()?;
+        let text = small_text(&git)?;
         let target = text.strip_prefix("gitdir:")?.trim();
         git = dir.join(target);
     }
-    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    let head = small_text(&git.join("HEAD"))?;
     Some(
         head.trim()
             .strip_prefix("ref: refs/heads/")
             .map(|b| crate::text::clean_line(b).into_owned()),
     )
+}
+
+/// The most of `.git` (a file) or `HEAD` that is read.
+const GIT_FILE_BYTES: usize = 4096;
+
+/// The start of the regular file at `path` (links followed: a worktree's
+/// git folder lies elsewhere by design).
+fn small_text(path: &Path) -> Option<String> {
+    let mut file = crate::fsx::open_regular(path).ok()?;
+    let (bytes, _) = crate::fsx::read_capped(&mut file, GIT_FILE_BYTES).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The system prompt: `base`, the environment block, and the

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod events;
+pub mod fsx;
 pub mod headless;
 pub mod json;
 pub mod llm;

@@ -373,3 +373,73 @@ async fn a_plan_file_outside_the_workspace_is_refused() {
     assert!(!ws.path().parent().unwrap().join("PLAN.md").exists());
     stop(h).await;
 }
+
+#[tokio::test]
+async fn an_existing_plan_file_waypoint_did_not_write_is_never_replaced() {
+    let ws = tempfile::tempdir().unwrap();
+    let mine = "# My plan\n\n- [ ] Things I wrote myself\n";
+    std::fs::write(ws.path().join("PLAN.md"), mine).unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress")])}]},
+        {"text": "Done."}
+    ]));
+    let config = AgentConfig {
+        plan_file: Some("PLAN.md".into()),
+        ..AgentConfig::default()
+    };
+    let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
+    let message = error_of(&mut h.events, ErrorKind::PlanFile).await;
+    assert!(message.starts_with("No plan file is kept: "), "{message}");
+    assert!(message.contains("Waypoint did not write it"), "{message}");
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("PLAN.md")).unwrap(),
+        mine
+    );
+}
+
+#[tokio::test]
+async fn the_plan_file_is_not_written_through_a_folder_swapped_for_a_symlink() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("plans")).unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress")])}]},
+        {"text": "Planned."},
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "completed"), ("Run tests", "in_progress")])}]},
+        {"text": "Revised."}
+    ]));
+    let config = AgentConfig {
+        plan_file: Some("plans/PLAN.md".into()),
+        ..AgentConfig::default()
+    };
+    let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    let written = std::fs::read_to_string(ws.path().join("plans/PLAN.md")).unwrap();
+    assert!(written.contains("- [ ] Write code"), "{written}");
+    // The folder is swapped for a link out; outside, a PLAN.md of its own.
+    std::fs::write(outside.path().join("PLAN.md"), "outside\n").unwrap();
+    std::fs::rename(ws.path().join("plans"), ws.path().join("plans.real")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("plans")).unwrap();
+    h.ops
+        .send(Op::Submit {
+            text: "next".into(),
+        })
+        .unwrap();
+    until(&mut h.events, turn_end).await;
+    // Long enough for the watcher to have looked at the file twice.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    stop(h).await;
+    let names: Vec<String> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["PLAN.md"]);
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("PLAN.md")).unwrap(),
+        "outside\n"
+    );
+}

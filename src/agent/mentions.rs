@@ -1,10 +1,10 @@
 //! `@path` mentions in a user message: each mentioned file of the
 //! workspace is attached after the message, as `read_file` would show it
 //! (numbered lines, capped), and a mentioned folder as its listing.
-//! Invariants: only paths inside the workspace are read (the file tools'
-//! confinement applies); a word that names no file (`@alice`) is left
-//! alone; the attachments are a separate text block, so the user's own
-//! words stay as typed.
+//! Invariants: only paths inside the workspace are read or listed, through
+//! its root fd (the file tools' confinement applies); a word that names no
+//! file (`@alice`) is left alone; the attachments are a separate text
+//! block, so the user's own words stay as typed.
 
 use std::fmt::Write as _;
 
@@ -41,19 +41,21 @@ pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
             continue;
         }
         let shown = env.workspace.display(&path);
-        if path.is_dir() {
-            let Ok(entries) = std::fs::read_dir(&path) else {
+        // Through the root fd: what a link swapped in since `resolve`
+        // points at is not listed, nor read.
+        let rel = env.workspace.relative(&path);
+        let Ok(meta) = env.workspace.files().metadata(rel) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let Ok(entries) = env.workspace.files().read_dir(rel) else {
                 continue;
             };
             let mut names: Vec<String> = entries
-                .filter_map(Result::ok)
+                .into_iter()
                 .map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    if e.path().is_dir() {
-                        format!("{name}/")
-                    } else {
-                        name
-                    }
+                    let name = e.name.to_string_lossy().into_owned();
+                    if e.is_dir { format!("{name}/") } else { name }
                 })
                 .collect();
             names.sort();
@@ -64,7 +66,7 @@ pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
                 let _ = write!(out, "\n… and {more} more");
             }
             out.push_str("\n</folder>");
-        } else if path.is_file() {
+        } else if meta.is_file() {
             let read = crate::tools::fs::read_file(&serde_json::json!({ "path": word }), env).await;
             if read.is_error {
                 continue;

@@ -144,7 +144,17 @@ impl Session {
                 return None;
             }
         };
-        let file = Arc::new(PlanFile::new(path));
+        let rel = self.workspace.relative(&path).to_path_buf();
+        let file = match PlanFile::open(self.workspace.files().clone(), rel) {
+            Ok(file) => Arc::new(file),
+            Err(why) => {
+                let _ = self.events.send(Event::Error {
+                    kind: ErrorKind::PlanFile,
+                    message: format!("No plan file is kept: {why}."),
+                });
+                return None;
+            }
+        };
         {
             let mut state = self.plan.lock();
             state.file = Some(file.clone());

@@ -4,16 +4,22 @@
 //! half of one); Waypoint never overwrites edits it has not read back (a
 //! write is skipped while the file differs from what was last written);
 //! reading back only ever ticks, unticks or adds items — a line the user
-//! deleted removes nothing.
+//! deleted removes nothing; an existing file without Waypoint's marker
+//! (one it did not write) is never replaced; the file is read and written
+//! only through the workspace's root fd, so a folder swapped for a symlink
+//! leads nowhere outside.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::fsx::{Root, WriteOptions};
 
 use super::parse::content_key;
 use super::{PlanEdit, TodoItem, TodoStatus};
 
 const HEADER: &str = "# Plan\n\n<!-- Waypoint keeps this file in step with the live plan. Tick a box, or add a line \"- [ ] something\", and save: it becomes part of the plan. -->\n\n";
+/// What tells a plan file Waypoint wrote (the start of `HEADER`'s note).
+const MARKER: &str = "<!-- Waypoint keeps this file in step with the live plan.";
 const IN_PROGRESS: &str = " ← in progress";
 /// The largest plan file read back.
 const MAX_FILE_BYTES: u64 = 256 * 1024;
@@ -112,35 +118,106 @@ pub fn edits(lines: &[(bool, String)], items: &[TodoItem]) -> Vec<PlanEdit> {
 /// The file and what Waypoint last wrote to it.
 #[derive(Debug)]
 pub struct PlanFile {
-    path: PathBuf,
+    files: Arc<Root>,
+    /// Relative to `files`.
+    rel: PathBuf,
     last: Mutex<Option<String>>,
 }
 
+/// The plan file as it is on disk now.
+enum OnDisk {
+    Missing,
+    Text(String),
+    /// Larger than `MAX_FILE_BYTES`: not a plan Waypoint wrote.
+    TooBig,
+}
+
 impl PlanFile {
-    pub fn new(path: PathBuf) -> PlanFile {
-        PlanFile {
-            path,
+    /// The plan file `rel` under `files`; refused when a file is there that
+    /// Waypoint did not write (no marker), or that cannot be read.
+    pub fn open(files: Arc<Root>, rel: PathBuf) -> Result<PlanFile, String> {
+        let file = PlanFile {
+            files,
+            rel,
             last: Mutex::new(None),
+        };
+        file.check_ours(&file.on_disk()?, None)?;
+        Ok(file)
+    }
+
+    /// Where the file is, for messages.
+    fn shown(&self) -> PathBuf {
+        self.files.path().join(&self.rel)
+    }
+
+    /// What is on disk, through the root fd (a FIFO, a device, or a link
+    /// out is an error, not a plan).
+    fn on_disk(&self) -> Result<OnDisk, String> {
+        let cannot = |e: std::io::Error| {
+            format!(
+                "the plan file {} cannot be read: {e}",
+                self.shown().display()
+            )
+        };
+        let mut file = match self.files.open_file(&self.rel) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Missing),
+            Err(e) => return Err(cannot(e)),
+        };
+        let (bytes, cut) =
+            crate::fsx::read_capped(&mut file, MAX_FILE_BYTES as usize).map_err(cannot)?;
+        if cut {
+            return Ok(OnDisk::TooBig);
         }
+        Ok(OnDisk::Text(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// `Ok` unless `now` is a file Waypoint neither wrote (no marker) nor
+    /// read back (`last`).
+    fn check_ours(&self, now: &OnDisk, last: Option<&str>) -> Result<(), String> {
+        let ours = match now {
+            OnDisk::Missing => true,
+            OnDisk::Text(text) => text.contains(MARKER) || last == Some(text.as_str()),
+            OnDisk::TooBig => false,
+        };
+        if ours {
+            return Ok(());
+        }
+        Err(format!(
+            "{} exists and Waypoint did not write it (it lacks Waypoint's marker line); it is left \
+as it is: move it away, or choose another plan_file",
+            self.shown().display()
+        ))
     }
 
     /// Writes the plan, unless the user changed the file since the last
-    /// write (it is read back first); `force` writes anyway.
+    /// write (it is read back first); `force` writes anyway, but never over
+    /// a file Waypoint did not write.
     pub fn write(&self, items: &[TodoItem], force: bool) -> Result<(), String> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if !force && let Some(written) = last.as_deref() {
-            match std::fs::read_to_string(&self.path) {
-                Ok(now) if now != written => return Ok(()),
-                _ => {}
-            }
+        let now = self.on_disk()?;
+        let unread = match (last.as_deref(), &now) {
+            (Some(written), OnDisk::Text(now)) => now != written,
+            (Some(_), OnDisk::TooBig) => true,
+            _ => false,
+        };
+        if unread && !force {
+            return Ok(());
         }
+        self.check_ours(&now, last.as_deref())?;
         let text = render(items);
-        replace(&self.path, text.as_bytes()).map_err(|e| {
-            format!(
-                "the plan file {} could not be written: {e}",
-                self.path.display()
-            )
-        })?;
+        let options = WriteOptions {
+            create_parents: false,
+            temp_prefix: ".waypoint-plan-",
+        };
+        self.files
+            .replace(&self.rel, text.as_bytes(), &options)
+            .map_err(|e| {
+                format!(
+                    "the plan file {} could not be written: {e}",
+                    self.shown().display()
+                )
+            })?;
         *last = Some(text);
         Ok(())
     }
@@ -151,10 +228,9 @@ impl PlanFile {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let written = last.as_deref()?;
         // A plan is a page, not a log: a huge file is not read.
-        if std::fs::metadata(&self.path).ok()?.len() > MAX_FILE_BYTES {
+        let OnDisk::Text(now) = self.on_disk().ok()? else {
             return None;
-        }
-        let now = std::fs::read_to_string(&self.path).ok()?;
+        };
         if now == written {
             return None;
         }
@@ -164,29 +240,19 @@ impl PlanFile {
     }
 }
 
-/// Replaces `path` with `bytes` through a synced temporary file beside it.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    use std::os::unix::fs::PermissionsExt;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".waypoint-plan-")
-        // A file of the project's like any other: 0666 minus the umask.
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::todo::test_helpers::three;
+    use std::path::Path;
+
+    /// The plan file `rel` under `dir`, and its path.
+    fn plan_file(dir: &Path, rel: &str) -> (PlanFile, PathBuf) {
+        let files = Arc::new(Root::new(dir).unwrap());
+        let path = files.path().join(rel);
+        (PlanFile::open(files, rel.into()).unwrap(), path)
+    }
 
     #[test]
     fn the_file_round_trips_without_edits() {
@@ -247,8 +313,7 @@ mod tests {
     #[test]
     fn a_write_never_clobbers_unread_edits() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("PLAN.md");
-        let file = PlanFile::new(path.clone());
+        let (file, path) = plan_file(dir.path(), "PLAN.md");
         let m = three();
         file.write(m.items(), false).unwrap();
         assert_eq!(file.read_back(m.items()), None, "unchanged");
@@ -279,5 +344,51 @@ mod tests {
                 .unwrap()
                 .contains("_No items yet._")
         );
+    }
+
+    #[test]
+    fn a_file_waypoint_did_not_write_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = "# My notes\n- [ ] mine\n";
+        std::fs::write(dir.path().join("PLAN.md"), mine).unwrap();
+        let files = Arc::new(Root::new(dir.path()).unwrap());
+        let err = PlanFile::open(files.clone(), "PLAN.md".into()).unwrap_err();
+        assert!(err.contains("Waypoint did not write it"), "{err}");
+        // Written by Waypoint before (the marker is there): taken over.
+        std::fs::write(dir.path().join("OLD.md"), render(three().items())).unwrap();
+        let old = PlanFile::open(files, "OLD.md".into()).unwrap();
+        old.write(&[], true).unwrap();
+        // Created after the plan file was opened: still not replaced.
+        let (file, path) = plan_file(dir.path(), "LATER.md");
+        std::fs::write(&path, mine).unwrap();
+        let err = file.write(three().items(), true).unwrap_err();
+        assert!(err.contains("Waypoint did not write it"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), mine);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("PLAN.md")).unwrap(),
+            mine
+        );
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_out_is_neither_written_nor_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("plans")).unwrap();
+        let (file, _) = plan_file(dir.path(), "plans/PLAN.md");
+        let m = three();
+        file.write(m.items(), true).unwrap();
+        std::fs::rename(dir.path().join("plans"), dir.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("plans")).unwrap();
+        assert!(file.write(&[], true).is_err());
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        // A plan outside is not read back as the user's edits either.
+        std::fs::write(outside.path().join("PLAN.md"), "- [ ] from outside\n").unwrap();
+        assert_eq!(file.read_back(m.items()), None);
+    }
+
+    #[test]
+    fn the_marker_is_in_the_header() {
+        assert!(HEADER.contains(MARKER));
     }
 }

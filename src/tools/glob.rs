@@ -1,8 +1,9 @@
 //! The `glob` tool: lists workspace files matching a pattern. Invariant: only
 //! files inside the workspace are listed (relative, `/`-separated, sorted,
-//! capped), honouring .gitignore/.ignore whether or not it is a git repo; the
-//! walk keeps at most `WALK_FACTOR` × `glob_cap` + 1 paths and stops as soon
-//! as the user interrupts.
+//! capped), honouring .gitignore/.ignore whether or not it is a git repo,
+//! each checked through the workspace's root fd (a regular file, or a
+//! symlink to one inside); the walk keeps at most `WALK_FACTOR` × `glob_cap`
+//! + 1 paths and stops as soon as the user interrupts.
 
 use std::path::Path;
 
@@ -231,10 +232,11 @@ fn walk(
         let Some(rel_str) = rel.to_str() else {
             continue;
         };
-        let is_file = ft.is_file()
-            || (ft.is_symlink()
-                && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file())
-                && workspace.resolve(rel_str).is_ok());
+        // Checked again through the root fd: a folder swapped for a link
+        // out during the walk could have listed names from outside; those
+        // are not files of the workspace, and neither are links leading out.
+        let is_file = (ft.is_file() || ft.is_symlink())
+            && workspace.files().metadata(rel).is_ok_and(|m| m.is_file());
         if is_file {
             files.push(rel_str.to_string());
             if files.len() > bound {

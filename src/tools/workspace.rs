@@ -1,10 +1,16 @@
-//! Path confinement for the workspace tools. Invariant: every path `resolve`
-//! returns lies inside the canonical workspace root, lexically and after
-//! following every symlink that exists on the way (dangling ones included);
-//! `real_target` gives that fully followed location, also inside the root.
+//! Path confinement for the workspace tools. Invariants: every path
+//! `resolve` returns lies inside the canonical workspace root, lexically and
+//! after following every symlink that exists on the way (dangling ones
+//! included); and the tools open nothing by that path: `resolve` only
+//! explains a refusal, every open goes through [`Workspace::files`], the
+//! root held as an fd ([`crate::fsx::Root`]), so a symlink swapped in after
+//! the check cannot win.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::fsx::Root;
 
 /// How many dangling symlinks `real_path` follows before giving up.
 const MAX_LINK_DEPTH: u32 = 40;
@@ -12,6 +18,8 @@ const MAX_LINK_DEPTH: u32 = 40;
 #[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root, opened once: every file access goes through it.
+    files: Arc<Root>,
 }
 
 impl Workspace {
@@ -24,11 +32,23 @@ impl Workspace {
                 format!("workspace root {} is not a directory", root.display()),
             ));
         }
-        Ok(Self { root })
+        let files = Arc::new(Root::new(&root)?);
+        Ok(Self { root, files })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The root as an fd: open, list and write through it.
+    pub fn files(&self) -> &Arc<Root> {
+        &self.files
+    }
+
+    /// A `resolve`d path relative to the root (empty for the root), as
+    /// [`Workspace::files`] takes it.
+    pub fn relative<'a>(&self, resolved: &'a Path) -> &'a Path {
+        resolved.strip_prefix(&self.root).unwrap_or(resolved)
     }
 
     /// Resolves a model-given path inside the workspace, or explains why not.
@@ -94,24 +114,6 @@ impl Workspace {
         // An absolute path that only reaches the root through a symlink
         // (e.g. /tmp vs /private/tmp) is returned in its real form.
         Ok(if lexically_inside { normal } else { real })
-    }
-
-    /// Where a `resolve`d path really leads: every symlink on the way is
-    /// followed, dangling ones included, and the missing tail is appended.
-    /// Writers use it so a link is written through, never replaced by a file.
-    pub fn real_target(&self, resolved: &Path) -> Result<PathBuf, String> {
-        let shown = self.display(resolved);
-        let real = real_path(resolved, MAX_LINK_DEPTH)
-            .map_err(|e| format!("cannot resolve path `{shown}`: {e}"))?;
-        if real.starts_with(&self.root) {
-            Ok(real)
-        } else {
-            Err(format!(
-                "path `{shown}` leads outside the workspace {} through a symlink (to {})",
-                self.root.display(),
-                real.display()
-            ))
-        }
     }
 
     /// `p` relative to the root, for messages (`.` for the root itself).
@@ -307,32 +309,6 @@ mod tests {
         assert_eq!(ws.resolve("alias/x").unwrap(), ws.root().join("alias/x"));
         symlink("real/nothing-yet", ws.root().join("dangling_in")).unwrap();
         assert!(ws.resolve("dangling_in").is_ok());
-    }
-
-    #[test]
-    fn real_target_follows_links_dangling_or_not() {
-        let (_d, outside, ws) = setup();
-        std::fs::create_dir(ws.root().join("real")).unwrap();
-        symlink("real", ws.root().join("alias")).unwrap();
-        symlink("real/later/x.txt", ws.root().join("dangling")).unwrap();
-        let resolved = ws.resolve("alias/new.txt").unwrap();
-        assert_eq!(
-            ws.real_target(&resolved).unwrap(),
-            ws.root().join("real/new.txt")
-        );
-        let resolved = ws.resolve("dangling").unwrap();
-        assert_eq!(
-            ws.real_target(&resolved).unwrap(),
-            ws.root().join("real/later/x.txt")
-        );
-        let plain = ws.resolve("a/b.txt").unwrap();
-        assert_eq!(ws.real_target(&plain).unwrap(), plain);
-        // A link swapped to point outside after `resolve` approved the path.
-        symlink(outside.path(), ws.root().join("swapped")).unwrap();
-        let err = ws
-            .real_target(&ws.root().join("swapped/x.txt"))
-            .unwrap_err();
-        assert!(err.contains("leads outside the workspace"), "{err}");
     }
 
     #[test]

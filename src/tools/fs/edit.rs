@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::write::atomic_write;
-use super::{BINARY_SNIFF, plural, regular_file_len};
+use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::{
     Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, opt_bool_arg, str_arg,
     str_or_empty, summary_line,
@@ -18,10 +18,22 @@ const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 /// Lines of the change summary `edit_file` shows.
 const SUMMARY_LINES: usize = 20;
 
-/// Reads a whole text file of at most `MAX_EDIT_BYTES` for `edit_file`.
-async fn read_text(path: &Path, shown: &str) -> Result<String, String> {
-    use tokio::io::AsyncReadExt;
+/// Reads a whole text file of at most `MAX_EDIT_BYTES` for `edit_file`,
+/// through the workspace's root fd, on the blocking pool.
+async fn read_text(
+    workspace: &crate::tools::Workspace,
+    resolved: &Path,
+    shown: &str,
+) -> Result<String, String> {
+    let files = workspace.files().clone();
+    let rel = workspace.relative(resolved).to_path_buf();
+    let owned = shown.to_string();
+    tokio::task::spawn_blocking(move || read_text_blocking(&files, &rel, &owned))
+        .await
+        .map_err(|e| format!("reading `{shown}` was aborted: {e}"))?
+}
 
+fn read_text_blocking(files: &crate::fsx::Root, rel: &Path, shown: &str) -> Result<String, String> {
     let too_large = |len: u64| {
         format!(
             "`{shown}` is too large to edit ({len} bytes; edit_file handles up to {} MiB). \
@@ -29,28 +41,23 @@ Use bash (e.g. sed) for files this large",
             MAX_EDIT_BYTES >> 20
         )
     };
-    let len = regular_file_len(path, shown).await?;
+    let (mut file, len) = open_file(files, rel, shown)?;
     if len > MAX_EDIT_BYTES {
         return Err(too_large(len));
     }
-    let file = tokio::fs::File::open(path)
-        .await
+    // Past the limit: a file that grew since it was opened.
+    let (bytes, cut) = crate::fsx::read_capped(&mut file, MAX_EDIT_BYTES as usize)
         .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-    let mut bytes = Vec::new();
-    // One byte over the limit tells a file that grew since `metadata`.
-    file.take(MAX_EDIT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .await
-        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
-    let len = bytes.len();
-    if len as u64 > MAX_EDIT_BYTES {
-        return Err(too_large(len as u64));
+    if cut {
+        return Err(too_large(MAX_EDIT_BYTES + 1));
     }
+    let len = bytes.len();
     if bytes[..len.min(BINARY_SNIFF)].contains(&0) {
         return Err(format!("`{shown}` is a binary file ({len} bytes)"));
     }
     String::from_utf8(bytes).map_err(|_| format!("`{shown}` is a binary file ({len} bytes)"))
 }
+
 /// The `edit_file` tool.
 pub struct EditFile;
 
@@ -118,7 +125,7 @@ async fn edit_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, Str
     }
     let path = env.workspace.resolve(raw)?;
     let shown = env.workspace.display(&path);
-    let text = read_text(&path, &shown).await?;
+    let text = read_text(env.workspace, &path, &shown).await?;
     let count = text.matches(old_text).count();
     if count == 0 {
         let mut msg = format!(
@@ -141,8 +148,14 @@ unique, or set replace_all to true"
     } else {
         text.replacen(old_text, new_text, 1)
     };
-    let target = env.workspace.real_target(&path)?;
-    atomic_write(target, updated.as_bytes().to_vec(), &shown).await?;
+    atomic_write(
+        env.workspace,
+        &path,
+        updated.as_bytes().to_vec(),
+        &shown,
+        false,
+    )
+    .await?;
     let summary = change_summary(&text, &updated, old_text, new_text);
     Ok(format!(
         "Edited {shown}: replaced {count} occurrence{}\n{summary}",

@@ -1,10 +1,13 @@
 //! The file tools `read_file`, `write_file` and `edit_file`. Invariant: every
-//! path goes through `Workspace::resolve`; reads stream and stop after the
-//! requested lines, so memory never grows with the file; `edit_file` refuses
-//! files above `MAX_EDIT_BYTES`; writes go to the path's real target (a
-//! symlink, dangling or not, is written through, never replaced) and are
-//! atomic (temp file in the same directory, synced, renamed over the target),
-//! so a failed write never leaves a half-written file.
+//! path goes through `Workspace::resolve` (for its messages) and every open
+//! through `Workspace::files` (the root fd: nothing outside the workspace is
+//! opened, whatever is swapped in meanwhile, and only regular files are);
+//! reads stream and stop after the requested lines, so memory never grows
+//! with the file; `edit_file` refuses files above `MAX_EDIT_BYTES`; writes go
+//! to the path's real target (a symlink, dangling or not, is written
+//! through, never replaced) and are atomic (temp file in the same
+//! directory, synced, renamed over the target), so a failed write never
+//! leaves a half-written file.
 
 mod edit;
 mod read;
@@ -12,6 +15,8 @@ mod write;
 
 use std::io;
 use std::path::Path;
+
+use crate::fsx::{Root, not_regular, read_capped};
 
 pub use edit::{EditFile, edit_file};
 pub use read::{ReadFile, read_file};
@@ -39,12 +44,17 @@ pub fn locate(
     let Ok(resolved) = workspace.resolve(path) else {
         return;
     };
-    let small =
-        std::fs::metadata(&resolved).is_ok_and(|m| m.is_file() && m.len() <= DIFF_CONTEXT_BYTES);
-    if !small {
+    let rel = workspace.relative(&resolved);
+    let Ok((mut file, len)) = open_file(workspace.files(), rel, path) else {
+        return;
+    };
+    if len > DIFF_CONTEXT_BYTES {
         return;
     }
-    let Ok(text) = std::fs::read_to_string(&resolved) else {
+    let Ok((bytes, false)) = read_capped(&mut file, DIFF_CONTEXT_BYTES as usize) else {
+        return;
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
         return;
     };
     if tool == "write_file" {
@@ -65,23 +75,26 @@ pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The size of an existing regular file, with messages for the usual
-/// failures.
-pub(super) async fn regular_file_len(path: &Path, shown: &str) -> Result<u64, String> {
-    let meta = match tokio::fs::metadata(path).await {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(format!("`{shown}` does not exist"));
-        }
-        Err(e) => return Err(format!("cannot access `{shown}`: {e}")),
-    };
-    if meta.is_dir() {
-        return Err(format!("`{shown}` is a directory; use glob to list files"));
-    }
-    if !meta.is_file() {
-        return Err(format!("`{shown}` is not a regular file"));
-    }
-    Ok(meta.len())
+/// Opens the regular file `rel` of the workspace (blocking) and gives its
+/// size, with messages for the usual failures.
+pub(super) fn open_file(
+    files: &Root,
+    rel: &Path,
+    shown: &str,
+) -> Result<(std::fs::File, u64), String> {
+    let file = files.open_file(rel).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => format!("`{shown}` does not exist"),
+        io::ErrorKind::IsADirectory => format!("`{shown}` is a directory; use glob to list files"),
+        _ => match not_regular(&e) {
+            Some(kind) => format!("`{shown}` is not a regular file (it is {kind})"),
+            None => format!("cannot open `{shown}`: {e}"),
+        },
+    })?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot access `{shown}`: {e}"))?
+        .len();
+    Ok((file, len))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{BINARY_SNIFF, plural, regular_file_len};
+use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::{
     Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg,
     str_arg, str_or_empty, summary_line,
@@ -98,16 +98,18 @@ async fn read_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, Fai
     };
     let path = env.workspace.resolve(raw)?;
     let shown = env.workspace.display(&path);
-    let len = regular_file_len(&path, &shown).await?;
     let first = usize::try_from(offset).unwrap_or(usize::MAX);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let cancel = env.cancel.clone();
+    let files = env.workspace.files().clone();
+    let rel = env.workspace.relative(&path).to_path_buf();
+    let shown_task = shown.clone();
     let task = tokio::task::spawn_blocking(move || {
-        let file = std::fs::File::open(&path)?;
-        page_lines(file, first, limit, &cancel)
+        let (file, len) = open_file(&files, &rel, &shown_task)?;
+        Ok::<_, String>((len, page_lines(file, first, limit, &cancel)))
     });
-    let page = tokio::select! {
-        r = task => r.map_err(|e| format!("reading `{shown}` was aborted: {e}"))?,
+    let (len, page) = tokio::select! {
+        r = task => r.map_err(|e| format!("reading `{shown}` was aborted: {e}"))??,
         // The blocking read sees the same token and stops at its next chunk.
         _ = env.cancel.cancelled() => return Err(Failure::Interrupted),
     };

@@ -1,9 +1,10 @@
 //! `write_file`, and the atomic write `edit_file` shares. Invariant: writes
 //! go to the path's real target (a symlink is written through, never
-//! replaced) and are atomic, so a failed write never leaves a half-written file.
+//! replaced) inside the workspace, through its root fd, and are atomic, so
+//! a failed write never leaves a half-written file.
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -72,16 +73,14 @@ async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, St
         return Err(format!("`{shown}` is the workspace root, a directory"));
     }
     // Through every symlink, dangling ones included: the link stays a link.
-    let target = env.workspace.real_target(&path)?;
-    if let Some(parent) = target.parent() {
-        tokio::fs::create_dir_all(parent).await.map_err(|e| {
-            format!(
-                "cannot create the folder `{}` for `{shown}`: {e}",
-                env.workspace.display(parent)
-            )
-        })?;
-    }
-    let existed = atomic_write(target, content.as_bytes().to_vec(), &shown).await?;
+    let existed = atomic_write(
+        env.workspace,
+        &path,
+        content.as_bytes().to_vec(),
+        &shown,
+        true,
+    )
+    .await?;
     let lines = content.lines().count();
     Ok(format!(
         "Wrote {} byte{} ({lines} line{}) to {shown} ({})",
@@ -96,82 +95,44 @@ async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, St
     ))
 }
 
-/// Replaces `target` (a real path, symlinks already followed) with `bytes`
-/// atomically, keeping the permissions of an existing file. Returns whether
-/// the file existed. Blocking work runs on the blocking pool.
+/// Replaces the workspace file at `resolved` (a `resolve`d path) with
+/// `bytes` atomically, through the workspace's root fd: a symlink there is
+/// written through to its target inside, an existing file keeps its
+/// permissions. `create_parents` makes missing folders. Returns whether the
+/// file existed. Blocking work runs on the blocking pool.
 pub(super) async fn atomic_write(
-    target: PathBuf,
+    workspace: &crate::tools::Workspace,
+    resolved: &Path,
     bytes: Vec<u8>,
     shown: &str,
+    create_parents: bool,
 ) -> Result<bool, String> {
-    let shown_owned = shown.to_string();
-    tokio::task::spawn_blocking(move || atomic_write_blocking(&target, &bytes, &shown_owned))
+    let files = workspace.files().clone();
+    let rel = workspace.relative(resolved).to_path_buf();
+    let options = crate::fsx::WriteOptions {
+        create_parents,
+        temp_prefix: TEMP_PREFIX,
+    };
+    let written = tokio::task::spawn_blocking(move || files.replace(&rel, &bytes, &options))
         .await
-        .map_err(|e| format!("writing `{shown}` was aborted: {e}"))?
-}
-
-fn atomic_write_blocking(target: &Path, bytes: &[u8], shown: &str) -> Result<bool, String> {
-    let existing = match std::fs::metadata(target) {
-        Ok(m) if m.is_dir() => {
-            return Err(format!(
-                "`{shown}` is a directory; cannot write a file there"
-            ));
+        .map_err(|e| format!("writing `{shown}` was aborted: {e}"))?;
+    written.map_err(|e| match e.kind() {
+        io::ErrorKind::IsADirectory => {
+            format!("`{shown}` is a directory; cannot write a file there")
         }
-        Ok(m) if !m.is_file() => return Err(format!("`{shown}` is not a regular file")),
-        Ok(m) => Some(m.permissions()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot access `{shown}`: {e}")),
-    };
-    replace_with(target, bytes, existing.as_ref(), shown)?;
-    Ok(existing.is_some())
+        _ => match crate::fsx::not_regular(&e) {
+            Some(kind) => format!("`{shown}` is not a regular file (it is {kind})"),
+            None => format!("cannot write `{shown}`: {e}"),
+        },
+    })
 }
 
-/// Writes `bytes` to a temporary file beside `target`, syncs it and renames
-/// it over `target`. On any failure the temporary file is removed and
-/// `target` is left as it was.
-fn replace_with(
-    target: &Path,
-    bytes: &[u8],
-    perms: Option<&std::fs::Permissions>,
-    shown: &str,
-) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let context = |what: &str, e: io::Error| format!("cannot write `{shown}` ({what}): {e}");
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .suffix(".tmp")
-        // New files get the usual 0666 minus umask instead of 0600.
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(|e| context("creating a temporary file", e))?;
-    tmp.write_all(bytes).map_err(|e| context("writing", e))?;
-    tmp.flush().map_err(|e| context("flushing", e))?;
-    if let Some(perms) = perms {
-        tmp.as_file()
-            .set_permissions(perms.clone())
-            .map_err(|e| context("keeping the permissions", e))?;
-    }
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| context("syncing", e))?;
-    // On failure the temporary file is dropped, which deletes it.
-    tmp.persist(target)
-        .map_err(|e| context("renaming into place", e.error))?;
-    Ok(())
-}
-
-/// Name prefix of the temporary files `replace_with` creates.
+/// Name prefix of the temporary files a write creates beside its target.
 const TEMP_PREFIX: &str = ".waypoint-";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use super::*;
     use crate::tools::fs::fixture;
     use serde_json::json;
 
@@ -261,23 +222,6 @@ mod tests {
         );
         assert_eq!(f.get("file"), "x");
         assert_eq!(f.entries("."), ["file"]);
-    }
-
-    #[test]
-    fn failed_rename_keeps_the_target_and_removes_the_temp_file() {
-        // rename(2) of a file over a non-empty directory fails for every
-        // user, root included; the temporary file exists by then.
-        let f = fixture();
-        f.put("d/keep.txt", "original");
-        let target = f.ws.root().join("d");
-        let err = replace_with(&target, b"changed", None, "d").unwrap_err();
-        assert!(
-            err.starts_with("cannot write `d` (renaming into place): "),
-            "{err}"
-        );
-        assert_eq!(f.get("d/keep.txt"), "original");
-        assert_eq!(f.entries("d"), ["keep.txt"]);
-        assert_eq!(f.entries("."), ["d"], "no {TEMP_PREFIX}* file left behind");
     }
 
     #[tokio::test]

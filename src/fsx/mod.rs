@@ -1,0 +1,262 @@
+//! Confined file access: every file Waypoint opens on the model's or the
+//! repository's behalf is opened relative to a folder fd ([`Root`]), never
+//! by a path checked first and opened after (a symlink swapped in between
+//! would win that race). Invariants:
+//!
+//! - Nothing outside the root is ever opened, read, created or replaced:
+//!   paths resolve with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`,
+//!   or, where that refuses a path that is still inside (an absolute link to
+//!   a place under the root) or the kernel has no `openat2`, with a walk of
+//!   one `O_NOFOLLOW` name at a time ([`walk`]). Symlinks that stay inside
+//!   are followed; one that leads out is an error.
+//! - Files are opened `O_NONBLOCK | O_NOCTTY` and checked with `fstat`
+//!   before a byte is read: a FIFO, device or socket is refused, so opening
+//!   never hangs and never reads without end.
+//! - Writes are atomic: a temporary file in the target's folder (held as
+//!   an fd), synced, then `renameat` over the target.
+
+mod sys;
+mod walk;
+mod write;
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use write::WriteOptions;
+
+/// How `openat2` resolves: never above the root, never through a
+/// `/proc`-style magic link.
+const BENEATH: u64 = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+
+/// Set once `openat2` returned `ENOSYS`: the kernel has none.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// A folder every access goes through, held as an `O_PATH` fd.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+    /// The folder's canonical path: absolute symlink targets under it are
+    /// taken as inside, and messages name it.
+    path: PathBuf,
+    /// `false`: always walk name by name, as on a kernel without `openat2`.
+    openat2: bool,
+}
+
+/// One entry of a folder listed by [`Root::read_dir`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: OsString,
+    /// A folder, or a symlink to a folder under the root.
+    pub is_dir: bool,
+}
+
+impl Root {
+    /// Opens the folder `path` (made canonical).
+    pub fn new(path: &Path) -> io::Result<Root> {
+        Self::open(path, true)
+    }
+
+    /// The same root, but every path walked one `O_NOFOLLOW` name at a
+    /// time, as on kernels without `openat2` (tests use it to check that
+    /// fallback).
+    pub fn without_openat2(path: &Path) -> io::Result<Root> {
+        Self::open(path, false)
+    }
+
+    fn open(path: &Path, openat2: bool) -> io::Result<Root> {
+        let path = path.canonicalize()?;
+        let fd = sys::openat(cwd(), path.as_os_str(), libc::O_PATH | libc::O_DIRECTORY, 0)
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+            })?;
+        Ok(Root { fd, path, openat2 })
+    }
+
+    /// The root's canonical path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens the regular file `rel` for reading. A folder is an
+    /// `IsADirectory` error, a FIFO, device or socket an `InvalidInput`
+    /// one ([`not_regular`]).
+    pub fn open_file(&self, rel: &Path) -> io::Result<File> {
+        let fd = self.open_beneath(rel, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY)?;
+        // O_NONBLOCK stays set: it means nothing to a regular file.
+        regular(File::from(fd))
+    }
+
+    /// What `rel` is (a symlink under the root followed).
+    pub fn metadata(&self, rel: &Path) -> io::Result<std::fs::Metadata> {
+        File::from(self.open_beneath(rel, libc::O_PATH)?).metadata()
+    }
+
+    /// The entries of the folder `rel`, unsorted.
+    pub fn read_dir(&self, rel: &Path) -> io::Result<Vec<DirEntry>> {
+        let fd = self.open_beneath(
+            rel,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_NOCTTY,
+        )?;
+        let entries = sys::read_dir(fd)?;
+        Ok(entries
+            .into_iter()
+            .map(|e| {
+                let is_dir = match e.d_type {
+                    libc::DT_DIR => true,
+                    libc::DT_LNK | libc::DT_UNKNOWN => {
+                        self.metadata(&rel.join(&e.name)).is_ok_and(|m| m.is_dir())
+                    }
+                    _ => false,
+                };
+                DirEntry {
+                    name: e.name,
+                    is_dir,
+                }
+            })
+            .collect())
+    }
+
+    /// Replaces (or creates) the file `rel` with `bytes`, atomically; a
+    /// symlink there is written through to its target under the root.
+    /// Returns whether the file existed (its permissions are kept).
+    pub fn replace(&self, rel: &Path, bytes: &[u8], options: &WriteOptions) -> io::Result<bool> {
+        write::replace(self, rel, bytes, options)
+    }
+
+    /// Whether `openat2` is to be tried.
+    fn fast(&self) -> bool {
+        self.openat2 && !NO_OPENAT2.load(Ordering::Relaxed)
+    }
+
+    /// Opens `rel` with `flags`: `openat2` beneath the root, or the walk
+    /// where that refuses (a link it cannot judge) or does not exist.
+    fn open_beneath(&self, rel: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+        let rel = checked(rel)?;
+        if self.fast() {
+            let name: &OsStr = if rel.as_os_str().is_empty() {
+                OsStr::new(".")
+            } else {
+                rel.as_os_str()
+            };
+            match sys::openat2(self.fd.as_fd(), name, flags, 0, BENEATH) {
+                Ok(fd) => return Ok(fd),
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                    NO_OPENAT2.store(true, Ordering::Relaxed);
+                }
+                // A link leading out (or absolute), too many links, or a
+                // rename racing `..`: the walk tells which, and says why.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EXDEV | libc::ELOOP | libc::EAGAIN)
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let parent = self.walk(&rel, false)?;
+        // The walk followed every link: one here now was swapped in since.
+        sys::openat(parent.fd(self), &parent.name, flags | libc::O_NOFOLLOW, 0)
+    }
+}
+
+/// The user's own file at `path`, symlinks followed, opened without
+/// blocking and refused unless it is a regular file.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let fd = sys::openat(
+        cwd(),
+        path.as_os_str(),
+        libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+        0,
+    )?;
+    regular(File::from(fd))
+}
+
+/// At most `cap` bytes of `file`, and whether there was more.
+pub fn read_capped(file: &mut File, cap: usize) -> io::Result<(Vec<u8>, bool)> {
+    let mut bytes = Vec::new();
+    file.take(cap as u64 + 1).read_to_end(&mut bytes)?;
+    let cut = bytes.len() > cap;
+    bytes.truncate(cap);
+    Ok((bytes, cut))
+}
+
+/// What the file was when `e` is [`Root::open_file`]'s (or
+/// [`Root::replace`]'s) refusal of a FIFO, device or socket: `a FIFO`.
+pub fn not_regular(e: &io::Error) -> Option<&'static str> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<NotRegular>())
+        .map(|n| n.0)
+}
+
+/// A file that is neither regular nor a folder.
+#[derive(Debug)]
+struct NotRegular(&'static str);
+
+impl std::fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "it is {}, not a regular file", self.0)
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// `file` if it is a regular file (checked on the open fd).
+fn regular(file: File) -> io::Result<File> {
+    let st = sys::fstat(file.as_fd())?;
+    kind_check(st.st_mode)?;
+    Ok(file)
+}
+
+/// `Ok` for a regular file; the refusal for anything else.
+fn kind_check(mode: libc::mode_t) -> io::Result<()> {
+    let kind = match mode & libc::S_IFMT {
+        libc::S_IFREG => return Ok(()),
+        libc::S_IFDIR => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory",
+            ));
+        }
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFLNK => "a symlink",
+        _ => "a special file",
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        NotRegular(kind),
+    ))
+}
+
+/// `rel` if it is relative and free of `..` (`.` components dropped).
+fn checked(rel: &Path) -> io::Result<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("`{}` is not a plain relative path", rel.display()),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The current directory, for `openat` of an absolute or cwd-relative path.
+fn cwd() -> std::os::fd::BorrowedFd<'static> {
+    // SAFETY: AT_FDCWD is a valid "fd" for the *at calls for the whole run.
+    unsafe { std::os::fd::BorrowedFd::borrow_raw(libc::AT_FDCWD) }
+}
+
+#[cfg(test)]
+mod tests;

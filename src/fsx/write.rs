@@ -1,0 +1,150 @@
+//! [`Root::replace`]: the atomic write. Invariant: the target's folder is
+//! held as an fd from the moment it is found to the rename, so a folder
+//! swapped for a symlink meanwhile changes nothing; the temporary file is
+//! created `O_EXCL | O_NOFOLLOW` in that folder and removed on any failure.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+
+use super::walk::Parent;
+use super::{BENEATH, NO_OPENAT2, Root, checked, kind_check, sys};
+
+/// How [`Root::replace`] writes.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteOptions {
+    /// Make missing folders on the way.
+    pub create_parents: bool,
+    /// Name prefix of the temporary file (`.waypoint-`).
+    pub temp_prefix: &'static str,
+}
+
+/// Temporary names tried before giving up (each is random).
+const TEMP_TRIES: usize = 8;
+
+pub(super) fn replace(
+    root: &Root,
+    rel: &Path,
+    bytes: &[u8],
+    options: &WriteOptions,
+) -> io::Result<bool> {
+    let rel = checked(rel)?;
+    if rel.as_os_str().is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is the root folder",
+        ));
+    }
+    let (parent, existing) = match fast_parent(root, &rel)? {
+        Some(found) => found,
+        None => {
+            let parent = root.walk(&rel, options.create_parents)?;
+            let existing = existing(parent.fd(root), &parent.name)?;
+            (parent, existing)
+        }
+    };
+    if let Some(mode) = existing {
+        kind_check(mode)?;
+    }
+    write_in(parent.fd(root), &parent.name, bytes, existing, options)?;
+    Ok(existing.is_some())
+}
+
+/// The target's folder by one `openat2`, and the mode of what is there;
+/// `None` when the walk must decide (a link as the last name, a folder
+/// missing, a link `openat2` refused, no `openat2`).
+fn fast_parent(root: &Root, rel: &Path) -> io::Result<Option<(Parent, Option<libc::mode_t>)>> {
+    if !root.fast() {
+        return Ok(None);
+    }
+    let (Some(dir_rel), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return Ok(None);
+    };
+    let dir = if dir_rel.as_os_str().is_empty() {
+        None
+    } else {
+        let flags = libc::O_PATH | libc::O_DIRECTORY;
+        match sys::openat2(root.fd.as_fd(), dir_rel.as_os_str(), flags, 0, BENEATH) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                if e.raw_os_error() == Some(libc::ENOSYS) {
+                    NO_OPENAT2.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                return Ok(None);
+            }
+        }
+    };
+    let parent = Parent {
+        dir,
+        name: name.to_os_string(),
+    };
+    match sys::lstatat(parent.fd(root), name) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Ok(None),
+        Ok(st) => Ok(Some((parent, Some(st.st_mode)))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Some((parent, None))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The mode of `name` in `dir`, `None` if there is none. A symlink there
+/// now was swapped in after the walk followed it: refused.
+fn existing(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<libc::mode_t>> {
+    match sys::lstatat(dir, name) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Err(io::Error::other(
+            "it was replaced by a symlink while it was being written",
+        )),
+        Ok(st) => Ok(Some(st.st_mode)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `bytes` to a fresh temporary file in `dir`, syncs it, and
+/// renames it over `name`; the temporary file is removed on failure.
+pub(super) fn write_in(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    bytes: &[u8],
+    existing: Option<libc::mode_t>,
+    options: &WriteOptions,
+) -> io::Result<()> {
+    let context = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    let mut created = None;
+    for _ in 0..TEMP_TRIES {
+        let tmp = OsString::from(format!(
+            "{}{}.tmp",
+            options.temp_prefix,
+            uuid::Uuid::new_v4().simple()
+        ));
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        // New files get the usual 0666 minus the umask.
+        match sys::openat(dir, &tmp, flags, 0o666) {
+            Ok(fd) => {
+                created = Some((tmp, std::fs::File::from(fd)));
+                break;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(context("creating a temporary file", e)),
+        }
+    }
+    let Some((tmp, mut file)) = created else {
+        return Err(io::Error::other(
+            "creating a temporary file: every name tried was taken",
+        ));
+    };
+    let written = (|| {
+        file.write_all(bytes).map_err(|e| context("writing", e))?;
+        if let Some(mode) = existing {
+            sys::fchmod(file.as_fd(), mode & 0o7777)
+                .map_err(|e| context("keeping the permissions", e))?;
+        }
+        file.sync_all().map_err(|e| context("syncing", e))?;
+        drop(file);
+        sys::renameat(dir, &tmp, name).map_err(|e| context("renaming into place", e))
+    })();
+    if written.is_err() {
+        let _ = sys::unlinkat(dir, &tmp);
+    }
+    written
+}
