@@ -61,13 +61,13 @@ pub fn open(
         (Choice::Id(_), None) if named.is_absolute() && !named.is_dir() => {
             return Err(SessionError::WorkspaceGone {
                 id,
-                workspace: restored.header.workspace.clone(),
+                workspace: restored.header.workspace,
             });
         }
         (Choice::Id(_), None) => {
             return Err(SessionError::UnusableWorkspace {
                 id,
-                workspace: restored.header.workspace.clone(),
+                workspace: restored.header.workspace,
             });
         }
         // Another folder than the session's own, which still exists: said
@@ -75,7 +75,7 @@ pub fn open(
         (Choice::Id(_), Some(flag)) if usable && !same_folder(&named, flag) => {
             return Err(SessionError::OtherWorkspace {
                 id,
-                workspace: restored.header.workspace.clone(),
+                workspace: restored.header.workspace,
                 asked: flag.display().to_string(),
             });
         }

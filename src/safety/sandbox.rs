@@ -23,7 +23,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 use seccompiler::{
@@ -234,7 +234,7 @@ impl Sandbox {
             .map_err(ll)?
             .add_rules(path_beneath_rules(folders, write))
             .map_err(ll)?
-            .add_rules(path_beneath_rules(devices, BitFlags::from(device)))
+            .add_rules(path_beneath_rules(devices, device))
             .map_err(ll)?;
         let ruleset: Option<OwnedFd> = created.into();
         let ruleset = ruleset.ok_or(SandboxError::Unsupported)?;

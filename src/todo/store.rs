@@ -219,6 +219,10 @@ impl TodoManager {
     }
 }
 
+/// One identity pass: for draft `i`, the old item it is, given which old
+/// items are taken already.
+type Pick<'a> = dyn Fn(usize, &Draft, &[bool]) -> Option<usize> + 'a;
+
 /// For each draft, the old item it is (see `assign_ids`), each old item
 /// claimed at most once, in passes from the strongest evidence down.
 fn identities(old: &[TodoItem], drafts: &[Draft]) -> Vec<Option<usize>> {
@@ -236,7 +240,7 @@ fn identities(old: &[TodoItem], drafts: &[Draft]) -> Vec<Option<usize>> {
     let similar = |o: usize, d: &Draft| similar_text(&old[o].content, &d.content);
     let mut matched: Vec<Option<usize>> = vec![None; drafts.len()];
     let mut taken = vec![false; old.len()];
-    let mut pass = |pick: &dyn Fn(usize, &Draft, &[bool]) -> Option<usize>| {
+    let mut pass = |pick: &Pick| {
         for (i, d) in drafts.iter().enumerate() {
             if matched[i].is_none()
                 && let Some(o) = pick(i, d, &taken)
