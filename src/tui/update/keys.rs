@@ -1,23 +1,18 @@
-//! Keys, mouse and paste: each key is resolved through the one keymap
+//! Keys and paste: each key is resolved through the one keymap
 //! ([`crate::tui::keymap`]) in the contexts open now, and its action runs
 //! here. A key no binding takes goes to the input box (in a pane: a typed
 //! character moves there; a Ctrl/Alt chord does nothing).
 
 use std::time::Instant;
 
-use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
-};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use super::scroll::{Move, scroll_focused};
 use super::{ENGINE_STOPPED, Effect, show_sent};
 use crate::events::Op;
 use crate::tui::commands;
 use crate::tui::keymap::{self, Action, Context};
-use crate::tui::state::{Activity, App, Focus, NoticeKind, PICKER_PAGE, Scroll};
-
-const SCROLL_STEP: usize = 3;
-/// Entries PgUp/PgDn move the selection in the tool trace.
-pub const TRACE_PAGE: usize = 5;
+use crate::tui::state::{Activity, App, Focus, NoticeKind, PICKER_PAGE};
 
 /// The contexts open now, most specific first.
 fn contexts(app: &App) -> Vec<Context> {
@@ -505,100 +500,6 @@ pub fn on_paste(app: &mut App, text: &str) {
     // a long paste shows as a placeholder.
     app.input.paste(&crate::text::clean(text));
     super::daily::follow(app);
-}
-
-#[derive(Clone, Copy)]
-enum Move {
-    Up(usize),
-    Down(usize),
-    PageUp,
-    PageDown,
-    Home,
-    End,
-}
-
-fn scroll_focused(app: &mut App, mv: Move) {
-    match app.focus {
-        Focus::Trace if app.trace.expanded => apply(&mut app.trace.detail_scroll, mv, false),
-        Focus::Trace => {
-            // Moves among the entries the plan item's filter shows.
-            let trace = &mut app.trace;
-            let shown = trace.shown();
-            let Some(last) = shown.len().checked_sub(1) else {
-                return;
-            };
-            let cur = trace
-                .selected
-                .and_then(|s| shown.iter().position(|&i| i == s))
-                .unwrap_or(last);
-            let next = match mv {
-                Move::Up(n) => cur.saturating_sub(n),
-                Move::Down(n) => (cur + n).min(last),
-                Move::PageUp => cur.saturating_sub(TRACE_PAGE),
-                Move::PageDown => (cur + TRACE_PAGE).min(last),
-                Move::Home => 0,
-                Move::End => last,
-            };
-            // Selecting the last entry follows new calls again.
-            trace.selected = if next == last {
-                None
-            } else {
-                shown.get(next).copied()
-            };
-        }
-        // End follows the item in progress again; scrolling down stays
-        // where it is sent, even at the bottom (following would jump back).
-        Focus::Checklist => {
-            // Scrolling lets the selection go out of view.
-            app.plan.reveal = false;
-            match mv {
-                Move::End => app.plan.scroll.follow = true,
-                mv => apply(&mut app.plan.scroll, mv, false),
-            }
-        }
-        Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),
-    }
-}
-
-fn apply(scroll: &mut Scroll, mv: Move, sticky: bool) {
-    match mv {
-        Move::Up(n) => scroll.up(n),
-        Move::Down(n) => scroll.down(n, sticky),
-        Move::PageUp => scroll.up(scroll.page()),
-        Move::PageDown => scroll.down(scroll.page(), sticky),
-        Move::Home => scroll.home(),
-        Move::End => scroll.end(sticky),
-    }
-}
-
-/// The mouse wheel scrolls the focused pane; returns whether the event
-/// changed anything (clicks and motion do not).
-pub fn on_mouse(app: &mut App, mouse: MouseEvent) -> bool {
-    if app.overlays.approvals.is_open() {
-        // The wheel scrolls the prompt's command or diff.
-        let scroll = &mut app.overlays.approvals.scroll;
-        match mouse.kind {
-            MouseEventKind::ScrollUp => scroll.up(SCROLL_STEP),
-            MouseEventKind::ScrollDown => scroll.down(SCROLL_STEP, false),
-            _ => return false,
-        }
-        return true;
-    }
-    if let Some(picker) = app.overlays.picker.as_mut() {
-        // The wheel moves the picker's selection, not the panes under it.
-        match mouse.kind {
-            MouseEventKind::ScrollUp => picker.step(-1),
-            MouseEventKind::ScrollDown => picker.step(1),
-            _ => return false,
-        }
-        return true;
-    }
-    match mouse.kind {
-        MouseEventKind::ScrollUp => scroll_focused(app, Move::Up(SCROLL_STEP)),
-        MouseEventKind::ScrollDown => scroll_focused(app, Move::Down(SCROLL_STEP)),
-        _ => return false,
-    }
-    true
 }
 
 /// Shift+Tab, as in Claude Code: the next approval mode of ask →

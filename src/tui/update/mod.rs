@@ -8,12 +8,14 @@ mod approval;
 mod daily;
 mod keys;
 mod plan;
+mod scroll;
 
 use std::time::{Duration, Instant};
 
 pub use daily::{COPY_CAP, edited, files_listed, last_reply};
-pub use keys::{TRACE_PAGE, on_key, on_mouse, on_paste, resolve};
+pub use keys::{on_key, on_paste, resolve};
 pub use plan::send_edit;
+pub use scroll::{TRACE_PAGE, on_mouse};
 
 use super::state::{
     Activity, App, ApprovalRequest, EntryKind, NoticeKind, Revision, TraceStatus, first_clause,
