@@ -27,27 +27,31 @@ fn jsonl(out: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Runs the demo headless in `ws` with `prompt`; the session's id.
+async fn demo_session(home: &Path, ws: &Path, prompt: &str) -> String {
+    let (code, out, err) = output(
+        waypoint(home, ws)
+            .args([
+                "--demo",
+                "-p",
+                prompt,
+                "--output-format",
+                "jsonl",
+                "--workspace",
+            ])
+            .arg(ws),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    jsonl(&out)[0]["id"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
 async fn a_headless_session_is_listed_exported_continued_and_deleted() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path().canonicalize().unwrap();
-    let (code, out, err) = output(
-        waypoint(home.path(), &ws)
-            .args([
-                "--demo",
-                "-p",
-                "make the greeting",
-                "--output-format",
-                "jsonl",
-                "--workspace",
-            ])
-            .arg(&ws),
-    )
-    .await;
-    assert_eq!(code, 0, "{err}");
-    let events = jsonl(&out);
-    let id = events[0]["id"].as_str().unwrap().to_string();
+    let id = demo_session(home.path(), &ws, "make the greeting").await;
     let short = &id[..8];
 
     let (code, list, err) = output(waypoint(home.path(), &ws).arg("sessions")).await;
@@ -169,21 +173,7 @@ async fn a_resumed_session_says_its_folder_and_refuses_another_or_the_root() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path().canonicalize().unwrap();
-    let (code, out, err) = output(
-        waypoint(home.path(), &ws)
-            .args([
-                "--demo",
-                "-p",
-                "go",
-                "--output-format",
-                "jsonl",
-                "--workspace",
-            ])
-            .arg(&ws),
-    )
-    .await;
-    assert_eq!(code, 0, "{err}");
-    let id = jsonl(&out)[0]["id"].as_str().unwrap().to_string();
+    let id = demo_session(home.path(), &ws, "go").await;
     let short = id[..8].to_string();
     let elsewhere = tempfile::tempdir().unwrap();
     // Resumed from another folder: it works in its own, and says so.
