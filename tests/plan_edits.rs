@@ -443,3 +443,53 @@ async fn the_plan_file_is_not_written_through_a_folder_swapped_for_a_symlink() {
         "outside\n"
     );
 }
+
+#[tokio::test]
+async fn edits_that_undo_each_other_or_change_nothing_tell_the_model_nothing() {
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress"), ("Ship", "pending")])}]},
+        {"text": "Stopping."},
+        {"text": "Noted."}
+    ]));
+    let mut h = start_with(
+        client.clone(),
+        ws.path(),
+        AgentConfig::default(),
+        SessionSetup::Off,
+    );
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    // A no-op is refused (no revision), the add and remove cancel out.
+    for edit in ["edit 1 Write code", "add Tmp", "remove 3"] {
+        h.ops
+            .send(Op::EditPlan {
+                edit: PlanEdit::parse_command(edit).unwrap(),
+            })
+            .unwrap();
+    }
+    let seen = until(
+        &mut h.events,
+        |e| matches!(e, Event::PlanUpdated { items, .. } if items.len() == 2),
+    )
+    .await;
+    let revisions = seen
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::PlanUpdated {
+                    author: Author::User,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(revisions, 2, "the no-op made no revision: {seen:#?}");
+    assert!(seen.iter().any(|e| matches!(
+        e,
+        Event::Error { message, .. } if message.contains("nothing to change")
+    )));
+    let last = last_turn(h, &client, "and now?").await;
+    assert!(!last.contains("The user changed the plan"), "{last}");
+}

@@ -105,7 +105,9 @@ struct Session {
     /// What each plan item has cost, fed from the records.
     ledger: Ledger,
     /// The user's plan changes the model has not heard of yet.
-    unsaid: Vec<String>,
+    /// The user's plan changes the model has not heard of: the plan
+    /// before and after each run of them.
+    unsaid: Vec<(Vec<crate::todo::TodoItem>, Vec<crate::todo::TodoItem>)>,
     reminders: Reminders,
     events: UnboundedSender<Event>,
     totals: Usage,

@@ -28,6 +28,7 @@ use crate::tools::PlanChange;
 /// it was refused (the plan is then unchanged).
 pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit) -> Event {
     let mut state = plan.lock();
+    let before = state.manager.items().to_vec();
     match state.manager.apply_edit(edit) {
         Ok((diff, description)) => {
             let revision = state.next_revision();
@@ -35,6 +36,7 @@ pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit) -> Event {
             let items = state.manager.items().to_vec();
             let rendered = state.manager.render();
             state.user_changes.push(UserChange {
+                before,
                 items: items.clone(),
                 description,
                 revision,
@@ -85,7 +87,12 @@ impl Session {
             };
             self.record(&record);
             record.feed(&mut self.ledger);
-            self.unsaid.push(change.description);
+            // Changes one after another (no model write between) are
+            // told as one net change.
+            match self.unsaid.last_mut() {
+                Some((_, after)) if *after == change.before => *after = change.items,
+                _ => self.unsaid.push((change.before, change.items)),
+            }
         }
         self.send_stats();
     }
@@ -94,10 +101,15 @@ impl Session {
     /// the plan as it is now; `None` when nothing changed.
     pub(super) fn take_plan_note(&mut self) -> Option<String> {
         self.settle_user_changes();
-        if self.unsaid.is_empty() {
+        let changes: Vec<String> = std::mem::take(&mut self.unsaid)
+            .iter()
+            .flat_map(|(before, after)| crate::todo::net_change(before, after))
+            .collect();
+        // Edits that undid each other leave nothing to say.
+        if changes.is_empty() {
             return None;
         }
-        let changes = std::mem::take(&mut self.unsaid).join("; ");
+        let changes = changes.join("; ");
         let rendered = self.plan.lock().manager.render();
         Some(format!(
             "[The user changed the plan: {changes}. Take it into account; the plan is yours to keep up to date with todo_write.]\n\nCurrent plan:\n{rendered}"

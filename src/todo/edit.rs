@@ -231,6 +231,18 @@ impl TodoManager {
                 format!("cleared the plan ({})", crate::units::plural(n, "item"))
             }
         };
+        // An edit that leaves the plan as it is (the same text, status or
+        // place) makes no revision and tells the model nothing.
+        let same = |a: &TodoItem, b: &TodoItem| {
+            a.id == b.id && a.content == b.content && a.status == b.status
+        };
+        if items.len() == self.items().len()
+            && items.iter().zip(self.items()).all(|(a, b)| same(a, b))
+        {
+            return Err(PlanError(format!(
+                "nothing to change ({description} is how it already is)"
+            )));
+        }
         check_list(items.iter().map(|i| {
             (
                 Some(i.id.as_str()).filter(|id| !id.is_empty()),
@@ -241,6 +253,68 @@ impl TodoManager {
         let diff = self.replace_with(items);
         Ok((diff, description))
     }
+}
+
+/// What the user's edits changed from `before` to `after`, net (an item
+/// added then removed is not mentioned; a reword then another is one), as
+/// lines for the model in the words of the edits themselves; items are
+/// matched by id, numbered as in the plan they are found in.
+pub fn net_change(before: &[TodoItem], after: &[TodoItem]) -> Vec<String> {
+    let old: std::collections::HashMap<&str, (usize, &TodoItem)> = before
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (item.id.as_str(), (i + 1, item)))
+        .collect();
+    let kept: std::collections::HashSet<&str> = after.iter().map(|i| i.id.as_str()).collect();
+    let mut out: Vec<String> = before
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| !kept.contains(i.id.as_str()))
+        .map(|(n, i)| format!("removed item {} {}", n + 1, quoted(&i.content)))
+        .collect();
+    for (place, item) in after.iter().enumerate() {
+        let n = place + 1;
+        let Some((_, was)) = old.get(item.id.as_str()) else {
+            let text = quoted(&item.content);
+            out.push(match place {
+                0 if after.len() > 1 => format!("added {text} at the top"),
+                p if p + 1 == after.len() => format!("added {text} at the end"),
+                p => format!("added {text} after item {p}"),
+            });
+            continue;
+        };
+        if was.content != item.content {
+            out.push(format!(
+                "reworded item {n} {} to {}",
+                quoted(&was.content),
+                quoted(&item.content)
+            ));
+        }
+        if was.status != item.status {
+            let what = match item.status {
+                TodoStatus::Completed => "marked done",
+                TodoStatus::InProgress => "started",
+                TodoStatus::Pending => "marked not done",
+            };
+            out.push(format!("{what} item {n} {}", quoted(&item.content)));
+        }
+    }
+    for moved in &super::PlanDiff::between(before, after).reordered {
+        let to = after.iter().position(|i| &i.content == moved);
+        let from = after
+            .iter()
+            .find(|i| &i.content == moved)
+            .and_then(|i| old.get(i.id.as_str()))
+            .map(|(n, _)| *n);
+        if let (Some(to), Some(from)) = (to, from) {
+            out.push(format!(
+                "moved item {from} {} to position {}",
+                quoted(moved),
+                to + 1
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -254,6 +328,57 @@ mod tests {
             .iter()
             .map(|i| (i.content.clone(), i.status))
             .collect()
+    }
+
+    #[test]
+    fn an_edit_that_changes_nothing_makes_no_revision() {
+        let mut m = three(); // Read code (done), Write code (in progress), Run tests
+        let before = m.items().to_vec();
+        for edit in [
+            "edit 2 Write code",
+            "done 1",
+            "start 2",
+            "undone 3",
+            "move 2 2",
+        ] {
+            let edit = PlanEdit::parse_command(edit).unwrap();
+            let err = m.apply_edit(&edit).unwrap_err().0;
+            assert!(err.starts_with("nothing to change"), "{edit:?}: {err}");
+        }
+        assert_eq!(m.items(), before.as_slice());
+    }
+
+    #[test]
+    fn a_run_of_edits_is_told_as_its_net_change() {
+        let mut m = three();
+        let before = m.items().to_vec();
+        for edit in [
+            "add Update the README",
+            "edit 4 Update the docs",
+            "edit 4 Update the whole docs",
+            "remove 4",
+            "edit 3 Run the tests",
+            "done 2",
+            "undone 2",
+        ] {
+            m.apply_edit(&PlanEdit::parse_command(edit).unwrap())
+                .unwrap();
+        }
+        assert_eq!(
+            net_change(&before, m.items()),
+            vec![
+                "marked not done item 2 \"Write code\"",
+                "reworded item 3 \"Run tests\" to \"Run the tests\""
+            ]
+        );
+        // Undone whole: nothing to say.
+        let mut m = three();
+        let before = m.items().to_vec();
+        m.apply_edit(&PlanEdit::parse_command("add Tmp").unwrap())
+            .unwrap();
+        m.apply_edit(&PlanEdit::parse_command("remove 4").unwrap())
+            .unwrap();
+        assert!(net_change(&before, m.items()).is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
 pub use diff::{PlanDiff, Reworded};
-pub use edit::{Author, PLAN_USAGE, PlanEdit};
+pub use edit::{Author, PLAN_USAGE, PlanEdit, net_change};
 pub use ledger::{ItemStats, Ledger};
 pub use shared::{PlanState, SharedPlan, UserChange};
 pub use store::TodoManager;

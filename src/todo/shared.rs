@@ -13,6 +13,8 @@ use super::{ItemStats, TodoItem, TodoManager};
 /// A user revision not yet recorded (and not yet told to the model).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UserChange {
+    /// The plan before the change and after it.
+    pub before: Vec<TodoItem>,
     pub items: Vec<TodoItem>,
     /// `added "Update the README" after item 3`.
     pub description: String,
