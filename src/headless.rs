@@ -330,6 +330,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => {
                 let by = match author {
                     crate::todo::Author::User => " (your edit)",
+                    crate::todo::Author::PlanFile => " (plan file)",
                     crate::todo::Author::Model => "",
                 };
                 let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));

@@ -493,3 +493,53 @@ async fn edits_that_undo_each_other_or_change_nothing_tell_the_model_nothing() {
     let last = last_turn(h, &client, "and now?").await;
     assert!(!last.contains("The user changed the plan"), "{last}");
 }
+
+/// A build script (or the model's own tool) writing the plan file is not
+/// the user: changes found while a tool runs, or just after one, are the
+/// plan file's, told to the model as such and recorded so.
+#[tokio::test]
+async fn a_plan_file_changed_by_a_tool_is_not_said_to_be_the_users() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "in_progress"), ("Run tests", "pending")])}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo '- [ ] Build step' >> PLAN.md; sleep 1.2"}}]},
+        {"text": "Done."}
+    ]));
+    let config = AgentConfig {
+        plan_file: Some("PLAN.md".into()),
+        ..AgentConfig::default()
+    };
+    let mut h = start_with(
+        client.clone(),
+        ws.path(),
+        config,
+        SessionSetup::New(store.clone()),
+    );
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    let events = until(&mut h.events, turn_end).await;
+    stop(h).await;
+    let authors: Vec<Author> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PlanUpdated { author, items, .. } if items.len() == 3 => Some(*author),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(authors, vec![Author::PlanFile], "{events:#?}");
+    let requests = client.requests.lock().unwrap().clone();
+    let last = texts(requests.last().unwrap());
+    assert!(!last.contains("The user changed the plan"), "{last}");
+    assert!(
+        last.contains("The plan file was changed while a tool ran (by a tool or a script, not necessarily the user): added \"Build step\" at the end."),
+        "{last}"
+    );
+    let info = store.list().unwrap().remove(0);
+    let transcript = std::fs::read_to_string(&info.path).unwrap();
+    assert!(
+        transcript.contains("\"author\":\"plan_file\""),
+        "{transcript}"
+    );
+    assert!(!transcript.contains("\"author\":\"user\""), "{transcript}");
+}

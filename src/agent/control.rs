@@ -139,7 +139,11 @@ impl Control {
                 Step::Wait
             }
             Op::EditPlan { edit } => {
-                self.emit(super::plan::apply_user_edit(&self.plan, &edit));
+                self.emit(super::plan::apply_user_edit(
+                    &self.plan,
+                    &edit,
+                    crate::todo::Author::User,
+                ));
                 Step::Wait
             }
             Op::SetApproval { mode } => {

@@ -107,7 +107,11 @@ struct Session {
     /// The user's plan changes the model has not heard of yet.
     /// The user's plan changes the model has not heard of: the plan
     /// before and after each run of them.
-    unsaid: Vec<(Vec<crate::todo::TodoItem>, Vec<crate::todo::TodoItem>)>,
+    unsaid: Vec<(
+        crate::todo::Author,
+        Vec<crate::todo::TodoItem>,
+        Vec<crate::todo::TodoItem>,
+    )>,
     reminders: Reminders,
     events: UnboundedSender<Event>,
     totals: Usage,

@@ -24,9 +24,10 @@ use crate::todo::{Author, PlanEdit, SharedPlan, UserChange};
 const PLAN_FILE_POLL: Duration = Duration::from_millis(500);
 use crate::tools::PlanChange;
 
-/// Applies the user's `edit` to `plan`: the event to announce it, or why
-/// it was refused (the plan is then unchanged).
-pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit) -> Event {
+/// Applies the user's `edit` to `plan` (made by `author`: the user, or the
+/// plan file while a tool ran): the event to announce it, or why it was
+/// refused (the plan is then unchanged).
+pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author) -> Event {
     let mut state = plan.lock();
     let before = state.manager.items().to_vec();
     match state.manager.apply_edit(edit) {
@@ -41,13 +42,14 @@ pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit) -> Event {
                 description,
                 revision,
                 at,
+                author,
             });
             Event::PlanUpdated {
                 items,
                 rendered,
                 diff,
                 revision,
-                author: Author::User,
+                author,
                 at,
             }
         }
@@ -82,16 +84,20 @@ impl Session {
             let record = Record::Plan {
                 items: Cow::Borrowed(&change.items),
                 at: change.at,
-                author: Author::User,
+                author: change.author,
                 note: Some(Cow::Borrowed(&change.description)),
             };
             self.record(&record);
             record.feed(&mut self.ledger);
-            // Changes one after another (no model write between) are
-            // told as one net change.
+            // Changes one after another by the same hand (no model write
+            // between) are told as one net change.
             match self.unsaid.last_mut() {
-                Some((_, after)) if *after == change.before => *after = change.items,
-                _ => self.unsaid.push((change.before, change.items)),
+                Some((author, _, after)) if *author == change.author && *after == change.before => {
+                    *after = change.items;
+                }
+                _ => self
+                    .unsaid
+                    .push((change.author, change.before, change.items)),
             }
         }
         self.send_stats();
@@ -101,18 +107,36 @@ impl Session {
     /// the plan as it is now; `None` when nothing changed.
     pub(super) fn take_plan_note(&mut self) -> Option<String> {
         self.settle_user_changes();
-        let changes: Vec<String> = std::mem::take(&mut self.unsaid)
-            .iter()
-            .flat_map(|(before, after)| crate::todo::net_change(before, after))
-            .collect();
+        let mut by_user = Vec::new();
+        let mut by_file = Vec::new();
+        for (author, before, after) in std::mem::take(&mut self.unsaid) {
+            let lines = crate::todo::net_change(&before, &after);
+            match author {
+                Author::PlanFile => by_file.extend(lines),
+                Author::User | Author::Model => by_user.extend(lines),
+            }
+        }
         // Edits that undid each other leave nothing to say.
-        if changes.is_empty() {
+        let mut said = Vec::new();
+        if !by_user.is_empty() {
+            said.push(format!(
+                "The user changed the plan: {}.",
+                by_user.join("; ")
+            ));
+        }
+        if !by_file.is_empty() {
+            said.push(format!(
+                "The plan file was changed while a tool ran (by a tool or a script, not necessarily the user): {}.",
+                by_file.join("; ")
+            ));
+        }
+        if said.is_empty() {
             return None;
         }
-        let changes = changes.join("; ");
         let rendered = self.plan.lock().manager.render();
         Some(format!(
-            "[The user changed the plan: {changes}. Take it into account; the plan is yours to keep up to date with todo_write.]\n\nCurrent plan:\n{rendered}"
+            "[{} Take it into account; the plan is yours to keep up to date with todo_write.]\n\nCurrent plan:\n{rendered}",
+            said.join(" ")
         ))
     }
 
@@ -196,13 +220,15 @@ async fn watch(
             _ = cancel.cancelled() => return,
             _ = tokio::time::sleep(PLAN_FILE_POLL) => {}
         }
+        // Whoever changed the file since the last look: a tool, if one ran.
+        let author = plan.lock().file_author();
         let items = plan.items();
         let Some(edits) = file.read_back(&items) else {
             continue;
         };
         let mut changed = false;
         for edit in &edits {
-            let event = apply_user_edit(&plan, edit);
+            let event = apply_user_edit(&plan, edit, author);
             changed |= matches!(event, Event::PlanUpdated { .. });
             if events.send(event).is_err() {
                 return;

@@ -407,6 +407,15 @@ impl Session {
     ) -> ToolOutput {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let tool_cancel = cancel.child_token();
+        // A tool that can write files marks the plan file's changes
+        // meanwhile as its own, not the user's.
+        let writes = self.tools.get(name).is_some_and(|t| {
+            matches!(
+                t.access(),
+                crate::tools::Access::Write | crate::tools::Access::Exec
+            )
+        });
+        let _running = writes.then(|| self.plan.tool_running());
         let ctx = ToolCtx {
             env: ToolEnv {
                 workspace: &self.workspace,

@@ -17,8 +17,13 @@ pub enum Author {
     /// The model, with `todo_write`.
     #[default]
     Model,
-    /// The user, with an edit.
+    /// The user, with an edit in the app (or of the plan file while no
+    /// tool ran).
     User,
+    /// The plan file, changed while a tool ran (or just after): perhaps
+    /// by the model's own `write_file` or a build script, so never said
+    /// to be the user's.
+    PlanFile,
 }
 
 impl Author {
@@ -26,6 +31,7 @@ impl Author {
         match self {
             Author::Model => "model",
             Author::User => "user",
+            Author::PlanFile => "plan file",
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct UserChange {
     pub description: String,
     pub revision: u32,
     pub at: u64,
+    /// The user, or the plan file changed while a tool ran.
+    pub author: super::Author,
 }
 
 /// What the lock guards.
@@ -35,9 +37,26 @@ pub struct PlanState {
     pub file: Option<Arc<PlanFile>>,
     /// Why the plan file could not be written last (until reported).
     pub file_error: Option<String>,
+    /// Tool calls running now, and whether one ran since the plan file
+    /// was last looked at: its changes then are not the user's for sure.
+    pub tools_running: u32,
+    pub tool_since_look: bool,
 }
 
 impl PlanState {
+    /// Who changed the plan file, as the watcher found it now: the plan
+    /// file itself while a tool runs or if one ran since the last look,
+    /// else the user. Starts the next look.
+    pub fn file_author(&mut self) -> super::Author {
+        let author = if self.tools_running > 0 || self.tool_since_look {
+            super::Author::PlanFile
+        } else {
+            super::Author::User
+        };
+        self.tool_since_look = self.tools_running > 0;
+        author
+    }
+
     /// Hands out the next revision number (and brings the plan file up
     /// to date).
     pub fn next_revision(&mut self) -> u32 {
@@ -72,5 +91,27 @@ impl SharedPlan {
     /// A copy of the current items.
     pub fn items(&self) -> Vec<TodoItem> {
         self.lock().manager.items().to_vec()
+    }
+
+    /// Marks a tool call running until the guard is dropped (however the
+    /// call ends): plan-file changes meanwhile are the plan file's.
+    pub fn tool_running(&self) -> ToolRunning {
+        {
+            let mut state = self.lock();
+            state.tools_running = state.tools_running.saturating_add(1);
+            state.tool_since_look = true;
+        }
+        ToolRunning(self.clone())
+    }
+}
+
+/// A tool call running (see [`SharedPlan::tool_running`]).
+#[derive(Debug)]
+pub struct ToolRunning(SharedPlan);
+
+impl Drop for ToolRunning {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.tools_running = state.tools_running.saturating_sub(1);
     }
 }
