@@ -257,6 +257,35 @@ async fn sixty_rounds_in_an_8k_window_keep_the_plan_and_the_contract() {
         seen.iter()
             .any(|e| matches!(e, Event::ContextUsage { window: 8000, .. }))
     );
+    // Every request is counted, the summaries' included: one usage report
+    // each, and the totals are the sum of all of them.
+    let usages: Vec<(u64, u64)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::Usage {
+                input_tokens,
+                total_input_tokens,
+                ..
+            } => Some((*input_tokens, *total_input_tokens)),
+            _ => None,
+        })
+        .collect();
+    let (sent, summaries, sum) = {
+        let requests = model.requests.lock().unwrap();
+        let sum: u64 = requests.iter().map(|r| (r.body.len() / 4) as u64).sum();
+        (
+            requests.len(),
+            requests.iter().filter(|r| !r.tools).count(),
+            sum,
+        )
+    };
+    assert!(summaries >= 3, "{summaries} summaries");
+    assert_eq!(usages.len(), sent, "one usage report per request");
+    assert_eq!(
+        usages.last().map(|u| u.1),
+        Some(sum),
+        "totals include the summaries"
+    );
 
     let rendered: Vec<String> = seen
         .iter()

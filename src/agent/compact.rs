@@ -309,6 +309,8 @@ impl Session {
                 return None;
             }
         };
+        // The summary was a request like any other: its tokens count.
+        self.count_usage(&reply.usage);
         let text: String = reply
             .content
             .iter()

@@ -130,18 +130,7 @@ impl Session {
                 used: prompt,
                 window: self.window(),
             });
-            self.totals.add(&u);
-            self.emit(Event::Usage {
-                model: self.client.model().to_string(),
-                input_tokens: u.input_tokens,
-                output_tokens: u.output_tokens,
-                cache_read_tokens: u.cache_read_tokens,
-                cache_write_tokens: u.cache_write_tokens,
-                total_input_tokens: self.totals.input_tokens,
-                total_output_tokens: self.totals.output_tokens,
-                total_cache_read_tokens: self.totals.cache_read_tokens,
-                total_cache_write_tokens: self.totals.cache_write_tokens,
-            });
+            self.count_usage(&u);
             let calls = reply.tool_calls();
             self.add_assistant(reply.content);
             if calls.is_empty()
@@ -356,6 +345,24 @@ impl Session {
             content,
             is_error: out.is_error,
         }
+    }
+
+    /// Counts one request's tokens in the session's totals and reports
+    /// them (`Usage`, recorded and fed to the per-item account): every
+    /// request the engine sends, a compaction's summary included.
+    pub(super) fn count_usage(&mut self, u: &crate::llm::Usage) {
+        self.totals.add(u);
+        self.emit(Event::Usage {
+            model: self.client.model().to_string(),
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+            total_input_tokens: self.totals.input_tokens,
+            total_output_tokens: self.totals.output_tokens,
+            total_cache_read_tokens: self.totals.cache_read_tokens,
+            total_cache_write_tokens: self.totals.cache_write_tokens,
+        });
     }
 
     /// Runs a call the gate let through; one the sandbox stopped may be run
