@@ -94,6 +94,12 @@ impl Session {
 
     /// Says which session is recorded (drivers print it, and its id to resume).
     fn announce(&mut self, resumed: bool, notes: Vec<String>) {
+        // The commands of a recorded session carry its id, so a resume
+        // after a crash can find what they left running.
+        self.config.tools.session = self
+            .transcript
+            .path()
+            .map(|_| self.transcript.id().to_string());
         let Some(path) = self.transcript.path() else {
             return;
         };
@@ -147,6 +153,16 @@ impl Session {
             self.sync_transcript();
         }
         tracing::info!(session = %id, "session resumed");
+        // What a crashed run of this session left running is stopped now,
+        // before anything runs again, and the user is told.
+        let mut notes = notes;
+        let ended = crate::tools::procs::end_leftovers(&id);
+        if !ended.is_empty() {
+            notes.push(format!(
+                "Still running from the run that stopped, and now stopped: {}.",
+                ended.join(", ")
+            ));
+        }
         self.announce(true, notes);
         self.emit(Event::History { events: history });
         self.send_stats();

@@ -120,6 +120,11 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     procs::become_subreaper();
     let mut sweep = Sweep::new();
     let mut cmd = Command::new("bash");
+    if let Some(session) = &env.config.session {
+        cmd.env(procs::SESSION_VAR, session);
+    }
+    // Waypoint's pid, for the child to check it is still there.
+    let parent = i32::try_from(std::process::id()).unwrap_or(0);
     cmd.arg("-c")
         .arg(command)
         .current_dir(env.workspace.root())
@@ -137,6 +142,14 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
             // controlling terminal: /dev/tty cannot be opened.
             if libc::setsid() == -1 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // The shell dies with Waypoint (kill -9 included); if Waypoint
+            // died already, before this took effect, it never starts.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             match &confinement {
                 Some(c) => c.apply(),

@@ -43,6 +43,10 @@ pub struct ToolConfig {
     /// The sandbox `bash` runs a command in; `None` where there is none
     /// (no Landlock).
     pub sandbox: Option<crate::safety::Sandbox>,
+    /// The recorded session's id: `bash` marks its commands with it
+    /// ([`procs::SESSION_VAR`]), so a resume after a crash finds and ends
+    /// what they left running.
+    pub session: Option<String>,
 }
 
 impl Default for ToolConfig {
@@ -54,6 +58,7 @@ impl Default for ToolConfig {
             glob_cap: 500,
             rules: crate::safety::Rules::default(),
             sandbox: None,
+            session: None,
         }
     }
 }

@@ -24,6 +24,9 @@ use std::time::Duration;
 /// The environment variable holding a call's token.
 pub const CALL_VAR: &str = "WAYPOINT_TOOL_CALL";
 
+/// The environment variable holding the recorded session's id.
+pub const SESSION_VAR: &str = "WAYPOINT_SESSION";
+
 /// Rounds of scan-and-kill; a process forking while we scan is caught by
 /// the next round.
 const MAX_ROUNDS: usize = 20;
@@ -170,6 +173,70 @@ impl Sweep {
 impl Default for Sweep {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// Ends what a run of `session` that is gone (killed, crashed) left
+/// running: every process carrying the session's id whose call token names
+/// a Waypoint process that no longer exists. Returns each as `` `sleep 60`
+/// (pid 123) ``. A process of a live Waypoint is never touched.
+pub fn end_leftovers(session: &str) -> Vec<String> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let needle = format!("{SESSION_VAR}={session}");
+    let mut ended = Vec::new();
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_ROUNDS {
+        let mut found = 0;
+        for (pid, info) in scan_all() {
+            if pid == me || info.zombie || seen.contains(&pid) || !has_token(pid, &needle) {
+                continue;
+            }
+            let owner = call_owner(pid);
+            if owner
+                .is_some_and(|o| o == me || std::path::Path::new(&format!("/proc/{o}")).exists())
+            {
+                continue;
+            }
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            seen.insert(pid);
+            found += 1;
+            ended.push(format!("`{}` (pid {pid})", command_line(pid)));
+        }
+        if found == 0 {
+            break;
+        }
+    }
+    ended
+}
+
+/// The Waypoint pid a process's call token names (`PID-N-NANOS`).
+fn call_owner(pid: i32) -> Option<i32> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{CALL_VAR}=");
+    environ
+        .split(|&b| b == 0)
+        .find_map(|var| var.strip_prefix(prefix.as_bytes()))
+        .and_then(|token| std::str::from_utf8(token).ok())
+        .and_then(|token| token.split('-').next())
+        .and_then(|p| p.parse().ok())
+}
+
+/// A process's command line, one clean line of at most 60 characters.
+fn command_line(pid: i32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<String> = raw
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    let line = crate::text::clean_line(&words.join(" ")).into_owned();
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(59).collect::<String>())
+    } else {
+        line
     }
 }
 
