@@ -521,3 +521,74 @@ async fn a_session_open_in_one_process_is_not_continued_by_another() {
     );
     stop(h).await;
 }
+
+/// Killed while a call waited for approval: the call never ran, and the
+/// repair says so (not "it may have done part of its work").
+#[tokio::test]
+async fn a_session_cut_off_while_a_call_waited_for_approval_says_it_never_ran() {
+    use waypoint::events::{ApprovalMode, Decision};
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo ran >> count.txt"}}]},
+        {"text": "Stopped."}
+    ]));
+    let config = AgentConfig {
+        approval: ApprovalMode::Ask,
+        nag_every: 0,
+        ..AgentConfig::default()
+    };
+    let mut h = start_with(client, ws.path(), config, SessionSetup::New(store.clone()));
+    h.ops
+        .send(Op::Submit {
+            text: "count".into(),
+        })
+        .unwrap();
+    let seen = until(&mut h.events, |e| {
+        matches!(e, Event::ApprovalRequested { .. })
+    })
+    .await;
+    let Some(Event::ApprovalRequested { id, .. }) = seen.last() else {
+        unreachable!()
+    };
+    h.ops
+        .send(Op::Approve {
+            id: id.clone(),
+            decision: Decision::Refuse { reason: None },
+        })
+        .unwrap();
+    until(&mut h.events, turn_end).await;
+    stop(h).await;
+    assert!(!ws.path().join("count.txt").exists());
+    // What a kill -9 during the wait leaves: the records up to the wait.
+    let info = only_session(&store);
+    let text = std::fs::read_to_string(&info.path).unwrap();
+    let cut = text.find(r#""type":"approval""#).unwrap();
+    assert!(
+        text[cut..].starts_with(r#""type":"approval","id":"#),
+        "{text}"
+    );
+    let end = cut + text[cut..].find('\n').unwrap() + 1;
+    assert!(
+        text[cut..end].contains(r#""waiting":true"#),
+        "{}",
+        &text[cut..end]
+    );
+    std::fs::write(&info.path, &text[..end]).unwrap();
+    let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
+    restored.conversation.validate().unwrap();
+    let result = restored
+        .conversation
+        .messages()
+        .last()
+        .unwrap()
+        .content
+        .iter()
+        .find_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(result, session::replay::DIED_WAITING);
+}

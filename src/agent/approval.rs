@@ -233,6 +233,15 @@ impl Session {
         });
         let decision = self.answer_to(id, name, input, &reason, cancel).await;
         self.approval_wait += asked.elapsed();
+        if decision.is_some() && !matches!(reason, ApprovalReason::SandboxBlocked { .. }) {
+            let answered = crate::session::Record::Approval {
+                id: std::borrow::Cow::Borrowed(id),
+                waiting: false,
+                at: crate::session::now_ms(),
+            };
+            self.record(&answered);
+            answered.feed(&mut self.ledger);
+        }
         decision
     }
 

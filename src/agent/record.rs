@@ -107,6 +107,16 @@ impl Session {
                 plan_item: plan_item.as_deref().map(Cow::Borrowed),
                 at,
             },
+            // A sandbox-blocked call ran already: only a first ask waits.
+            Event::ApprovalRequested { id, reason, .. }
+                if !matches!(reason, crate::events::ApprovalReason::SandboxBlocked { .. }) =>
+            {
+                Record::Approval {
+                    id: Cow::Borrowed(id),
+                    waiting: true,
+                    at,
+                }
+            }
             Event::PlanUpdated { items, author, .. } => Record::Plan {
                 items: Cow::Borrowed(items),
                 at,

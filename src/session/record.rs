@@ -93,6 +93,14 @@ pub enum Record<'a> {
         plan_item: Option<Cow<'a, str>>,
         at: u64,
     },
+    /// A call waits for the user's approval (`waiting`), or was answered:
+    /// a call that was waiting when the process died never ran, and the
+    /// wait is not its plan item's time.
+    Approval {
+        id: Cow<'a, str>,
+        waiting: bool,
+        at: u64,
+    },
     /// A tool call's result, exactly as the model gets it.
     ToolResult {
         id: Cow<'a, str>,
@@ -168,6 +176,7 @@ impl Record<'_> {
             Record::Plan { items, at, .. } => ledger.plan(items, *at),
             Record::ToolCall { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
             Record::Usage { model, usage, .. } => ledger.usage(model, usage),
+            Record::Approval { waiting, at, .. } => ledger.approval(*waiting, *at),
             _ => return false,
         }
         true
@@ -180,6 +189,7 @@ impl Record<'_> {
             | Record::TurnStart { at, .. }
             | Record::Assistant { at, .. }
             | Record::ToolCall { at, .. }
+            | Record::Approval { at, .. }
             | Record::ToolResult { at, .. }
             | Record::Plan { at, .. }
             | Record::Compaction { at, .. }

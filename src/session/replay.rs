@@ -24,6 +24,8 @@ use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
 pub const DIED_RUNNING: &str = "interrupted: Waypoint stopped (its process ended) while this call was running; it may have done part of its work. Check its effects before running it again.";
+/// What a call that waited for the user's approval is answered with.
+pub const DIED_WAITING: &str = "not run: Waypoint stopped (its process ended) while this call waited for the user's approval; it never ran.";
 /// What a call that had not started is answered with.
 pub const DIED_BEFORE: &str =
     "not run: Waypoint stopped (its process ended) before this call started.";
@@ -133,6 +135,8 @@ struct Replayer {
     inputs: HashMap<String, Value>,
     /// Calls that began (a `tool_call` record) and have no result yet.
     running: HashSet<String>,
+    /// Calls waiting for the user's approval when the records end.
+    waiting: HashSet<String>,
     /// A turn began and has not ended.
     in_turn: bool,
     last_outcome: Option<TurnOutcome>,
@@ -197,6 +201,13 @@ impl Replayer {
                     plan_item: plan_item.as_ref().map(|s| s.to_string()),
                 });
             }
+            Record::Approval { id, waiting, .. } => {
+                if *waiting {
+                    self.waiting.insert(id.to_string());
+                } else {
+                    self.waiting.remove(id.as_ref());
+                }
+            }
             Record::ToolResult {
                 id,
                 name,
@@ -207,6 +218,7 @@ impl Replayer {
                 exit_code,
                 ..
             } => {
+                self.waiting.remove(id.as_ref());
                 if self.running.remove(id.as_ref()) {
                     self.history.push(Event::ToolCallEnd {
                         id: id.to_string(),
@@ -351,11 +363,17 @@ impl Replayer {
                 if let ContentBlock::ToolUse { id, name, .. } = block
                     && !answered.contains(id.as_str())
                 {
-                    let started = self.running.contains(id);
+                    let content = if self.waiting.contains(id) {
+                        DIED_WAITING
+                    } else if self.running.contains(id) {
+                        DIED_RUNNING
+                    } else {
+                        DIED_BEFORE
+                    };
                     out.push(Record::ToolResult {
                         id: Cow::Owned(id.clone()),
                         name: Cow::Owned(name.clone()),
-                        content: Cow::Borrowed(if started { DIED_RUNNING } else { DIED_BEFORE }),
+                        content: Cow::Borrowed(content),
                         is_error: true,
                         status: ToolStatus::Interrupted,
                         duration_ms: 0,

@@ -47,6 +47,8 @@ pub struct Ledger {
     active: Option<String>,
     since: Option<u64>,
     turn_running: bool,
+    /// A call waits for the user's approval: the clock stands.
+    waiting: bool,
 }
 
 impl Ledger {
@@ -82,7 +84,7 @@ impl Ledger {
     }
 
     fn start_clock(&mut self, at: u64) {
-        if self.turn_running && self.active.is_some() {
+        if self.turn_running && !self.waiting && self.active.is_some() {
             self.since = Some(at);
         }
     }
@@ -119,6 +121,19 @@ impl Ledger {
     pub fn turn_ended(&mut self, at: u64) {
         self.stop_clock(at);
         self.turn_running = false;
+        self.waiting = false;
+    }
+
+    /// A call began waiting for the user's approval (`true`) or was
+    /// answered: the wait is nobody's work.
+    pub fn approval(&mut self, waiting: bool, at: u64) {
+        if waiting {
+            self.stop_clock(at);
+            self.waiting = true;
+        } else if self.waiting {
+            self.waiting = false;
+            self.start_clock(at);
+        }
     }
 
     /// A tool call made while `item` (its id) was in progress.
@@ -301,6 +316,7 @@ mod tests {
         enum Step {
             Turn(bool),
             Plan(&'static [(&'static str, char)]),
+            Waiting(bool),
         }
         use Step::*;
         let steps: Vec<(Step, u64, u64, u64)> = vec![
@@ -315,7 +331,10 @@ mod tests {
             // the turn at the last record's time
             (Turn(false), 108_000, 5_000, 2_000),
             (Turn(true), 500_000, 5_000, 2_000),
-            (Plan(&[("1", 'x'), ("2", 'x')]), 503_000, 5_000, 5_000),
+            // a call waits 50 s for the user's approval: nobody's time
+            (Waiting(true), 501_000, 5_000, 3_000),
+            (Waiting(false), 551_000, 5_000, 3_000),
+            (Plan(&[("1", 'x'), ("2", 'x')]), 553_000, 5_000, 5_000),
             (Turn(false), 600_000, 5_000, 5_000),
         ];
         let mut l = Ledger::new();
@@ -324,6 +343,7 @@ mod tests {
             match step {
                 Turn(true) => l.turn_started(at),
                 Turn(false) => l.turn_ended(at),
+                Waiting(w) => l.approval(w, at),
                 Plan(spec) => {
                     plan = items(spec);
                     l.plan(&plan, at);
