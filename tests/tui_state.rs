@@ -2691,3 +2691,31 @@ fn a_long_code_block_is_coloured_over_a_few_frames_then_the_app_rests() {
         "{colours:?}"
     );
 }
+
+#[test]
+fn a_reply_cut_by_a_stream_that_never_recovers_is_marked_and_nothing_is_asked_of_the_user() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "go", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    update::on_event(
+        &mut a,
+        text("Recovered fine: the first half"),
+        clock.at(0.2),
+    );
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message: "gave up after 6 attempts: the server cut the stream mid-reply (error decoding response body)".into(),
+            error: Some(waypoint::events::ErrorKind::RetriesExhausted),
+        },
+        clock.at(0.3),
+    );
+    let s = screen_text(&mut a, 120, 40, clock.at(0.4));
+    assert!(s.contains("Recovered fine: the first half"), "{s}");
+    assert!(s.contains("[cut off: the reply stopped here]"), "{s}");
+    assert!(s.contains("Nothing on your side to fix"), "{s}");
+    assert!(!s.contains("Fix it"), "{s}");
+}

@@ -250,7 +250,12 @@ impl Events<'_> {
                 }
                 Ok(Some(events))
             }
-            Some(Err(e)) => Err(Failure::retry(format!("read error: {e}"), None)),
+            // The body broke off: the server (or the network between)
+            // closed the stream mid-reply.
+            Some(Err(e)) => Err(Failure::retry(
+                format!("the server cut the stream mid-reply ({e})"),
+                None,
+            )),
             None => {
                 self.ended = true;
                 Ok(Some(self.decoder.finish().into_iter().collect()))

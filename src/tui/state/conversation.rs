@@ -166,6 +166,18 @@ impl Conversation {
         }
     }
 
+    /// Marks this round's reply as cut off (the turn failed while it
+    /// streamed), so it never reads as a whole answer.
+    pub fn mark_round_cut(&mut self) {
+        if let Some(e) = self
+            .round_entry
+            .and_then(|i| self.entries.get_mut(i))
+            .filter(|e| e.kind == EntryKind::Assistant)
+        {
+            e.push_str("\n\n*[cut off: the reply stopped here]*");
+        }
+    }
+
     /// Appends streamed reply text to this round's entry (even when a queued
     /// message now sits below it), or starts one.
     pub fn push_reply(&mut self, text: &str) {

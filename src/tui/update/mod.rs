@@ -323,6 +323,10 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 AbortReason::Interrupted => Activity::Interrupted,
                 AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
             };
+            // A reply the failure broke off is never shown as if whole.
+            if reason == AbortReason::Failed {
+                app.conversation.mark_round_cut();
+            }
             end_turn(app, activity, now);
             // The engine keeps messages queued before an interrupt in the
             // conversation: the next turn, resumed or not, delivers them.
@@ -347,6 +351,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 AbortReason::Failed if matches!(error, Some(ErrorKind::Config | ErrorKind::Auth)) => (
                     NoticeKind::Error,
                     format!("{message}. Fix the setting and press Ctrl+R: the settings are read again."),
+                ),
+                // A broken stream, a failing or busy service: nothing of
+                // the user's to fix.
+                AbortReason::Failed if matches!(error, Some(ErrorKind::RetriesExhausted | ErrorKind::Server | ErrorKind::RateLimited)) => (
+                    NoticeKind::Error,
+                    format!("{message}. Nothing on your side to fix: press Ctrl+R to try again (the plan is intact)."),
                 ),
                 AbortReason::Failed => (NoticeKind::Error, format!("{message}. Fix it and press Ctrl+R to resume.")),
             };
