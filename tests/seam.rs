@@ -488,3 +488,61 @@ async fn a_resume_after_a_failed_reload_waits_for_settings_that_work() {
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[1].body["model"], "claude-fixed");
 }
+
+/// A factory that can only build Anthropic clients and notes each choice.
+struct AnthropicOnly(String, std::sync::Mutex<Vec<ModelChoice>>);
+
+impl ClientFactory for AnthropicOnly {
+    fn build(
+        &self,
+        choice: &ModelChoice,
+        _reload: bool,
+    ) -> Result<Arc<dyn ModelClient>, waypoint::llm::LlmError> {
+        self.1.lock().unwrap().push(choice.clone());
+        match choice.provider.as_deref() {
+            Some("openai") => Err(waypoint::llm::LlmError::Config(
+                "OPENAI_API_KEY is not set".into(),
+            )),
+            _ => Ok(client(
+                &self.0,
+                choice.model.as_deref().unwrap_or("claude-test"),
+            )),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_known_model_of_another_provider_switches_provider_or_is_refused() {
+    let factory: Arc<std::sync::OnceLock<Arc<AnthropicOnly>>> = Arc::default();
+    let keep = factory.clone();
+    let mut r = Rig::start_with_factory(
+        vec![sse(Turn::text("still claude"))],
+        AgentConfig::default(),
+        |url| client(url, "claude-test"),
+        move |url| {
+            let f = Arc::new(AnthropicOnly(url.to_string(), Default::default()));
+            let _ = keep.set(f.clone());
+            f
+        },
+    )
+    .await;
+    r.handle
+        .ops
+        .send(Op::SetModel {
+            provider: None,
+            model: "gpt-4o".into(),
+        })
+        .unwrap();
+    let seen = r.until(|e| matches!(e, Event::Error { .. })).await;
+    assert!(
+        matches!(seen.last(), Some(Event::Error { message, .. }) if message.contains("OPENAI_API_KEY")),
+        "{seen:?}"
+    );
+    let asked = factory.get().unwrap().1.lock().unwrap().clone();
+    assert_eq!(asked.last().unwrap().provider.as_deref(), Some("openai"));
+    r.submit("hi");
+    let events = r.turn_events().await;
+    assert_completed(&events);
+    // Never sent to Anthropic's API under an OpenAI model's name.
+    assert_eq!(r.server.requests()[0].body["model"], "claude-test");
+}

@@ -125,6 +125,11 @@ impl Control {
                 Step::Wait
             }
             Op::SetModel { provider, model } => {
+                // A model the table knows goes with its provider: `gpt-4o`
+                // is never sent to Anthropic's API (a provider that cannot
+                // be set up says so, and the model stays).
+                let provider = provider
+                    .or_else(|| crate::models::known(&model).map(|m| m.provider.to_string()));
                 self.rebuild(
                     ModelChoice {
                         provider,

@@ -255,7 +255,7 @@ fn model_list(app: &App) -> String {
             format_window(m.context_window)
         ));
     }
-    out.push_str("/model NAME switches (any name the provider knows); /model PROVIDER NAME switches provider too.");
+    out.push_str("/model NAME switches (a listed model takes its provider along; any other name stays with this provider); /model PROVIDER NAME switches provider too.");
     out
 }
 
