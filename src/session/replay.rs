@@ -24,6 +24,9 @@ use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
 pub const DIED_RUNNING: &str = "interrupted: Waypoint stopped (its process ended) while this call was running; it may have done part of its work. Check its effects before running it again.";
+/// What a call whose result is missing from the middle of the transcript
+/// (a write failed then, in an older Waypoint) is answered with.
+pub const LOST_RESULT: &str = "not recorded: this call's result was lost (the session could not be saved at the time); check its effects before relying on it.";
 /// What a call that waited for the user's approval is answered with.
 pub const DIED_WAITING: &str = "not run: Waypoint stopped (its process ended) while this call waited for the user's approval; it never ran.";
 /// What a call that had not started is answered with.
@@ -75,6 +78,12 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
     };
     for record in &records {
         r.apply(record);
+    }
+    if r.lost > 0 {
+        notes.push(format!(
+            "{} tool result(s) were missing from the transcript (a save had failed); they are marked as lost",
+            r.lost
+        ));
     }
     let repairs = r.repairs();
     // The card as the file stands: the transcript's writer counts the
@@ -141,12 +150,53 @@ struct Replayer {
     in_turn: bool,
     last_outcome: Option<TurnOutcome>,
     round: u32,
+    /// Tool results found missing before a later message, and answered.
+    lost: usize,
 }
 
 impl Replayer {
+    /// A reply's tool calls with no result recorded before the next
+    /// message (a write lost them): answered as lost, so the conversation
+    /// stays whole.
+    fn answer_lost(&mut self) {
+        let Some(last) = self.conversation.messages().last() else {
+            return;
+        };
+        if last.role != Role::Assistant {
+            return;
+        }
+        let results: Vec<ContentBlock> = last
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(ContentBlock::ToolResult {
+                    tool_use_id: id.clone(),
+                    content: LOST_RESULT.to_string(),
+                    is_error: true,
+                }),
+                _ => None,
+            })
+            .collect();
+        if results.is_empty() {
+            return;
+        }
+        self.lost += results.len();
+        for id in results.iter().filter_map(|b| match b {
+            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+            _ => None,
+        }) {
+            self.running.remove(&id);
+            self.waiting.remove(&id);
+        }
+        self.conversation.push_tool_results(results, Vec::new());
+    }
+
     fn apply(&mut self, record: &Record<'_>) {
         self.card.observe(record);
         record.feed(&mut self.ledger);
+        if matches!(record, Record::User { .. } | Record::Assistant { .. }) {
+            self.answer_lost();
+        }
         match record {
             Record::User { text, prompt, .. } => {
                 self.conversation.push_user_text(text.to_string());

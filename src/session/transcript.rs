@@ -5,7 +5,9 @@
 //! to the kernel as it happens (one `write` per record, so a killed process
 //! loses nothing already recorded) and `fsync`ed at turn ends only; a
 //! failing disk is reported once per run of failures and never stops the
-//! session.
+//! session; a record that could not be written stays queued, in order, and
+//! is written first once the disk takes writes again (none is lost, none
+//! is written out of order).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
@@ -34,7 +36,9 @@ struct Target {
     good_len: u64,
     /// A write failed and nothing has been written whole since.
     failing: bool,
-    buf: Vec<u8>,
+    /// Whole lines not written yet: the next record's, after any a failed
+    /// write left (the oldest first).
+    pending: Vec<u8>,
 }
 
 impl Transcript {
@@ -86,7 +90,7 @@ impl Transcript {
                 file,
                 good_len,
                 failing: false,
-                buf: Vec::with_capacity(4096),
+                pending: Vec::with_capacity(4096),
             }),
             id,
         }
@@ -120,30 +124,44 @@ impl Transcript {
     /// session's card (what listings show) is rewritten.
     pub fn sync(&mut self) -> Option<String> {
         let t = self.target.as_mut()?;
-        let file = t.file.as_ref()?;
-        let result = file.sync_data().and_then(|()| t.write_card());
+        t.file.as_ref()?;
+        let result = t.flush_pending().and_then(|()| {
+            t.file
+                .as_ref()
+                .map_or(Ok(()), File::sync_data)
+                .and_then(|()| t.write_card())
+        });
         t.settle(result)
     }
 }
 
 impl Target {
     fn write(&mut self, record: &Record<'_>) -> std::io::Result<()> {
+        // Queued first: if the write fails, the record waits for the next.
+        serde_json::to_writer(&mut self.pending, record)?;
+        self.pending.push(b'\n');
+        self.flush_pending()
+    }
+
+    /// Writes the queued lines in one `write`, or keeps them all.
+    fn flush_pending(&mut self) -> std::io::Result<()> {
         if self.file.is_none() {
             self.open_new()?;
         }
-        self.buf.clear();
-        serde_json::to_writer(&mut self.buf, record)?;
-        self.buf.push(b'\n');
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
         if self.failing {
             // The last write may have left part of a line: cut it off.
             file.set_len(self.good_len)?;
             file.seek(SeekFrom::End(0))?;
         }
-        file.write_all(&self.buf)?;
-        self.good_len += self.buf.len() as u64;
+        file.write_all(&self.pending)?;
+        self.good_len += self.pending.len() as u64;
+        self.pending.clear();
         Ok(())
     }
 
@@ -162,10 +180,14 @@ impl Target {
             .create_new(true)
             .mode(0o600)
             .open(&self.path)?;
-        lock(&file)?;
         let mut line = serde_json::to_vec(&self.header)?;
         line.push(b'\n');
-        file.write_all(&line)?;
+        if let Err(e) = lock(&file).and_then(|()| file.write_all(&line)) {
+            // No half-made file stays in the way of the next try.
+            drop(file);
+            let _ = std::fs::remove_file(&self.path);
+            return Err(e);
+        }
         self.good_len = line.len() as u64;
         self.file = Some(file);
         Ok(())
@@ -195,7 +217,7 @@ impl Target {
                     None
                 } else {
                     Some(format!(
-                        "The session could not be saved to {} ({e}); it goes on, and saving is tried again with each step.",
+                        "The session could not be saved to {} ({e}); it goes on, what is not saved yet is kept in memory, and saving is tried again with each step.",
                         self.path.display()
                     ))
                 }
