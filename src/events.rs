@@ -186,6 +186,8 @@ pub enum ErrorKind {
     Api,
     /// Every retry of a broken connection or stream failed.
     RetriesExhausted,
+    /// Nothing listens at the base URL (a server not started, a wrong URL).
+    Unreachable,
     /// An empty message was not sent.
     EmptyMessage,
     /// Resume was asked for before anything was said.

@@ -512,8 +512,19 @@ async fn kill_at<W: Side>(
                     .and_then(|p| std::fs::read(p).ok())
                     .is_some_and(|b| {
                         // Whole lines only: a line being written is not counted.
+                        // And the plan's call answered too: the kill is meant
+                        // for the wait on the next request, not for the
+                        // moment between the two records (a loaded machine
+                        // can stop there).
                         let whole = b.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-                        plans(&b[..whole]).len() >= n
+                        let recs = records(&b[..whole]);
+                        recs.iter()
+                            .enumerate()
+                            .filter(|(_, r)| r["type"] == "plan")
+                            .nth(n - 1)
+                            .is_some_and(|(at, _)| {
+                                recs[at..].iter().any(|r| r["type"] == "tool_result")
+                            })
                     })
             })
             .await;

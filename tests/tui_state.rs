@@ -2719,3 +2719,50 @@ fn a_reply_cut_by_a_stream_that_never_recovers_is_marked_and_nothing_is_asked_of
     assert!(s.contains("Nothing on your side to fix"), "{s}");
     assert!(!s.contains("Fix it"), "{s}");
 }
+
+#[test]
+fn a_cell_shows_the_command_s_own_lines_and_a_refused_connection_says_what_to_do() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "go", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    for (id, output) in [
+        ("t1", "built ok\nall fine\n[exit code: 0]"),
+        ("t2", "(no output)\n[exit code: 0]"),
+    ] {
+        update::on_event(
+            &mut a,
+            begin(id, "bash", "make", json!({"command": "make"}), None),
+            clock.at(0.2),
+        );
+        update::on_event(
+            &mut a,
+            Event::ToolCallEnd {
+                id: id.into(),
+                name: "bash".into(),
+                status: ToolStatus::Ok,
+                duration_ms: 5,
+                output: output.into(),
+                exit_code: Some(0),
+            },
+            clock.at(0.3),
+        );
+    }
+    let s = screen_text(&mut a, 120, 40, clock.at(0.4));
+    assert!(s.contains("all fine"), "{s}");
+    assert!(!s.contains("[exit code: 0]"), "{s}");
+    assert!(!s.contains("(no output)"), "{s}");
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Failed,
+            message: "gave up after 2 attempts: nothing is listening at http://127.0.0.1:9; is the server running?".into(),
+            error: Some(waypoint::events::ErrorKind::Unreachable),
+        },
+        clock.at(0.5),
+    );
+    let s = screen_text(&mut a, 120, 40, clock.at(0.6));
+    assert!(s.contains("is the server running? Start it"), "{s}");
+    assert!(!s.contains("?."), "{s}");
+}

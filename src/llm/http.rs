@@ -345,7 +345,7 @@ impl<'p> Retrier<'p> {
                 .delay(attempts, None)
                 .filter(|_| self.refused <= REFUSED_RETRIES);
             let Some(delay) = delay else {
-                return Err(LlmError::RetriesExhausted {
+                return Err(LlmError::Unreachable {
                     attempts,
                     last: reason,
                 });

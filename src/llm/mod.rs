@@ -207,6 +207,9 @@ pub enum LlmError {
     Api(String),
     #[error("gave up after {attempts} {noun}: {last}", noun = if *attempts == 1 { "attempt" } else { "attempts" })]
     RetriesExhausted { attempts: u32, last: String },
+    /// Nothing listens at the base URL (the connection was refused).
+    #[error("gave up after {attempts} {noun}: {last}", noun = if *attempts == 1 { "attempt" } else { "attempts" })]
+    Unreachable { attempts: u32, last: String },
 }
 
 impl LlmError {
@@ -224,6 +227,7 @@ impl LlmError {
             LlmError::Http { .. } => ErrorKind::Http,
             LlmError::Api(_) => ErrorKind::Api,
             LlmError::RetriesExhausted { .. } => ErrorKind::RetriesExhausted,
+            LlmError::Unreachable { .. } => ErrorKind::Unreachable,
         }
     }
 }

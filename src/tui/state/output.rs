@@ -132,6 +132,23 @@ impl OutputLog {
         }
     }
     /// The last `n` non-blank lines held in memory.
+    /// The last `n` lines the command itself printed: without the lines
+    /// written for the model (`(no output)`, `[exit code: N]`; the cell's
+    /// own line says the exit code).
+    pub fn command_tail(&self, n: usize) -> Vec<String> {
+        let framing = |l: &str| {
+            let l = l.trim();
+            l == "(no output)" || (l.starts_with("[exit code: ") && l.ends_with(']'))
+        };
+        let mut lines: Vec<String> = self
+            .last_lines(n + 2)
+            .into_iter()
+            .filter(|l| !framing(l))
+            .collect();
+        let cut = lines.len().saturating_sub(n);
+        lines.split_off(cut)
+    }
+
     pub fn last_lines(&self, n: usize) -> Vec<String> {
         let text = if self.tail.trim().is_empty() {
             &self.head

@@ -350,15 +350,19 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 // A setting or the credentials: fixable, and resuming reloads them.
                 AbortReason::Failed if matches!(error, Some(ErrorKind::Config | ErrorKind::Auth)) => (
                     NoticeKind::Error,
-                    format!("{message}. Fix the setting and press Ctrl+R: the settings are read again."),
+                    format!("{}. Fix the setting and press Ctrl+R: the settings are read again.", sentence(&message)),
+                ),
+                AbortReason::Failed if error == Some(ErrorKind::Unreachable) => (
+                    NoticeKind::Error,
+                    format!("{message} Start it (or fix base_url) and press Ctrl+R."),
                 ),
                 // A broken stream, a failing or busy service: nothing of
                 // the user's to fix.
                 AbortReason::Failed if matches!(error, Some(ErrorKind::RetriesExhausted | ErrorKind::Server | ErrorKind::RateLimited)) => (
                     NoticeKind::Error,
-                    format!("{message}. Nothing on your side to fix: press Ctrl+R to try again (the plan is intact)."),
+                    format!("{}. Nothing on your side to fix: press Ctrl+R to try again (the plan is intact).", sentence(&message)),
                 ),
-                AbortReason::Failed => (NoticeKind::Error, format!("{message}. Fix it and press Ctrl+R to resume.")),
+                AbortReason::Failed => (NoticeKind::Error, format!("{}. Fix it and press Ctrl+R to resume.", sentence(&message))),
             };
             app.notice(kind, text);
         }
@@ -521,6 +525,11 @@ fn spill_effect(serial: u64, text: Option<String>) -> Option<Effect> {
     text.map(|text| Effect::SpillOutput { serial, text })
 }
 
+/// `message` without its closing full stop, to be followed by one.
+fn sentence(message: &str) -> &str {
+    message.trim_end().trim_end_matches('.')
+}
+
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {
     approval::dropped(app);
     app.status.end_turn(activity, now);
@@ -549,7 +558,7 @@ fn cell_tail(t: &crate::tui::state::TraceEntry) -> Vec<String> {
         return Vec::new();
     }
     if t.name == "bash" || t.status != TraceStatus::Ok {
-        return t.output.last_lines(TAIL_LINES);
+        return t.output.command_tail(TAIL_LINES);
     }
     Vec::new()
 }

@@ -166,7 +166,7 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
             .map(str::to_string)
             .collect()
     } else {
-        t.output.last_lines(FOLDED_LINES)
+        t.output.command_tail(FOLDED_LINES)
     };
     for line in folded {
         // Tabs are expanded, as in the expanded view (not dropped).
