@@ -183,12 +183,12 @@ pub enum Command {
         action: Option<SessionsAction>,
     },
     /// Run one command in the sandbox `bash` uses in auto mode (writes only to this folder, the
-    /// temp folder and build caches), to see what it allows.
+    /// temp folder, cargo's download caches and /dev/null), to see what it allows.
     Sandbox {
         /// Another folder it may write to (repeatable).
         #[arg(long = "write", value_name = "DIR")]
         write: Vec<PathBuf>,
-        /// Refuse TCP connections and listening sockets.
+        /// Refuse TCP connections and listening sockets, and every socket but Unix ones.
         #[arg(long)]
         no_network: bool,
         /// The command and its arguments (after `--`).

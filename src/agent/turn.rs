@@ -395,7 +395,7 @@ impl Session {
             None => out,
             Some(Decision::Refuse { .. }) => ToolOutput {
                 content: format!(
-                    "{}\n[blocked by the sandbox: {what}. Commands run with writes limited to the workspace, the temp folder and the build caches; the user did not allow running it outside.]",
+                    "{}\n[blocked by the sandbox: {what}. Commands run with writes limited to the workspace, the temp folder and cargo's download caches; the user did not allow running it outside.]",
                     out.content
                 ),
                 ..out
