@@ -246,6 +246,11 @@ async fn run(cli: Cli) -> Result<i32> {
                 SessionSetup::Resume(store.clone(), Box::new(opened.restored)),
             )
         }
+        // The demo in its throwaway folder leaves no session in the
+        // user's history (it could not be resumed anyway).
+        None if cli.demo && cli.workspace.is_none() && !cli.keep => {
+            (workspace_dir, SessionSetup::Off)
+        }
         None => (workspace_dir, SessionSetup::New(store.clone())),
     };
     let workspace = Workspace::new(&workspace_dir).wrap_err_with(|| {
@@ -289,14 +294,18 @@ async fn run(cli: Cli) -> Result<i32> {
     }
     // The engine keeps the factory: reloading the settings or switching the
     // model builds the next client the way this first one is built.
-    let factory = Arc::new(setup::SettingsFactory::new(
-        cli.layer(),
-        cli.profile.clone(),
-        file,
-        env_var,
-        Duration::from_millis(cli.retry_base_ms),
-        cli.scenario.clone(),
-    ));
+    let factory = Arc::new(
+        setup::SettingsFactory::new(
+            cli.layer(),
+            cli.profile.clone(),
+            file,
+            env_var,
+            Duration::from_millis(cli.retry_base_ms),
+            cli.scenario.clone(),
+        )
+        // The app's demo is paced for a newcomer's eyes (about 10 s).
+        .with_demo_pace(if interactive && cli.demo { 4 } else { 1 }),
+    );
     let client = factory
         .build(&ModelChoice::default(), false)
         .map_err(|e| e.to_string());
@@ -581,8 +590,15 @@ impl Drop for DemoDir {
                 dir.path().display()
             );
         }
+        // What to do next, said once the demo is over.
+        eprintln!("{DEMO_NEXT}");
     }
 }
+
+/// The demo's last words: how to point Waypoint at a real model.
+const DEMO_NEXT: &str = "That was the offline demo. To work on a real project, give Waypoint a model and run it in \
+the project's folder: `export ANTHROPIC_API_KEY=…` (or `OPENAI_API_KEY=…`, or \
+`OPENAI_BASE_URL=http://localhost:11434/v1` for a local Ollama), then `cd your-project && waypoint`.";
 
 fn read_prompt(cli: &Cli) -> Result<String> {
     let sources = prompt::Sources {

@@ -116,6 +116,8 @@ pub struct SettingsFactory {
     /// The scripted client, once built: a scenario plays once per session,
     /// so a reload keeps it instead of starting it over.
     scripted: Mutex<Option<Arc<dyn ModelClient>>>,
+    /// How much slower the built-in demo plays (1: as written).
+    demo_pace: u64,
 }
 
 impl SettingsFactory {
@@ -136,7 +138,15 @@ impl SettingsFactory {
             env,
             file: Mutex::new(file),
             scripted: Mutex::new(None),
+            demo_pace: 1,
         }
+    }
+
+    /// The built-in demo plays `factor` times slower (the app's demo: a
+    /// newcomer sees each plan step; headless runs stay quick).
+    pub fn with_demo_pace(mut self, factor: u64) -> Self {
+        self.demo_pace = factor.max(1);
+        self
     }
 
     /// The settings with `choice` on top of the flags.
@@ -175,7 +185,12 @@ impl ClientFactory for SettingsFactory {
         if let Some(client) = scripted.as_ref() {
             return Ok(client.clone());
         }
-        let client = build_client(&settings, self.scenario.as_deref(), self.retry_base)?;
+        let client: Arc<dyn ModelClient> = match &self.scenario {
+            None if self.demo_pace > 1 => Arc::new(ScriptedClient::new(
+                Scenario::parse(DEMO_SCENARIO)?.paced(self.demo_pace),
+            )),
+            _ => build_client(&settings, self.scenario.as_deref(), self.retry_base)?,
+        };
         *scripted = Some(client.clone());
         Ok(client)
     }

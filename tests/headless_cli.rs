@@ -529,3 +529,25 @@ async fn the_log_is_the_user_s_alone() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(mode(&log), 0o600);
 }
+
+#[tokio::test]
+async fn the_demo_leaves_no_session_behind_and_says_what_to_do_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) =
+        output(waypoint(dir.path()).args(["--demo", "-p", "--output-format", "jsonl"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("session_started"), "{out}");
+    assert!(!err.contains("resume with"), "{err}");
+    let sessions = dir.path().join("home/sessions");
+    let stored = std::fs::read_dir(&sessions).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(
+        stored,
+        0,
+        "the demo left a session in {}",
+        sessions.display()
+    );
+    assert!(
+        err.contains("That was the offline demo") && err.contains("ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+}

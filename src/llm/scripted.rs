@@ -52,6 +52,17 @@ impl Scenario {
         serde_json::from_str(text).map_err(|e| LlmError::Config(format!("invalid scenario: {e}")))
     }
 
+    /// The same scenario `factor` times slower (the pauses before each
+    /// reply and between streamed pieces): the app's demo, so each plan
+    /// step stays on screen for a moment.
+    pub fn paced(mut self, factor: u64) -> Self {
+        self.chunk_delay_ms = self.chunk_delay_ms.saturating_mul(factor);
+        for turn in &mut self.turns {
+            turn.delay_ms = turn.delay_ms.saturating_mul(factor);
+        }
+        self
+    }
+
     pub fn load(path: &Path) -> Result<Self, LlmError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             LlmError::Config(format!("cannot read scenario {}: {e}", path.display()))
