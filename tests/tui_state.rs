@@ -2766,3 +2766,41 @@ fn a_cell_shows_the_command_s_own_lines_and_a_refused_connection_says_what_to_do
     assert!(s.contains("is the server running? Start it"), "{s}");
     assert!(!s.contains("?."), "{s}");
 }
+
+#[test]
+fn a_call_waiting_for_approval_is_not_shown_running() {
+    let clock = Clock::new();
+    let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "cargo build"}));
+    let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    assert!(entry.waiting);
+    // The Tools pane alone (the prompt covers it on the whole screen).
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 30)).unwrap();
+    t.draw(|f| {
+        waypoint::tui::view::draw_pane(
+            f,
+            &mut a,
+            waypoint::tui::view::Pane::Trace,
+            f.area(),
+            clock.at(20.0),
+        )
+    })
+    .unwrap();
+    let s: String = t
+        .backend()
+        .buffer()
+        .content()
+        .chunks(60)
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+        .collect();
+    let row = s
+        .lines()
+        .find(|l| l.contains("bash cargo build"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains("waiting for approval"), "{row}");
+    assert!(!row.contains("running"), "{row}");
+    // Once answered it runs, and its clock starts then.
+    update::on_key(&mut a, key(KeyCode::Char('y')), clock.at(30.0));
+    let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    assert!(!entry.waiting);
+    assert_eq!(entry.started, clock.at(30.0));
+}

@@ -42,6 +42,9 @@ pub struct TraceEntry {
     /// Its stable id (what the plan pane's selection filters by).
     pub plan_item_id: Option<String>,
     pub status: TraceStatus,
+    /// Waiting for the user's approval: not running yet (its clock starts
+    /// when it is answered).
+    pub waiting: bool,
     pub started: Instant,
     pub duration: Option<Duration>,
     pub output: OutputLog,
@@ -169,6 +172,7 @@ impl Trace {
             plan_item,
             plan_item_id: None,
             status: TraceStatus::Running,
+            waiting: false,
             started: now,
             duration: None,
             output: OutputLog::default(),

@@ -19,6 +19,16 @@ const REASON_CAP: usize = 500;
 
 /// A tool call waits: it shows now, or after those already waiting.
 pub fn requested(app: &mut App, request: ApprovalRequest, now: Instant) {
+    if let Some(t) = app
+        .trace
+        .entries
+        .iter_mut()
+        .rev()
+        .find(|t| t.id == request.id)
+        && t.status == crate::tui::state::TraceStatus::Running
+    {
+        t.waiting = true;
+    }
     app.overlays.approvals.push(request);
     app.status.set_activity(Activity::Approval, now);
 }
@@ -134,6 +144,17 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
         Activity::Tool { name }
     };
     app.status.set_activity(next, now);
+    // The call runs from now (if it runs): the wait is not its time.
+    if let Some(t) = app
+        .trace
+        .entries
+        .iter_mut()
+        .rev()
+        .find(|t| t.id == request.id)
+    {
+        t.waiting = false;
+        t.started = now;
+    }
     vec![Effect::Send(Op::Approve {
         id: request.id,
         decision,

@@ -92,6 +92,7 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
     let p = ctx.palette;
     let now = ctx.now;
     let (icon, style) = match t.status {
+        TraceStatus::Running if t.waiting => ("⏸", p.warning()),
         TraceStatus::Running => (
             spinner(now.saturating_duration_since(t.started)),
             p.active(),
@@ -106,6 +107,7 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
     };
     let status = match (t.status, t.exit_code) {
         (TraceStatus::Error, Some(code)) => format!("exit {code}"),
+        (TraceStatus::Running, _) if t.waiting => "waiting for approval".into(),
         (TraceStatus::Running, _) => "running".into(),
         (TraceStatus::Ok, _) => "ok".into(),
         (TraceStatus::Error, None) if t.refusal.is_some() => "refused".into(),
