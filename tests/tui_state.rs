@@ -2804,3 +2804,33 @@ fn a_call_waiting_for_approval_is_not_shown_running() {
     assert!(!entry.waiting);
     assert_eq!(entry.started, clock.at(30.0));
 }
+
+#[test]
+fn tab_completes_the_approval_mode_and_the_model_name() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    type_text(&mut a, "/approval au", now);
+    update::on_key(&mut a, key(KeyCode::Tab), now);
+    assert_eq!(a.input.text(), "/approval auto-edit");
+    update::on_key(&mut a, key(KeyCode::Tab), now);
+    assert_eq!(
+        a.input.text(),
+        "/approval auto",
+        "a complete one goes on to the next"
+    );
+    assert_eq!(a.focus, Focus::Input);
+    a.input.clear();
+    type_text(&mut a, "/model gpt", now);
+    update::on_key(&mut a, key(KeyCode::Tab), now);
+    assert!(
+        a.input.text().starts_with("/model gpt-"),
+        "{}",
+        a.input.text()
+    );
+    // Nothing to complete: Tab moves the focus as ever.
+    a.input.clear();
+    type_text(&mut a, "hello", now);
+    update::on_key(&mut a, key(KeyCode::Tab), now);
+    assert_eq!(a.focus, Focus::Conversation);
+}

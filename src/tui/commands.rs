@@ -259,6 +259,28 @@ fn model_list(app: &App) -> String {
     out
 }
 
+/// `text` with its command's argument completed, for Tab: the approval
+/// modes for `/approval`, the known models for `/model`. A complete
+/// argument goes on to the next choice; `None` when there is nothing to
+/// complete (Tab then moves the focus).
+pub fn complete_argument(text: &str) -> Option<String> {
+    let rest = text.strip_prefix('/')?;
+    let (name, arg) = rest.split_once(' ')?;
+    if arg.contains(char::is_whitespace) {
+        return None;
+    }
+    let choices: Vec<&str> = match name {
+        "approval" => ApprovalMode::ALL.iter().map(|m| m.as_str()).collect(),
+        "model" => KNOWN.iter().map(|m| m.name).collect(),
+        _ => return None,
+    };
+    let next = match choices.iter().position(|c| *c == arg) {
+        Some(at) => choices[(at + 1) % choices.len()],
+        None => choices.iter().find(|c| c.starts_with(arg)).copied()?,
+    };
+    Some(format!("/{name} {next}"))
+}
+
 /// What each approval mode lets run without asking.
 fn mode_help(mode: ApprovalMode) -> &'static str {
     match mode {

@@ -47,7 +47,7 @@ pub const BINDINGS: &[Binding] = &[
         Global,
         &[plain(KeyCode::Tab)],
         Action::Focus,
-        "focus input, conversation, plan, tools",
+        "next pane; completes /approval and /model",
     ),
     bind(
         Global,

@@ -208,6 +208,14 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             none
         }
         Action::Focus => {
+            // In the input, Tab first completes a command's argument
+            // (`/approval au` → `/approval auto-edit`).
+            if app.focus == Focus::Input
+                && let Some(done) = commands::complete_argument(&app.input.text())
+            {
+                app.input.set_text(&done);
+                return none;
+            }
             app.focus = app.focus.next();
             none
         }
