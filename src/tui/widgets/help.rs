@@ -32,10 +32,28 @@ pub fn rows() -> Vec<(String, String)> {
 /// Lines below the key rows: a blank and the note on typed text.
 const FOOTER: usize = 2;
 
-/// The help's box in `area`, and how many lines it holds in all.
+/// The widest the keys column gets.
+const KEY_COLUMN: usize = 24;
+
+/// The help's box in `area`, and how many lines it holds in all: as wide
+/// as its longest row needs (a wide terminal cuts nothing), at most the
+/// terminal.
 pub fn area(area: Rect) -> (Rect, usize) {
-    let total = rows().len() + FOOTER;
-    let w = area.width.min(76);
+    let rows = rows();
+    let total = rows.len() + FOOTER;
+    let key_w = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(KEY_COLUMN);
+    let what_w = rows
+        .iter()
+        .map(|(_, w)| w.chars().count())
+        .max()
+        .unwrap_or(0);
+    let needed = u16::try_from(key_w + 2 + what_w + 2).unwrap_or(u16::MAX);
+    let w = area.width.min(needed.max(76));
     let h = area
         .height
         .min(u16::try_from(total).unwrap_or(u16::MAX).saturating_add(2));
@@ -59,7 +77,7 @@ pub fn render(frame: &mut Frame, ctx: &Ctx<'_>, area: Rect, top: usize) {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0)
-        .min(24)
+        .min(KEY_COLUMN)
         .min(usize::from(w) / 2);
     // One line per key, cut to the box (never wrapped, so a small
     // terminal still shows as many keys as it has rows).
