@@ -172,6 +172,36 @@ pub fn clean_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(cleaned.replace(['\n', '\t'], " "))
 }
 
+/// `text` with each tab expanded to the next multiple of `stop` columns
+/// of its line (display width), as a terminal shows it: columns a command
+/// aligned with tabs stay aligned.
+pub fn expand_tabs(text: &str, stop: usize) -> Cow<'_, str> {
+    if !text.contains('\t') {
+        return Cow::Borrowed(text);
+    }
+    let stop = stop.max(1);
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut column = 0;
+    for c in text.chars() {
+        match c {
+            '\t' => {
+                let n = stop - column % stop;
+                out.extend(std::iter::repeat_n(' ', n));
+                column += n;
+            }
+            '\n' => {
+                out.push(c);
+                column = 0;
+            }
+            c => {
+                out.push(c);
+                column += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `text` for a file: every control character but `\n` and `\t` written
 /// as a visible escape (`\x1b`, `\u{9b}`), so nothing is lost and nothing
 /// acts when the file is later shown on a terminal (`cat`, `less -R`).
@@ -249,6 +279,17 @@ impl StreamCleaner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tabs_expand_to_their_stops() {
+        assert_eq!(expand_tabs("a\tb\nabcd\tc", 4), "a   b\nabcd    c");
+        assert_eq!(
+            expand_tabs("name\tsize\nx\t1", 8),
+            "name    size\nx       1"
+        );
+        assert_eq!(expand_tabs("é\tx", 4), "é   x");
+        assert!(matches!(expand_tabs("no tabs", 8), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn a_file_gets_controls_escaped_and_json_its_c1_range() {

@@ -1185,7 +1185,7 @@ fn escape_sequences_from_the_model_tools_or_servers_never_reach_the_screen() {
     update::on_key(&mut a, key(KeyCode::Enter), now);
     let s = screen_text(&mut a, 120, 40, now);
     check(&s);
-    assert!(s.contains("out    put"), "{s}");
+    assert!(s.contains("out     put"), "to its tab stop: {s}");
     assert!(s.contains("over"), "{s}");
     // Pasted text is cleaned as well.
     update::on_paste(&mut a, &format!("pasted {evil}"));

@@ -24,7 +24,8 @@ pub fn wrap(
     let fit = |p: Span<'static>| if p.width() >= width { Span::raw("") } else { p };
     let (first, rest) = (fit(first), fit(rest));
     // No escape sequence or control reaches the screen (`\n`, `\t` stay).
-    let text = crate::text::clean(text).replace('\t', "    ");
+    let text = crate::text::clean(text);
+    let text = crate::text::expand_tabs(&text, 8);
     let rows = wrap_text(&text, style, width - first.width(), width - rest.width());
     if rows.is_empty() {
         return vec![Line::from(vec![first])];

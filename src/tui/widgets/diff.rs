@@ -167,10 +167,9 @@ pub fn hard_wrap(text: &str, width: usize) -> Vec<String> {
 /// The model's text for a diff: no escape sequences or controls, tabs expanded.
 pub fn clean_for_lines(text: &str) -> std::borrow::Cow<'_, str> {
     let clean = crate::text::clean(text);
-    if clean.contains('\t') {
-        std::borrow::Cow::Owned(clean.replace('\t', "    "))
-    } else {
-        clean
+    match crate::text::expand_tabs(&clean, 4) {
+        std::borrow::Cow::Borrowed(_) => clean,
+        std::borrow::Cow::Owned(expanded) => std::borrow::Cow::Owned(expanded),
     }
 }
 

@@ -173,7 +173,10 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
     for line in folded {
         // Tabs are expanded, as in the expanded view (not dropped).
         rows.push(Line::styled(
-            truncate(&format!("  │ {}", line.replace('\t', "    ")), width),
+            truncate(
+                &format!("  │ {}", crate::text::expand_tabs(&line, 8)),
+                width,
+            ),
             p.dim(),
         ));
     }
@@ -338,7 +341,10 @@ fn render_detail(
     let mut text_lines = detail.text.lines().skip(top.saturating_sub(head_rows));
     while visible.len() < height {
         match text_lines.next() {
-            Some(line) => visible.push(Line::raw(truncate(&line.replace('\t', "    "), width))),
+            Some(line) => visible.push(Line::raw(truncate(
+                &crate::text::expand_tabs(&line, 8),
+                width,
+            ))),
             None => break,
         }
     }
