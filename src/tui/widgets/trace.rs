@@ -342,7 +342,7 @@ fn render_detail(
     while visible.len() < height {
         match text_lines.next() {
             Some(line) => visible.push(Line::raw(truncate(
-                &crate::text::expand_tabs(&line, 8),
+                &crate::text::expand_tabs(line, 8),
                 width,
             ))),
             None => break,
