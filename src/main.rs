@@ -3,8 +3,6 @@
 //! headless mode, or a subcommand.
 
 use std::io::IsTerminal;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,7 +51,7 @@ fn main() {
     if let Err(e) = color_eyre::install() {
         eprintln!("waypoint: cannot install the error handler: {e}");
     }
-    init_logging();
+    setup::init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -75,46 +73,6 @@ fn main() {
     // still running (tools kill their process group on drop).
     runtime.shutdown_timeout(Duration::from_secs(1));
     std::process::exit(code);
-}
-
-/// Logs go to a file, never to the terminal: `WAYPOINT_LOG` or the state folder.
-fn init_logging() {
-    let path = std::env::var_os("WAYPOINT_LOG")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let base = std::env::var_os("XDG_STATE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state"))
-                })?;
-            Some(base.join("waypoint").join("waypoint.log"))
-        });
-    let Some(path) = path else { return };
-    // The log holds error bodies and paths: the user's alone, like the
-    // sessions (folders it makes 0700, the file 0600, an older 0644 file
-    // tightened).
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir);
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&path)
-    else {
-        return;
-    };
-    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
-    let filter = tracing_subscriber::EnvFilter::try_from_env("WAYPOINT_LOG_LEVEL")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_writer(std::sync::Mutex::new(file))
-        .try_init();
 }
 
 /// The environment as the settings read it: a key taken at start-up (see

@@ -368,6 +368,47 @@ pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsSt
     127
 }
 
+/// Logs go to a file, never to the terminal: `WAYPOINT_LOG` or the state
+/// folder. The log holds error bodies and paths: the user's alone, like the
+/// sessions (folders it makes 0700, the file 0600, an older 0644 file
+/// tightened).
+pub fn init_logging() {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    let path = std::env::var_os("WAYPOINT_LOG")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let base = std::env::var_os("XDG_STATE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state"))
+                })?;
+            Some(base.join("waypoint").join("waypoint.log"))
+        });
+    let Some(path) = path else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+    else {
+        return;
+    };
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WAYPOINT_LOG_LEVEL")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

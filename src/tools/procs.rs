@@ -197,13 +197,15 @@ pub fn end_leftovers(session: &str) -> Vec<String> {
             {
                 continue;
             }
+            // Named before it is killed (a dead process has no command line).
+            let named = format!("`{}` (pid {pid})", command_line(pid));
             // SAFETY: kill(2) has no memory-safety preconditions.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
             }
             seen.insert(pid);
             found += 1;
-            ended.push(format!("`{}` (pid {pid})", command_line(pid)));
+            ended.push(named);
         }
         if found == 0 {
             break;
