@@ -499,6 +499,9 @@ async fn a_session_open_in_one_process_is_not_continued_by_another() {
     );
     let err = refused.err().expect("refused").to_string();
     assert!(err.contains("open in another Waypoint process"), "{err}");
+    // Said once, by its id (not a path followed by the same words).
+    assert_eq!(err.matches("session").count(), 1, "{err}");
+    assert!(!err.contains(".jsonl"), "{err}");
     // Nor deleted under it: `sessions rm` and `prune` leave it.
     let err = store.remove(&info).unwrap_err().to_string();
     assert!(

@@ -2610,16 +2610,20 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
         .position(|l| l.contains("✘ bash cargo test · 2.0 s · exit 3"))
         .unwrap_or_else(|| panic!("{s}"));
     // The failed command's last three lines of output follow its cell; the
-    // refused plan update shows none (its reason is in the plan pane).
+    // refused plan update says why under its own cell.
     for k in 1..=3 {
         assert!(lines[at + k].starts_with("│    │ "), "{s}");
     }
     assert!(lines[at + 3].contains("test cli::parses ... ok"), "{s}");
     assert!(lines[at + 4].contains("✘ todo_write 3 items"), "{s}");
+    assert!(
+        lines[at + 5].starts_with("│    │ ") && lines[at + 5].contains("both in_"),
+        "{s}"
+    );
     // A running call: a spinner and its running time, which moves with
     // each redraw (the lines are cached; this one is drawn live).
-    assert!(lines[at + 5].contains("⠋ bash echo"), "{s}");
-    assert!(lines[at + 5].contains(" · 1s"), "{s}");
+    assert!(lines[at + 6].contains("⠋ bash echo"), "{s}");
+    assert!(lines[at + 6].contains(" · 1s"), "{s}");
     let later = screen_text(&mut a, 80, 24, clock.at(11.45));
     let line = later
         .lines()

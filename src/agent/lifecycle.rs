@@ -132,8 +132,13 @@ impl Session {
             ..
         } = restored;
         let id = header.id.clone();
-        let transcript = Transcript::reopen(&path, header, card, valid_len)
-            .map_err(|e| SessionError::io(&path, e))?;
+        let transcript = Transcript::reopen(&path, header, card, valid_len).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                SessionError::Locked(crate::session::short_id(&id).to_string())
+            } else {
+                SessionError::io(&path, e)
+            }
+        })?;
         self.clear_state();
         self.transcript = transcript;
         self.store = Some(store);

@@ -67,6 +67,8 @@ pub enum SessionError {
         "session {0} is open in another Waypoint process; quit that one first (nothing was deleted)"
     )]
     InUse(String),
+    #[error("session {0} is open in another Waypoint process; quit that one first")]
+    Locked(String),
 }
 
 impl SessionError {

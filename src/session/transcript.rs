@@ -233,7 +233,9 @@ fn lock(file: &File) -> std::io::Result<()> {
     if try_lock(file)? {
         Ok(())
     } else {
-        Err(std::io::Error::other(
+        // `WouldBlock`: the opener turns it into `SessionError::Locked`.
+        Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
             "the session is open in another Waypoint process; quit that one first",
         ))
     }

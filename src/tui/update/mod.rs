@@ -555,7 +555,13 @@ pub(crate) fn show_sent(app: &mut App, text: &str) {
 fn cell_tail(t: &crate::tui::state::TraceEntry) -> Vec<String> {
     const TAIL_LINES: usize = 3;
     if t.summary.detail == ToolDetail::Plan {
-        return Vec::new();
+        // A refused plan update says why under its cell, not only in the
+        // Tools pane.
+        return match (&t.refusal, t.status) {
+            (Some(why), TraceStatus::Error) => vec![why.clone()],
+            (None, TraceStatus::Error) => t.output.command_tail(1),
+            _ => Vec::new(),
+        };
     }
     if t.name == "bash" || t.status != TraceStatus::Ok {
         return t.output.command_tail(TAIL_LINES);
