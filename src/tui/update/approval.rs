@@ -19,12 +19,7 @@ const REASON_CAP: usize = 500;
 
 /// A tool call waits: it shows now, or after those already waiting.
 pub fn requested(app: &mut App, request: ApprovalRequest, now: Instant) {
-    if let Some(t) = app
-        .trace
-        .entries
-        .iter_mut()
-        .rev()
-        .find(|t| t.id == request.id)
+    if let Some(t) = app.trace.by_id(&request.id)
         && t.status == crate::tui::state::TraceStatus::Running
     {
         t.waiting = true;
@@ -145,13 +140,7 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
     };
     app.status.set_activity(next, now);
     // The call runs from now (if it runs): the wait is not its time.
-    if let Some(t) = app
-        .trace
-        .entries
-        .iter_mut()
-        .rev()
-        .find(|t| t.id == request.id)
-    {
+    if let Some(t) = app.trace.by_id(&request.id) {
         t.waiting = false;
         t.started = now;
     }
