@@ -1947,8 +1947,31 @@ fn n_refuses_with_the_reason_typed_and_esc_refuses_and_interrupts() {
         )]
     );
     assert!(!a.overlays.approvals.is_open());
-    let last = a.conversation.entries.last().unwrap().text();
-    assert!(last.contains("Refused by the user") && last.contains("rm -rf target"));
+    // The engine answers the call with the refusal: its cell says so, once.
+    update::on_event(
+        &mut a,
+        Event::ToolCallEnd {
+            id: "t4".into(),
+            name: "bash".into(),
+            status: ToolStatus::Error,
+            duration_ms: 0,
+            output: "Refused by the user: not now, anway please".into(),
+            exit_code: None,
+        },
+        now,
+    );
+    let s = screen_text(&mut a, 120, 40, now);
+    // In the conversation (the left column; the Tools pane shows it too).
+    let conversation: String = s
+        .lines()
+        .map(|l| l.chars().take(72).collect::<String>() + "\n")
+        .collect();
+    assert_eq!(
+        conversation.matches("Refused by the user").count(),
+        1,
+        "{conversation}"
+    );
+    assert!(conversation.contains("bash rm -rf target"), "{s}");
 
     // n then Esc: refused without a reason.
     let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));

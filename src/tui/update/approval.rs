@@ -127,8 +127,9 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
             "Allowed for this session: {} (approved {what}).",
             request.always_covers()
         )),
-        Decision::Refuse { reason: Some(r) } => Some(format!("Refused by the user: {what}: {r}")),
-        Decision::Refuse { reason: None } => Some(format!("Refused by the user: {what}")),
+        // A refusal is said once: by the call's own cell, which shows the
+        // result the model gets ("Refused by the user: …").
+        Decision::Refuse { .. } => None,
     };
     if let Some(note) = note {
         app.notice(NoticeKind::Info, note);
