@@ -21,20 +21,16 @@ fn landlock_or_skip(what: &str) -> bool {
     true
 }
 
-/// A HOME outside the temp folder (the temp folder is writable in the
-/// sandbox, so a HOME inside it would prove nothing).
+/// A HOME for the run under test. The run gets a temp folder of its own
+/// ([`run_headless`]), so this HOME is outside what the sandbox lets
+/// commands write wherever the checkout is (CI may clone into /tmp).
 fn isolated_home() -> tempfile::TempDir {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(&base).unwrap();
-    let home = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix("home-")
         .tempdir_in(base)
-        .unwrap();
-    assert!(
-        !home.path().starts_with(std::env::temp_dir()),
-        "the test's HOME must not be in the temp folder"
-    );
-    home
+        .unwrap()
 }
 
 /// Runs `waypoint` (the binary at `exe`) headless on a scenario whose one
@@ -47,6 +43,13 @@ fn run_headless(exe: &Path, home: &Path, ws: &Path, commands: &[&str]) -> Vec<St
     let scenario = home.join("scenario.json");
     let turns = json!({"turns": [{"text": "Running.", "tool_calls": calls}, {"text": "Done."}]});
     std::fs::write(&scenario, turns.to_string()).unwrap();
+    // The run's own temp folder (writable in its sandbox): neither HOME nor
+    // anything the tests check lies in it.
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(
+        !home.starts_with(tmp.path()) && !tmp.path().starts_with(home),
+        "the test's HOME must not be in the run's temp folder"
+    );
     let out = Command::new(exe)
         .args(["-p", "go", "--output-format", "jsonl", "--scenario"])
         .arg(&scenario)
@@ -55,6 +58,7 @@ fn run_headless(exe: &Path, home: &Path, ws: &Path, commands: &[&str]) -> Vec<St
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", home)
+        .env("TMPDIR", tmp.path())
         .env("WAYPOINT_HOME", home.join(".waypoint"))
         .stdin(Stdio::null())
         .output()
