@@ -433,6 +433,9 @@ async fn slash_commands_switch_the_model_and_never_reach_it() {
     })
     .await;
     tmux.key("Escape");
+    // Typed only once the help is gone: an ESC followed at once by `/`
+    // reads as Alt+/ to the terminal.
+    wait_async(&tmux, "the help to close", |s| !s.contains("┌ Keys")).await;
     // /model NAME: the status line names it once the engine switched.
     tmux.type_text("/model claude-second");
     tmux.key("Enter");
