@@ -227,29 +227,14 @@ async fn run(cli: Cli) -> Result<i32> {
     for file in &instructions {
         tracing::info!(path = %file.path.display(), bytes = file.size, "project instructions");
     }
-    let (mode, note) = setup::safety(
+    let note = settle_safety(
         &settings,
         &mut config,
-        workspace.root(),
-        interactive,
-        cli.demo,
+        &workspace,
+        (interactive, cli.demo),
+        &instructions,
+        resumed_in,
     );
-    let environment = format!(
-        "{}\n{}",
-        context::environment(workspace.root(), &context::today()),
-        setup::safety_block(mode, config.tools.sandbox.as_ref())
-    );
-    config.system_prompt =
-        context::system_prompt(&config.system_prompt, &environment, &instructions);
-    config.approval = mode;
-    // Said once: on stderr, and in the app as a notice on its first screen.
-    let note = match (resumed_in, note) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
-    };
-    if let Some(note) = &note {
-        eprintln!("waypoint: {note}");
-    }
     // The engine keeps the factory: reloading the settings or switching the
     // model builds the next client the way this first one is built.
     let factory = Arc::new(
@@ -524,6 +509,38 @@ async fn run_tui(
         eprintln!("resume with: waypoint -r {id}");
     }
     Ok(ended.ended.exit_code())
+}
+
+/// The approval mode and sandbox for this run, the system prompt that says
+/// so (with the environment and the project's instructions, written once so
+/// it stays byte-stable), and the start-up note: which folder a resumed
+/// session works in, and why there is no sandbox. The note is said once, on
+/// stderr, and returned for the app's first screen.
+fn settle_safety(
+    settings: &Settings,
+    config: &mut AgentConfig,
+    workspace: &Workspace,
+    (interactive, demo): (bool, bool),
+    instructions: &[context::Instructions],
+    resumed_in: Option<String>,
+) -> Option<String> {
+    let (mode, note) = setup::safety(settings, config, workspace.root(), interactive, demo);
+    let environment = format!(
+        "{}\n{}",
+        context::environment(workspace.root(), &context::today()),
+        setup::safety_block(mode, config.tools.sandbox.as_ref())
+    );
+    config.system_prompt =
+        context::system_prompt(&config.system_prompt, &environment, instructions);
+    config.approval = mode;
+    let note = match (resumed_in, note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
+    if let Some(note) = &note {
+        eprintln!("waypoint: {note}");
+    }
+    note
 }
 
 /// The demo's temporary workspace: removed when dropped, unless kept.
