@@ -293,7 +293,7 @@ async fn run_session(client: Arc<dyn ModelClient>, workspace: Workspace) -> (usi
     let mut calls = 0;
     let mut errors = 0;
     loop {
-        match handle.events.recv().await.expect("engine stopped") {
+        match handle.events.recv().await.expect("engine stopped").event {
             Event::ToolCallEnd { status, .. } => {
                 calls += 1;
                 if status != ToolStatus::Ok {

@@ -1,5 +1,6 @@
 //! The seam between the engine and whatever drives it: `Op`s are requests
-//! sent in, `Event`s are facts sent out. Invariant: every `ToolCallBegin`
+//! sent in, `Event`s are facts sent out, each in an [`Envelope`] that says
+//! whose it is (which thread, which of its turns). Invariant: every `ToolCallBegin`
 //! is followed by exactly one `ToolCallEnd` for the same id, even when the
 //! turn is interrupted; every `TurnStarted` ends in `TurnComplete` or
 //! `TurnAborted`. Both are plain data that round-trip through serde: this
@@ -269,6 +270,58 @@ pub enum AbortReason {
     Failed,
 }
 
+/// Which agent a fact is of: the root thread is the one the user talks
+/// to; a child (a subagent a tool call started) gets a number of its own.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct ThreadId(pub u32);
+
+impl ThreadId {
+    /// The thread the user talks to.
+    pub const ROOT: ThreadId = ThreadId(0);
+
+    pub fn is_root(&self) -> bool {
+        *self == Self::ROOT
+    }
+}
+
+impl std::fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "thread {}", self.0)
+    }
+}
+
+/// An event with its address: the thread it is of, the parent's tool call
+/// that started that thread (none for the root), and the thread's turn it
+/// happened in (from 1; 0 before the first turn). On the wire the event's
+/// fields sit beside the address (`{"thread":1,"turn":2,"type":…}`); the
+/// root thread's number is left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    #[serde(default, skip_serializing_if = "ThreadId::is_root")]
+    pub thread: ThreadId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call: Option<String>,
+    #[serde(default)]
+    pub turn: u32,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+impl Envelope {
+    /// `event` of the root thread in `turn`.
+    pub fn root(turn: u32, event: Event) -> Self {
+        Self {
+            thread: ThreadId::ROOT,
+            parent_call: None,
+            turn,
+            event,
+        }
+    }
+}
+
 /// A fact from the engine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -426,9 +479,10 @@ pub enum Event {
         notes: Vec<String>,
     },
     /// A resumed session's past, as the events a driver saw live (in
-    /// order, user messages included); follows its `SessionStarted`.
+    /// order, user messages included, each with its address); follows its
+    /// `SessionStarted`.
     History {
-        events: Vec<Event>,
+        events: Vec<Envelope>,
     },
     /// A user message from a resumed session's history (live messages are
     /// shown by the driver that sent them).

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::events::{AbortReason, Event, StopReason, ToolStatus};
+use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
 use crate::llm::Usage;
 use crate::text::{StreamCleaner, clean, clean_line};
 
@@ -114,9 +114,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         self
     }
 
-    /// Prints one event; returns the outcome when it ends the run.
-    pub fn handle(&mut self, event: &Event) -> io::Result<Option<Outcome>> {
+    /// Prints one event (jsonl: with its address); returns the outcome
+    /// when it ends the run (only the root thread's turn does).
+    pub fn handle(&mut self, envelope: &Envelope) -> io::Result<Option<Outcome>> {
+        let event = &envelope.event;
         let outcome = match event {
+            _ if !envelope.thread.is_root() => None,
             Event::TurnComplete { open_items: 0, .. } => Some(Outcome::Completed),
             Event::TurnComplete { .. } => Some(Outcome::OpenItems),
             Event::TurnAborted { reason, .. } => Some(match reason {
@@ -141,14 +144,14 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::PlanUpdated { .. } => self.note_plan(event),
             Event::History { events } => {
                 // The past is not printed again, but the plan it ends with counts.
-                events.iter().for_each(|past| self.note_plan(past));
+                events.iter().for_each(|past| self.note_plan(&past.event));
                 return Ok(None);
             }
             _ => {}
         }
         match self.format {
             OutputFormat::Jsonl => {
-                serde_json::to_writer(&mut self.out, event)?;
+                serde_json::to_writer(&mut self.out, envelope)?;
                 self.out.write_all(b"\n")?;
                 // The one clear line on stderr is promised in every format.
                 match event {
@@ -514,7 +517,7 @@ mod tests {
         {
             let mut p = Printer::new(OutputFormat::Text, &mut out, &mut err).live_text(live);
             for e in events {
-                p.handle(e).unwrap();
+                p.handle(&Envelope::root(1, e.clone())).unwrap();
             }
         }
         (
@@ -688,11 +691,14 @@ mod tests {
         let mut err = Vec::new();
         {
             let mut p = Printer::new(OutputFormat::Jsonl, &mut out, &mut err);
-            p.handle(&Event::TurnAborted {
-                reason: AbortReason::Failed,
-                message: "the API refused the request (HTTP 401): invalid x-api-key".into(),
-                error: Some(crate::events::ErrorKind::Auth),
-            })
+            p.handle(&Envelope::root(
+                1,
+                Event::TurnAborted {
+                    reason: AbortReason::Failed,
+                    message: "the API refused the request (HTTP 401): invalid x-api-key".into(),
+                    error: Some(crate::events::ErrorKind::Auth),
+                },
+            ))
             .unwrap();
         }
         let out = String::from_utf8(out).unwrap();

@@ -361,10 +361,13 @@ async fn print_events(
                 continue;
             }
         };
-        let Some(event) = event else { return Ok(None) };
+        let Some(envelope) = event else {
+            return Ok(None);
+        };
+        let event = &envelope.event;
         // Nobody can answer an approval here: the call is refused (the
         // printer says so) and the turn goes on.
-        if let Event::ApprovalRequested { id, .. } = &event {
+        if let Event::ApprovalRequested { id, .. } = event {
             let _ = handle.ops.send(Op::Approve {
                 id: id.clone(),
                 decision: Decision::Refuse {
@@ -379,7 +382,7 @@ async fn print_events(
             cache_read_tokens,
             cache_write_tokens,
             ..
-        } = &event
+        } = event
         {
             let request = Usage {
                 input_tokens: *input_tokens,
@@ -392,7 +395,10 @@ async fn print_events(
                 None => totals.push((model.clone(), request)),
             }
         }
-        if let Some(outcome) = printer.handle(&event).wrap_err("cannot write the output")? {
+        if let Some(outcome) = printer
+            .handle(&envelope)
+            .wrap_err("cannot write the output")?
+        {
             return Ok(Some((outcome, totals)));
         }
     }

@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use waypoint::agent::compact::{PLAN_HEADER, SUMMARY_HEADER};
 use waypoint::agent::conversation::Conversation;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle};
-use waypoint::events::{Event, Op};
+use waypoint::events::{Envelope, Event, Op};
 use waypoint::llm::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StopReason,
     StreamEvent, Usage,
@@ -200,14 +200,15 @@ fn start(model: Arc<Model>, window: u64) -> (AgentHandle, tempfile::TempDir) {
     (Agent::spawn(model, ws, config(window)), dir)
 }
 
-async fn until_idle(events: &mut UnboundedReceiver<Event>, after_turn: bool) -> Vec<Event> {
+async fn until_idle(events: &mut UnboundedReceiver<Envelope>, after_turn: bool) -> Vec<Event> {
     let mut seen = Vec::new();
     let mut turn_done = !after_turn;
     loop {
         let ev = tokio::time::timeout(Duration::from_secs(60), events.recv())
             .await
             .expect("the engine went quiet")
-            .expect("the engine stopped");
+            .expect("the engine stopped")
+            .event;
         match &ev {
             Event::TurnComplete { .. } | Event::TurnAborted { .. } => turn_done = true,
             Event::Idle if turn_done => {
@@ -372,7 +373,8 @@ async fn run_with(mode: SummaryMode) -> (Vec<Event>, Arc<Model>) {
         let ev = tokio::time::timeout(Duration::from_secs(30), events.recv())
             .await
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .event;
         let end = matches!(ev, Event::CompactionEnd { .. });
         seen.push(ev);
         if end {

@@ -16,7 +16,7 @@ use waypoint::todo::{Author, PlanEdit};
 
 /// The message of the next error of `kind`.
 async fn error_of(
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<waypoint::events::Envelope>,
     kind: ErrorKind,
 ) -> String {
     let seen = until(

@@ -546,3 +546,44 @@ async fn a_known_model_of_another_provider_switches_provider_or_is_refused() {
     // Never sent to Anthropic's API under an OpenAI model's name.
     assert_eq!(r.server.requests()[0].body["model"], "claude-test");
 }
+
+#[tokio::test]
+async fn every_event_carries_its_thread_and_turn() {
+    let mut r = Rig::start(
+        vec![sse(Turn::text("one")), sse(Turn::text("two"))],
+        AgentConfig::default(),
+        |url| client(url, "claude-test"),
+    )
+    .await;
+    let mut seen = Vec::new();
+    for text in ["first", "second"] {
+        r.submit(text);
+        loop {
+            let envelope = tokio::time::timeout(Duration::from_secs(30), r.handle.events.recv())
+                .await
+                .expect("an event within 30 s")
+                .expect("engine alive");
+            let end = matches!(envelope.event, Event::TurnComplete { .. });
+            seen.push(envelope);
+            if end {
+                break;
+            }
+        }
+    }
+    // Before the first turn: turn 0; from each TurnStarted to its end: its number.
+    let mut turn = 0;
+    for envelope in &seen {
+        assert!(envelope.thread.is_root() && envelope.parent_call.is_none());
+        if let Event::TurnStarted { .. } = envelope.event {
+            turn += 1;
+        }
+        assert_eq!(envelope.turn, turn, "{envelope:?}");
+    }
+    assert_eq!(turn, 2);
+    // On the wire the address sits beside the event's own fields.
+    let text = serde_json::to_string(seen.last().unwrap()).unwrap();
+    assert!(
+        text.starts_with(r#"{"turn":2,"type":"turn_complete""#),
+        "{text}"
+    );
+}

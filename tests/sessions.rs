@@ -148,8 +148,12 @@ async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
         (restored.totals.input_tokens, restored.totals.output_tokens),
         last_usage(&second)
     );
-    let users: Vec<&str> = restored
-        .history
+    // Each past event keeps its turn: two turns, numbered from 1.
+    assert_eq!(restored.turns, 2);
+    let turns: Vec<u32> = restored.history.iter().map(|e| e.turn).collect();
+    assert!(turns.is_sorted() && turns.last() == Some(&2), "{turns:?}");
+    let history: Vec<Event> = restored.history.iter().map(|e| e.event.clone()).collect();
+    let users: Vec<&str> = history
         .iter()
         .filter_map(|e| match e {
             Event::UserMessage { text } => Some(text.as_str()),
@@ -161,18 +165,12 @@ async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
     let begins = |e: &Event| matches!(e, Event::ToolCallBegin { .. });
     let ends = |e: &Event| matches!(e, Event::ToolCallEnd { .. });
     assert_eq!(
-        count(&restored.history, begins),
+        count(&history, begins),
         count(&first, begins) + count(&second, begins)
     );
+    assert_eq!(count(&history, ends), count(&history, begins));
     assert_eq!(
-        count(&restored.history, ends),
-        count(&restored.history, begins)
-    );
-    assert_eq!(
-        count(&restored.history, |e| matches!(
-            e,
-            Event::TurnComplete { .. }
-        )),
+        count(&history, |e| matches!(e, Event::TurnComplete { .. })),
         2
     );
 }
@@ -243,7 +241,7 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     assert_eq!(results[0].1, session::replay::DIED_RUNNING);
     assert_eq!(results[1].1, session::replay::DIED_BEFORE);
     assert!(matches!(
-        restored.history.last(),
+        restored.history.last().map(|e| &e.event),
         Some(Event::TurnAborted { .. })
     ));
     let plan_before: Vec<_> = restored.plan.items().to_vec();
@@ -359,13 +357,11 @@ async fn opening_another_stored_session_replaces_this_one() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::UserMessage { text } if text == "one"))
+            .any(|e| matches!(&e.event, Event::UserMessage { text } if text == "one"))
     );
-    assert!(
-        events.iter().any(
-            |e| matches!(e, Event::PlanUpdated { items, .. } if items[0].content == "Old step")
-        )
-    );
+    assert!(events.iter().any(
+        |e| matches!(&e.event, Event::PlanUpdated { items, .. } if items[0].content == "Old step")
+    ));
     // An unknown id is refused with a message; the session stays.
     h.ops.send(Op::OpenSession { id: "zzzz".into() }).unwrap();
     let refused = until(&mut h.events, |e| matches!(e, Event::Error { .. })).await;

@@ -382,7 +382,11 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
             PlanDiff::default(),
         ),
     ];
-    update::on_event(&mut a, Event::History { events: past }, now);
+    let events = past
+        .into_iter()
+        .map(|e| waypoint::events::Envelope::root(1, e))
+        .collect();
+    update::on_event(&mut a, Event::History { events }, now);
     assert_eq!(a.plan.revisions.list.len(), 2);
     assert_eq!(a.plan.revisions.list[1].author, Author::User);
 }

@@ -8,7 +8,7 @@ mod tui_support;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use serde_json::json;
 use tui_support::*;
-use waypoint::events::{AbortReason, CompactReason, Event, Op, ToolStatus};
+use waypoint::events::{AbortReason, CompactReason, Envelope, Event, Op, ToolStatus};
 use waypoint::todo::TodoStatus;
 use waypoint::tui::spill::SpillFiles;
 use waypoint::tui::state::{Activity, App, EntryKind, Focus, NoticeKind, TraceStatus};
@@ -1814,10 +1814,13 @@ fn a_resumed_sessions_notices_follow_its_history() {
         &mut a,
         Event::History {
             events: vec![
-                Event::UserMessage {
-                    text: "earlier prompt".into(),
-                },
-                text("earlier reply"),
+                Envelope::root(
+                    1,
+                    Event::UserMessage {
+                        text: "earlier prompt".into(),
+                    },
+                ),
+                Envelope::root(1, text("earlier reply")),
             ],
         },
         now,

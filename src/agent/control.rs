@@ -8,6 +8,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedSender;
+
+use super::Outbox;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ClientFactory, ModelChoice};
@@ -59,12 +61,12 @@ pub(super) struct Control {
     pub(super) mode_request: Arc<Mutex<Option<ApprovalMode>>>,
     /// The session's plan: the user's edits apply to it at once.
     pub(super) plan: SharedPlan,
-    pub(super) events: UnboundedSender<Event>,
+    pub(super) events: Outbox,
 }
 
 impl Control {
     fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+        self.events.send(event);
     }
 
     fn error(&self, kind: ErrorKind, message: impl Into<String>) {

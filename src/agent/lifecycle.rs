@@ -59,6 +59,7 @@ impl Session {
         // The old session's account ends with it.
         self.ledger = Ledger::new();
         self.emit(Event::SessionReset);
+        self.events.set_turns(0);
         if let Some(store) = &self.store {
             self.transcript = store.create(self.header());
         }
@@ -127,6 +128,7 @@ impl Session {
             ledger,
             totals,
             history,
+            turns,
             repairs,
             notes,
             ..
@@ -143,6 +145,7 @@ impl Session {
         self.transcript = transcript;
         self.store = Some(store);
         self.conversation = conversation;
+        self.events.set_turns(turns);
         {
             let mut state = self.plan.lock();
             state.manager = plan;

@@ -13,6 +13,7 @@ mod control;
 pub mod conversation;
 mod lifecycle;
 pub mod mentions;
+mod outbox;
 mod plan;
 mod record;
 pub mod reminders;
@@ -25,7 +26,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{ApprovalMode, CompactReason, Decision, ErrorKind, Event, Op};
+use crate::events::{ApprovalMode, CompactReason, Decision, Envelope, ErrorKind, Event, Op};
 use crate::llm::{ModelClient, Usage};
 use crate::session::{SessionError, SessionStore, Transcript};
 use crate::todo::{Ledger, SharedPlan, TodoItem};
@@ -34,6 +35,7 @@ pub use client::{ClientFactory, FixedClient, ModelChoice};
 use control::{Control, Phase, Step};
 use conversation::Conversation;
 pub use lifecycle::{SessionSetup, resume_note};
+pub(crate) use outbox::Outbox;
 use reminders::Reminders;
 
 pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
@@ -113,7 +115,7 @@ struct Session {
         Vec<crate::todo::TodoItem>,
     )>,
     reminders: Reminders,
-    events: UnboundedSender<Event>,
+    events: Outbox,
     totals: Usage,
     tools: ToolRegistry,
     /// The tool definitions sent with every request, built once.
@@ -158,7 +160,7 @@ pub struct Agent {
 /// The two ends a driver holds.
 pub struct AgentHandle {
     pub ops: UnboundedSender<Op>,
-    pub events: UnboundedReceiver<Event>,
+    pub events: UnboundedReceiver<Envelope>,
     pub task: JoinHandle<()>,
 }
 
@@ -168,7 +170,7 @@ impl Agent {
         client: Arc<dyn ModelClient>,
         workspace: Workspace,
         config: AgentConfig,
-        events: UnboundedSender<Event>,
+        events: UnboundedSender<Envelope>,
     ) -> Self {
         let factory = Arc::new(FixedClient(client.clone()));
         Self::with_factory(client, factory, workspace, config, events)
@@ -181,7 +183,7 @@ impl Agent {
         factory: Arc<dyn ClientFactory>,
         workspace: Workspace,
         mut config: AgentConfig,
-        events: UnboundedSender<Event>,
+        events: UnboundedSender<Envelope>,
     ) -> Self {
         config.system_prompt = config
             .system_prompt
@@ -195,6 +197,7 @@ impl Agent {
         let (approvals_tx, approvals_rx) = unbounded_channel();
         let policy = approval::Policy::new(config.approval);
         let plan = SharedPlan::default();
+        let events = Outbox::root(events);
         Self {
             session: Session {
                 client,
@@ -422,6 +425,7 @@ impl Agent {
     async fn drive(&mut self, work: Work, ops: &mut UnboundedReceiver<Op>) -> (bool, TurnEnd) {
         let cancel = CancellationToken::new();
         if let Work::Turn { resumed } = work {
+            self.session.events.begin_turn();
             self.session.emit(Event::TurnStarted { resumed });
         }
         let mut quit = false;

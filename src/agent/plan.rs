@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc::UnboundedSender;
+use super::Outbox;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
@@ -209,12 +209,7 @@ impl Session {
 }
 
 /// Reads the user's edits of the plan file back as user revisions.
-async fn watch(
-    file: Arc<PlanFile>,
-    plan: SharedPlan,
-    events: UnboundedSender<Event>,
-    cancel: CancellationToken,
-) {
+async fn watch(file: Arc<PlanFile>, plan: SharedPlan, events: Outbox, cancel: CancellationToken) {
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
@@ -230,7 +225,7 @@ async fn watch(
         for edit in &edits {
             let event = apply_user_edit(&plan, edit, author);
             changed |= matches!(event, Event::PlanUpdated { .. });
-            if events.send(event).is_err() {
+            if !events.send(event) {
                 return;
             }
         }

@@ -18,7 +18,7 @@ use super::load::Loaded;
 use super::record::{Header, Record, TurnOutcome};
 use super::store::Card;
 use crate::agent::conversation::Conversation;
-use crate::events::{AbortReason, Event, StopReason, ToolStatus};
+use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
 use crate::llm::{ContentBlock, Role, Usage};
 use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
@@ -53,7 +53,9 @@ pub struct Restored {
     pub ledger: Ledger,
     pub totals: Usage,
     /// The session as the events a driver saw (user messages included).
-    pub history: Vec<Event>,
+    pub history: Vec<Envelope>,
+    /// How many turns it had (the next one is this + 1).
+    pub turns: u32,
     /// Records that repair a session cut off mid-turn, to be appended.
     pub repairs: Vec<Record<'static>>,
     /// What was skipped or repaired, for the user.
@@ -125,6 +127,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         ledger: r.ledger,
         totals: r.totals,
         history: r.history,
+        turns: r.turn,
         repairs,
         notes,
         resumable,
@@ -139,7 +142,9 @@ struct Replayer {
     revisions: u32,
     ledger: Ledger,
     totals: Usage,
-    history: Vec<Event>,
+    history: Vec<Envelope>,
+    /// The turn being read (0 before the first).
+    turn: u32,
     /// The inputs of the last reply's tool calls, by id.
     inputs: HashMap<String, Value>,
     /// Calls that began (a `tool_call` record) and have no result yet.
@@ -155,6 +160,11 @@ struct Replayer {
 }
 
 impl Replayer {
+    /// Adds `event` to the history, in the turn being read.
+    fn say(&mut self, event: Event) {
+        self.history.push(Envelope::root(self.turn, event));
+    }
+
     /// A reply's tool calls with no result recorded before the next
     /// message (a write lost them): answered as lost, so the conversation
     /// stays whole.
@@ -201,29 +211,29 @@ impl Replayer {
             Record::User { text, prompt, .. } => {
                 self.conversation.push_user_text(text.to_string());
                 if *prompt {
-                    self.history.push(Event::UserMessage {
+                    self.say(Event::UserMessage {
                         text: text.to_string(),
                     });
                 }
             }
             Record::TurnStart { resumed, .. } => {
                 self.in_turn = true;
+                self.turn += 1;
                 self.round = 0;
-                self.history.push(Event::TurnStarted { resumed: *resumed });
+                self.say(Event::TurnStarted { resumed: *resumed });
             }
             Record::Assistant { content, .. } => {
                 self.round += 1;
-                self.history.push(Event::RoundStarted { round: self.round });
+                self.say(Event::RoundStarted { round: self.round });
                 self.inputs.clear();
                 for block in content.iter() {
                     match block {
                         ContentBlock::Text { text } => {
-                            self.history.push(Event::TextDelta { text: text.clone() });
+                            self.say(Event::TextDelta { text: text.clone() });
                         }
                         ContentBlock::Thinking { thinking: text, .. }
                         | ContentBlock::Reasoning { text, .. } => {
-                            self.history
-                                .push(Event::ReasoningDelta { text: text.clone() });
+                            self.say(Event::ReasoningDelta { text: text.clone() });
                         }
                         ContentBlock::ToolUse { id, input, .. } => {
                             self.inputs.insert(id.clone(), input.clone());
@@ -242,7 +252,7 @@ impl Replayer {
                 ..
             } => {
                 self.running.insert(id.to_string());
-                self.history.push(Event::ToolCallBegin {
+                self.say(Event::ToolCallBegin {
                     id: id.to_string(),
                     name: name.to_string(),
                     summary: summary.clone().into_owned(),
@@ -270,7 +280,7 @@ impl Replayer {
             } => {
                 self.waiting.remove(id.as_ref());
                 if self.running.remove(id.as_ref()) {
-                    self.history.push(Event::ToolCallEnd {
+                    self.say(Event::ToolCallEnd {
                         id: id.to_string(),
                         name: name.to_string(),
                         status: *status,
@@ -298,7 +308,7 @@ impl Replayer {
                     .map(|p| p.render())
                     .unwrap_or_default();
                 self.plan = items.clone();
-                self.history.push(Event::PlanUpdated {
+                self.say(Event::PlanUpdated {
                     items,
                     rendered,
                     diff,
@@ -317,14 +327,13 @@ impl Replayer {
                 ..
             } => {
                 self.conversation = Conversation::from_messages(messages.to_vec());
-                self.history
-                    .push(Event::CompactionBegin { reason: *reason });
+                self.say(Event::CompactionBegin { reason: *reason });
                 if let Some(summary) = summary {
-                    self.history.push(Event::SummaryDelta {
+                    self.say(Event::SummaryDelta {
                         text: summary.to_string(),
                     });
                 }
-                self.history.push(Event::CompactionEnd {
+                self.say(Event::CompactionEnd {
                     before_tokens: *before_tokens,
                     after_tokens: *after_tokens,
                     fallback: *fallback,
@@ -337,9 +346,9 @@ impl Replayer {
             } => {
                 self.totals.add(usage);
                 if let Some((used, window)) = *context {
-                    self.history.push(Event::ContextUsage { used, window });
+                    self.say(Event::ContextUsage { used, window });
                 }
-                self.history.push(Event::Usage {
+                self.say(Event::Usage {
                     model: model.to_string(),
                     input_tokens: usage.input_tokens,
                     output_tokens: usage.output_tokens,
@@ -362,7 +371,7 @@ impl Replayer {
                 self.in_turn = false;
                 self.last_outcome = Some(*outcome);
                 let message = message.as_deref().unwrap_or_default().to_string();
-                self.history.push(match outcome {
+                self.say(match outcome {
                     TurnOutcome::Complete => Event::TurnComplete {
                         stop_reason: stop_reason.clone().unwrap_or(StopReason::EndTurn),
                         open_items: *open_items,

@@ -205,11 +205,11 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
                 match ev {
                     Some(event) => {
                         let now = Instant::now();
-                        effects = update::on_event(&mut app, event, now);
+                        effects = update::on_event(&mut app, event.event, now);
                         // Drain the burst, then draw once.
                         if let Some(handle) = engine.as_mut() {
                             while let Ok(event) = handle.events.try_recv() {
-                                effects.extend(update::on_event(&mut app, event, now));
+                                effects.extend(update::on_event(&mut app, event.event, now));
                             }
                         }
                     }
@@ -368,7 +368,7 @@ fn apply(
     quit
 }
 
-async fn recv(engine: &mut Option<AgentHandle>) -> Option<crate::events::Event> {
+async fn recv(engine: &mut Option<AgentHandle>) -> Option<crate::events::Envelope> {
     match engine {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,

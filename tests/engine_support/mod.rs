@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice};
-use waypoint::events::{AbortReason, Event, Op, ToolStatus};
+use waypoint::events::{AbortReason, Envelope, Event, Op, ToolStatus};
 use waypoint::llm::{LlmError, ModelClient};
 
 use crate::loopback::{ClientOpts, FakeServer, ProviderWire, Reply, Wire};
@@ -103,7 +103,7 @@ impl<W: ProviderWire> Rig<W> {
 
 /// Events until one matches `pred` (included); at most 30 s between two.
 pub async fn until(
-    events: &mut UnboundedReceiver<Event>,
+    events: &mut UnboundedReceiver<Envelope>,
     pred: impl Fn(&Event) -> bool,
 ) -> Vec<Event> {
     let mut out = Vec::new();
@@ -112,6 +112,11 @@ pub async fn until(
             .await
             .expect("engine went quiet for 30 s")
             .expect("engine stopped");
+        assert!(
+            ev.thread.is_root(),
+            "only the root thread runs here: {ev:?}"
+        );
+        let ev = ev.event;
         let hit = pred(&ev);
         out.push(ev);
         if hit {
@@ -121,7 +126,7 @@ pub async fn until(
 }
 
 /// Events until the turn completes or aborts.
-pub async fn next_turn(events: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+pub async fn next_turn(events: &mut UnboundedReceiver<Envelope>) -> Vec<Event> {
     until(events, |ev| {
         matches!(ev, Event::TurnComplete { .. } | Event::TurnAborted { .. })
     })

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
-use waypoint::events::{Event, Op};
+use waypoint::events::{Envelope, Event, Op};
 use waypoint::llm::scripted::{Scenario, ScriptedClient};
 use waypoint::llm::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
@@ -79,7 +79,7 @@ pub fn start_with(
 
 /// Events until `pred` holds (the matching one included).
 pub async fn until(
-    events: &mut UnboundedReceiver<Event>,
+    events: &mut UnboundedReceiver<Envelope>,
     pred: impl Fn(&Event) -> bool,
 ) -> Vec<Event> {
     let mut seen = Vec::new();
@@ -88,6 +88,11 @@ pub async fn until(
             .await
             .expect("an event within 30 s")
             .expect("engine alive");
+        assert!(
+            ev.thread.is_root(),
+            "only the root thread runs here: {ev:?}"
+        );
+        let ev = ev.event;
         let done = pred(&ev);
         seen.push(ev);
         if done {

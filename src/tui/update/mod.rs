@@ -451,7 +451,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             forget_plan_history(app);
             app.status.clear_usage();
             for past in events {
-                effects.extend(on_event(app, past, now));
+                effects.extend(on_event(app, past.event, now));
             }
             // Nothing of the past waits for an answer.
             approval::dropped(app);
