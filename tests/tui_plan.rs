@@ -467,7 +467,7 @@ fn the_plan_keys_send_the_users_edits() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     a.focus = Focus::Checklist;
     // Without a selection the keys act on the item in progress (2).
     assert_eq!(
@@ -537,7 +537,7 @@ fn the_plan_keys_send_the_users_edits() {
         update::on_key(&mut a, shift('K'), now).is_empty(),
         "the top"
     );
-    assert!(a.status.running, "all of it while the agent runs");
+    assert!(a.status.turn.running(), "all of it while the agent runs");
     // A refused edit is said.
     update::on_event(
         &mut a,
@@ -555,7 +555,7 @@ fn slash_plan_sends_edits_and_explains_mistakes() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     let run = |a: &mut App, text: &str| {
         type_text(a, text, now);
         press(a, KeyCode::Enter, now)
@@ -616,7 +616,7 @@ fn a_turn_that_ends_with_open_items_says_so_and_enter_continues() {
     let clock = Clock::new();
     let now = clock.at(10.0);
     let mut a = with_calls(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     update::on_event(
         &mut a,
         Event::TurnComplete {
@@ -650,7 +650,7 @@ fn a_turn_that_ends_with_open_items_says_so_and_enter_continues() {
         },
         now,
     );
-    assert!(a.plan.banner(a.status.running));
+    assert!(a.plan.banner(a.status.turn.running()));
     update::on_event(
         &mut a,
         plan_event(
@@ -793,7 +793,7 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    assert!(a.status.running);
+    assert!(a.status.turn.running());
     // The plan: a past revision, then the selection (the trace's filter).
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Up, now);
@@ -840,7 +840,7 @@ fn ctrl_c_interrupts_a_running_turn_and_keeps_what_was_typed() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    assert!(a.status.running);
+    assert!(a.status.turn.running());
     for c in "next idea".chars() {
         press(&mut a, KeyCode::Char(c), now);
     }
@@ -851,7 +851,7 @@ fn ctrl_c_interrupts_a_running_turn_and_keeps_what_was_typed() {
     );
     assert_eq!(a.input.text(), "next idea");
     assert!(
-        !a.status.quit_armed(now),
+        !a.status.ui.quit_armed(now),
         "interrupting does not arm quitting"
     );
 }

@@ -95,17 +95,17 @@ pub struct Exit {
 pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     let now = Instant::now();
     let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
-    app.status.price = opts.price;
-    app.status.instructions = opts.instructions;
+    app.status.accounts.set_price(opts.price);
+    app.status.place.set_instructions(opts.instructions);
     if let Some(notice) = opts.notice {
         app.notice(NoticeKind::Warning, notice);
     }
-    app.status.max_retries = opts.max_retries;
+    app.status.engine.set_max_retries(opts.max_retries);
     // Read once: the status line shows where the session works.
     let home = std::env::var("HOME").ok();
-    let branch = crate::context::git_branch(std::path::Path::new(&app.status.workspace));
-    app.status.set_place(home.as_deref(), branch);
-    app.status.prices = opts.prices;
+    let branch = crate::context::git_branch(std::path::Path::new(app.status.place.workspace()));
+    app.status.place.set_place(home.as_deref(), branch);
+    app.status.accounts.set_prices(opts.prices);
     let (files_tx, mut files_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut io = Io {
         spills: SpillFiles::default(),
@@ -266,7 +266,7 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
     failure.map_or(
         Ok(Exit {
             ended,
-            session: app.status.session.take(),
+            session: app.status.place.take_session(),
         }),
         Err,
     )
@@ -297,7 +297,7 @@ async fn outside_effects(
                 drop(std::mem::replace(term_events, EventStream::new()));
                 terminal::suspend();
                 let result = outside::run_editor(&text).await;
-                terminal::resume(&mut guard.terminal, !app.status.mouse_off)?;
+                terminal::resume(&mut guard.terminal, !app.status.ui.mouse_off())?;
                 update::edited(app, result);
             }
             Effect::Copy(text) => {
@@ -355,7 +355,7 @@ fn apply(
             }
             Effect::ListFiles => {
                 let tx = io.files.clone();
-                let root = std::path::PathBuf::from(&app.status.workspace);
+                let root = std::path::PathBuf::from(app.status.place.workspace());
                 tokio::task::spawn_blocking(move || {
                     let _ = tx.send(outside::list_files(&root, outside::MAX_FILES));
                 });

@@ -112,7 +112,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         }
     }
     // The banner takes the conversation's last row (when it can spare it).
-    if app.plan.banner(app.status.running)
+    if app.plan.banner(app.status.turn.running())
         && let Some(conv) = areas.conversation.as_mut()
         && conv.height >= 6
     {

@@ -138,7 +138,7 @@ fn draw_input(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     if area.height == 0 {
         return;
     }
-    let title = if app.status.running {
+    let title = if app.status.turn.running() {
         " Message (queued until the turn ends) "
     } else {
         " Message "

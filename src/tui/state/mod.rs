@@ -115,11 +115,11 @@ impl App {
             palette: self.palette,
             focus: self.focus,
             now,
-            running: self.status.running,
-            clock_until: self.status.clock_until(now),
-            model: &self.status.model,
-            workspace: &self.status.workspace,
-            instructions: &self.status.instructions,
+            running: self.status.turn.running(),
+            clock_until: self.status.turn.clock_until(now),
+            model: self.status.accounts.model(),
+            workspace: self.status.place.workspace(),
+            instructions: self.status.place.instructions(),
             waiting: self.overlays.approvals.is_open(),
         }
     }
@@ -130,10 +130,10 @@ impl App {
 
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
-        self.status.running
+        self.status.turn.running()
             || self.conversation.highlighting
-            || self.status.activity == Activity::Compacting
+            || *self.status.turn.activity() == Activity::Compacting
             || self.plan.highlighting(now)
-            || self.status.quit_armed(now)
+            || self.status.ui.quit_armed(now)
     }
 }

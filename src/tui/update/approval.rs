@@ -25,7 +25,7 @@ pub fn requested(app: &mut App, request: ApprovalRequest, now: Instant) {
         t.waiting = true;
     }
     app.overlays.approvals.push(request);
-    app.status.set_activity(Activity::Approval, now);
+    app.status.turn.set_activity(Activity::Approval, now);
 }
 
 /// The turn ended (or the session changed): the engine waits no more.
@@ -139,7 +139,7 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
     } else {
         Activity::Tool { name }
     };
-    app.status.set_activity(next, now);
+    app.status.turn.set_activity(next, now);
     // The call runs from now (if it runs): the wait is not its time.
     if let Some(t) = app.trace.by_id(&request.id) {
         t.waiting = false;

@@ -141,8 +141,7 @@ pub fn copy(app: &mut App) -> Vec<Effect> {
 /// F2: mouse capture off lets the terminal select text; on, the wheel
 /// scrolls the panes.
 pub fn toggle_mouse(app: &mut App) -> Vec<Effect> {
-    let off = !app.status.mouse_off;
-    app.status.mouse_off = off;
+    let off = !app.status.ui.toggle_mouse();
     let text = if off {
         "Mouse capture off: the terminal selects text; the wheel scrolls no pane. F2 turns it back on."
     } else {

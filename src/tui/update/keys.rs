@@ -66,7 +66,7 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     }
     let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
     if !ctrl_c {
-        app.status.ctrl_c_at = None;
+        app.status.ui.disarm_quit();
     }
     if app.overlays.help
         && !ctrl_c
@@ -167,7 +167,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             if close_view(app) {
                 return none;
             }
-            if app.status.running {
+            if app.status.turn.running() {
                 return Some(vec![Effect::Send(Op::Interrupt)]);
             }
             app.focus = Focus::Input;
@@ -178,8 +178,8 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         Action::ClearOrQuit => {
             // While a turn runs Ctrl+C interrupts it, as in the other
             // agents (the typed text stays, to be sent after).
-            if app.status.running {
-                app.status.ctrl_c_at = None;
+            if app.status.turn.running() {
+                app.status.ui.disarm_quit();
                 // Behind an approval prompt: what Esc does there, refuse
                 // and interrupt.
                 if app.overlays.approvals.is_open() {
@@ -190,11 +190,11 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             // Behind the approval prompt the typed text stays: only quitting arms.
             if !app.input.is_empty() && !app.overlays.approvals.is_open() {
                 app.input.clear();
-                app.status.ctrl_c_at = None;
-            } else if app.status.quit_armed(now) {
+                app.status.ui.disarm_quit();
+            } else if app.status.ui.quit_armed(now) {
                 return Some(vec![Effect::Quit]);
             } else {
-                app.status.ctrl_c_at = Some(now);
+                app.status.ui.arm_quit(now);
             }
             none
         }
@@ -420,7 +420,7 @@ fn picker_key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effec
                 );
                 return Some(Vec::new());
             }
-            if !app.status.has_engine {
+            if !app.status.engine.present() {
                 app.notice(
                     NoticeKind::Error,
                     "No session can be opened: no provider is set up (Ctrl+R reads the settings again).",
@@ -445,19 +445,20 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     if let Some(effects) = commands::run(app, &text, now) {
         return effects;
     }
-    if !app.status.has_engine && app.status.activity == Activity::NoProvider {
+    if !app.status.engine.present() && *app.status.turn.activity() == Activity::NoProvider {
         // The user may have set a provider up since: read the settings again.
         app.conversation
             .push(crate::tui::state::EntryKind::User, text.clone());
         return vec![Effect::StartEngine, Effect::Send(Op::Submit { text })];
     }
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.conversation
             .push(crate::tui::state::EntryKind::User, text);
         let help = app
             .status
-            .setup_help
-            .clone()
+            .engine
+            .setup_help()
+            .map(str::to_string)
             .unwrap_or_else(|| ENGINE_STOPPED.to_string());
         app.notice(NoticeKind::Error, help);
         return Vec::new();
@@ -469,16 +470,16 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
 /// Resumes a stopped turn; does nothing when there is nothing to resume
 /// (a finished turn, one running, or a resume already sent).
 pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
-    if !app.status.has_engine && app.status.activity == Activity::NoProvider {
+    if !app.status.engine.present() && *app.status.turn.activity() == Activity::NoProvider {
         return vec![Effect::StartEngine];
     }
     let s = &mut app.status;
-    if !(s.can_resume && !s.running && s.has_engine) {
+    if !(s.turn.can_resume() && !s.turn.running() && s.engine.present()) {
         return Vec::new();
     }
-    s.can_resume = false;
+    s.turn.set_resumable(false);
     app.conversation.scroll.follow = true;
-    if app.status.activity == Activity::Failed {
+    if *app.status.turn.activity() == Activity::Failed {
         app.notice(
             NoticeKind::Info,
             "Reloading the settings and resuming where the agent stopped.",
@@ -515,14 +516,14 @@ pub fn on_paste(app: &mut App, text: &str) {
 /// `/approval yolo` or `--yolo` only). The engine confirms the switch.
 fn cycle_approval(app: &mut App) -> Vec<Effect> {
     use crate::events::ApprovalMode::{Ask, Auto, AutoEdit, ReadOnly, Yolo};
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "No approval mode can be set: no provider is set up.",
         );
         return Vec::new();
     }
-    let mode = match app.status.approval.map(|(mode, _)| mode) {
+    let mode = match app.status.engine.approval().map(|(mode, _)| mode) {
         Some(Ask) => AutoEdit,
         Some(AutoEdit) => Auto,
         Some(Auto) => ReadOnly,

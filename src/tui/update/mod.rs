@@ -68,32 +68,32 @@ pub const ENGINE_STOPPED: &str =
 /// No provider could be set up: `help` (the first-run help) is shown now
 /// and again whenever a message is sent.
 pub fn no_engine(app: &mut App, help: String, now: Instant) {
-    app.status.has_engine = false;
-    app.status.set_activity(Activity::NoProvider, now);
+    app.status.turn.set_activity(Activity::NoProvider, now);
     app.notice(NoticeKind::Error, help.clone());
-    app.status.setup_help = Some(help);
+    app.status.engine.gone(help);
 }
 
 /// An engine started after the app opened without one.
 pub fn engine_started(app: &mut App, model: String, now: Instant) {
-    app.status.has_engine = true;
-    app.status.setup_help = None;
-    app.status.set_activity(Activity::Idle, now);
-    app.status.set_model(model);
+    app.status.engine.arrived();
+    app.status.turn.set_activity(Activity::Idle, now);
+    app.status.accounts.set_model(model);
     app.notice(
         NoticeKind::Info,
-        format!("Settings read again: using {}.", app.status.model),
+        format!(
+            "Settings read again: using {}.",
+            app.status.accounts.model()
+        ),
     );
 }
 
 /// The engine's channel closed mid-session: nothing runs any more.
 pub fn engine_stopped(app: &mut App, now: Instant) {
-    app.status.has_engine = false;
-    app.status.can_resume = false;
+    app.status.turn.set_resumable(false);
     app.trace.stop_running(now);
     end_turn(app, Activity::Failed, now);
     app.notice(NoticeKind::Error, ENGINE_STOPPED);
-    app.status.setup_help = Some(ENGINE_STOPPED.to_string());
+    app.status.engine.gone(ENGINE_STOPPED.to_string());
 }
 
 pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
@@ -109,17 +109,17 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.conversation.end_retries();
             app.conversation.round_entry = None;
             app.conversation.round_reasoning = None;
-            app.status.set_activity(Activity::Thinking, now);
+            app.status.turn.set_activity(Activity::Thinking, now);
         }
         Event::ReasoningDelta { text } => {
             app.conversation.settle_retry();
             app.conversation.push_reasoning(&text);
-            app.status.set_activity(Activity::Thinking, now);
+            app.status.turn.set_activity(Activity::Thinking, now);
         }
         Event::TextDelta { text } => {
             app.conversation.settle_retry();
             app.conversation.push_reply(&text);
-            app.status.set_activity(Activity::Streaming, now);
+            app.status.turn.set_activity(Activity::Streaming, now);
         }
         Event::Retrying {
             attempt,
@@ -132,7 +132,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             let reason = clean_line(&reason).into_owned();
             let of = app
                 .status
-                .max_retries
+                .engine
+                .max_retries()
                 .map(|max| format!("/{max}"))
                 .unwrap_or_default();
             let secs = delay_ms as f64 / 1000.0;
@@ -145,7 +146,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 attempt,
                 format!("retrying ({attempt}{of}) in {wait}: {reason}"),
             );
-            app.status.set_activity(Activity::Retrying { reason }, now);
+            app.status
+                .turn
+                .set_activity(Activity::Retrying { reason }, now);
         }
         Event::ToolCallBegin {
             id,
@@ -165,6 +168,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             };
             let plan_item = plan_item.map(|p| clean_line(&p).into_owned());
             app.status
+                .turn
                 .set_activity(Activity::Tool { name: name.clone() }, now);
             app.trace.begin(id, name, summary, plan_item, now);
             if let Some(t) = app.trace.entries.last_mut() {
@@ -227,7 +231,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             if let Some(reason) = refused {
                 app.plan.refused = Some(first_clause(&reason).to_string());
             }
-            app.status.set_activity(Activity::Thinking, now);
+            app.status.turn.set_activity(Activity::Thinking, now);
         }
         Event::PlanUpdated {
             items,
@@ -258,7 +262,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             total_output_tokens,
             total_cache_read_tokens,
             total_cache_write_tokens,
-        } => app.status.add_usage(
+        } => app.status.accounts.add_usage(
             &model,
             Usage {
                 input_tokens,
@@ -273,7 +277,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 cache_write_tokens: total_cache_write_tokens,
             },
         ),
-        Event::ContextUsage { used, window } => app.status.context = Some((used, window)),
+        Event::ContextUsage { used, window } => app.status.accounts.set_context(used, window),
         Event::CompactionBegin { reason } => {
             let why = match reason {
                 CompactReason::Threshold => "the context is nearly full",
@@ -281,7 +285,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 CompactReason::TooLong => "the prompt was too long for the model",
             };
             app.conversation.begin_compaction(why);
-            app.status.set_activity(Activity::Compacting, now);
+            app.status.turn.set_activity(Activity::Compacting, now);
         }
         Event::SummaryDelta { text } => app.conversation.push_summary(&text),
         Event::CompactionEnd {
@@ -291,12 +295,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         } => {
             app.conversation
                 .end_compaction(before_tokens, after_tokens, fallback);
-            let next = if app.status.running {
+            let next = if app.status.turn.running() {
                 Activity::Thinking
             } else {
                 Activity::Idle
             };
-            app.status.set_activity(next, now);
+            app.status.turn.set_activity(next, now);
         }
         Event::Queued { .. } => {}
         Event::TurnComplete {
@@ -304,7 +308,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             stop_reason,
         } => {
             end_turn(app, Activity::Idle, now);
-            app.status.can_resume = open_items > 0;
+            app.status.turn.set_resumable(open_items > 0);
             app.plan.stopped_open = (open_items > 0).then_some(open_items);
             app.plan.finished_open = open_items > 0;
             if stop_reason == StopReason::MaxTokens {
@@ -339,7 +343,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             {
                 app.conversation.queued_held = true;
             }
-            app.status.can_resume = true;
+            app.status.turn.set_resumable(true);
             app.plan.stopped();
             let (kind, text) = match reason {
                 AbortReason::Interrupted => (
@@ -369,10 +373,10 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::Error { kind, message } => {
             // A resume held back by settings that still fail can be asked again.
             if kind == ErrorKind::Config
-                && !app.status.running
-                && app.status.activity == Activity::Failed
+                && !app.status.turn.running()
+                && *app.status.turn.activity() == Activity::Failed
             {
-                app.status.can_resume = true;
+                app.status.turn.set_resumable(true);
             }
             // A refused plan edit changed nothing; the message says why.
             let message = if kind == ErrorKind::PlanEdit {
@@ -383,13 +387,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.notice(NoticeKind::Error, message);
         }
         Event::ModelChanged { model, .. } => {
-            if model != app.status.model {
+            if model != app.status.accounts.model() {
                 app.notice(
                     NoticeKind::Info,
                     format!("Model: {model} from the next request on."),
                 );
             }
-            app.status.set_model(model);
+            app.status.accounts.set_model(model);
         }
         Event::SessionReset => {
             approval::dropped(app);
@@ -397,7 +401,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             // `PlanUpdated` came first); the token totals stay.
             app.conversation.clear();
             app.trace.clear();
-            app.status.can_resume = false;
+            app.status.turn.set_resumable(false);
             app.plan.stopped_open = None;
             forget_plan_history(app);
             app.notice(
@@ -425,7 +429,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             );
             if resumed {
                 // The history comes next and replaces the screen: they follow it.
-                app.status.session_notices = notices;
+                app.status.place.hold_notices(notices);
             } else {
                 for (kind, text) in notices {
                     app.notice(kind, text);
@@ -434,13 +438,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             // Another session's revisions are not this one's.
             if app
                 .status
-                .session
-                .as_ref()
+                .place
+                .session()
                 .is_some_and(|(old, _)| *old != id)
             {
                 forget_plan_history(app);
             }
-            app.status.session = Some((id, path));
+            app.status.place.set_session(id, path);
         }
         Event::History { events } => {
             // The screen shows this session's past, as it was seen live.
@@ -449,13 +453,13 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.plan
                 .update(Vec::new(), &crate::todo::PlanDiff::default(), now);
             forget_plan_history(app);
-            app.status.clear_usage();
+            app.status.accounts.clear_usage();
             for past in events {
                 effects.extend(on_event(app, past.event, now));
             }
             // Nothing of the past waits for an answer.
             approval::dropped(app);
-            for (kind, text) in std::mem::take(&mut app.status.session_notices) {
+            for (kind, text) in app.status.place.take_notices() {
                 app.notice(kind, text);
             }
             // Nothing in it changed just now.
@@ -469,7 +473,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             // The first one is the mode the app started in; later ones answer /approval.
             if app
                 .status
-                .approval
+                .engine
+                .approval()
                 .is_some_and(|(m, s)| (m, s) != (mode, sandboxed))
             {
                 let sandbox = if sandboxed {
@@ -482,7 +487,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                     format!("Approval mode: {mode}{sandbox}, from the next tool call on."),
                 );
             }
-            app.status.approval = Some((mode, sandboxed));
+            app.status.engine.set_approval(mode, sandboxed);
         }
         Event::ApprovalRequested {
             id,
@@ -532,14 +537,14 @@ fn sentence(message: &str) -> &str {
 
 fn end_turn(app: &mut App, activity: Activity, now: Instant) {
     approval::dropped(app);
-    app.status.end_turn(activity, now);
+    app.status.turn.end(activity, now);
     app.conversation.end_retries();
     app.conversation.round_entry = None;
 }
 
 /// Marks text the user sent: shown at once, queued while a turn runs.
 pub(crate) fn show_sent(app: &mut App, text: &str) {
-    let kind = if app.status.running {
+    let kind = if app.status.turn.running() {
         EntryKind::Queued
     } else {
         EntryKind::User

@@ -198,7 +198,7 @@ pub fn prompt_paste(app: &mut App, text: &str) -> bool {
 /// Sends `edit` to the engine (it answers with a user revision, or says
 /// why not); from the pane's keys and `/plan`.
 pub fn send_edit(app: &mut App, edit: PlanEdit) -> Vec<Effect> {
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "The plan cannot be changed: no provider is set up.",
