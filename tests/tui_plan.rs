@@ -359,12 +359,12 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
         },
         now,
     );
-    assert!(a.plan.stats_of("1", now).is_some());
+    assert!(a.plan.stats.of("1", now).is_some());
     update::on_event(&mut a, Event::SessionReset, now);
     assert!(a.plan.revisions.list.is_empty());
     // Item "1" of the next session is another item: no account carried over.
-    assert!(a.plan.stats_of("1", now).is_none());
-    assert!(a.plan.stats_running.is_none());
+    assert!(a.plan.stats.of("1", now).is_none());
+    assert!(a.plan.stats.running().is_none());
     // A resumed session's history fills them again.
     let past = vec![
         revision(
@@ -400,7 +400,7 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
     a.focus = Focus::Checklist;
     // The first step starts from the item in progress (2): up is item 1.
     press(&mut a, KeyCode::Up, now);
-    assert_eq!(a.plan.selected.as_deref(), Some("1"));
+    assert_eq!(a.plan.view.selected.as_deref(), Some("1"));
     assert_eq!(a.trace.filter, Some(("1".to_string(), 1)));
     assert_eq!(a.trace.shown(), vec![0, 1]);
     let serials: Vec<u64> = a.trace.entries[..2].iter().map(|t| t.serial).collect();
@@ -443,13 +443,13 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         now,
     );
     press(&mut a, KeyCode::Esc, now);
-    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.plan.view.selected, None);
     assert_eq!(a.trace.filter, None);
     assert!(a.conversation.marked_tools.is_empty());
     assert_eq!(a.trace.shown().len(), 4);
     // An item that leaves the plan takes the selection with it.
     press(&mut a, KeyCode::Down, now);
-    assert_eq!(a.plan.selected.as_deref(), Some("3"));
+    assert_eq!(a.plan.view.selected.as_deref(), Some("3"));
     update::on_event(
         &mut a,
         plan_event(
@@ -458,7 +458,7 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         ),
         now,
     );
-    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.plan.view.selected, None);
     assert_eq!(a.trace.filter, None);
 }
 
@@ -492,18 +492,18 @@ fn the_plan_keys_send_the_users_edits() {
             after: Some(1)
         })
     );
-    assert_eq!(a.plan.prompt, None);
+    assert_eq!(a.plan.view.prompt, None);
     assert_eq!(a.input.text(), "kept");
     // e: the prompt holds the item's text; Esc cancels (nothing sent).
     press(&mut a, KeyCode::Char('e'), now);
     assert_eq!(
-        a.plan.prompt.as_ref().map(|p| p.text.as_str()),
+        a.plan.view.prompt.as_ref().map(|p| p.text.as_str()),
         Some("Read the CLI code")
     );
     assert!(press(&mut a, KeyCode::Esc, now).is_empty());
-    assert_eq!(a.plan.prompt, None);
+    assert_eq!(a.plan.view.prompt, None);
     assert_eq!(
-        a.plan.selected.as_deref(),
+        a.plan.view.selected.as_deref(),
         Some("1"),
         "Esc closed the prompt only"
     );
@@ -720,7 +720,7 @@ fn a_collapsed_plan_shows_the_prompt_and_the_revision_in_its_line() {
     let mut a = history(&clock);
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Char('c'), now);
-    assert!(a.plan.collapsed);
+    assert!(a.plan.view.collapsed);
     press(&mut a, KeyCode::Char('['), now);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("rev 5/5 · model · 12:06:40 · [ ] Esc"), "{s}");
@@ -777,10 +777,10 @@ fn the_live_plan_flags_rewordings_and_only_dropped_work() {
     );
     let now = clock.at(1.5);
     assert_eq!(
-        a.plan.change_of("2", now),
+        a.plan.highlight.change_of("2", now),
         Some(waypoint::tui::state::Change::Reworded)
     );
-    assert_eq!(a.plan.dropped(now), ["Write the tests"]);
+    assert_eq!(a.plan.highlight.dropped(now), ["Write the tests"]);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("Add the --verbose flag ~reworded"), "{s}");
     assert!(s.contains("− dropped: Write the tests"), "{s}");
@@ -803,13 +803,13 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
         "leaving history"
     );
     assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
-    assert_eq!(a.plan.selected.as_deref(), Some("1"));
+    assert_eq!(a.plan.view.selected.as_deref(), Some("1"));
     assert!(a.trace.filter.is_some());
     assert!(
         press(&mut a, KeyCode::Esc, now).is_empty(),
         "clearing the filter"
     );
-    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.plan.view.selected, None);
     assert_eq!(a.trace.filter, None);
     assert_eq!(a.focus, Focus::Checklist);
     // The tools: an expanded output, then the selected call.

@@ -554,7 +554,7 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     }
     a.focus = Focus::Checklist;
     update::on_key(&mut a, key(KeyCode::Char('c')), now);
-    assert!(a.plan.collapsed);
+    assert!(a.plan.view.collapsed);
     assert_eq!(a.focus, Focus::Checklist);
     update::on_key(&mut a, key(KeyCode::Char('!')), now);
     assert_eq!(a.focus, Focus::Input);
@@ -2416,7 +2416,7 @@ fn the_end_of_a_long_plan_is_reachable_at_60x20() {
     assert!(plan(&mut a).contains("Step 20:"));
     // End follows the item in progress again, its spinner line included.
     update::on_key(&mut a, key(KeyCode::End), now);
-    assert!(a.plan.scroll.follow);
+    assert!(a.plan.view.scroll.follow);
     let mut a = long_plan(&clock, 20);
     let s = plan(&mut a);
     assert!(s.contains("Step 20: update module 20 · "), "{s}");
@@ -2461,17 +2461,20 @@ fn dropped_and_reworded_plan_items_are_flagged() {
     );
     let now = clock.at(1.5);
     assert_eq!(
-        a.plan.change_of("2", now),
+        a.plan.highlight.change_of("2", now),
         Some(waypoint::tui::state::Change::Added)
     );
-    assert_eq!(a.plan.dropped(now), ["Run the tests", "Write the tests"]);
+    assert_eq!(
+        a.plan.highlight.dropped(now),
+        ["Run the tests", "Write the tests"]
+    );
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("Add the flag +new"), "{s}");
     assert!(s.contains("− dropped: Write the tests"), "{s}");
     assert!(s.contains("− dropped: Run the tests"), "{s}");
     // A while later the list is gone.
     let later = clock.at(20.0);
-    assert!(a.plan.dropped(later).is_empty());
+    assert!(a.plan.highlight.dropped(later).is_empty());
     assert!(!screen_text(&mut a, 120, 40, later).contains("dropped"));
 }
 

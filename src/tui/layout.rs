@@ -50,12 +50,12 @@ fn checklist_rows(app: &App) -> u16 {
         return rows(r.items.len().max(1) + r.diff.removed.len()).saturating_add(4);
     }
     let items = rows(app.plan.items.len());
-    let dropped = u16::try_from(app.plan.removed.len().min(4)).unwrap_or(4);
+    let dropped = u16::try_from(app.plan.highlight.dropped_rows().min(4)).unwrap_or(4);
     let extra = u16::from(app.plan.active().is_some())
         + u16::from(app.plan.stopped_open.is_some())
         + u16::from(app.plan.refused.is_some())
-        + u16::from(app.plan.selected.is_some())
-        + u16::from(app.plan.prompt.is_some())
+        + u16::from(app.plan.view.selected.is_some())
+        + u16::from(app.plan.view.prompt.is_some())
         + dropped;
     items.max(1).saturating_add(extra).saturating_add(3)
 }
@@ -85,7 +85,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
             width: rest.width - left_w,
             ..rest
         };
-        let collapsed = app.plan.collapsed || rest.height < 10;
+        let collapsed = app.plan.view.collapsed || rest.height < 10;
         let want = if collapsed {
             1
         } else {
@@ -96,7 +96,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         areas.trace = (right.height > 0).then_some(right);
         areas.conversation = Some(left);
     } else {
-        let collapsed = app.plan.collapsed || rest.height < 14;
+        let collapsed = app.plan.view.collapsed || rest.height < 14;
         let want = if collapsed {
             1
         } else {

@@ -35,9 +35,7 @@ pub struct FrameLayout {
 /// The layout pass for a frame of size `area`.
 pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
     // Dropped plan items listed long enough make no more room for themselves.
-    if app.plan.dropped(now).is_empty() {
-        app.plan.removed.clear();
-    }
+    app.plan.highlight.forget_expired(now);
     let areas = layout::compute(area, app);
     let mut out = FrameLayout {
         areas,

@@ -29,10 +29,14 @@ pub use input::{HISTORY_CAP, Input, PASTE_LINES, Pasted};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, Popup};
 pub use picker::{PICKER_PAGE, Picker};
-pub use plan::{Change, Checklist, HIGHLIGHT_FOR, PlanPrompt, PromptKind};
+pub use plan::{
+    Change, Checklist, HIGHLIGHT_FOR, Highlight, ItemAccounts, PlanPrompt, PlanView, PromptKind,
+};
 pub use revisions::{REVISIONS_CAP, Revision, Revisions};
 pub use scroll::Scroll;
-pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
+pub use status::{
+    Accounts, Activity, ModelUsage, Place, Presence, QUIT_ARM_FOR, Status, Turn, UiFlags,
+};
 pub use trace::{
     DiffCache, PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal,
 };
@@ -133,7 +137,7 @@ impl App {
         self.status.turn.running()
             || self.conversation.highlighting
             || *self.status.turn.activity() == Activity::Compacting
-            || self.plan.highlighting(now)
+            || self.plan.highlight.shown(now)
             || self.status.ui.quit_armed(now)
     }
 }

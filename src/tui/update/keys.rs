@@ -31,7 +31,7 @@ fn contexts(app: &App) -> Vec<Context> {
     if app.overlays.picker.is_some() {
         return vec![Context::Picker, Context::Global];
     }
-    if app.plan.prompt.is_some() {
+    if app.plan.view.prompt.is_some() {
         return vec![Context::PlanPrompt, Context::Global];
     }
     let mut out = Vec::with_capacity(3);
@@ -112,7 +112,7 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         }
         return Vec::new();
     }
-    if app.plan.prompt.is_some() {
+    if app.plan.view.prompt.is_some() {
         // Typed into the plan pane's prompt; nothing reaches the input box.
         super::plan::prompt_key(app, &key);
         return Vec::new();
@@ -288,7 +288,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             none
         }
         Action::TogglePlan => {
-            app.plan.collapsed = !app.plan.collapsed;
+            app.plan.view.collapsed = !app.plan.view.collapsed;
             none
         }
         Action::ToggleReasoning => {
@@ -370,7 +370,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         Action::PlanEdit => Some(super::plan::edit_key(app, key.code)),
         Action::PromptSend => Some(super::plan::prompt_send(app)),
         Action::PromptCancel => {
-            app.plan.prompt = None;
+            app.plan.view.prompt = None;
             none
         }
         Action::Yes | Action::No => {

@@ -251,7 +251,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.plan.update(items, &diff, now);
             plan::sync(app);
         }
-        Event::PlanStats { items, running } => app.plan.set_stats(items, running, now),
+        Event::PlanStats { items, running } => app.plan.stats.set(items, running, now),
         Event::Usage {
             model,
             input_tokens,
@@ -463,8 +463,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                 app.notice(kind, text);
             }
             // Nothing in it changed just now.
-            app.plan.changed.clear();
-            app.plan.removed.clear();
+            app.plan.highlight.clear();
             plan::sync(app);
             app.conversation.scroll.follow = true;
         }
@@ -518,9 +517,8 @@ fn forget_plan_history(app: &mut App) {
     app.plan.revisions.clear();
     // The old session's account: its ids mean other items in the next one.
     app.plan.stats.clear();
-    app.plan.stats_running = None;
-    app.plan.selected = None;
-    app.plan.prompt = None;
+    app.plan.view.selected = None;
+    app.plan.view.prompt = None;
     app.plan.finished_open = false;
     plan::sync(app);
 }

@@ -21,7 +21,7 @@ pub fn sync(app: &mut App) {
         .selected_index()
         .and_then(|i| app.plan.items.get(i).map(|item| (item.id.clone(), i + 1)));
     if filter.is_none() {
-        app.plan.selected = None;
+        app.plan.view.selected = None;
     }
     let id = |f: &Option<(String, usize)>| f.as_ref().map(|(id, _)| id.clone());
     if id(&app.trace.filter) != id(&filter) {
@@ -61,8 +61,8 @@ pub fn select_step(app: &mut App, up: bool) {
         (None, true) => last,
         (None, false) => 0,
     };
-    plan.selected = plan.items.get(next).map(|i| i.id.clone());
-    plan.reveal = true;
+    plan.view.selected = plan.items.get(next).map(|i| i.id.clone());
+    plan.view.reveal = true;
     sync(app);
 }
 
@@ -77,7 +77,7 @@ pub fn step_revision(app: &mut App, older: bool) {
     }
     if revisions.viewing != was {
         // A revision reads from its top; live follows the item in progress.
-        app.plan.scroll.follow = true;
+        app.plan.view.scroll.follow = true;
     }
 }
 
@@ -85,10 +85,10 @@ pub fn step_revision(app: &mut App, older: bool) {
 /// the selection goes; whether it did anything.
 pub fn leave(app: &mut App, selection: bool) -> bool {
     if app.plan.revisions.viewing.take().is_some() {
-        app.plan.scroll.follow = true;
+        app.plan.view.scroll.follow = true;
         return true;
     }
-    if selection && app.plan.selected.take().is_some() {
+    if selection && app.plan.view.selected.take().is_some() {
         sync(app);
         return true;
     }
@@ -111,21 +111,21 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     let item = target.and_then(|i| plan.items.get(i).map(|item| (i + 1, item)));
     let edit = match (code, item) {
         (KeyCode::Char('a'), _) => {
-            plan.prompt = Some(PlanPrompt {
+            plan.view.prompt = Some(PlanPrompt {
                 kind: PromptKind::Add {
                     after: selected.map(|i| i + 1),
                 },
                 text: String::new(),
             });
-            plan.reveal = true;
+            plan.view.reveal = true;
             return Vec::new();
         }
         (KeyCode::Char('e'), Some((n, item))) => {
-            plan.prompt = Some(PlanPrompt {
+            plan.view.prompt = Some(PlanPrompt {
                 kind: PromptKind::Reword { n },
                 text: crate::text::clean_line(&item.content).into_owned(),
             });
-            plan.reveal = true;
+            plan.view.reveal = true;
             return Vec::new();
         }
         (KeyCode::Char('d'), Some((n, item))) => PlanEdit::Status {
@@ -154,7 +154,7 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
 
 /// Enter in the prompt: the typed text as a new item or the item's new text.
 pub fn prompt_send(app: &mut App) -> Vec<Effect> {
-    let Some(prompt) = app.plan.prompt.take() else {
+    let Some(prompt) = app.plan.view.prompt.take() else {
         return Vec::new();
     };
     let text = prompt.text.trim().to_string();
@@ -171,7 +171,7 @@ pub fn prompt_send(app: &mut App) -> Vec<Effect> {
 /// A key the prompt's bindings did not take: typed into it (Backspace
 /// deletes); chords and other keys do nothing.
 pub fn prompt_key(app: &mut App, key: &KeyEvent) {
-    let Some(prompt) = app.plan.prompt.as_mut() else {
+    let Some(prompt) = app.plan.view.prompt.as_mut() else {
         return;
     };
     let chord = key
@@ -188,7 +188,7 @@ pub fn prompt_key(app: &mut App, key: &KeyEvent) {
 
 /// Pasted text goes into the open prompt, as one clean line.
 pub fn prompt_paste(app: &mut App, text: &str) -> bool {
-    let Some(prompt) = app.plan.prompt.as_mut() else {
+    let Some(prompt) = app.plan.view.prompt.as_mut() else {
         return false;
     };
     prompt.text.push_str(&crate::text::clean_line(text));

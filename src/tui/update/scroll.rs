@@ -53,10 +53,10 @@ pub(super) fn scroll_focused(app: &mut App, mv: Move) {
         // where it is sent, even at the bottom (following would jump back).
         Focus::Checklist => {
             // Scrolling lets the selection go out of view.
-            app.plan.reveal = false;
+            app.plan.view.reveal = false;
             match mv {
-                Move::End => app.plan.scroll.follow = true,
-                mv => apply(&mut app.plan.scroll, mv, false),
+                Move::End => app.plan.view.scroll.follow = true,
+                mv => apply(&mut app.plan.view.scroll, mv, false),
             }
         }
         Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),

@@ -95,7 +95,7 @@ impl PlanLayout {
 pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> PlanLayout {
     if collapsed {
         // An edit's prompt or a past revision's header take the one line.
-        let line = match (&c.prompt, revision_header(&c.revisions)) {
+        let line = match (&c.view.prompt, revision_header(&c.revisions)) {
             (Some(prompt), _) => prompt_line(prompt, ctx, area.width.max(1)),
             (None, Some(header)) => Line::styled(format!("{header} · [ ] Esc"), ctx.palette.bold()),
             (None, None) => summary_line(c, ctx),
@@ -111,7 +111,7 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
     let height = usize::from(inner.height);
     if let Some(lines) = revision_lines(c, ctx, inner.width.max(1)) {
         // A past revision reads from its top.
-        let top = c.scroll.resolve_around(lines.len(), height, 0..1);
+        let top = c.view.scroll.resolve_around(lines.len(), height, 0..1);
         return PlanLayout {
             collapsed,
             lines,
@@ -120,10 +120,10 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
         };
     }
     let (lines, active, starts, selected) = plan_lines(c, ctx, inner.width.max(1));
-    if c.reveal {
-        reveal(&mut c.scroll, selected, height);
+    if c.view.reveal {
+        reveal(&mut c.view.scroll, selected, height);
     }
-    let top = c.scroll.resolve_around(lines.len(), height, active);
+    let top = c.view.scroll.resolve_around(lines.len(), height, active);
     PlanLayout {
         collapsed,
         lines,
@@ -182,7 +182,7 @@ fn plan_lines(
             Span::raw(""),
             Span::raw(""),
         ));
-        if let Some(prompt) = &c.prompt {
+        if let Some(prompt) = &c.view.prompt {
             lines.push(prompt_line(prompt, ctx, width));
         }
         return (lines, active, starts, selected);
@@ -190,7 +190,7 @@ fn plan_lines(
     lines.push(gauge(done, total, width, ctx));
     lines.extend(refused);
     for item in &c.items {
-        let change = c.change_of(&item.id, now);
+        let change = c.highlight.change_of(&item.id, now);
         let (marker, style) = match item.status {
             TodoStatus::Completed => (DONE, p.success()),
             TodoStatus::InProgress => (ACTIVE, p.active()),
@@ -248,12 +248,13 @@ fn plan_lines(
         }
         if is_chosen {
             lines.push(detail_line(
-                c.stats_of(&item.id, ctx.clock_until).as_ref(),
+                c.stats.of(&item.id, ctx.clock_until).as_ref(),
                 ctx,
                 width,
             ));
         }
         if let Some(prompt) = c
+            .view
             .prompt
             .as_ref()
             .filter(|pr| prompt_after(pr) == Some(index))
@@ -264,12 +265,17 @@ fn plan_lines(
             selected = first..lines.len();
         }
     }
-    if let Some(prompt) = c.prompt.as_ref().filter(|pr| prompt_after(pr).is_none()) {
+    if let Some(prompt) = c
+        .view
+        .prompt
+        .as_ref()
+        .filter(|pr| prompt_after(pr).is_none())
+    {
         lines.push(prompt_line(prompt, ctx, width));
         selected = lines.len() - 1..lines.len();
     }
     // Dropped by the last update: listed for a while, struck out.
-    let dropped = c.dropped(now);
+    let dropped = c.highlight.dropped(now);
     let struck = p.dim().add_modifier(Modifier::CROSSED_OUT);
     for content in dropped.iter().take(MAX_DROPPED) {
         lines.push(Line::from(vec![
