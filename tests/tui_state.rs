@@ -2811,7 +2811,7 @@ fn a_call_waiting_for_approval_is_not_shown_running() {
     let clock = Clock::new();
     let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "cargo build"}));
     let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
-    assert!(entry.waiting);
+    assert!(entry.clock.waiting());
     // The Tools pane alone (the prompt covers it on the whole screen).
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 30)).unwrap();
     t.draw(|f| {
@@ -2840,8 +2840,8 @@ fn a_call_waiting_for_approval_is_not_shown_running() {
     // Once answered it runs, and its clock starts then.
     update::on_key(&mut a, key(KeyCode::Char('y')), clock.at(30.0));
     let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
-    assert!(!entry.waiting);
-    assert_eq!(entry.started, clock.at(30.0));
+    assert!(!entry.clock.waiting());
+    assert_eq!(entry.clock.started(), clock.at(30.0));
 }
 
 #[test]

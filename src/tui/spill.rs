@@ -78,7 +78,7 @@ mod tests {
                 line: "cat".into(),
                 detail: ToolDetail::Output,
             },
-            None,
+            Default::default(),
             now,
         );
         let mut spills = SpillFiles::default();

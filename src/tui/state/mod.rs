@@ -38,7 +38,8 @@ pub use status::{
     Accounts, Activity, ModelUsage, Place, Presence, QUIT_ARM_FOR, Status, Turn, UiFlags,
 };
 pub use trace::{
-    DiffCache, PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal,
+    CallClock, DiffCache, PLAN_REFUSED, PlanLink, Trace, TraceEntry, TraceStatus, first_clause,
+    plan_refusal,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,15 +38,10 @@ pub struct TraceEntry {
     pub name: String,
     pub summary: ToolSummary,
     /// The plan item in progress when the call started.
-    pub plan_item: Option<String>,
-    /// Its stable id (what the plan pane's selection filters by).
-    pub plan_item_id: Option<String>,
+    pub plan_item: PlanLink,
     pub status: TraceStatus,
-    /// Waiting for the user's approval: not running yet (its clock starts
-    /// when it is answered).
-    pub waiting: bool,
-    pub started: Instant,
-    pub duration: Option<Duration>,
+    /// When it started (after any approval wait) and how long it took.
+    pub clock: CallClock,
     pub output: OutputLog,
     /// Live output arrived (so the final result does not replace it).
     pub streamed: bool,
@@ -54,6 +49,72 @@ pub struct TraceEntry {
     pub exit_code: Option<i32>,
     /// Why the plan tool refused the update (the whole reason, cleaned).
     pub refusal: Option<String>,
+}
+
+/// The plan item a call was made for: in progress when it started.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanLink {
+    /// Its content, for display (one clean line).
+    pub content: Option<String>,
+    /// Its stable id (what the plan pane's selection filters by).
+    pub id: Option<String>,
+}
+
+/// A call's clock. Invariant: a wait for the user's approval is not the
+/// call's time (its clock starts again when it is answered); once it has
+/// a duration, it ran that long.
+#[derive(Clone, Copy, Debug)]
+pub struct CallClock {
+    started: Instant,
+    waiting: bool,
+    duration: Option<Duration>,
+}
+
+impl CallClock {
+    fn new(now: Instant) -> Self {
+        Self {
+            started: now,
+            waiting: false,
+            duration: None,
+        }
+    }
+
+    /// When the call started (or was answered, after a wait).
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Waiting for the user's approval: not running yet.
+    pub fn waiting(&self) -> bool {
+        self.waiting
+    }
+
+    /// How long it ran, once it ended.
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration
+    }
+
+    /// How long it has run at `now`: its duration once it ended.
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        self.duration
+            .unwrap_or_else(|| now.saturating_duration_since(self.started))
+    }
+
+    /// It waits for the user's approval.
+    pub fn wait(&mut self) {
+        self.waiting = true;
+    }
+
+    /// The user answered at `now`: it runs (if it runs) from now.
+    pub fn answered(&mut self, now: Instant) {
+        self.waiting = false;
+        self.started = now;
+    }
+
+    /// It ended after `duration` (as the engine measured it).
+    pub fn end(&mut self, duration: Duration) {
+        self.duration = Some(duration);
+    }
 }
 
 #[derive(Debug)]
@@ -139,7 +200,7 @@ impl TraceEntry {
                 out.push_str(&format!(" −{removed}"));
             }
         }
-        if let Some(d) = self.duration {
+        if let Some(d) = self.clock.duration() {
             out.push_str(" · ");
             out.push_str(&crate::tui::measure::short_duration(d));
         }
@@ -160,7 +221,7 @@ impl Trace {
         id: String,
         name: String,
         summary: ToolSummary,
-        plan_item: Option<String>,
+        plan_item: PlanLink,
         now: Instant,
     ) {
         self.next_serial += 1;
@@ -170,11 +231,8 @@ impl Trace {
             name,
             summary,
             plan_item,
-            plan_item_id: None,
             status: TraceStatus::Running,
-            waiting: false,
-            started: now,
-            duration: None,
+            clock: CallClock::new(now),
             output: OutputLog::default(),
             streamed: false,
             exit_code: None,
@@ -194,7 +252,7 @@ impl Trace {
     /// Whether the filter (if any) shows `t`.
     pub fn shows(&self, t: &TraceEntry) -> bool {
         match &self.filter {
-            Some((id, _)) => t.plan_item_id.as_deref() == Some(id.as_str()),
+            Some((id, _)) => t.plan_item.id.as_deref() == Some(id.as_str()),
             None => true,
         }
     }
@@ -235,7 +293,8 @@ impl Trace {
         for t in &mut self.entries {
             if t.status == TraceStatus::Running {
                 t.status = TraceStatus::Interrupted;
-                t.duration = Some(now.saturating_duration_since(t.started));
+                t.clock
+                    .end(now.saturating_duration_since(t.clock.started()));
             }
         }
     }

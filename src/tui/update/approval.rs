@@ -22,7 +22,7 @@ pub fn requested(app: &mut App, request: ApprovalRequest, now: Instant) {
     if let Some(t) = app.trace.by_id(&request.id)
         && t.status == crate::tui::state::TraceStatus::Running
     {
-        t.waiting = true;
+        t.clock.wait();
     }
     app.overlays.approvals.push(request);
     app.status.turn.set_activity(Activity::Approval, now);
@@ -142,8 +142,7 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
     app.status.turn.set_activity(next, now);
     // The call runs from now (if it runs): the wait is not its time.
     if let Some(t) = app.trace.by_id(&request.id) {
-        t.waiting = false;
-        t.started = now;
+        t.clock.answered(now);
     }
     vec![Effect::Send(Op::Approve {
         id: request.id,

@@ -18,8 +18,8 @@ pub use plan::send_edit;
 pub use scroll::{TRACE_PAGE, on_mouse};
 
 use super::state::{
-    Activity, App, ApprovalRequest, EntryKind, NoticeKind, Revision, TraceStatus, first_clause,
-    plan_refusal,
+    Activity, App, ApprovalRequest, EntryKind, NoticeKind, PlanLink, Revision, TraceStatus,
+    first_clause, plan_refusal,
 };
 use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
@@ -170,11 +170,14 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             app.status
                 .turn
                 .set_activity(Activity::Tool { name: name.clone() }, now);
+            let plan_item = PlanLink {
+                content: plan_item,
+                id: plan_item_id,
+            };
             app.trace.begin(id, name, summary, plan_item, now);
-            if let Some(t) = app.trace.entries.last_mut() {
-                t.plan_item_id = plan_item_id;
+            if let Some(t) = app.trace.entries.last() {
                 app.conversation
-                    .push_tool(t.serial, t.cell_text(), t.started);
+                    .push_tool(t.serial, t.cell_text(), t.clock.started());
             }
             plan::sync(app);
         }
@@ -199,7 +202,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             let mut cell = None;
             if let Some(t) = app.trace.by_id(&id) {
                 t.status = status.into();
-                t.duration = Some(Duration::from_millis(duration_ms));
+                t.clock.end(Duration::from_millis(duration_ms));
                 // A command that ran but failed is shown as failed.
                 if let Some(code) = exit_code.filter(|c| *c != 0) {
                     t.exit_code = Some(code);
