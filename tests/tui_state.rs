@@ -1020,10 +1020,10 @@ fn every_binding_is_reachable_where_it_applies() {
     };
     for b in BINDINGS {
         let a = state(b.context);
-        for k in b.keys {
+        for (k, action) in b.keys {
             assert_eq!(
                 update::resolve(&a, &k.event()),
-                Some(b.action),
+                Some(*action),
                 "{} in {:?} is shadowed",
                 k.label(),
                 b.context

@@ -6,12 +6,12 @@
 
 use std::time::Instant;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
 use crate::events::{Decision, Op};
 use crate::text::clean_line;
-use crate::tui::keymap::Action;
+use crate::tui::keymap::{self, Action, Typed};
 use crate::tui::state::{Activity, App, ApprovalRequest, NoticeKind};
 
 /// Longest refusal reason kept (the model reads it).
@@ -34,7 +34,7 @@ pub fn dropped(app: &mut App) {
 }
 
 /// Runs an approval prompt key; `None` when `action` is not one.
-pub fn key(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Option<Vec<Effect>> {
+pub fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
     let approvals = &mut app.overlays.approvals;
     approvals.current()?;
     let effects = match action {
@@ -67,14 +67,8 @@ pub fn key(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             );
             effects
         }
-        Action::ApprovalScroll => {
-            let scroll = &mut approvals.scroll;
-            match key.code {
-                KeyCode::Up => scroll.up(1),
-                KeyCode::Down => scroll.down(1, false),
-                KeyCode::PageUp => scroll.up(scroll.page()),
-                _ => scroll.down(scroll.page(), false),
-            }
+        Action::ApprovalScroll { up, page } => {
+            super::overlays::scroll_by(&mut approvals.scroll, up, page);
             Vec::new()
         }
         _ => return None,
@@ -88,14 +82,9 @@ pub fn unbound(app: &mut App, key: &KeyEvent) {
     let Some(reason) = app.overlays.approvals.reason.as_mut() else {
         return;
     };
-    let chord = key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Char(c) if !chord && !c.is_control() && reason.len() < REASON_CAP => {
-            reason.push(c)
-        }
-        KeyCode::Backspace => {
+    match keymap::typed(key) {
+        Some(Typed::Char(c)) if reason.len() < REASON_CAP => reason.push(c),
+        Some(Typed::Backspace) => {
             reason.pop();
         }
         _ => {}

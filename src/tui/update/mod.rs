@@ -7,6 +7,7 @@
 mod approval;
 mod daily;
 mod keys;
+mod overlays;
 mod plan;
 mod scroll;
 

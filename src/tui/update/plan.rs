@@ -5,11 +5,12 @@
 //! with a revision, or an error); an edit names items by their 1-based
 //! place in the live plan as the pane shows it.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
 use crate::events::Op;
 use crate::todo::{PlanEdit, TodoStatus};
+use crate::tui::keymap::{self, Action, ItemEdit, Typed};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
 
 /// Brings the trace's filter and the marked tool cells in line with the
@@ -41,6 +42,19 @@ pub fn sync(app: &mut App) {
             .collect(),
         None => Vec::new(),
     };
+}
+
+/// Runs a plan pane action (revisions, edits, the prompt); `None` when
+/// `action` is not one.
+pub(super) fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
+    match action {
+        Action::PlanRevision { older } => step_revision(app, older),
+        Action::PlanEdit(edit) => return Some(edit_key(app, edit)),
+        Action::PromptSend => return Some(prompt_send(app)),
+        Action::PromptCancel => app.plan.view.prompt = None,
+        _ => return None,
+    }
+    Some(Vec::new())
 }
 
 /// ↑/↓ (j/k) in the plan pane: the item above or below the selection;
@@ -97,7 +111,7 @@ pub fn leave(app: &mut App, selection: bool) -> bool {
 
 /// `a` `e` `d` `x` `J` `K` in the plan pane, on the selected item (or the
 /// one in progress); `a` adds after the selection (at the end without one).
-pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
     // Edits apply to the live plan: show it.
     leave(app, false);
     let plan = &mut app.plan;
@@ -109,8 +123,8 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     });
     let len = plan.items.len();
     let item = target.and_then(|i| plan.items.get(i).map(|item| (i + 1, item)));
-    let edit = match (code, item) {
-        (KeyCode::Char('a'), _) => {
+    let edit = match (edit, item) {
+        (ItemEdit::Add, _) => {
             plan.view.prompt = Some(PlanPrompt {
                 kind: PromptKind::Add {
                     after: selected.map(|i| i + 1),
@@ -120,7 +134,7 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
             plan.view.reveal = true;
             return Vec::new();
         }
-        (KeyCode::Char('e'), Some((n, item))) => {
+        (ItemEdit::Reword, Some((n, item))) => {
             plan.view.prompt = Some(PlanPrompt {
                 kind: PromptKind::Reword { n },
                 text: crate::text::clean_line(&item.content).into_owned(),
@@ -128,7 +142,7 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
             plan.view.reveal = true;
             return Vec::new();
         }
-        (KeyCode::Char('d'), Some((n, item))) => PlanEdit::Status {
+        (ItemEdit::ToggleDone, Some((n, item))) => PlanEdit::Status {
             n,
             status: if item.status == TodoStatus::Completed {
                 TodoStatus::Pending
@@ -136,11 +150,11 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
                 TodoStatus::Completed
             },
         },
-        (KeyCode::Char('x'), Some((n, _))) => PlanEdit::Remove { n },
-        (KeyCode::Char('J'), Some((n, _))) if n < len => PlanEdit::Move { from: n, to: n + 1 },
-        (KeyCode::Char('K'), Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
+        (ItemEdit::Remove, Some((n, _))) => PlanEdit::Remove { n },
+        (ItemEdit::MoveDown, Some((n, _))) if n < len => PlanEdit::Move { from: n, to: n + 1 },
+        (ItemEdit::MoveUp, Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
         // Already at the bottom (top).
-        (KeyCode::Char('J' | 'K'), Some(_)) => return Vec::new(),
+        (ItemEdit::MoveDown | ItemEdit::MoveUp, Some(_)) => return Vec::new(),
         _ => {
             app.notice(
                 NoticeKind::Info,
@@ -174,15 +188,12 @@ pub fn prompt_key(app: &mut App, key: &KeyEvent) {
     let Some(prompt) = app.plan.view.prompt.as_mut() else {
         return;
     };
-    let chord = key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Char(c) if !chord && !c.is_control() => prompt.text.push(c),
-        KeyCode::Backspace => {
+    match keymap::typed(key) {
+        Some(Typed::Char(c)) => prompt.text.push(c),
+        Some(Typed::Backspace) => {
             prompt.text.pop();
         }
-        _ => {}
+        None => {}
     }
 }
 
