@@ -332,10 +332,10 @@ impl Loop {
             return Vec::new();
         };
         let now = Instant::now();
-        let mut effects = update::on_event(app, envelope.event, now);
+        let mut effects = update::on_envelope(app, envelope, now);
         if let Some(handle) = self.engine.as_mut() {
             while let Ok(envelope) = handle.events.try_recv() {
-                effects.extend(update::on_event(app, envelope.event, now));
+                effects.extend(update::on_envelope(app, envelope, now));
             }
         }
         effects

@@ -453,8 +453,8 @@ fn clear(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    app.conversation.clear();
-    app.trace.clear();
+    app.root.conversation.clear();
+    app.root.trace.clear();
     vec![Effect::Redraw]
 }
 

@@ -1,7 +1,8 @@
 //! The TUI's state: everything the screen shows, and nothing else. A small
-//! root holds one struct per pane (conversation, trace, plan, input,
-//! status, overlays); each pane's update and render read only their own
-//! state plus a read-only [`Ctx`]. Invariant: no I/O here (spill files and
+//! root holds one struct per pane (input, status, overlays) and a
+//! [`ThreadView`] per agent thread (its conversation, trace and plan: the
+//! root thread's, and any child's); each pane's update and render read
+//! only their own state plus a read-only [`Ctx`]. Invariant: no I/O here (spill files and
 //! other side effects are `Effect`s the app loop carries out), and what is
 //! typed in the input box is never dropped by anything but the user.
 
@@ -16,6 +17,7 @@ pub mod plan;
 pub mod revisions;
 pub mod scroll;
 pub mod status;
+pub mod thread;
 pub mod trace;
 
 use std::time::Instant;
@@ -37,9 +39,10 @@ pub use scroll::Scroll;
 pub use status::{
     Accounts, Activity, ModelUsage, Place, Presence, QUIT_ARM_FOR, Status, Turn, UiFlags,
 };
+pub use thread::{ChildThread, ThreadView, Threads};
 pub use trace::{
-    CallClock, DiffCache, PLAN_REFUSED, PlanLink, Trace, TraceEntry, TraceStatus, first_clause,
-    plan_refusal,
+    CallClock, DiffCache, PLAN_REFUSED, PlanLink, ToolCell, Trace, TraceChange, TraceEntry,
+    TraceStatus, first_clause, plan_refusal,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,12 +88,16 @@ impl Ctx<'_> {
     }
 }
 
+/// Everything the screen shows: the root thread's panes, the other
+/// threads', the input, the status line and what opens over them.
 pub struct App {
     pub palette: Palette,
     pub focus: Focus,
-    pub conversation: Conversation,
-    pub trace: Trace,
-    pub plan: Checklist,
+    /// The root thread's panes: the conversation with the user, its tool
+    /// trace and its plan.
+    pub root: ThreadView,
+    /// The other threads' views (subagents), by id.
+    pub threads: Threads,
     pub input: Input,
     pub status: Status,
     pub overlays: Overlays,
@@ -106,9 +113,8 @@ impl App {
         Self {
             palette,
             focus: Focus::Input,
-            conversation: Conversation::default(),
-            trace: Trace::default(),
-            plan: Checklist::default(),
+            root: ThreadView::default(),
+            threads: Threads::default(),
             input: Input::default(),
             status: Status::new(model.into(), workspace.into(), now),
             overlays: Overlays::default(),
@@ -130,15 +136,26 @@ impl App {
     }
 
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
-        self.conversation.notice(kind, text);
+        self.root.conversation.notice(kind, text);
     }
 
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
         self.status.turn.running()
-            || self.conversation.highlighting
+            || self.root.conversation.highlighting
             || *self.status.turn.activity() == Activity::Compacting
-            || self.plan.highlight.shown(now)
+            || self.root.plan.highlight.shown(now)
             || self.status.ui.quit_armed(now)
+    }
+}
+
+/// Reading the root thread's panes as `app.conversation`, `app.trace` and
+/// `app.plan` (as code written before threads does); a change names
+/// `app.root`.
+impl std::ops::Deref for App {
+    type Target = ThreadView;
+
+    fn deref(&self) -> &ThreadView {
+        &self.root
     }
 }

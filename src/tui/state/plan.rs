@@ -5,8 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::revisions::Revisions;
+use super::revisions::{Revision, Revisions};
 use super::scroll::Scroll;
+use super::trace::first_clause;
+use crate::events::Event;
 use crate::todo::{ItemStats, PlanDiff, TodoItem, TodoStatus};
 
 /// How long a changed plan item stays highlighted.
@@ -297,5 +299,67 @@ impl Checklist {
     pub fn stopped(&mut self) {
         let open = self.open();
         self.stopped_open = (open > 0).then_some(open);
+    }
+}
+
+impl Checklist {
+    /// The plan pane's part of an engine event: a new plan (kept as a
+    /// revision too), the items' accounts, how the turn ended, a refused
+    /// update (`refused`: the trace's reason), a new session. Whether the
+    /// plan itself changed (the trace's filter follows it).
+    pub fn apply(&mut self, event: &Event, refused: Option<&str>, now: Instant) -> bool {
+        if let Some(reason) = refused {
+            self.refused = Some(first_clause(reason).to_string());
+        }
+        match event {
+            Event::TurnStarted { .. } => {
+                self.stopped_open = None;
+                self.finished_open = false;
+            }
+            Event::PlanUpdated {
+                items,
+                diff,
+                revision,
+                author,
+                at,
+                ..
+            } => {
+                self.revisions.push(Revision {
+                    revision: *revision,
+                    author: *author,
+                    at: *at,
+                    items: items.clone(),
+                    diff: diff.clone(),
+                });
+                self.update(items.clone(), diff, now);
+                return true;
+            }
+            Event::PlanStats { items, running } => {
+                self.stats.set(items.clone(), running.clone(), now);
+            }
+            Event::TurnComplete { open_items, .. } => {
+                self.stopped_open = (*open_items > 0).then_some(*open_items);
+                self.finished_open = *open_items > 0;
+            }
+            Event::TurnAborted { .. } => self.stopped(),
+            Event::SessionReset => {
+                // The engine dropped the plan (an empty `PlanUpdated` came first).
+                self.stopped_open = None;
+                self.forget_history();
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// Another session (or a new one): no revisions, accounts, selection,
+    /// prompt or banner (the old session's ids mean other items).
+    pub fn forget_history(&mut self) {
+        self.revisions.clear();
+        self.stats.clear();
+        self.view.selected = None;
+        self.view.prompt = None;
+        self.finished_open = false;
     }
 }

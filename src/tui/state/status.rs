@@ -9,6 +9,8 @@
 //! replaces them; prompt tokens are always input + cache reads + cache
 //! writes; without an engine there is always help saying why.
 
+mod apply;
+
 use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;

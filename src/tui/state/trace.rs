@@ -10,7 +10,8 @@ use super::output::{OutputLog, Spill};
 use super::scroll::Scroll;
 use ratatui::text::Line;
 
-use crate::events::{ToolDetail, ToolStatus, ToolSummary};
+use crate::events::{Event, ToolDetail, ToolStatus, ToolSummary};
+use crate::text::clean_line;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceStatus {
@@ -212,6 +213,172 @@ impl TraceEntry {
             out.push_str(" · interrupted");
         }
         out
+    }
+}
+
+/// What an event did to the trace that other panes follow.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TraceChange {
+    /// The conversation's one-line cell of the call, to add or redraw.
+    pub cell: Option<ToolCell>,
+    /// Output for the spill file of entry `serial` (made on first use).
+    pub spill: Option<(u64, String)>,
+    /// The plan tool refused the update: the whole reason.
+    pub refused: Option<String>,
+    /// An entry was added (the plan item's filter may show it).
+    pub grew: bool,
+}
+
+/// A tool call's cell in the conversation, as the trace has it now.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ToolCell {
+    /// The call began: its line, drawn running from `started`.
+    Begin {
+        serial: u64,
+        text: String,
+        started: Instant,
+    },
+    /// Its output grew: the last lines shown under it.
+    Tail { serial: u64, tail: Vec<String> },
+    /// It ended: its status, final line and last lines.
+    End {
+        serial: u64,
+        status: TraceStatus,
+        text: String,
+        tail: Vec<String>,
+    },
+}
+
+impl Trace {
+    /// The trace's part of an engine event: tool calls begin, stream and
+    /// end here (the model's strings cleaned to one line each), a call
+    /// waits for approval, a new session empties the pane.
+    pub fn apply(&mut self, event: &Event, now: Instant) -> TraceChange {
+        let mut change = TraceChange::default();
+        match event {
+            Event::ToolCallBegin {
+                id,
+                name,
+                summary,
+                plan_item,
+                plan_item_id,
+                ..
+            } => {
+                // The model chose these strings: shown as one clean line each.
+                let summary = ToolSummary {
+                    line: clean_line(&summary.line).into_owned(),
+                    detail: summary.detail.clone(),
+                };
+                let plan_item = PlanLink {
+                    content: plan_item.as_deref().map(|p| clean_line(p).into_owned()),
+                    id: plan_item_id.clone(),
+                };
+                let name = clean_line(name).into_owned();
+                self.begin(id.clone(), name, summary, plan_item, now);
+                change.grew = true;
+                change.cell = self.entries.last().map(|t| ToolCell::Begin {
+                    serial: t.serial,
+                    text: t.cell_text(),
+                    started: t.clock.started(),
+                });
+            }
+            Event::ToolCallOutputDelta { id, chunk } => {
+                if let Some(t) = self.by_id(id) {
+                    t.streamed = true;
+                    change.spill = t.output.push(chunk).map(|text| (t.serial, text));
+                    change.cell = Some(ToolCell::Tail {
+                        serial: t.serial,
+                        tail: t.cell_tail(),
+                    });
+                }
+            }
+            Event::ToolCallEnd {
+                id,
+                status,
+                duration_ms,
+                output,
+                exit_code,
+                ..
+            } => {
+                if let Some(t) = self.by_id(id) {
+                    change = t.end(*status, *duration_ms, output, *exit_code);
+                }
+            }
+            Event::ApprovalRequested { id, .. } => {
+                if let Some(t) = self.by_id(id)
+                    && t.status == TraceStatus::Running
+                {
+                    t.clock.wait();
+                }
+            }
+            Event::SessionReset => self.clear(),
+            _ => {}
+        }
+        change
+    }
+}
+
+impl TraceEntry {
+    /// The call ended: its status (a command that ran but failed is shown
+    /// as failed), time, output and, for the plan tool, a refusal.
+    fn end(
+        &mut self,
+        status: ToolStatus,
+        duration_ms: u64,
+        output: &str,
+        exit_code: Option<i32>,
+    ) -> TraceChange {
+        let mut change = TraceChange::default();
+        self.status = status.into();
+        self.clock.end(Duration::from_millis(duration_ms));
+        if let Some(code) = exit_code.filter(|c| *c != 0) {
+            self.exit_code = Some(code);
+            if self.status == TraceStatus::Ok {
+                self.status = TraceStatus::Error;
+            }
+        }
+        if self.summary.detail == ToolDetail::Plan {
+            self.refusal = plan_refusal(output);
+            change.refused.clone_from(&self.refusal);
+        }
+        let spill = if !self.streamed {
+            self.output.push(output)
+        } else if status != ToolStatus::Ok {
+            // Keep the live log (and its spill file); the result's
+            // first line says why it stopped (the rest repeats the log).
+            self.output
+                .push_line(output.lines().next().unwrap_or_default())
+        } else {
+            None
+        };
+        change.spill = spill.map(|text| (self.serial, text));
+        change.cell = Some(ToolCell::End {
+            serial: self.serial,
+            status: self.status,
+            text: self.cell_text(),
+            tail: self.cell_tail(),
+        });
+        change
+    }
+
+    /// The output lines a tool cell shows under it: a command's last three
+    /// (live while it runs), the end of any other call's error; none for a
+    /// call that went well (its one line says enough) or for the plan tools.
+    pub fn cell_tail(&self) -> Vec<String> {
+        const TAIL_LINES: usize = 3;
+        if self.summary.detail == ToolDetail::Plan {
+            // A refused plan update says why under its cell, not only in the
+            // Tools pane.
+            return match (&self.refusal, self.status) {
+                (Some(why), TraceStatus::Error) => vec![why.clone()],
+                (None, TraceStatus::Error) => self.output.command_tail(1),
+                _ => Vec::new(),
+            };
+        }
+        if self.name == "bash" || self.status != TraceStatus::Ok {
+            return self.output.command_tail(TAIL_LINES);
+        }
+        Vec::new()
     }
 }
 

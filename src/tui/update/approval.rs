@@ -12,21 +12,10 @@ use super::Effect;
 use crate::events::{Decision, Op};
 use crate::text::clean_line;
 use crate::tui::keymap::{self, Action, Typed};
-use crate::tui::state::{Activity, App, ApprovalRequest, NoticeKind};
+use crate::tui::state::{Activity, App, NoticeKind};
 
 /// Longest refusal reason kept (the model reads it).
 const REASON_CAP: usize = 500;
-
-/// A tool call waits: it shows now, or after those already waiting.
-pub fn requested(app: &mut App, request: ApprovalRequest, now: Instant) {
-    if let Some(t) = app.trace.by_id(&request.id)
-        && t.status == crate::tui::state::TraceStatus::Running
-    {
-        t.clock.wait();
-    }
-    app.overlays.approvals.push(request);
-    app.status.turn.set_activity(Activity::Approval, now);
-}
 
 /// The turn ended (or the session changed): the engine waits no more.
 pub fn dropped(app: &mut App) {
@@ -130,7 +119,7 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
     };
     app.status.turn.set_activity(next, now);
     // The call runs from now (if it runs): the wait is not its time.
-    if let Some(t) = app.trace.by_id(&request.id) {
+    if let Some(t) = app.root.trace.by_id(&request.id) {
         t.clock.answered(now);
     }
     vec![Effect::Send(Op::Approve {

@@ -105,7 +105,7 @@ pub fn edited(app: &mut App, result: Result<String, String>) {
 
 /// The model's last reply: its text since the last message of the user.
 pub fn last_reply(app: &App) -> Option<String> {
-    let entries = &app.conversation.entries;
+    let entries = &app.root.conversation.entries;
     let start = entries
         .iter()
         .rposition(|e| matches!(e.kind, EntryKind::User | EntryKind::Queued))

@@ -31,7 +31,7 @@ fn contexts(app: &App) -> Vec<Context> {
     if app.overlays.picker.is_some() {
         return vec![Context::Picker, Context::Global];
     }
-    if app.plan.view.prompt.is_some() {
+    if app.root.plan.view.prompt.is_some() {
         return vec![Context::PlanPrompt, Context::Global];
     }
     let mut out = Vec::with_capacity(3);
@@ -108,7 +108,7 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
         }
         return Vec::new();
     }
-    if app.plan.view.prompt.is_some() {
+    if app.root.plan.view.prompt.is_some() {
         // Typed into the plan pane's prompt; nothing reaches the input box.
         super::plan::prompt_key(app, &key);
         return Vec::new();
@@ -305,14 +305,14 @@ fn pane_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
         Action::Page { up } => scroll_focused(app, if up { Move::PageUp } else { Move::PageDown }),
         // A past revision scrolls; the live plan selects an item.
         Action::Step { up }
-            if app.focus == Focus::Checklist && app.plan.revisions.viewing.is_none() =>
+            if app.focus == Focus::Checklist && app.root.plan.revisions.viewing.is_none() =>
         {
             super::plan::select_step(app, up)
         }
         Action::Step { up } => scroll_focused(app, if up { Move::Up(1) } else { Move::Down(1) }),
         Action::Edge { top } => scroll_focused(app, if top { Move::Home } else { Move::End }),
         Action::Expand => {
-            let trace = &mut app.trace;
+            let trace = &mut app.root.trace;
             if trace.selected.is_none() {
                 trace.selected = trace.last_shown();
             }
@@ -323,16 +323,16 @@ fn pane_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
             // The conversation's latest call, whole, in the trace (a tab
             // of its own on narrow screens); ↑/↓ there reach the others.
             if app.focus == Focus::Conversation
-                && let Some(last) = app.trace.last_shown()
+                && let Some(last) = app.root.trace.last_shown()
             {
-                app.trace.selected = Some(last);
-                app.trace.expanded = true;
-                app.trace.detail_scroll.home();
+                app.root.trace.selected = Some(last);
+                app.root.trace.expanded = true;
+                app.root.trace.detail_scroll.home();
                 app.focus = Focus::Trace;
             }
         }
-        Action::TogglePlan => app.plan.view.collapsed = !app.plan.view.collapsed,
-        Action::ToggleReasoning => app.conversation.toggle_reasoning(),
+        Action::TogglePlan => app.root.plan.view.collapsed = !app.root.plan.view.collapsed,
+        Action::ToggleReasoning => app.root.conversation.toggle_reasoning(),
         Action::Redraw => return Some(vec![Effect::Redraw]),
         _ => return None,
     }
@@ -353,12 +353,14 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     }
     if !app.status.engine.present() && *app.status.turn.activity() == Activity::NoProvider {
         // The user may have set a provider up since: read the settings again.
-        app.conversation
+        app.root
+            .conversation
             .push(crate::tui::state::EntryKind::User, text.clone());
         return vec![Effect::StartEngine, Effect::Send(Op::Submit { text })];
     }
     if !app.status.engine.present() {
-        app.conversation
+        app.root
+            .conversation
             .push(crate::tui::state::EntryKind::User, text);
         let help = app
             .status
@@ -384,7 +386,7 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     s.turn.set_resumable(false);
-    app.conversation.scroll.follow = true;
+    app.root.conversation.scroll.follow = true;
     if *app.status.turn.activity() == Activity::Failed {
         app.notice(
             NoticeKind::Info,
@@ -444,11 +446,11 @@ fn cycle_approval(app: &mut App) -> Vec<Effect> {
 fn close_view(app: &mut App) -> bool {
     match app.focus {
         Focus::Checklist => super::plan::leave(app, true),
-        Focus::Trace if app.trace.expanded => {
-            app.trace.expanded = false;
+        Focus::Trace if app.root.trace.expanded => {
+            app.root.trace.expanded = false;
             true
         }
-        Focus::Trace => app.trace.selected.take().is_some(),
+        Focus::Trace => app.root.trace.selected.take().is_some(),
         Focus::Input | Focus::Conversation => false,
     }
 }

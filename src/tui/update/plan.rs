@@ -13,37 +13,6 @@ use crate::todo::{PlanEdit, TodoStatus};
 use crate::tui::keymap::{self, Action, ItemEdit, Typed};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
 
-/// Brings the trace's filter and the marked tool cells in line with the
-/// plan pane's selection (call after the selection, the plan or the
-/// trace changed). A selection whose item left the plan is dropped.
-pub fn sync(app: &mut App) {
-    let filter = app
-        .plan
-        .selected_index()
-        .and_then(|i| app.plan.items.get(i).map(|item| (item.id.clone(), i + 1)));
-    if filter.is_none() {
-        app.plan.view.selected = None;
-    }
-    let id = |f: &Option<(String, usize)>| f.as_ref().map(|(id, _)| id.clone());
-    if id(&app.trace.filter) != id(&filter) {
-        // The trace's selection named an entry of the old filter.
-        app.trace.selected = None;
-        app.trace.expanded = false;
-    }
-    // The item's place may have changed (a move): the title follows.
-    app.trace.filter = filter;
-    let trace = &app.trace;
-    app.conversation.marked_tools = match &trace.filter {
-        Some(_) => trace
-            .entries
-            .iter()
-            .filter(|t| trace.shows(t))
-            .map(|t| t.serial)
-            .collect(),
-        None => Vec::new(),
-    };
-}
-
 /// Runs a plan pane action (revisions, edits, the prompt); `None` when
 /// `action` is not one.
 pub(super) fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
@@ -51,7 +20,7 @@ pub(super) fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
         Action::PlanRevision { older } => step_revision(app, older),
         Action::PlanEdit(edit) => return Some(edit_key(app, edit)),
         Action::PromptSend => return Some(prompt_send(app)),
-        Action::PromptCancel => app.plan.view.prompt = None,
+        Action::PromptCancel => app.root.plan.view.prompt = None,
         _ => return None,
     }
     Some(Vec::new())
@@ -60,7 +29,7 @@ pub(super) fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
 /// ↑/↓ (j/k) in the plan pane: the item above or below the selection;
 /// the first step starts from the item in progress.
 pub fn select_step(app: &mut App, up: bool) {
-    let plan = &mut app.plan;
+    let plan = &mut app.root.plan;
     let Some(last) = plan.items.len().checked_sub(1) else {
         return;
     };
@@ -77,12 +46,12 @@ pub fn select_step(app: &mut App, up: bool) {
     };
     plan.view.selected = plan.items.get(next).map(|i| i.id.clone());
     plan.view.reveal = true;
-    sync(app);
+    app.root.sync_plan();
 }
 
 /// `[` (older) or `]` (newer, then live again).
 pub fn step_revision(app: &mut App, older: bool) {
-    let revisions = &mut app.plan.revisions;
+    let revisions = &mut app.root.plan.revisions;
     let was = revisions.viewing;
     if older {
         revisions.older();
@@ -91,19 +60,19 @@ pub fn step_revision(app: &mut App, older: bool) {
     }
     if revisions.viewing != was {
         // A revision reads from its top; live follows the item in progress.
-        app.plan.view.scroll.follow = true;
+        app.root.plan.view.scroll.follow = true;
     }
 }
 
 /// Esc in the plan pane: back to the live plan, else (when `selection`)
 /// the selection goes; whether it did anything.
 pub fn leave(app: &mut App, selection: bool) -> bool {
-    if app.plan.revisions.viewing.take().is_some() {
-        app.plan.view.scroll.follow = true;
+    if app.root.plan.revisions.viewing.take().is_some() {
+        app.root.plan.view.scroll.follow = true;
         return true;
     }
-    if selection && app.plan.view.selected.take().is_some() {
-        sync(app);
+    if selection && app.root.plan.view.selected.take().is_some() {
+        app.root.sync_plan();
         return true;
     }
     false
@@ -114,7 +83,7 @@ pub fn leave(app: &mut App, selection: bool) -> bool {
 pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
     // Edits apply to the live plan: show it.
     leave(app, false);
-    let plan = &mut app.plan;
+    let plan = &mut app.root.plan;
     let selected = plan.selected_index();
     let target = selected.or_else(|| {
         plan.items
@@ -168,7 +137,7 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
 
 /// Enter in the prompt: the typed text as a new item or the item's new text.
 pub fn prompt_send(app: &mut App) -> Vec<Effect> {
-    let Some(prompt) = app.plan.view.prompt.take() else {
+    let Some(prompt) = app.root.plan.view.prompt.take() else {
         return Vec::new();
     };
     let text = prompt.text.trim().to_string();
@@ -185,7 +154,7 @@ pub fn prompt_send(app: &mut App) -> Vec<Effect> {
 /// A key the prompt's bindings did not take: typed into it (Backspace
 /// deletes); chords and other keys do nothing.
 pub fn prompt_key(app: &mut App, key: &KeyEvent) {
-    let Some(prompt) = app.plan.view.prompt.as_mut() else {
+    let Some(prompt) = app.root.plan.view.prompt.as_mut() else {
         return;
     };
     match keymap::typed(key) {
@@ -199,7 +168,7 @@ pub fn prompt_key(app: &mut App, key: &KeyEvent) {
 
 /// Pasted text goes into the open prompt, as one clean line.
 pub fn prompt_paste(app: &mut App, text: &str) -> bool {
-    let Some(prompt) = app.plan.view.prompt.as_mut() else {
+    let Some(prompt) = app.root.plan.view.prompt.as_mut() else {
         return false;
     };
     prompt.text.push_str(&crate::text::clean_line(text));
