@@ -1,7 +1,8 @@
 //! The plan as a first-class object in the TUI: stepping through past
 //! revisions, selecting an item (the trace shows its calls), the user's
-//! edits from the plan pane and `/plan`, and the honest "stopped with open
-//! items" banner; with snapshots of each at 80x24 and 120x40.
+//! edits from the plan pane and `/plan`, the honest "stopped with open
+//! items" banner and a child thread's plan nested under the item it works
+//! for; with snapshots of each at 80x24 and 120x40.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -881,4 +882,116 @@ fn the_selected_items_inline_cells_are_drawn_marked() {
     assert!(reversed("read_file src/cli.rs"));
     assert!(reversed("read_file src/main.rs"));
     assert!(!reversed("edit_file src/cli.rs"));
+}
+
+/// `event` of child thread `n`, started by the root's call `call`.
+fn of_child(n: u32, call: &str, event: Event) -> waypoint::events::Envelope {
+    waypoint::events::Envelope {
+        thread: waypoint::events::ThreadId(n),
+        parent_call: Some(call.into()),
+        turn: 1,
+        event,
+    }
+}
+
+/// `with_calls`, and a subagent (thread 1) the call `t4` started for the
+/// item in progress ("Add the flag"), with a plan of its own.
+fn with_child_plan(clock: &Clock) -> App {
+    use TodoStatus::{Completed as Done, InProgress as Doing, Pending as Todo};
+    let mut a = with_calls(clock);
+    feed(
+        &mut a,
+        clock,
+        vec![(
+            3.5,
+            call_for(
+                "t4",
+                "task",
+                "add --verbose and test it",
+                "2",
+                "Add the flag",
+            ),
+        )],
+    );
+    let child = [
+        Event::TurnStarted { resumed: false },
+        plan_event(
+            vec![
+                item("c1", "Find where the flags are parsed", Done),
+                item("c2", "Add the verbose field and its flag", Doing),
+                item("c3", "Test that --verbose is accepted", Todo),
+            ],
+            PlanDiff::default(),
+        ),
+    ];
+    for event in child {
+        update::on_envelope(&mut a, of_child(1, "t4", event), clock.at(4.0));
+    }
+    a
+}
+
+#[test]
+fn a_child_threads_plan_is_drawn_under_the_item_it_works_for() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = with_child_plan(&clock);
+    let screen = screen_text(&mut a, 120, 40, now);
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = |text: &str| {
+        rows.iter()
+            .position(|r| r.contains(text))
+            .unwrap_or_else(|| panic!("{text} is not on screen:\n{screen}"))
+    };
+    // Under the item in progress and its spinner line, before the next item.
+    assert!(at("Add the flag") < at("↳ add --verbose and test it · 1/3"));
+    assert!(at("↳ add --verbose") < at("[>] Add the verbose field"));
+    assert!(at("[>] Add the verbose field") < at("[ ] Run the tests"));
+    assert!(rows[at("[x] Find where")].contains("      [x] Find where"));
+    // A call made for another item does not nest its child there.
+    let mut b = with_child_plan(&clock);
+    update::on_envelope(
+        &mut b,
+        of_child(
+            2,
+            "t1",
+            plan_event(
+                vec![item("d1", "Elsewhere", TodoStatus::InProgress)],
+                PlanDiff::default(),
+            ),
+        ),
+        now,
+    );
+    assert!(!screen_text(&mut b, 120, 40, now).contains("Elsewhere"));
+    // Without a plan in progress, nothing is nested.
+    let mut c = with_child_plan(&clock);
+    update::on_event(
+        &mut c,
+        plan_event(
+            vec![item("1", "Read the CLI code", TodoStatus::Completed)],
+            PlanDiff::default(),
+        ),
+        now,
+    );
+    assert!(!screen_text(&mut c, 120, 40, now).contains("↳ add --verbose"));
+}
+
+#[test]
+fn snapshots_of_a_nested_child_plan() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = with_child_plan(&clock);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("nested_child_plan_{w}x{h}"), terminal.backend());
+    }
+    // Tiny and odd sizes draw without panicking.
+    for w in [1u16, 2, 5, 20, 39, 60, 99] {
+        for h in [1u16, 2, 3, 5, 8, 12] {
+            let text = screen_text(&mut a, w, h, now);
+            assert_eq!(text.lines().count(), usize::from(h));
+        }
+    }
+    // The plan pane alone, at 20x5, stays readable: its rows, no panic.
+    let text = screen_text(&mut a, 20, 5, now);
+    assert_eq!(text.lines().count(), 5);
 }

@@ -42,7 +42,8 @@ fn take_top(area: &mut Rect, h: u16) -> Rect {
 }
 
 /// Rows the expanded checklist wants: border, gauge, items (+1 for the
-/// active one), notices (refused update, dropped items), footer.
+/// active one), notices (refused update, dropped items), child threads'
+/// plans, footer.
 fn checklist_rows(app: &App) -> u16 {
     let rows = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
     if let Some(r) = app.root.plan.revisions.shown() {
@@ -57,7 +58,23 @@ fn checklist_rows(app: &App) -> u16 {
         + u16::from(app.root.plan.view.selected.is_some())
         + u16::from(app.root.plan.view.prompt.is_some())
         + dropped;
-    items.max(1).saturating_add(extra).saturating_add(3)
+    items
+        .max(1)
+        .saturating_add(extra)
+        .saturating_add(nested_rows(app))
+        .saturating_add(3)
+}
+
+/// The rows of the child threads' plans nested in the plan (a header and
+/// one row an item).
+fn nested_rows(app: &App) -> u16 {
+    let rows: usize = app
+        .root
+        .nested_plans(&app.threads)
+        .iter()
+        .map(|n| n.plan.items.len() + 1)
+        .sum();
+    u16::try_from(rows).unwrap_or(u16::MAX)
 }
 
 pub fn compute(area: Rect, app: &App) -> Areas {

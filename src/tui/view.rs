@@ -46,12 +46,14 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
     }
     // A pane's layout reads the frame's context (focus, clocks) while it
     // writes its own state: take the pane out for that moment.
+    let nested = app.root.nested_plans(&app.threads);
     let mut plan = std::mem::take(&mut app.root.plan);
     out.plan = checklist::layout(
         &mut plan,
         &app.ctx(now),
         areas.checklist,
         areas.checklist_collapsed,
+        &nested,
     );
     app.root.plan = plan;
     if let Some(r) = areas.trace {
@@ -210,8 +212,9 @@ pub fn draw_pane(frame: &mut Frame, app: &mut App, pane: Pane, area: Rect, now: 
             conversation::render(frame, &app.root.conversation, layout, &app.ctx(now), area);
         }
         Pane::Plan { collapsed } => {
+            let nested = app.root.nested_plans(&app.threads);
             let mut plan = std::mem::take(&mut app.root.plan);
-            let layout = checklist::layout(&mut plan, &app.ctx(now), area, collapsed);
+            let layout = checklist::layout(&mut plan, &app.ctx(now), area, collapsed, &nested);
             app.root.plan = plan;
             checklist::render(frame, &app.root.plan, &layout, &app.ctx(now), area);
         }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::{Checklist, Conversation, Trace};
 use crate::events::{Envelope, Event, ThreadId};
-use crate::todo::PlanDiff;
+use crate::todo::{PlanDiff, TodoStatus};
 
 /// One thread's panes.
 #[derive(Debug, Default)]
@@ -87,6 +87,58 @@ impl ThreadView {
         self.trace.clear();
         self.plan.update(Vec::new(), &PlanDiff::default(), now);
         self.forget_plan_history();
+    }
+}
+
+/// A child thread's plan, drawn nested in its parent's plan pane.
+#[derive(Debug)]
+pub struct NestedPlan<'a> {
+    /// The parent's item (0-based) it goes under: the one in progress.
+    pub under: usize,
+    /// What the child works on: its parent call's line, else its thread.
+    pub label: String,
+    pub plan: &'a Checklist,
+}
+
+impl ThreadView {
+    /// The plans of the child threads to draw under this view's item in
+    /// progress: those with a plan whose parent call served that item (or
+    /// that name no call of this view's trace), in thread order.
+    pub fn nested_plans<'a>(&self, threads: &'a Threads) -> Vec<NestedPlan<'a>> {
+        let Some(under) = self
+            .plan
+            .items
+            .iter()
+            .position(|i| i.status == TodoStatus::InProgress)
+        else {
+            return Vec::new();
+        };
+        let active = &self.plan.items[under].id;
+        threads
+            .iter()
+            .filter(|(_, child)| !child.view.plan.items.is_empty())
+            .filter_map(|(id, child)| {
+                let call = child
+                    .parent_call
+                    .as_deref()
+                    .and_then(|call| self.trace.entries.iter().rev().find(|t| t.id == call));
+                // A call made for another item does not nest here.
+                if let Some(t) = call
+                    && t.plan_item.id.as_ref().is_some_and(|item| item != active)
+                {
+                    return None;
+                }
+                let label = call
+                    .map(|t| t.summary.line.clone())
+                    .filter(|line| !line.is_empty())
+                    .unwrap_or_else(|| id.to_string());
+                Some(NestedPlan {
+                    under,
+                    label,
+                    plan: &child.view.plan,
+                })
+            })
+            .collect()
     }
 }
 

@@ -3,7 +3,8 @@
 //! brief highlight of what just changed, and the selected item with its
 //! account. Invariant: it shows exactly the items of the last
 //! `PlanUpdated`, in order (or, while one is viewed with `[`, exactly those
-//! of that past revision); nothing is parsed from text.
+//! of that past revision); nothing is parsed from text. A child thread's
+//! plan is drawn nested under the item in progress it works for.
 
 use std::ops::Range;
 
@@ -18,7 +19,7 @@ use super::plan_detail::{
 };
 use super::{clock, pane_block, spinner};
 use crate::todo::{TodoItem, TodoStatus};
-use crate::tui::state::{Change, Checklist, Ctx, Focus, PlanPrompt, PromptKind};
+use crate::tui::state::{Change, Checklist, Ctx, Focus, NestedPlan, PlanPrompt, PromptKind};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
 
@@ -90,9 +91,16 @@ impl PlanLayout {
     }
 }
 
-/// Builds the pane's lines for `area` and settles its scroll position:
-/// unless the user scrolled it, the item in progress stays in view.
-pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> PlanLayout {
+/// Builds the pane's lines for `area` (with `nested`, the child threads'
+/// plans) and settles its scroll position: unless the user scrolled it,
+/// the item in progress stays in view.
+pub fn layout(
+    c: &mut Checklist,
+    ctx: &Ctx<'_>,
+    area: Rect,
+    collapsed: bool,
+    nested: &[NestedPlan<'_>],
+) -> PlanLayout {
     if collapsed {
         // An edit's prompt or a past revision's header take the one line.
         let line = match (&c.view.prompt, revision_header(&c.revisions)) {
@@ -124,7 +132,7 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
         active,
         starts,
         selected,
-    } = plan_lines(c, ctx, inner.width.max(1));
+    } = plan_lines(c, ctx, inner.width.max(1), nested);
     if c.view.reveal {
         reveal(&mut c.view.scroll, selected, height);
     }
@@ -169,13 +177,19 @@ struct Painter<'a> {
     c: &'a Checklist,
     ctx: &'a Ctx<'a>,
     width: u16,
+    nested: &'a [NestedPlan<'a>],
 }
 
 /// The expanded pane's lines: the gauge, a refused update, each item (the
 /// one in progress with its spinner line, the selected one with its
 /// account), the prompt, dropped items and how the last turn stopped.
-fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16) -> PlanLines {
-    let painter = Painter { c, ctx, width };
+fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>]) -> PlanLines {
+    let painter = Painter {
+        c,
+        ctx,
+        width,
+        nested,
+    };
     let mut out = PlanLines::default();
     let refused = painter.refused();
     if c.items.is_empty() {
@@ -277,6 +291,9 @@ impl Painter<'_> {
             self.in_progress(&mut out.lines, item);
             out.active = first..out.lines.len();
         }
+        for child in self.nested.iter().filter(|n| n.under == index) {
+            self.child_plan(&mut out.lines, child);
+        }
         if chosen {
             out.lines.push(detail_line(
                 self.c.stats.of(&item.id, self.ctx.clock_until).as_ref(),
@@ -317,6 +334,35 @@ impl Painter<'_> {
             Span::styled(format!("    {spin} "), p.active()),
             Span::raw("      "),
         ));
+    }
+
+    /// A child thread's plan under the item it works for: what it works on
+    /// and how far it is, then its items, indented (each wraps under its
+    /// own text; at a narrow width the indent goes first).
+    fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>) {
+        let p = self.ctx.palette;
+        let (done, total) = (child.plan.completed(), child.plan.items.len());
+        lines.extend(wrap(
+            &format!("{} · {done}/{total}", crate::text::clean_line(&child.label)),
+            self.width,
+            p.dim(),
+            Span::styled("    ↳ ", p.dim()),
+            Span::raw("      "),
+        ));
+        for item in &child.plan.items {
+            let (marker, style, text) = match item.status {
+                TodoStatus::Completed => (DONE, p.success(), p.dim()),
+                TodoStatus::InProgress => (ACTIVE, p.active(), p.active()),
+                TodoStatus::Pending => (PENDING, p.dim(), p.text()),
+            };
+            lines.extend(wrap(
+                &item.content,
+                self.width,
+                text,
+                Span::styled(format!("      {marker} "), style),
+                Span::raw("          "),
+            ));
+        }
     }
 
     /// Dropped by the last update: listed for a while, struck out.
