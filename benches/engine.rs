@@ -283,7 +283,7 @@ fn fifty_turn_scenario() -> Scenario {
 
 /// Runs one task from Submit to TurnComplete; returns (tool calls, tool errors).
 async fn run_session(client: Arc<dyn ModelClient>, workspace: Workspace) -> (usize, usize) {
-    let mut handle = Agent::spawn(client, workspace, AgentConfig::default());
+    let mut handle = Agent::builder(client, workspace).spawn().unwrap();
     handle
         .ops
         .send(Op::Submit {

@@ -607,6 +607,7 @@ mod tests {
                 id: "1".into(),
                 name: "todo_write".into(),
                 status: ToolStatus::Ok,
+                outcome: crate::events::ToolOutcome::Ok,
                 duration_ms: 3,
                 output: String::new(),
                 exit_code: None,
@@ -626,6 +627,9 @@ mod tests {
                 id: "2".into(),
                 name: "bash".into(),
                 status: ToolStatus::Error,
+                outcome: crate::events::ToolOutcome::Failed {
+                    failure: crate::events::Failure::Tool,
+                },
                 duration_ms: 9,
                 output: "Error: boom\nmore".into(),
                 exit_code: None,
@@ -662,6 +666,9 @@ mod tests {
                         id: "1".into(),
                         name: "bash".into(),
                         status: ToolStatus::Error,
+                        outcome: crate::events::ToolOutcome::Failed {
+                            failure: crate::events::Failure::Tool,
+                        },
                         duration_ms: 1,
                         output: format!("Error: {evil}boom"),
                         exit_code: None,

@@ -284,7 +284,11 @@ async fn run(cli: Cli) -> Result<i32> {
     let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
     let started = std::time::Instant::now();
-    let mut handle = Agent::spawn_session(client, factory, workspace, config, setup)?;
+    let mut handle = Agent::builder(client, workspace)
+        .factory(factory)
+        .config(config)
+        .session(setup)
+        .spawn()?;
     let first = match prompt {
         Some(text) => Op::Submit { text },
         None => Op::Resume,
@@ -456,14 +460,12 @@ async fn run_tui(
                 let setup = setup
                     .take()
                     .unwrap_or_else(|| SessionSetup::New(store.clone()));
-                let handle = Agent::spawn_session(
-                    client,
-                    factory.clone(),
-                    workspace.clone(),
-                    config.clone(),
-                    setup,
-                )
-                .map_err(|e| e.to_string())?;
+                let handle = Agent::builder(client, workspace.clone())
+                    .factory(factory.clone())
+                    .config(config.clone())
+                    .session(setup)
+                    .spawn()
+                    .map_err(|e| e.to_string())?;
                 Ok((handle, model))
             }
             Err(e) => Err(setup::first_run_help(
@@ -479,7 +481,11 @@ async fn run_tui(
             let setup = setup
                 .take()
                 .unwrap_or_else(|| SessionSetup::New(store.clone()));
-            Ok(Agent::spawn_session(c, factory, workspace, config, setup)?)
+            Ok(Agent::builder(c, workspace)
+                .factory(factory)
+                .config(config)
+                .session(setup)
+                .spawn()?)
         }
         Err(e) => Err(e),
     };

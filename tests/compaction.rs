@@ -197,7 +197,11 @@ fn config(window: u64) -> AgentConfig {
 fn start(model: Arc<Model>, window: u64) -> (AgentHandle, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
-    (Agent::spawn(model, ws, config(window)), dir)
+    let handle = Agent::builder(model, ws)
+        .config(config(window))
+        .spawn()
+        .unwrap();
+    (handle, dir)
 }
 
 async fn until_idle(events: &mut UnboundedReceiver<Envelope>, after_turn: bool) -> Vec<Event> {

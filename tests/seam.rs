@@ -120,6 +120,7 @@ fn every_op_and_event_round_trips_through_json() {
             id: "t1".into(),
             name: "bash".into(),
             status: ToolStatus::Interrupted,
+            outcome: waypoint::events::ToolOutcome::Interrupted { partial: true },
             duration_ms: 3,
             output: "o".into(),
             exit_code: Some(3),

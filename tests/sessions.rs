@@ -486,13 +486,10 @@ async fn a_session_open_in_one_process_is_not_continued_by_another() {
     let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
     let other = scenario(json!([]));
     let other: Arc<dyn ModelClient> = other;
-    let refused = Agent::spawn_session(
-        other.clone(),
-        Arc::new(FixedClient(other)),
-        Workspace::new(ws.path()).unwrap(),
-        AgentConfig::default(),
-        SessionSetup::Resume(store.clone(), Box::new(restored)),
-    );
+    let refused = Agent::builder(other.clone(), Workspace::new(ws.path()).unwrap())
+        .factory(Arc::new(FixedClient(other)))
+        .session(SessionSetup::Resume(store.clone(), Box::new(restored)))
+        .spawn();
     let err = refused.err().expect("refused").to_string();
     assert!(err.contains("open in another Waypoint process"), "{err}");
     // Said once, by its id (not a path followed by the same words).

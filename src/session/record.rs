@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::{CompactReason, ErrorKind, StopReason, ToolStatus, ToolSummary};
+use crate::events::{CompactReason, ErrorKind, StopReason, ToolOutcome, ToolStatus, ToolSummary};
 use crate::llm::{ContentBlock, Message, Usage};
 use crate::todo::{Author, Ledger, TodoItem};
 
@@ -109,6 +109,9 @@ pub enum Record<'a> {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         status: ToolStatus,
+        /// How it ended, typed (transcripts before it have only `status`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<ToolOutcome>,
         duration_ms: u64,
         /// A command's exit code.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,7 +18,7 @@ use super::load::Loaded;
 use super::record::{Header, Record, TurnOutcome};
 use super::store::Card;
 use crate::agent::conversation::Conversation;
-use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
+use crate::events::{AbortReason, Envelope, Event, Failure, StopReason, ToolOutcome, ToolStatus};
 use crate::llm::{ContentBlock, Role, Usage};
 use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
@@ -274,16 +274,25 @@ impl Replayer {
                 content,
                 is_error,
                 status,
+                outcome,
                 duration_ms,
                 exit_code,
                 ..
             } => {
                 self.waiting.remove(id.as_ref());
                 if self.running.remove(id.as_ref()) {
+                    let outcome = outcome.clone().unwrap_or(match status {
+                        ToolStatus::Ok => ToolOutcome::Ok,
+                        ToolStatus::Error => ToolOutcome::Failed {
+                            failure: Failure::Tool,
+                        },
+                        ToolStatus::Interrupted => ToolOutcome::Interrupted { partial: false },
+                    });
                     self.say(Event::ToolCallEnd {
                         id: id.to_string(),
                         name: name.to_string(),
                         status: *status,
+                        outcome,
                         duration_ms: *duration_ms,
                         output: content.to_string(),
                         exit_code: *exit_code,
@@ -435,6 +444,7 @@ impl Replayer {
                         content: Cow::Borrowed(content),
                         is_error: true,
                         status: ToolStatus::Interrupted,
+                        outcome: Some(ToolOutcome::Interrupted { partial: false }),
                         duration_ms: 0,
                         exit_code: None,
                         at,

@@ -33,7 +33,10 @@ impl<W: Wire> Rig<W> {
     ) -> Self {
         let server = FakeServer::start(replies).await;
         let (dir, workspace) = Fixture::new().into_parts();
-        let handle = Agent::spawn(client(&server.url), workspace, config);
+        let handle = Agent::builder(client(&server.url), workspace)
+            .config(config)
+            .spawn()
+            .expect("engine");
         Rig {
             server,
             handle,
@@ -51,8 +54,11 @@ impl<W: Wire> Rig<W> {
     ) -> Self {
         let server = FakeServer::start(replies).await;
         let (dir, workspace) = Fixture::new().into_parts();
-        let handle =
-            Agent::spawn_with_factory(client(&server.url), factory(&server.url), workspace, config);
+        let handle = Agent::builder(client(&server.url), workspace)
+            .factory(factory(&server.url))
+            .config(config)
+            .spawn()
+            .expect("engine");
         Rig {
             server,
             handle,

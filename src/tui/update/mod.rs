@@ -19,7 +19,6 @@ pub use scroll::{TRACE_PAGE, on_mouse};
 
 use super::state::{
     Activity, App, ApprovalRequest, EntryKind, NoticeKind, Revision, TraceStatus, first_clause,
-    plan_refusal,
 };
 use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
@@ -186,6 +185,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::ToolCallEnd {
             id,
             status,
+            outcome,
             duration_ms,
             output,
             exit_code,
@@ -203,8 +203,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                         t.status = TraceStatus::Error;
                     }
                 }
-                if t.summary.detail == ToolDetail::Plan {
-                    t.refusal = plan_refusal(&output);
+                if let crate::events::ToolOutcome::Refused {
+                    by: crate::events::Refuser::Plan,
+                    reason,
+                } = &outcome
+                {
+                    t.refusal = Some(crate::text::clean_line(reason.trim()).into_owned());
                     refused.clone_from(&t.refusal);
                 }
                 let spill = if !t.streamed {
