@@ -632,7 +632,7 @@ fn conversation_of_tokens(tokens: usize) -> Vec<Message> {
 /// summary excluded): the estimate, the rebuild, and the fallback trimming.
 fn bench_compaction(c: &mut Criterion) {
     use waypoint::agent::compact::{drop_old_outputs, messages_bytes, rebuild};
-    use waypoint::agent::conversation::Conversation;
+    use waypoint::chat::Conversation;
     let messages = conversation_of_tokens(150_000);
     let mut plan = TodoManager::new();
     plan.update(&plan_json(12, 5)).unwrap();

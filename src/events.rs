@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
@@ -473,22 +474,10 @@ pub enum Event {
     Usage {
         /// The model that answered.
         model: String,
-        /// Prompt tokens billed at the full input price (neither read from
-        /// nor written to the provider's prompt cache).
-        input_tokens: u64,
-        output_tokens: u64,
-        /// Prompt tokens read from the cache (billed at the cache-read price).
-        #[serde(default)]
-        cache_read_tokens: u64,
-        /// Prompt tokens written to the cache (billed at the cache-write price).
-        #[serde(default)]
-        cache_write_tokens: u64,
-        total_input_tokens: u64,
-        total_output_tokens: u64,
-        #[serde(default)]
-        total_cache_read_tokens: u64,
-        #[serde(default)]
-        total_cache_write_tokens: u64,
+        /// What the request cost.
+        request: Usage,
+        /// What every request of this process cost so far (they only grow).
+        totals: Usage,
     },
     /// How full the context window is after a request: the prompt's tokens
     /// (cached ones included) against the model's window.

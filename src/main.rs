@@ -379,24 +379,10 @@ async fn print_events(
                 },
             });
         }
-        if let Event::Usage {
-            model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            ..
-        } = event
-        {
-            let request = Usage {
-                input_tokens: *input_tokens,
-                output_tokens: *output_tokens,
-                cache_read_tokens: *cache_read_tokens,
-                cache_write_tokens: *cache_write_tokens,
-            };
+        if let Event::Usage { model, request, .. } = event {
             match totals.iter_mut().find(|(m, _)| m == model) {
-                Some((_, u)) => u.add(&request),
-                None => totals.push((model.clone(), request)),
+                Some((_, u)) => u.add(request),
+                None => totals.push((model.clone(), *request)),
             }
         }
         if let Some(outcome) = printer

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use scripted_support::{Recording, plan, scenario, start_with, stop, turn_end, until};
 use serde_json::json;
-use waypoint::agent::conversation::Conversation;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
+use waypoint::chat::Conversation;
 use waypoint::events::{Event, Op};
 use waypoint::llm::{ContentBlock, ModelClient, Role};
 use waypoint::session::{self, Record, SessionStore};
@@ -135,11 +135,7 @@ async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
             .iter()
             .rev()
             .find_map(|e| match e {
-                Event::Usage {
-                    total_input_tokens,
-                    total_output_tokens,
-                    ..
-                } => Some((*total_input_tokens, *total_output_tokens)),
+                Event::Usage { totals, .. } => Some((totals.input_tokens, totals.output_tokens)),
                 _ => None,
             })
             .unwrap()

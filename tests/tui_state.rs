@@ -1506,18 +1506,18 @@ fn the_cost_counts_cache_reads_and_writes_at_their_prices() {
     let mut a = app(&clock);
     a.status.price = waypoint::pricing::price_of("claude-sonnet-4-5", &Default::default());
     a.status.set_model("claude-sonnet-4-5".into());
+    let million = waypoint::chat::Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 0,
+        cache_read_tokens: 1_000_000,
+        cache_write_tokens: 1_000_000,
+    };
     update::on_event(
         &mut a,
         Event::Usage {
             model: "claude-sonnet-4-5".into(),
-            input_tokens: 1_000_000,
-            output_tokens: 0,
-            cache_read_tokens: 1_000_000,
-            cache_write_tokens: 1_000_000,
-            total_input_tokens: 1_000_000,
-            total_output_tokens: 0,
-            total_cache_read_tokens: 1_000_000,
-            total_cache_write_tokens: 1_000_000,
+            request: million,
+            totals: million,
         },
         now,
     );

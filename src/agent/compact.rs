@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use std::borrow::Cow;
 
 use super::Session;
-use super::conversation::Conversation;
+use crate::chat::Conversation;
 use crate::events::{CompactReason, Event};
 use crate::llm::{ContentBlock, LlmError, Message, ModelRequest, Role, StreamEvent};
 use crate::session::{Record, now_ms};
@@ -40,7 +40,7 @@ pub fn tokens_of(bytes: usize) -> u64 {
     u64::try_from(bytes / 4).unwrap_or(u64::MAX)
 }
 
-pub use super::conversation::{message_bytes, messages_bytes};
+pub use crate::chat::conversation::{message_bytes, messages_bytes};
 
 /// True when the provider refused the request because the prompt is longer
 /// than the model's window.

@@ -3,9 +3,9 @@
 //! `/resume`). Invariant: whichever way a session begins, the driver hears
 //! `SessionStarted` first, and a restored one's history right after.
 
-use super::conversation::Conversation;
 use super::reminders::Reminders;
 use super::{Agent, RESUME_NOTE, Session};
+use crate::chat::Conversation;
 use crate::events::Event;
 use crate::session::{Header, Restored, SessionError, SessionStore, Transcript, now_ms, replay};
 use crate::todo::{Author, Ledger, PlanDiff, TodoManager};

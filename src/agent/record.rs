@@ -127,21 +127,9 @@ impl Session {
                 self.thread.pending_context = Some((*used, *window));
                 return;
             }
-            Event::Usage {
-                model,
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-                ..
-            } => Record::Usage {
+            Event::Usage { model, request, .. } => Record::Usage {
                 model: Cow::Borrowed(model),
-                usage: crate::llm::Usage {
-                    input_tokens: *input_tokens,
-                    output_tokens: *output_tokens,
-                    cache_read_tokens: *cache_read_tokens,
-                    cache_write_tokens: *cache_write_tokens,
-                },
+                usage: *request,
                 context: self.thread.pending_context.take(),
             },
             Event::TurnComplete {

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::conversation::Conversation;
 use super::reminders::Reminders;
 use super::{AgentConfig, Outbox, approval};
+use crate::chat::Conversation;
 use crate::events::{ApprovalMode, Decision};
 use crate::llm::{ModelClient, Usage};
 use crate::session::{SessionStore, Transcript};

@@ -231,14 +231,8 @@ impl Session {
         self.thread.totals.add(u);
         self.emit(Event::Usage {
             model: self.thread.client.model().to_string(),
-            input_tokens: u.input_tokens,
-            output_tokens: u.output_tokens,
-            cache_read_tokens: u.cache_read_tokens,
-            cache_write_tokens: u.cache_write_tokens,
-            total_input_tokens: self.thread.totals.input_tokens,
-            total_output_tokens: self.thread.totals.output_tokens,
-            total_cache_read_tokens: self.thread.totals.cache_read_tokens,
-            total_cache_write_tokens: self.thread.totals.cache_write_tokens,
+            request: *u,
+            totals: self.thread.totals,
         });
     }
 }

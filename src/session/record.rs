@@ -1,6 +1,6 @@
 //! The transcript's lines: a header, then one record per thing that
 //! happened. Invariant: replaying the conversation records in order through
-//! the same [`Conversation`](crate::agent::conversation::Conversation)
+//! the same [`Conversation`](crate::chat::Conversation)
 //! methods the engine used rebuilds the conversation exactly, so the
 //! records are what was sent, never a display copy. A record never holds a
 //! credential: the engine has none to write.
@@ -9,8 +9,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use crate::chat::{ContentBlock, Message, Usage};
 use crate::events::{CompactReason, ErrorKind, StopReason, ToolOutcome, ToolStatus, ToolSummary};
-use crate::llm::{ContentBlock, Message, Usage};
 use crate::todo::{Author, Ledger, TodoItem};
 
 /// The format this version writes; a file of a higher one is refused with

@@ -17,9 +17,9 @@ use super::SessionError;
 use super::load::Loaded;
 use super::record::{Header, Record, TurnOutcome};
 use super::store::Card;
-use crate::agent::conversation::Conversation;
+use crate::chat::Conversation;
+use crate::chat::{ContentBlock, Role, Usage};
 use crate::events::{AbortReason, Envelope, Event, Failure, StopReason, ToolOutcome, ToolStatus};
-use crate::llm::{ContentBlock, Role, Usage};
 use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
@@ -359,14 +359,8 @@ impl Replayer {
                 }
                 self.say(Event::Usage {
                     model: model.to_string(),
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                    cache_read_tokens: usage.cache_read_tokens,
-                    cache_write_tokens: usage.cache_write_tokens,
-                    total_input_tokens: self.totals.input_tokens,
-                    total_output_tokens: self.totals.output_tokens,
-                    total_cache_read_tokens: self.totals.cache_read_tokens,
-                    total_cache_write_tokens: self.totals.cache_write_tokens,
+                    request: *usage,
+                    totals: self.totals,
                 });
             }
             Record::TurnEnd {

@@ -248,11 +248,7 @@ pub fn plan_item_of(events: &[Event], tool: &str) -> Option<Option<String>> {
 /// The session's total input and output tokens at the last usage report.
 pub fn last_usage(events: &[Event]) -> Option<(u64, u64)> {
     events.iter().rev().find_map(|e| match e {
-        Event::Usage {
-            total_input_tokens,
-            total_output_tokens,
-            ..
-        } => Some((*total_input_tokens, *total_output_tokens)),
+        Event::Usage { totals, .. } => Some((totals.input_tokens, totals.output_tokens)),
         _ => None,
     })
 }

@@ -9,6 +9,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
+use waypoint::chat::Usage;
 use waypoint::events::{AbortReason, Event, Failure, Refuser, ToolOutcome, ToolStatus};
 use waypoint::todo::{PlanDiff, TodoItem, TodoStatus};
 use waypoint::tui::state::App;
@@ -240,14 +241,8 @@ pub fn plan_in_progress(clock: &Clock) -> App {
             4.6,
             Event::Usage {
                 model: "claude-test".into(),
-                input_tokens: 1200,
-                output_tokens: 300,
-                cache_read_tokens: 0,
-                cache_write_tokens: 0,
-                total_input_tokens: 5400,
-                total_output_tokens: 900,
-                total_cache_read_tokens: 0,
-                total_cache_write_tokens: 0,
+                request: Usage::uncached(1200, 300),
+                totals: Usage::uncached(5400, 900),
             },
         ),
     ];
@@ -319,14 +314,14 @@ pub fn feed(app: &mut App, clock: &Clock, events: Vec<(f64, Event)>) {
 pub fn usage(input: u64, cache_read: u64, output: u64, totals: (u64, u64, u64)) -> Event {
     Event::Usage {
         model: "claude-test".into(),
-        input_tokens: input,
-        output_tokens: output,
-        cache_read_tokens: cache_read,
-        cache_write_tokens: 0,
-        total_input_tokens: totals.0,
-        total_output_tokens: totals.2,
-        total_cache_read_tokens: totals.1,
-        total_cache_write_tokens: 0,
+        request: Usage {
+            cache_read_tokens: cache_read,
+            ..Usage::uncached(input, output)
+        },
+        totals: Usage {
+            cache_read_tokens: totals.1,
+            ..Usage::uncached(totals.0, totals.2)
+        },
     }
 }
 

@@ -24,7 +24,6 @@ use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
     ToolSummary,
 };
-use crate::llm::Usage;
 use crate::text::clean_line;
 
 /// What the app loop must do after an update.
@@ -254,29 +253,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::PlanStats { items, running } => app.plan.set_stats(items, running, now),
         Event::Usage {
             model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            total_input_tokens,
-            total_output_tokens,
-            total_cache_read_tokens,
-            total_cache_write_tokens,
-        } => app.status.add_usage(
-            &model,
-            Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-            },
-            Usage {
-                input_tokens: total_input_tokens,
-                output_tokens: total_output_tokens,
-                cache_read_tokens: total_cache_read_tokens,
-                cache_write_tokens: total_cache_write_tokens,
-            },
-        ),
+            request,
+            totals,
+        } => app.status.add_usage(&model, request, totals),
         Event::ContextUsage { used, window } => app.status.context = Some((used, window)),
         Event::CompactionBegin { reason } => {
             let why = match reason {
