@@ -196,7 +196,7 @@ async fn run(cli: Cli) -> Result<i32> {
             let opened = resume::open(&store, choice, &here, cli.workspace.as_deref())?;
             resumed_in = Some(format!(
                 "session {} works in {}",
-                waypoint::session::short_id(&opened.restored.header.id),
+                waypoint::session::short_id(&opened.restored.file.header.id),
                 opened.workspace.display()
             ));
             (

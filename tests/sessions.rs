@@ -281,7 +281,7 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     let again = session::replay(again).unwrap();
     assert!(again.repairs.is_empty());
     assert_eq!(again.plan.items(), &plan_before[..]);
-    assert!(again.card.records > 0);
+    assert!(again.file.card.records > 0);
 }
 
 #[tokio::test]

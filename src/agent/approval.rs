@@ -13,7 +13,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use super::pipeline::Call;
 use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolSummary};
 use crate::safety::{Verdict, shell};
 use crate::tools::{Access, Refuser, Target};
@@ -233,12 +232,11 @@ impl Session {
     /// counted apart from the call's duration.
     pub(super) async fn ask(
         &mut self,
-        call: &Call<'_>,
+        (id, name, input): (&str, &str, &Value),
         summary: ToolSummary,
         reason: ApprovalReason,
         cancel: &CancellationToken,
     ) -> Option<Decision> {
-        let (id, name, input) = (call.id, call.name, call.input);
         let asked = std::time::Instant::now();
         let command = match self.thread.tools.target(name, input) {
             Target::Command(command) => Some(command.to_string()),

@@ -152,7 +152,7 @@ impl Session {
 
     /// The fixed part of every request: the system prompt and the tools.
     fn fixed_bytes(&self) -> usize {
-        self.host.config.system_prompt.len() + self.thread.tool_defs_bytes
+        self.host.config.system_prompt.len() + self.thread.offered.bytes
     }
 
     /// The next request's prompt tokens: the last reported ones plus a

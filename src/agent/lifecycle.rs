@@ -120,10 +120,13 @@ impl Session {
     /// history is sent to the driver.
     fn restore(&mut self, store: SessionStore, restored: Restored) -> Result<(), SessionError> {
         let Restored {
-            header,
-            path,
-            valid_len,
-            card,
+            file:
+                crate::session::replay::StoredFile {
+                    header,
+                    path,
+                    valid_len,
+                    card,
+                },
             conversation,
             plan,
             revisions,

@@ -43,6 +43,13 @@ pub(super) struct Call<'a> {
     pub invalid_input: Option<String>,
 }
 
+impl<'a> Call<'a> {
+    /// Its id, tool name and input.
+    fn parts(&self) -> (&'a str, &'a str, &'a Value) {
+        (self.id, self.name, self.input)
+    }
+}
+
 /// A call done: its result (recorded), and whether it wrote the plan.
 pub(super) struct Done {
     pub result: ContentBlock,
@@ -122,7 +129,7 @@ impl Session {
                     _ => out,
                 }
             }
-            Gate::Ask(reason) => match self.ask(call, summary, reason, cancel).await {
+            Gate::Ask(reason) => match self.ask(call.parts(), summary, reason, cancel).await {
                 None => ToolOutput::interrupted("It was waiting for approval and did not run."),
                 Some(Decision::Refuse { reason }) => {
                     ToolOutput::refused(Refuser::User, refusal(reason.as_deref()))
@@ -145,7 +152,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> ToolOutput {
         let reason = ApprovalReason::SandboxBlocked { what: what.clone() };
-        match self.ask(call, summary, reason, cancel).await {
+        match self.ask(call.parts(), summary, reason, cancel).await {
             Some(Decision::Once | Decision::Always) => {
                 self.checkpoint_and_run(call, false, cancel).await
             }

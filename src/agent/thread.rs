@@ -34,12 +34,8 @@ pub(super) struct Thread {
     /// Tokens spent by this process (a new session does not reset them).
     pub totals: Usage,
     pub tools: ToolRegistry,
-    /// The tool definitions sent with every request.
-    pub tool_defs: Vec<ToolDef>,
-    /// Their size in bytes, for the token estimate.
-    pub tool_defs_bytes: usize,
-    /// The registry's generation the definitions were built from.
-    pub tool_generation: u64,
+    /// What requests offer of them.
+    pub offered: Offered,
     /// The last request's prompt tokens and the conversation's bytes then.
     pub last_prompt: Option<(u64, usize)>,
     /// The estimate right after the last compaction.
@@ -64,9 +60,11 @@ impl Thread {
             reminders: Reminders::new(config.nag_every, config.nag_max),
             totals: Usage::default(),
             tools,
-            tool_defs: Vec::new(),
-            tool_defs_bytes: 0,
-            tool_generation: u64::MAX,
+            offered: Offered {
+                defs: Vec::new(),
+                bytes: 0,
+                generation: u64::MAX,
+            },
             last_prompt: None,
             compacted_to: None,
             pending_context: None,
@@ -79,13 +77,25 @@ impl Thread {
     /// changed since they were built (tools added later come last, so the
     /// provider's cache of the earlier ones holds).
     pub(super) fn offer_tools(&mut self) {
-        if self.tool_generation == self.tools.generation() {
+        if self.offered.generation == self.tools.generation() {
             return;
         }
-        self.tool_defs = self.tools.definitions();
-        self.tool_defs_bytes = serde_json::to_string(&self.tool_defs).map_or(0, |s| s.len());
-        self.tool_generation = self.tools.generation();
+        let defs = self.tools.definitions();
+        self.offered = Offered {
+            bytes: serde_json::to_string(&defs).map_or(0, |s| s.len()),
+            defs,
+            generation: self.tools.generation(),
+        };
     }
+}
+
+/// The tool definitions sent with every request, as built from the
+/// registry at `generation`.
+pub(super) struct Offered {
+    pub defs: Vec<ToolDef>,
+    /// Their size in bytes, for the token estimate.
+    pub bytes: usize,
+    pub generation: u64,
 }
 
 /// What the threads run in.

@@ -33,86 +33,19 @@ impl Session {
         let mut corrections = 0;
         loop {
             if round >= self.host.config.max_rounds {
-                self.emit(Event::TurnAborted {
-                    reason: AbortReason::MaxTurns,
-                    message: format!(
-                        "stopped after {round} model requests (--max-turns); resume to go on"
-                    ),
-                    error: None,
-                });
-                return TurnEnd::Stopped;
+                let message =
+                    format!("stopped after {round} model requests (--max-turns); resume to go on");
+                return self.abort(AbortReason::MaxTurns, message, TurnEnd::Stopped);
             }
             round += 1;
             self.emit(Event::RoundStarted { round });
-            // A round boundary: compact when asked to, or when the request would not fit.
-            let asked = self
-                .host
-                .compact_request
-                .lock()
-                .ok()
-                .and_then(|mut slot| slot.take());
-            if let Some(focus) = asked {
-                self.compact(CompactReason::User, focus, cancel).await;
-            } else if self.over_threshold() {
-                self.compact(CompactReason::Threshold, None, cancel).await;
+            if let Some(end) = self.round_boundary(cancel).await {
+                return end;
             }
-            if cancel.is_cancelled() {
-                self.emit(Event::TurnAborted {
-                    reason: AbortReason::Interrupted,
-                    message: "interrupted while the conversation was compacted".into(),
-                    error: None,
-                });
-                return TurnEnd::Interrupted;
-            }
-            let mut retried = false;
-            let result = loop {
-                match self.sample(cancel).await {
-                    Sampled::Done(Err(e)) if !retried && is_too_long(&e) => {
-                        tracing::warn!(error = %e, "prompt too long; compacting and retrying");
-                        retried = true;
-                        self.compact(CompactReason::TooLong, None, cancel).await;
-                    }
-                    other => break other,
-                }
-            };
-            let result = match result {
-                Sampled::Done(result) => result,
-                Sampled::Interrupted { partial } => {
-                    // What the user saw stays the model's: resuming, it
-                    // continues from there (the interrupt note follows).
-                    if !partial.trim().is_empty() {
-                        self.add_assistant(vec![ContentBlock::Text { text: partial }]);
-                    }
-                    self.emit(Event::TurnAborted {
-                        reason: AbortReason::Interrupted,
-                        message: "interrupted while the model was answering".into(),
-                        error: None,
-                    });
-                    return TurnEnd::Interrupted;
-                }
-            };
-            let reply = match result {
+            let reply = match self.request(cancel).await {
                 Ok(reply) => reply,
-                Err(e) => {
-                    tracing::error!(error = %e, "model request failed");
-                    self.emit(Event::TurnAborted {
-                        reason: AbortReason::Failed,
-                        message: e.to_string(),
-                        error: Some(e.kind()),
-                    });
-                    return TurnEnd::Stopped;
-                }
+                Err(end) => return end,
             };
-            let u = reply.usage;
-            let prompt = u.prompt_tokens();
-            if prompt > 0 {
-                self.thread.last_prompt = Some((prompt, self.thread.conversation.bytes()));
-            }
-            self.emit(Event::ContextUsage {
-                used: prompt,
-                window: self.window(),
-            });
-            self.count_usage(&u);
             let calls = reply.tool_calls();
             self.add_assistant(reply.content);
             if calls.is_empty()
@@ -137,47 +70,139 @@ impl Session {
                 });
                 return TurnEnd::Complete;
             }
-
-            let mut results = Vec::with_capacity(calls.len());
-            let mut plan_written = false;
-            for (id, name, input) in calls {
-                if cancel.is_cancelled() {
-                    results.push(self.not_run(&id, &name));
-                    continue;
-                }
-                let invalid_input = reply
-                    .invalid_inputs
-                    .iter()
-                    .find(|(bad, _)| *bad == id)
-                    .map(|(_, why)| why.clone());
-                let call = Call {
-                    id: &id,
-                    name: &name,
-                    input: &input,
-                    invalid_input,
-                };
-                let done = self.run_tool(call, cancel).await;
-                plan_written |= done.plan_written;
-                results.push(done.result);
+            if let Some(end) = self.run_calls(calls, &reply.invalid_inputs, cancel).await {
+                return end;
             }
-            if cancel.is_cancelled() {
-                self.add_tool_results(results, Vec::new());
-                self.emit(Event::TurnAborted {
-                    reason: AbortReason::Interrupted,
-                    message: "interrupted while tools were running".into(),
-                    error: None,
-                });
-                return TurnEnd::Interrupted;
-            }
-            let nag = {
-                let plan = self.thread.plan.lock();
-                self.thread
-                    .reminders
-                    .after_round(plan_written, &plan.manager)
-            };
-            let note = self.take_plan_note();
-            self.add_tool_results(results, nag.into_iter().chain(note).collect());
         }
+    }
+
+    /// Ends the turn early: says why, and how it ended.
+    fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
+        self.emit(Event::TurnAborted {
+            reason,
+            message,
+            error: None,
+        });
+        end
+    }
+
+    /// A round boundary: compacts when asked to, or when the request would
+    /// not fit; the turn's end when it was interrupted meanwhile.
+    async fn round_boundary(&mut self, cancel: &CancellationToken) -> Option<TurnEnd> {
+        let asked = self
+            .host
+            .compact_request
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take());
+        if let Some(focus) = asked {
+            self.compact(CompactReason::User, focus, cancel).await;
+        } else if self.over_threshold() {
+            self.compact(CompactReason::Threshold, None, cancel).await;
+        }
+        cancel.is_cancelled().then(|| {
+            let message = "interrupted while the conversation was compacted".into();
+            self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
+        })
+    }
+
+    /// One model request (compacting and asking again once if the prompt
+    /// was too long), counted; the turn's end when it failed or was
+    /// interrupted.
+    async fn request(&mut self, cancel: &CancellationToken) -> Result<AssistantReply, TurnEnd> {
+        let mut retried = false;
+        let result = loop {
+            match self.sample(cancel).await {
+                Sampled::Done(Err(e)) if !retried && is_too_long(&e) => {
+                    tracing::warn!(error = %e, "prompt too long; compacting and retrying");
+                    retried = true;
+                    self.compact(CompactReason::TooLong, None, cancel).await;
+                }
+                Sampled::Done(result) => break result,
+                Sampled::Interrupted { partial } => {
+                    // What the user saw stays the model's: resuming, it
+                    // continues from there (the interrupt note follows).
+                    if !partial.trim().is_empty() {
+                        self.add_assistant(vec![ContentBlock::Text { text: partial }]);
+                    }
+                    let message = "interrupted while the model was answering".into();
+                    return Err(self.abort(
+                        AbortReason::Interrupted,
+                        message,
+                        TurnEnd::Interrupted,
+                    ));
+                }
+            }
+        };
+        let reply = match result {
+            Ok(reply) => reply,
+            Err(e) => {
+                tracing::error!(error = %e, "model request failed");
+                self.emit(Event::TurnAborted {
+                    reason: AbortReason::Failed,
+                    message: e.to_string(),
+                    error: Some(e.kind()),
+                });
+                return Err(TurnEnd::Stopped);
+            }
+        };
+        let u = reply.usage;
+        let prompt = u.prompt_tokens();
+        if prompt > 0 {
+            self.thread.last_prompt = Some((prompt, self.thread.conversation.bytes()));
+        }
+        self.emit(Event::ContextUsage {
+            used: prompt,
+            window: self.window(),
+        });
+        self.count_usage(&u);
+        Ok(reply)
+    }
+
+    /// Runs the reply's calls in order and answers them all (a call after
+    /// an interrupt is answered as not run), then the nag and the user's
+    /// plan changes; the turn's end when it was interrupted.
+    async fn run_calls(
+        &mut self,
+        calls: Vec<(String, String, serde_json::Value)>,
+        invalid_inputs: &[(String, String)],
+        cancel: &CancellationToken,
+    ) -> Option<TurnEnd> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut plan_written = false;
+        for (id, name, input) in calls {
+            if cancel.is_cancelled() {
+                results.push(self.not_run(&id, &name));
+                continue;
+            }
+            let invalid_input = invalid_inputs
+                .iter()
+                .find(|(bad, _)| *bad == id)
+                .map(|(_, why)| why.clone());
+            let call = Call {
+                id: &id,
+                name: &name,
+                input: &input,
+                invalid_input,
+            };
+            let done = self.run_tool(call, cancel).await;
+            plan_written |= done.plan_written;
+            results.push(done.result);
+        }
+        if cancel.is_cancelled() {
+            self.add_tool_results(results, Vec::new());
+            let message = "interrupted while tools were running".into();
+            return Some(self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted));
+        }
+        let nag = {
+            let plan = self.thread.plan.lock();
+            self.thread
+                .reminders
+                .after_round(plan_written, &plan.manager)
+        };
+        let note = self.take_plan_note();
+        self.add_tool_results(results, nag.into_iter().chain(note).collect());
+        None
     }
 
     /// One model request over the conversation as it is.
@@ -186,7 +211,7 @@ impl Session {
         let request = ModelRequest {
             system: &self.host.config.system_prompt,
             messages: self.thread.conversation.messages(),
-            tools: &self.thread.tool_defs,
+            tools: &self.thread.offered.defs,
             max_tokens: self.host.config.max_tokens,
         };
         let events = self.host.events.clone();
