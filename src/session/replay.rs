@@ -220,9 +220,12 @@ impl Replayer {
             Record::User { text, prompt, .. } => {
                 self.conversation.push_user_text(text.to_string());
                 if *prompt {
-                    self.say(Event::UserMessage {
+                    // A message said between turns starts the next one.
+                    let turn = if self.in_turn { self.turn } else { self.turn + 1 };
+                    let event = Event::UserMessage {
                         text: text.to_string(),
-                    });
+                    };
+                    self.history.push(Envelope::root(turn, event));
                 }
             }
             Record::TurnStart { resumed, .. } => {
