@@ -47,10 +47,15 @@ pub enum Op {
     Approve { id: String, decision: Decision },
     /// Switch the approval mode (from the next tool call on).
     SetApproval { mode: ApprovalMode },
-    /// The user changes the plan: applied at once (a user revision, sent as
-    /// `PlanUpdated`) and told to the model at its next step; a refused
-    /// edit is an `Error` of kind `PlanEdit`.
-    EditPlan { edit: PlanEdit },
+    /// The user changes the plan of `thread` (the root one when left
+    /// out): applied at once (a user revision, sent as `PlanUpdated`) and
+    /// told to the model at its next step; a refused edit, or one for a
+    /// thread that does not exist, is an `Error` of kind `PlanEdit`.
+    EditPlan {
+        #[serde(default, skip_serializing_if = "ThreadId::is_root")]
+        thread: ThreadId,
+        edit: PlanEdit,
+    },
 }
 
 /// How much the agent may do without asking. Deny rules apply in every mode.

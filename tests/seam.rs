@@ -81,6 +81,7 @@ fn every_op_and_event_round_trips_through_json() {
             mode: ApprovalMode::AutoEdit,
         },
         Op::EditPlan {
+            thread: ThreadId::ROOT,
             edit: PlanEdit::Add {
                 after: Some(1),
                 text: "Write the docs".into(),

@@ -104,7 +104,15 @@ impl Control {
                 let _ = self.approvals.send((id, decision));
                 Step::Wait
             }
-            Op::EditPlan { edit } => {
+            Op::EditPlan { thread, .. } if !thread.is_root() => {
+                // Only the root thread exists in this version.
+                self.error(
+                    ErrorKind::PlanEdit,
+                    format!("The plan was not changed: there is no agent {thread}."),
+                );
+                Step::Wait
+            }
+            Op::EditPlan { edit, .. } => {
                 self.emit(super::plan::apply_user_edit(
                     &self.plan,
                     &edit,

@@ -221,7 +221,11 @@ impl Replayer {
                 self.conversation.push_user_text(text.to_string());
                 if *prompt {
                     // A message said between turns starts the next one.
-                    let turn = if self.in_turn { self.turn } else { self.turn + 1 };
+                    let turn = if self.in_turn {
+                        self.turn
+                    } else {
+                        self.turn + 1
+                    };
                     let event = Event::UserMessage {
                         text: text.to_string(),
                     };
