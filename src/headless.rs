@@ -3,10 +3,12 @@
 //! `out`; retries, errors and the usage summary go to `err`, so
 //! `waypoint -p … > answer.txt` captures the work and shows the diagnostics.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
 use crate::llm::Usage;
+use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -436,6 +438,48 @@ pub struct ModelTotals {
     pub cost: Option<f64>,
 }
 
+/// The tokens of a headless run per model, in the order the models first
+/// answered, added up from its `Usage` events.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally(Vec<(String, Usage)>);
+
+impl Tally {
+    /// Adds the tokens of a `Usage` event; any other event changes nothing.
+    pub fn add(&mut self, event: &Event) {
+        let Event::Usage {
+            model,
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            ..
+        } = event
+        else {
+            return;
+        };
+        let request = Usage {
+            input_tokens: *input_tokens,
+            output_tokens: *output_tokens,
+            cache_read_tokens: *cache_read_tokens,
+            cache_write_tokens: *cache_write_tokens,
+        };
+        match self.0.iter_mut().find(|(m, _)| m == model) {
+            Some((_, u)) => u.add(&request),
+            None => self.0.push((model.clone(), request)),
+        }
+    }
+
+    /// Each model's tokens with their cost, where its price is known
+    /// (`prices`: the config's overrides).
+    pub fn priced(self, prices: &BTreeMap<String, Price>) -> Vec<ModelTotals> {
+        let priced = |(model, usage): (String, Usage)| {
+            let cost = pricing::price_of(&model, prices).map(|p| pricing::cost(p, &usage));
+            ModelTotals { model, usage, cost }
+        };
+        self.0.into_iter().map(priced).collect()
+    }
+}
+
 /// `412.0k in (88% cached) / 12.0k out · $0.4100`: every prompt token
 /// counts as "in"; the cached share is what was read from the cache.
 fn totals_line(u: &Usage, cost: Option<f64>) -> String {
@@ -708,5 +752,36 @@ mod tests {
             err,
             "waypoint: the API refused the request (HTTP 401): invalid x-api-key\n"
         );
+    }
+
+    #[test]
+    fn the_tally_adds_per_model_in_the_order_they_first_answered() {
+        let usage = |model: &str, input_tokens, output_tokens| Event::Usage {
+            model: model.into(),
+            input_tokens,
+            output_tokens,
+            cache_read_tokens: 1,
+            cache_write_tokens: 0,
+            total_input_tokens: 0,
+            total_output_tokens: 0,
+            total_cache_read_tokens: 0,
+            total_cache_write_tokens: 0,
+        };
+        let mut tally = Tally::default();
+        tally.add(&usage("unpriced-local", 10, 1));
+        tally.add(&text("not a usage event"));
+        tally.add(&usage("claude-sonnet-4-5", 1_000_000, 0));
+        tally.add(&usage("unpriced-local", 5, 2));
+        let totals = tally.priced(&BTreeMap::new());
+        let models: Vec<&str> = totals.iter().map(|m| m.model.as_str()).collect();
+        assert_eq!(models, ["unpriced-local", "claude-sonnet-4-5"]);
+        let local = &totals[0];
+        assert_eq!(
+            (local.usage.input_tokens, local.usage.output_tokens),
+            (15, 3)
+        );
+        assert_eq!(local.usage.cache_read_tokens, 2);
+        assert_eq!(local.cost, None, "no price, no cost");
+        assert!(totals[1].cost.is_some_and(|c| c > 0.0), "{totals:?}");
     }
 }
