@@ -875,4 +875,81 @@ deny = ["curl"]
         let bad = resolve_with(Layer::default(), None, &[], Some("deny = \"rm\"")).unwrap_err();
         assert!(bad.to_string().contains("expected a sequence"), "{bad}");
     }
+
+    #[test]
+    fn the_whole_description_is_pinned() {
+        let file = r#"
+model = "claude-opus-4-1"
+nag_every = 5
+plan_file = "PLAN.md"
+approval = "auto-edit"
+allow = ["cargo test"]
+deny = ["rm -rf"]
+
+[profile.slow]
+bash_timeout = 300
+thinking_budget = 2048
+"#;
+        let env = [
+            ("ANTHROPIC_API_KEY", "sk-ant-api03-secretsecret-WXYZ"),
+            ("WAYPOINT_MAX_TURNS", "7"),
+        ];
+        let flags = Layer {
+            compact_at: Some(0.5),
+            context_window: Some(64_000),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, Some("slow"), &env, Some(file)).unwrap();
+        let text = s.describe(Some(Path::new("/cfg/config.toml")));
+        assert_eq!(
+            text,
+            r##"# config file: /cfg/config.toml
+# profile: slow (profiles in the file: slow)
+provider = "anthropic"                       # default
+model = "claude-opus-4-1"                    # file /cfg/config.toml
+base_url = "https://api.anthropic.com"       # default
+api_key = "sk-a…WXYZ"                        # env ANTHROPIC_API_KEY
+max_tokens = 8192                            # default
+max_turns = 7                                # env WAYPOINT_MAX_TURNS
+nag_every = 5                                # file /cfg/config.toml
+nag_max = 2                                  # default
+bash_timeout = 300                           # profile slow
+context_window = 64000                       # flag --context-window
+compact_at = 0.5                             # flag --compact-at
+output_cap = 30000                           # default
+max_retries = 5                              # default
+stream_idle_timeout = 60                     # default
+thinking_budget = 2048                       # profile slow
+theme = "auto"                               # default
+approval = "auto-edit"                       # file /cfg/config.toml
+plan_file = "PLAN.md"                        # file /cfg/config.toml
+allow = ["cargo test"]                       # config file
+deny = ["rm -rf"]                            # config file
+"##
+        );
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!(
+            s.describe(None),
+            r##"# config file: none (no config folder on this platform)
+# profile: none (profiles in the file: none)
+provider = "anthropic"                       # default
+model = "claude-sonnet-4-5"                  # default
+base_url = "https://api.anthropic.com"       # default
+# api_key: not set
+max_tokens = 8192                            # default
+max_turns = 100                              # default
+nag_every = 3                                # default
+nag_max = 2                                  # default
+bash_timeout = 120                           # default
+context_window = 0  # the model's window     # default
+compact_at = 0.8                             # default
+output_cap = 30000                           # default
+max_retries = 5                              # default
+stream_idle_timeout = 60                     # default
+thinking_budget = 0                          # default
+theme = "auto"                               # default
+approval = "ask" in the app, "auto" headless # default
+"##
+        );
+    }
 }
