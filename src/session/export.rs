@@ -336,6 +336,7 @@ fn fenced(text: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::session::Header;
     use std::borrow::Cow;
 
     fn item(id: &str, content: &str, status: TodoStatus) -> TodoItem {
@@ -389,5 +390,168 @@ mod tests {
         assert!(f.starts_with("`````\n") && f.ends_with("\n`````"), "{f}");
         assert_eq!(escape_html("<b>&"), "&lt;b&gt;&amp;");
         assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn the_whole_export_is_pinned() {
+        use crate::events::{CompactReason, ToolDetail, ToolSummary};
+        let t0 = 1_764_770_000_000;
+        let model = "claude-sonnet-4-5";
+        let header = Header::new("0123456789abcdef", "/work/demo", "anthropic", model, t0);
+        let call = ContentBlock::ToolUse {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: serde_json::json!({"command": "echo hi > greet.sh"}),
+        };
+        let said = ContentBlock::Text {
+            text: " I'll write it. ".into(),
+        };
+        let records: Vec<Record<'static>> = vec![
+            Record::User {
+                text: "Write a greeting\n".into(),
+                prompt: true,
+                at: t0 + 1_000,
+            },
+            Record::TurnStart {
+                resumed: false,
+                at: t0 + 1_000,
+            },
+            plan(
+                t0 + 2_000,
+                vec![
+                    item("a", "Write greet.sh", TodoStatus::InProgress),
+                    item("b", "Test it", TodoStatus::Pending),
+                ],
+            ),
+            Record::Assistant {
+                content: Cow::Owned(vec![said, call]),
+                model: model.into(),
+                at: t0 + 3_000,
+            },
+            Record::ToolCall {
+                id: "t1".into(),
+                name: "bash".into(),
+                summary: Cow::Owned(ToolSummary {
+                    line: "echo <hi> > greet.sh".into(),
+                    detail: ToolDetail::Output,
+                }),
+                plan_item_id: Some("a".into()),
+                plan_item: None,
+                at: t0 + 3_000,
+            },
+            Record::ToolResult {
+                id: "t1".into(),
+                name: "bash".into(),
+                content: "```\nhi\n".into(),
+                is_error: false,
+                status: ToolStatus::Ok,
+                duration_ms: 1_234,
+                exit_code: Some(0),
+                at: t0 + 4_234,
+            },
+            Record::Usage {
+                model: model.into(),
+                usage: Usage {
+                    input_tokens: 1_200,
+                    output_tokens: 300,
+                    cache_read_tokens: 800,
+                    cache_write_tokens: 0,
+                },
+                context: None,
+            },
+            plan(
+                t0 + 65_000,
+                vec![
+                    item("a", "Write greet.sh", TodoStatus::Completed),
+                    item("c", "Tell | the user", TodoStatus::Pending),
+                ],
+            ),
+            Record::Compaction {
+                reason: CompactReason::Threshold,
+                summary: None,
+                before_tokens: 100_000,
+                after_tokens: 5_000,
+                fallback: false,
+                messages: Cow::Owned(vec![]),
+                at: t0 + 66_000,
+            },
+            Record::TurnEnd {
+                outcome: TurnOutcome::Interrupted,
+                stop_reason: None,
+                message: Some("Interrupted by the user.".into()),
+                error: None,
+                open_items: 1,
+                at: t0 + 67_000,
+            },
+        ];
+        let loaded = Loaded {
+            path: "/s/0123456789abcdef.jsonl".into(),
+            header,
+            records,
+            notes: vec!["a torn last line was skipped".into()],
+            valid_len: 4_321,
+        };
+        let text = markdown(&loaded, &BTreeMap::new());
+        let text = text.replace(env!("CARGO_PKG_VERSION"), "VERSION");
+        assert_eq!(
+            text,
+            r##"# Waypoint session 01234567
+
+- Session: `0123456789abcdef`
+- Workspace: `/work/demo`
+- Model: claude-sonnet-4-5 (anthropic)
+- Started: 2025-12-03 13:53 UTC
+- Last active: 2025-12-03 13:54 UTC
+- Tokens: 2.0k in (40% cached) / 300 out · $0.0083
+- Note: a torn last line was skipped
+
+## Task
+
+Write a greeting
+
+## Plan (1/2 completed)
+
+| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |
+|---|------|--------|-------|---------|-----------|------|------------|---------------|------|
+| 1 | Write greet.sh | completed | 2025-12-03 13:53 UTC | 2025-12-03 13:53 UTC | 2025-12-03 13:54 UTC | 1m 03s | 1 | 2.0k/300 | $0.0083 |
+| 2 | Test it | removed | 2025-12-03 13:53 UTC | – | – | 0s | 0 | 0/0 | – |
+| 3 | Tell \| the user | pending | 2025-12-03 13:54 UTC | – | – | 0s | 0 | 0/0 | – |
+
+### Plan revisions
+
+1. 2025-12-03 13:53 UTC — model: +2 added, ▶ "Write greet.sh" started
+2. 2025-12-03 13:54 UTC — model: +1 added, -1 removed, ✗ "Test it" dropped, ✓ "Write greet.sh" completed
+
+## Conversation
+
+### User · 2025-12-03 13:53 UTC
+
+Write a greeting
+
+_plan updated: 0/2 completed_
+
+### Assistant
+
+I'll write it.
+
+<details><summary>✓ bash <code>echo &lt;hi&gt; &gt; greet.sh</code> (1.2 s)</summary>
+
+````
+```
+hi
+````
+</details>
+
+_plan updated: 1/2 completed_
+
+---
+_context compacted: 100k → 5k tokens_
+
+_Interrupted by the user._
+
+---
+_Exported by Waypoint VERSION · 10 records · 4 KB_
+"##
+        );
     }
 }
