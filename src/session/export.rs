@@ -109,9 +109,33 @@ fn revisions(out: &mut String, records: &[Record<'_>]) {
 
 /// The session as Markdown; `prices` are the config's overrides.
 pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
-    let h = &loaded.header;
     let records = &loaded.records;
     let mut out = String::new();
+    header(&mut out, loaded, prices);
+    if let Some(task) = records.iter().find_map(|r| match r {
+        Record::User {
+            text, prompt: true, ..
+        } => Some(text),
+        _ => None,
+    }) {
+        let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
+    }
+    plan_table(&mut out, records, prices);
+    conversation(&mut out, records);
+    let _ = writeln!(
+        out,
+        "\n---\n_Exported by Waypoint {} · {} records · {}_",
+        env!("CARGO_PKG_VERSION"),
+        records.len(),
+        size(loaded.valid_len)
+    );
+    out
+}
+
+/// The title and the session's facts: id, workspace, model, times, tokens, notes.
+fn header(out: &mut String, loaded: &Loaded, prices: &BTreeMap<String, Price>) {
+    let h = &loaded.header;
+    let records = &loaded.records;
     let _ = writeln!(out, "# Waypoint session {}\n", short_id(&h.id));
     let _ = writeln!(out, "- Session: `{}`", h.id);
     let _ = writeln!(out, "- Workspace: `{}`", h.workspace);
@@ -124,65 +148,69 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
     for note in &loaded.notes {
         let _ = writeln!(out, "- Note: {note}");
     }
+}
 
-    if let Some(task) = records.iter().find_map(|r| match r {
-        Record::User {
-            text, prompt: true, ..
-        } => Some(text),
-        _ => None,
-    }) {
-        let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
-    }
-
+/// The plan as a table, one row per item that was ever in it (with its
+/// times, tool calls, tokens and cost), then its revisions; nothing when
+/// the session had no plan.
+fn plan_table(out: &mut String, records: &[Record<'_>], prices: &BTreeMap<String, Price>) {
     let history = plan_history(records);
-    if !history.is_empty() {
-        let done = history
-            .iter()
-            .filter(|h| h.removed.is_none() && h.status == Some(TodoStatus::Completed))
-            .count();
-        let total = history.iter().filter(|h| h.removed.is_none()).count();
-        let _ = writeln!(out, "\n## Plan ({done}/{total} completed)\n");
-        let mut ledger = Ledger::new();
-        for record in records.iter() {
-            record.feed(&mut ledger);
-        }
-        let _ = writeln!(
-            out,
-            "| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |"
-        );
-        let _ = writeln!(
-            out,
-            "|---|------|--------|-------|---------|-----------|------|------------|---------------|------|"
-        );
-        let time = |t: Option<u64>| t.map_or_else(|| "–".to_string(), utc);
-        for (n, item) in history.iter().enumerate() {
-            let status = match (item.removed, item.status) {
-                (Some(_), _) => "removed",
-                (None, Some(s)) => s.as_str(),
-                (None, None) => "",
-            };
-            let stats = ledger.get(&item.id, prices).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {status} | {} | {} | {} | {} | {} | {}/{} | {} |",
-                n + 1,
-                cell(&item.content),
-                utc(item.added),
-                time(item.started),
-                time(item.completed),
-                format_ms(stats.time_ms),
-                stats.tool_calls,
-                crate::units::tokens(stats.input_tokens),
-                crate::units::tokens(stats.output_tokens),
-                stats
-                    .cost_usd
-                    .map_or_else(|| "–".to_string(), pricing::format_cost),
-            );
-        }
-        revisions(&mut out, records);
+    if history.is_empty() {
+        return;
     }
+    let done = history
+        .iter()
+        .filter(|h| h.removed.is_none() && h.status == Some(TodoStatus::Completed))
+        .count();
+    let total = history.iter().filter(|h| h.removed.is_none()).count();
+    let _ = writeln!(out, "\n## Plan ({done}/{total} completed)\n");
+    let mut ledger = Ledger::new();
+    for record in records.iter() {
+        record.feed(&mut ledger);
+    }
+    let _ = writeln!(
+        out,
+        "| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|------|--------|-------|---------|-----------|------|------------|---------------|------|"
+    );
+    let time = |t: Option<u64>| t.map_or_else(|| "–".to_string(), utc);
+    for (n, item) in history.iter().enumerate() {
+        let status = match (item.removed, item.status) {
+            (Some(_), _) => "removed",
+            (None, Some(s)) => s.as_str(),
+            (None, None) => "",
+        };
+        let stats = ledger.get(&item.id, prices).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {status} | {} | {} | {} | {} | {} | {}/{} | {} |",
+            n + 1,
+            cell(&item.content),
+            utc(item.added),
+            time(item.started),
+            time(item.completed),
+            format_ms(stats.time_ms),
+            stats.tool_calls,
+            crate::units::tokens(stats.input_tokens),
+            crate::units::tokens(stats.output_tokens),
+            stats
+                .cost_usd
+                .map_or_else(|| "–".to_string(), pricing::format_cost),
+        );
+    }
+    revisions(out, records);
+}
 
+/// The conversation in order: the user's prompts, the assistant's text,
+/// each tool call folded into a `<details>` block, plan updates,
+/// compactions, and turns that stopped early.
+fn conversation(out: &mut String, records: &[Record<'_>]) {
     let _ = writeln!(out, "\n## Conversation");
+    // Per call id: the tool's name and its summary line (the input until
+    // the summary is recorded).
     let mut calls: BTreeMap<String, (String, String)> = BTreeMap::new();
     for record in records {
         match record {
@@ -193,23 +221,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
             } => {
                 let _ = writeln!(out, "\n### User · {}\n\n{}", utc(*at), text.trim());
             }
-            Record::Assistant { content, .. } => {
-                let text: Vec<&str> = content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } if !text.trim().is_empty() => Some(text.trim()),
-                        _ => None,
-                    })
-                    .collect();
-                if !text.is_empty() {
-                    let _ = writeln!(out, "\n### Assistant\n\n{}", text.join("\n\n"));
-                }
-                for b in content.iter() {
-                    if let ContentBlock::ToolUse { id, name, input } = b {
-                        calls.insert(id.clone(), (name.clone(), input.to_string()));
-                    }
-                }
-            }
+            Record::Assistant { content, .. } => assistant(out, content, &mut calls),
             Record::ToolCall { id, summary, .. } => {
                 if let Some(call) = calls.get_mut(id.as_ref()) {
                     call.1.clone_from(&summary.line);
@@ -227,19 +239,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
                     .get(id.as_ref())
                     .map(|(_, line)| line.as_str())
                     .unwrap_or_default();
-                let mark = match status {
-                    ToolStatus::Ok => "✓",
-                    ToolStatus::Error => "✘",
-                    ToolStatus::Interrupted => "⏹",
-                };
-                let _ = writeln!(
-                    out,
-                    "\n<details><summary>{mark} {} <code>{}</code> ({:.1} s)</summary>\n\n{}\n</details>",
-                    escape_html(name),
-                    escape_html(&crate::text::clean_line(line)),
-                    *duration_ms as f64 / 1000.0,
-                    fenced(content),
-                );
+                tool_result(out, name, line, *status, *duration_ms, content);
             }
             Record::Plan { items, .. } => {
                 let (done, total) = crate::todo::progress(items);
@@ -266,14 +266,54 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
             _ => {}
         }
     }
+}
+
+/// A reply's text (if any), and its tool calls noted in `calls` for their results.
+fn assistant(
+    out: &mut String,
+    content: &[ContentBlock],
+    calls: &mut BTreeMap<String, (String, String)>,
+) {
+    let text: Vec<&str> = content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } if !text.trim().is_empty() => Some(text.trim()),
+            _ => None,
+        })
+        .collect();
+    if !text.is_empty() {
+        let _ = writeln!(out, "\n### Assistant\n\n{}", text.join("\n\n"));
+    }
+    for b in content {
+        if let ContentBlock::ToolUse { id, name, input } = b {
+            calls.insert(id.clone(), (name.clone(), input.to_string()));
+        }
+    }
+}
+
+/// A tool call's result, folded: the mark, name and summary line in the
+/// `<summary>` (escaped), the output in a fence it cannot close.
+fn tool_result(
+    out: &mut String,
+    name: &str,
+    line: &str,
+    status: ToolStatus,
+    duration_ms: u64,
+    content: &str,
+) {
+    let mark = match status {
+        ToolStatus::Ok => "✓",
+        ToolStatus::Error => "✘",
+        ToolStatus::Interrupted => "⏹",
+    };
     let _ = writeln!(
         out,
-        "\n---\n_Exported by Waypoint {} · {} records · {}_",
-        env!("CARGO_PKG_VERSION"),
-        records.len(),
-        size(loaded.valid_len)
+        "\n<details><summary>{mark} {} <code>{}</code> ({:.1} s)</summary>\n\n{}\n</details>",
+        escape_html(name),
+        escape_html(&crate::text::clean_line(line)),
+        duration_ms as f64 / 1000.0,
+        fenced(content),
     );
-    out
 }
 
 /// `12.3k in (80% cached) / 1.2k out · $0.0123` over every model.
