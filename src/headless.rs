@@ -10,6 +10,7 @@ use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
 use crate::llm::Usage;
 use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
+use crate::todo::{Author, PlanDiff};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -252,6 +253,9 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
+    /// Prints one event for a person: the reply's text, one line per tool
+    /// call (with the plan it changed after it), plans, and on `err` the
+    /// retries, refusals, errors and compactions.
     fn text(&mut self, event: &Event) -> io::Result<()> {
         match event {
             Event::ApprovalRequested { name, summary, .. } => {
@@ -272,25 +276,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 attempt,
                 delay_ms,
                 reason,
-            } => {
-                // The reply starts again from scratch.
-                self.held.clear();
-                self.cleaner.finish();
-                if std::mem::take(&mut self.mid_line) {
-                    self.out.write_all(b"\n")?;
-                }
-                let repeat = if self.live_text {
-                    "; the reply starts again"
-                } else {
-                    ""
-                };
-                writeln!(
-                    self.err,
-                    "waypoint: retry {attempt} in {:.1} s ({}){repeat}",
-                    *delay_ms as f64 / 1000.0,
-                    clean_line(reason)
-                )?;
-            }
+            } => self.retrying(*attempt, *delay_ms, reason)?,
             Event::ToolCallBegin { name, summary, .. } => {
                 self.end_line()?;
                 self.running = Some((
@@ -303,55 +289,13 @@ impl<O: Write, E: Write> Printer<O, E> {
                 duration_ms,
                 output,
                 ..
-            } => {
-                self.end_line()?;
-                let label = match status {
-                    ToolStatus::Ok => "ok",
-                    ToolStatus::Error => "error",
-                    ToolStatus::Interrupted => "interrupted",
-                };
-                let detail = if *status == ToolStatus::Ok {
-                    String::new()
-                } else {
-                    let first = output.lines().next().unwrap_or("");
-                    let first: String = first.chars().take(160).collect();
-                    format!(": {}", clean_line(&first))
-                };
-                let (name, summary) = self.running.take().unwrap_or_default();
-                let sep = if summary.is_empty() { "" } else { " " };
-                writeln!(
-                    self.out,
-                    "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
-                )?;
-                if let Some(plan) = self.pending_plan.take() {
-                    self.out.write_all(plan.as_bytes())?;
-                }
-            }
+            } => self.tool_line(*status, *duration_ms, output)?,
             Event::PlanUpdated {
                 rendered,
                 diff,
                 author,
                 ..
-            } => {
-                let by = match author {
-                    crate::todo::Author::User => " (your edit)",
-                    crate::todo::Author::PlanFile => " (plan file)",
-                    crate::todo::Author::Model => "",
-                };
-                let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));
-                for line in rendered.lines().filter(|l| !l.is_empty()) {
-                    let line = clean_line(line);
-                    text.push_str("  ");
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-                if self.running.is_some() {
-                    self.pending_plan = Some(text);
-                } else {
-                    self.end_line()?;
-                    self.out.write_all(text.as_bytes())?;
-                }
-            }
+            } => self.plan_lines(rendered, diff, *author)?,
             Event::TurnComplete {
                 open_items,
                 stop_reason,
@@ -399,6 +343,79 @@ impl<O: Write, E: Write> Printer<O, E> {
                     crate::units::compaction(*before_tokens, *after_tokens, *fallback)
                 )?;
             }
+        }
+        Ok(())
+    }
+
+    /// A retry: the reply starts again from scratch, so what was held or
+    /// half-written of it is dropped or ended; the retry is said on `err`.
+    fn retrying(&mut self, attempt: u32, delay_ms: u64, reason: &str) -> io::Result<()> {
+        self.held.clear();
+        self.cleaner.finish();
+        if std::mem::take(&mut self.mid_line) {
+            self.out.write_all(b"\n")?;
+        }
+        let repeat = if self.live_text {
+            "; the reply starts again"
+        } else {
+            ""
+        };
+        writeln!(
+            self.err,
+            "waypoint: retry {attempt} in {:.1} s ({}){repeat}",
+            delay_ms as f64 / 1000.0,
+            clean_line(reason)
+        )
+    }
+
+    /// The finished tool call's line (`→ bash ls  [ok 12 ms]`, with the
+    /// first line of its output when it failed), then the plan it changed.
+    fn tool_line(&mut self, status: ToolStatus, duration_ms: u64, output: &str) -> io::Result<()> {
+        self.end_line()?;
+        let label = match status {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Interrupted => "interrupted",
+        };
+        let detail = if status == ToolStatus::Ok {
+            String::new()
+        } else {
+            let first = output.lines().next().unwrap_or("");
+            let first: String = first.chars().take(160).collect();
+            format!(": {}", clean_line(&first))
+        };
+        let (name, summary) = self.running.take().unwrap_or_default();
+        let sep = if summary.is_empty() { "" } else { " " };
+        writeln!(
+            self.out,
+            "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
+        )?;
+        if let Some(plan) = self.pending_plan.take() {
+            self.out.write_all(plan.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The plan: what changed and who changed it, then its lines; held
+    /// while a tool runs, to follow that call's line.
+    fn plan_lines(&mut self, rendered: &str, diff: &PlanDiff, author: Author) -> io::Result<()> {
+        let by = match author {
+            Author::User => " (your edit)",
+            Author::PlanFile => " (plan file)",
+            Author::Model => "",
+        };
+        let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));
+        for line in rendered.lines().filter(|l| !l.is_empty()) {
+            let line = clean_line(line);
+            text.push_str("  ");
+            text.push_str(&line);
+            text.push('\n');
+        }
+        if self.running.is_some() {
+            self.pending_plan = Some(text);
+        } else {
+            self.end_line()?;
+            self.out.write_all(text.as_bytes())?;
         }
         Ok(())
     }
