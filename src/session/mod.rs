@@ -4,6 +4,7 @@
 //! conversation, the plan, the totals and the history a driver shows;
 //! [`store`] lists, finds and deletes them. Part of the engine: it knows no terminal.
 
+pub mod card;
 pub mod export;
 pub mod load;
 pub mod record;
@@ -13,10 +14,11 @@ pub mod transcript;
 
 use std::path::{Path, PathBuf};
 
+pub use card::Card;
 pub use load::{Loaded, load};
 pub use record::{FORMAT_VERSION, Header, Record, TurnOutcome};
 pub use replay::{Restored, replay};
-pub use store::{Card, SessionInfo, SessionStore, parse_age};
+pub use store::{SessionInfo, SessionStore, parse_age};
 pub use transcript::Transcript;
 
 #[derive(Debug, thiserror::Error)]
