@@ -3,11 +3,14 @@
 //! `out`; retries, errors and the usage summary go to `err`, so
 //! `waypoint -p … > answer.txt` captures the work and shows the diagnostics.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
 use crate::llm::Usage;
+use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
+use crate::todo::{Author, PlanDiff};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -250,6 +253,9 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
+    /// Prints one event for a person: the reply's text, one line per tool
+    /// call (with the plan it changed after it), plans, and on `err` the
+    /// retries, refusals, errors and compactions.
     fn text(&mut self, event: &Event) -> io::Result<()> {
         match event {
             Event::ApprovalRequested { name, summary, .. } => {
@@ -270,25 +276,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 attempt,
                 delay_ms,
                 reason,
-            } => {
-                // The reply starts again from scratch.
-                self.held.clear();
-                self.cleaner.finish();
-                if std::mem::take(&mut self.mid_line) {
-                    self.out.write_all(b"\n")?;
-                }
-                let repeat = if self.live_text {
-                    "; the reply starts again"
-                } else {
-                    ""
-                };
-                writeln!(
-                    self.err,
-                    "waypoint: retry {attempt} in {:.1} s ({}){repeat}",
-                    *delay_ms as f64 / 1000.0,
-                    clean_line(reason)
-                )?;
-            }
+            } => self.retrying(*attempt, *delay_ms, reason)?,
             Event::ToolCallBegin { name, summary, .. } => {
                 self.end_line()?;
                 self.running = Some((
@@ -301,55 +289,13 @@ impl<O: Write, E: Write> Printer<O, E> {
                 duration_ms,
                 output,
                 ..
-            } => {
-                self.end_line()?;
-                let label = match status {
-                    ToolStatus::Ok => "ok",
-                    ToolStatus::Error => "error",
-                    ToolStatus::Interrupted => "interrupted",
-                };
-                let detail = if *status == ToolStatus::Ok {
-                    String::new()
-                } else {
-                    let first = output.lines().next().unwrap_or("");
-                    let first: String = first.chars().take(160).collect();
-                    format!(": {}", clean_line(&first))
-                };
-                let (name, summary) = self.running.take().unwrap_or_default();
-                let sep = if summary.is_empty() { "" } else { " " };
-                writeln!(
-                    self.out,
-                    "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
-                )?;
-                if let Some(plan) = self.pending_plan.take() {
-                    self.out.write_all(plan.as_bytes())?;
-                }
-            }
+            } => self.tool_line(*status, *duration_ms, output)?,
             Event::PlanUpdated {
                 rendered,
                 diff,
                 author,
                 ..
-            } => {
-                let by = match author {
-                    crate::todo::Author::User => " (your edit)",
-                    crate::todo::Author::PlanFile => " (plan file)",
-                    crate::todo::Author::Model => "",
-                };
-                let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));
-                for line in rendered.lines().filter(|l| !l.is_empty()) {
-                    let line = clean_line(line);
-                    text.push_str("  ");
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-                if self.running.is_some() {
-                    self.pending_plan = Some(text);
-                } else {
-                    self.end_line()?;
-                    self.out.write_all(text.as_bytes())?;
-                }
-            }
+            } => self.plan_lines(rendered, diff, *author)?,
             Event::TurnComplete {
                 open_items,
                 stop_reason,
@@ -401,6 +347,79 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
+    /// A retry: the reply starts again from scratch, so what was held or
+    /// half-written of it is dropped or ended; the retry is said on `err`.
+    fn retrying(&mut self, attempt: u32, delay_ms: u64, reason: &str) -> io::Result<()> {
+        self.held.clear();
+        self.cleaner.finish();
+        if std::mem::take(&mut self.mid_line) {
+            self.out.write_all(b"\n")?;
+        }
+        let repeat = if self.live_text {
+            "; the reply starts again"
+        } else {
+            ""
+        };
+        writeln!(
+            self.err,
+            "waypoint: retry {attempt} in {:.1} s ({}){repeat}",
+            delay_ms as f64 / 1000.0,
+            clean_line(reason)
+        )
+    }
+
+    /// The finished tool call's line (`→ bash ls  [ok 12 ms]`, with the
+    /// first line of its output when it failed), then the plan it changed.
+    fn tool_line(&mut self, status: ToolStatus, duration_ms: u64, output: &str) -> io::Result<()> {
+        self.end_line()?;
+        let label = match status {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Interrupted => "interrupted",
+        };
+        let detail = if status == ToolStatus::Ok {
+            String::new()
+        } else {
+            let first = output.lines().next().unwrap_or("");
+            let first: String = first.chars().take(160).collect();
+            format!(": {}", clean_line(&first))
+        };
+        let (name, summary) = self.running.take().unwrap_or_default();
+        let sep = if summary.is_empty() { "" } else { " " };
+        writeln!(
+            self.out,
+            "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
+        )?;
+        if let Some(plan) = self.pending_plan.take() {
+            self.out.write_all(plan.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The plan: what changed and who changed it, then its lines; held
+    /// while a tool runs, to follow that call's line.
+    fn plan_lines(&mut self, rendered: &str, diff: &PlanDiff, author: Author) -> io::Result<()> {
+        let by = match author {
+            Author::User => " (your edit)",
+            Author::PlanFile => " (plan file)",
+            Author::Model => "",
+        };
+        let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));
+        for line in rendered.lines().filter(|l| !l.is_empty()) {
+            let line = clean_line(line);
+            text.push_str("  ");
+            text.push_str(&line);
+            text.push('\n');
+        }
+        if self.running.is_some() {
+            self.pending_plan = Some(text);
+        } else {
+            self.end_line()?;
+            self.out.write_all(text.as_bytes())?;
+        }
+        Ok(())
+    }
+
     /// Prints the session's token totals with their cached share, and
     /// their cost when every price is known (text mode only); one line per
     /// model as well when more than one model answered.
@@ -434,6 +453,34 @@ pub struct ModelTotals {
     pub model: String,
     pub usage: Usage,
     pub cost: Option<f64>,
+}
+
+/// The tokens of a headless run per model, in the order the models first
+/// answered, added up from its `Usage` events.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally(Vec<(String, Usage)>);
+
+impl Tally {
+    /// Adds the tokens of a `Usage` event; any other event changes nothing.
+    pub fn add(&mut self, event: &Event) {
+        let Event::Usage { model, request, .. } = event else {
+            return;
+        };
+        match self.0.iter_mut().find(|(m, _)| m == model) {
+            Some((_, u)) => u.add(request),
+            None => self.0.push((model.clone(), *request)),
+        }
+    }
+
+    /// Each model's tokens with their cost, where its price is known
+    /// (`prices`: the config's overrides).
+    pub fn priced(self, prices: &BTreeMap<String, Price>) -> Vec<ModelTotals> {
+        let priced = |(model, usage): (String, Usage)| {
+            let cost = pricing::price_of(&model, prices).map(|p| pricing::cost(p, &usage));
+            ModelTotals { model, usage, cost }
+        };
+        self.0.into_iter().map(priced).collect()
+    }
 }
 
 /// `412.0k in (88% cached) / 12.0k out · $0.4100`: every prompt token
@@ -607,6 +654,7 @@ mod tests {
                 id: "1".into(),
                 name: "todo_write".into(),
                 status: ToolStatus::Ok,
+                outcome: crate::events::ToolOutcome::Ok,
                 duration_ms: 3,
                 output: String::new(),
                 exit_code: None,
@@ -626,6 +674,9 @@ mod tests {
                 id: "2".into(),
                 name: "bash".into(),
                 status: ToolStatus::Error,
+                outcome: crate::events::ToolOutcome::Failed {
+                    failure: crate::events::Failure::Tool,
+                },
                 duration_ms: 9,
                 output: "Error: boom\nmore".into(),
                 exit_code: None,
@@ -662,6 +713,9 @@ mod tests {
                         id: "1".into(),
                         name: "bash".into(),
                         status: ToolStatus::Error,
+                        outcome: crate::events::ToolOutcome::Failed {
+                            failure: crate::events::Failure::Tool,
+                        },
                         duration_ms: 1,
                         output: format!("Error: {evil}boom"),
                         exit_code: None,
@@ -708,5 +762,33 @@ mod tests {
             err,
             "waypoint: the API refused the request (HTTP 401): invalid x-api-key\n"
         );
+    }
+
+    #[test]
+    fn the_tally_adds_per_model_in_the_order_they_first_answered() {
+        let usage = |model: &str, input_tokens, output_tokens| Event::Usage {
+            model: model.into(),
+            request: Usage {
+                cache_read_tokens: 1,
+                ..Usage::uncached(input_tokens, output_tokens)
+            },
+            totals: Usage::default(),
+        };
+        let mut tally = Tally::default();
+        tally.add(&usage("unpriced-local", 10, 1));
+        tally.add(&text("not a usage event"));
+        tally.add(&usage("claude-sonnet-4-5", 1_000_000, 0));
+        tally.add(&usage("unpriced-local", 5, 2));
+        let totals = tally.priced(&BTreeMap::new());
+        let models: Vec<&str> = totals.iter().map(|m| m.model.as_str()).collect();
+        assert_eq!(models, ["unpriced-local", "claude-sonnet-4-5"]);
+        let local = &totals[0];
+        assert_eq!(
+            (local.usage.input_tokens, local.usage.output_tokens),
+            (15, 3)
+        );
+        assert_eq!(local.usage.cache_read_tokens, 2);
+        assert_eq!(local.cost, None, "no price, no cost");
+        assert!(totals[1].cost.is_some_and(|c| c > 0.0), "{totals:?}");
     }
 }

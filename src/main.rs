@@ -3,6 +3,7 @@
 //! headless mode, or a subcommand.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,8 +15,7 @@ use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::context;
 use waypoint::events::{Decision, Event, Op};
-use waypoint::headless::{ModelTotals, Outcome, Printer, RunResult};
-use waypoint::llm::Usage;
+use waypoint::headless::{Outcome, Printer, RunResult, Tally};
 use waypoint::pricing;
 use waypoint::prompt;
 use waypoint::resume;
@@ -82,6 +82,8 @@ fn env_var(key: &str) -> Option<String> {
     secrets::get(key).or_else(|| std::env::var(key).ok())
 }
 
+/// The whole run: the settings, then a subcommand, the full-screen app or
+/// a headless task; returns the exit code.
 async fn run(cli: Cli) -> Result<i32> {
     let (config_path, file) = config::load(&env_var)?;
     let settings = config::resolve(Inputs {
@@ -90,45 +92,13 @@ async fn run(cli: Cli) -> Result<i32> {
         env: &env_var,
         file: file.clone(),
     })?;
-    // Without a home folder, sessions still survive the process (not a reboot).
-    let store = SessionStore::from_env(env_var).unwrap_or_else(|e| {
-        let dir = std::env::temp_dir().join("waypoint-sessions");
-        eprintln!(
-            "waypoint: {e}; sessions are kept in {} for now",
-            dir.display()
-        );
-        SessionStore::new(dir)
-    });
-    match &cli.command {
-        Some(Command::Config) => {
-            print!("{}", settings.describe(config_path.as_deref()));
-            return Ok(0);
-        }
-        Some(Command::Sessions { action }) => {
-            return resume::sessions(&store, action.as_ref(), &mut std::io::stdout().lock());
-        }
-        Some(Command::Export { id, output, format }) => {
-            let to_terminal = output.is_none() && std::io::stdout().is_terminal();
-            let bytes = resume::export(&store, id, *format, &settings.prices, to_terminal)?;
-            match output {
-                Some(path) => {
-                    std::fs::write(path, &bytes)
-                        .wrap_err_with(|| format!("cannot write {}", path.display()))?;
-                    eprintln!("waypoint: exported to {}", path.display());
-                }
-                None => std::io::Write::write_all(&mut std::io::stdout().lock(), &bytes)?,
-            }
-            return Ok(0);
-        }
-        _ => {}
+    let store = session_store();
+    if let Some(code) = subcommand(&cli, &settings, &store, config_path.as_deref())? {
+        return Ok(code);
     }
     let interactive =
         cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let choice = match (cli.continue_last, cli.resume.as_deref()) {
-        (true, _) => Some(resume::Choice::Latest),
-        (false, Some(id)) if !id.trim().is_empty() => Some(resume::Choice::Id(id.to_string())),
-        _ => None,
-    };
+    let choice = resume_choice(&cli);
     // `-r` without an id: a picker in the app, a list in headless mode.
     let pick = cli.resume.as_deref().is_some_and(|id| id.trim().is_empty());
     if pick && !interactive {
@@ -138,153 +108,215 @@ async fn run(cli: Cli) -> Result<i32> {
         );
         return Ok(0);
     }
-    // Read the prompt before anything else, so a missing one fails fast. A
-    // resumed session needs none: it continues where it stopped.
-    // `None`: the app; `Some(None)`: headless, resuming without a new message.
-    let headless: Option<Option<String>> = if interactive {
-        None
-    } else {
-        let given = cli
-            .print
-            .as_deref()
-            .is_some_and(|p| p != prompt::FROM_STDIN);
-        match read_prompt(&cli) {
-            Ok(prompt) => Some(Some(prompt)),
-            Err(_) if choice.is_some() && !given && !cli.demo => Some(None),
-            Err(e) => return Err(e),
-        }
-    };
+    let headless = headless_prompt(&cli, interactive, choice.is_some())?;
     // The demo's workspace goes when this guard does (at the end of `run`),
     // unless --keep.
-    let mut demo_dir = None;
-    let workspace_dir = match (&cli.workspace, cli.demo) {
-        (Some(dir), _) => dir.clone(),
+    let (workspace_dir, _demo_dir) = workspace_dir(&cli, interactive)?;
+    let (workspace, setup, resumed_in) =
+        open_session(&cli, &store, choice.as_ref(), workspace_dir)?;
+    let mut config = setup::agent_config(&settings);
+    config.auto_continue = cli.auto_continue.unwrap_or(0);
+    let modes = (interactive, cli.demo);
+    let (instructions, note) = settle_safety(&settings, &mut config, &workspace, modes, resumed_in);
+    let factory = settings_factory(&cli, file, interactive);
+    let client = factory
+        .build(&ModelChoice::default(), false)
+        .map_err(|e| e.to_string());
+    let Some(prompt) = headless else {
+        let engine = client.map_err(|reason| {
+            let ollama = setup::ollama_running();
+            setup::first_run_help(&reason, config_path.as_deref(), &env_var, ollama)
+        });
+        let instructions = instructions.iter();
+        let instructions = instructions.map(|f| (f.path.display().to_string(), f.size));
+        let session = TuiSession {
+            setup,
+            store,
+            pick,
+            safety_note: note,
+            instructions: instructions.collect(),
+        };
+        return run_tui(&cli, &settings, workspace, config, engine, factory, session).await;
+    };
+    let client = client.map_err(|reason| eyre!("{reason}"))?;
+    tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
+    let started = std::time::Instant::now();
+    let handle = Agent::builder(client, workspace)
+        .factory(factory)
+        .config(config)
+        .session(setup)
+        .spawn()?;
+    run_headless(&cli, &settings, handle, prompt, started).await
+}
+
+/// Without a home folder, sessions still survive the process (not a reboot).
+fn session_store() -> SessionStore {
+    SessionStore::from_env(env_var).unwrap_or_else(|e| {
+        let dir = std::env::temp_dir().join("waypoint-sessions");
+        eprintln!(
+            "waypoint: {e}; sessions are kept in {} for now",
+            dir.display()
+        );
+        SessionStore::new(dir)
+    })
+}
+
+/// Runs `config`, `sessions` or `export`; `None` when the command is none of them.
+fn subcommand(
+    cli: &Cli,
+    settings: &Settings,
+    store: &SessionStore,
+    config_path: Option<&std::path::Path>,
+) -> Result<Option<i32>> {
+    match &cli.command {
+        Some(Command::Config) => print!("{}", settings.describe(config_path)),
+        Some(Command::Sessions { action }) => {
+            let out = &mut std::io::stdout().lock();
+            return resume::sessions(store, action.as_ref(), out).map(Some);
+        }
+        Some(Command::Export { id, output, format }) => {
+            let to_terminal = output.is_none() && std::io::stdout().is_terminal();
+            let bytes = resume::export(store, id, *format, &settings.prices, to_terminal)?;
+            match output {
+                Some(path) => {
+                    std::fs::write(path, &bytes)
+                        .wrap_err_with(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("waypoint: exported to {}", path.display());
+                }
+                None => std::io::Write::write_all(&mut std::io::stdout().lock(), &bytes)?,
+            }
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(0))
+}
+
+/// The session `-c` or `-r ID` asks to resume.
+fn resume_choice(cli: &Cli) -> Option<resume::Choice> {
+    match (cli.continue_last, cli.resume.as_deref()) {
+        (true, _) => Some(resume::Choice::Latest),
+        (false, Some(id)) if !id.trim().is_empty() => Some(resume::Choice::Id(id.to_string())),
+        _ => None,
+    }
+}
+
+/// Reads the prompt before anything else, so a missing one fails fast. A
+/// resumed session needs none: it continues where it stopped.
+/// `None`: the app; `Some(None)`: headless, resuming without a new message.
+fn headless_prompt(cli: &Cli, interactive: bool, resuming: bool) -> Result<Option<Option<String>>> {
+    if interactive {
+        return Ok(None);
+    }
+    let given = cli
+        .print
+        .as_deref()
+        .is_some_and(|p| p != prompt::FROM_STDIN);
+    match read_prompt(cli) {
+        Ok(prompt) => Ok(Some(Some(prompt))),
+        Err(_) if resuming && !given && !cli.demo => Ok(Some(None)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The folder to work in: `--workspace`, a new demo folder (with the guard
+/// that removes it), or the current directory.
+fn workspace_dir(cli: &Cli, interactive: bool) -> Result<(PathBuf, Option<DemoDir>)> {
+    match (&cli.workspace, cli.demo) {
+        (Some(dir), _) => Ok((dir.clone(), None)),
         (None, true) => {
             let dir = tempfile::Builder::new()
                 .prefix("waypoint-demo-")
                 .tempdir()
                 .wrap_err("cannot create a temporary demo workspace")?;
             let path = dir.path().to_path_buf();
-            let fate = if cli.keep {
-                "kept"
-            } else {
-                "removed on exit; --keep keeps it"
-            };
             if !interactive {
+                let fate = if cli.keep {
+                    "kept"
+                } else {
+                    "removed on exit; --keep keeps it"
+                };
                 eprintln!("waypoint: demo workspace {} ({fate})", path.display());
             }
-            demo_dir = Some(DemoDir {
+            let keep = cli.keep;
+            let guard = DemoDir {
                 dir: Some(dir),
-                keep: cli.keep,
+                keep,
                 tell: interactive,
-            });
-            path
+            };
+            Ok((path, Some(guard)))
         }
         // A folder deleted under the shell cannot be read back (getcwd fails).
-        (None, false) => std::env::current_dir().wrap_err(
-            "cannot read the current directory (was it deleted?); run from an existing folder or pass --workspace DIR",
-        )?,
-    };
-    let _demo_dir = demo_dir;
-    // Which folder a resumed session works in is said, never assumed.
-    let mut resumed_in: Option<String> = None;
-    let (workspace_dir, setup) = match &choice {
+        (None, false) => {
+            let here = std::env::current_dir().wrap_err(
+                "cannot read the current directory (was it deleted?); run from an existing folder or pass --workspace DIR",
+            )?;
+            Ok((here, None))
+        }
+    }
+}
+
+/// The session the engine keeps and the folder it works in; when resumed,
+/// a note that says which folder that is (it is said, never assumed).
+fn open_session(
+    cli: &Cli,
+    store: &SessionStore,
+    choice: Option<&resume::Choice>,
+    workspace_dir: PathBuf,
+) -> Result<(Workspace, SessionSetup, Option<String>)> {
+    let (dir, setup, resumed_in) = match choice {
         Some(choice) => {
             let here = workspace_dir
                 .canonicalize()
                 .unwrap_or_else(|_| workspace_dir.clone());
-            let opened = resume::open(&store, choice, &here, cli.workspace.as_deref())?;
-            resumed_in = Some(format!(
+            let opened = resume::open(store, choice, &here, cli.workspace.as_deref())?;
+            let resumed_in = format!(
                 "session {} works in {}",
-                waypoint::session::short_id(&opened.restored.header.id),
+                waypoint::session::short_id(&opened.restored.file.header.id),
                 opened.workspace.display()
-            ));
-            (
-                opened.workspace,
-                SessionSetup::Resume(store.clone(), Box::new(opened.restored)),
-            )
+            );
+            let setup = SessionSetup::Resume(store.clone(), Box::new(opened.restored));
+            (opened.workspace, setup, Some(resumed_in))
         }
         // The demo in its throwaway folder leaves no session in the
         // user's history (it could not be resumed anyway).
         None if cli.demo && cli.workspace.is_none() && !cli.keep => {
-            (workspace_dir, SessionSetup::Off)
+            (workspace_dir, SessionSetup::Off, None)
         }
-        None => (workspace_dir, SessionSetup::New(store.clone())),
+        None => (workspace_dir, SessionSetup::New(store.clone()), None),
     };
-    let workspace = Workspace::new(&workspace_dir).wrap_err_with(|| {
-        format!(
-            "workspace {} is not a usable folder",
-            workspace_dir.display()
-        )
-    })?;
-    let mut config = setup::agent_config(&settings);
-    config.auto_continue = cli.auto_continue.unwrap_or(0);
-    // The project's instructions and the environment, read once: the
-    // system prompt stays byte-stable for the session (prompt caching).
-    let user_dir =
-        directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().to_path_buf());
-    let instructions = context::instructions(workspace.root(), user_dir.as_deref());
-    for file in &instructions {
-        tracing::info!(path = %file.path.display(), bytes = file.size, "project instructions");
-    }
-    let note = settle_safety(
-        &settings,
-        &mut config,
-        &workspace,
-        (interactive, cli.demo),
-        &instructions,
-        resumed_in,
+    let workspace = Workspace::new(&dir)
+        .wrap_err_with(|| format!("workspace {} is not a usable folder", dir.display()))?;
+    Ok((workspace, setup, resumed_in))
+}
+
+/// The engine keeps the factory: reloading the settings or switching the
+/// model builds the next client the way this first one is built.
+fn settings_factory(
+    cli: &Cli,
+    file: Option<config::ConfigFile>,
+    interactive: bool,
+) -> Arc<setup::SettingsFactory> {
+    let factory = setup::SettingsFactory::new(
+        cli.layer(),
+        cli.profile.clone(),
+        file,
+        env_var,
+        Duration::from_millis(cli.retry_base_ms),
+        cli.scenario.clone(),
     );
-    // The engine keeps the factory: reloading the settings or switching the
-    // model builds the next client the way this first one is built.
-    let factory = Arc::new(
-        setup::SettingsFactory::new(
-            cli.layer(),
-            cli.profile.clone(),
-            file,
-            env_var,
-            Duration::from_millis(cli.retry_base_ms),
-            cli.scenario.clone(),
-        )
-        // The app's demo is paced for a newcomer's eyes (about 10 s).
-        .with_demo_pace(if interactive && cli.demo { 4 } else { 1 }),
-    );
-    let client = factory
-        .build(&ModelChoice::default(), false)
-        .map_err(|e| e.to_string());
-    let Some(prompt) = headless else {
-        let engine = client.map_err(|reason| {
-            setup::first_run_help(
-                &reason,
-                config_path.as_deref(),
-                &env_var,
-                setup::ollama_running(),
-            )
-        });
-        return run_tui(
-            &cli,
-            &settings,
-            workspace,
-            config,
-            engine,
-            factory,
-            TuiSession {
-                setup,
-                store,
-                pick,
-                safety_note: note,
-                instructions: instructions
-                    .iter()
-                    .map(|f| (f.path.display().to_string(), f.size))
-                    .collect(),
-            },
-        )
-        .await;
-    };
-    let client = client.map_err(|reason| eyre!("{reason}"))?;
-    tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
-    let started = std::time::Instant::now();
-    let mut handle = Agent::spawn_session(client, factory, workspace, config, setup)?;
+    // The app's demo is paced for a newcomer's eyes (about 10 s).
+    Arc::new(factory.with_demo_pace(if interactive && cli.demo { 4 } else { 1 }))
+}
+
+/// Headless mode: hands the engine the task (or the resume), prints its
+/// events until the turn ends, stops it, and prints the totals.
+async fn run_headless(
+    cli: &Cli,
+    settings: &Settings,
+    mut handle: AgentHandle,
+    prompt: Option<String>,
+    started: std::time::Instant,
+) -> Result<i32> {
     let first = match prompt {
         Some(text) => Op::Submit { text },
         None => Op::Resume,
@@ -293,7 +325,6 @@ async fn run(cli: Cli) -> Result<i32> {
         .ops
         .send(first)
         .map_err(|_| eyre!("the engine stopped before it took the task"))?;
-
     let stdout = std::io::stdout().lock();
     let live = stdout.is_terminal();
     let mut printer = Printer::new(cli.output_format, stdout, std::io::stderr()).live_text(live);
@@ -304,20 +335,9 @@ async fn run(cli: Cli) -> Result<i32> {
     let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
     match (printed?, joined) {
         (Some((outcome, by_model)), _) => {
-            let by_model: Vec<ModelTotals> = by_model
-                .into_iter()
-                .map(|(model, usage)| {
-                    let price = pricing::price_of(&model, &settings.prices);
-                    ModelTotals {
-                        cost: price.map(|p| pricing::cost(p, &usage)),
-                        model,
-                        usage,
-                    }
-                })
-                .collect();
             let finished = printer.finish(&RunResult {
                 outcome,
-                by_model,
+                by_model: by_model.priced(&settings.prices),
                 duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             });
             // After a hang-up there may be no terminal to write to: the
@@ -336,9 +356,8 @@ async fn run(cli: Cli) -> Result<i32> {
 async fn print_events(
     handle: &mut AgentHandle,
     printer: &mut Printer<impl std::io::Write, impl std::io::Write>,
-) -> Result<Option<(Outcome, Vec<(String, Usage)>)>> {
-    // Per model, in the order they first answered.
-    let mut totals: Vec<(String, Usage)> = Vec::new();
+) -> Result<Option<(Outcome, Tally)>> {
+    let mut totals = Tally::default();
     let mut interrupts = 0;
     // Created once, so a signal that arrives while printing is not missed.
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
@@ -375,26 +394,7 @@ async fn print_events(
                 },
             });
         }
-        if let Event::Usage {
-            model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            ..
-        } = event
-        {
-            let request = Usage {
-                input_tokens: *input_tokens,
-                output_tokens: *output_tokens,
-                cache_read_tokens: *cache_read_tokens,
-                cache_write_tokens: *cache_write_tokens,
-            };
-            match totals.iter_mut().find(|(m, _)| m == model) {
-                Some((_, u)) => u.add(&request),
-                None => totals.push((model.clone(), request)),
-            }
-        }
+        totals.add(event);
         if let Some(outcome) = printer
             .handle(&envelope)
             .wrap_err("cannot write the output")?
@@ -456,14 +456,12 @@ async fn run_tui(
                 let setup = setup
                     .take()
                     .unwrap_or_else(|| SessionSetup::New(store.clone()));
-                let handle = Agent::spawn_session(
-                    client,
-                    factory.clone(),
-                    workspace.clone(),
-                    config.clone(),
-                    setup,
-                )
-                .map_err(|e| e.to_string())?;
+                let handle = Agent::builder(client, workspace.clone())
+                    .factory(factory.clone())
+                    .config(config.clone())
+                    .session(setup)
+                    .spawn()
+                    .map_err(|e| e.to_string())?;
                 Ok((handle, model))
             }
             Err(e) => Err(setup::first_run_help(
@@ -479,7 +477,11 @@ async fn run_tui(
             let setup = setup
                 .take()
                 .unwrap_or_else(|| SessionSetup::New(store.clone()));
-            Ok(Agent::spawn_session(c, factory, workspace, config, setup)?)
+            Ok(Agent::builder(c, workspace)
+                .factory(factory)
+                .config(config)
+                .session(setup)
+                .spawn()?)
         }
         Err(e) => Err(e),
     };
@@ -518,18 +520,24 @@ async fn run_tui(
 }
 
 /// The approval mode and sandbox for this run, the system prompt that says
-/// so (with the environment and the project's instructions, written once so
-/// it stays byte-stable), and the start-up note: which folder a resumed
-/// session works in, and why there is no sandbox. The note is said once, on
-/// stderr, and returned for the app's first screen.
+/// so (with the environment and the project's instructions, read once and
+/// returned: the prompt stays byte-stable for the session, for prompt
+/// caching), and the start-up note: which folder a resumed session works
+/// in, and why there is no sandbox. The note is said once, on stderr, and
+/// returned for the app's first screen.
 fn settle_safety(
     settings: &Settings,
     config: &mut AgentConfig,
     workspace: &Workspace,
     (interactive, demo): (bool, bool),
-    instructions: &[context::Instructions],
     resumed_in: Option<String>,
-) -> Option<String> {
+) -> (Vec<context::Instructions>, Option<String>) {
+    let user_dir =
+        directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().to_path_buf());
+    let instructions = context::instructions(workspace.root(), user_dir.as_deref());
+    for file in &instructions {
+        tracing::info!(path = %file.path.display(), bytes = file.size, "project instructions");
+    }
     let (mode, note) = setup::safety(settings, config, workspace.root(), interactive, demo);
     let environment = format!(
         "{}\n{}",
@@ -537,7 +545,7 @@ fn settle_safety(
         setup::safety_block(mode, config.tools.sandbox.as_ref())
     );
     config.system_prompt =
-        context::system_prompt(&config.system_prompt, &environment, instructions);
+        context::system_prompt(&config.system_prompt, &environment, &instructions);
     config.approval = mode;
     let note = match (resumed_in, note) {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
@@ -546,7 +554,7 @@ fn settle_safety(
     if let Some(note) = &note {
         eprintln!("waypoint: {note}");
     }
-    note
+    (instructions, note)
 }
 
 /// The demo's temporary workspace: removed when dropped, unless kept.

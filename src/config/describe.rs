@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Settings, Source, Theme};
+use super::{Settings, Source, Sourced, Theme};
 
 /// `sk-ant-api03-abcdef…` → `sk-a…cdef`: enough to recognise, not to use.
 /// Keys shorter than 16 characters are hidden entirely.
@@ -20,155 +20,102 @@ pub fn mask(key: &str) -> String {
 impl Settings {
     /// The effective configuration as TOML, each value with its source (keys masked).
     pub fn describe(&self, path: Option<&Path>) -> String {
-        let mut out = String::new();
-        match (path, &self.file) {
-            (_, Some(f)) => out.push_str(&format!("# config file: {}\n", f.display())),
-            (Some(p), None) => out.push_str(&format!(
-                "# config file: {} (not found; defaults apply)\n",
-                p.display()
-            )),
-            (None, None) => {
-                out.push_str("# config file: none (no config folder on this platform)\n")
-            }
-        }
+        let mut out = self.file_lines(path);
+        self.connection_lines(&mut out);
+        self.limit_lines(&mut out);
+        self.behaviour_lines(&mut out);
+        out
+    }
+
+    /// Which config file was read (or where it was looked for) and the profile.
+    fn file_lines(&self, path: Option<&Path>) -> String {
+        let file = match (path, &self.file) {
+            (_, Some(f)) => f.display().to_string(),
+            (Some(p), None) => format!("{} (not found; defaults apply)", p.display()),
+            (None, None) => "none (no config folder on this platform)".to_string(),
+        };
         let profiles = if self.profiles.is_empty() {
             "none".to_string()
         } else {
             self.profiles.join(", ")
         };
-        out.push_str(&format!(
-            "# profile: {} (profiles in the file: {profiles})\n",
+        format!(
+            "# config file: {file}\n# profile: {} (profiles in the file: {profiles})\n",
             self.profile.as_deref().unwrap_or("none")
-        ));
-        let line = |out: &mut String, key: &str, value: String, source: &Source| {
-            let kv = format!("{key} = {value}");
-            out.push_str(&format!("{kv:<44} # {source}\n"));
-        };
-        line(
-            &mut out,
-            "provider",
-            format!("{:?}", self.provider.value.as_str()),
-            &self.provider.source,
-        );
-        line(
-            &mut out,
-            "model",
-            format!("{:?}", self.model.value),
-            &self.model.source,
-        );
-        line(
-            &mut out,
-            "base_url",
-            format!("{:?}", self.base_url.value),
-            &self.base_url.source,
-        );
+        )
+    }
+
+    /// The provider, model, URL and key (masked).
+    fn connection_lines(&self, out: &mut String) {
+        let provider = &self.provider;
+        let quoted = format!("{:?}", provider.value.as_str());
+        line(out, "provider", &quoted, &provider.source);
+        let model = &self.model;
+        line(out, "model", &format!("{:?}", model.value), &model.source);
+        let url = &self.base_url;
+        line(out, "base_url", &format!("{:?}", url.value), &url.source);
         match &self.api_key {
-            Some(k) => line(
-                &mut out,
-                "api_key",
-                format!("{:?}", mask(&k.value)),
-                &k.source,
-            ),
+            Some(k) => line(out, "api_key", &format!("{:?}", mask(&k.value)), &k.source),
             None => out.push_str("# api_key: not set\n"),
         }
-        line(
-            &mut out,
-            "max_tokens",
-            self.max_tokens.value.to_string(),
-            &self.max_tokens.source,
-        );
-        line(
-            &mut out,
-            "max_turns",
-            self.max_turns.value.to_string(),
-            &self.max_turns.source,
-        );
-        line(
-            &mut out,
-            "nag_every",
-            self.nag_every.value.to_string(),
-            &self.nag_every.source,
-        );
-        line(
-            &mut out,
-            "nag_max",
-            self.nag_max.value.to_string(),
-            &self.nag_max.source,
-        );
-        line(
-            &mut out,
-            "bash_timeout",
-            self.bash_timeout.value.to_string(),
-            &self.bash_timeout.source,
-        );
-        line(
-            &mut out,
-            "context_window",
-            // Valid TOML either way: 0 stands for the model's own window.
-            match self.context_window.value {
-                0 => "0  # the model's window".to_string(),
-                w => w.to_string(),
-            },
-            &self.context_window.source,
-        );
-        line(
-            &mut out,
-            "compact_at",
-            self.compact_at.value.to_string(),
-            &self.compact_at.source,
-        );
-        line(
-            &mut out,
-            "output_cap",
-            self.output_cap.value.to_string(),
-            &self.output_cap.source,
-        );
-        line(
-            &mut out,
-            "max_retries",
-            self.max_retries.value.to_string(),
-            &self.max_retries.source,
-        );
-        line(
-            &mut out,
-            "stream_idle_timeout",
-            self.stream_idle_timeout.value.to_string(),
-            &self.stream_idle_timeout.source,
-        );
-        let budget = &self.thinking_budget;
-        line(
-            &mut out,
-            "thinking_budget",
-            budget.value.to_string(),
-            &budget.source,
-        );
+    }
+
+    /// The numbers: tokens, turns, nags, timeouts, the context window.
+    fn limit_lines(&self, out: &mut String) {
+        number(out, "max_tokens", &self.max_tokens);
+        number(out, "max_turns", &self.max_turns);
+        number(out, "nag_every", &self.nag_every);
+        number(out, "nag_max", &self.nag_max);
+        number(out, "bash_timeout", &self.bash_timeout);
+        // Valid TOML either way: 0 stands for the model's own window.
+        let window = match self.context_window.value {
+            0 => "0  # the model's window".to_string(),
+            w => w.to_string(),
+        };
+        line(out, "context_window", &window, &self.context_window.source);
+        number(out, "compact_at", &self.compact_at);
+        number(out, "output_cap", &self.output_cap);
+        number(out, "max_retries", &self.max_retries);
+        number(out, "stream_idle_timeout", &self.stream_idle_timeout);
+        number(out, "thinking_budget", &self.thinking_budget);
+    }
+
+    /// The theme, the approval mode, the plan file and the command rules.
+    fn behaviour_lines(&self, out: &mut String) {
         let theme = match self.theme.value {
             Theme::Auto => "\"auto\"",
             Theme::NoColor => "\"no-color\"",
         };
-        line(&mut out, "theme", theme.to_string(), &self.theme.source);
+        line(out, "theme", theme, &self.theme.source);
         let approval = match self.approval.value {
             Some(mode) => format!("\"{mode}\""),
             None => "\"ask\" in the app, \"auto\" headless".to_string(),
         };
-        line(&mut out, "approval", approval, &self.approval.source);
+        line(out, "approval", &approval, &self.approval.source);
         if let Some(path) = &self.plan_file.value {
             line(
-                &mut out,
+                out,
                 "plan_file",
-                format!("{path:?}"),
+                &format!("{path:?}"),
                 &self.plan_file.source,
             );
         }
         for (key, rules) in [("allow", &self.rules.allow), ("deny", &self.rules.deny)] {
             if !rules.is_empty() {
-                let value = format!("{rules:?}");
-                out.push_str(&format!(
-                    "{:<44} # config file\n",
-                    format!("{key} = {value}")
-                ));
+                let kv = format!("{key} = {rules:?}");
+                out.push_str(&format!("{kv:<44} # config file\n"));
             }
         }
-        out
     }
+}
+
+/// One `key = value` line, its source in a comment at column 46.
+fn line(out: &mut String, key: &str, value: &str, source: &Source) {
+    let kv = format!("{key} = {value}");
+    out.push_str(&format!("{kv:<44} # {source}\n"));
+}
+
+/// A number's line.
+fn number<T: std::fmt::Display>(out: &mut String, key: &str, value: &Sourced<T>) {
+    line(out, key, &value.value.to_string(), &value.source);
 }

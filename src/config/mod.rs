@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -172,48 +172,6 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
 
-/// Where the config file is: `WAYPOINT_CONFIG`, else the platform's config folder.
-pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    if let Some(p) = env("WAYPOINT_CONFIG").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().join("config.toml"))
-}
-
-/// Reads the config file; a missing file is not an error.
-pub fn read_file(path: &Path) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ConfigError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }),
-    }
-}
-
-/// A config file's path and its text.
-pub type ConfigFile = (PathBuf, String);
-
-/// Finds and reads the config file: `(where it is looked for, its path and text
-/// if it exists)`. A file named by `WAYPOINT_CONFIG` must exist.
-pub fn load(
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(Option<PathBuf>, Option<ConfigFile>), ConfigError> {
-    let path = config_path(env);
-    let Some(path) = path else {
-        return Ok((None, None));
-    };
-    match read_file(&path)? {
-        Some(text) => Ok((Some(path.clone()), Some((path, text)))),
-        None if env("WAYPOINT_CONFIG").is_some_and(|p| !p.is_empty()) => Err(ConfigError::Read {
-            path,
-            message: "no such file (named by WAYPOINT_CONFIG)".into(),
-        }),
-        None => Ok((Some(path), None)),
-    }
-}
-
 /// What the resolver reads; `env` is a lookup so tests need not touch the process environment.
 pub struct Inputs<'a> {
     pub flags: Layer,
@@ -223,243 +181,59 @@ pub struct Inputs<'a> {
     pub file: Option<ConfigFile>,
 }
 
-#[derive(Clone, Copy)]
-struct Layers<'a> {
-    flags: &'a Layer,
-    env: &'a dyn Fn(&str) -> Option<String>,
-    profile: Option<(&'a str, &'a Layer)>,
-    file: Option<(&'a Path, &'a Layer)>,
-}
-
-impl Layers<'_> {
-    /// The first layer that sets the value: flag, env vars (in order), profile, file, default.
-    fn pick<T: Clone>(
-        &self,
-        flag: &'static str,
-        get: impl Fn(&Layer) -> Option<T>,
-        env_vars: &[&str],
-        parse: impl Fn(&str) -> Result<T, String>,
-        default: T,
-    ) -> Result<Sourced<T>, ConfigError> {
-        if let Some(v) = get(self.flags) {
-            return Ok(Sourced {
-                value: v,
-                source: Source::Flag(flag),
-            });
-        }
-        for var in env_vars {
-            if let Some(raw) = (self.env)(var).filter(|v| !v.trim().is_empty()) {
-                let value = parse(raw.trim()).map_err(|message| ConfigError::Env {
-                    var: var.to_string(),
-                    value: raw.clone(),
-                    message,
-                })?;
-                return Ok(Sourced {
-                    value,
-                    source: Source::Env(var.to_string()),
-                });
-            }
-        }
-        if let Some((name, layer)) = self.profile
-            && let Some(v) = get(layer)
-        {
-            return Ok(Sourced {
-                value: v,
-                source: Source::Profile(name.to_string()),
-            });
-        }
-        if let Some((path, layer)) = self.file
-            && let Some(v) = get(layer)
-        {
-            return Ok(Sourced {
-                value: v,
-                source: Source::File(path.to_path_buf()),
-            });
-        }
-        Ok(Sourced {
-            value: default,
-            source: Source::Default,
-        })
-    }
-}
-
-fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
-    s.parse().map_err(|_| "expected a whole number".to_string())
-}
-
-const SHARE: &str = "expected a number above 0 and at most 1";
-
-fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
-        _ => Err(SHARE.to_string()),
-    }
-}
-
-fn text(s: &str) -> Result<String, String> {
-    Ok(s.to_string())
-}
-
+/// The effective settings: each value from the flags, then the environment,
+/// then the profile, then the file, then the default.
 pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
-    let file_layer = match &inputs.file {
-        Some((path, text)) => Some((
-            path.as_path(),
-            toml::from_str::<Layer>(text).map_err(|e| ConfigError::Parse {
-                path: path.clone(),
-                message: parse_message(text, &e),
-            })?,
-        )),
-        None => None,
-    };
-    let profiles: Vec<String> = file_layer
-        .as_ref()
+    let file_layer = file_layer(inputs.file.as_ref())?;
+    let file = file_layer.as_ref().map(|(p, l)| (*p, l));
+    let profiles: Vec<String> = file
         .map(|(_, l)| l.profile.keys().cloned().collect())
         .unwrap_or_default();
-    let profile_name = inputs
-        .profile
-        .clone()
-        .or_else(|| (inputs.env)("WAYPOINT_PROFILE").filter(|p| !p.is_empty()));
-    let profile = match &profile_name {
-        Some(name) => {
-            if file_layer.is_none() {
-                return Err(ConfigError::NoConfigForProfile {
-                    name: name.clone(),
-                    looked_at: config_path(inputs.env),
-                });
-            }
-            let layer = file_layer
-                .as_ref()
-                .and_then(|(_, l)| l.profile.get(name))
-                .ok_or_else(|| ConfigError::NoProfile {
-                    name: name.clone(),
-                    available: profiles.clone(),
-                })?;
-            if !layer.profile.is_empty() || !layer.prices.is_empty() {
-                return Err(ConfigError::NestedProfile(name.clone()));
-            }
-            Some((name.as_str(), layer))
-        }
-        None => None,
-    };
+    let chosen = profile(&inputs, file.map(|(_, l)| l), &profiles)?;
+    let profile = chosen.as_ref().map(|(name, l)| (name.as_str(), *l));
     let safety::Safety {
         rules,
         sandbox_writable,
         sandbox_network,
-    } = safety::resolve(file_layer.as_ref().map(|(_, l)| l), profile, inputs.env);
+    } = safety::resolve(file.map(|(_, l)| l), profile, inputs.env);
     let layers = Layers {
         flags: &inputs.flags,
         env: inputs.env,
         profile,
-        file: file_layer.as_ref().map(|(p, l)| (*p, l)),
+        file,
     };
-    let provider = layers.pick(
-        "--provider",
-        |l| l.provider,
-        &["WAYPOINT_PROVIDER"],
-        |s| ProviderKind::parse(s).ok_or_else(|| "expected anthropic, openai or scripted".into()),
-        ProviderKind::Anthropic,
-    )?;
-    let (prefix, default_model, default_url) = match provider.value {
-        ProviderKind::Openai => ("OPENAI", DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL),
-        ProviderKind::Anthropic | ProviderKind::Scripted => {
-            ("ANTHROPIC", DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL)
-        }
-    };
-    // Model, URL and key from the file or a profile count only where that layer
-    // is for the provider in use (a layer without `provider` is for the default,
-    // anthropic), so one provider's key never goes to another's server.
-    let top_provider = file_layer
-        .as_ref()
-        .and_then(|(_, l)| l.provider)
-        .unwrap_or(ProviderKind::Anthropic);
-    let conn = Layers {
-        profile: layers
-            .profile
-            .filter(|(_, l)| l.provider.unwrap_or(top_provider) == provider.value),
-        file: layers.file.filter(|_| top_provider == provider.value),
-        ..layers
-    };
-    let model_var = format!("{prefix}_MODEL");
-    let url_var = format!("{prefix}_BASE_URL");
-    let key_var = format!("{prefix}_API_KEY");
-    let model = conn.pick(
-        "--model",
-        |l| l.model.clone(),
-        &["WAYPOINT_MODEL", &model_var],
-        text,
-        default_model.into(),
-    )?;
-    let base_url = conn.pick(
-        "--base-url",
-        |l| l.base_url.clone(),
-        &[&url_var],
-        text,
-        default_url.into(),
-    )?;
-    let api_key = conn.pick("", |l| l.api_key.clone(), &[&key_var], text, String::new())?;
-    let api_key = (!api_key.value.is_empty()).then_some(api_key);
-    let theme = match (
-        inputs.flags.theme,
-        (inputs.env)("NO_COLOR").filter(|v| !v.is_empty()),
-    ) {
-        (Some(t), _) => Sourced {
-            value: t,
-            source: Source::Flag("--theme"),
-        },
-        (None, Some(_)) => Sourced {
-            value: Theme::NoColor,
-            source: Source::Env("NO_COLOR".into()),
-        },
-        (None, None) => layers.pick(
-            "--theme",
-            |l| l.theme,
-            &[],
-            |_| Err(String::new()),
-            Theme::Auto,
-        )?,
-    };
+    let Connection {
+        provider,
+        model,
+        base_url,
+        api_key,
+    } = connection(layers)?;
     let settings = Settings {
-        max_tokens: layers.pick(
+        max_tokens: layers.number(
             "--max-tokens",
             |l| l.max_tokens,
-            &["WAYPOINT_MAX_TOKENS"],
-            number,
+            "WAYPOINT_MAX_TOKENS",
             8192,
         )?,
-        max_turns: layers.pick(
-            "--max-turns",
-            |l| l.max_turns,
-            &["WAYPOINT_MAX_TURNS"],
-            number,
-            100,
-        )?,
-        nag_every: layers.pick(
-            "--nag-every",
-            |l| l.nag_every,
-            &["WAYPOINT_NAG_EVERY"],
-            number,
-            3,
-        )?,
-        nag_max: layers.pick("--nag-max", |l| l.nag_max, &["WAYPOINT_NAG_MAX"], number, 2)?,
-        bash_timeout: layers.pick(
+        max_turns: layers.number("--max-turns", |l| l.max_turns, "WAYPOINT_MAX_TURNS", 100)?,
+        nag_every: layers.number("--nag-every", |l| l.nag_every, "WAYPOINT_NAG_EVERY", 3)?,
+        nag_max: layers.number("--nag-max", |l| l.nag_max, "WAYPOINT_NAG_MAX", 2)?,
+        bash_timeout: layers.number(
             "--bash-timeout",
             |l| l.bash_timeout,
-            &["WAYPOINT_BASH_TIMEOUT"],
-            number,
+            "WAYPOINT_BASH_TIMEOUT",
             120,
         )?,
-        output_cap: layers.pick(
+        output_cap: layers.number(
             "--output-cap",
             |l| l.output_cap,
-            &["WAYPOINT_OUTPUT_CAP"],
-            number,
+            "WAYPOINT_OUTPUT_CAP",
             30_000,
         )?,
-        context_window: layers.pick(
+        context_window: layers.number(
             "--context-window",
             |l| l.context_window,
-            &["WAYPOINT_CONTEXT_WINDOW"],
-            number,
+            "WAYPOINT_CONTEXT_WINDOW",
             0,
         )?,
         compact_at: layers.pick(
@@ -469,36 +243,29 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             share,
             0.8,
         )?,
-        max_retries: layers.pick(
+        max_retries: layers.number(
             "--max-retries",
             |l| l.max_retries,
-            &["WAYPOINT_MAX_RETRIES"],
-            number,
+            "WAYPOINT_MAX_RETRIES",
             5,
         )?,
-        stream_idle_timeout: layers.pick(
+        stream_idle_timeout: layers.number(
             "--stream-idle-timeout",
             |l| l.stream_idle_timeout,
-            &["WAYPOINT_STREAM_IDLE_TIMEOUT"],
-            number,
+            "WAYPOINT_STREAM_IDLE_TIMEOUT",
             60,
         )?,
-        thinking_budget: layers.pick(
+        thinking_budget: layers.number(
             "--thinking-budget",
             |l| l.thinking_budget,
-            &["WAYPOINT_THINKING_BUDGET"],
-            number,
+            "WAYPOINT_THINKING_BUDGET",
             0,
         )?,
         approval: layers.pick(
             "--approval",
             |l| l.approval.map(Some),
             &["WAYPOINT_APPROVAL"],
-            |s| {
-                ApprovalMode::parse(s)
-                    .map(Some)
-                    .ok_or_else(|| "expected read-only, ask, auto-edit, auto or yolo".to_string())
-            },
+            approval,
             None,
         )?,
         plan_file: layers.pick(
@@ -508,51 +275,77 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             |s| text(s).map(Some),
             None,
         )?,
+        theme: theme(layers)?,
         sandbox_writable,
         sandbox_network,
         provider,
         model,
         base_url,
         api_key,
-        theme,
-        profile: profile_name,
+        profile: chosen.map(|(name, _)| name),
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
         rules,
         prices: file_layer.map(|(_, l)| l.prices).unwrap_or_default(),
     };
-    // A share from any layer is checked (the environment's already was):
-    // NaN, 0 or more than 1 would compact at every round or never.
-    let at = &settings.compact_at;
-    if !(at.value > 0.0 && at.value <= 1.0) {
-        return Err(ConfigError::Value {
-            name: "compact_at",
-            value: at.value.to_string(),
-            from: at.source.clone(),
-            message: SHARE.into(),
-        });
-    }
+    check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
 }
 
-/// The parser's message and the line and column, but never the line itself:
-/// it may hold a key.
-fn parse_message(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim();
-    match e.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            format!("line {line}, column {col}: {message}")
-        }
-        None => message.to_string(),
+/// The profile asked for (`--profile`, else `WAYPOINT_PROFILE`), its name
+/// and its layer: it must be in the config file and may hold neither
+/// profiles nor prices of its own.
+fn profile<'a>(
+    inputs: &Inputs<'_>,
+    file: Option<&'a Layer>,
+    profiles: &[String],
+) -> Result<Option<(String, &'a Layer)>, ConfigError> {
+    let asked = inputs.profile.clone();
+    let Some(name) = asked.or_else(|| (inputs.env)("WAYPOINT_PROFILE").filter(|p| !p.is_empty()))
+    else {
+        return Ok(None);
+    };
+    let Some(file) = file else {
+        let looked_at = config_path(inputs.env);
+        return Err(ConfigError::NoConfigForProfile { name, looked_at });
+    };
+    let Some(layer) = file.profile.get(&name) else {
+        let available = profiles.to_vec();
+        return Err(ConfigError::NoProfile { name, available });
+    };
+    if !layer.profile.is_empty() || !layer.prices.is_empty() {
+        return Err(ConfigError::NestedProfile(name));
     }
+    Ok(Some((name, layer)))
+}
+
+/// `--theme` wins; then `NO_COLOR` (set and not empty) turns colour off;
+/// then the profile or the file.
+fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
+    if let Some(value) = layers.flags.theme {
+        let source = Source::Flag("--theme");
+        return Ok(Sourced { value, source });
+    }
+    if (layers.env)("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        let source = Source::Env("NO_COLOR".into());
+        let value = Theme::NoColor;
+        return Ok(Sourced { value, source });
+    }
+    let no_env = |_: &str| Err(String::new());
+    layers.pick("--theme", |l| l.theme, &[], no_env, Theme::Auto)
 }
 
 mod describe;
+mod file;
 mod kinds;
+mod layers;
+mod provider;
 mod safety;
+
+use file::file_layer;
+pub use file::{ConfigFile, config_path, load, read_file};
+use layers::{Layers, approval, check_share, share, text};
+use provider::{Connection, connection};
 
 pub use kinds::{ProviderKind, Theme};
 
@@ -562,6 +355,8 @@ pub use describe::mask;
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
@@ -874,5 +669,105 @@ deny = ["curl"]
         );
         let bad = resolve_with(Layer::default(), None, &[], Some("deny = \"rm\"")).unwrap_err();
         assert!(bad.to_string().contains("expected a sequence"), "{bad}");
+    }
+
+    #[test]
+    fn the_whole_description_is_pinned() {
+        let file = r#"
+model = "claude-opus-4-1"
+nag_every = 5
+plan_file = "PLAN.md"
+approval = "auto-edit"
+allow = ["cargo test"]
+deny = ["rm -rf"]
+
+[profile.slow]
+bash_timeout = 300
+thinking_budget = 2048
+"#;
+        let env = [
+            ("ANTHROPIC_API_KEY", "sk-ant-api03-secretsecret-WXYZ"),
+            ("WAYPOINT_MAX_TURNS", "7"),
+        ];
+        let flags = Layer {
+            compact_at: Some(0.5),
+            context_window: Some(64_000),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, Some("slow"), &env, Some(file)).unwrap();
+        let text = s.describe(Some(Path::new("/cfg/config.toml")));
+        assert_eq!(
+            text,
+            r##"# config file: /cfg/config.toml
+# profile: slow (profiles in the file: slow)
+provider = "anthropic"                       # default
+model = "claude-opus-4-1"                    # file /cfg/config.toml
+base_url = "https://api.anthropic.com"       # default
+api_key = "sk-a…WXYZ"                        # env ANTHROPIC_API_KEY
+max_tokens = 8192                            # default
+max_turns = 7                                # env WAYPOINT_MAX_TURNS
+nag_every = 5                                # file /cfg/config.toml
+nag_max = 2                                  # default
+bash_timeout = 300                           # profile slow
+context_window = 64000                       # flag --context-window
+compact_at = 0.5                             # flag --compact-at
+output_cap = 30000                           # default
+max_retries = 5                              # default
+stream_idle_timeout = 60                     # default
+thinking_budget = 2048                       # profile slow
+theme = "auto"                               # default
+approval = "auto-edit"                       # file /cfg/config.toml
+plan_file = "PLAN.md"                        # file /cfg/config.toml
+allow = ["cargo test"]                       # config file
+deny = ["rm -rf"]                            # config file
+"##
+        );
+        let s = resolve_with(Layer::default(), None, &[], None).unwrap();
+        assert_eq!(
+            s.describe(None),
+            r##"# config file: none (no config folder on this platform)
+# profile: none (profiles in the file: none)
+provider = "anthropic"                       # default
+model = "claude-sonnet-4-5"                  # default
+base_url = "https://api.anthropic.com"       # default
+# api_key: not set
+max_tokens = 8192                            # default
+max_turns = 100                              # default
+nag_every = 3                                # default
+nag_max = 2                                  # default
+bash_timeout = 120                           # default
+context_window = 0  # the model's window     # default
+compact_at = 0.8                             # default
+output_cap = 30000                           # default
+max_retries = 5                              # default
+stream_idle_timeout = 60                     # default
+thinking_budget = 0                          # default
+theme = "auto"                               # default
+approval = "ask" in the app, "auto" headless # default
+"##
+        );
+    }
+
+    #[test]
+    fn the_theme_flag_beats_no_color_which_beats_the_file() {
+        let file = Some("theme = \"auto\"\n");
+        let no_color = [("NO_COLOR", "1")];
+        let s = resolve_with(Layer::default(), None, &no_color, file).unwrap();
+        assert_eq!(s.theme.value, Theme::NoColor);
+        assert_eq!(s.theme.source, Source::Env("NO_COLOR".into()));
+        let flags = Layer {
+            theme: Some(Theme::Auto),
+            ..Layer::default()
+        };
+        let s = resolve_with(flags, None, &no_color, file).unwrap();
+        assert_eq!(s.theme.source, Source::Flag("--theme"));
+        // An empty NO_COLOR is not set (no-color.org); the file then counts.
+        let file = Some("theme = \"no-color\"\n");
+        let s = resolve_with(Layer::default(), None, &[("NO_COLOR", "")], file).unwrap();
+        assert_eq!(s.theme.value, Theme::NoColor);
+        assert_eq!(
+            s.theme.source,
+            Source::File(PathBuf::from("/cfg/config.toml"))
+        );
     }
 }

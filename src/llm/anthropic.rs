@@ -281,6 +281,9 @@ struct Assembler {
 }
 
 impl Assembler {
+    /// Takes one server-sent event of the stream: usage, a block's start
+    /// or delta, the stop reason, the end, or an error (classified: retry
+    /// or fatal).
     fn on_event(
         &mut self,
         ev: &SseEvent,
@@ -303,112 +306,122 @@ impl Assembler {
                     self.usage = usage_of(u);
                 }
             }
-            "content_block_start" => {
-                let index = block_index(&data)?;
-                let block = data.get("content_block").unwrap_or(&Value::Null);
-                let partial = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                        if !text.is_empty() {
-                            on_event(StreamEvent::TextDelta(text.to_string()));
-                        }
-                        Some(Partial::Text(text.to_string()))
-                    }
-                    Some("tool_use") => Some(Partial::Tool {
-                        id: str_field(block, "id"),
-                        name: str_field(block, "name"),
-                        json: String::new(),
-                        // Some compatible servers send the whole input here, with no deltas.
-                        start_input: block.get("input").filter(|v| v.is_object()).cloned(),
-                    }),
-                    Some("thinking") => {
-                        let thinking = str_field(block, "thinking");
-                        if !thinking.is_empty() {
-                            on_event(StreamEvent::ReasoningDelta(thinking.clone()));
-                        }
-                        Some(Partial::Thinking {
-                            thinking,
-                            signature: str_field(block, "signature"),
-                        })
-                    }
-                    Some("redacted_thinking") => Some(Partial::Redacted(str_field(block, "data"))),
-                    // other block kinds are not kept
-                    _ => None,
-                };
-                if self.blocks.len() <= index {
-                    self.blocks.resize_with(index + 1, || None);
-                }
-                self.blocks[index] = partial;
-            }
-            "content_block_delta" => {
-                let index = block_index(&data)?;
-                let delta = data.get("delta").unwrap_or(&Value::Null);
-                match (
-                    self.blocks.get_mut(index),
-                    delta.get("type").and_then(Value::as_str),
-                ) {
-                    (Some(Some(Partial::Text(t))), Some("text_delta")) => {
-                        let piece = delta.get("text").and_then(Value::as_str).unwrap_or("");
-                        t.push_str(piece);
-                        on_event(StreamEvent::TextDelta(piece.to_string()));
-                    }
-                    (Some(Some(Partial::Thinking { thinking, .. })), Some("thinking_delta")) => {
-                        let piece = str_field(delta, "thinking");
-                        thinking.push_str(&piece);
-                        on_event(StreamEvent::ReasoningDelta(piece));
-                    }
-                    (Some(Some(Partial::Thinking { signature, .. })), Some("signature_delta")) => {
-                        signature
-                            .push_str(delta.get("signature").and_then(Value::as_str).unwrap_or(""));
-                    }
-                    (Some(Some(Partial::Tool { json, .. })), Some("input_json_delta")) => {
-                        json.push_str(
-                            delta
-                                .get("partial_json")
-                                .and_then(Value::as_str)
-                                .unwrap_or(""),
-                        );
-                    }
-                    (Some(_), _) => {}
-                    (None, _) => {
-                        return Err(Failure::retry(
-                            format!("delta for unknown block {index}"),
-                            None,
-                        ));
-                    }
-                }
-            }
+            "content_block_start" => self.block_start(&data, on_event)?,
+            "content_block_delta" => self.block_delta(&data, on_event)?,
             "content_block_stop" => {}
-            "message_delta" => {
-                if let Some(r) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(r.to_string());
-                }
-                if let Some(u) = data.get("usage") {
-                    // The final (cumulative) counts, when the server repeats
-                    // them here; a server sending zeros keeps the start's.
-                    let (new, kept) = (usage_of(u), &mut self.usage);
-                    kept.input_tokens = new.input_tokens.max(kept.input_tokens);
-                    kept.output_tokens = new.output_tokens.max(kept.output_tokens);
-                    kept.cache_read_tokens = new.cache_read_tokens.max(kept.cache_read_tokens);
-                    kept.cache_write_tokens = new.cache_write_tokens.max(kept.cache_write_tokens);
-                }
-            }
+            "message_delta" => self.message_delta(&data),
             "message_stop" => self.done = true,
-            "error" => {
-                let err = data.get("error").unwrap_or(&data);
-                let etype = err.get("type").and_then(Value::as_str).unwrap_or("error");
-                let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
-                let text = format!("{etype}: {msg}");
-                return Err(match etype {
-                    "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error" => {
-                        Failure::retry(text, None)
-                    }
-                    _ => Failure::Fatal(LlmError::Api(text)),
-                });
-            }
+            "error" => return Err(error_event(&data)),
             _ => {}
         }
         Ok(())
+    }
+
+    /// A new content block: text (said at once), a tool call, thinking (said
+    /// at once) or redacted thinking; other kinds are not kept.
+    fn block_start(
+        &mut self,
+        data: &Value,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure> {
+        let index = block_index(data)?;
+        let block = data.get("content_block").unwrap_or(&Value::Null);
+        let partial = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                if !text.is_empty() {
+                    on_event(StreamEvent::TextDelta(text.to_string()));
+                }
+                Some(Partial::Text(text.to_string()))
+            }
+            Some("tool_use") => Some(Partial::Tool {
+                id: str_field(block, "id"),
+                name: str_field(block, "name"),
+                json: String::new(),
+                // Some compatible servers send the whole input here, with no deltas.
+                start_input: block.get("input").filter(|v| v.is_object()).cloned(),
+            }),
+            Some("thinking") => {
+                let thinking = str_field(block, "thinking");
+                if !thinking.is_empty() {
+                    on_event(StreamEvent::ReasoningDelta(thinking.clone()));
+                }
+                Some(Partial::Thinking {
+                    thinking,
+                    signature: str_field(block, "signature"),
+                })
+            }
+            Some("redacted_thinking") => Some(Partial::Redacted(str_field(block, "data"))),
+            // other block kinds are not kept
+            _ => None,
+        };
+        if self.blocks.len() <= index {
+            self.blocks.resize_with(index + 1, || None);
+        }
+        self.blocks[index] = partial;
+        Ok(())
+    }
+
+    /// More of a block: text and thinking are said as they come; a
+    /// signature and a tool's input JSON are only kept. A delta for a block
+    /// that never started is an error (retried).
+    fn block_delta(
+        &mut self,
+        data: &Value,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure> {
+        let index = block_index(data)?;
+        let delta = data.get("delta").unwrap_or(&Value::Null);
+        match (
+            self.blocks.get_mut(index),
+            delta.get("type").and_then(Value::as_str),
+        ) {
+            (Some(Some(Partial::Text(t))), Some("text_delta")) => {
+                let piece = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                t.push_str(piece);
+                on_event(StreamEvent::TextDelta(piece.to_string()));
+            }
+            (Some(Some(Partial::Thinking { thinking, .. })), Some("thinking_delta")) => {
+                let piece = str_field(delta, "thinking");
+                thinking.push_str(&piece);
+                on_event(StreamEvent::ReasoningDelta(piece));
+            }
+            (Some(Some(Partial::Thinking { signature, .. })), Some("signature_delta")) => {
+                signature.push_str(delta.get("signature").and_then(Value::as_str).unwrap_or(""));
+            }
+            (Some(Some(Partial::Tool { json, .. })), Some("input_json_delta")) => {
+                json.push_str(
+                    delta
+                        .get("partial_json")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                );
+            }
+            (Some(_), _) => {}
+            (None, _) => {
+                return Err(Failure::retry(
+                    format!("delta for unknown block {index}"),
+                    None,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The stop reason, and the final usage when the server repeats it.
+    fn message_delta(&mut self, data: &Value) {
+        if let Some(r) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+            self.stop_reason = Some(r.to_string());
+        }
+        if let Some(u) = data.get("usage") {
+            // The final (cumulative) counts, when the server repeats
+            // them here; a server sending zeros keeps the start's.
+            let (new, kept) = (usage_of(u), &mut self.usage);
+            kept.input_tokens = new.input_tokens.max(kept.input_tokens);
+            kept.output_tokens = new.output_tokens.max(kept.output_tokens);
+            kept.cache_read_tokens = new.cache_read_tokens.max(kept.cache_read_tokens);
+            kept.cache_write_tokens = new.cache_write_tokens.max(kept.cache_write_tokens);
+        }
     }
 
     fn finish(self) -> Result<AssistantReply, Failure> {
@@ -470,6 +483,21 @@ impl Assembler {
             usage: self.usage,
             invalid_inputs,
         })
+    }
+}
+
+/// An `error` event: overloaded, API, rate-limit and timeout errors are
+/// retried, the rest are fatal.
+fn error_event(data: &Value) -> Failure {
+    let err = data.get("error").unwrap_or(data);
+    let etype = err.get("type").and_then(Value::as_str).unwrap_or("error");
+    let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
+    let text = format!("{etype}: {msg}");
+    match etype {
+        "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error" => {
+            Failure::retry(text, None)
+        }
+        _ => Failure::Fatal(LlmError::Api(text)),
     }
 }
 

@@ -1,11 +1,12 @@
 //! What the agent may run: shell command lines read into their simple
-//! commands ([`lexer`], [`shell`], [`wrappers`]) and the config's
+//! commands ([`lexer`], [`simple`], [`wrappers`], [`shell`]) and the config's
 //! `allow`/`deny` rules matched on them ([`rules`]). Part of the engine: it knows no terminal.
 
 pub mod lexer;
 pub mod rules;
 pub mod sandbox;
 pub mod shell;
+pub mod simple;
 pub mod wrappers;
 
 pub use rules::{Rules, Verdict};

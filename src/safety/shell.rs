@@ -12,14 +12,11 @@
 //! of generated text, a git alias) is said in [`Reading::unfollowable`],
 //! never guessed.
 
-use thiserror::Error;
-
-use super::lexer::{Lexer, Redirect, RedirectKind, Tok, Word};
+use super::lexer::{Lexer, RedirectKind, Tok, Word};
 use super::wrappers;
 
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("{0}")]
-pub struct Unparsed(pub String);
+pub use super::lexer::Unparsed;
+pub use super::simple::{Simple, basename, is_assignment};
 
 /// Nesting allowed for `bash -c` inside `$(…)` inside … before giving up.
 const MAX_DEPTH: usize = 8;
@@ -80,36 +77,6 @@ const QUIET_GIT_CONFIG: &[&str] = &[
     "protocol.version",
 ];
 
-/// One simple command of a line, wrappers looked through.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Simple {
-    /// The program, then its arguments.
-    pub words: Vec<Word>,
-    /// `NAME=value` before the program or given to `env`.
-    pub assignments: Vec<String>,
-    pub redirects: Vec<Redirect>,
-    /// Its standard input is a pipe.
-    pub piped: bool,
-    /// The wrappers it ran through (`sudo`, `env`, `timeout`).
-    pub wrappers: Vec<String>,
-    /// `env -S` split a string into its words.
-    pub split_string: bool,
-    /// More arguments are added that the line does not show (`xargs`).
-    pub appended: bool,
-}
-
-impl Simple {
-    /// The words' texts.
-    pub fn texts(&self) -> Vec<String> {
-        self.words.iter().map(|w| w.text.clone()).collect()
-    }
-
-    /// The program's file name, when there is one.
-    pub fn program(&self) -> Option<&str> {
-        self.words.first().map(|w| basename(&w.text))
-    }
-}
-
 /// What a line runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reading {
@@ -144,29 +111,6 @@ pub fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Unparsed> {
         .filter(|c| !c.words.is_empty())
         .map(Simple::texts)
         .collect())
-}
-
-/// The program's file name: `/usr/bin/rm` is `rm`.
-pub fn basename(program: &str) -> &str {
-    program.rsplit('/').next().unwrap_or(program)
-}
-
-/// `NAME=value` (also `NAME+=value`, `NAME[i]=value`), the name unquoted.
-pub fn is_assignment(word: &Word) -> bool {
-    let raw = word.raw.as_str();
-    let name_end = raw
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(raw.len());
-    let name = &raw[..name_end];
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        return false;
-    }
-    let rest = &raw[name_end..];
-    let rest = match rest.strip_prefix('[') {
-        Some(index) => index.split_once(']').map_or("", |(_, after)| after),
-        None => rest,
-    };
-    rest.starts_with('=') || rest.starts_with("+=")
 }
 
 /// A path that is the standard input (or another open descriptor).

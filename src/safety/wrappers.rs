@@ -5,8 +5,8 @@
 //! runs a shell string (`flock -c`, `watch`, `su -c`) gives that string, to
 //! be read as a script.
 
-use super::lexer::{Lexer, Tok, Word};
-use super::shell::{Simple, Unparsed, basename, is_assignment};
+use super::lexer::{Lexer, Tok, Unparsed, Word};
+use super::simple::{Simple, basename, is_assignment};
 
 /// A wrapper: its options that take a value (short letters, long names)
 /// and the operands before the command (`timeout`'s duration).

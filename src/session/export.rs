@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use super::load::Loaded;
 use super::record::{Record, TurnOutcome};
 use super::{short_id, size, utc};
+use crate::chat::{ContentBlock, Usage};
 use crate::events::ToolStatus;
-use crate::llm::{ContentBlock, Usage};
 use crate::pricing::{self, Price};
 use crate::todo::ledger::format_ms;
 use crate::todo::{Author, Ledger, PlanDiff, TodoItem, TodoStatus};
@@ -109,9 +109,33 @@ fn revisions(out: &mut String, records: &[Record<'_>]) {
 
 /// The session as Markdown; `prices` are the config's overrides.
 pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
-    let h = &loaded.header;
     let records = &loaded.records;
     let mut out = String::new();
+    header(&mut out, loaded, prices);
+    if let Some(task) = records.iter().find_map(|r| match r {
+        Record::User {
+            text, prompt: true, ..
+        } => Some(text),
+        _ => None,
+    }) {
+        let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
+    }
+    plan_table(&mut out, records, prices);
+    conversation(&mut out, records);
+    let _ = writeln!(
+        out,
+        "\n---\n_Exported by Waypoint {} · {} records · {}_",
+        env!("CARGO_PKG_VERSION"),
+        records.len(),
+        size(loaded.valid_len)
+    );
+    out
+}
+
+/// The title and the session's facts: id, workspace, model, times, tokens, notes.
+fn header(out: &mut String, loaded: &Loaded, prices: &BTreeMap<String, Price>) {
+    let h = &loaded.header;
+    let records = &loaded.records;
     let _ = writeln!(out, "# Waypoint session {}\n", short_id(&h.id));
     let _ = writeln!(out, "- Session: `{}`", h.id);
     let _ = writeln!(out, "- Workspace: `{}`", h.workspace);
@@ -124,65 +148,69 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
     for note in &loaded.notes {
         let _ = writeln!(out, "- Note: {note}");
     }
+}
 
-    if let Some(task) = records.iter().find_map(|r| match r {
-        Record::User {
-            text, prompt: true, ..
-        } => Some(text),
-        _ => None,
-    }) {
-        let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
-    }
-
+/// The plan as a table, one row per item that was ever in it (with its
+/// times, tool calls, tokens and cost), then its revisions; nothing when
+/// the session had no plan.
+fn plan_table(out: &mut String, records: &[Record<'_>], prices: &BTreeMap<String, Price>) {
     let history = plan_history(records);
-    if !history.is_empty() {
-        let done = history
-            .iter()
-            .filter(|h| h.removed.is_none() && h.status == Some(TodoStatus::Completed))
-            .count();
-        let total = history.iter().filter(|h| h.removed.is_none()).count();
-        let _ = writeln!(out, "\n## Plan ({done}/{total} completed)\n");
-        let mut ledger = Ledger::new();
-        for record in records.iter() {
-            record.feed(&mut ledger);
-        }
-        let _ = writeln!(
-            out,
-            "| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |"
-        );
-        let _ = writeln!(
-            out,
-            "|---|------|--------|-------|---------|-----------|------|------------|---------------|------|"
-        );
-        let time = |t: Option<u64>| t.map_or_else(|| "–".to_string(), utc);
-        for (n, item) in history.iter().enumerate() {
-            let status = match (item.removed, item.status) {
-                (Some(_), _) => "removed",
-                (None, Some(s)) => s.as_str(),
-                (None, None) => "",
-            };
-            let stats = ledger.get(&item.id, prices).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {status} | {} | {} | {} | {} | {} | {}/{} | {} |",
-                n + 1,
-                cell(&item.content),
-                utc(item.added),
-                time(item.started),
-                time(item.completed),
-                format_ms(stats.time_ms),
-                stats.tool_calls,
-                crate::units::tokens(stats.input_tokens),
-                crate::units::tokens(stats.output_tokens),
-                stats
-                    .cost_usd
-                    .map_or_else(|| "–".to_string(), pricing::format_cost),
-            );
-        }
-        revisions(&mut out, records);
+    if history.is_empty() {
+        return;
     }
+    let done = history
+        .iter()
+        .filter(|h| h.removed.is_none() && h.status == Some(TodoStatus::Completed))
+        .count();
+    let total = history.iter().filter(|h| h.removed.is_none()).count();
+    let _ = writeln!(out, "\n## Plan ({done}/{total} completed)\n");
+    let mut ledger = Ledger::new();
+    for record in records.iter() {
+        record.feed(&mut ledger);
+    }
+    let _ = writeln!(
+        out,
+        "| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|------|--------|-------|---------|-----------|------|------------|---------------|------|"
+    );
+    let time = |t: Option<u64>| t.map_or_else(|| "–".to_string(), utc);
+    for (n, item) in history.iter().enumerate() {
+        let status = match (item.removed, item.status) {
+            (Some(_), _) => "removed",
+            (None, Some(s)) => s.as_str(),
+            (None, None) => "",
+        };
+        let stats = ledger.get(&item.id, prices).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {status} | {} | {} | {} | {} | {} | {}/{} | {} |",
+            n + 1,
+            cell(&item.content),
+            utc(item.added),
+            time(item.started),
+            time(item.completed),
+            format_ms(stats.time_ms),
+            stats.tool_calls,
+            crate::units::tokens(stats.input_tokens),
+            crate::units::tokens(stats.output_tokens),
+            stats
+                .cost_usd
+                .map_or_else(|| "–".to_string(), pricing::format_cost),
+        );
+    }
+    revisions(out, records);
+}
 
+/// The conversation in order: the user's prompts, the assistant's text,
+/// each tool call folded into a `<details>` block, plan updates,
+/// compactions, and turns that stopped early.
+fn conversation(out: &mut String, records: &[Record<'_>]) {
     let _ = writeln!(out, "\n## Conversation");
+    // Per call id: the tool's name and its summary line (the input until
+    // the summary is recorded).
     let mut calls: BTreeMap<String, (String, String)> = BTreeMap::new();
     for record in records {
         match record {
@@ -193,23 +221,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
             } => {
                 let _ = writeln!(out, "\n### User · {}\n\n{}", utc(*at), text.trim());
             }
-            Record::Assistant { content, .. } => {
-                let text: Vec<&str> = content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } if !text.trim().is_empty() => Some(text.trim()),
-                        _ => None,
-                    })
-                    .collect();
-                if !text.is_empty() {
-                    let _ = writeln!(out, "\n### Assistant\n\n{}", text.join("\n\n"));
-                }
-                for b in content.iter() {
-                    if let ContentBlock::ToolUse { id, name, input } = b {
-                        calls.insert(id.clone(), (name.clone(), input.to_string()));
-                    }
-                }
-            }
+            Record::Assistant { content, .. } => assistant(out, content, &mut calls),
             Record::ToolCall { id, summary, .. } => {
                 if let Some(call) = calls.get_mut(id.as_ref()) {
                     call.1.clone_from(&summary.line);
@@ -227,19 +239,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
                     .get(id.as_ref())
                     .map(|(_, line)| line.as_str())
                     .unwrap_or_default();
-                let mark = match status {
-                    ToolStatus::Ok => "✓",
-                    ToolStatus::Error => "✘",
-                    ToolStatus::Interrupted => "⏹",
-                };
-                let _ = writeln!(
-                    out,
-                    "\n<details><summary>{mark} {} <code>{}</code> ({:.1} s)</summary>\n\n{}\n</details>",
-                    escape_html(name),
-                    escape_html(&crate::text::clean_line(line)),
-                    *duration_ms as f64 / 1000.0,
-                    fenced(content),
-                );
+                tool_result(out, name, line, *status, *duration_ms, content);
             }
             Record::Plan { items, .. } => {
                 let (done, total) = crate::todo::progress(items);
@@ -266,14 +266,54 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
             _ => {}
         }
     }
+}
+
+/// A reply's text (if any), and its tool calls noted in `calls` for their results.
+fn assistant(
+    out: &mut String,
+    content: &[ContentBlock],
+    calls: &mut BTreeMap<String, (String, String)>,
+) {
+    let text: Vec<&str> = content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } if !text.trim().is_empty() => Some(text.trim()),
+            _ => None,
+        })
+        .collect();
+    if !text.is_empty() {
+        let _ = writeln!(out, "\n### Assistant\n\n{}", text.join("\n\n"));
+    }
+    for b in content {
+        if let ContentBlock::ToolUse { id, name, input } = b {
+            calls.insert(id.clone(), (name.clone(), input.to_string()));
+        }
+    }
+}
+
+/// A tool call's result, folded: the mark, name and summary line in the
+/// `<summary>` (escaped), the output in a fence it cannot close.
+fn tool_result(
+    out: &mut String,
+    name: &str,
+    line: &str,
+    status: ToolStatus,
+    duration_ms: u64,
+    content: &str,
+) {
+    let mark = match status {
+        ToolStatus::Ok => "✓",
+        ToolStatus::Error => "✘",
+        ToolStatus::Interrupted => "⏹",
+    };
     let _ = writeln!(
         out,
-        "\n---\n_Exported by Waypoint {} · {} records · {}_",
-        env!("CARGO_PKG_VERSION"),
-        records.len(),
-        size(loaded.valid_len)
+        "\n<details><summary>{mark} {} <code>{}</code> ({:.1} s)</summary>\n\n{}\n</details>",
+        escape_html(name),
+        escape_html(&crate::text::clean_line(line)),
+        duration_ms as f64 / 1000.0,
+        fenced(content),
     );
-    out
 }
 
 /// `12.3k in (80% cached) / 1.2k out · $0.0123` over every model.
@@ -336,6 +376,7 @@ fn fenced(text: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::session::Header;
     use std::borrow::Cow;
 
     fn item(id: &str, content: &str, status: TodoStatus) -> TodoItem {
@@ -389,5 +430,169 @@ mod tests {
         assert!(f.starts_with("`````\n") && f.ends_with("\n`````"), "{f}");
         assert_eq!(escape_html("<b>&"), "&lt;b&gt;&amp;");
         assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn the_whole_export_is_pinned() {
+        use crate::events::{CompactReason, ToolDetail, ToolSummary};
+        let t0 = 1_764_770_000_000;
+        let model = "claude-sonnet-4-5";
+        let header = Header::new("0123456789abcdef", "/work/demo", "anthropic", model, t0);
+        let call = ContentBlock::ToolUse {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: serde_json::json!({"command": "echo hi > greet.sh"}),
+        };
+        let said = ContentBlock::Text {
+            text: " I'll write it. ".into(),
+        };
+        let records: Vec<Record<'static>> = vec![
+            Record::User {
+                text: "Write a greeting\n".into(),
+                prompt: true,
+                at: t0 + 1_000,
+            },
+            Record::TurnStart {
+                resumed: false,
+                at: t0 + 1_000,
+            },
+            plan(
+                t0 + 2_000,
+                vec![
+                    item("a", "Write greet.sh", TodoStatus::InProgress),
+                    item("b", "Test it", TodoStatus::Pending),
+                ],
+            ),
+            Record::Assistant {
+                content: Cow::Owned(vec![said, call]),
+                model: model.into(),
+                at: t0 + 3_000,
+            },
+            Record::ToolCall {
+                id: "t1".into(),
+                name: "bash".into(),
+                summary: Cow::Owned(ToolSummary {
+                    line: "echo <hi> > greet.sh".into(),
+                    detail: ToolDetail::Output,
+                }),
+                plan_item_id: Some("a".into()),
+                plan_item: None,
+                at: t0 + 3_000,
+            },
+            Record::ToolResult {
+                id: "t1".into(),
+                name: "bash".into(),
+                content: "```\nhi\n".into(),
+                is_error: false,
+                status: ToolStatus::Ok,
+                outcome: None,
+                duration_ms: 1_234,
+                exit_code: Some(0),
+                at: t0 + 4_234,
+            },
+            Record::Usage {
+                model: model.into(),
+                usage: Usage {
+                    input_tokens: 1_200,
+                    output_tokens: 300,
+                    cache_read_tokens: 800,
+                    cache_write_tokens: 0,
+                },
+                context: None,
+            },
+            plan(
+                t0 + 65_000,
+                vec![
+                    item("a", "Write greet.sh", TodoStatus::Completed),
+                    item("c", "Tell | the user", TodoStatus::Pending),
+                ],
+            ),
+            Record::Compaction {
+                reason: CompactReason::Threshold,
+                summary: None,
+                before_tokens: 100_000,
+                after_tokens: 5_000,
+                fallback: false,
+                messages: Cow::Owned(vec![]),
+                at: t0 + 66_000,
+            },
+            Record::TurnEnd {
+                outcome: TurnOutcome::Interrupted,
+                stop_reason: None,
+                message: Some("Interrupted by the user.".into()),
+                error: None,
+                open_items: 1,
+                at: t0 + 67_000,
+            },
+        ];
+        let loaded = Loaded {
+            path: "/s/0123456789abcdef.jsonl".into(),
+            header,
+            records,
+            notes: vec!["a torn last line was skipped".into()],
+            valid_len: 4_321,
+        };
+        let text = markdown(&loaded, &BTreeMap::new());
+        let text = text.replace(env!("CARGO_PKG_VERSION"), "VERSION");
+        assert_eq!(
+            text,
+            r##"# Waypoint session 01234567
+
+- Session: `0123456789abcdef`
+- Workspace: `/work/demo`
+- Model: claude-sonnet-4-5 (anthropic)
+- Started: 2025-12-03 13:53 UTC
+- Last active: 2025-12-03 13:54 UTC
+- Tokens: 2.0k in (40% cached) / 300 out · $0.0083
+- Note: a torn last line was skipped
+
+## Task
+
+Write a greeting
+
+## Plan (1/2 completed)
+
+| # | Item | Status | Added | Started | Completed | Time | Tool calls | Tokens in/out | Cost |
+|---|------|--------|-------|---------|-----------|------|------------|---------------|------|
+| 1 | Write greet.sh | completed | 2025-12-03 13:53 UTC | 2025-12-03 13:53 UTC | 2025-12-03 13:54 UTC | 1m 03s | 1 | 2.0k/300 | $0.0083 |
+| 2 | Test it | removed | 2025-12-03 13:53 UTC | – | – | 0s | 0 | 0/0 | – |
+| 3 | Tell \| the user | pending | 2025-12-03 13:54 UTC | – | – | 0s | 0 | 0/0 | – |
+
+### Plan revisions
+
+1. 2025-12-03 13:53 UTC — model: +2 added, ▶ "Write greet.sh" started
+2. 2025-12-03 13:54 UTC — model: +1 added, -1 removed, ✗ "Test it" dropped, ✓ "Write greet.sh" completed
+
+## Conversation
+
+### User · 2025-12-03 13:53 UTC
+
+Write a greeting
+
+_plan updated: 0/2 completed_
+
+### Assistant
+
+I'll write it.
+
+<details><summary>✓ bash <code>echo &lt;hi&gt; &gt; greet.sh</code> (1.2 s)</summary>
+
+````
+```
+hi
+````
+</details>
+
+_plan updated: 1/2 completed_
+
+---
+_context compacted: 100k → 5k tokens_
+
+_Interrupted by the user._
+
+---
+_Exported by Waypoint VERSION · 10 records · 4 KB_
+"##
+        );
     }
 }

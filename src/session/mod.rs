@@ -4,6 +4,7 @@
 //! conversation, the plan, the totals and the history a driver shows;
 //! [`store`] lists, finds and deletes them. Part of the engine: it knows no terminal.
 
+pub mod card;
 pub mod export;
 pub mod load;
 pub mod record;
@@ -11,12 +12,14 @@ pub mod replay;
 pub mod store;
 pub mod transcript;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+pub use card::Card;
 pub use load::{Loaded, load};
 pub use record::{FORMAT_VERSION, Header, Record, TurnOutcome};
 pub use replay::{Restored, replay};
-pub use store::{Card, SessionInfo, SessionStore, parse_age};
+pub use store::{SessionInfo, SessionStore, parse_age};
 pub use transcript::Transcript;
 
 #[derive(Debug, thiserror::Error)]
@@ -119,25 +122,20 @@ pub fn size(bytes: u64) -> String {
 }
 
 /// UTC date and time of a Unix-millisecond instant: `2026-12-03 14:05 UTC`.
+/// An instant past the year 9999 (only a damaged transcript has one) shows
+/// as that year's last minute.
 pub fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3_600,
-        rem % 3_600 / 60
-    )
+    /// 9999-12-31 23:59:59, the last second RFC 3339 can write.
+    const LAST_SECOND: u64 = 253_402_300_799;
+    let secs = (ms / 1000).min(LAST_SECOND);
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    // `2026-12-03T14:05:09Z`: the same width for every year up to 9999.
+    let mut stamp = String::new();
+    let _ = write!(stamp, "{}", humantime::format_rfc3339_seconds(at));
+    match (stamp.get(..10), stamp.get(11..16)) {
+        (Some(date), Some(time)) => format!("{date} {time} UTC"),
+        _ => stamp,
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +153,50 @@ mod tests {
         assert_eq!(size(812), "812 B");
         assert_eq!(size(14_500), "14 KB");
         assert_eq!(short_id("0123456789ab"), "01234567");
+    }
+
+    /// The hand-written calendar `utc` used before the crate: the oracle
+    /// its output must match byte for byte.
+    fn utc_by_hand(ms: u64) -> String {
+        let secs = ms / 1000;
+        let days = i64::try_from(secs / 86_400).unwrap_or(0);
+        let rem = secs % 86_400;
+        // Howard Hinnant's civil-from-days.
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        format!(
+            "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+            rem / 3_600,
+            rem % 3_600 / 60
+        )
+    }
+
+    #[test]
+    fn utc_is_byte_for_byte_what_the_calendar_by_hand_said() {
+        // Every 6 h (less 7 ms) from 1970 to 2200: every hour of the day,
+        // every day of the month, leap days and century years come up.
+        let mut ms = 0;
+        while ms < 7_258_118_400_000 {
+            assert_eq!(utc(ms), utc_by_hand(ms), "{ms}");
+            ms += 21_599_993;
+        }
+        let edges = [
+            59_999,              // the minute is cut, not rounded
+            951_868_799_999,     // 2000-02-29 23:59:59.999
+            4_107_542_400_000,   // 2100-03-01: not a leap year
+            253_402_300_799_999, // 9999-12-31 23:59:59.999
+        ];
+        for ms in edges {
+            assert_eq!(utc(ms), utc_by_hand(ms), "{ms}");
+        }
+        // Past the year 9999 (a damaged transcript): its last minute.
+        assert_eq!(utc(u64::MAX), "9999-12-31 23:59 UTC");
     }
 }

@@ -8,70 +8,12 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
+use super::card::prompt_line;
 use super::record::{Header, Record};
 use super::transcript::Transcript;
 use super::{SessionError, now_ms};
 
-/// What a listing shows of a session.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Card {
-    pub id: String,
-    pub workspace: String,
-    pub provider: String,
-    pub model: String,
-    pub started_ms: u64,
-    pub updated_ms: u64,
-    #[serde(default)]
-    pub first_prompt: Option<String>,
-    #[serde(default)]
-    pub plan_done: usize,
-    #[serde(default)]
-    pub plan_total: usize,
-    /// Records written (the header not counted).
-    #[serde(default)]
-    pub records: u64,
-    /// The transcript's size in bytes when the card was written.
-    #[serde(default)]
-    pub size: u64,
-}
-
-impl Card {
-    pub fn from_header(h: &Header) -> Self {
-        Self {
-            id: h.id.clone(),
-            workspace: h.workspace.clone(),
-            provider: h.provider.clone(),
-            model: h.model.clone(),
-            started_ms: h.started_ms,
-            updated_ms: h.started_ms,
-            ..Self::default()
-        }
-    }
-
-    /// Keeps the card up to date with a record about to be written.
-    pub fn observe(&mut self, record: &Record<'_>) {
-        match record {
-            Record::User {
-                text, prompt: true, ..
-            } if self.first_prompt.is_none() => {
-                self.first_prompt = Some(prompt_line(text));
-            }
-            Record::Assistant { model, .. } if self.model != **model => {
-                self.model = model.to_string();
-            }
-            Record::Plan { items, .. } => {
-                (self.plan_done, self.plan_total) = crate::todo::progress(items);
-            }
-            _ => {}
-        }
-        if let Some(at) = record.at() {
-            self.updated_ms = at;
-        }
-        self.records += 1;
-    }
-}
+pub use super::card::{Card, card_path};
 
 /// A session as listed: its card and its transcript's path and size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,16 +155,6 @@ impl SessionStore {
         }
         Ok(pruned)
     }
-}
-
-/// A first prompt as a card keeps it: one clean line of at most 200 characters.
-fn prompt_line(text: &str) -> String {
-    crate::text::clean_line(text).chars().take(200).collect()
-}
-
-/// `ID.card.json` beside `ID.jsonl`.
-pub fn card_path(transcript: &Path) -> PathBuf {
-    transcript.with_extension("card.json")
 }
 
 fn read_card(transcript: &Path) -> Option<Card> {

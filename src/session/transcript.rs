@@ -14,8 +14,8 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::card::Card;
 use super::record::{Header, Record};
-use super::store::Card;
 
 /// Where a session's records go: a file, or nowhere (tests, and drivers
 /// that keep no sessions).

@@ -136,107 +136,7 @@ impl TodoManager {
     /// a refused edit leaves the plan as it was.
     pub fn apply_edit(&mut self, edit: &PlanEdit) -> Result<(PlanDiff, String), PlanError> {
         let mut items = self.items().to_vec();
-        let at = |n: usize, items: &[TodoItem]| -> Result<usize, PlanError> {
-            if n == 0 || n > items.len() {
-                Err(PlanError(match items.len() {
-                    0 => "the plan is empty".to_string(),
-                    len => format!("there is no item {n} (the plan has {len})"),
-                }))
-            } else {
-                Ok(n - 1)
-            }
-        };
-        let clean = |text: &str| -> Result<String, PlanError> {
-            let text: String = text
-                .trim()
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
-            if text.is_empty() {
-                return Err(PlanError("the item's text is empty".into()));
-            }
-            let len = text.chars().count();
-            if len > MAX_EDIT_CHARS {
-                return Err(PlanError(format!(
-                    "the item's text is too long ({len} characters; at most {MAX_EDIT_CHARS})"
-                )));
-            }
-            Ok(text)
-        };
-        let description = match edit {
-            PlanEdit::Add { text, after } => {
-                let text = clean(text)?;
-                check_count(items.len() + 1)?;
-                let place = match after {
-                    None => items.len(),
-                    Some(0) => 0,
-                    Some(n) => at(*n, &items)? + 1,
-                };
-                items.insert(
-                    place,
-                    TodoItem {
-                        id: String::new(),
-                        content: text.clone(),
-                        status: TodoStatus::Pending,
-                        active_form: text.clone(),
-                    },
-                );
-                match after {
-                    Some(0) => format!("added {} at the top", quoted(&text)),
-                    Some(n) if place < items.len() - 1 => {
-                        format!("added {} after item {n}", quoted(&text))
-                    }
-                    _ => format!("added {} at the end", quoted(&text)),
-                }
-            }
-            PlanEdit::Reword { n, text } => {
-                let i = at(*n, &items)?;
-                let text = clean(text)?;
-                let old = std::mem::replace(&mut items[i].content, text.clone());
-                if content_key(&items[i].active_form) == content_key(&old) {
-                    items[i].active_form = text.clone();
-                }
-                format!("reworded item {n} {} to {}", quoted(&old), quoted(&text))
-            }
-            PlanEdit::Status { n, status } => {
-                let i = at(*n, &items)?;
-                if *status == TodoStatus::InProgress {
-                    for other in items.iter_mut() {
-                        if other.status == TodoStatus::InProgress {
-                            other.status = TodoStatus::Pending;
-                        }
-                    }
-                }
-                items[i].status = *status;
-                let what = match status {
-                    TodoStatus::Completed => "marked done",
-                    TodoStatus::InProgress => "started",
-                    TodoStatus::Pending => "marked not done",
-                };
-                format!("{what} item {n} {}", quoted(&items[i].content))
-            }
-            PlanEdit::Remove { n } => {
-                let i = at(*n, &items)?;
-                let gone = items.remove(i);
-                format!("removed item {n} {}", quoted(&gone.content))
-            }
-            PlanEdit::Move { from, to } => {
-                let i = at(*from, &items)?;
-                let j = at(*to, &items)?;
-                let item = items.remove(i);
-                let text = quoted(&item.content);
-                items.insert(j, item);
-                format!("moved item {from} {text} to position {to}")
-            }
-            PlanEdit::Clear => {
-                if items.is_empty() {
-                    return Err(PlanError("the plan is already empty".into()));
-                }
-                let n = items.len();
-                items.clear();
-                format!("cleared the plan ({})", crate::units::plural(n, "item"))
-            }
-        };
+        let description = edited(&mut items, edit)?;
         // An edit that leaves the plan as it is (the same text, status or
         // place) makes no revision and tells the model nothing.
         let same = |a: &TodoItem, b: &TodoItem| {
@@ -258,6 +158,122 @@ impl TodoManager {
         }))?;
         let diff = self.replace_with(items);
         Ok((diff, description))
+    }
+}
+
+/// Makes the change `edit` to `items`; says what it did, in one line.
+fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanError> {
+    Ok(match edit {
+        PlanEdit::Add { text, after } => add(items, text, *after)?,
+        PlanEdit::Reword { n, text } => {
+            let i = index(*n, items)?;
+            let text = clean_text(text)?;
+            let old = std::mem::replace(&mut items[i].content, text.clone());
+            if content_key(&items[i].active_form) == content_key(&old) {
+                items[i].active_form = text.clone();
+            }
+            format!("reworded item {n} {} to {}", quoted(&old), quoted(&text))
+        }
+        PlanEdit::Status { n, status } => {
+            let i = index(*n, items)?;
+            if *status == TodoStatus::InProgress {
+                for other in items.iter_mut() {
+                    if other.status == TodoStatus::InProgress {
+                        other.status = TodoStatus::Pending;
+                    }
+                }
+            }
+            items[i].status = *status;
+            let what = status_verb(*status);
+            format!("{what} item {n} {}", quoted(&items[i].content))
+        }
+        PlanEdit::Remove { n } => {
+            let gone = items.remove(index(*n, items)?);
+            format!("removed item {n} {}", quoted(&gone.content))
+        }
+        PlanEdit::Move { from, to } => {
+            let i = index(*from, items)?;
+            let j = index(*to, items)?;
+            let item = items.remove(i);
+            let text = quoted(&item.content);
+            items.insert(j, item);
+            format!("moved item {from} {text} to position {to}")
+        }
+        PlanEdit::Clear => {
+            if items.is_empty() {
+                return Err(PlanError("the plan is already empty".into()));
+            }
+            let n = items.len();
+            items.clear();
+            format!("cleared the plan ({})", crate::units::plural(n, "item"))
+        }
+    })
+}
+
+/// Adds a pending item with `text` after item `after` (0: at the top;
+/// `None`: at the end).
+fn add(items: &mut Vec<TodoItem>, text: &str, after: Option<usize>) -> Result<String, PlanError> {
+    let text = clean_text(text)?;
+    check_count(items.len() + 1)?;
+    let place = match after {
+        None => items.len(),
+        Some(0) => 0,
+        Some(n) => index(n, items)? + 1,
+    };
+    items.insert(
+        place,
+        TodoItem {
+            id: String::new(),
+            content: text.clone(),
+            status: TodoStatus::Pending,
+            active_form: text.clone(),
+        },
+    );
+    Ok(match after {
+        Some(0) => format!("added {} at the top", quoted(&text)),
+        Some(n) if place < items.len() - 1 => format!("added {} after item {n}", quoted(&text)),
+        _ => format!("added {} at the end", quoted(&text)),
+    })
+}
+
+/// Where item `n` (counted from 1, as the user sees it) is in `items`.
+fn index(n: usize, items: &[TodoItem]) -> Result<usize, PlanError> {
+    if n == 0 || n > items.len() {
+        Err(PlanError(match items.len() {
+            0 => "the plan is empty".to_string(),
+            len => format!("there is no item {n} (the plan has {len})"),
+        }))
+    } else {
+        Ok(n - 1)
+    }
+}
+
+/// An item's text as the user gave it: trimmed, control characters made
+/// spaces; refused when empty or longer than `MAX_EDIT_CHARS`.
+fn clean_text(text: &str) -> Result<String, PlanError> {
+    let text: String = text
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.is_empty() {
+        return Err(PlanError("the item's text is empty".into()));
+    }
+    let len = text.chars().count();
+    if len > MAX_EDIT_CHARS {
+        return Err(PlanError(format!(
+            "the item's text is too long ({len} characters; at most {MAX_EDIT_CHARS})"
+        )));
+    }
+    Ok(text)
+}
+
+/// How an account says an item got `status`.
+fn status_verb(status: TodoStatus) -> &'static str {
+    match status {
+        TodoStatus::Completed => "marked done",
+        TodoStatus::InProgress => "started",
+        TodoStatus::Pending => "marked not done",
     }
 }
 
@@ -297,11 +313,7 @@ pub fn net_change(before: &[TodoItem], after: &[TodoItem]) -> Vec<String> {
             ));
         }
         if was.status != item.status {
-            let what = match item.status {
-                TodoStatus::Completed => "marked done",
-                TodoStatus::InProgress => "started",
-                TodoStatus::Pending => "marked not done",
-            };
+            let what = status_verb(item.status);
             out.push(format!("{what} item {n} {}", quoted(&item.content)));
         }
     }
@@ -594,5 +606,16 @@ mod tests {
         ] {
             assert!(PlanEdit::parse_command(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn an_items_text_is_one_trimmed_line_of_bounded_length() {
+        assert_eq!(clean_text("  Fix\tthe\nbuild \n").unwrap(), "Fix the build");
+        assert_eq!(clean_text("a\u{7}b").unwrap(), "a b");
+        assert!(clean_text(" \n\t ").is_err(), "only blanks: empty");
+        // Characters, not bytes, are counted.
+        assert!(clean_text(&"é".repeat(MAX_EDIT_CHARS)).is_ok());
+        assert!(clean_text(&"é".repeat(MAX_EDIT_CHARS + 1)).is_err());
+        assert_eq!(index(1, &[]).unwrap_err().0, "the plan is empty");
     }
 }

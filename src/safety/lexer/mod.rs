@@ -8,7 +8,13 @@
 
 mod word;
 
-use super::shell::Unparsed;
+use thiserror::Error;
+
+/// What cannot be read as a shell line (an open quote, a missing `)`), or
+/// what it runs cannot be followed: why, in words.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct Unparsed(pub String);
 
 /// One word, quotes removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -2,8 +2,7 @@
 //! would expand in them (parameters, substitutions, globs, braces) marked;
 //! the text of substitutions kept for reading as commands.
 
-use super::{Lexer, Word, breaks_word};
-use crate::safety::shell::Unparsed;
+use super::{Lexer, Unparsed, Word, breaks_word};
 
 impl Lexer {
     /// One word, quotes removed; substitutions inside it are kept for later.

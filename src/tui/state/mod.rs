@@ -41,8 +41,8 @@ pub use status::{
 };
 pub use thread::{ChildThread, NestedPlan, ThreadView, Threads};
 pub use trace::{
-    CallClock, DiffCache, PLAN_REFUSED, PlanLink, ToolCell, Trace, TraceChange, TraceEntry,
-    TraceStatus, first_clause, plan_refusal,
+    CallClock, DiffCache, PlanLink, ToolCell, Trace, TraceChange, TraceEntry, TraceStatus,
+    first_clause,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
-use crate::llm::Usage;
+use crate::chat::Usage;
 use crate::pricing::{Price, price_of};
 
 /// How long a first Ctrl+C waits for the second.

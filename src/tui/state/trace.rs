@@ -10,7 +10,7 @@ use super::output::{OutputLog, Spill};
 use super::scroll::Scroll;
 use ratatui::text::Line;
 
-use crate::events::{Event, ToolDetail, ToolStatus, ToolSummary};
+use crate::events::{Event, Refuser, ToolDetail, ToolOutcome, ToolStatus, ToolSummary};
 use crate::text::clean_line;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,17 +156,6 @@ impl Default for Trace {
     }
 }
 
-/// What a refused plan update starts with.
-pub const PLAN_REFUSED: &str = "Error: plan refused:";
-
-/// The reason of a refused plan update (cleaned, whole), if `output` is one.
-pub fn plan_refusal(output: &str) -> Option<String> {
-    let reason = output.strip_prefix(PLAN_REFUSED)?;
-    // The current plan follows the reason; it is on screen already.
-    let reason = reason.split("Current plan:").next().unwrap_or_default();
-    Some(crate::text::clean_line(reason.trim()).into_owned())
-}
-
 /// A refusal's first clause: up to the first `.`, `;` or line end.
 pub fn first_clause(reason: &str) -> &str {
     let end = reason
@@ -295,13 +284,14 @@ impl Trace {
             Event::ToolCallEnd {
                 id,
                 status,
+                outcome,
                 duration_ms,
                 output,
                 exit_code,
                 ..
             } => {
                 if let Some(t) = self.by_id(id) {
-                    change = t.end(*status, *duration_ms, output, *exit_code);
+                    change = t.end(*status, outcome, *duration_ms, output, *exit_code);
                 }
             }
             Event::ApprovalRequested { id, .. } => {
@@ -320,10 +310,11 @@ impl Trace {
 
 impl TraceEntry {
     /// The call ended: its status (a command that ran but failed is shown
-    /// as failed), time, output and, for the plan tool, a refusal.
+    /// as failed), time, output and, when the plan's rules refused it, why.
     fn end(
         &mut self,
         status: ToolStatus,
+        outcome: &ToolOutcome,
         duration_ms: u64,
         output: &str,
         exit_code: Option<i32>,
@@ -337,8 +328,12 @@ impl TraceEntry {
                 self.status = TraceStatus::Error;
             }
         }
-        if self.summary.detail == ToolDetail::Plan {
-            self.refusal = plan_refusal(output);
+        if let ToolOutcome::Refused {
+            by: Refuser::Plan,
+            reason,
+        } = outcome
+        {
+            self.refusal = Some(clean_line(reason.trim()).into_owned());
             change.refused.clone_from(&self.refusal);
         }
         let spill = if !self.streamed {

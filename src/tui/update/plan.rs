@@ -8,7 +8,7 @@
 use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
-use crate::events::Op;
+use crate::events::{Op, ThreadId};
 use crate::todo::{PlanEdit, TodoStatus};
 use crate::tui::keymap::{self, Action, ItemEdit, Typed};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
@@ -185,5 +185,8 @@ pub fn send_edit(app: &mut App, edit: PlanEdit) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    vec![Effect::Send(Op::EditPlan { edit })]
+    vec![Effect::Send(Op::EditPlan {
+        thread: ThreadId::ROOT,
+        edit,
+    })]
 }

@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use super::{Activity, Status};
 use crate::events::{AbortReason, ErrorKind, Event};
-use crate::llm::Usage;
 use crate::text::clean_line;
 
 impl Status {
@@ -58,42 +57,13 @@ impl Status {
                 turn.set_resumable(true);
             }
             Event::SessionReset => turn.set_resumable(false),
-            Event::Usage { .. } => self.count(event),
+            Event::Usage {
+                model,
+                request,
+                totals,
+            } => self.accounts.add_usage(model, *request, *totals),
             Event::ContextUsage { used, window } => self.accounts.set_context(*used, *window),
             _ => {}
         }
-    }
-
-    /// A request's tokens, and the session's totals as the engine counts them.
-    fn count(&mut self, event: &Event) {
-        let Event::Usage {
-            model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            total_input_tokens,
-            total_output_tokens,
-            total_cache_read_tokens,
-            total_cache_write_tokens,
-        } = event
-        else {
-            return;
-        };
-        self.accounts.add_usage(
-            model,
-            Usage {
-                input_tokens: *input_tokens,
-                output_tokens: *output_tokens,
-                cache_read_tokens: *cache_read_tokens,
-                cache_write_tokens: *cache_write_tokens,
-            },
-            Usage {
-                input_tokens: *total_input_tokens,
-                output_tokens: *total_output_tokens,
-                cache_read_tokens: *total_cache_read_tokens,
-                cache_write_tokens: *total_cache_write_tokens,
-            },
-        );
     }
 }

@@ -1,0 +1,121 @@
+//! Picking one setting from the layers: the flag, then the environment
+//! variables, then the profile, then the file, then the default; each value
+//! keeps the layer it came from. Also the parsers of the environment's
+//! text, and the check of a share from any layer.
+
+use std::path::Path;
+
+use super::{ConfigError, Layer, Source, Sourced};
+use crate::events::ApprovalMode;
+
+/// The layers of one resolution, highest first.
+#[derive(Clone, Copy)]
+pub(super) struct Layers<'a> {
+    pub(super) flags: &'a Layer,
+    pub(super) env: &'a dyn Fn(&str) -> Option<String>,
+    pub(super) profile: Option<(&'a str, &'a Layer)>,
+    pub(super) file: Option<(&'a Path, &'a Layer)>,
+}
+
+impl Layers<'_> {
+    /// The first layer that sets the value: flag, env vars (in order), profile, file, default.
+    pub(super) fn pick<T: Clone>(
+        &self,
+        flag: &'static str,
+        get: impl Fn(&Layer) -> Option<T>,
+        env_vars: &[&str],
+        parse: impl Fn(&str) -> Result<T, String>,
+        default: T,
+    ) -> Result<Sourced<T>, ConfigError> {
+        if let Some(v) = get(self.flags) {
+            return Ok(Sourced {
+                value: v,
+                source: Source::Flag(flag),
+            });
+        }
+        for var in env_vars {
+            if let Some(raw) = (self.env)(var).filter(|v| !v.trim().is_empty()) {
+                let value = parse(raw.trim()).map_err(|message| ConfigError::Env {
+                    var: var.to_string(),
+                    value: raw.clone(),
+                    message,
+                })?;
+                return Ok(Sourced {
+                    value,
+                    source: Source::Env(var.to_string()),
+                });
+            }
+        }
+        if let Some((name, layer)) = self.profile
+            && let Some(v) = get(layer)
+        {
+            return Ok(Sourced {
+                value: v,
+                source: Source::Profile(name.to_string()),
+            });
+        }
+        if let Some((path, layer)) = self.file
+            && let Some(v) = get(layer)
+        {
+            return Ok(Sourced {
+                value: v,
+                source: Source::File(path.to_path_buf()),
+            });
+        }
+        Ok(Sourced {
+            value: default,
+            source: Source::Default,
+        })
+    }
+}
+
+impl Layers<'_> {
+    /// A whole number: the flag, the variable `var`, the profile, the file
+    /// or `default`.
+    pub(super) fn number<T: Clone + std::str::FromStr>(
+        &self,
+        flag: &'static str,
+        get: impl Fn(&Layer) -> Option<T>,
+        var: &str,
+        default: T,
+    ) -> Result<Sourced<T>, ConfigError> {
+        self.pick(flag, get, &[var], number, default)
+    }
+}
+
+pub(super) fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|_| "expected a whole number".to_string())
+}
+
+pub(super) const SHARE: &str = "expected a number above 0 and at most 1";
+
+pub(super) fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err(SHARE.to_string()),
+    }
+}
+
+pub(super) fn text(s: &str) -> Result<String, String> {
+    Ok(s.to_string())
+}
+
+pub(super) fn approval(s: &str) -> Result<Option<ApprovalMode>, String> {
+    ApprovalMode::parse(s)
+        .map(Some)
+        .ok_or_else(|| "expected read-only, ask, auto-edit, auto or yolo".to_string())
+}
+
+/// A share from any layer is checked (the environment's already was):
+/// NaN, 0 or more than 1 would compact at every round or never.
+pub(super) fn check_share(name: &'static str, at: &Sourced<f64>) -> Result<(), ConfigError> {
+    if at.value > 0.0 && at.value <= 1.0 {
+        return Ok(());
+    }
+    Err(ConfigError::Value {
+        name,
+        value: at.value.to_string(),
+        from: at.source.clone(),
+        message: SHARE.into(),
+    })
+}

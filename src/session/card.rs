@@ -1,0 +1,79 @@
+//! A session's card, `ID.card.json` beside its transcript `ID.jsonl`: the
+//! small summary a listing reads instead of the transcript. The transcript
+//! keeps it up to date as it writes; it is only ever a cache of the
+//! transcript.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::record::{Header, Record};
+
+/// What a listing shows of a session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Card {
+    pub id: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    pub started_ms: u64,
+    pub updated_ms: u64,
+    #[serde(default)]
+    pub first_prompt: Option<String>,
+    #[serde(default)]
+    pub plan_done: usize,
+    #[serde(default)]
+    pub plan_total: usize,
+    /// Records written (the header not counted).
+    #[serde(default)]
+    pub records: u64,
+    /// The transcript's size in bytes when the card was written.
+    #[serde(default)]
+    pub size: u64,
+}
+
+impl Card {
+    pub fn from_header(h: &Header) -> Self {
+        Self {
+            id: h.id.clone(),
+            workspace: h.workspace.clone(),
+            provider: h.provider.clone(),
+            model: h.model.clone(),
+            started_ms: h.started_ms,
+            updated_ms: h.started_ms,
+            ..Self::default()
+        }
+    }
+
+    /// Keeps the card up to date with a record about to be written.
+    pub fn observe(&mut self, record: &Record<'_>) {
+        match record {
+            Record::User {
+                text, prompt: true, ..
+            } if self.first_prompt.is_none() => {
+                self.first_prompt = Some(prompt_line(text));
+            }
+            Record::Assistant { model, .. } if self.model != **model => {
+                self.model = model.to_string();
+            }
+            Record::Plan { items, .. } => {
+                (self.plan_done, self.plan_total) = crate::todo::progress(items);
+            }
+            _ => {}
+        }
+        if let Some(at) = record.at() {
+            self.updated_ms = at;
+        }
+        self.records += 1;
+    }
+}
+
+/// `ID.card.json` beside `ID.jsonl`.
+pub fn card_path(transcript: &Path) -> PathBuf {
+    transcript.with_extension("card.json")
+}
+
+/// A first prompt as a card keeps it: one clean line of at most 200 characters.
+pub(super) fn prompt_line(text: &str) -> String {
+    crate::text::clean_line(text).chars().take(200).collect()
+}
