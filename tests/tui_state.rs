@@ -2942,6 +2942,16 @@ fn a_child_threads_events_go_to_a_view_of_its_own() {
     // The root's own events, addressed, go where they always went.
     update::on_envelope(&mut a, Envelope::root(1, text(" and more")), now);
     assert_eq!(a.conversation.entries.len(), entries + 1);
+    // A child's call waiting for approval is asked about all the same.
+    let request = approval_request(
+        "c2",
+        "bash",
+        json!({"command": "rm -r build"}),
+        waypoint::events::ApprovalReason::Mode,
+    );
+    update::on_envelope(&mut a, of_child(request), now);
+    assert!(a.overlays.approvals.is_open());
+    assert_eq!(*a.status.turn.activity(), Activity::Approval);
     // A new session has no child threads.
     update::on_event(&mut a, Event::SessionReset, now);
     assert!(a.threads.is_empty());

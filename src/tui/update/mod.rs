@@ -99,12 +99,17 @@ pub fn engine_stopped(app: &mut App, now: Instant) {
 
 /// An engine event, routed by the thread it is of: the root thread's to
 /// the app ([`on_event`]), another thread's to that thread's view (made
-/// on first sight; the status line and the notices are the root's).
+/// on first sight; the status line and the notices are the root's). A
+/// child's call that waits for approval waits for the user all the same.
 pub fn on_envelope(app: &mut App, envelope: Envelope, now: Instant) -> Vec<Effect> {
     if envelope.thread.is_root() {
         return on_event(app, envelope.event, now);
     }
     app.threads.apply(&envelope, now);
+    if let Event::ApprovalRequested { .. } = envelope.event {
+        app.status.apply(&envelope.event, now);
+        told(app, envelope.event);
+    }
     Vec::new()
 }
 
