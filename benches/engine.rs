@@ -283,7 +283,7 @@ fn fifty_turn_scenario() -> Scenario {
 
 /// Runs one task from Submit to TurnComplete; returns (tool calls, tool errors).
 async fn run_session(client: Arc<dyn ModelClient>, workspace: Workspace) -> (usize, usize) {
-    let mut handle = Agent::spawn(client, workspace, AgentConfig::default());
+    let mut handle = Agent::builder(client, workspace).spawn().unwrap();
     handle
         .ops
         .send(Op::Submit {
@@ -632,7 +632,7 @@ fn conversation_of_tokens(tokens: usize) -> Vec<Message> {
 /// summary excluded): the estimate, the rebuild, and the fallback trimming.
 fn bench_compaction(c: &mut Criterion) {
     use waypoint::agent::compact::{drop_old_outputs, messages_bytes, rebuild};
-    use waypoint::agent::conversation::Conversation;
+    use waypoint::chat::Conversation;
     let messages = conversation_of_tokens(150_000);
     let mut plan = TodoManager::new();
     plan.update(&plan_json(12, 5)).unwrap();

@@ -64,7 +64,7 @@ fn bench_fs_tools(c: &mut Criterion) {
     group.bench_function("read_file", |b| {
         b.iter(|| {
             let out = rt.block_on(fs::read_file(black_box(&read), &env));
-            assert!(!out.is_error, "{}", out.content);
+            assert!(!out.is_error(), "{}", out.content);
             out
         })
     });
@@ -72,7 +72,7 @@ fn bench_fs_tools(c: &mut Criterion) {
     group.bench_function("write_file", |b| {
         b.iter(|| {
             let out = rt.block_on(fs::write_file(black_box(&write), &env));
-            assert!(!out.is_error, "{}", out.content);
+            assert!(!out.is_error(), "{}", out.content);
             out
         })
     });
@@ -85,7 +85,7 @@ fn bench_fs_tools(c: &mut Criterion) {
             let input = if forth { &there } else { &back };
             forth = !forth;
             let out = rt.block_on(fs::edit_file(black_box(input), &env));
-            assert!(!out.is_error, "{}", out.content);
+            assert!(!out.is_error(), "{}", out.content);
             out
         })
     });

@@ -47,7 +47,7 @@ fn bench_bash(c: &mut Criterion) {
                     sandboxed,
                 };
                 let out = rt.block_on(bash::run(&input, &env));
-                assert!(!out.is_error, "{}", out.content);
+                assert!(!out.is_error(), "{}", out.content);
             })
         });
     }

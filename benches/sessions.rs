@@ -80,6 +80,7 @@ fn tool_result(round: usize, bytes: usize) -> Record<'static> {
         content: Cow::Owned(content),
         is_error: false,
         status: ToolStatus::Ok,
+        outcome: Some(waypoint::events::ToolOutcome::Ok),
         duration_ms: 840,
         exit_code: Some(0),
         at: AT,

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
@@ -46,10 +47,15 @@ pub enum Op {
     Approve { id: String, decision: Decision },
     /// Switch the approval mode (from the next tool call on).
     SetApproval { mode: ApprovalMode },
-    /// The user changes the plan: applied at once (a user revision, sent as
-    /// `PlanUpdated`) and told to the model at its next step; a refused
-    /// edit is an `Error` of kind `PlanEdit`.
-    EditPlan { edit: PlanEdit },
+    /// The user changes the plan of `thread` (the root one when left
+    /// out): applied at once (a user revision, sent as `PlanUpdated`) and
+    /// told to the model at its next step; a refused edit, or one for a
+    /// thread that does not exist, is an `Error` of kind `PlanEdit`.
+    EditPlan {
+        #[serde(default, skip_serializing_if = "ThreadId::is_root")]
+        thread: ThreadId,
+        edit: PlanEdit,
+    },
 }
 
 /// How much the agent may do without asking. Deny rules apply in every mode.
@@ -261,6 +267,74 @@ pub enum ToolStatus {
     Interrupted,
 }
 
+/// How a tool call ended, typed: drivers and the engine decide by this,
+/// never by the text of the output (which is what the model reads).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// It ran (a command that exited non-zero ran too: see `exit_code`).
+    Ok,
+    /// It ran, or tried to, and failed.
+    Failed { failure: Failure },
+    /// It was not run: `by` refused it, for `reason` (what the user sees).
+    Refused { by: Refuser, reason: String },
+    /// The user interrupted it; `partial`: it had output by then (in the
+    /// result).
+    Interrupted { partial: bool },
+    /// It ran in the sandbox, which stopped it at `what` (a path outside
+    /// the writable set, or the network).
+    SandboxBlocked { what: String },
+    /// The turn was interrupted before it started.
+    NotRun,
+}
+
+impl ToolOutcome {
+    /// The coarse status drivers show (a sandbox block is a command that
+    /// ran and failed: `Ok`, with its exit code).
+    pub fn status(&self) -> ToolStatus {
+        match self {
+            ToolOutcome::Ok | ToolOutcome::SandboxBlocked { .. } => ToolStatus::Ok,
+            ToolOutcome::Failed { .. } | ToolOutcome::Refused { .. } => ToolStatus::Error,
+            ToolOutcome::Interrupted { .. } | ToolOutcome::NotRun => ToolStatus::Interrupted,
+        }
+    }
+
+    /// The model reads the result as an error.
+    pub fn is_error(&self) -> bool {
+        self.status() != ToolStatus::Ok
+    }
+}
+
+/// What kind of failure a failed call was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The input did not match the tool's schema.
+    InvalidInput,
+    /// No tool has that name.
+    UnknownTool,
+    /// The tool said why it could not do it (a missing file, a bad pattern).
+    Tool,
+    /// The command ran past its timeout and was killed.
+    TimedOut,
+    /// A bug in Waypoint stopped the tool.
+    Crashed,
+}
+
+/// Who refused a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refuser {
+    /// The approval mode (read-only; auto without a sandbox).
+    Mode,
+    /// A deny rule, or rules the command could not be checked against.
+    Rules,
+    /// The user, asked for approval.
+    User,
+    /// The plan's rules (an invalid `todo_write`).
+    Plan,
+}
+
 /// Why a turn ended early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -367,7 +441,10 @@ pub enum Event {
     ToolCallEnd {
         id: String,
         name: String,
+        /// The coarse status (`outcome.status()`).
         status: ToolStatus,
+        /// How it ended, typed.
+        outcome: ToolOutcome,
         duration_ms: u64,
         output: String,
         /// A command's exit code (non-zero: it failed, though the call
@@ -402,22 +479,10 @@ pub enum Event {
     Usage {
         /// The model that answered.
         model: String,
-        /// Prompt tokens billed at the full input price (neither read from
-        /// nor written to the provider's prompt cache).
-        input_tokens: u64,
-        output_tokens: u64,
-        /// Prompt tokens read from the cache (billed at the cache-read price).
-        #[serde(default)]
-        cache_read_tokens: u64,
-        /// Prompt tokens written to the cache (billed at the cache-write price).
-        #[serde(default)]
-        cache_write_tokens: u64,
-        total_input_tokens: u64,
-        total_output_tokens: u64,
-        #[serde(default)]
-        total_cache_read_tokens: u64,
-        #[serde(default)]
-        total_cache_write_tokens: u64,
+        /// What the request cost.
+        request: Usage,
+        /// What every request of this process cost so far (they only grow).
+        totals: Usage,
     },
     /// How full the context window is after a request: the prompt's tokens
     /// (cached ones included) against the model's window.

@@ -463,26 +463,12 @@ pub struct Tally(Vec<(String, Usage)>);
 impl Tally {
     /// Adds the tokens of a `Usage` event; any other event changes nothing.
     pub fn add(&mut self, event: &Event) {
-        let Event::Usage {
-            model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            ..
-        } = event
-        else {
+        let Event::Usage { model, request, .. } = event else {
             return;
         };
-        let request = Usage {
-            input_tokens: *input_tokens,
-            output_tokens: *output_tokens,
-            cache_read_tokens: *cache_read_tokens,
-            cache_write_tokens: *cache_write_tokens,
-        };
         match self.0.iter_mut().find(|(m, _)| m == model) {
-            Some((_, u)) => u.add(&request),
-            None => self.0.push((model.clone(), request)),
+            Some((_, u)) => u.add(request),
+            None => self.0.push((model.clone(), *request)),
         }
     }
 
@@ -668,6 +654,7 @@ mod tests {
                 id: "1".into(),
                 name: "todo_write".into(),
                 status: ToolStatus::Ok,
+                outcome: crate::events::ToolOutcome::Ok,
                 duration_ms: 3,
                 output: String::new(),
                 exit_code: None,
@@ -687,6 +674,9 @@ mod tests {
                 id: "2".into(),
                 name: "bash".into(),
                 status: ToolStatus::Error,
+                outcome: crate::events::ToolOutcome::Failed {
+                    failure: crate::events::Failure::Tool,
+                },
                 duration_ms: 9,
                 output: "Error: boom\nmore".into(),
                 exit_code: None,
@@ -723,6 +713,9 @@ mod tests {
                         id: "1".into(),
                         name: "bash".into(),
                         status: ToolStatus::Error,
+                        outcome: crate::events::ToolOutcome::Failed {
+                            failure: crate::events::Failure::Tool,
+                        },
                         duration_ms: 1,
                         output: format!("Error: {evil}boom"),
                         exit_code: None,
@@ -775,14 +768,11 @@ mod tests {
     fn the_tally_adds_per_model_in_the_order_they_first_answered() {
         let usage = |model: &str, input_tokens, output_tokens| Event::Usage {
             model: model.into(),
-            input_tokens,
-            output_tokens,
-            cache_read_tokens: 1,
-            cache_write_tokens: 0,
-            total_input_tokens: 0,
-            total_output_tokens: 0,
-            total_cache_read_tokens: 0,
-            total_cache_write_tokens: 0,
+            request: Usage {
+                cache_read_tokens: 1,
+                ..Usage::uncached(input_tokens, output_tokens)
+            },
+            totals: Usage::default(),
         };
         let mut tally = Tally::default();
         tally.add(&usage("unpriced-local", 10, 1));

@@ -5,6 +5,7 @@
 //! only through the typed [`events::Op`] and [`events::Event`] channels.
 
 pub mod agent;
+pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod context;

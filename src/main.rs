@@ -141,7 +141,11 @@ async fn run(cli: Cli) -> Result<i32> {
     let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
     let started = std::time::Instant::now();
-    let handle = Agent::spawn_session(client, factory, workspace, config, setup)?;
+    let handle = Agent::builder(client, workspace)
+        .factory(factory)
+        .config(config)
+        .session(setup)
+        .spawn()?;
     run_headless(&cli, &settings, handle, prompt, started).await
 }
 
@@ -267,7 +271,7 @@ fn open_session(
             let opened = resume::open(store, choice, &here, cli.workspace.as_deref())?;
             let resumed_in = format!(
                 "session {} works in {}",
-                waypoint::session::short_id(&opened.restored.header.id),
+                waypoint::session::short_id(&opened.restored.file.header.id),
                 opened.workspace.display()
             );
             let setup = SessionSetup::Resume(store.clone(), Box::new(opened.restored));
@@ -452,14 +456,12 @@ async fn run_tui(
                 let setup = setup
                     .take()
                     .unwrap_or_else(|| SessionSetup::New(store.clone()));
-                let handle = Agent::spawn_session(
-                    client,
-                    factory.clone(),
-                    workspace.clone(),
-                    config.clone(),
-                    setup,
-                )
-                .map_err(|e| e.to_string())?;
+                let handle = Agent::builder(client, workspace.clone())
+                    .factory(factory.clone())
+                    .config(config.clone())
+                    .session(setup)
+                    .spawn()
+                    .map_err(|e| e.to_string())?;
                 Ok((handle, model))
             }
             Err(e) => Err(setup::first_run_help(
@@ -475,7 +477,11 @@ async fn run_tui(
             let setup = setup
                 .take()
                 .unwrap_or_else(|| SessionSetup::New(store.clone()));
-            Ok(Agent::spawn_session(c, factory, workspace, config, setup)?)
+            Ok(Agent::builder(c, workspace)
+                .factory(factory)
+                .config(config)
+                .session(setup)
+                .spawn()?)
         }
         Err(e) => Err(e),
     };

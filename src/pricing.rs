@@ -2,13 +2,13 @@
 //! extended or overridden by `[prices]` in the config file. Invariant: a
 //! cost is shown only when the model's price is known; otherwise none.
 //! Every prompt token is billed exactly once: at the input price, the
-//! cache-read price or the cache-write price (see [`crate::llm::Usage`]).
+//! cache-read price or the cache-write price (see [`crate::chat::Usage`]).
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::llm::Usage;
+use crate::chat::Usage;
 
 /// USD per million tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]

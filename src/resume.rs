@@ -43,8 +43,8 @@ pub fn open(
         Choice::Id(prefix) => store.find(prefix)?,
     };
     let restored = replay(load(&info.path)?)?;
-    let id = short_id(&restored.header.id).to_string();
-    let named = PathBuf::from(&restored.header.workspace);
+    let id = short_id(&restored.file.header.id).to_string();
+    let named = PathBuf::from(&restored.file.header.workspace);
     // The header's folder, if Waypoint will work there: an existing,
     // absolute folder other than the filesystem's root.
     let usable = named.is_absolute() && named.parent().is_some() && named.is_dir();
@@ -61,13 +61,13 @@ pub fn open(
         (Choice::Id(_), None) if named.is_absolute() && !named.is_dir() => {
             return Err(SessionError::WorkspaceGone {
                 id,
-                workspace: restored.header.workspace,
+                workspace: restored.file.header.workspace,
             });
         }
         (Choice::Id(_), None) => {
             return Err(SessionError::UnusableWorkspace {
                 id,
-                workspace: restored.header.workspace,
+                workspace: restored.file.header.workspace,
             });
         }
         // Another folder than the session's own, which still exists: said
@@ -75,7 +75,7 @@ pub fn open(
         (Choice::Id(_), Some(flag)) if usable && !same_folder(&named, flag) => {
             return Err(SessionError::OtherWorkspace {
                 id,
-                workspace: restored.header.workspace,
+                workspace: restored.file.header.workspace,
                 asked: flag.display().to_string(),
             });
         }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use waypoint::agent::compact::{PLAN_HEADER, SUMMARY_HEADER};
-use waypoint::agent::conversation::Conversation;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle};
+use waypoint::chat::Conversation;
 use waypoint::events::{Envelope, Event, Op};
 use waypoint::llm::{
     AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StopReason,
@@ -201,7 +201,11 @@ fn config(window: u64) -> AgentConfig {
 fn start(model: Arc<Model>, window: u64) -> (AgentHandle, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
-    (Agent::spawn(model, ws, config(window)), dir)
+    let handle = Agent::builder(model, ws)
+        .config(config(window))
+        .spawn()
+        .unwrap();
+    (handle, dir)
 }
 
 async fn until_idle(events: &mut UnboundedReceiver<Envelope>, after_turn: bool) -> Vec<Event> {
@@ -268,10 +272,8 @@ async fn sixty_rounds_in_an_8k_window_keep_the_plan_and_the_contract() {
         .iter()
         .filter_map(|e| match e {
             Event::Usage {
-                input_tokens,
-                total_input_tokens,
-                ..
-            } => Some((*input_tokens, *total_input_tokens)),
+                request, totals, ..
+            } => Some((request.input_tokens, totals.input_tokens)),
             _ => None,
         })
         .collect();

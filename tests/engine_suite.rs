@@ -412,7 +412,9 @@ async fn connection_refused_is_bounded_and_clear_then_the_session_goes_on<W: Pro
     };
     let url = format!("http://{addr}{}", W::BASE_PATH);
     let (dir, workspace) = support::workspace::Fixture::new().into_parts();
-    let mut handle = Agent::spawn(W::client(&url, &opts(1)), workspace, AgentConfig::default());
+    let mut handle = Agent::builder(W::client(&url, &opts(1)), workspace)
+        .spawn()
+        .unwrap();
     handle.ops.send(Op::Submit { text: "hi".into() }).unwrap();
     let events = next_turn(&mut handle.events).await;
     let message = failure(&events);

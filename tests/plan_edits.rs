@@ -9,7 +9,7 @@ mod scripted_support;
 use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end, until};
 use serde_json::json;
 use waypoint::agent::{AgentConfig, SessionSetup};
-use waypoint::events::{ErrorKind, Event, Op};
+use waypoint::events::{ErrorKind, Event, Op, ThreadId};
 use waypoint::llm::{ContentBlock, Message};
 use waypoint::session::SessionStore;
 use waypoint::todo::{Author, PlanEdit};
@@ -89,7 +89,12 @@ async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_
     )
     .await;
     let edit = PlanEdit::parse_command("add Update the README").unwrap();
-    h.ops.send(Op::EditPlan { edit }).unwrap();
+    h.ops
+        .send(Op::EditPlan {
+            thread: ThreadId::ROOT,
+            edit,
+        })
+        .unwrap();
     let seen = until(&mut h.events, |e| {
         matches!(
             e,
@@ -111,6 +116,7 @@ async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_
     // A refused edit says why and changes nothing.
     h.ops
         .send(Op::EditPlan {
+            thread: ThreadId::ROOT,
             edit: PlanEdit::Remove { n: 9 },
         })
         .unwrap();
@@ -118,6 +124,18 @@ async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_
     assert_eq!(
         message,
         "The plan was not changed: there is no item 9 (the plan has 3)."
+    );
+    // An edit addressed to an agent that does not exist changes nothing.
+    h.ops
+        .send(Op::EditPlan {
+            thread: ThreadId(4),
+            edit: PlanEdit::Clear,
+        })
+        .unwrap();
+    let message = error_of(&mut h.events, ErrorKind::PlanEdit).await;
+    assert_eq!(
+        message,
+        "The plan was not changed: there is no agent thread 4."
     );
 
     let rest = until(&mut h.events, turn_end).await;
@@ -222,6 +240,7 @@ async fn a_user_added_item_the_model_drops_is_named_to_it() {
     .await;
     h.ops
         .send(Op::EditPlan {
+            thread: ThreadId::ROOT,
             edit: PlanEdit::parse_command("add Update the README").unwrap(),
         })
         .unwrap();
@@ -264,6 +283,7 @@ async fn an_edit_while_idle_goes_with_the_next_message() {
     until(&mut h.events, turn_end).await;
     h.ops
         .send(Op::EditPlan {
+            thread: ThreadId::ROOT,
             edit: PlanEdit::parse_command("done 1").unwrap(),
         })
         .unwrap();
@@ -464,6 +484,7 @@ async fn edits_that_undo_each_other_or_change_nothing_tell_the_model_nothing() {
     for edit in ["edit 1 Write code", "add Tmp", "remove 3"] {
         h.ops
             .send(Op::EditPlan {
+                thread: ThreadId::ROOT,
                 edit: PlanEdit::parse_command(edit).unwrap(),
             })
             .unwrap();

@@ -17,11 +17,13 @@ use engine_support::*;
 use serde_json::json;
 use waypoint::agent::{AgentConfig, ClientFactory, ModelChoice};
 use waypoint::events::{
-    AbortReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus, ToolSummary,
+    AbortReason, ApprovalMode, ApprovalReason, Decision, Envelope, ErrorKind, Event, Failure, Op,
+    Refuser, StopReason, ThreadId, ToolDetail, ToolOutcome, ToolStatus, ToolSummary,
 };
 use waypoint::llm::ModelClient;
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use waypoint::llm::retry::RetryPolicy;
+use waypoint::todo::PlanEdit;
 use waypoint::todo::{PlanDiff, TodoItem, TodoStatus};
 
 type Rig = engine_support::Rig<Anthropic>;
@@ -64,7 +66,29 @@ fn every_op_and_event_round_trips_through_json() {
             focus: Some("the parser".into()),
         },
         Op::Compact { focus: None },
+        Op::OpenSession { id: "3f2a".into() },
+        Op::Approve {
+            id: "t1".into(),
+            decision: Decision::Refuse {
+                reason: Some("not now".into()),
+            },
+        },
+        Op::Approve {
+            id: "t2".into(),
+            decision: Decision::Always,
+        },
+        Op::SetApproval {
+            mode: ApprovalMode::AutoEdit,
+        },
+        Op::EditPlan {
+            thread: ThreadId::ROOT,
+            edit: PlanEdit::Add {
+                after: Some(1),
+                text: "Write the docs".into(),
+            },
+        },
     ];
+    assert_covers::<Op>(&ops, "op");
     for op in ops {
         let text = serde_json::to_string(&op).unwrap();
         assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), op, "{text}");
@@ -120,6 +144,7 @@ fn every_op_and_event_round_trips_through_json() {
             id: "t1".into(),
             name: "bash".into(),
             status: ToolStatus::Interrupted,
+            outcome: waypoint::events::ToolOutcome::Interrupted { partial: true },
             duration_ms: 3,
             output: "o".into(),
             exit_code: Some(3),
@@ -137,14 +162,18 @@ fn every_op_and_event_round_trips_through_json() {
         },
         Event::Usage {
             model: "claude-test".into(),
-            input_tokens: 1,
-            output_tokens: 2,
-            cache_read_tokens: 5,
-            cache_write_tokens: 6,
-            total_input_tokens: 3,
-            total_output_tokens: 4,
-            total_cache_read_tokens: 7,
-            total_cache_write_tokens: 8,
+            request: waypoint::chat::Usage {
+                input_tokens: 1,
+                output_tokens: 2,
+                cache_read_tokens: 5,
+                cache_write_tokens: 6,
+            },
+            totals: waypoint::chat::Usage {
+                input_tokens: 3,
+                output_tokens: 4,
+                cache_read_tokens: 7,
+                cache_write_tokens: 8,
+            },
         },
         Event::ContextUsage {
             used: 61_000,
@@ -192,10 +221,81 @@ fn every_op_and_event_round_trips_through_json() {
         },
         Event::SessionReset,
         Event::Idle,
+        Event::PlanStats {
+            items: Vec::new(),
+            running: Some("1".into()),
+        },
+        Event::SessionStarted {
+            id: "3f2a".into(),
+            path: "/s/3f2a.jsonl".into(),
+            resumed: true,
+            notes: vec!["a torn line was skipped".into()],
+        },
+        Event::UserMessage {
+            text: "earlier".into(),
+        },
+        Event::History {
+            events: vec![
+                Envelope::root(1, Event::TurnStarted { resumed: false }),
+                Envelope::root(1, Event::TextDelta { text: "hi".into() }),
+            ],
+        },
+        Event::ApprovalRequested {
+            id: "t1".into(),
+            name: "bash".into(),
+            summary: ToolSummary::default(),
+            command: Some("cargo test".into()),
+            cwd: "/w".into(),
+            reason: ApprovalReason::SandboxBlocked {
+                what: "/root/.cargo/bin".into(),
+            },
+        },
+        Event::ApprovalMode {
+            mode: ApprovalMode::Auto,
+            sandboxed: true,
+        },
     ];
+    assert_covers::<Event>(&events, "type");
+    let outcomes: Vec<ToolOutcome> = vec![
+        ToolOutcome::Ok,
+        ToolOutcome::Failed {
+            failure: Failure::TimedOut,
+        },
+        ToolOutcome::Refused {
+            by: Refuser::Plan,
+            reason: "two in progress".into(),
+        },
+        ToolOutcome::Interrupted { partial: true },
+        ToolOutcome::SandboxBlocked {
+            what: "/etc".into(),
+        },
+        ToolOutcome::NotRun,
+    ];
+    assert_covers::<ToolOutcome>(&outcomes, "kind");
+    for outcome in outcomes {
+        let text = serde_json::to_string(&outcome).unwrap();
+        assert_eq!(serde_json::from_str::<ToolOutcome>(&text).unwrap(), outcome);
+    }
     for ev in events {
         let text = serde_json::to_string(&ev).unwrap();
         assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), ev, "{text}");
+        // In its envelope, of the root thread and of a child's.
+        for envelope in [
+            Envelope::root(3, ev.clone()),
+            Envelope {
+                thread: ThreadId(2),
+                parent_call: Some("toolu_9".into()),
+                turn: 1,
+                event: ev.clone(),
+            },
+        ] {
+            let text = serde_json::to_string(&envelope).unwrap();
+            assert_eq!(
+                serde_json::from_str::<Envelope>(&text).unwrap(),
+                envelope,
+                "{text}"
+            );
+        }
     }
     // The shapes a jsonl reader sees.
     let text = serde_json::to_value(Event::TurnComplete {
@@ -216,6 +316,34 @@ fn every_op_and_event_round_trips_through_json() {
         text,
         json!({"type": "error", "kind": "rate_limited", "message": "m"})
     );
+}
+
+/// Every variant of `T` (an internally tagged enum, tag `tag`) has a
+/// sample: the names come from the type itself (serde lists them when
+/// asked for one it does not know), so a new variant without a sample
+/// fails here.
+fn assert_covers<T: serde::Serialize + serde::de::DeserializeOwned>(samples: &[T], tag: &str) {
+    let probe = json!({ tag: "__no_such_variant" });
+    let Err(e) = serde_json::from_value::<T>(probe) else {
+        panic!("a variant named __no_such_variant was accepted");
+    };
+    let message = e.to_string();
+    let (_, list) = message
+        .split_once("expected one of ")
+        .unwrap_or_else(|| panic!("serde names the variants: {message}"));
+    let all: Vec<&str> = list.split(", ").map(|v| v.trim_matches('`')).collect();
+    assert!(all.len() > 2, "{all:?}");
+    let seen: std::collections::BTreeSet<String> = samples
+        .iter()
+        .map(|s| {
+            serde_json::to_value(s).unwrap()[tag]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let missing: Vec<&&str> = all.iter().filter(|v| !seen.contains(**v)).collect();
+    assert!(missing.is_empty(), "no sample of {missing:?}");
 }
 
 fn is_empty_message_error(e: &Event) -> bool {

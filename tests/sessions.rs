@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use scripted_support::{Recording, plan, scenario, start_with, stop, turn_end, until};
 use serde_json::json;
-use waypoint::agent::conversation::Conversation;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
+use waypoint::chat::Conversation;
 use waypoint::events::{Event, Op};
 use waypoint::llm::{ContentBlock, ModelClient, Role};
 use waypoint::session::{self, Record, SessionStore};
@@ -135,11 +135,7 @@ async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
             .iter()
             .rev()
             .find_map(|e| match e {
-                Event::Usage {
-                    total_input_tokens,
-                    total_output_tokens,
-                    ..
-                } => Some((*total_input_tokens, *total_output_tokens)),
+                Event::Usage { totals, .. } => Some((totals.input_tokens, totals.output_tokens)),
                 _ => None,
             })
             .unwrap()
@@ -285,7 +281,7 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     let again = session::replay(again).unwrap();
     assert!(again.repairs.is_empty());
     assert_eq!(again.plan.items(), &plan_before[..]);
-    assert!(again.card.records > 0);
+    assert!(again.file.card.records > 0);
 }
 
 #[tokio::test]
@@ -486,13 +482,10 @@ async fn a_session_open_in_one_process_is_not_continued_by_another() {
     let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
     let other = scenario(json!([]));
     let other: Arc<dyn ModelClient> = other;
-    let refused = Agent::spawn_session(
-        other.clone(),
-        Arc::new(FixedClient(other)),
-        Workspace::new(ws.path()).unwrap(),
-        AgentConfig::default(),
-        SessionSetup::Resume(store.clone(), Box::new(restored)),
-    );
+    let refused = Agent::builder(other.clone(), Workspace::new(ws.path()).unwrap())
+        .factory(Arc::new(FixedClient(other)))
+        .session(SessionSetup::Resume(store.clone(), Box::new(restored)))
+        .spawn();
     let err = refused.err().expect("refused").to_string();
     assert!(err.contains("open in another Waypoint process"), "{err}");
     // Said once, by its id (not a path followed by the same words).

@@ -53,8 +53,8 @@ async fn interrupt_kills_the_whole_group() {
     assert!(alive(pid), "the grandchild runs before the interrupt");
     f.cancel.cancel();
     let out = call.await;
-    assert!(out.is_error);
-    assert!(out.interrupted, "{out:?}");
+    assert!(out.is_error());
+    assert!(out.was_interrupted(), "{out:?}");
     assert!(
         out.content.starts_with("Error: interrupted by the user"),
         "{}",
@@ -90,7 +90,7 @@ async fn timeout_kills_nested_grandchildren() {
         }),
     )
     .await;
-    assert!(!out.interrupted);
+    assert!(!out.was_interrupted());
     assert!(
         out.content
             .starts_with("Error: command timed out after 5 s (process group killed)"),
@@ -120,7 +120,7 @@ async fn background_job_is_killed_when_the_shell_exits() {
         json!({"command": "sleep 30 & echo $! > pid; echo done"}),
     )
     .await;
-    assert!(!out.is_error);
+    assert!(!out.is_error());
     assert_eq!(out.content, "done\n[exit code: 0]");
     assert!(start.elapsed() < Duration::from_secs(30));
     let pid = wait_for_pid(&f, "pid").await;
@@ -169,7 +169,7 @@ async fn escaped_processes_are_killed_when_the_call_returns() {
     for escape in ESCAPES {
         let f = fixture();
         let out = run(&f, json!({"command": format!("{escape}; echo done")})).await;
-        assert!(!out.is_error, "{escape}: {}", out.content);
+        assert!(!out.is_error(), "{escape}: {}", out.content);
         let pid = wait_for_pid(&f, "pid").await;
         assert!(
             gone_within(pid, Duration::from_secs(2)).await,
@@ -191,7 +191,7 @@ async fn escaped_processes_are_killed_on_interrupt() {
         };
         f.cancel.cancel();
         let out = call.await;
-        assert!(out.interrupted, "{out:?}");
+        assert!(out.was_interrupted(), "{out:?}");
         assert!(
             gone_within(pid, Duration::from_secs(2)).await,
             "`{escape}`: {pid} outlived the interrupt"
@@ -247,7 +247,7 @@ async fn a_deny_rule_blocks_the_command_before_it_runs() {
         "touch ran.txt && git push",
     ] {
         let out = run(&f, json!({ "command": command })).await;
-        assert!(out.is_error, "{command}: {}", out.content);
+        assert!(out.is_error(), "{command}: {}", out.content);
         assert!(
             out.content.starts_with("Blocked by a deny rule: "),
             "{command}: {}",
@@ -260,6 +260,6 @@ async fn a_deny_rule_blocks_the_command_before_it_runs() {
         );
     }
     let out = run(&f, json!({ "command": "echo 'rm -rf keep' > note.txt" })).await;
-    assert!(!out.is_error, "{}", out.content);
+    assert!(!out.is_error(), "{}", out.content);
     assert_eq!(f.get("note.txt"), "rm -rf keep\n");
 }

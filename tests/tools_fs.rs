@@ -43,7 +43,7 @@ async fn write_read_edit_glob_round_trip() {
             json!({"path": "src/main.rs", "old_text": "\"hi\"", "new_text": "\"hello\""}),
         )
         .await;
-    assert!(!out.is_error, "{}", out.content);
+    assert!(!out.is_error(), "{}", out.content);
     assert!(
         out.content
             .starts_with("Edited src/main.rs: replaced 1 occurrence\n@@ line 2 @@\n")
@@ -73,7 +73,7 @@ async fn every_tool_refuses_paths_outside() {
     ];
     for (name, input) in calls {
         let out = f.call(name, input.clone()).await;
-        assert!(out.is_error, "{name} {input}: {}", out.content);
+        assert!(out.is_error(), "{name} {input}: {}", out.content);
         assert!(out.content.starts_with("Error: "));
     }
     assert_eq!(
@@ -93,7 +93,7 @@ async fn wrong_typed_input_never_panics() {
             json!({"path": {}, "pattern": 1, "command": []}),
         ] {
             let out = f.call(name, input.clone()).await;
-            assert!(out.is_error, "{name} {input}");
+            assert!(out.is_error(), "{name} {input}");
             assert!(
                 out.content.starts_with("Error: "),
                 "{name} {input}: {}",
@@ -120,7 +120,7 @@ async fn an_interrupted_call_touches_nothing() {
     ];
     for (name, input) in calls {
         let out = f.call(name, input).await;
-        assert!(out.is_error && out.interrupted, "{name}: {out:?}");
+        assert!(out.is_error() && out.was_interrupted(), "{name}: {out:?}");
         assert!(
             out.content
                 .starts_with("Error: interrupted by the user before this tool finished."),

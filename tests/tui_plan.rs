@@ -10,7 +10,7 @@ mod tui_support;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tui_support::*;
-use waypoint::events::{ErrorKind, Event, Op, StopReason, ToolStatus};
+use waypoint::events::{ErrorKind, Event, Op, StopReason, ThreadId, ToolStatus};
 use waypoint::todo::{Author, PlanDiff, PlanEdit, Reworded, TodoItem, TodoStatus};
 use waypoint::tui::state::{App, EntryKind, Focus, REVISIONS_CAP};
 use waypoint::tui::update::{self, Effect};
@@ -273,7 +273,10 @@ fn notices(a: &App) -> Vec<&str> {
 }
 
 fn edit(e: PlanEdit) -> Vec<Effect> {
-    vec![Effect::Send(Op::EditPlan { edit: e })]
+    vec![Effect::Send(Op::EditPlan {
+        thread: ThreadId::ROOT,
+        edit: e,
+    })]
 }
 
 #[test]

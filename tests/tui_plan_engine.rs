@@ -72,6 +72,7 @@ async fn plan_edits_typed_in_the_tui_come_back_from_the_engine_as_user_revisions
     assert_eq!(
         effects,
         vec![Effect::Send(Op::EditPlan {
+            thread: waypoint::events::ThreadId::ROOT,
             edit: PlanEdit::Add {
                 text: "Update the README".into(),
                 after: None

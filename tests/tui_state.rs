@@ -1506,18 +1506,18 @@ fn the_cost_counts_cache_reads_and_writes_at_their_prices() {
     let mut a = app(&clock);
     a.status.price = waypoint::pricing::price_of("claude-sonnet-4-5", &Default::default());
     a.status.set_model("claude-sonnet-4-5".into());
+    let million = waypoint::chat::Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 0,
+        cache_read_tokens: 1_000_000,
+        cache_write_tokens: 1_000_000,
+    };
     update::on_event(
         &mut a,
         Event::Usage {
             model: "claude-sonnet-4-5".into(),
-            input_tokens: 1_000_000,
-            output_tokens: 0,
-            cache_read_tokens: 1_000_000,
-            cache_write_tokens: 1_000_000,
-            total_input_tokens: 1_000_000,
-            total_output_tokens: 0,
-            total_cache_read_tokens: 1_000_000,
-            total_cache_write_tokens: 1_000_000,
+            request: million,
+            totals: million,
         },
         now,
     );
@@ -1957,6 +1957,10 @@ fn n_refuses_with_the_reason_typed_and_esc_refuses_and_interrupts() {
             id: "t4".into(),
             name: "bash".into(),
             status: ToolStatus::Error,
+            outcome: waypoint::events::ToolOutcome::Refused {
+                by: waypoint::events::Refuser::User,
+                reason: "Refused by the user: not now, anway please".into(),
+            },
             duration_ms: 0,
             output: "Refused by the user: not now, anway please".into(),
             exit_code: None,
@@ -2195,6 +2199,7 @@ fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
             id: "t5".into(),
             name: "bash".into(),
             status: ToolStatus::Ok,
+            outcome: waypoint::events::ToolOutcome::Ok,
             duration_ms: 5,
             output: "a\n".into(),
             exit_code: Some(0),
@@ -2772,6 +2777,7 @@ fn a_cell_shows_the_command_s_own_lines_and_a_refused_connection_says_what_to_do
                 id: id.into(),
                 name: "bash".into(),
                 status: ToolStatus::Ok,
+                outcome: waypoint::events::ToolOutcome::Ok,
                 duration_ms: 5,
                 output: output.into(),
                 exit_code: Some(0),

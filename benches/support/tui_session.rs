@@ -79,6 +79,7 @@ pub fn add_tool_output(app: &mut App, bytes: usize, now: Instant) {
         id: "t".into(),
         name: "bash".into(),
         status: ToolStatus::Ok,
+        outcome: waypoint::events::ToolOutcome::Ok,
         duration_ms: 900,
         output: String::new(),
         exit_code: Some(0),

@@ -15,14 +15,17 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolSummary};
 use crate::safety::{Verdict, shell};
-use crate::tools::Access;
+use crate::tools::{Access, Refuser, Target};
 
 /// What happens to a call before it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Gate {
-    Run { sandboxed: bool },
+    Run {
+        sandboxed: bool,
+    },
     Ask(ApprovalReason),
-    Refuse(String),
+    /// Not run: `by` refused it, and the model reads why.
+    Refuse(Refuser, String),
 }
 
 /// The mode and what the user allowed "always" in this session.
@@ -125,63 +128,74 @@ pub fn first_words(command: &str) -> Vec<String> {
     }
 }
 
-fn command_of(input: &Value) -> &str {
-    input
-        .get("command")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+/// A command's line; "" for a tool that names none.
+fn command_of(target: Target<'_>) -> &str {
+    match target {
+        Target::Command(command) => command,
+        _ => "",
+    }
 }
 
-fn path_of(input: &Value) -> &str {
-    input
-        .get("path")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+/// A file change's path, as the call names it.
+fn file_of(target: Target<'_>) -> Option<&str> {
+    match target {
+        Target::File(path) => Some(path),
+        _ => None,
+    }
 }
 
 impl Session {
     /// The file a write or edit names, resolved in the workspace; `None`
     /// for a path the workspace refuses (the call then fails on its own).
-    fn file_key(&self, input: &Value) -> Option<std::path::PathBuf> {
-        self.workspace.resolve(path_of(input)).ok()
+    fn file_key(&self, path: &str) -> Option<std::path::PathBuf> {
+        self.host.workspace.resolve(path).ok()
     }
 
     /// What the mode, the rules and the session's answers say about a call.
     pub(super) fn gate(&self, name: &str, input: &Value) -> Gate {
-        let Some(access) = self.tools.get(name).map(|t| t.access()) else {
+        let Some(access) = self.thread.tools.spec(name).map(|s| s.access) else {
             // Unknown tools fail on their own.
             return Gate::Run { sandboxed: false };
         };
-        let mode = self.policy.mode;
+        let target = self.thread.tools.target(name, input);
+        let mode = self.host.policy.mode;
         match access {
             Access::Read | Access::Plan => Gate::Run { sandboxed: false },
             Access::Write => match mode {
-                ApprovalMode::ReadOnly => Gate::Refuse(format!(
-                    "Refused: Waypoint is in read-only mode, so `{name}` cannot change files. Say what you would change instead."
-                )),
+                ApprovalMode::ReadOnly => Gate::Refuse(
+                    Refuser::Mode,
+                    format!(
+                        "Refused: Waypoint is in read-only mode, so `{name}` cannot change files. Say what you would change instead."
+                    ),
+                ),
                 ApprovalMode::Ask
-                    if !self
-                        .file_key(input)
-                        .is_some_and(|f| self.policy.files.contains(&f)) =>
+                    if !file_of(target)
+                        .and_then(|path| self.file_key(path))
+                        .is_some_and(|f| self.host.policy.files.contains(&f)) =>
                 {
                     Gate::Ask(ApprovalReason::Mode)
                 }
                 _ => Gate::Run { sandboxed: false },
             },
             Access::Exec => {
-                let command = command_of(input);
-                let rules = &self.config.tools.rules;
+                let command = command_of(target);
+                let rules = &self.host.config.tools.rules;
                 let verdict = rules.check(command);
-                let allowed = verdict == Verdict::Allowed || self.policy.commands.covers(command);
+                let allowed =
+                    verdict == Verdict::Allowed || self.host.policy.commands.covers(command);
                 let unfollowable = match verdict {
                     Verdict::Denied { rule, command } => {
-                        return Gate::Refuse(crate::safety::rules::deny_message(&rule, &command));
+                        return Gate::Refuse(
+                            Refuser::Rules,
+                            crate::safety::rules::deny_message(&rule, &command),
+                        );
                     }
                     Verdict::Unfollowable { why } => Some(why),
                     Verdict::Allowed | Verdict::Unknown { .. } => None,
                 };
                 match mode {
                     ApprovalMode::ReadOnly => Gate::Refuse(
+                        Refuser::Mode,
                         "Refused: Waypoint is in read-only mode, so commands cannot run. Use read_file and glob, or say what you would run."
                             .into(),
                     ),
@@ -194,14 +208,18 @@ impl Session {
                     }),
                     // Nobody is asked: what cannot be checked does not run.
                     ApprovalMode::Auto | ApprovalMode::Yolo if let Some(why) = unfollowable => {
-                        Gate::Refuse(crate::safety::rules::unfollowable_message(&why))
+                        Gate::Refuse(
+                            Refuser::Rules,
+                            crate::safety::rules::unfollowable_message(&why),
+                        )
                     }
-                    ApprovalMode::Auto if self.config.tools.sandbox.is_none() => Gate::Refuse(
+                    ApprovalMode::Auto if self.host.config.tools.sandbox.is_none() => Gate::Refuse(
+                        Refuser::Mode,
                         "Refused: bash cannot run: Waypoint is in auto mode but this system has no Landlock sandbox to run commands in. The user can start Waypoint with `--approval yolo` to run commands unsandboxed."
                             .into(),
                     ),
                     ApprovalMode::Auto => Gate::Run {
-                        sandboxed: !self.policy.unsandboxed.covers(command),
+                        sandboxed: !self.host.policy.unsandboxed.covers(command),
                     },
                     ApprovalMode::Yolo => Gate::Run { sandboxed: false },
                 }
@@ -214,25 +232,26 @@ impl Session {
     /// counted apart from the call's duration.
     pub(super) async fn ask(
         &mut self,
-        id: &str,
-        name: &str,
-        input: &Value,
+        (id, name, input): (&str, &str, &Value),
         summary: ToolSummary,
         reason: ApprovalReason,
         cancel: &CancellationToken,
     ) -> Option<Decision> {
         let asked = std::time::Instant::now();
-        let command = (name == "bash").then(|| command_of(input).to_string());
+        let command = match self.thread.tools.target(name, input) {
+            Target::Command(command) => Some(command.to_string()),
+            _ => None,
+        };
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
             summary,
             command,
-            cwd: self.workspace.root().display().to_string(),
+            cwd: self.host.workspace.root().display().to_string(),
             reason: reason.clone(),
         });
         let decision = self.answer_to(id, name, input, &reason, cancel).await;
-        self.approval_wait += asked.elapsed();
+        self.host.approval_wait += asked.elapsed();
         if decision.is_some() && !matches!(reason, ApprovalReason::SandboxBlocked { .. }) {
             let answered = crate::session::Record::Approval {
                 id: std::borrow::Cow::Borrowed(id),
@@ -240,7 +259,7 @@ impl Session {
                 at: crate::session::now_ms(),
             };
             self.record(&answered);
-            answered.feed(&mut self.ledger);
+            answered.feed(&mut self.thread.ledger);
         }
         decision
     }
@@ -256,7 +275,7 @@ impl Session {
     ) -> Option<Decision> {
         loop {
             let answer = tokio::select! {
-                a = self.approvals.recv() => a,
+                a = self.host.approvals.recv() => a,
                 _ = cancel.cancelled() => return None,
             };
             match answer {
@@ -280,38 +299,38 @@ impl Session {
 
     /// "Always": calls like this one run without asking for the session.
     fn remember(&mut self, name: &str, input: &Value, reason: &ApprovalReason) {
-        match self.tools.get(name).map(|t| t.access()) {
-            Some(Access::Exec) => {
-                let command = command_of(input);
-                match reason {
-                    ApprovalReason::Mode => self.policy.commands.add(always_for(command)),
-                    // What cannot be checked is allowed as exactly this line.
-                    ApprovalReason::Unfollowable { .. } => {
-                        self.policy.commands.add(Always::Line(command.to_string()))
-                    }
-                    ApprovalReason::SandboxBlocked { .. } => {
-                        self.policy.unsandboxed.add(always_for(command))
-                    }
+        match self.thread.tools.target(name, input) {
+            Target::Command(command) => match reason {
+                ApprovalReason::Mode => self.host.policy.commands.add(always_for(command)),
+                // What cannot be checked is allowed as exactly this line.
+                ApprovalReason::Unfollowable { .. } => self
+                    .host
+                    .policy
+                    .commands
+                    .add(Always::Line(command.to_string())),
+                ApprovalReason::SandboxBlocked { .. } => {
+                    self.host.policy.unsandboxed.add(always_for(command))
+                }
+            },
+            Target::File(path) => {
+                if let Some(file) = self.file_key(path) {
+                    self.host.policy.files.insert(file);
                 }
             }
-            Some(Access::Write) => {
-                if let Some(file) = self.file_key(input) {
-                    self.policy.files.insert(file);
-                }
-            }
-            _ => {}
+            Target::Nothing => {}
         }
     }
 
     /// Takes a mode switch asked for with `Op::SetApproval`.
     pub(super) fn apply_mode_request(&mut self) {
         let asked = self
+            .host
             .mode_request
             .lock()
             .ok()
             .and_then(|mut slot| slot.take());
         if let Some(mode) = asked {
-            self.policy.mode = mode;
+            self.host.policy.mode = mode;
             self.announce_mode();
         }
     }
@@ -319,9 +338,9 @@ impl Session {
     /// Tells the driver the mode in force.
     pub(super) fn announce_mode(&mut self) {
         let sandboxed =
-            self.policy.mode == ApprovalMode::Auto && self.config.tools.sandbox.is_some();
+            self.host.policy.mode == ApprovalMode::Auto && self.host.config.tools.sandbox.is_some();
         self.emit(Event::ApprovalMode {
-            mode: self.policy.mode,
+            mode: self.host.policy.mode,
             sandboxed,
         });
     }

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use std::borrow::Cow;
 
 use super::Session;
-use super::conversation::Conversation;
+use crate::chat::Conversation;
 use crate::events::{CompactReason, Event};
 use crate::llm::{ContentBlock, LlmError, Message, ModelRequest, Role, StreamEvent};
 use crate::session::{Record, now_ms};
@@ -40,7 +40,7 @@ pub fn tokens_of(bytes: usize) -> u64 {
     u64::try_from(bytes / 4).unwrap_or(u64::MAX)
 }
 
-pub use super::conversation::{message_bytes, messages_bytes};
+pub use crate::chat::conversation::{message_bytes, messages_bytes};
 
 /// True when the provider refused the request because the prompt is longer
 /// than the model's window.
@@ -142,24 +142,25 @@ pub fn rebuild(
 impl Session {
     /// The context window: the setting, else the model's, else the default.
     pub(super) fn window(&self) -> u64 {
-        self.config
+        self.host
+            .config
             .context_window
             .filter(|w| *w > 0)
-            .or_else(|| crate::models::known(self.client.model()).map(|m| m.context_window))
+            .or_else(|| crate::models::known(self.thread.client.model()).map(|m| m.context_window))
             .unwrap_or(DEFAULT_CONTEXT_WINDOW)
     }
 
     /// The fixed part of every request: the system prompt and the tools.
     fn fixed_bytes(&self) -> usize {
-        self.config.system_prompt.len() + self.tool_defs_bytes
+        self.host.config.system_prompt.len() + self.thread.offered.bytes
     }
 
     /// The next request's prompt tokens: the last reported ones plus a
     /// quarter of the bytes added since, and never less than bytes/4.
     pub(super) fn estimate(&self) -> u64 {
-        let conv = self.conversation.bytes();
+        let conv = self.thread.conversation.bytes();
         let by_bytes = tokens_of(conv + self.fixed_bytes());
-        match self.last_prompt {
+        match self.thread.last_prompt {
             Some((tokens, at)) => by_bytes.max(tokens + tokens_of(conv.saturating_sub(at))),
             None => by_bytes,
         }
@@ -171,12 +172,13 @@ impl Session {
     /// again every round).
     pub(super) fn over_threshold(&self) -> bool {
         let window = self.window();
-        let limit = (window as f64 * self.config.compact_at) as u64;
+        let limit = (window as f64 * self.host.config.compact_at) as u64;
         let estimate = self.estimate();
         let grown = self
+            .thread
             .compacted_to
             .is_none_or(|after| estimate > after + window / 20);
-        estimate > limit && grown && self.conversation.messages().len() > 2
+        estimate > limit && grown && self.thread.conversation.messages().len() > 2
     }
 
     /// Compacts the conversation (see the module docs). Never fails: when
@@ -195,20 +197,20 @@ impl Session {
         let summary = self
             .summarise(focus, window_bytes, summary_tokens, cancel)
             .await;
-        let plan = self.plan.lock().manager.render();
+        let plan = self.thread.plan.lock().manager.render();
         // What fits after compaction: about a third of the threshold, half of it the tail.
-        let target = (window_bytes as f64 * self.config.compact_at * 0.4) as usize;
+        let target = (window_bytes as f64 * self.host.config.compact_at * 0.4) as usize;
         let target = target.saturating_sub(self.fixed_bytes());
         let fallback = summary.is_none();
         let messages = match &summary {
             Some(summary) => rebuild(
-                self.conversation.messages(),
+                self.thread.conversation.messages(),
                 Some(summary),
                 &plan,
                 target / 2,
             ),
             None => {
-                let mut messages = self.conversation.messages().to_vec();
+                let mut messages = self.thread.conversation.messages().to_vec();
                 drop_old_outputs(&mut messages, target);
                 if messages_bytes(&messages) > target {
                     // Still too long (long texts): keep the task, the plan and what tail fits.
@@ -231,22 +233,22 @@ impl Session {
         let conversation = Conversation::from_messages(messages);
         let replaced = conversation.validate().is_ok();
         if replaced {
-            self.conversation = conversation;
+            self.thread.conversation = conversation;
         } else {
             tracing::error!("compaction built an invalid conversation; kept the old one");
         }
-        self.last_prompt = None;
+        self.thread.last_prompt = None;
         let after = self.estimate();
-        self.compacted_to = Some(after);
+        self.thread.compacted_to = Some(after);
         if replaced {
             // The new conversation whole: replaying it needs nothing before it.
-            let warning = self.transcript.record(&Record::Compaction {
+            let warning = self.host.transcript.record(&Record::Compaction {
                 reason,
                 summary: summary.as_deref().map(Cow::Borrowed),
                 before_tokens: before,
                 after_tokens: after,
                 fallback,
-                messages: Cow::Borrowed(self.conversation.messages()),
+                messages: Cow::Borrowed(self.thread.conversation.messages()),
                 at: now_ms(),
             });
             self.warn_unsaved(warning);
@@ -273,12 +275,12 @@ impl Session {
                 "\n\nThe user asks the summary to focus on: {focus}"
             ));
         }
-        let mut asking = self.conversation.clone();
+        let mut asking = self.thread.conversation.clone();
         asking.push_user_text(instruction);
         let mut messages = asking.messages().to_vec();
         // The summary request itself must fit: old outputs go first.
         let room = window_bytes
-            .saturating_sub(self.config.system_prompt.len())
+            .saturating_sub(self.host.config.system_prompt.len())
             .saturating_sub(max_tokens as usize * 4)
             .saturating_mul(9)
             / 10;
@@ -287,19 +289,19 @@ impl Session {
             return None;
         }
         let request = ModelRequest {
-            system: &self.config.system_prompt,
+            system: &self.host.config.system_prompt,
             messages: &messages,
             tools: &[],
             max_tokens,
         };
-        let events = self.events.clone();
+        let events = self.host.events.clone();
         let mut on_stream = move |ev: StreamEvent| {
             if let StreamEvent::TextDelta(text) = ev {
                 let _ = events.send(Event::SummaryDelta { text });
             }
         };
         let result = tokio::select! {
-            r = self.client.stream(&request, &mut on_stream) => r,
+            r = self.thread.client.stream(&request, &mut on_stream) => r,
             _ = cancel.cancelled() => return None,
         };
         let reply = match result {

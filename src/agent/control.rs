@@ -83,69 +83,36 @@ impl Control {
                 self.error(ErrorKind::EmptyMessage, "An empty message was not sent.");
                 Step::Wait
             }
-            Op::Submit { text } => match phase {
-                Phase::Idle { .. } => {
-                    self.reload_failed = None;
-                    Step::Start { text: Some(text) }
-                }
-                Phase::Running(_) => {
-                    self.emit(Event::Queued { text: text.clone() });
-                    self.queued.push_back(text);
-                    Step::Wait
-                }
-            },
+            Op::Submit { text } => self.submit(text, phase),
             Op::Interrupt => {
                 if let Phase::Running(cancel) = phase {
                     cancel.cancel();
                 }
                 Step::Wait
             }
-            Op::Resume => match phase {
-                Phase::Idle { empty: true } => {
-                    self.error(
-                        ErrorKind::NothingToResume,
-                        "Nothing to resume yet: send a message first.",
-                    );
-                    Step::Wait
-                }
-                Phase::Idle { empty: false } => match self.reload_failed.take() {
-                    Some(why) => {
-                        self.error(
-                            ErrorKind::Config,
-                            format!("Not resumed: the settings still do not work ({why}). Fix them and resume again."),
-                        );
-                        Step::Wait
-                    }
-                    None => Step::Start { text: None },
-                },
-                // The turn is still going: there is nothing to resume.
-                Phase::Running(_) => Step::Wait,
-            },
+            Op::Resume => self.resume(phase),
             Op::ReloadSettings => {
                 let choice = self.choice.clone();
                 self.rebuild(choice, true);
                 Step::Wait
             }
             Op::SetModel { provider, model } => {
-                // A model the table knows goes with its provider: `gpt-4o`
-                // is never sent to Anthropic's API (a provider that cannot
-                // be set up says so, and the model stays).
-                let provider = provider
-                    .or_else(|| crate::models::known(&model).map(|m| m.provider.to_string()));
-                self.rebuild(
-                    ModelChoice {
-                        provider,
-                        model: Some(model),
-                    },
-                    false,
-                );
+                self.set_model(provider, model);
                 Step::Wait
             }
             Op::Approve { id, decision } => {
                 let _ = self.approvals.send((id, decision));
                 Step::Wait
             }
-            Op::EditPlan { edit } => {
+            Op::EditPlan { thread, .. } if !thread.is_root() => {
+                // Only the root thread exists in this version.
+                self.error(
+                    ErrorKind::PlanEdit,
+                    format!("The plan was not changed: there is no agent {thread}."),
+                );
+                Step::Wait
+            }
+            Op::EditPlan { edit, .. } => {
                 self.emit(super::plan::apply_user_edit(
                     &self.plan,
                     &edit,
@@ -182,22 +149,83 @@ impl Control {
                 }
                 Step::Quit
             }
-            Op::Compact { focus } => match phase {
-                Phase::Idle { empty: true } => {
+            Op::Compact { focus } => self.compact(focus, phase),
+        }
+    }
+
+    /// A user message: a turn now, or queued behind the running one.
+    fn submit(&mut self, text: String, phase: Phase<'_>) -> Step {
+        match phase {
+            Phase::Idle { .. } => {
+                self.reload_failed = None;
+                Step::Start { text: Some(text) }
+            }
+            Phase::Running(_) => {
+                self.emit(Event::Queued { text: text.clone() });
+                self.queued.push_back(text);
+                Step::Wait
+            }
+        }
+    }
+
+    /// Continue: only once something was said, and not on settings that
+    /// just failed to load.
+    fn resume(&mut self, phase: Phase<'_>) -> Step {
+        match phase {
+            Phase::Idle { empty: true } => {
+                self.error(
+                    ErrorKind::NothingToResume,
+                    "Nothing to resume yet: send a message first.",
+                );
+                Step::Wait
+            }
+            Phase::Idle { empty: false } => match self.reload_failed.take() {
+                Some(why) => {
                     self.error(
-                        ErrorKind::NothingToCompact,
-                        "Nothing to compact yet: send a message first.",
+                        ErrorKind::Config,
+                        format!("Not resumed: the settings still do not work ({why}). Fix them and resume again."),
                     );
                     Step::Wait
                 }
-                Phase::Idle { empty: false } => Step::Compact { focus },
-                Phase::Running(_) => {
-                    if let Ok(mut slot) = self.compact_request.lock() {
-                        *slot = Some(focus);
-                    }
-                    Step::Wait
-                }
+                None => Step::Start { text: None },
             },
+            // The turn is still going: there is nothing to resume.
+            Phase::Running(_) => Step::Wait,
+        }
+    }
+
+    /// Another model from the next turn on. A model the table knows goes
+    /// with its provider: `gpt-4o` is never sent to Anthropic's API (a
+    /// provider that cannot be set up says so, and the model stays).
+    fn set_model(&mut self, provider: Option<String>, model: String) {
+        let provider =
+            provider.or_else(|| crate::models::known(&model).map(|m| m.provider.to_string()));
+        self.rebuild(
+            ModelChoice {
+                provider,
+                model: Some(model),
+            },
+            false,
+        );
+    }
+
+    /// `/compact`: now when idle, at the next round boundary mid-turn.
+    fn compact(&mut self, focus: Option<String>, phase: Phase<'_>) -> Step {
+        match phase {
+            Phase::Idle { empty: true } => {
+                self.error(
+                    ErrorKind::NothingToCompact,
+                    "Nothing to compact yet: send a message first.",
+                );
+                Step::Wait
+            }
+            Phase::Idle { empty: false } => Step::Compact { focus },
+            Phase::Running(_) => {
+                if let Ok(mut slot) = self.compact_request.lock() {
+                    *slot = Some(focus);
+                }
+                Step::Wait
+            }
         }
     }
 

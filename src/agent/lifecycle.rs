@@ -3,9 +3,9 @@
 //! `/resume`). Invariant: whichever way a session begins, the driver hears
 //! `SessionStarted` first, and a restored one's history right after.
 
-use super::conversation::Conversation;
 use super::reminders::Reminders;
 use super::{Agent, RESUME_NOTE, Session};
+use crate::chat::Conversation;
 use crate::events::Event;
 use crate::session::{Header, Restored, SessionError, SessionStore, Transcript, now_ms, replay};
 use crate::todo::{Author, Ledger, PlanDiff, TodoManager};
@@ -45,9 +45,9 @@ impl Session {
     /// new transcript. The token totals stay: they count what this process
     /// spent, which a new session does not give back.
     pub(super) fn reset(&mut self) {
-        let old = std::mem::take(&mut self.plan.lock().manager);
+        let old = std::mem::take(&mut self.thread.plan.lock().manager);
         self.clear_state();
-        self.plan.lock().sync_file(true);
+        self.thread.plan.lock().sync_file(true);
         self.emit(Event::PlanUpdated {
             items: Vec::new(),
             rendered: TodoManager::new().render(),
@@ -57,26 +57,27 @@ impl Session {
             at: now_ms(),
         });
         // The old session's account ends with it.
-        self.ledger = Ledger::new();
+        self.thread.ledger = Ledger::new();
         self.emit(Event::SessionReset);
-        self.events.set_turns(0);
-        if let Some(store) = &self.store {
-            self.transcript = store.create(self.header());
+        self.host.events.set_turns(0);
+        if let Some(store) = &self.host.store {
+            self.host.transcript = store.create(self.header());
         }
         self.announce(false, Vec::new());
     }
 
     fn clear_state(&mut self) {
-        self.conversation = Conversation::default();
-        self.last_prompt = None;
-        self.compacted_to = None;
-        self.pending_context = None;
-        if let Ok(mut slot) = self.compact_request.lock() {
+        self.thread.conversation = Conversation::default();
+        self.thread.last_prompt = None;
+        self.thread.compacted_to = None;
+        self.thread.pending_context = None;
+        if let Ok(mut slot) = self.host.compact_request.lock() {
             *slot = None;
         }
-        self.reminders = Reminders::new(self.config.nag_every, self.config.nag_max);
-        self.unsaid.clear();
-        let mut plan = self.plan.lock();
+        self.thread.reminders =
+            Reminders::new(self.host.config.nag_every, self.host.config.nag_max);
+        self.thread.unsaid.clear();
+        let mut plan = self.thread.plan.lock();
         plan.revision = 0;
         plan.user_changes.clear();
         plan.stats.clear();
@@ -86,9 +87,9 @@ impl Session {
     fn header(&self) -> Header {
         Header::new(
             &crate::session::new_id(),
-            &self.workspace.root().display().to_string(),
-            self.client.provider(),
-            self.client.model(),
+            &self.host.workspace.root().display().to_string(),
+            self.thread.client.provider(),
+            self.thread.client.model(),
             now_ms(),
         )
     }
@@ -97,15 +98,16 @@ impl Session {
     fn announce(&mut self, resumed: bool, notes: Vec<String>) {
         // The commands of a recorded session carry its id, so a resume
         // after a crash can find what they left running.
-        self.config.tools.session = self
+        self.host.config.tools.session = self
+            .host
             .transcript
             .path()
-            .map(|_| self.transcript.id().to_string());
-        let Some(path) = self.transcript.path() else {
+            .map(|_| self.host.transcript.id().to_string());
+        let Some(path) = self.host.transcript.path() else {
             return;
         };
         let event = Event::SessionStarted {
-            id: self.transcript.id().to_string(),
+            id: self.host.transcript.id().to_string(),
             path: path.display().to_string(),
             resumed,
             notes,
@@ -118,10 +120,13 @@ impl Session {
     /// history is sent to the driver.
     fn restore(&mut self, store: SessionStore, restored: Restored) -> Result<(), SessionError> {
         let Restored {
-            header,
-            path,
-            valid_len,
-            card,
+            file:
+                crate::session::replay::StoredFile {
+                    header,
+                    path,
+                    valid_len,
+                    card,
+                },
             conversation,
             plan,
             revisions,
@@ -142,18 +147,18 @@ impl Session {
             }
         })?;
         self.clear_state();
-        self.transcript = transcript;
-        self.store = Some(store);
-        self.conversation = conversation;
-        self.events.set_turns(turns);
+        self.host.transcript = transcript;
+        self.host.store = Some(store);
+        self.thread.conversation = conversation;
+        self.host.events.set_turns(turns);
         {
-            let mut state = self.plan.lock();
+            let mut state = self.thread.plan.lock();
             state.manager = plan;
             state.revision = revisions;
             state.sync_file(true);
         }
-        self.ledger = ledger;
-        self.totals = totals;
+        self.thread.ledger = ledger;
+        self.thread.totals = totals;
         for record in &repairs {
             self.record(record);
         }
@@ -180,14 +185,14 @@ impl Session {
     /// Opens the stored session whose id starts with `prefix`; it must be
     /// of this workspace.
     pub(super) fn open(&mut self, prefix: &str) -> Result<(), SessionError> {
-        let store = self.store.clone().ok_or(SessionError::NoHome)?;
+        let store = self.host.store.clone().ok_or(SessionError::NoHome)?;
         let info = store.find(prefix)?;
-        if info.card.id == self.transcript.id() {
+        if info.card.id == self.host.transcript.id() {
             return Err(SessionError::AlreadyOpen(
                 crate::session::short_id(&info.card.id).to_string(),
             ));
         }
-        let here = self.workspace.root().display().to_string();
+        let here = self.host.workspace.root().display().to_string();
         if info.card.workspace != here {
             return Err(SessionError::Damaged {
                 id: info.card.id.clone(),
@@ -210,8 +215,8 @@ impl Agent {
         match setup {
             SessionSetup::Off => Ok(()),
             SessionSetup::New(store) => {
-                self.session.transcript = store.create(self.session.header());
-                self.session.store = Some(store);
+                self.session.host.transcript = store.create(self.session.header());
+                self.session.host.store = Some(store);
                 self.session.announce(false, Vec::new());
                 Ok(())
             }

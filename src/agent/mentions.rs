@@ -68,7 +68,7 @@ pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
             out.push_str("\n</folder>");
         } else if meta.is_file() {
             let read = crate::tools::fs::read_file(&serde_json::json!({ "path": word }), env).await;
-            if read.is_error {
+            if read.is_error() {
                 continue;
             }
             let _ = write!(
@@ -89,8 +89,8 @@ impl super::Session {
     pub(super) async fn attachments(&self, text: &str) -> Option<String> {
         let cancel = tokio_util::sync::CancellationToken::new();
         let env = crate::tools::ToolEnv {
-            workspace: &self.workspace,
-            config: &self.config.tools,
+            workspace: &self.host.workspace,
+            config: &self.host.config.tools,
             cancel: &cancel,
             output: None,
             sandboxed: false,

@@ -7,36 +7,37 @@
 //! asked for mid-turn waits in the [`Control`] until the turn has ended.
 
 pub mod approval;
+mod builder;
 mod client;
 pub mod compact;
 mod control;
-pub mod conversation;
 mod lifecycle;
 pub mod mentions;
 mod outbox;
+mod pipeline;
 mod plan;
 mod record;
 pub mod reminders;
+mod thread;
 mod turn;
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{ApprovalMode, CompactReason, Decision, Envelope, ErrorKind, Event, Op};
-use crate::llm::{ModelClient, Usage};
-use crate::session::{SessionError, SessionStore, Transcript};
-use crate::todo::{Ledger, SharedPlan, TodoItem};
-use crate::tools::{ToolConfig, ToolDef, ToolRegistry, Workspace};
+use crate::chat::Conversation;
+use crate::events::{ApprovalMode, CompactReason, Envelope, ErrorKind, Event, Op};
+use crate::llm::ModelClient;
+use crate::todo::TodoItem;
+use crate::tools::{ToolConfig, Workspace};
+pub use builder::AgentBuilder;
 pub use client::{ClientFactory, FixedClient, ModelChoice};
 use control::{Control, Phase, Step};
-use conversation::Conversation;
 pub use lifecycle::{SessionSetup, resume_note};
 pub(crate) use outbox::Outbox;
-use reminders::Reminders;
+use thread::{Host, Thread};
 
 pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 pub const INTERRUPTED_NOTE: &str = "[The user interrupted the previous response.]";
@@ -96,54 +97,10 @@ enum TurnEnd {
     Stopped,
 }
 
-/// What a turn works on: the conversation, the plan, the client and tools.
+/// What a turn works on: the root thread, in its host.
 struct Session {
-    client: Arc<dyn ModelClient>,
-    workspace: Workspace,
-    config: AgentConfig,
-    conversation: Conversation,
-    /// The plan, shared with the dispatcher (the user edits it mid-turn).
-    plan: SharedPlan,
-    /// What each plan item has cost, fed from the records.
-    ledger: Ledger,
-    /// The user's plan changes the model has not heard of yet.
-    /// The user's plan changes the model has not heard of: the plan
-    /// before and after each run of them.
-    unsaid: Vec<(
-        crate::todo::Author,
-        Vec<crate::todo::TodoItem>,
-        Vec<crate::todo::TodoItem>,
-    )>,
-    reminders: Reminders,
-    events: Outbox,
-    totals: Usage,
-    tools: ToolRegistry,
-    /// The tool definitions sent with every request, built once.
-    tool_defs: Vec<ToolDef>,
-    /// Their size in bytes, for the token estimate.
-    tool_defs_bytes: usize,
-    /// The last request's prompt tokens and the conversation's bytes then.
-    last_prompt: Option<(u64, usize)>,
-    /// The estimate right after the last compaction.
-    compacted_to: Option<u64>,
-    /// A `/compact` asked for mid-turn: done at the next round boundary.
-    compact_request: Arc<Mutex<Option<Option<String>>>>,
-    /// Where the session is recorded.
-    transcript: Transcript,
-    /// Where sessions live, when they are kept (a new or opened session's
-    /// transcript goes there).
-    store: Option<SessionStore>,
-    /// The context usage reported before a request's usage, recorded with it.
-    pending_context: Option<(u64, u64)>,
-    /// The approval mode and what the user allowed for the session.
-    policy: approval::Policy,
-    /// The user's answers to approval requests (from `Op::Approve`).
-    approvals: UnboundedReceiver<(String, Decision)>,
-    /// A mode switch (`Op::SetApproval`) for the next tool call.
-    mode_request: Arc<Mutex<Option<ApprovalMode>>>,
-    /// Time spent waiting for the user's approvals (not counted in a
-    /// call's duration).
-    approval_wait: std::time::Duration,
+    thread: Thread,
+    host: Host,
 }
 
 /// What [`Agent::drive`] runs.
@@ -165,139 +122,18 @@ pub struct AgentHandle {
 }
 
 impl Agent {
-    /// An engine that keeps `client` for good (`SetModel` is refused).
-    pub fn new(
-        client: Arc<dyn ModelClient>,
-        workspace: Workspace,
-        config: AgentConfig,
-        events: UnboundedSender<Envelope>,
-    ) -> Self {
-        let factory = Arc::new(FixedClient(client.clone()));
-        Self::with_factory(client, factory, workspace, config, events)
-    }
-
-    /// An engine that starts with `client` and asks `factory` for the next
-    /// one when the settings are reloaded or the model is switched.
-    pub fn with_factory(
-        client: Arc<dyn ModelClient>,
-        factory: Arc<dyn ClientFactory>,
-        workspace: Workspace,
-        mut config: AgentConfig,
-        events: UnboundedSender<Envelope>,
-    ) -> Self {
-        config.system_prompt = config
-            .system_prompt
-            .replace("{workspace}", &workspace.root().display().to_string());
-        let reminders = Reminders::new(config.nag_every, config.nag_max);
-        let tools = ToolRegistry::standard();
-        let tool_defs = tools.definitions();
-        let tool_defs_bytes = serde_json::to_string(&tool_defs).map_or(0, |s| s.len());
-        let compact_request = Arc::new(Mutex::new(None));
-        let mode_request = Arc::new(Mutex::new(None));
-        let (approvals_tx, approvals_rx) = unbounded_channel();
-        let policy = approval::Policy::new(config.approval);
-        let plan = SharedPlan::default();
-        let events = Outbox::root(events);
-        Self {
-            session: Session {
-                client,
-                workspace,
-                config,
-                conversation: Conversation::default(),
-                plan: plan.clone(),
-                ledger: Ledger::new(),
-                unsaid: Vec::new(),
-                reminders,
-                events: events.clone(),
-                totals: Usage::default(),
-                tools,
-                tool_defs,
-                tool_defs_bytes,
-                last_prompt: None,
-                compacted_to: None,
-                compact_request: compact_request.clone(),
-                transcript: Transcript::off(),
-                store: None,
-                pending_context: None,
-                policy,
-                approvals: approvals_rx,
-                mode_request: mode_request.clone(),
-                approval_wait: std::time::Duration::ZERO,
-            },
-            control: Control {
-                factory,
-                choice: ModelChoice::default(),
-                queued: VecDeque::new(),
-                pending_client: None,
-                reset_pending: false,
-                open_pending: None,
-                reload_failed: None,
-                compact_request,
-                approvals: approvals_tx,
-                mode_request,
-                plan,
-                events,
-            },
-        }
-    }
-
-    /// Starts the engine with a fixed client on the current tokio runtime.
-    pub fn spawn(
-        client: Arc<dyn ModelClient>,
-        workspace: Workspace,
-        config: AgentConfig,
-    ) -> AgentHandle {
-        let factory = Arc::new(FixedClient(client.clone()));
-        Self::spawn_with_factory(client, factory, workspace, config)
-    }
-
-    /// Starts the engine with `client`, and `factory` for the next ones.
-    pub fn spawn_with_factory(
-        client: Arc<dyn ModelClient>,
-        factory: Arc<dyn ClientFactory>,
-        workspace: Workspace,
-        config: AgentConfig,
-    ) -> AgentHandle {
-        let (ops_tx, ops_rx) = unbounded_channel();
-        let (ev_tx, ev_rx) = unbounded_channel();
-        let agent = Agent::with_factory(client, factory, workspace, config, ev_tx);
-        let task = tokio::spawn(agent.run(ops_rx));
-        AgentHandle {
-            ops: ops_tx,
-            events: ev_rx,
-            task,
-        }
-    }
-
-    /// Starts the engine like [`Agent::spawn_with_factory`], keeping its
-    /// session as `setup` says. Fails only when a resumed session's
-    /// transcript cannot be reopened for writing.
-    pub fn spawn_session(
-        client: Arc<dyn ModelClient>,
-        factory: Arc<dyn ClientFactory>,
-        workspace: Workspace,
-        config: AgentConfig,
-        setup: SessionSetup,
-    ) -> Result<AgentHandle, SessionError> {
-        let (ops_tx, ops_rx) = unbounded_channel();
-        let (ev_tx, ev_rx) = unbounded_channel();
-        let mut agent = Agent::with_factory(client, factory, workspace, config, ev_tx);
-        agent.keep_session(setup)?;
-        let task = tokio::spawn(agent.run(ops_rx));
-        Ok(AgentHandle {
-            ops: ops_tx,
-            events: ev_rx,
-            task,
-        })
+    /// Builds an engine that starts with `client` in `workspace`.
+    pub fn builder(client: Arc<dyn ModelClient>, workspace: Workspace) -> AgentBuilder {
+        AgentBuilder::new(client, workspace)
     }
 
     /// The plan's items now.
     pub fn plan(&self) -> Vec<TodoItem> {
-        self.session.plan.items()
+        self.session.thread.plan.items()
     }
 
     pub fn conversation(&self) -> &Conversation {
-        &self.session.conversation
+        &self.session.thread.conversation
     }
 
     /// The op loop: runs until `Quit` or until every sender is dropped.
@@ -319,7 +155,7 @@ impl Agent {
                     }
                 },
             };
-            let empty = self.session.conversation.is_empty();
+            let empty = self.session.thread.conversation.is_empty();
             let step = self.control.dispatch(op, Phase::Idle { empty });
             self.settle();
             let resumed = match step {
@@ -335,7 +171,7 @@ impl Agent {
                     continue;
                 }
                 Step::Start { text: Some(text) } => {
-                    let first = self.session.conversation.is_empty();
+                    let first = self.session.thread.conversation.is_empty();
                     let attached = self.session.attachments(&text).await;
                     self.session.add_user_text(text, true);
                     if let Some(attached) = attached {
@@ -351,7 +187,7 @@ impl Agent {
                     false
                 }
                 Step::Start { text: None } => {
-                    let note = resume_note(&self.session.plan.lock().manager);
+                    let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);
                     if let Some(note) = self.session.take_plan_note() {
                         self.session.add_user_text(note, false);
@@ -362,15 +198,15 @@ impl Agent {
             // `--auto-continue`: a turn that ends with plan items open is
             // nudged on, while the nudges change the plan.
             let mut resumed = resumed;
-            let mut nudges = self.session.config.auto_continue;
+            let mut nudges = self.session.host.config.auto_continue;
             let mut nudged = false;
             loop {
-                let before = self.session.plan.items();
+                let before = self.session.thread.plan.items();
                 let (quit, end) = self.drive(Work::Turn { resumed }, &mut ops).await;
                 if quit {
                     return;
                 }
-                let after = self.session.plan.items();
+                let after = self.session.thread.plan.items();
                 let open = after
                     .iter()
                     .filter(|i| i.status != crate::todo::TodoStatus::Completed)
@@ -387,7 +223,7 @@ impl Agent {
                 nudges -= 1;
                 let note = format!(
                     "{}\n(Waypoint continues automatically: --auto-continue.)",
-                    resume_note(&self.session.plan.lock().manager)
+                    resume_note(&self.session.thread.plan.lock().manager)
                 );
                 self.session.add_user_text(note, false);
                 resumed = true;
@@ -405,7 +241,7 @@ impl Agent {
                 provider: client.provider().to_string(),
                 model: client.model().to_string(),
             });
-            self.session.client = client;
+            self.session.thread.client = client;
         }
         if std::mem::take(&mut self.control.reset_pending) {
             self.session.reset();
@@ -425,7 +261,7 @@ impl Agent {
     async fn drive(&mut self, work: Work, ops: &mut UnboundedReceiver<Op>) -> (bool, TurnEnd) {
         let cancel = CancellationToken::new();
         if let Work::Turn { resumed } = work {
-            self.session.events.begin_turn();
+            self.session.host.events.begin_turn();
             self.session.emit(Event::TurnStarted { resumed });
         }
         let mut quit = false;
@@ -472,7 +308,7 @@ impl Agent {
             }
         }
         self.settle();
-        debug_assert_eq!(self.session.conversation.validate(), Ok(()));
+        debug_assert_eq!(self.session.thread.conversation.validate(), Ok(()));
         (quit, end)
     }
 }

@@ -76,7 +76,7 @@ impl Session {
     /// Records the user's plan changes made since the last call, counts
     /// them in the account and keeps their notes for the model.
     pub(super) fn settle_user_changes(&mut self) {
-        let changes = std::mem::take(&mut self.plan.lock().user_changes);
+        let changes = std::mem::take(&mut self.thread.plan.lock().user_changes);
         if changes.is_empty() {
             return;
         }
@@ -88,14 +88,15 @@ impl Session {
                 note: Some(Cow::Borrowed(&change.description)),
             };
             self.record(&record);
-            record.feed(&mut self.ledger);
+            record.feed(&mut self.thread.ledger);
             // Changes one after another by the same hand (no model write
             // between) are told as one net change.
-            match self.unsaid.last_mut() {
+            match self.thread.unsaid.last_mut() {
                 Some((author, _, after)) if *author == change.author && *after == change.before => {
                     *after = change.items;
                 }
                 _ => self
+                    .thread
                     .unsaid
                     .push((change.author, change.before, change.items)),
             }
@@ -109,7 +110,7 @@ impl Session {
         self.settle_user_changes();
         let mut by_user = Vec::new();
         let mut by_file = Vec::new();
-        for (author, before, after) in std::mem::take(&mut self.unsaid) {
+        for (author, before, after) in std::mem::take(&mut self.thread.unsaid) {
             let lines = crate::todo::net_change(&before, &after);
             match author {
                 Author::PlanFile => by_file.extend(lines),
@@ -133,7 +134,7 @@ impl Session {
         if said.is_empty() {
             return None;
         }
-        let rendered = self.plan.lock().manager.render();
+        let rendered = self.thread.plan.lock().manager.render();
         Some(format!(
             "[{} Take it into account; the plan is yours to keep up to date with todo_write.]\n\nCurrent plan:\n{rendered}",
             said.join(" ")
@@ -143,22 +144,25 @@ impl Session {
     /// Sends every item's account (and keeps it for `todo_read`); nothing
     /// while there has been no plan.
     pub(super) fn send_stats(&mut self) {
-        let items = self.plan.items();
-        if items.is_empty() && self.ledger.is_empty() {
+        let items = self.thread.plan.items();
+        if items.is_empty() && self.thread.ledger.is_empty() {
             return;
         }
-        let file_error = self.plan.lock().file_error.take();
+        let file_error = self.thread.plan.lock().file_error.take();
         if let Some(message) = file_error {
-            let _ = self.events.send(Event::Error {
+            let _ = self.host.events.send(Event::Error {
                 kind: ErrorKind::PlanFile,
                 message,
             });
         }
-        let report = self.ledger.report(&items, now_ms(), &self.config.prices);
-        self.plan.lock().stats.clone_from(&report);
-        let _ = self.events.send(Event::PlanStats {
+        let report = self
+            .thread
+            .ledger
+            .report(&items, now_ms(), &self.host.config.prices);
+        self.thread.plan.lock().stats.clone_from(&report);
+        let _ = self.host.events.send(Event::PlanStats {
             items: report,
-            running: self.ledger.running().map(str::to_string),
+            running: self.thread.ledger.running().map(str::to_string),
         });
     }
 }
@@ -169,22 +173,22 @@ impl Session {
     /// user's edits, which become user revisions. Returns what stops the
     /// watching; `None` when there is no plan file (or it is refused).
     pub(super) fn start_plan_file(&mut self) -> Option<CancellationToken> {
-        let wanted = self.config.plan_file.clone()?;
-        let path = match self.workspace.resolve(&wanted.display().to_string()) {
+        let wanted = self.host.config.plan_file.clone()?;
+        let path = match self.host.workspace.resolve(&wanted.display().to_string()) {
             Ok(path) => path,
             Err(why) => {
-                let _ = self.events.send(Event::Error {
+                let _ = self.host.events.send(Event::Error {
                     kind: ErrorKind::PlanFile,
                     message: format!("No plan file is kept: {why}."),
                 });
                 return None;
             }
         };
-        let rel = self.workspace.relative(&path).to_path_buf();
-        let file = match PlanFile::open(self.workspace.files().clone(), rel) {
+        let rel = self.host.workspace.relative(&path).to_path_buf();
+        let file = match PlanFile::open(self.host.workspace.files().clone(), rel) {
             Ok(file) => Arc::new(file),
             Err(why) => {
-                let _ = self.events.send(Event::Error {
+                let _ = self.host.events.send(Event::Error {
                     kind: ErrorKind::PlanFile,
                     message: format!("No plan file is kept: {why}."),
                 });
@@ -192,7 +196,7 @@ impl Session {
             }
         };
         {
-            let mut state = self.plan.lock();
+            let mut state = self.thread.plan.lock();
             state.file = Some(file.clone());
             state.sync_file(true);
         }
@@ -200,8 +204,8 @@ impl Session {
         let cancel = CancellationToken::new();
         tokio::spawn(watch(
             file,
-            self.plan.clone(),
-            self.events.clone(),
+            self.thread.plan.clone(),
+            self.host.events.clone(),
             cancel.clone(),
         ));
         Some(cancel)

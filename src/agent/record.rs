@@ -17,18 +17,18 @@ impl Session {
     pub(super) fn emit(&mut self, event: Event) {
         self.record_event(&event);
         // A driver that hung up does not stop the engine from finishing cleanly.
-        let _ = self.events.send(event);
+        let _ = self.host.events.send(event);
     }
 
     pub(super) fn record(&mut self, record: &Record<'_>) {
-        let warning = self.transcript.record(record);
+        let warning = self.host.transcript.record(record);
         self.warn_unsaved(warning);
     }
 
     /// Tells the driver the transcript could not be written.
     pub(super) fn warn_unsaved(&self, warning: Option<String>) {
         if let Some(message) = warning {
-            let _ = self.events.send(Event::Error {
+            let _ = self.host.events.send(Event::Error {
                 kind: ErrorKind::SessionSave,
                 message,
             });
@@ -44,18 +44,18 @@ impl Session {
             prompt,
             at: now_ms(),
         });
-        self.conversation.push_user_text(text);
+        self.thread.conversation.push_user_text(text);
     }
 
     /// Adds the model's reply.
     pub(super) fn add_assistant(&mut self, content: Vec<ContentBlock>) {
-        let model = self.client.model().to_string();
+        let model = self.thread.client.model().to_string();
         self.record(&Record::Assistant {
             content: Cow::Borrowed(&content),
             model: Cow::Owned(model),
             at: now_ms(),
         });
-        self.conversation.push_assistant(content);
+        self.thread.conversation.push_assistant(content);
     }
 
     /// Answers the last reply's tool calls (each result was recorded as it
@@ -69,7 +69,7 @@ impl Session {
                 at,
             });
         }
-        self.conversation.push_tool_results(results, texts);
+        self.thread.conversation.push_tool_results(results, texts);
     }
 
     fn record_event(&mut self, event: &Event) {
@@ -124,25 +124,13 @@ impl Session {
                 note: None,
             },
             Event::ContextUsage { used, window } => {
-                self.pending_context = Some((*used, *window));
+                self.thread.pending_context = Some((*used, *window));
                 return;
             }
-            Event::Usage {
-                model,
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-                ..
-            } => Record::Usage {
+            Event::Usage { model, request, .. } => Record::Usage {
                 model: Cow::Borrowed(model),
-                usage: crate::llm::Usage {
-                    input_tokens: *input_tokens,
-                    output_tokens: *output_tokens,
-                    cache_read_tokens: *cache_read_tokens,
-                    cache_write_tokens: *cache_write_tokens,
-                },
-                context: self.pending_context.take(),
+                usage: *request,
+                context: self.thread.pending_context.take(),
             },
             Event::TurnComplete {
                 stop_reason,
@@ -168,7 +156,7 @@ impl Session {
                 stop_reason: None,
                 message: Some(Cow::Borrowed(message)),
                 error: *error,
-                open_items: self.plan.lock().manager.open_items().len(),
+                open_items: self.thread.plan.lock().manager.open_items().len(),
                 at,
             },
             _ => return,
@@ -177,14 +165,14 @@ impl Session {
         if matches!(record, Record::TurnEnd { .. }) {
             self.sync_transcript();
         }
-        if record.feed(&mut self.ledger) {
+        if record.feed(&mut self.thread.ledger) {
             self.send_stats();
         }
     }
 
     /// The end of a turn: the transcript reaches the disk.
     pub(super) fn sync_transcript(&mut self) {
-        let warning = self.transcript.sync();
+        let warning = self.host.transcript.sync();
         self.warn_unsaved(warning);
     }
 }

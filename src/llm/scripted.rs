@@ -161,13 +161,12 @@ mod tests {
     fn bundled_demo_parses_and_uses_only_known_tools() {
         let s = Scenario::parse(DEMO_SCENARIO).unwrap();
         assert!(s.turns.len() >= 4);
-        let names: Vec<&str> = crate::tools::definitions().iter().map(|d| d.name).collect();
+        let names: Vec<String> = crate::tools::definitions()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
         for call in s.turns.iter().flat_map(|t| &t.tool_calls) {
-            assert!(
-                names.contains(&call.name.as_str()),
-                "unknown tool {}",
-                call.name
-            );
+            assert!(names.contains(&call.name), "unknown tool {}", call.name);
         }
     }
 

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use super::load::Loaded;
 use super::record::{Record, TurnOutcome};
 use super::{short_id, size, utc};
+use crate::chat::{ContentBlock, Usage};
 use crate::events::ToolStatus;
-use crate::llm::{ContentBlock, Usage};
 use crate::pricing::{self, Price};
 use crate::todo::ledger::format_ms;
 use crate::todo::{Author, Ledger, PlanDiff, TodoItem, TodoStatus};
@@ -485,6 +485,7 @@ mod tests {
                 content: "```\nhi\n".into(),
                 is_error: false,
                 status: ToolStatus::Ok,
+                outcome: None,
                 duration_ms: 1_234,
                 exit_code: Some(0),
                 at: t0 + 4_234,

@@ -1,6 +1,6 @@
 //! The transcript's lines: a header, then one record per thing that
 //! happened. Invariant: replaying the conversation records in order through
-//! the same [`Conversation`](crate::agent::conversation::Conversation)
+//! the same [`Conversation`](crate::chat::Conversation)
 //! methods the engine used rebuilds the conversation exactly, so the
 //! records are what was sent, never a display copy. A record never holds a
 //! credential: the engine has none to write.
@@ -9,8 +9,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::{CompactReason, ErrorKind, StopReason, ToolStatus, ToolSummary};
-use crate::llm::{ContentBlock, Message, Usage};
+use crate::chat::{ContentBlock, Message, Usage};
+use crate::events::{CompactReason, ErrorKind, StopReason, ToolOutcome, ToolStatus, ToolSummary};
 use crate::todo::{Author, Ledger, TodoItem};
 
 /// The format this version writes; a file of a higher one is refused with
@@ -109,6 +109,9 @@ pub enum Record<'a> {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         status: ToolStatus,
+        /// How it ended, typed (transcripts before it have only `status`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<ToolOutcome>,
         duration_ms: u64,
         /// A command's exit code.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -17,9 +17,9 @@ use super::SessionError;
 use super::load::Loaded;
 use super::record::{Header, Record, TurnOutcome};
 use super::store::Card;
-use crate::agent::conversation::Conversation;
-use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
-use crate::llm::{ContentBlock, Role, Usage};
+use crate::chat::Conversation;
+use crate::chat::{ContentBlock, Role, Usage};
+use crate::events::{AbortReason, Envelope, Event, Failure, StopReason, ToolOutcome, ToolStatus};
 use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
@@ -38,13 +38,8 @@ pub const DIED_NOTE: &str = "[Waypoint stopped (its process ended) during the pr
 /// A session read back, ready to be continued.
 #[derive(Debug)]
 pub struct Restored {
-    pub header: Header,
-    pub path: PathBuf,
-    /// Where appending goes on (a torn tail is cut off).
-    pub valid_len: u64,
-    /// The card of the records read; the repairs are counted when the
-    /// transcript's writer appends them.
-    pub card: Card,
+    /// The transcript, as its writer reopens it.
+    pub file: StoredFile,
     pub conversation: Conversation,
     pub plan: TodoManager,
     /// How many plan revisions were accepted (the next one is this + 1).
@@ -63,6 +58,18 @@ pub struct Restored {
     /// The last turn did not finish (interrupted, failed, cut off) or left
     /// plan items open: resuming makes sense.
     pub resumable: bool,
+}
+
+/// Where a read session's transcript is, and how far it is whole.
+#[derive(Debug)]
+pub struct StoredFile {
+    pub header: Header,
+    pub path: PathBuf,
+    /// Where appending goes on (a torn tail is cut off).
+    pub valid_len: u64,
+    /// The card of the records read; the repairs are counted when the
+    /// transcript's writer appends them.
+    pub card: Card,
 }
 
 /// Rebuilds a session from its records.
@@ -117,10 +124,12 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
     let resumable = r.last_outcome != Some(TurnOutcome::Complete) && r.last_outcome.is_some()
         || !plan.open_items().is_empty();
     Ok(Restored {
-        header,
-        path,
-        valid_len,
-        card,
+        file: StoredFile {
+            header,
+            path,
+            valid_len,
+            card,
+        },
         conversation: r.conversation,
         plan,
         revisions: r.revisions,
@@ -211,9 +220,16 @@ impl Replayer {
             Record::User { text, prompt, .. } => {
                 self.conversation.push_user_text(text.to_string());
                 if *prompt {
-                    self.say(Event::UserMessage {
+                    // A message said between turns starts the next one.
+                    let turn = if self.in_turn {
+                        self.turn
+                    } else {
+                        self.turn + 1
+                    };
+                    let event = Event::UserMessage {
                         text: text.to_string(),
-                    });
+                    };
+                    self.history.push(Envelope::root(turn, event));
                 }
             }
             Record::TurnStart { resumed, .. } => {
@@ -222,27 +238,7 @@ impl Replayer {
                 self.round = 0;
                 self.say(Event::TurnStarted { resumed: *resumed });
             }
-            Record::Assistant { content, .. } => {
-                self.round += 1;
-                self.say(Event::RoundStarted { round: self.round });
-                self.inputs.clear();
-                for block in content.iter() {
-                    match block {
-                        ContentBlock::Text { text } => {
-                            self.say(Event::TextDelta { text: text.clone() });
-                        }
-                        ContentBlock::Thinking { thinking: text, .. }
-                        | ContentBlock::Reasoning { text, .. } => {
-                            self.say(Event::ReasoningDelta { text: text.clone() });
-                        }
-                        ContentBlock::ToolUse { id, input, .. } => {
-                            self.inputs.insert(id.clone(), input.clone());
-                        }
-                        _ => {}
-                    }
-                }
-                self.conversation.push_assistant(content.to_vec());
-            }
+            Record::Assistant { content, .. } => self.assistant(content),
             Record::ToolCall {
                 id,
                 name,
@@ -268,36 +264,7 @@ impl Replayer {
                     self.waiting.remove(id.as_ref());
                 }
             }
-            Record::ToolResult {
-                id,
-                name,
-                content,
-                is_error,
-                status,
-                duration_ms,
-                exit_code,
-                ..
-            } => {
-                self.waiting.remove(id.as_ref());
-                if self.running.remove(id.as_ref()) {
-                    self.say(Event::ToolCallEnd {
-                        id: id.to_string(),
-                        name: name.to_string(),
-                        status: *status,
-                        duration_ms: *duration_ms,
-                        output: content.to_string(),
-                        exit_code: *exit_code,
-                    });
-                }
-                self.conversation.push_tool_results(
-                    vec![ContentBlock::ToolResult {
-                        tool_use_id: id.to_string(),
-                        content: content.to_string(),
-                        is_error: *is_error,
-                    }],
-                    Vec::new(),
-                );
-            }
+            Record::ToolResult { .. } => self.result(record),
             Record::Plan {
                 items, at, author, ..
             } => {
@@ -317,28 +284,7 @@ impl Replayer {
                     at: *at,
                 });
             }
-            Record::Compaction {
-                reason,
-                summary,
-                before_tokens,
-                after_tokens,
-                fallback,
-                messages,
-                ..
-            } => {
-                self.conversation = Conversation::from_messages(messages.to_vec());
-                self.say(Event::CompactionBegin { reason: *reason });
-                if let Some(summary) = summary {
-                    self.say(Event::SummaryDelta {
-                        text: summary.to_string(),
-                    });
-                }
-                self.say(Event::CompactionEnd {
-                    before_tokens: *before_tokens,
-                    after_tokens: *after_tokens,
-                    fallback: *fallback,
-                });
-            }
+            Record::Compaction { .. } => self.compaction(record),
             Record::Usage {
                 model,
                 usage,
@@ -350,51 +296,148 @@ impl Replayer {
                 }
                 self.say(Event::Usage {
                     model: model.to_string(),
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                    cache_read_tokens: usage.cache_read_tokens,
-                    cache_write_tokens: usage.cache_write_tokens,
-                    total_input_tokens: self.totals.input_tokens,
-                    total_output_tokens: self.totals.output_tokens,
-                    total_cache_read_tokens: self.totals.cache_read_tokens,
-                    total_cache_write_tokens: self.totals.cache_write_tokens,
+                    request: *usage,
+                    totals: self.totals,
                 });
             }
-            Record::TurnEnd {
-                outcome,
-                stop_reason,
-                message,
-                error,
-                open_items,
-                ..
-            } => {
-                self.in_turn = false;
-                self.last_outcome = Some(*outcome);
-                let message = message.as_deref().unwrap_or_default().to_string();
-                self.say(match outcome {
-                    TurnOutcome::Complete => Event::TurnComplete {
-                        stop_reason: stop_reason.clone().unwrap_or(StopReason::EndTurn),
-                        open_items: *open_items,
-                    },
-                    TurnOutcome::Interrupted => Event::TurnAborted {
-                        reason: AbortReason::Interrupted,
-                        message,
-                        error: None,
-                    },
-                    TurnOutcome::MaxTurns => Event::TurnAborted {
-                        reason: AbortReason::MaxTurns,
-                        message,
-                        error: None,
-                    },
-                    TurnOutcome::Failed => Event::TurnAborted {
-                        reason: AbortReason::Failed,
-                        message,
-                        error: *error,
-                    },
-                });
-            }
+            Record::TurnEnd { .. } => self.turn_end(record),
             Record::Unknown => {}
         }
+    }
+
+    /// A reply: its text and reasoning as the driver saw them stream.
+    fn assistant(&mut self, content: &[ContentBlock]) {
+        self.round += 1;
+        self.say(Event::RoundStarted { round: self.round });
+        self.inputs.clear();
+        for block in content.iter() {
+            match block {
+                ContentBlock::Text { text } => {
+                    self.say(Event::TextDelta { text: text.clone() });
+                }
+                ContentBlock::Thinking { thinking: text, .. }
+                | ContentBlock::Reasoning { text, .. } => {
+                    self.say(Event::ReasoningDelta { text: text.clone() });
+                }
+                ContentBlock::ToolUse { id, input, .. } => {
+                    self.inputs.insert(id.clone(), input.clone());
+                }
+                _ => {}
+            }
+        }
+        self.conversation.push_assistant(content.to_vec());
+    }
+
+    /// A call's result: its end (if its start was seen) and its answer.
+    fn result(&mut self, record: &Record<'_>) {
+        let Record::ToolResult {
+            id,
+            name,
+            content,
+            is_error,
+            status,
+            outcome,
+            duration_ms,
+            exit_code,
+            ..
+        } = record
+        else {
+            return;
+        };
+        self.waiting.remove(id.as_ref());
+        if self.running.remove(id.as_ref()) {
+            let outcome = outcome.clone().unwrap_or(match status {
+                ToolStatus::Ok => ToolOutcome::Ok,
+                ToolStatus::Error => ToolOutcome::Failed {
+                    failure: Failure::Tool,
+                },
+                ToolStatus::Interrupted => ToolOutcome::Interrupted { partial: false },
+            });
+            self.say(Event::ToolCallEnd {
+                id: id.to_string(),
+                name: name.to_string(),
+                status: *status,
+                outcome,
+                duration_ms: *duration_ms,
+                output: content.to_string(),
+                exit_code: *exit_code,
+            });
+        }
+        self.conversation.push_tool_results(
+            vec![ContentBlock::ToolResult {
+                tool_use_id: id.to_string(),
+                content: content.to_string(),
+                is_error: *is_error,
+            }],
+            Vec::new(),
+        );
+    }
+
+    /// A compaction: the rebuilt conversation, and what the driver saw.
+    fn compaction(&mut self, record: &Record<'_>) {
+        let Record::Compaction {
+            reason,
+            summary,
+            before_tokens,
+            after_tokens,
+            fallback,
+            messages,
+            ..
+        } = record
+        else {
+            return;
+        };
+        self.conversation = Conversation::from_messages(messages.to_vec());
+        self.say(Event::CompactionBegin { reason: *reason });
+        if let Some(summary) = summary {
+            self.say(Event::SummaryDelta {
+                text: summary.to_string(),
+            });
+        }
+        self.say(Event::CompactionEnd {
+            before_tokens: *before_tokens,
+            after_tokens: *after_tokens,
+            fallback: *fallback,
+        });
+    }
+
+    /// A turn's end, as the driver saw it.
+    fn turn_end(&mut self, record: &Record<'_>) {
+        let Record::TurnEnd {
+            outcome,
+            stop_reason,
+            message,
+            error,
+            open_items,
+            ..
+        } = record
+        else {
+            return;
+        };
+        self.in_turn = false;
+        self.last_outcome = Some(*outcome);
+        let message = message.as_deref().unwrap_or_default().to_string();
+        self.say(match outcome {
+            TurnOutcome::Complete => Event::TurnComplete {
+                stop_reason: stop_reason.clone().unwrap_or(StopReason::EndTurn),
+                open_items: *open_items,
+            },
+            TurnOutcome::Interrupted => Event::TurnAborted {
+                reason: AbortReason::Interrupted,
+                message,
+                error: None,
+            },
+            TurnOutcome::MaxTurns => Event::TurnAborted {
+                reason: AbortReason::MaxTurns,
+                message,
+                error: None,
+            },
+            TurnOutcome::Failed => Event::TurnAborted {
+                reason: AbortReason::Failed,
+                message,
+                error: *error,
+            },
+        });
     }
 
     /// What a session cut off mid-turn needs: results for the last reply's
@@ -435,6 +478,7 @@ impl Replayer {
                         content: Cow::Borrowed(content),
                         is_error: true,
                         status: ToolStatus::Interrupted,
+                        outcome: Some(ToolOutcome::Interrupted { partial: false }),
                         duration_ms: 0,
                         exit_code: None,
                         at,

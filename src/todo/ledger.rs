@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::{TodoItem, TodoStatus};
-use crate::llm::Usage;
+use crate::chat::Usage;
 use crate::pricing::Price;
 
 /// One item's account.

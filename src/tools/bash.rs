@@ -17,8 +17,8 @@ use tokio::process::Command;
 
 use super::procs::{self, Sweep};
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, opt_u64_arg, str_arg,
-    str_or_empty, summary_line,
+    Access, Failure, Refuser, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutcome, ToolOutput,
+    ToolSpec, ToolSummary, opt_u64_arg, str_arg, str_or_empty, summary_line,
 };
 use crate::safety::{Confinement, Verdict};
 
@@ -39,22 +39,21 @@ fn is_secret(name: &std::ffi::OsStr) -> bool {
 pub struct Bash;
 
 impl Tool for Bash {
-    fn name(&self) -> &'static str {
-        "bash"
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "bash",
+            "Run a shell command in the workspace (bash -c). Returns stdout+stderr and the exit code; \
+long output keeps head and tail. Default timeout 120 s, max 600.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {"command": {"type": "string"}, "timeout_secs": {"type": "integer"}},
+                "required": ["command"]
+            }),
+            Access::Exec,
+        )
     }
-    fn description(&self) -> &'static str {
-        "Run a shell command in the workspace (bash -c). Returns stdout+stderr and the exit code; \
-long output keeps head and tail. Default timeout 120 s, max 600."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"command": {"type": "string"}, "timeout_secs": {"type": "integer"}},
-            "required": ["command"]
-        })
-    }
-    fn access(&self) -> Access {
-        Access::Exec
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        Target::Command(str_or_empty(input, "command"))
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {
@@ -125,7 +124,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     // escaped process holds the pipes open either.
     group.sweep().await;
     let output = streams.drain().await;
-    outcome(end, output, timeout)
+    outcome(end, output, timeout, env)
 }
 
 /// The command and its timeout from the call's input; `Err` is the output
@@ -141,7 +140,7 @@ fn check_call<'v>(
     }
     if let Verdict::Denied { rule, command } = env.config.rules.check(command) {
         let message = crate::safety::rules::deny_message(&rule, &command);
-        return Err(Box::new(ToolOutput::refused(message)));
+        return Err(Box::new(ToolOutput::refused(Refuser::Rules, message)));
     }
     let timeout = match opt_u64_arg(input, "timeout_secs") {
         Ok(Some(0)) => {
@@ -216,7 +215,7 @@ fn shell(
 }
 
 /// The call's result: how it ended, with what it printed.
-fn outcome(end: End, output: String, timeout: Duration) -> ToolOutput {
+fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> ToolOutput {
     match end {
         End::Exited(st) => {
             let mut content = if output.is_empty() {
@@ -228,16 +227,33 @@ fn outcome(end: End, output: String, timeout: Duration) -> ToolOutput {
                 content.push('\n');
             }
             content.push_str(&status_line(st));
+            // The sandbox stopped it (a refusal naming a path outside what
+            // it may write): said in the outcome, for the gate to ask.
+            let blocked = env
+                .config
+                .sandbox
+                .as_ref()
+                .filter(|_| env.sandboxed)
+                .and_then(|sandbox| crate::safety::sandbox::blocked(&content, sandbox));
+            let outcome = match blocked {
+                Some(what) => ToolOutcome::SandboxBlocked {
+                    what: what.to_string(),
+                },
+                None => ToolOutcome::Ok,
+            };
             ToolOutput {
                 exit_code: st.code(),
-                ..ToolOutput::ok(content)
+                ..ToolOutput::ended(content, outcome)
             }
         }
-        End::TimedOut => ToolOutput::error(format!(
-            "command timed out after {} (process group killed){}",
-            fmt_duration(timeout),
-            so_far(&output)
-        )),
+        End::TimedOut => ToolOutput::failed(
+            Failure::TimedOut,
+            format!(
+                "command timed out after {} (process group killed){}",
+                fmt_duration(timeout),
+                so_far(&output)
+            ),
+        ),
         End::Cancelled => {
             ToolOutput::interrupted(format!("The process group was killed{}", so_far(&output)))
         }
@@ -334,7 +350,7 @@ mod tests {
     async fn output_and_exit_code() {
         let f = fixture();
         let out = f.run(json!({"command": "echo hello; echo world"})).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(out.content, "hello\nworld\n[exit code: 0]");
     }
 
@@ -352,7 +368,7 @@ mod tests {
     async fn non_zero_exit_is_not_an_error() {
         let f = fixture();
         let out = f.run(json!({"command": "printf oops; exit 3"})).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(out.content, "oops\n[exit code: 3]");
         assert_eq!(out.exit_code, Some(3));
     }
@@ -375,7 +391,7 @@ mod tests {
     async fn signal_death_is_reported() {
         let f = fixture();
         let out = f.run(json!({"command": "kill -9 $$"})).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert!(
             out.content.ends_with("[killed by signal 9]"),
             "{}",
@@ -397,7 +413,7 @@ mod tests {
         let out = f
             .run(json!({"command": "for i in $(seq 1 1000); do echo line$i; done"}))
             .await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert!(out.content.starts_with("line1\nline2\n"), "{}", out.content);
         assert!(out.content.contains("bytes truncated"), "{}", out.content);
         assert!(
@@ -415,7 +431,7 @@ mod tests {
         let out = f
             .run(json!({"command": "echo started; sleep 30", "timeout_secs": 1}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(
             out.content
                 .starts_with("Error: command timed out after 1 s"),
@@ -457,7 +473,7 @@ mod tests {
         let f = fixture();
         let start = std::time::Instant::now();
         let out = f.run(json!({"command": "sleep 30 & echo main done"})).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(out.content, "main done\n[exit code: 0]");
         assert!(start.elapsed() < Duration::from_secs(30));
     }
@@ -479,13 +495,13 @@ mod tests {
         let out = f
             .run(json!({"command": "true", "timeout_secs": "10"}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(
             out.content
                 .contains("`timeout_secs` must be a non-negative integer")
         );
         let out = f.run(json!({"command": "true", "timeout_secs": -1})).await;
-        assert!(out.is_error);
+        assert!(out.is_error());
     }
 
     #[tokio::test]
@@ -493,7 +509,7 @@ mod tests {
         let f = fixture();
         f.cancel.cancel();
         let out = f.run(json!({"command": "touch marker"})).await;
-        assert!(out.is_error && out.interrupted, "{out:?}");
+        assert!(out.is_error() && out.was_interrupted(), "{out:?}");
         assert!(out.content.starts_with("Error: interrupted by the user"));
         assert!(!f.ws.root().join("marker").exists());
     }
@@ -538,7 +554,7 @@ mod tests {
         assert_eq!(chunks.last().map(String::as_str), Some(notice));
         let forwarded: String = chunks[..chunks.len() - 1].concat();
         assert_eq!(forwarded, "y\n".repeat(200), "exactly 4 × output_cap bytes");
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert!(out.content.contains("bytes truncated"), "{}", out.content);
         assert!(
             out.content.ends_with("y\n[exit code: 0]"),
@@ -572,7 +588,7 @@ mod tests {
         if std::env::var_os(CHILD).is_some() {
             let f = fixture();
             let out = f.run(json!({"command": "env"})).await;
-            assert!(!out.is_error, "{}", out.content);
+            assert!(!out.is_error(), "{}", out.content);
             assert!(
                 out.content.contains("WAYPOINT_TEST_VISIBLE=kept"),
                 "{}",

@@ -14,8 +14,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, Workspace, str_arg,
-    str_or_empty, summary_line,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, Workspace,
+    str_arg, str_or_empty, summary_line,
 };
 
 /// The walk stops collecting past this many times `glob_cap` matches.
@@ -25,21 +25,17 @@ const WALK_FACTOR: usize = 4;
 pub struct Glob;
 
 impl Tool for Glob {
-    fn name(&self) -> &'static str {
-        "glob"
-    }
-    fn description(&self) -> &'static str {
-        "List workspace files matching a glob (e.g. `src/**/*.rs`), honouring .gitignore, sorted."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"pattern": {"type": "string"}},
-            "required": ["pattern"]
-        })
-    }
-    fn access(&self) -> Access {
-        Access::Read
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "glob",
+            "List workspace files matching a glob (e.g. `src/**/*.rs`), honouring .gitignore, sorted.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {"pattern": {"type": "string"}},
+                "required": ["pattern"]
+            }),
+            Access::Read,
+        )
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {
@@ -305,7 +301,7 @@ mod tests {
         // The root .gitignore also applies when only a sub-folder is walked.
         let out = f.glob(json!("src/*")).await;
         assert_eq!(out.content, "No files match `src/*`.");
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         let out = f.glob(json!("target/*.rs")).await;
         assert_eq!(out.content, "No files match `target/*.rs`.");
     }
@@ -341,7 +337,7 @@ mod tests {
         let mut f = fixture(&refs);
         f.config.glob_cap = 5;
         let out = f.glob(json!("*.txt")).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), 6, "{}", out.content);
         assert_eq!(
@@ -372,7 +368,7 @@ mod tests {
 
         f.cancel.cancel();
         let out = f.glob(json!("**/*")).await;
-        assert!(out.interrupted && out.is_error, "{out:?}");
+        assert!(out.was_interrupted() && out.is_error(), "{out:?}");
         assert_eq!(
             out.content,
             "Error: interrupted by the user before this tool finished."
@@ -383,7 +379,7 @@ mod tests {
     async fn no_match_is_not_an_error() {
         let f = fixture(TREE);
         let out = f.glob(json!("**/*.py")).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(out.content, "No files match `**/*.py`.");
         let out = f.glob(json!("nonexistent/**/*.rs")).await;
         assert_eq!(out.content, "No files match `nonexistent/**/*.rs`.");
@@ -400,7 +396,7 @@ mod tests {
     async fn bad_patterns_are_errors() {
         let f = fixture(TREE);
         let out = f.glob(json!("src/[a")).await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(
             out.content
                 .starts_with("Error: invalid glob pattern `src/[a`"),
@@ -414,7 +410,7 @@ mod tests {
             out.content
         );
         let out = f.glob(json!("src/../../*")).await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         let out = f.glob(json!("/etc/*")).await;
         assert!(
             out.content.contains("is outside the workspace"),

@@ -21,10 +21,10 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-pub use crate::events::{ToolDetail, ToolSummary};
+pub use crate::events::{Failure, Refuser, ToolDetail, ToolOutcome, ToolSummary};
 pub use crate::json::json_type;
 use crate::todo::{PlanDiff, SharedPlan, TodoItem};
-pub use registry::{ToolRegistry, definitions, run_workspace_tool};
+pub use registry::{ToolRegistry, ToolRegistryBuilder, definitions, run_workspace_tool};
 pub use workspace::Workspace;
 
 /// Limits applied to tool execution.
@@ -66,10 +66,10 @@ impl Default for ToolConfig {
 /// What a tool returns to the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
+    /// What the model reads.
     pub content: String,
-    pub is_error: bool,
-    /// The tool stopped because the user interrupted it (implies `is_error`).
-    pub interrupted: bool,
+    /// How the call ended, typed.
+    pub outcome: ToolOutcome,
     /// The plan was written (accepted), and how it changed.
     pub plan: Option<PlanChange>,
     /// A command's exit code, when it exited (bash).
@@ -92,45 +92,60 @@ pub struct PlanChange {
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
+        Self::ended(content, ToolOutcome::Ok)
+    }
+
+    /// `content` with `outcome`.
+    pub fn ended(content: impl Into<String>, outcome: ToolOutcome) -> Self {
         Self {
             content: content.into(),
-            is_error: false,
-            interrupted: false,
+            outcome,
             plan: None,
             exit_code: None,
         }
     }
-    /// A call not run because a rule or the user refused it; the text says
-    /// so itself (`Blocked by a deny rule: …`).
-    pub fn refused(reason: impl Into<String>) -> Self {
-        Self {
-            is_error: true,
-            ..Self::ok(reason)
-        }
+
+    /// A call not run because `by` refused it; the text says so itself
+    /// (`Blocked by a deny rule: …`) and is also the reason shown.
+    pub fn refused(by: Refuser, text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self::ended(text.clone(), ToolOutcome::Refused { by, reason: text })
     }
-    /// An error result; the text is prefixed with `Error: `.
+
+    /// An error result of `failure`; the text is prefixed with `Error: `.
+    pub fn failed(failure: Failure, msg: impl std::fmt::Display) -> Self {
+        Self::ended(format!("Error: {msg}"), ToolOutcome::Failed { failure })
+    }
+
+    /// The tool's own error (a missing file, a bad argument); the text is
+    /// prefixed with `Error: `.
     pub fn error(msg: impl std::fmt::Display) -> Self {
-        Self {
-            content: format!("Error: {msg}"),
-            is_error: true,
-            interrupted: false,
-            plan: None,
-            exit_code: None,
-        }
+        Self::failed(Failure::Tool, msg)
     }
+
     /// The user interrupted the tool; `detail` (e.g. output so far) follows the notice.
     pub fn interrupted(detail: impl std::fmt::Display) -> Self {
         let detail = detail.to_string();
         let sep = if detail.is_empty() { "" } else { "\n" };
-        Self {
-            content: format!(
-                "Error: interrupted by the user before this tool finished.{sep}{detail}"
-            ),
-            is_error: true,
-            interrupted: true,
-            plan: None,
-            exit_code: None,
-        }
+        Self::ended(
+            format!("Error: interrupted by the user before this tool finished.{sep}{detail}"),
+            ToolOutcome::Interrupted {
+                partial: !detail.is_empty(),
+            },
+        )
+    }
+
+    /// The model reads it as an error.
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_error()
+    }
+
+    /// The user interrupted it (or it never started).
+    pub fn was_interrupted(&self) -> bool {
+        matches!(
+            self.outcome,
+            ToolOutcome::Interrupted { .. } | ToolOutcome::NotRun
+        )
     }
 }
 
@@ -154,15 +169,74 @@ pub enum Access {
     Exec,
 }
 
+/// Where a tool comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// One of Waypoint's own.
+    Builtin,
+    /// Offered by the MCP server named so.
+    Mcp { server: String },
+    /// Starts or talks to another agent (a subagent).
+    Agent,
+}
+
+/// What the model and the approval gate know of a tool: owned, so a tool
+/// found at run time (an MCP server's) is as good as a built-in one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    /// What the model reads about the tool.
+    pub description: String,
+    /// The JSON schema of its input.
+    pub schema: Value,
+    /// What a call may do, for the approval policy.
+    pub access: Access,
+    pub origin: Origin,
+}
+
+impl ToolSpec {
+    /// A spec of one of Waypoint's own tools.
+    pub fn builtin(name: &str, description: &str, schema: Value, access: Access) -> Self {
+        Self {
+            name: name.to_string(),
+            description: description.to_string(),
+            schema,
+            access,
+            origin: Origin::Builtin,
+        }
+    }
+
+    /// How requests offer it.
+    pub fn definition(&self) -> ToolDef {
+        ToolDef {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.schema.clone(),
+        }
+    }
+}
+
+/// What a call acts on, as the approval gate and the user's "always"
+/// answers see it; the tool says, the gate never guesses from input keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target<'v> {
+    /// A shell command line (checked against the rules).
+    Command(&'v str),
+    /// A file, as the call names it (resolved in the workspace).
+    File(&'v str),
+    /// Nothing the gate looks at.
+    Nothing,
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
-    /// What the model reads about the tool.
-    fn description(&self) -> &'static str;
-    /// The JSON schema of its input.
-    fn input_schema(&self) -> Value;
-    /// What a call may do, for the approval policy.
-    fn access(&self) -> Access;
+    /// Its name, description, schema, access and origin (read once, when
+    /// it is registered).
+    fn spec(&self) -> ToolSpec;
+    /// What a call acts on, for the approval gate.
+    fn target<'v>(&self, _input: &'v Value) -> Target<'v> {
+        Target::Nothing
+    }
     /// How a call is shown in traces.
     fn summarize(&self, input: &Value) -> ToolSummary;
     /// Runs a call; `input` is a JSON object. Errors are `ToolOutput::error`.
@@ -170,10 +244,10 @@ pub trait Tool: Send + Sync {
 }
 
 /// A tool as the model sees it (serialises to the Anthropic tool shape).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ToolDef {
-    pub name: &'static str,
-    pub description: &'static str,
+    pub name: String,
+    pub description: String,
     pub input_schema: Value,
 }
 

@@ -1,6 +1,11 @@
-//! The standard set of tools, in the stable order the model sees them.
-//! Invariant: a name the registry does not know gets an error result that
-//! lists the tools it does know, never a panic.
+//! The tools offered to the model: the standard set first, in a stable
+//! order, then whatever is added while the session runs (an MCP server's
+//! tools, a subagent tool), appended at the end so the provider's prompt
+//! cache of the earlier ones survives. Invariant: a name the registry does
+//! not know gets an error result that lists the tools it does know, never
+//! a panic.
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -9,51 +14,125 @@ use super::bash::Bash;
 use super::fs::{EditFile, ReadFile, WriteFile};
 use super::glob::Glob;
 use super::todo::{TodoRead, TodoWrite};
-use super::{Tool, ToolCtx, ToolDef, ToolEnv, ToolOutput, ToolSummary};
+use super::{Failure, Target, Tool, ToolCtx, ToolDef, ToolEnv, ToolOutput, ToolSpec, ToolSummary};
 use crate::todo::SharedPlan;
 
+/// A registered tool and its spec, read once.
+struct Entry {
+    spec: ToolSpec,
+    tool: Arc<dyn Tool>,
+}
+
 /// The tools offered to the model.
+#[derive(Default)]
 pub struct ToolRegistry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Entry>,
+    /// Counts changes to the set, so a session rebuilds its definitions
+    /// only when they changed.
+    generation: u64,
+}
+
+/// Builds a [`ToolRegistry`].
+#[derive(Default)]
+pub struct ToolRegistryBuilder {
+    registry: ToolRegistry,
+}
+
+impl ToolRegistryBuilder {
+    /// Adds the standard tools: the plan tools, then bash, the file tools
+    /// and glob.
+    pub fn standard(mut self) -> Self {
+        let tools: [Arc<dyn Tool>; 7] = [
+            Arc::new(TodoWrite),
+            Arc::new(TodoRead),
+            Arc::new(Bash),
+            Arc::new(ReadFile),
+            Arc::new(WriteFile),
+            Arc::new(EditFile),
+            Arc::new(Glob),
+        ];
+        for tool in tools {
+            self.registry.add(tool);
+        }
+        self
+    }
+
+    /// Adds `tool` after those added before (a name already taken keeps
+    /// its first tool).
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.registry.add(tool);
+        self
+    }
+
+    pub fn build(self) -> ToolRegistry {
+        self.registry
+    }
 }
 
 impl ToolRegistry {
-    /// The plan tools, then bash, the file tools and glob.
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder::default()
+    }
+
+    /// The standard tools and nothing else.
     pub fn standard() -> Self {
-        Self {
-            tools: vec![
-                Box::new(TodoWrite),
-                Box::new(TodoRead),
-                Box::new(Bash),
-                Box::new(ReadFile),
-                Box::new(WriteFile),
-                Box::new(EditFile),
-                Box::new(Glob),
-            ],
+        Self::builder().standard().build()
+    }
+
+    /// Adds `tool` at the end; false when its name is taken (the first
+    /// tool of a name keeps it: a model must not find a call going
+    /// elsewhere than it did).
+    pub fn add(&mut self, tool: Arc<dyn Tool>) -> bool {
+        let spec = tool.spec();
+        if self.spec(&spec.name).is_some() {
+            tracing::warn!(tool = %spec.name, "a tool of this name is registered already");
+            return false;
         }
+        self.tools.push(Entry { spec, tool });
+        self.generation += 1;
+        true
+    }
+
+    /// Removes the tools `keep` says no to (an MCP server that went away);
+    /// the others keep their order.
+    pub fn retain(&mut self, keep: impl Fn(&ToolSpec) -> bool) {
+        let before = self.tools.len();
+        self.tools.retain(|e| keep(&e.spec));
+        if self.tools.len() != before {
+            self.generation += 1;
+        }
+    }
+
+    /// Changes with every change to the set of tools.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// What requests send, in the registry's order.
     pub fn definitions(&self) -> Vec<ToolDef> {
-        self.tools
-            .iter()
-            .map(|t| ToolDef {
-                name: t.name(),
-                description: t.description(),
-                input_schema: t.input_schema(),
-            })
-            .collect()
+        self.tools.iter().map(|e| e.spec.definition()).collect()
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.tools.iter().find(|e| e.spec.name == name)
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools
-            .iter()
-            .find(|t| t.name() == name)
-            .map(|t| t.as_ref())
+        self.entry(name).map(|e| e.tool.as_ref())
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    /// The spec of the tool `name`.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.entry(name).map(|e| &e.spec)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|e| e.spec.name.as_str()).collect()
+    }
+
+    /// What a call of `name` acts on ([`Target::Nothing`] for an unknown tool).
+    pub fn target<'v>(&self, name: &str, input: &'v Value) -> Target<'v> {
+        self.get(name).map_or(Target::Nothing, |t| t.target(input))
     }
 
     /// How a call is shown; an unknown tool gets an empty line.
@@ -74,10 +153,13 @@ impl ToolRegistry {
 
     /// The result for a call of a tool that does not exist.
     pub fn unknown(&self, name: &str) -> ToolOutput {
-        ToolOutput::error(format!(
-            "unknown tool `{name}`. Available tools: {}",
-            self.names().join(", ")
-        ))
+        ToolOutput::failed(
+            Failure::UnknownTool,
+            format!(
+                "unknown tool `{name}`. Available tools: {}",
+                self.names().join(", ")
+            ),
+        )
     }
 
     /// Runs the call `name`, or answers that no such tool exists.
@@ -129,18 +211,18 @@ mod tests {
                 "glob"
             ]
         );
-        assert!(r.get("bash").is_some_and(|t| t.access() == Access::Exec));
+        assert!(r.spec("bash").is_some_and(|t| t.access == Access::Exec));
         assert!(
-            r.get("read_file")
-                .is_some_and(|t| t.access() == Access::Read)
+            r.spec("read_file")
+                .is_some_and(|t| t.access == Access::Read)
         );
         assert!(
-            r.get("edit_file")
-                .is_some_and(|t| t.access() == Access::Write)
+            r.spec("edit_file")
+                .is_some_and(|t| t.access == Access::Write)
         );
         assert!(
-            r.get("todo_write")
-                .is_some_and(|t| t.access() == Access::Plan)
+            r.spec("todo_write")
+                .is_some_and(|t| t.access == Access::Plan)
         );
         assert!(r.get("nope").is_none());
     }
@@ -234,10 +316,79 @@ mod tests {
     async fn an_unknown_tool_lists_the_known_ones() {
         let f = Fixture::new();
         let out = run_workspace_tool("nope", &json!({}), &f.env()).await;
-        assert!(out.is_error);
+        assert_eq!(
+            out.outcome,
+            crate::tools::ToolOutcome::Failed {
+                failure: crate::tools::Failure::UnknownTool
+            }
+        );
         assert_eq!(
             out.content,
             "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob"
         );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod open {
+    use std::sync::Arc;
+
+    use futures_util::future::BoxFuture;
+    use serde_json::{Value, json};
+
+    use super::ToolRegistry;
+    use crate::tools::{Access, Origin, Target, Tool, ToolCtx, ToolOutput, ToolSpec, ToolSummary};
+
+    /// A tool from elsewhere (as an MCP server's would be).
+    struct Echo(&'static str);
+
+    impl Tool for Echo {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                origin: Origin::Mcp {
+                    server: "test".into(),
+                },
+                ..ToolSpec::builtin(self.0, "Echoes.", json!({"type": "object"}), Access::Exec)
+            }
+        }
+        fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+            Target::Command(input.get("line").and_then(Value::as_str).unwrap_or(""))
+        }
+        fn summarize(&self, _input: &Value) -> ToolSummary {
+            ToolSummary::default()
+        }
+        fn run<'a>(&'a self, input: &'a Value, _ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+            Box::pin(async move { ToolOutput::ok(input.to_string()) })
+        }
+    }
+
+    #[test]
+    fn tools_added_later_come_last_and_a_taken_name_stays_taken() {
+        let mut r = ToolRegistry::builder()
+            .standard()
+            .with(Arc::new(Echo("echo")))
+            .build();
+        let before = r.definitions();
+        let generation = r.generation();
+        assert!(r.add(Arc::new(Echo("echo2"))));
+        assert!(!r.add(Arc::new(Echo("bash"))), "bash is taken");
+        let after = r.definitions();
+        // The earlier definitions are untouched (the prompt cache holds).
+        assert_eq!(&after[..before.len()], before.as_slice());
+        assert_eq!(after.last().unwrap().name, "echo2");
+        assert!(r.generation() > generation);
+        assert_eq!(r.spec("bash").unwrap().origin, Origin::Builtin);
+        assert_eq!(
+            r.target("echo", &json!({"line": "ls"})),
+            Target::Command("ls")
+        );
+        assert_eq!(
+            r.target("bash", &json!({"command": "rm -rf /"})),
+            Target::Command("rm -rf /")
+        );
+        assert_eq!(r.target("glob", &json!({"pattern": "*"})), Target::Nothing);
+        r.retain(|s| s.origin == Origin::Builtin);
+        assert_eq!(r.definitions(), ToolRegistry::standard().definitions());
     }
 }

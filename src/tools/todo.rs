@@ -7,41 +7,40 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Access, PlanChange, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSummary, cap_output};
+use super::{
+    Access, PlanChange, Refuser, Tool, ToolCtx, ToolDetail, ToolOutcome, ToolOutput, ToolSpec,
+    ToolSummary, cap_output,
+};
 use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoManager};
 
 /// The `todo_write` tool.
 pub struct TodoWrite;
 
 impl Tool for TodoWrite {
-    fn name(&self) -> &'static str {
-        "todo_write"
-    }
-    fn description(&self) -> &'static str {
-        "Replace the whole plan (a checklist the user watches live). Send every item each time. \
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "todo_write",
+            "Replace the whole plan (a checklist the user watches live). Send every item each time. \
 Rules: at most 20 items; each needs non-empty one-line `content` (imperative, e.g. \"Run tests\") and \
 `activeForm` (present tense, e.g. \"Running tests\"), at most 500 characters each; status is pending, in_progress or completed; at most ONE item \
 in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
-is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"todos": {"type": "array", "items": {
+is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan.",
+            serde_json::json!({
                 "type": "object",
-                "properties": {
-                    "content": {"type": "string"},
-                    "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                    "activeForm": {"type": "string"},
-                    "id": {"type": "string"}
-                },
-                "required": ["content", "status", "activeForm"]
-            }}},
-            "required": ["todos"]
-        })
-    }
-    fn access(&self) -> Access {
-        Access::Plan
+                "properties": {"todos": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string"},
+                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                        "activeForm": {"type": "string"},
+                        "id": {"type": "string"}
+                    },
+                    "required": ["content", "status", "activeForm"]
+                }}},
+                "required": ["todos"]
+            }),
+            Access::Plan,
+        )
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let line = match input.get("todos") {
@@ -84,17 +83,13 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
 pub struct TodoRead;
 
 impl Tool for TodoRead {
-    fn name(&self) -> &'static str {
-        "todo_read"
-    }
-    fn description(&self) -> &'static str {
-        "Return the current plan."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({"type": "object", "properties": {}})
-    }
-    fn access(&self) -> Access {
-        Access::Read
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "todo_read",
+            "Return the current plan.",
+            serde_json::json!({"type": "object", "properties": {}}),
+            Access::Read,
+        )
     }
     fn summarize(&self, _input: &Value) -> ToolSummary {
         ToolSummary {
@@ -128,14 +123,20 @@ pub fn todo_write(plan: &mut TodoManager, input: &Value) -> (ToolOutput, Option<
     };
     match plan.update(todos) {
         Ok(diff) => (ToolOutput::ok(plan.render()), Some(diff)),
-        Err(e) => (
-            ToolOutput::error(format!(
-                "plan refused: {e}. The previous plan is unchanged; fix the list and send \
-                 the whole list again. Current plan:\n{}",
+        Err(e) => {
+            let reason = format!(
+                "{e}. The previous plan is unchanged; fix the list and send the whole list again."
+            );
+            let content = format!(
+                "Error: plan refused: {reason} Current plan:\n{}",
                 plan.render()
-            )),
-            None,
-        ),
+            );
+            let outcome = ToolOutcome::Refused {
+                by: Refuser::Plan,
+                reason,
+            };
+            (ToolOutput::ended(content, outcome), None)
+        }
     }
 }
 
@@ -184,7 +185,7 @@ mod tests {
                 {"content": "Run tests", "activeForm": "Running tests", "status": "pending"}
             ])),
         );
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(
             out.content,
             "[>] Write code <- Writing code\n[ ] Run tests\n\n(0/2 completed)"
@@ -227,7 +228,7 @@ mod tests {
             json!("x"),
         ] {
             let (out, diff) = todo_write(&mut plan, &bad);
-            assert!(out.is_error);
+            assert!(out.is_error());
             assert!(diff.is_none());
             assert!(
                 out.content
@@ -247,7 +248,7 @@ mod tests {
             &mut plan,
             &input(json!([{"content": "Build", "activeForm": "Building", "status": "completed"}])),
         );
-        assert!(!ok.is_error);
+        assert!(!ok.is_error());
         let before = plan.items().to_vec();
         let (out, diff) = todo_write(
             &mut plan,
@@ -256,13 +257,24 @@ mod tests {
                 {"content": "B", "activeForm": "b", "status": "in_progress"}
             ])),
         );
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(diff.is_none());
         assert_eq!(
             out.content,
             "Error: plan refused: items 1 (\"A\") and 2 (\"B\") are both in_progress; at most one \
              item may be in_progress at a time. The previous plan is unchanged; fix the list and \
              send the whole list again. Current plan:\n[x] Build\n\n(1/1 completed)"
+        );
+        // The reason travels typed: no driver reads it out of the text.
+        assert_eq!(
+            out.outcome,
+            ToolOutcome::Refused {
+                by: Refuser::Plan,
+                reason: "items 1 (\"A\") and 2 (\"B\") are both in_progress; at most one item may \
+                         be in_progress at a time. The previous plan is unchanged; fix the list and \
+                         send the whole list again."
+                    .into()
+            }
         );
         assert_eq!(plan.items(), before.as_slice());
         assert_eq!(plan.items()[0].status, TodoStatus::Completed);
@@ -288,7 +300,7 @@ mod tests {
     fn garbage_string_is_an_error_result() {
         let mut plan = TodoManager::new();
         let (out, diff) = todo_write(&mut plan, &input(json!("[{'content': oops")));
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(diff.is_none());
         assert!(
             out.content

@@ -33,7 +33,10 @@ impl<W: Wire> Rig<W> {
     ) -> Self {
         let server = FakeServer::start(replies).await;
         let (dir, workspace) = Fixture::new().into_parts();
-        let handle = Agent::spawn(client(&server.url), workspace, config);
+        let handle = Agent::builder(client(&server.url), workspace)
+            .config(config)
+            .spawn()
+            .expect("engine");
         Rig {
             server,
             handle,
@@ -51,8 +54,11 @@ impl<W: Wire> Rig<W> {
     ) -> Self {
         let server = FakeServer::start(replies).await;
         let (dir, workspace) = Fixture::new().into_parts();
-        let handle =
-            Agent::spawn_with_factory(client(&server.url), factory(&server.url), workspace, config);
+        let handle = Agent::builder(client(&server.url), workspace)
+            .factory(factory(&server.url))
+            .config(config)
+            .spawn()
+            .expect("engine");
         Rig {
             server,
             handle,
@@ -242,11 +248,7 @@ pub fn plan_item_of(events: &[Event], tool: &str) -> Option<Option<String>> {
 /// The session's total input and output tokens at the last usage report.
 pub fn last_usage(events: &[Event]) -> Option<(u64, u64)> {
     events.iter().rev().find_map(|e| match e {
-        Event::Usage {
-            total_input_tokens,
-            total_output_tokens,
-            ..
-        } => Some((*total_input_tokens, *total_output_tokens)),
+        Event::Usage { totals, .. } => Some((totals.input_tokens, totals.output_tokens)),
         _ => None,
     })
 }

@@ -67,14 +67,12 @@ pub fn start_with(
     setup: SessionSetup,
 ) -> AgentHandle {
     let client: Arc<dyn ModelClient> = client;
-    Agent::spawn_session(
-        client.clone(),
-        Arc::new(FixedClient(client)),
-        Workspace::new(workspace).unwrap(),
-        config,
-        setup,
-    )
-    .unwrap()
+    Agent::builder(client.clone(), Workspace::new(workspace).unwrap())
+        .factory(Arc::new(FixedClient(client)))
+        .config(config)
+        .session(setup)
+        .spawn()
+        .unwrap()
 }
 
 /// Events until `pred` holds (the matching one included).

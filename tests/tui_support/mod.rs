@@ -9,7 +9,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
-use waypoint::events::{AbortReason, Event, ToolStatus};
+use waypoint::chat::Usage;
+use waypoint::events::{AbortReason, Event, Failure, Refuser, ToolOutcome, ToolStatus};
 use waypoint::todo::{PlanDiff, TodoItem, TodoStatus};
 use waypoint::tui::state::App;
 use waypoint::tui::style::Palette;
@@ -107,9 +108,21 @@ pub fn end(id: &str, name: &str, status: ToolStatus, ms: u64, output: &str) -> E
         id: id.into(),
         name: name.into(),
         status,
+        outcome: outcome_of(status),
         duration_ms: ms,
         output: output.into(),
         exit_code: None,
+    }
+}
+
+/// The outcome the engine sends with `status` for a call that ran.
+pub fn outcome_of(status: ToolStatus) -> ToolOutcome {
+    match status {
+        ToolStatus::Ok => ToolOutcome::Ok,
+        ToolStatus::Error => ToolOutcome::Failed {
+            failure: Failure::Tool,
+        },
+        ToolStatus::Interrupted => ToolOutcome::Interrupted { partial: false },
     }
 }
 
@@ -228,14 +241,8 @@ pub fn plan_in_progress(clock: &Clock) -> App {
             4.6,
             Event::Usage {
                 model: "claude-test".into(),
-                input_tokens: 1200,
-                output_tokens: 300,
-                cache_read_tokens: 0,
-                cache_write_tokens: 0,
-                total_input_tokens: 5400,
-                total_output_tokens: 900,
-                total_cache_read_tokens: 0,
-                total_cache_write_tokens: 0,
+                request: Usage::uncached(1200, 300),
+                totals: Usage::uncached(5400, 900),
             },
         ),
     ];
@@ -307,14 +314,14 @@ pub fn feed(app: &mut App, clock: &Clock, events: Vec<(f64, Event)>) {
 pub fn usage(input: u64, cache_read: u64, output: u64, totals: (u64, u64, u64)) -> Event {
     Event::Usage {
         model: "claude-test".into(),
-        input_tokens: input,
-        output_tokens: output,
-        cache_read_tokens: cache_read,
-        cache_write_tokens: 0,
-        total_input_tokens: totals.0,
-        total_output_tokens: totals.2,
-        total_cache_read_tokens: totals.1,
-        total_cache_write_tokens: 0,
+        request: Usage {
+            cache_read_tokens: cache_read,
+            ..Usage::uncached(input, output)
+        },
+        totals: Usage {
+            cache_read_tokens: totals.1,
+            ..Usage::uncached(totals.0, totals.2)
+        },
     }
 }
 
@@ -565,6 +572,7 @@ pub fn failed_tool(clock: &Clock) -> App {
                 id: "t3".into(),
                 name: "bash".into(),
                 status: ToolStatus::Ok,
+                outcome: ToolOutcome::Ok,
                 duration_ms: 2000,
                 output: "test cli::verbose ... FAILED\nerror: test failed, to rerun pass `--lib`\n"
                     .into(),
@@ -575,7 +583,21 @@ pub fn failed_tool(clock: &Clock) -> App {
             7.0,
             begin("t4", "todo_write", "3 items", json!({"todos": []}), None),
         ),
-        (7.1, end("t4", "todo_write", ToolStatus::Error, 1, refused)),
+        (
+            7.1,
+            Event::ToolCallEnd {
+                id: "t4".into(),
+                name: "todo_write".into(),
+                status: ToolStatus::Error,
+                outcome: ToolOutcome::Refused {
+                    by: Refuser::Plan,
+                    reason: "items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress; at most one item may be in progress at a time. The previous plan is unchanged; fix the list and send the whole list again.".into(),
+                },
+                duration_ms: 1,
+                output: refused.into(),
+                exit_code: None,
+            },
+        ),
     ];
     feed(&mut a, clock, events);
     a
@@ -734,6 +756,7 @@ pub fn tool_cells(clock: &Clock) -> App {
         id: "t2".into(),
         name: "bash".into(),
         status: ToolStatus::Ok,
+        outcome: ToolOutcome::Ok,
         duration_ms: 2100,
         output: "error: 1 test failed\n".into(),
         exit_code: Some(101),

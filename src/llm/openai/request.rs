@@ -219,8 +219,8 @@ fn wire_tool(t: &ToolDef) -> WireTool<'_> {
     WireTool {
         kind: "function",
         function: WireFunction {
-            name: t.name,
-            description: t.description,
+            name: &t.name,
+            description: &t.description,
             parameters: &t.input_schema,
         },
     }
@@ -327,8 +327,8 @@ mod tests {
             },
         ];
         let tools = vec![ToolDef {
-            name: "bash",
-            description: "Run a command.",
+            name: "bash".into(),
+            description: "Run a command.".into(),
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
         }];
         let req = ModelRequest {

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::write::atomic_write;
 use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, opt_bool_arg, str_arg,
-    str_or_empty, summary_line,
+    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary,
+    opt_bool_arg, str_arg, str_or_empty, summary_line,
 };
 
 /// Largest file `edit_file` loads into memory.
@@ -62,24 +62,23 @@ Use bash (e.g. sed) for files this large",
 pub struct EditFile;
 
 impl Tool for EditFile {
-    fn name(&self) -> &'static str {
-        "edit_file"
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "edit_file",
+            "Replace exact text in a file. `old_text` must occur exactly once unless `replace_all` is true.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"}, "old_text": {"type": "string"},
+                    "new_text": {"type": "string"}, "replace_all": {"type": "boolean"}
+                },
+                "required": ["path", "old_text", "new_text"]
+            }),
+            Access::Write,
+        )
     }
-    fn description(&self) -> &'static str {
-        "Replace exact text in a file. `old_text` must occur exactly once unless `replace_all` is true."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"}, "old_text": {"type": "string"},
-                "new_text": {"type": "string"}, "replace_all": {"type": "boolean"}
-            },
-            "required": ["path", "old_text", "new_text"]
-        })
-    }
-    fn access(&self) -> Access {
-        Access::Write
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        Target::File(str_or_empty(input, "path"))
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let path = str_or_empty(input, "path");
@@ -225,7 +224,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "a.rs", "old_text": "fn b() {}", "new_text": "fn bee() {}"}))
             .await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(
             out.content,
             "Edited a.rs: replaced 1 occurrence\n@@ line 2 @@\n-fn b() {}\n+fn bee() {}"
@@ -248,7 +247,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "a.txt", "old_text": "z = 3\n", "new_text": ""}))
             .await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(f.get("a.txt"), "keep\nkeep\n");
     }
 
@@ -259,7 +258,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "a.txt", "old_text": "absent", "new_text": "x"}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(
             out.content
                 .starts_with("Error: `old_text` was not found in `a.txt`")
@@ -268,7 +267,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "a.txt", "old_text": "dup", "new_text": "x"}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(
             out.content.contains("appears 2 times in `a.txt`"),
             "{}",
@@ -285,7 +284,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "a.txt", "old_text": "dup", "new_text": "d", "replace_all": true}))
             .await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(
             out.content,
             "Edited a.txt: replaced 3 occurrences\n@@ line 1 @@\n-dup dup\n+d d\n@@ line 3 @@\n-dup\n+d"
@@ -316,7 +315,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "big.txt", "old_text": "needle", "new_text": "pin"}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert_eq!(
             out.content,
             "Error: `big.txt` is too large to edit (10485761 bytes; edit_file handles up to \
@@ -346,7 +345,7 @@ mod tests {
         let out = f
             .edit(json!({"path": "a.txt", "old_text": "", "new_text": "x"}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(out.content.starts_with("Error: `old_text` is empty"));
         let out = f
             .edit(json!({"path": "a.txt", "old_text": "t", "new_text": "t"}))

@@ -143,7 +143,7 @@ mod tests {
                 .await,
         ];
         for out in calls {
-            assert!(out.interrupted && out.is_error, "{out:?}");
+            assert!(out.was_interrupted() && out.is_error(), "{out:?}");
             assert_eq!(
                 out.content,
                 "Error: interrupted by the user before this tool finished."

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, cap_output, opt_u64_arg,
-    str_arg, str_or_empty, summary_line,
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, cap_output,
+    opt_u64_arg, str_arg, str_or_empty, summary_line,
 };
 
 /// Lines returned when `limit` is not given.
@@ -50,21 +50,17 @@ impl Failure {
 pub struct ReadFile;
 
 impl Tool for ReadFile {
-    fn name(&self) -> &'static str {
-        "read_file"
-    }
-    fn description(&self) -> &'static str {
-        "Read a text file with numbered lines. `offset` is the first line (1-based), `limit` the line count."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
-            "required": ["path"]
-        })
-    }
-    fn access(&self) -> Access {
-        Access::Read
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "read_file",
+            "Read a text file with numbered lines. `offset` is the first line (1-based), `limit` the line count.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
+                "required": ["path"]
+            }),
+            Access::Read,
+        )
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {
@@ -411,7 +407,7 @@ mod tests {
         let f = fixture();
         f.put("a.txt", "one\ntwo\nthree\n");
         let out = f.read(json!({"path": "a.txt"})).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(out.content, "     1\tone\n     2\ttwo\n     3\tthree\n");
     }
 
@@ -508,7 +504,7 @@ mod tests {
         ];
         for (input, want) in cases {
             let out = f.read(input.clone()).await;
-            assert!(out.is_error, "{input}");
+            assert!(out.is_error(), "{input}");
             assert_eq!(out.content, want, "{input}");
         }
         let out = f.read(json!({"path": "short", "offset": "2"})).await;
@@ -519,7 +515,7 @@ mod tests {
         let out = f.read(json!({"path": "../etc/passwd"})).await;
         assert!(out.content.contains("escapes the workspace"));
         let out = f.read(json!({"path": "empty"})).await;
-        assert!(!out.is_error);
+        assert!(!out.is_error());
         assert_eq!(out.content, "(`empty` is empty)");
     }
 
@@ -531,7 +527,7 @@ mod tests {
         bytes.extend_from_slice(&[0xff, 0xfe, b'\n', 0xff]);
         std::fs::write(f.ws.root().join("mixed"), &bytes).unwrap();
         let out = f.read(json!({"path": "mixed", "limit": 2})).await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(
             out.content,
             "     1\tl1\n     2\tl2\n… 3 more lines; use offset=3 to continue\n"
@@ -548,7 +544,7 @@ mod tests {
         let head: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
         f.sparse("huge.log", &head, 1 << 40);
         let out = f.read(json!({"path": "huge.log", "limit": 3})).await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(
             out.content,
             "     1\tline 1\n     2\tline 2\n     3\tline 3\n\
@@ -573,7 +569,7 @@ mod tests {
         let long = format!("x{}", "é".repeat(100_000));
         f.put("long", &format!("{long}\nnext\n"));
         let out = f.read(json!({"path": "long"})).await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         let want = format!(
             "     1\tx{}… [line truncated: 100001 chars]\n     2\tnext\n",
             "é".repeat(MAX_LINE_CHARS - 1)

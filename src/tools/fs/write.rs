@@ -11,29 +11,28 @@ use serde_json::Value;
 
 use super::plural;
 use crate::tools::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSummary, str_arg, str_or_empty,
-    summary_line,
+    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
+    str_or_empty, summary_line,
 };
 
 /// The `write_file` tool.
 pub struct WriteFile;
 
 impl Tool for WriteFile {
-    fn name(&self) -> &'static str {
-        "write_file"
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "write_file",
+            "Create or overwrite a file (parent folders are created).",
+            serde_json::json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"]
+            }),
+            Access::Write,
+        )
     }
-    fn description(&self) -> &'static str {
-        "Create or overwrite a file (parent folders are created)."
-    }
-    fn input_schema(&self) -> Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"]
-        })
-    }
-    fn access(&self) -> Access {
-        Access::Write
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        Target::File(str_or_empty(input, "path"))
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let path = str_or_empty(input, "path");
@@ -144,7 +143,7 @@ mod tests {
         let out = f
             .write(json!({"path": "a/b/c.txt", "content": "hi\nthere\n"}))
             .await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(
             out.content,
             "Wrote 9 bytes (2 lines) to a/b/c.txt (created)"
@@ -178,7 +177,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let f = fixture();
         let out = f.write(json!({"path": "n.txt", "content": ""})).await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         let mode = |rel: &str| {
             std::fs::metadata(f.ws.root().join(rel))
                 .unwrap()
@@ -196,14 +195,14 @@ mod tests {
         let f = fixture();
         f.put("d/x", "x");
         let out = f.write(json!({"path": "d", "content": "x"})).await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert_eq!(
             out.content,
             "Error: `d` is a directory; cannot write a file there"
         );
         assert_eq!(f.entries("."), ["d"]);
         let out = f.write(json!({"path": ".", "content": "x"})).await;
-        assert!(out.is_error);
+        assert!(out.is_error());
     }
 
     #[tokio::test]
@@ -214,7 +213,7 @@ mod tests {
         let out = f
             .write(json!({"path": "file/child.txt", "content": "x"}))
             .await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(
             out.content.contains("cannot create the folder `file`"),
             "{}",
@@ -244,7 +243,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), f.ws.root().join("out")).unwrap();
         let out = f.write(json!({"path": "out/x.txt", "content": "x"})).await;
-        assert!(out.is_error);
+        assert!(out.is_error());
         assert!(!outside.path().join("x.txt").exists());
     }
 
@@ -256,14 +255,14 @@ mod tests {
         let out = f
             .write(json!({"path": "alias.txt", "content": "new"}))
             .await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(f.get("real.txt"), "new");
         let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
         assert!(meta.file_type().is_symlink());
         let out = f
             .edit(json!({"path": "alias.txt", "old_text": "new", "new_text": "newer"}))
             .await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(f.get("real.txt"), "newer");
         let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
         assert!(meta.file_type().is_symlink(), "edit replaced the link");
@@ -277,7 +276,7 @@ mod tests {
         let out = f
             .write(json!({"path": "alias.txt", "content": "new"}))
             .await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(out.content, "Wrote 3 bytes (1 line) to alias.txt (created)");
         assert_eq!(f.get("sub/new.txt"), "new");
         let meta = std::fs::symlink_metadata(f.ws.root().join("alias.txt")).unwrap();
@@ -286,7 +285,7 @@ mod tests {
         std::os::unix::fs::symlink("alias2.txt", f.ws.root().join("chain.txt")).unwrap();
         std::os::unix::fs::symlink("later.txt", f.ws.root().join("alias2.txt")).unwrap();
         let out = f.write(json!({"path": "chain.txt", "content": "x"})).await;
-        assert!(!out.is_error, "{}", out.content);
+        assert!(!out.is_error(), "{}", out.content);
         assert_eq!(f.get("later.txt"), "x");
         assert_eq!(
             f.entries("."),

@@ -33,9 +33,7 @@ pub use plan::{Change, Checklist, HIGHLIGHT_FOR, PlanPrompt, PromptKind};
 pub use revisions::{REVISIONS_CAP, Revision, Revisions};
 pub use scroll::Scroll;
 pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
-pub use trace::{
-    DiffCache, PLAN_REFUSED, Trace, TraceEntry, TraceStatus, first_clause, plan_refusal,
-};
+pub use trace::{DiffCache, Trace, TraceEntry, TraceStatus, first_clause};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {

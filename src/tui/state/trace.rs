@@ -94,17 +94,6 @@ impl Default for Trace {
     }
 }
 
-/// What a refused plan update starts with.
-pub const PLAN_REFUSED: &str = "Error: plan refused:";
-
-/// The reason of a refused plan update (cleaned, whole), if `output` is one.
-pub fn plan_refusal(output: &str) -> Option<String> {
-    let reason = output.strip_prefix(PLAN_REFUSED)?;
-    // The current plan follows the reason; it is on screen already.
-    let reason = reason.split("Current plan:").next().unwrap_or_default();
-    Some(crate::text::clean_line(reason.trim()).into_owned())
-}
-
 /// A refusal's first clause: up to the first `.`, `;` or line end.
 pub fn first_clause(reason: &str) -> &str {
     let end = reason

@@ -19,13 +19,11 @@ pub use scroll::{TRACE_PAGE, on_mouse};
 
 use super::state::{
     Activity, App, ApprovalRequest, EntryKind, NoticeKind, Revision, TraceStatus, first_clause,
-    plan_refusal,
 };
 use crate::events::{
     AbortReason, CompactReason, ErrorKind, Event, Op, StopReason, ToolDetail, ToolStatus,
     ToolSummary,
 };
-use crate::llm::Usage;
 use crate::text::clean_line;
 
 /// What the app loop must do after an update.
@@ -186,6 +184,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::ToolCallEnd {
             id,
             status,
+            outcome,
             duration_ms,
             output,
             exit_code,
@@ -203,8 +202,12 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
                         t.status = TraceStatus::Error;
                     }
                 }
-                if t.summary.detail == ToolDetail::Plan {
-                    t.refusal = plan_refusal(&output);
+                if let crate::events::ToolOutcome::Refused {
+                    by: crate::events::Refuser::Plan,
+                    reason,
+                } = &outcome
+                {
+                    t.refusal = Some(crate::text::clean_line(reason.trim()).into_owned());
                     refused.clone_from(&t.refusal);
                 }
                 let spill = if !t.streamed {
@@ -250,29 +253,9 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         Event::PlanStats { items, running } => app.plan.set_stats(items, running, now),
         Event::Usage {
             model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            total_input_tokens,
-            total_output_tokens,
-            total_cache_read_tokens,
-            total_cache_write_tokens,
-        } => app.status.add_usage(
-            &model,
-            Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-            },
-            Usage {
-                input_tokens: total_input_tokens,
-                output_tokens: total_output_tokens,
-                cache_read_tokens: total_cache_read_tokens,
-                cache_write_tokens: total_cache_write_tokens,
-            },
-        ),
+            request,
+            totals,
+        } => app.status.add_usage(&model, request, totals),
         Event::ContextUsage { used, window } => app.status.context = Some((used, window)),
         Event::CompactionBegin { reason } => {
             let why = match reason {

@@ -8,7 +8,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::Effect;
-use crate::events::Op;
+use crate::events::{Op, ThreadId};
 use crate::todo::{PlanEdit, TodoStatus};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
 
@@ -205,5 +205,8 @@ pub fn send_edit(app: &mut App, edit: PlanEdit) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    vec![Effect::Send(Op::EditPlan { edit })]
+    vec![Effect::Send(Op::EditPlan {
+        thread: ThreadId::ROOT,
+        edit,
+    })]
 }

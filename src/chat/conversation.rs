@@ -2,7 +2,7 @@
 //! with `user`; every `tool_use` of an assistant message is answered by a
 //! `tool_result` in the next user message, results first and text after.
 
-use crate::llm::{ContentBlock, Message, Role};
+use super::{ContentBlock, Message, Role};
 
 #[derive(Clone, Debug, Default)]
 pub struct Conversation {

@@ -1,0 +1,140 @@
+//! The one way to make an engine: a builder that names each part, with
+//! defaults for what a caller leaves out (a fixed client, the default
+//! settings, the standard tools, no recorded session).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+use super::control::Control;
+use super::{
+    Agent, AgentConfig, AgentHandle, ClientFactory, FixedClient, Host, ModelChoice, Outbox,
+    Session, SessionSetup, Thread, approval,
+};
+use crate::events::Envelope;
+use crate::llm::ModelClient;
+use crate::session::{SessionError, Transcript};
+use crate::todo::SharedPlan;
+use crate::tools::{ToolRegistry, Workspace};
+
+/// Builds an [`Agent`]; see [`Agent::builder`].
+pub struct AgentBuilder {
+    client: Arc<dyn ModelClient>,
+    workspace: Workspace,
+    factory: Option<Arc<dyn ClientFactory>>,
+    config: AgentConfig,
+    tools: Option<ToolRegistry>,
+    setup: SessionSetup,
+}
+
+impl AgentBuilder {
+    pub(super) fn new(client: Arc<dyn ModelClient>, workspace: Workspace) -> Self {
+        Self {
+            client,
+            workspace,
+            factory: None,
+            config: AgentConfig::default(),
+            tools: None,
+            setup: SessionSetup::Off,
+        }
+    }
+
+    /// What builds the next client when the settings are reloaded or the
+    /// model is switched; without one, `client` is kept for good
+    /// (`SetModel` is refused).
+    pub fn factory(mut self, factory: Arc<dyn ClientFactory>) -> Self {
+        self.factory = Some(factory);
+        self
+    }
+
+    pub fn config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The tools offered (the standard ones when not given).
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// How the session is kept: not at all (the default), as a new
+    /// transcript, or continuing a stored one.
+    pub fn session(mut self, setup: SessionSetup) -> Self {
+        self.setup = setup;
+        self
+    }
+
+    /// The engine, sending its events to `events`. Fails only when a
+    /// resumed session's transcript cannot be reopened for writing.
+    pub fn build(self, events: UnboundedSender<Envelope>) -> Result<Agent, SessionError> {
+        let AgentBuilder {
+            client,
+            workspace,
+            factory,
+            mut config,
+            tools,
+            setup,
+        } = self;
+        let factory = factory.unwrap_or_else(|| Arc::new(FixedClient(client.clone())));
+        config.system_prompt = config
+            .system_prompt
+            .replace("{workspace}", &workspace.root().display().to_string());
+        let compact_request = Arc::new(Mutex::new(None));
+        let mode_request = Arc::new(Mutex::new(None));
+        let (approvals_tx, approvals_rx) = unbounded_channel();
+        let plan = SharedPlan::default();
+        let events = Outbox::root(events);
+        let thread = Thread::new(
+            client,
+            tools.unwrap_or_else(ToolRegistry::standard),
+            plan.clone(),
+            &config,
+        );
+        let host = Host {
+            workspace,
+            policy: approval::Policy::new(config.approval),
+            config,
+            events: events.clone(),
+            transcript: Transcript::off(),
+            store: None,
+            approvals: approvals_rx,
+            mode_request: mode_request.clone(),
+            compact_request: compact_request.clone(),
+            approval_wait: std::time::Duration::ZERO,
+        };
+        let mut agent = Agent {
+            session: Session { thread, host },
+            control: Control {
+                factory,
+                choice: ModelChoice::default(),
+                queued: VecDeque::new(),
+                pending_client: None,
+                reset_pending: false,
+                open_pending: None,
+                reload_failed: None,
+                compact_request,
+                approvals: approvals_tx,
+                mode_request,
+                plan,
+                events,
+            },
+        };
+        agent.keep_session(setup)?;
+        Ok(agent)
+    }
+
+    /// Builds the engine and starts it on the current tokio runtime.
+    pub fn spawn(self) -> Result<AgentHandle, SessionError> {
+        let (ops_tx, ops_rx) = unbounded_channel();
+        let (ev_tx, ev_rx) = unbounded_channel();
+        let agent = self.build(ev_tx)?;
+        let task = tokio::spawn(agent.run(ops_rx));
+        Ok(AgentHandle {
+            ops: ops_tx,
+            events: ev_rx,
+            task,
+        })
+    }
+}

@@ -1,0 +1,343 @@
+//! One tool call, in named stages: describe → pre-hooks → gate (and the
+//! user's approval) → checkpoint → run → post-hooks → announce. Every call
+//! goes through all of them, whatever the tool; a feature that acts on
+//! calls (hooks, checkpoints) fills its stage and touches no other.
+//! Invariants: a `ToolCallBegin` is always followed by one `ToolCallEnd`
+//! (a tool that panics becomes a `crashed` result), and every outcome is
+//! typed ([`ToolOutcome`]): nothing downstream reads the output's text to
+//! learn how the call ended.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use super::approval::{Gate, refusal};
+use super::compact::fit_result;
+use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
+use crate::llm::ContentBlock;
+use crate::session::{Record, now_ms};
+use crate::tools::{
+    Access, Failure, Refuser, ToolCtx, ToolEnv, ToolOutcome, ToolOutput, cap_output,
+};
+
+/// How long a cancelled tool gets to stop on its own and return what it has
+/// (bash kills its processes and drains its pipes in that time); after
+/// that its future is dropped.
+const CANCEL_GRACE: Duration = Duration::from_millis(300);
+
+/// What the model reads for a call the turn's interrupt kept from starting.
+pub(super) const NOT_RUN_RESULT: &str =
+    "not run: the user interrupted the turn before this call started.";
+
+/// A call of the model's, as the stages pass it on.
+pub(super) struct Call<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub input: &'a Value,
+    /// Why the provider could not read the input as JSON, if it could not.
+    pub invalid_input: Option<String>,
+}
+
+impl<'a> Call<'a> {
+    /// Its id, tool name and input.
+    fn parts(&self) -> (&'a str, &'a str, &'a Value) {
+        (self.id, self.name, self.input)
+    }
+}
+
+/// A call done: its result (recorded), and whether it wrote the plan.
+pub(super) struct Done {
+    pub result: ContentBlock,
+    pub plan_written: bool,
+}
+
+impl Session {
+    /// Runs `call` through every stage.
+    pub(super) async fn run_tool(&mut self, call: Call<'_>, cancel: &CancellationToken) -> Done {
+        let started = Instant::now();
+        let waited_before = self.host.approval_wait;
+        let summary = self.describe(&call);
+        let output = match self.pre_hooks(&call) {
+            Some(output) => output,
+            None => match unusable_input(&call) {
+                Some(output) => output,
+                None => self.gate_and_run(&call, summary, cancel).await,
+            },
+        };
+        let output = self.post_hooks(&call, output);
+        let waited = self.host.approval_wait.saturating_sub(waited_before);
+        let ran = started.elapsed().saturating_sub(waited);
+        self.finish(&call, output, ran)
+    }
+
+    /// A call the turn's interrupt kept from starting: answered, never run.
+    pub(super) fn not_run(&mut self, id: &str, name: &str) -> ContentBlock {
+        let output = ToolOutput::ended(format!("Error: {NOT_RUN_RESULT}"), ToolOutcome::NotRun);
+        self.answer(id, name, output, 0)
+    }
+
+    /// Stage 1: how the call is shown (a file change reads its file, so
+    /// the approval request shows the same), told as `ToolCallBegin`.
+    fn describe(&mut self, call: &Call<'_>) -> ToolSummary {
+        let active = self.thread.plan.lock().manager.in_progress().cloned();
+        let summary = self
+            .thread
+            .tools
+            .describe(call.name, call.input, &self.host.workspace);
+        self.emit(Event::ToolCallBegin {
+            id: call.id.to_string(),
+            name: call.name.to_string(),
+            summary: summary.clone(),
+            input: call.input.clone(),
+            plan_item_id: active.as_ref().map(|i| i.id.clone()),
+            plan_item: active.map(|i| i.content),
+        });
+        summary
+    }
+
+    /// Stage 2: the hooks that run before a call. None are configured in
+    /// this version, so every call goes on (`None`); a hook that refuses a
+    /// call will answer it here.
+    fn pre_hooks(&mut self, _call: &Call<'_>) -> Option<ToolOutput> {
+        None
+    }
+
+    /// Stage 3: the approval mode, the rules and the user decide; then the
+    /// call runs (stages 4 and 5), and a command the sandbox stopped may be
+    /// run again outside it if the user says so.
+    async fn gate_and_run(
+        &mut self,
+        call: &Call<'_>,
+        summary: ToolSummary,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        self.apply_mode_request();
+        match self.gate(call.name, call.input) {
+            Gate::Refuse(by, why) => ToolOutput::refused(by, why),
+            Gate::Run { sandboxed } => {
+                let out = self.checkpoint_and_run(call, sandboxed, cancel).await;
+                match &out.outcome {
+                    ToolOutcome::SandboxBlocked { what } if sandboxed => {
+                        let what = what.clone();
+                        self.outside_sandbox(call, summary, out, what, cancel).await
+                    }
+                    _ => out,
+                }
+            }
+            Gate::Ask(reason) => match self.ask(call.parts(), summary, reason, cancel).await {
+                None => ToolOutput::interrupted("It was waiting for approval and did not run."),
+                Some(Decision::Refuse { reason }) => {
+                    ToolOutput::refused(Refuser::User, refusal(reason.as_deref()))
+                }
+                Some(Decision::Once | Decision::Always) => {
+                    self.checkpoint_and_run(call, false, cancel).await
+                }
+            },
+        }
+    }
+
+    /// A command the sandbox stopped at `what`: the user may run it
+    /// outside; the model is told when they do not.
+    async fn outside_sandbox(
+        &mut self,
+        call: &Call<'_>,
+        summary: ToolSummary,
+        out: ToolOutput,
+        what: String,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let reason = ApprovalReason::SandboxBlocked { what: what.clone() };
+        match self.ask(call.parts(), summary, reason, cancel).await {
+            Some(Decision::Once | Decision::Always) => {
+                self.checkpoint_and_run(call, false, cancel).await
+            }
+            None => out,
+            Some(Decision::Refuse { .. }) => ToolOutput {
+                content: format!(
+                    "{}\n[blocked by the sandbox: {what}. Commands run with writes limited to the workspace, the temp folder and cargo's download caches; the user did not allow running it outside.]",
+                    out.content
+                ),
+                ..out
+            },
+        }
+    }
+
+    /// Stage 4, the checkpoint, then stage 5, the run. No checkpoints are
+    /// taken in this version (undo comes with them); the stage is where a
+    /// snapshot of what a writing call may change will be taken.
+    async fn checkpoint_and_run(
+        &mut self,
+        call: &Call<'_>,
+        sandboxed: bool,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        self.execute(call, sandboxed, cancel).await
+    }
+
+    /// Stage 6: the hooks that run after a call. None are configured in
+    /// this version, so the output goes on unchanged.
+    fn post_hooks(&mut self, _call: &Call<'_>, output: ToolOutput) -> ToolOutput {
+        output
+    }
+
+    /// Stage 7: the plan revision the call made, its `ToolCallEnd`, and
+    /// its result as the model gets it (recorded).
+    fn finish(&mut self, call: &Call<'_>, output: ToolOutput, ran: Duration) -> Done {
+        let mut plan_written = false;
+        if let Some(change) = &output.plan {
+            // Re-sending the same plan still counts as tending it (no nag),
+            // but only a real change is announced.
+            plan_written = true;
+            if change.changed {
+                self.model_revision(change);
+            }
+        }
+        let status = output.outcome.status();
+        let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
+        self.emit(Event::ToolCallEnd {
+            id: call.id.to_string(),
+            name: call.name.to_string(),
+            status,
+            outcome: output.outcome.clone(),
+            duration_ms,
+            output: output.content.clone(),
+            exit_code: output.exit_code,
+        });
+        if status == ToolStatus::Interrupted {
+            tracing::info!(tool = %call.name, "tool interrupted");
+        }
+        let result = self.answer(call.id, call.name, output, duration_ms);
+        Done {
+            result,
+            plan_written,
+        }
+    }
+
+    /// A call's result as the model gets it (fitted to the window), recorded.
+    fn answer(&mut self, id: &str, name: &str, out: ToolOutput, duration_ms: u64) -> ContentBlock {
+        let content = fit_result(out.content, self.window());
+        let is_error = out.outcome.is_error();
+        self.record(&Record::ToolResult {
+            id: Cow::Borrowed(id),
+            name: Cow::Borrowed(name),
+            content: Cow::Borrowed(&content),
+            is_error,
+            status: out.outcome.status(),
+            outcome: Some(out.outcome.clone()),
+            duration_ms,
+            exit_code: out.exit_code,
+            at: now_ms(),
+        });
+        ContentBlock::ToolResult {
+            tool_use_id: id.to_string(),
+            content,
+            is_error,
+        }
+    }
+
+    /// Runs the tool from the registry, forwarding its live output; a
+    /// panic is a `crashed` result, and an interrupted tool that does not
+    /// stop in [`CANCEL_GRACE`] is dropped with what it streamed.
+    async fn execute(
+        &mut self,
+        call: &Call<'_>,
+        sandboxed: bool,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let tool_cancel = cancel.child_token();
+        // A tool that can write files marks the plan file's changes
+        // meanwhile as its own, not the user's.
+        let writes = self
+            .thread
+            .tools
+            .spec(call.name)
+            .is_some_and(|s| matches!(s.access, Access::Write | Access::Exec));
+        let _running = writes.then(|| self.thread.plan.tool_running());
+        let ctx = ToolCtx {
+            env: ToolEnv {
+                workspace: &self.host.workspace,
+                config: &self.host.config.tools,
+                cancel: &tool_cancel,
+                output: Some(&out_tx),
+                sandboxed,
+            },
+            plan: &self.thread.plan,
+        };
+        let events = &self.host.events;
+        let forward = |chunk: String| {
+            events.send(Event::ToolCallOutputDelta {
+                id: call.id.to_string(),
+                chunk,
+            });
+        };
+        let run = AssertUnwindSafe(self.thread.tools.run(call.name, call.input, ctx))
+            .catch_unwind()
+            .map(|r| {
+                r.unwrap_or_else(|_| {
+                    ToolOutput::failed(
+                        Failure::Crashed,
+                        "the tool crashed (a bug in Waypoint); see the log",
+                    )
+                })
+            });
+        tokio::pin!(run);
+        // What the tool streamed, for the result when it must be dropped.
+        let mut streamed = String::new();
+        let cap = self.host.config.tools.output_cap;
+        let mut keep = |chunk: &str| {
+            // Bounded: head and tail are all the model would see anyway.
+            if streamed.len() < cap.saturating_mul(4) {
+                streamed.push_str(chunk);
+            }
+        };
+        let grace = tokio::time::sleep(CANCEL_GRACE);
+        tokio::pin!(grace);
+        let mut cancelled = false;
+        loop {
+            tokio::select! {
+                out = &mut run => {
+                    while let Ok(chunk) = out_rx.try_recv() {
+                        forward(chunk);
+                    }
+                    return out;
+                }
+                _ = tool_cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                }
+                _ = &mut grace, if cancelled => break,
+                Some(chunk) = out_rx.recv() => {
+                    keep(&chunk);
+                    forward(chunk);
+                }
+            }
+        }
+        while let Ok(chunk) = out_rx.try_recv() {
+            keep(&chunk);
+            forward(chunk);
+        }
+        if streamed.is_empty() {
+            ToolOutput::interrupted("")
+        } else {
+            ToolOutput::interrupted(format!("Output so far:\n{}", cap_output(&streamed, cap)))
+        }
+    }
+}
+
+/// The result that asks the model to call again, when the input is not a
+/// JSON object the provider could read; `None` when it is.
+fn unusable_input(call: &Call<'_>) -> Option<ToolOutput> {
+    let name = call.name;
+    let why = match &call.invalid_input {
+        Some(why) => format!("{why}. Call `{name}` again with a JSON object matching its schema."),
+        None if !call.input.is_object() => format!("the input of `{name}` must be a JSON object"),
+        None => return None,
+    };
+    Some(ToolOutput::failed(Failure::InvalidInput, why))
+}

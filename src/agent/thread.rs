@@ -1,0 +1,123 @@
+//! The two halves of what a turn works on. A [`Thread`] is one agent: its
+//! conversation, plan, reminders, account, model client and tools; a child
+//! agent (a subagent) gets a thread of its own. The [`Host`] is what the
+//! threads run in: the workspace and settings, the transcript and the
+//! session store, the approval policy and the user's answers, and the
+//! outbox to the driver. Invariant: a thread holds nothing of the host's,
+//! so a second thread can run in the same host.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::reminders::Reminders;
+use super::{AgentConfig, Outbox, approval};
+use crate::chat::Conversation;
+use crate::events::{ApprovalMode, Decision};
+use crate::llm::{ModelClient, Usage};
+use crate::session::{SessionStore, Transcript};
+use crate::todo::{Author, Ledger, SharedPlan, TodoItem};
+use crate::tools::{ToolDef, ToolRegistry, Workspace};
+
+/// One agent's own state.
+pub(super) struct Thread {
+    pub client: Arc<dyn ModelClient>,
+    pub conversation: Conversation,
+    /// The plan, shared with the dispatcher (the user edits it mid-turn).
+    pub plan: SharedPlan,
+    /// What each plan item has cost, fed from the records.
+    pub ledger: Ledger,
+    /// The user's plan changes the model has not heard of: the plan
+    /// before and after each run of them.
+    pub unsaid: Vec<(Author, Vec<TodoItem>, Vec<TodoItem>)>,
+    pub reminders: Reminders,
+    /// Tokens spent by this process (a new session does not reset them).
+    pub totals: Usage,
+    pub tools: ToolRegistry,
+    /// What requests offer of them.
+    pub offered: Offered,
+    /// The last request's prompt tokens and the conversation's bytes then.
+    pub last_prompt: Option<(u64, usize)>,
+    /// The estimate right after the last compaction.
+    pub compacted_to: Option<u64>,
+    /// The context usage reported before a request's usage, recorded with it.
+    pub pending_context: Option<(u64, u64)>,
+}
+
+impl Thread {
+    pub(super) fn new(
+        client: Arc<dyn ModelClient>,
+        tools: ToolRegistry,
+        plan: SharedPlan,
+        config: &AgentConfig,
+    ) -> Self {
+        let mut thread = Self {
+            client,
+            conversation: Conversation::default(),
+            plan,
+            ledger: Ledger::new(),
+            unsaid: Vec::new(),
+            reminders: Reminders::new(config.nag_every, config.nag_max),
+            totals: Usage::default(),
+            tools,
+            offered: Offered {
+                defs: Vec::new(),
+                bytes: 0,
+                generation: u64::MAX,
+            },
+            last_prompt: None,
+            compacted_to: None,
+            pending_context: None,
+        };
+        thread.offer_tools();
+        thread
+    }
+
+    /// Rebuilds the definitions sent with requests when the registry
+    /// changed since they were built (tools added later come last, so the
+    /// provider's cache of the earlier ones holds).
+    pub(super) fn offer_tools(&mut self) {
+        if self.offered.generation == self.tools.generation() {
+            return;
+        }
+        let defs = self.tools.definitions();
+        self.offered = Offered {
+            bytes: serde_json::to_string(&defs).map_or(0, |s| s.len()),
+            defs,
+            generation: self.tools.generation(),
+        };
+    }
+}
+
+/// The tool definitions sent with every request, as built from the
+/// registry at `generation`.
+pub(super) struct Offered {
+    pub defs: Vec<ToolDef>,
+    /// Their size in bytes, for the token estimate.
+    pub bytes: usize,
+    pub generation: u64,
+}
+
+/// What the threads run in.
+pub(super) struct Host {
+    pub workspace: Workspace,
+    pub config: AgentConfig,
+    /// Where events go out to the driver, addressed.
+    pub events: Outbox,
+    /// Where the session is recorded.
+    pub transcript: Transcript,
+    /// Where sessions live, when they are kept (a new or opened session's
+    /// transcript goes there).
+    pub store: Option<SessionStore>,
+    /// The approval mode and what the user allowed for the session.
+    pub policy: approval::Policy,
+    /// The user's answers to approval requests (from `Op::Approve`).
+    pub approvals: UnboundedReceiver<(String, Decision)>,
+    /// A mode switch (`Op::SetApproval`) for the next tool call.
+    pub mode_request: Arc<Mutex<Option<ApprovalMode>>>,
+    /// A `/compact` asked for mid-turn: done at the next round boundary.
+    pub compact_request: Arc<Mutex<Option<Option<String>>>>,
+    /// Time spent waiting for the user's approvals (not counted in a
+    /// call's duration).
+    pub approval_wait: std::time::Duration,
+}

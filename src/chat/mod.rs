@@ -1,0 +1,133 @@
+//! The words every floor shares about a conversation with a model: who
+//! speaks (`Role`), what a message holds (`ContentBlock`, `Message`), what
+//! a request cost (`Usage`), and the [`Conversation`] itself. It stands on
+//! the ground floor: it imports nothing of Waypoint's, so the model
+//! clients, the plan's account, the prices, the sessions and the engine
+//! all use it without importing each other.
+
+pub mod conversation;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use conversation::Conversation;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    /// Extended thinking (Anthropic), sent back unchanged with its signature.
+    Thinking {
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    /// Thinking the provider encrypted (Anthropic), sent back unchanged.
+    RedactedThinking {
+        data: String,
+    },
+    /// A reasoning model's reasoning on the Chat Completions wire, sent back
+    /// on the assistant message with its tool calls under the field it came
+    /// in (`details` holds OpenRouter's `reasoning_details` array as merged).
+    Reasoning {
+        text: String,
+        field: ReasoningField,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+    },
+}
+
+/// The Chat Completions field a provider streamed its reasoning in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// DeepSeek (and vLLM, SGLang).
+    ReasoningContent,
+    /// OpenRouter, Ollama and others.
+    Reasoning,
+    /// OpenRouter's structured form (keeps signatures).
+    ReasoningDetails,
+}
+
+impl ContentBlock {
+    /// True for the reasoning kinds (thinking, redacted thinking, reasoning).
+    pub fn is_reasoning(&self) -> bool {
+        matches!(
+            self,
+            ContentBlock::Thinking { .. }
+                | ContentBlock::RedactedThinking { .. }
+                | ContentBlock::Reasoning { .. }
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens billed at the full input price: for every provider,
+    /// the prompt minus what was read from or written to its cache.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Usage with no cache reads or writes.
+    pub const fn uncached(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }
+    }
+
+    /// Every prompt token: full price, read from and written to the cache.
+    pub const fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
+    /// The share (0–100, rounded) of the prompt tokens read from the cache;
+    /// `None` when nothing was read from it.
+    pub fn cached_percent(&self) -> Option<u64> {
+        let prompt = self.prompt_tokens();
+        (self.cache_read_tokens > 0 && prompt > 0)
+            .then(|| (self.cache_read_tokens.min(prompt) * 100 + prompt / 2) / prompt)
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
