@@ -235,7 +235,7 @@ fn f2_switches_mouse_capture_and_says_so() {
         update::on_key(&mut a, f2, now),
         vec![Effect::MouseCapture(false)]
     );
-    assert!(a.status.mouse_off);
+    assert!(a.status.ui.mouse_off());
     assert!(last_notice(&a).contains("Mouse capture off"));
     assert!(matches!(
         a.conversation.entries.last().map(|e| e.kind),
@@ -245,7 +245,7 @@ fn f2_switches_mouse_capture_and_says_so() {
         update::on_key(&mut a, f2, now),
         vec![Effect::MouseCapture(true)]
     );
-    assert!(!a.status.mouse_off);
+    assert!(!a.status.ui.mouse_off());
     // Off, the idle status line says so.
     update::on_key(&mut a, f2, now);
     let shown = screen_text(&mut a, 120, 40, now);

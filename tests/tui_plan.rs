@@ -1,7 +1,8 @@
 //! The plan as a first-class object in the TUI: stepping through past
 //! revisions, selecting an item (the trace shows its calls), the user's
-//! edits from the plan pane and `/plan`, and the honest "stopped with open
-//! items" banner; with snapshots of each at 80x24 and 120x40.
+//! edits from the plan pane and `/plan`, the honest "stopped with open
+//! items" banner and a child thread's plan nested under the item it works
+//! for; with snapshots of each at 80x24 and 120x40.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -362,12 +363,12 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
         },
         now,
     );
-    assert!(a.plan.stats_of("1", now).is_some());
+    assert!(a.plan.stats.of("1", now).is_some());
     update::on_event(&mut a, Event::SessionReset, now);
     assert!(a.plan.revisions.list.is_empty());
     // Item "1" of the next session is another item: no account carried over.
-    assert!(a.plan.stats_of("1", now).is_none());
-    assert!(a.plan.stats_running.is_none());
+    assert!(a.plan.stats.of("1", now).is_none());
+    assert!(a.plan.stats.running().is_none());
     // A resumed session's history fills them again.
     let past = vec![
         revision(
@@ -403,7 +404,7 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
     a.focus = Focus::Checklist;
     // The first step starts from the item in progress (2): up is item 1.
     press(&mut a, KeyCode::Up, now);
-    assert_eq!(a.plan.selected.as_deref(), Some("1"));
+    assert_eq!(a.plan.view.selected.as_deref(), Some("1"));
     assert_eq!(a.trace.filter, Some(("1".to_string(), 1)));
     assert_eq!(a.trace.shown(), vec![0, 1]);
     let serials: Vec<u64> = a.trace.entries[..2].iter().map(|t| t.serial).collect();
@@ -446,13 +447,13 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         now,
     );
     press(&mut a, KeyCode::Esc, now);
-    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.plan.view.selected, None);
     assert_eq!(a.trace.filter, None);
     assert!(a.conversation.marked_tools.is_empty());
     assert_eq!(a.trace.shown().len(), 4);
     // An item that leaves the plan takes the selection with it.
     press(&mut a, KeyCode::Down, now);
-    assert_eq!(a.plan.selected.as_deref(), Some("3"));
+    assert_eq!(a.plan.view.selected.as_deref(), Some("3"));
     update::on_event(
         &mut a,
         plan_event(
@@ -461,7 +462,7 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         ),
         now,
     );
-    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.plan.view.selected, None);
     assert_eq!(a.trace.filter, None);
 }
 
@@ -470,7 +471,7 @@ fn the_plan_keys_send_the_users_edits() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     a.focus = Focus::Checklist;
     // Without a selection the keys act on the item in progress (2).
     assert_eq!(
@@ -495,18 +496,18 @@ fn the_plan_keys_send_the_users_edits() {
             after: Some(1)
         })
     );
-    assert_eq!(a.plan.prompt, None);
+    assert_eq!(a.plan.view.prompt, None);
     assert_eq!(a.input.text(), "kept");
     // e: the prompt holds the item's text; Esc cancels (nothing sent).
     press(&mut a, KeyCode::Char('e'), now);
     assert_eq!(
-        a.plan.prompt.as_ref().map(|p| p.text.as_str()),
+        a.plan.view.prompt.as_ref().map(|p| p.text.as_str()),
         Some("Read the CLI code")
     );
     assert!(press(&mut a, KeyCode::Esc, now).is_empty());
-    assert_eq!(a.plan.prompt, None);
+    assert_eq!(a.plan.view.prompt, None);
     assert_eq!(
-        a.plan.selected.as_deref(),
+        a.plan.view.selected.as_deref(),
         Some("1"),
         "Esc closed the prompt only"
     );
@@ -540,7 +541,7 @@ fn the_plan_keys_send_the_users_edits() {
         update::on_key(&mut a, shift('K'), now).is_empty(),
         "the top"
     );
-    assert!(a.status.running, "all of it while the agent runs");
+    assert!(a.status.turn.running(), "all of it while the agent runs");
     // A refused edit is said.
     update::on_event(
         &mut a,
@@ -558,7 +559,7 @@ fn slash_plan_sends_edits_and_explains_mistakes() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     let run = |a: &mut App, text: &str| {
         type_text(a, text, now);
         press(a, KeyCode::Enter, now)
@@ -619,7 +620,7 @@ fn a_turn_that_ends_with_open_items_says_so_and_enter_continues() {
     let clock = Clock::new();
     let now = clock.at(10.0);
     let mut a = with_calls(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     update::on_event(
         &mut a,
         Event::TurnComplete {
@@ -653,7 +654,7 @@ fn a_turn_that_ends_with_open_items_says_so_and_enter_continues() {
         },
         now,
     );
-    assert!(a.plan.banner(a.status.running));
+    assert!(a.plan.banner(a.status.turn.running()));
     update::on_event(
         &mut a,
         plan_event(
@@ -723,7 +724,7 @@ fn a_collapsed_plan_shows_the_prompt_and_the_revision_in_its_line() {
     let mut a = history(&clock);
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Char('c'), now);
-    assert!(a.plan.collapsed);
+    assert!(a.plan.view.collapsed);
     press(&mut a, KeyCode::Char('['), now);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("rev 5/5 · model · 12:06:40 · [ ] Esc"), "{s}");
@@ -780,10 +781,10 @@ fn the_live_plan_flags_rewordings_and_only_dropped_work() {
     );
     let now = clock.at(1.5);
     assert_eq!(
-        a.plan.change_of("2", now),
+        a.plan.highlight.change_of("2", now),
         Some(waypoint::tui::state::Change::Reworded)
     );
-    assert_eq!(a.plan.dropped(now), ["Write the tests"]);
+    assert_eq!(a.plan.highlight.dropped(now), ["Write the tests"]);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("Add the --verbose flag ~reworded"), "{s}");
     assert!(s.contains("− dropped: Write the tests"), "{s}");
@@ -796,7 +797,7 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    assert!(a.status.running);
+    assert!(a.status.turn.running());
     // The plan: a past revision, then the selection (the trace's filter).
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Up, now);
@@ -806,13 +807,13 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
         "leaving history"
     );
     assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
-    assert_eq!(a.plan.selected.as_deref(), Some("1"));
+    assert_eq!(a.plan.view.selected.as_deref(), Some("1"));
     assert!(a.trace.filter.is_some());
     assert!(
         press(&mut a, KeyCode::Esc, now).is_empty(),
         "clearing the filter"
     );
-    assert_eq!(a.plan.selected, None);
+    assert_eq!(a.plan.view.selected, None);
     assert_eq!(a.trace.filter, None);
     assert_eq!(a.focus, Focus::Checklist);
     // The tools: an expanded output, then the selected call.
@@ -843,7 +844,7 @@ fn ctrl_c_interrupts_a_running_turn_and_keeps_what_was_typed() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    assert!(a.status.running);
+    assert!(a.status.turn.running());
     for c in "next idea".chars() {
         press(&mut a, KeyCode::Char(c), now);
     }
@@ -854,7 +855,7 @@ fn ctrl_c_interrupts_a_running_turn_and_keeps_what_was_typed() {
     );
     assert_eq!(a.input.text(), "next idea");
     assert!(
-        !a.status.quit_armed(now),
+        !a.status.ui.quit_armed(now),
         "interrupting does not arm quitting"
     );
 }
@@ -884,4 +885,116 @@ fn the_selected_items_inline_cells_are_drawn_marked() {
     assert!(reversed("read_file src/cli.rs"));
     assert!(reversed("read_file src/main.rs"));
     assert!(!reversed("edit_file src/cli.rs"));
+}
+
+/// `event` of child thread `n`, started by the root's call `call`.
+fn of_child(n: u32, call: &str, event: Event) -> waypoint::events::Envelope {
+    waypoint::events::Envelope {
+        thread: waypoint::events::ThreadId(n),
+        parent_call: Some(call.into()),
+        turn: 1,
+        event,
+    }
+}
+
+/// `with_calls`, and a subagent (thread 1) the call `t4` started for the
+/// item in progress ("Add the flag"), with a plan of its own.
+fn with_child_plan(clock: &Clock) -> App {
+    use TodoStatus::{Completed as Done, InProgress as Doing, Pending as Todo};
+    let mut a = with_calls(clock);
+    feed(
+        &mut a,
+        clock,
+        vec![(
+            3.5,
+            call_for(
+                "t4",
+                "task",
+                "add --verbose and test it",
+                "2",
+                "Add the flag",
+            ),
+        )],
+    );
+    let child = [
+        Event::TurnStarted { resumed: false },
+        plan_event(
+            vec![
+                item("c1", "Find where the flags are parsed", Done),
+                item("c2", "Add the verbose field and its flag", Doing),
+                item("c3", "Test that --verbose is accepted", Todo),
+            ],
+            PlanDiff::default(),
+        ),
+    ];
+    for event in child {
+        update::on_envelope(&mut a, of_child(1, "t4", event), clock.at(4.0));
+    }
+    a
+}
+
+#[test]
+fn a_child_threads_plan_is_drawn_under_the_item_it_works_for() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = with_child_plan(&clock);
+    let screen = screen_text(&mut a, 120, 40, now);
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = |text: &str| {
+        rows.iter()
+            .position(|r| r.contains(text))
+            .unwrap_or_else(|| panic!("{text} is not on screen:\n{screen}"))
+    };
+    // Under the item in progress and its spinner line, before the next item.
+    assert!(at("Add the flag") < at("↳ add --verbose and test it · 1/3"));
+    assert!(at("↳ add --verbose") < at("[>] Add the verbose field"));
+    assert!(at("[>] Add the verbose field") < at("[ ] Run the tests"));
+    assert!(rows[at("[x] Find where")].contains("      [x] Find where"));
+    // A call made for another item does not nest its child there.
+    let mut b = with_child_plan(&clock);
+    update::on_envelope(
+        &mut b,
+        of_child(
+            2,
+            "t1",
+            plan_event(
+                vec![item("d1", "Elsewhere", TodoStatus::InProgress)],
+                PlanDiff::default(),
+            ),
+        ),
+        now,
+    );
+    assert!(!screen_text(&mut b, 120, 40, now).contains("Elsewhere"));
+    // Without a plan in progress, nothing is nested.
+    let mut c = with_child_plan(&clock);
+    update::on_event(
+        &mut c,
+        plan_event(
+            vec![item("1", "Read the CLI code", TodoStatus::Completed)],
+            PlanDiff::default(),
+        ),
+        now,
+    );
+    assert!(!screen_text(&mut c, 120, 40, now).contains("↳ add --verbose"));
+}
+
+#[test]
+fn snapshots_of_a_nested_child_plan() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let mut a = with_child_plan(&clock);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = screen(&mut a, w, h, now);
+        insta::assert_snapshot!(format!("nested_child_plan_{w}x{h}"), terminal.backend());
+    }
+    // Tiny and odd sizes draw without panicking.
+    for w in [1u16, 2, 5, 20, 39, 60, 99] {
+        for h in [1u16, 2, 3, 5, 8, 12] {
+            let text = screen_text(&mut a, w, h, now);
+            assert_eq!(text.lines().count(), usize::from(h));
+        }
+    }
+    // The plan pane alone, at 20x5, stays readable: its rows, no panic.
+    let text = screen_text(&mut a, 20, 5, now);
+    assert_eq!(text.lines().count(), 5);
 }

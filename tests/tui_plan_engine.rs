@@ -60,7 +60,7 @@ async fn plan_edits_typed_in_the_tui_come_back_from_the_engine_as_user_revisions
     .await;
     let clock = Clock::new();
     let mut a = app(&clock);
-    a.status.has_engine = true;
+    a.status.engine.arrived();
     assert_eq!(forward(&r, typed(&mut a, "write it", &clock)), 1);
     let events = r.turn_events().await;
     feed_all(&mut a, events, &clock);

@@ -170,11 +170,15 @@ fn the_approval_prompt() {
     let clock = Clock::new();
     let now = clock.at(42.0);
     let mut bash = waiting_for(&clock, "t4", "bash", long_command());
-    bash.status.approval = Some((waypoint::events::ApprovalMode::Ask, false));
+    bash.status
+        .engine
+        .set_approval(waypoint::events::ApprovalMode::Ask, false);
     // What was typed before it asked stays in the input, untouched.
     bash.input.set_text("kept while it asks");
     let mut edit = waiting_for(&clock, "t4", "edit_file", an_edit());
-    edit.status.approval = Some((waypoint::events::ApprovalMode::Ask, false));
+    edit.status
+        .engine
+        .set_approval(waypoint::events::ApprovalMode::Ask, false);
     let mut reason = waiting_for(&clock, "t4", "bash", long_command());
     update::on_key(&mut reason, key(KeyCode::Char('n')), now);
     type_text(&mut reason, "use the fast tests", now);
@@ -193,7 +197,10 @@ fn the_approval_prompt() {
             what: "writing outside the workspace (~/.npm)".into(),
         },
     );
-    sandbox.status.approval = Some((waypoint::events::ApprovalMode::Auto, true));
+    sandbox
+        .status
+        .engine
+        .set_approval(waypoint::events::ApprovalMode::Auto, true);
     let terminal = screen(&mut sandbox, 80, 24, now);
     insta::assert_snapshot!("approval_sandbox_blocked_80x24", terminal.backend());
     // An overwrite shows what it replaces; an edit is numbered from where

@@ -28,7 +28,7 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
     );
     update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
     update::on_event(&mut a, text("Thinking about"), clock.at(0.2));
-    assert_eq!(a.status.activity, Activity::Streaming);
+    assert_eq!(*a.status.turn.activity(), Activity::Streaming);
     type_text(&mut a, "half-typed", clock.at(0.3));
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Esc), clock.at(0.4)),
@@ -43,8 +43,8 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
         },
         clock.at(0.5),
     );
-    assert_eq!(a.status.activity, Activity::Interrupted);
-    assert!(!a.status.running && a.status.can_resume);
+    assert_eq!(*a.status.turn.activity(), Activity::Interrupted);
+    assert!(!a.status.turn.running() && a.status.turn.can_resume());
     assert_eq!(a.input.text(), "half-typed");
     let last = a.conversation.entries.last().unwrap();
     assert!(last.text().contains("Interrupted") && last.text().contains("resume"));
@@ -65,7 +65,7 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
         a.trace.entries.last().unwrap().status,
         TraceStatus::Interrupted
     );
-    assert_eq!(a.status.activity, Activity::Interrupted);
+    assert_eq!(*a.status.turn.activity(), Activity::Interrupted);
     // The plan is intact after the interrupt.
     assert_eq!(a.plan.items.len(), 3);
     assert_eq!(a.plan.stopped_open, Some(1));
@@ -218,8 +218,8 @@ fn ctrl_c_clears_then_quits_and_typing_in_a_pane_goes_to_the_input() {
     assert_eq!(a.input.text(), "");
     assert!(update::on_key(&mut a, ctrl('c'), clock.at(0.2)).is_empty());
     assert!(screen_text(&mut a, 120, 40, clock.at(0.3)).contains("Ctrl+C again to quit"));
-    assert!(a.status.quit_armed(clock.at(0.3)));
-    assert!(!a.status.quit_armed(clock.at(5.0)), "the arm times out");
+    assert!(a.status.ui.quit_armed(clock.at(0.3)));
+    assert!(!a.status.ui.quit_armed(clock.at(5.0)), "the arm times out");
     assert_eq!(
         update::on_key(&mut a, ctrl('c'), clock.at(0.4)),
         vec![Effect::Quit]
@@ -554,7 +554,7 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     }
     a.focus = Focus::Checklist;
     update::on_key(&mut a, key(KeyCode::Char('c')), now);
-    assert!(a.plan.collapsed);
+    assert!(a.plan.view.collapsed);
     assert_eq!(a.focus, Focus::Checklist);
     update::on_key(&mut a, key(KeyCode::Char('!')), now);
     assert_eq!(a.focus, Focus::Input);
@@ -666,7 +666,7 @@ fn without_an_engine_a_message_reads_the_settings_again_and_keeps_its_text() {
     let help =
         "No model provider is set up. Run `waypoint setup`, set OPENAI_API_KEY, or start Ollama.";
     update::no_engine(&mut a, help.to_string(), clock.at(0.0));
-    assert_eq!(a.status.activity, Activity::NoProvider);
+    assert_eq!(*a.status.turn.activity(), Activity::NoProvider);
     // Sending tries the settings again, then sends the message.
     type_text(&mut a, "hi", clock.at(1.0));
     assert_eq!(
@@ -690,9 +690,9 @@ fn without_an_engine_a_message_reads_the_settings_again_and_keeps_its_text() {
         vec![Effect::StartEngine]
     );
     update::engine_started(&mut a, "claude-fixed".into(), clock.at(2.0));
-    assert!(a.status.has_engine && a.status.setup_help.is_none());
-    assert_eq!(a.status.model, "claude-fixed");
-    assert_eq!(a.status.activity, Activity::Idle);
+    assert!(a.status.engine.present() && a.status.engine.setup_help().is_none());
+    assert_eq!(a.status.accounts.model(), "claude-fixed");
+    assert_eq!(*a.status.turn.activity(), Activity::Idle);
 }
 
 #[test]
@@ -701,8 +701,8 @@ fn when_the_engine_dies_spinners_stop_and_messages_say_so() {
     let mut a = plan_in_progress(&clock);
     assert_eq!(a.trace.entries.last().unwrap().status, TraceStatus::Running);
     update::engine_stopped(&mut a, clock.at(10.0));
-    assert!(!a.status.running && !a.status.has_engine && !a.status.can_resume);
-    assert_eq!(a.status.activity, Activity::Failed);
+    assert!(!a.status.turn.running() && !a.status.engine.present() && !a.status.turn.can_resume());
+    assert_eq!(*a.status.turn.activity(), Activity::Failed);
     assert!(
         a.trace
             .entries
@@ -1020,10 +1020,10 @@ fn every_binding_is_reachable_where_it_applies() {
     };
     for b in BINDINGS {
         let a = state(b.context);
-        for k in b.keys {
+        for (k, action) in b.keys {
             assert_eq!(
                 update::resolve(&a, &k.event()),
-                Some(b.action),
+                Some(*action),
                 "{} in {:?} is shadowed",
                 k.label(),
                 b.context
@@ -1044,7 +1044,7 @@ fn every_binding_is_reachable_where_it_applies() {
         (ReadOnly, Ask),
         (Yolo, Ask),
     ] {
-        a.status.approval = Some((now_mode, false));
+        a.status.engine.set_approval(now_mode, false);
         assert_eq!(
             update::on_key(&mut a, key(KeyCode::BackTab), now),
             vec![Effect::Send(Op::SetApproval { mode: next })],
@@ -1078,7 +1078,7 @@ fn a_resume_held_back_by_broken_settings_can_be_asked_again() {
     );
     let resume = vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)];
     assert_eq!(update::on_key(&mut a, ctrl('r'), now), resume);
-    assert!(!a.status.can_resume, "one resume at a time");
+    assert!(!a.status.turn.can_resume(), "one resume at a time");
     // The engine held the resume back: the settings still fail.
     update::on_event(
         &mut a,
@@ -1113,7 +1113,7 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
     // A new session (the engine's answer to /new) empties the plan too;
     // the tokens spent stay counted.
     let mut b = interrupted(&clock);
-    let tokens = b.status.totals;
+    let tokens = b.status.accounts.totals();
     update::on_event(&mut b, plan_event(Vec::new(), Default::default()), now);
     update::on_event(&mut b, Event::SessionReset, now);
     assert!(b.plan.items.is_empty() && b.trace.entries.is_empty());
@@ -1121,8 +1121,8 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
         notices(&b),
         vec!["New session: empty conversation and plan."]
     );
-    assert!(!b.status.can_resume);
-    assert_eq!(b.status.totals, tokens);
+    assert!(!b.status.turn.can_resume());
+    assert_eq!(b.status.accounts.totals(), tokens);
 }
 
 #[test]
@@ -1271,7 +1271,7 @@ fn long_reasoning_is_folded_to_its_latest_lines_until_ctrl_o() {
 fn the_context_meter_follows_context_usage() {
     let clock = Clock::new();
     let mut a = app(&clock);
-    assert_eq!(a.status.context_percent(), None);
+    assert_eq!(a.status.accounts.context_percent(), None);
     let status_line = |a: &mut App| {
         let text = screen_text(a, 120, 30, clock.at(5.0));
         text.lines().last().unwrap().to_string()
@@ -1281,10 +1281,10 @@ fn the_context_meter_follows_context_usage() {
         update::on_event(&mut a, Event::ContextUsage { used, window }, clock.at(1.0));
         // A window of 0 (unknown) keeps nothing but says nothing either.
         if window > 0 {
-            assert_eq!(a.status.context_percent(), Some(shown));
+            assert_eq!(a.status.accounts.context_percent(), Some(shown));
             assert!(status_line(&mut a).contains(&format!("ctx {shown}%")));
         } else {
-            assert_eq!(a.status.context_percent(), None);
+            assert_eq!(a.status.accounts.context_percent(), None);
             assert!(!status_line(&mut a).contains("ctx"));
         }
     }
@@ -1318,8 +1318,8 @@ fn the_cached_share_of_prompt_tokens_is_shown_and_costed_per_model() {
         usage(12_000, 88_000, 4_000, (12_000, 88_000, 4_000)),
         clock.at(1.0),
     );
-    assert_eq!(a.status.prompt_tokens(), 100_000);
-    assert_eq!(a.status.cached_percent(), Some(88));
+    assert_eq!(a.status.accounts.prompt_tokens(), 100_000);
+    assert_eq!(a.status.accounts.cached_percent(), Some(88));
     let text = screen_text(&mut a, 160, 30, clock.at(2.0));
     assert!(
         text.lines()
@@ -1329,7 +1329,7 @@ fn the_cached_share_of_prompt_tokens_is_shown_and_costed_per_model() {
         "{text}"
     );
     // The per-model usage keeps the cache tokens; /cost shows the share.
-    let u = &a.status.by_model[0];
+    let u = &a.status.accounts.by_model()[0];
     assert_eq!(
         (
             u.usage.input_tokens,
@@ -1349,7 +1349,7 @@ fn the_cached_share_of_prompt_tokens_is_shown_and_costed_per_model() {
     // No cache reads: no share.
     let mut b = app(&clock);
     update::on_event(&mut b, usage(1_000, 0, 10, (1_000, 0, 10)), clock.at(1.0));
-    assert_eq!(b.status.cached_percent(), None);
+    assert_eq!(b.status.accounts.cached_percent(), None);
 }
 
 #[test]
@@ -1418,8 +1418,8 @@ fn a_compaction_folds_its_summary_and_ends_with_a_divider() {
     let text = screen_text(&mut a, 100, 40, clock.at(5.0));
     assert!(!text.contains("Summary point 1:"));
     // The meter reads the context after compaction; activity is back.
-    assert_eq!(a.status.context_percent(), Some(7));
-    assert_eq!(a.status.activity, Activity::Thinking);
+    assert_eq!(a.status.accounts.context_percent(), Some(7));
+    assert_eq!(*a.status.turn.activity(), Activity::Thinking);
 }
 
 #[test]
@@ -1433,7 +1433,7 @@ fn compacting_shows_in_the_status_and_a_fallback_says_outputs_were_dropped() {
         },
         clock.at(1.0),
     );
-    assert_eq!(a.status.activity, Activity::Compacting);
+    assert_eq!(*a.status.turn.activity(), Activity::Compacting);
     assert!(
         a.animating(clock.at(1.5)),
         "the spinner turns while compacting"
@@ -1452,7 +1452,7 @@ fn compacting_shows_in_the_status_and_a_fallback_says_outputs_were_dropped() {
         },
         clock.at(3.0),
     );
-    assert_eq!(a.status.activity, Activity::Idle);
+    assert_eq!(*a.status.turn.activity(), Activity::Idle);
     let divider = a.conversation.entries.last().unwrap();
     assert_eq!(divider.kind, EntryKind::Divider);
     assert_eq!(
@@ -1504,8 +1504,11 @@ fn the_cost_counts_cache_reads_and_writes_at_their_prices() {
     let clock = Clock::new();
     let now = clock.at(1.0);
     let mut a = app(&clock);
-    a.status.price = waypoint::pricing::price_of("claude-sonnet-4-5", &Default::default());
-    a.status.set_model("claude-sonnet-4-5".into());
+    a.status.accounts.set_price(waypoint::pricing::price_of(
+        "claude-sonnet-4-5",
+        &Default::default(),
+    ));
+    a.status.accounts.set_model("claude-sonnet-4-5".into());
     let million = waypoint::chat::Usage {
         input_tokens: 1_000_000,
         output_tokens: 0,
@@ -1522,7 +1525,7 @@ fn the_cost_counts_cache_reads_and_writes_at_their_prices() {
         now,
     );
     // $3 input + $0.30 cache reads + $3.75 cache writes per million.
-    let cost = a.status.cost().unwrap();
+    let cost = a.status.accounts.cost().unwrap();
     assert!((cost - 7.05).abs() < 1e-9, "{cost}");
 }
 
@@ -1601,7 +1604,7 @@ fn the_picker_opens_the_chosen_session_and_esc_closes_it() {
     assert!(update::on_key(&mut a, key(KeyCode::Esc), now).is_empty());
     assert!(a.overlays.picker.is_none());
     assert_eq!(a.input.text(), "draft");
-    assert!(!a.status.running);
+    assert!(!a.status.turn.running());
 
     // The session open now is not opened again.
     let mut a = with_picker(app(&clock), sessions());
@@ -1741,7 +1744,7 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     assert_eq!(last.kind, EntryKind::Notice(NoticeKind::Error));
     assert!(last.text().contains("Nothing to export"), "{}", last.text());
 
-    a.status.session = Some((id.clone(), "unused".into()));
+    a.status.place.set_session(id.clone(), "unused".into());
     type_text(&mut a, "/export", now);
     let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
     assert_eq!(
@@ -1836,7 +1839,7 @@ fn a_resumed_sessions_notices_follow_its_history() {
         ]
     );
     assert_eq!(
-        a.status.session.as_ref().map(|(id, _)| &id[..8]),
+        a.status.place.session().map(|(id, _)| &id[..8]),
         Some("a17b0c44")
     );
 }
@@ -1892,7 +1895,7 @@ fn y_runs_the_call_once_and_a_allows_it_for_the_session() {
     let clock = Clock::new();
     let now = clock.at(7.0);
     let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "cargo test --all"}));
-    assert_eq!(a.status.activity, Activity::Approval);
+    assert_eq!(*a.status.turn.activity(), Activity::Approval);
     // Other keys do nothing behind the prompt.
     assert!(update::on_key(&mut a, key(KeyCode::Char('x')), now).is_empty());
     assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
@@ -1902,7 +1905,7 @@ fn y_runs_the_call_once_and_a_allows_it_for_the_session() {
     );
     assert!(!a.overlays.approvals.is_open());
     assert_eq!(
-        a.status.activity,
+        *a.status.turn.activity(),
         Activity::Tool {
             name: "bash".into()
         }
@@ -2000,7 +2003,7 @@ fn n_refuses_with_the_reason_typed_and_esc_refuses_and_interrupts() {
     assert!(!a.overlays.approvals.is_open());
     // Ctrl+C does the same while the turn runs (and types nothing).
     let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
-    assert!(a.status.running);
+    assert!(a.status.turn.running());
     assert_eq!(
         update::on_key(&mut a, ctrl('c'), now),
         vec![
@@ -2044,7 +2047,7 @@ fn a_second_request_queues_and_typed_text_is_kept() {
         update::on_key(&mut a, key(KeyCode::Char('y')), now),
         vec![approve("t4", Decision::Once)]
     );
-    assert_eq!(a.status.activity, Activity::Approval);
+    assert_eq!(*a.status.turn.activity(), Activity::Approval);
     assert_eq!(a.overlays.approvals.current().unwrap().id, "t5");
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Char('y')), now),
@@ -2334,9 +2337,12 @@ fn esc_interrupt_stays_on_a_narrow_status_line_while_a_task_runs() {
     let clock = Clock::new();
     let now = clock.at(42.0);
     let mut a = plan_in_progress(&clock);
-    a.status.set_model("claude-sonnet-4-5-20250929".into());
-    a.status.workspace = "/home/me/src/proj".into();
     a.status
+        .accounts
+        .set_model("claude-sonnet-4-5-20250929".into());
+    a.status.place.set_workspace("/home/me/src/proj");
+    a.status
+        .place
         .set_place(Some("/home/me"), Some(Some("main".into())));
     for w in [60u16, 80, 90, 100] {
         let s = screen_text(&mut a, w, 24, now);
@@ -2415,7 +2421,7 @@ fn the_end_of_a_long_plan_is_reachable_at_60x20() {
     assert!(plan(&mut a).contains("Step 20:"));
     // End follows the item in progress again, its spinner line included.
     update::on_key(&mut a, key(KeyCode::End), now);
-    assert!(a.plan.scroll.follow);
+    assert!(a.plan.view.scroll.follow);
     let mut a = long_plan(&clock, 20);
     let s = plan(&mut a);
     assert!(s.contains("Step 20: update module 20 · "), "{s}");
@@ -2460,17 +2466,20 @@ fn dropped_and_reworded_plan_items_are_flagged() {
     );
     let now = clock.at(1.5);
     assert_eq!(
-        a.plan.change_of("2", now),
+        a.plan.highlight.change_of("2", now),
         Some(waypoint::tui::state::Change::Added)
     );
-    assert_eq!(a.plan.dropped(now), ["Run the tests", "Write the tests"]);
+    assert_eq!(
+        a.plan.highlight.dropped(now),
+        ["Run the tests", "Write the tests"]
+    );
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("Add the flag +new"), "{s}");
     assert!(s.contains("− dropped: Write the tests"), "{s}");
     assert!(s.contains("− dropped: Run the tests"), "{s}");
     // A while later the list is gone.
     let later = clock.at(20.0);
-    assert!(a.plan.dropped(later).is_empty());
+    assert!(a.plan.highlight.dropped(later).is_empty());
     assert!(!screen_text(&mut a, 120, 40, later).contains("dropped"));
 }
 
@@ -2488,11 +2497,11 @@ fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_scree
     assert!(text.contains("No project instructions file"), "{text}");
 
     let mut a = app(&clock);
-    a.status.instructions = vec![
+    a.status.place.set_instructions(vec![
         ("/work/project/AGENTS.md".into(), 2150),
         ("/home/me/.config/waypoint/AGENTS\x1b[2J.md".into(), 300),
-    ];
-    a.status.context = Some((45_900, 200_000));
+    ]);
+    a.status.accounts.set_context(45_900, 200_000);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(
         s.contains("Project instructions: AGENTS.md, /home/me/.config/waypoint/AGENTS"),
@@ -2808,7 +2817,7 @@ fn a_call_waiting_for_approval_is_not_shown_running() {
     let clock = Clock::new();
     let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "cargo build"}));
     let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
-    assert!(entry.waiting);
+    assert!(entry.clock.waiting());
     // The Tools pane alone (the prompt covers it on the whole screen).
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 30)).unwrap();
     t.draw(|f| {
@@ -2837,8 +2846,8 @@ fn a_call_waiting_for_approval_is_not_shown_running() {
     // Once answered it runs, and its clock starts then.
     update::on_key(&mut a, key(KeyCode::Char('y')), clock.at(30.0));
     let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
-    assert!(!entry.waiting);
-    assert_eq!(entry.started, clock.at(30.0));
+    assert!(!entry.clock.waiting());
+    assert_eq!(entry.clock.started(), clock.at(30.0));
 }
 
 #[test]
@@ -2869,4 +2878,102 @@ fn tab_completes_the_approval_mode_and_the_model_name() {
     type_text(&mut a, "hello", now);
     update::on_key(&mut a, key(KeyCode::Tab), now);
     assert_eq!(a.focus, Focus::Conversation);
+}
+
+/// `event` of child thread 1, started by the root's tool call `t9`.
+fn of_child(event: Event) -> Envelope {
+    Envelope {
+        thread: waypoint::events::ThreadId(1),
+        parent_call: Some("t9".into()),
+        turn: 1,
+        event,
+    }
+}
+
+#[test]
+fn a_child_threads_events_go_to_a_view_of_its_own() {
+    use waypoint::events::ThreadId;
+    use waypoint::todo::PlanDiff;
+    let clock = Clock::new();
+    let now = clock.at(5.0);
+    let mut a = plan_in_progress(&clock);
+    let (entries, calls, items) = (
+        a.conversation.entries.len(),
+        a.trace.entries.len(),
+        a.plan.items.clone(),
+    );
+    let activity = a.status.turn.activity().clone();
+    assert!(a.threads.get(ThreadId(1)).is_none());
+    for event in [
+        Event::TurnStarted { resumed: false },
+        text("child reply"),
+        begin("c1", "bash", "ls", json!({"command": "ls"}), None),
+        plan_event(
+            vec![item("1", "Find the parser", TodoStatus::InProgress)],
+            PlanDiff::default(),
+        ),
+        Event::TurnComplete {
+            stop_reason: waypoint::events::StopReason::EndTurn,
+            open_items: 1,
+        },
+    ] {
+        assert!(update::on_envelope(&mut a, of_child(event), now).is_empty());
+    }
+    // The root's panes and the status line are as they were.
+    assert_eq!(a.conversation.entries.len(), entries);
+    assert_eq!(a.trace.entries.len(), calls);
+    assert_eq!(a.plan.items, items);
+    assert_eq!(*a.status.turn.activity(), activity);
+    assert!(a.status.turn.running());
+    // The child's view has them, made on first sight.
+    let child = a.threads.get(ThreadId(1)).unwrap();
+    assert_eq!(child.parent_call.as_deref(), Some("t9"));
+    let texts: Vec<&str> = child
+        .view
+        .conversation
+        .entries
+        .iter()
+        .map(|e| e.text())
+        .collect();
+    assert_eq!(texts, ["child reply", "bash ls"]);
+    assert_eq!(child.view.trace.entries[0].id, "c1");
+    assert_eq!(child.view.plan.items[0].content, "Find the parser");
+    assert_eq!(child.view.plan.stopped_open, Some(1));
+    // The root's own events, addressed, go where they always went.
+    update::on_envelope(&mut a, Envelope::root(1, text(" and more")), now);
+    assert_eq!(a.conversation.entries.len(), entries + 1);
+    // A new session has no child threads.
+    update::on_event(&mut a, Event::SessionReset, now);
+    assert!(a.threads.is_empty());
+}
+
+#[test]
+fn a_resumed_history_routes_each_past_event_to_its_thread() {
+    use waypoint::events::ThreadId;
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    update::on_envelope(&mut a, of_child(text("stale")), now);
+    let events = vec![
+        Envelope::root(
+            1,
+            Event::UserMessage {
+                text: "earlier prompt".into(),
+            },
+        ),
+        of_child(text("the child's reply")),
+        Envelope::root(1, text("the root's reply")),
+    ];
+    update::on_event(&mut a, Event::History { events }, now);
+    let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
+    assert_eq!(texts, ["earlier prompt", "the root's reply"]);
+    let child = a.threads.get(ThreadId(1)).unwrap();
+    let texts: Vec<&str> = child
+        .view
+        .conversation
+        .entries
+        .iter()
+        .map(|e| e.text())
+        .collect();
+    assert_eq!(texts, ["the child's reply"], "the old session's child went");
 }

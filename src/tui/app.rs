@@ -18,7 +18,7 @@ use super::terminal::{self, TerminalGuard};
 use super::update::{self, Effect};
 use super::view;
 use crate::agent::AgentHandle;
-use crate::events::Op;
+use crate::events::{Envelope, Op};
 use crate::pricing::Price;
 use crate::session::{SessionStore, now_ms};
 
@@ -84,7 +84,6 @@ impl Ended {
     }
 }
 
-/// Runs the full-screen app until the user quits or a signal arrives.
 /// How the app ended, and the session it recorded (id, transcript path).
 #[derive(Debug)]
 pub struct Exit {
@@ -92,28 +91,13 @@ pub struct Exit {
     pub session: Option<(String, String)>,
 }
 
-pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
+/// Runs the full-screen app until the user quits or a signal arrives:
+/// opens the app, starts the loop, and stops the engine at the end.
+pub async fn run(mut opts: TuiOptions) -> std::io::Result<Exit> {
     let now = Instant::now();
-    let mut app = App::new(opts.model, opts.workspace, opts.palette, now);
-    app.status.price = opts.price;
-    app.status.instructions = opts.instructions;
-    if let Some(notice) = opts.notice {
-        app.notice(NoticeKind::Warning, notice);
-    }
-    app.status.max_retries = opts.max_retries;
-    // Read once: the status line shows where the session works.
-    let home = std::env::var("HOME").ok();
-    let branch = crate::context::git_branch(std::path::Path::new(&app.status.workspace));
-    app.status.set_place(home.as_deref(), branch);
-    app.status.prices = opts.prices;
-    let (files_tx, mut files_rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut io = Io {
-        spills: SpillFiles::default(),
-        sessions: opts.sessions,
-        files: files_tx,
-    };
-    let mut start = opts.start;
-    let mut engine = match opts.engine {
+    let mut app = open_app(&mut opts, now);
+    let (files_tx, files_rx) = tokio::sync::mpsc::unbounded_channel();
+    let engine = match opts.engine {
         Ok(handle) => Some(handle),
         Err(reason) => {
             update::no_engine(&mut app, reason, now);
@@ -121,155 +105,275 @@ pub async fn run(opts: TuiOptions) -> std::io::Result<Exit> {
         }
     };
     let mut guard = TerminalGuard::enter()?;
-    let mut term_events = EventStream::new();
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
-
+    let mut lp = Loop {
+        engine,
+        start: opts.start,
+        io: Io {
+            spills: SpillFiles::default(),
+            sessions: opts.sessions,
+            files: files_tx,
+        },
+        files: files_rx,
+        term_events: EventStream::new(),
+        signals: Signals::new()?,
+        input_errors: 0,
+    };
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.input.set_text(&prompt);
         let effects = update::on_key(&mut app, enter_key(), now);
-        apply(&mut app, &mut engine, &mut start, &mut io, effects);
+        lp.apply(&mut app, effects);
     }
     if opts.pick_session {
-        apply(
-            &mut app,
-            &mut engine,
-            &mut start,
-            &mut io,
-            vec![Effect::OpenPicker],
-        );
+        lp.apply(&mut app, vec![Effect::OpenPicker]);
     }
-
-    let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
-    let mut input_errors = 0;
     // A terminal error ends the loop (not the function), so the engine is
     // still stopped below before the error is returned.
-    let mut failure: Option<std::io::Error> = None;
-    let mut ended = Ended::Quit;
-    loop {
-        let now = Instant::now();
-        if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
-            if let Err(e) = guard
-                .terminal
-                .draw(|f| view::draw(f, &mut app, Instant::now()))
-            {
-                failure = Some(e);
-                break;
-            }
-            dirty = false;
-            last_draw = Some(Instant::now());
+    let outcome = lp.run(&mut app, &mut guard).await;
+    lp.stop_engine().await;
+    drop(guard);
+    outcome.map(|ended| Exit {
+        ended,
+        session: app.status.place.take_session(),
+    })
+}
+
+/// The app as it opens: the status line's model, prices and place, the
+/// settings shown from the start, and the first screen's warning.
+fn open_app(opts: &mut TuiOptions, now: Instant) -> App {
+    let model = std::mem::take(&mut opts.model);
+    let workspace = std::mem::take(&mut opts.workspace);
+    let mut app = App::new(model, workspace, opts.palette, now);
+    app.status.accounts.set_price(opts.price);
+    app.status
+        .place
+        .set_instructions(std::mem::take(&mut opts.instructions));
+    if let Some(notice) = opts.notice.take() {
+        app.notice(NoticeKind::Warning, notice);
+    }
+    app.status.engine.set_max_retries(opts.max_retries);
+    // Read once: the status line shows where the session works.
+    let home = std::env::var("HOME").ok();
+    let branch = crate::context::git_branch(std::path::Path::new(app.status.place.workspace()));
+    app.status.place.set_place(home.as_deref(), branch);
+    app.status
+        .accounts
+        .set_prices(std::mem::take(&mut opts.prices));
+    app
+}
+
+/// The signals that end the app: SIGTERM, SIGHUP and SIGINT from outside.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+}
+
+/// What one wake of the loop brought.
+enum Wake {
+    /// Effects to carry out, and whether the screen changed.
+    Changed {
+        effects: Vec<Effect>,
+        dirty: bool,
+    },
+    Ended(Ended),
+    Failed(std::io::Error),
+}
+
+impl Wake {
+    fn redraw(effects: Vec<Effect>) -> Self {
+        Wake::Changed {
+            effects,
+            dirty: true,
         }
-        let next_frame = if dirty {
-            last_draw.map(|t| t + FRAME)
-        } else {
-            None
-        };
-        let next_tick = app.animating(now).then(|| now + TICK);
-        let wake = match (next_frame, next_tick) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let mut effects = Vec::new();
+    }
+}
+
+/// What the loop owns besides the app and the terminal: the engine (and
+/// how to start one), the effects' outside world, the terminal's input,
+/// the file listing's channel and the signals.
+struct Loop {
+    engine: Option<AgentHandle>,
+    start: Option<StartEngine>,
+    io: Io,
+    files: tokio::sync::mpsc::UnboundedReceiver<(Vec<String>, bool)>,
+    term_events: EventStream,
+    signals: Signals,
+    /// Terminal input errors in a row.
+    input_errors: u32,
+}
+
+impl Loop {
+    /// Draws when something changed (at most once a frame) and sleeps
+    /// until the next input, engine event, frame or animation tick, until
+    /// the app ends.
+    async fn run(&mut self, app: &mut App, guard: &mut TerminalGuard) -> std::io::Result<Ended> {
+        let mut dirty = true;
+        let mut last_draw: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
+                guard
+                    .terminal
+                    .draw(|f| view::draw(f, app, Instant::now()))?;
+                dirty = false;
+                last_draw = Some(Instant::now());
+            }
+            let next_frame = if dirty {
+                last_draw.map(|t| t + FRAME)
+            } else {
+                None
+            };
+            let next_tick = app.animating(now).then(|| now + TICK);
+            let wake = match (next_frame, next_tick) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let effects = match self.wait(app, guard, wake).await {
+                Wake::Changed {
+                    effects,
+                    dirty: changed,
+                } => {
+                    dirty |= changed;
+                    effects
+                }
+                Wake::Ended(ended) => return Ok(ended),
+                Wake::Failed(e) => return Err(e),
+            };
+            if self.carry_out(app, guard, effects).await? {
+                return Ok(Ended::Quit);
+            }
+        }
+    }
+
+    /// Waits for the next thing to happen and takes it into the app.
+    async fn wait(
+        &mut self,
+        app: &mut App,
+        guard: &mut TerminalGuard,
+        wake: Option<Instant>,
+    ) -> Wake {
         tokio::select! {
-            ev = term_events.next() => {
-                if matches!(ev, Some(Ok(_))) {
-                    input_errors = 0;
-                }
-                match ev {
-                    Some(Ok(TermEvent::Key(key))) => { effects = update::on_key(&mut app, key, Instant::now()); dirty = true; }
-                    // Mouse capture reports motion too: only the wheel redraws.
-                    Some(Ok(TermEvent::Mouse(m))) => dirty |= update::on_mouse(&mut app, m),
-                    Some(Ok(TermEvent::Paste(text))) => { update::on_paste(&mut app, &text); dirty = true; }
-                    Some(Ok(TermEvent::Resize(..))) => {
-                        if let Err(e) = guard.terminal.autoresize() {
-                            failure = Some(e);
-                            break;
-                        }
-                        dirty = true;
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => {
-                        tracing::warn!(error = %e, "terminal input error");
-                        input_errors += 1;
-                        if input_errors >= MAX_INPUT_ERRORS {
-                            failure = Some(e);
-                            break;
-                        }
-                    }
-                    None => break,
-                }
+            ev = self.term_events.next() => self.on_terminal(app, guard, ev),
+            ev = recv(&mut self.engine) => Wake::redraw(self.on_engine(app, ev)),
+            Some((files, cut)) = self.files.recv() => {
+                update::files_listed(app, files, cut);
+                Wake::redraw(Vec::new())
             }
-            ev = recv(&mut engine) => {
-                match ev {
-                    Some(event) => {
-                        let now = Instant::now();
-                        effects = update::on_event(&mut app, event.event, now);
-                        // Drain the burst, then draw once.
-                        if let Some(handle) = engine.as_mut() {
-                            while let Ok(event) = handle.events.try_recv() {
-                                effects.extend(update::on_event(&mut app, event.event, now));
-                            }
-                        }
-                    }
-                    None => {
-                        engine = None;
-                        update::engine_stopped(&mut app, Instant::now());
-                    }
-                }
-                dirty = true;
-            }
-            Some((files, cut)) = files_rx.recv() => {
-                update::files_listed(&mut app, files, cut);
-                dirty = true;
-            }
-            _ = sleep_until(wake), if wake.is_some() => dirty = true,
-            _ = sigterm.recv() => {
-                ended = Ended::Terminated;
-                break;
-            }
-            _ = sighup.recv() => {
-                ended = Ended::HungUp;
-                break;
-            }
+            _ = sleep_until(wake), if wake.is_some() => Wake::redraw(Vec::new()),
+            _ = self.signals.term.recv() => Wake::Ended(Ended::Terminated),
+            _ = self.signals.hup.recv() => Wake::Ended(Ended::HungUp),
             // Like SIGTERM: the terminal is given back and the running
             // command is stopped with everything it started.
-            _ = sigint.recv() => {
-                ended = Ended::Interrupted;
-                break;
-            }
+            _ = self.signals.int.recv() => Wake::Ended(Ended::Interrupted),
         }
-        if effects.contains(&Effect::Redraw)
-            && let Err(e) = guard.terminal.clear()
-        {
-            failure = Some(e);
-            break;
+    }
+
+    /// A key, the mouse, a paste or a resize; the end of the input, or
+    /// too many errors in a row.
+    fn on_terminal(
+        &mut self,
+        app: &mut App,
+        guard: &mut TerminalGuard,
+        ev: Option<std::io::Result<TermEvent>>,
+    ) -> Wake {
+        if matches!(ev, Some(Ok(_))) {
+            self.input_errors = 0;
         }
-        let effects = match outside_effects(&mut app, &mut guard, &mut term_events, effects).await {
-            Ok(effects) => effects,
-            Err(e) => {
-                failure = Some(e);
-                break;
+        match ev {
+            Some(Ok(TermEvent::Key(key))) => Wake::redraw(update::on_key(app, key, Instant::now())),
+            // Mouse capture reports motion too: only the wheel redraws.
+            Some(Ok(TermEvent::Mouse(m))) => Wake::Changed {
+                effects: Vec::new(),
+                dirty: update::on_mouse(app, m),
+            },
+            Some(Ok(TermEvent::Paste(text))) => {
+                update::on_paste(app, &text);
+                Wake::redraw(Vec::new())
             }
+            Some(Ok(TermEvent::Resize(..))) => match guard.terminal.autoresize() {
+                Ok(()) => Wake::redraw(Vec::new()),
+                Err(e) => Wake::Failed(e),
+            },
+            Some(Ok(_)) => Wake::Changed {
+                effects: Vec::new(),
+                dirty: false,
+            },
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "terminal input error");
+                self.input_errors += 1;
+                if self.input_errors >= MAX_INPUT_ERRORS {
+                    return Wake::Failed(e);
+                }
+                Wake::Changed {
+                    effects: Vec::new(),
+                    dirty: false,
+                }
+            }
+            None => Wake::Ended(Ended::Quit),
+        }
+    }
+
+    /// An engine event and the rest of its burst (drawn once), or the
+    /// engine's end.
+    fn on_engine(&mut self, app: &mut App, ev: Option<Envelope>) -> Vec<Effect> {
+        let Some(envelope) = ev else {
+            self.engine = None;
+            update::engine_stopped(app, Instant::now());
+            return Vec::new();
         };
-        if apply(&mut app, &mut engine, &mut start, &mut io, effects) {
-            break;
+        let now = Instant::now();
+        let mut effects = update::on_envelope(app, envelope, now);
+        if let Some(handle) = self.engine.as_mut() {
+            while let Ok(envelope) = handle.events.try_recv() {
+                effects.extend(update::on_envelope(app, envelope, now));
+            }
+        }
+        effects
+    }
+
+    /// Carries out `effects`: those of the terminal first, then the rest;
+    /// whether to quit.
+    async fn carry_out(
+        &mut self,
+        app: &mut App,
+        guard: &mut TerminalGuard,
+        effects: Vec<Effect>,
+    ) -> std::io::Result<bool> {
+        if effects.contains(&Effect::Redraw) {
+            guard.terminal.clear()?;
+        }
+        let effects = outside_effects(app, guard, &mut self.term_events, effects).await?;
+        Ok(self.apply(app, effects))
+    }
+
+    fn apply(&mut self, app: &mut App, effects: Vec<Effect>) -> bool {
+        apply(
+            app,
+            &mut self.engine,
+            &mut self.start,
+            &mut self.io,
+            effects,
+        )
+    }
+
+    /// Interrupts and stops the engine, waiting a little for it.
+    async fn stop_engine(&mut self) {
+        if let Some(handle) = self.engine.take() {
+            let _ = handle.ops.send(Op::Interrupt);
+            let _ = handle.ops.send(Op::Quit);
+            let _ = tokio::time::timeout(Duration::from_secs(3), handle.task).await;
         }
     }
-    if let Some(handle) = engine {
-        let _ = handle.ops.send(Op::Interrupt);
-        let _ = handle.ops.send(Op::Quit);
-        let _ = tokio::time::timeout(Duration::from_secs(3), handle.task).await;
-    }
-    drop(guard);
-    failure.map_or(
-        Ok(Exit {
-            ended,
-            session: app.status.session.take(),
-        }),
-        Err,
-    )
 }
 
 /// What effects write to and read from besides the engine.
@@ -297,7 +401,7 @@ async fn outside_effects(
                 drop(std::mem::replace(term_events, EventStream::new()));
                 terminal::suspend();
                 let result = outside::run_editor(&text).await;
-                terminal::resume(&mut guard.terminal, !app.status.mouse_off)?;
+                terminal::resume(&mut guard.terminal, !app.status.ui.mouse_off())?;
                 update::edited(app, result);
             }
             Effect::Copy(text) => {
@@ -355,7 +459,7 @@ fn apply(
             }
             Effect::ListFiles => {
                 let tx = io.files.clone();
-                let root = std::path::PathBuf::from(&app.status.workspace);
+                let root = std::path::PathBuf::from(app.status.place.workspace());
                 tokio::task::spawn_blocking(move || {
                     let _ = tx.send(outside::list_files(&root, outside::MAX_FILES));
                 });
@@ -368,7 +472,7 @@ fn apply(
     quit
 }
 
-async fn recv(engine: &mut Option<AgentHandle>) -> Option<crate::events::Envelope> {
+async fn recv(engine: &mut Option<AgentHandle>) -> Option<Envelope> {
     match engine {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,

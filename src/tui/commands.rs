@@ -221,7 +221,7 @@ fn model(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
         (Some(name), None) => (None, name),
         (Some(provider), Some(name)) => (Some(provider.to_string()), name),
     };
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "No model can be switched to: no provider is set up.",
@@ -237,13 +237,16 @@ fn model(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
 
 /// The known models with their provider, context window and price.
 fn model_list(app: &App) -> String {
-    let mut out = format!("Model now: {}. Known models:\n", app.status.model);
+    let mut out = format!(
+        "Model now: {}. Known models:\n",
+        app.status.accounts.model()
+    );
     let width = KNOWN.iter().map(|m| m.name.len()).max().unwrap_or(0);
     for m in KNOWN {
-        let price = price_of(m.name, &app.status.prices)
+        let price = price_of(m.name, app.status.accounts.prices())
             .map(|p| format!("${} / ${} per M tokens", p.input, p.output))
             .unwrap_or_else(|| "price unknown".into());
-        let mark = if m.name == app.status.model {
+        let mark = if m.name == app.status.accounts.model() {
             "▶"
         } else {
             " "
@@ -294,7 +297,7 @@ fn mode_help(mode: ApprovalMode) -> &'static str {
 
 fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
     if args.is_empty() {
-        let now = app.status.approval;
+        let now = app.status.engine.approval();
         let mut out = match now {
             Some((mode, true)) => {
                 format!("Approval mode: {mode} (commands in the sandbox). Modes:")
@@ -330,7 +333,7 @@ fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
         );
         return Vec::new();
     };
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "No approval mode can be set: no provider is set up.",
@@ -342,7 +345,7 @@ fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
 }
 
 fn compact(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "Nothing to compact: no provider is set up.",
@@ -355,21 +358,21 @@ fn compact(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
 }
 
 fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
-    let s = &app.status;
+    let s = &app.status.accounts;
     let mut out = format!("Tokens so far: ↑{} in", s.prompt_tokens());
     if let Some(pc) = s.cached_percent() {
         out.push_str(&format!(" ({pc}% cached)"));
     }
-    out.push_str(&format!(", ↓{} out", s.totals.output_tokens));
+    out.push_str(&format!(", ↓{} out", s.totals().output_tokens));
     match s.cost() {
         Some(usd) => out.push_str(&format!(", {}", format_cost(usd))),
-        None if s.prompt_tokens() != 0 || s.totals.output_tokens != 0 => {
+        None if s.prompt_tokens() != 0 || s.totals().output_tokens != 0 => {
             out.push_str(" (cost unknown: a model's price is not known)")
         }
         None => {}
     }
     out.push('.');
-    for u in &s.by_model {
+    for u in s.by_model() {
         let usd = u
             .cost()
             .map(format_cost)
@@ -391,8 +394,8 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
 }
 
 fn context(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
-    let s = &app.status;
-    let mut out = match (s.context, s.context_percent()) {
+    let (s, place) = (&app.status.accounts, &app.status.place);
+    let mut out = match (s.context(), s.context_percent()) {
         (Some((used, window)), Some(pc)) => format!(
             "Context window: {} of {} tokens used ({pc}%).",
             short(used),
@@ -400,14 +403,14 @@ fn context(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
         ),
         _ => "Context window: not measured yet (it is after the first request).".to_string(),
     };
-    if s.instructions.is_empty() {
+    if place.instructions().is_empty() {
         out.push_str("\nNo project instructions file (AGENTS.md or CLAUDE.md) was loaded.");
     } else {
         out.push_str("\nProject instructions in the system prompt:");
-        for (path, bytes) in &s.instructions {
+        for (path, bytes) in place.instructions() {
             out.push_str(&format!(
                 "\n  {} · {}",
-                instructions_path(path, &s.workspace),
+                instructions_path(path, place.workspace()),
                 crate::units::bytes(*bytes)
             ));
         }
@@ -443,20 +446,20 @@ fn plan(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
 }
 
 fn clear(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
-    if app.status.running {
+    if app.status.turn.running() {
         app.notice(
             NoticeKind::Warning,
             "The agent is working: /clear waits for it to stop (Esc interrupts).",
         );
         return Vec::new();
     }
-    app.conversation.clear();
-    app.trace.clear();
+    app.root.conversation.clear();
+    app.root.trace.clear();
     vec![Effect::Redraw]
 }
 
 fn new_session(app: &mut App, _: &str, now: Instant) -> Vec<Effect> {
-    if app.status.running {
+    if app.status.turn.running() {
         app.overlays.confirm = Some(Confirm::NewSession);
         return Vec::new();
     }
@@ -468,7 +471,7 @@ fn resume(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
         // The app loop reads the listing (once) and opens the picker.
         return vec![Effect::OpenPicker];
     }
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "No session can be opened: no provider is set up.",
@@ -482,7 +485,7 @@ fn resume(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
 }
 
 fn export(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
-    let Some((id, _)) = &app.status.session else {
+    let Some((id, _)) = app.status.place.session() else {
         app.notice(
             NoticeKind::Error,
             "Nothing to export: no session has been recorded yet (send a message first).",
@@ -504,7 +507,7 @@ pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
     match question {
         Confirm::NewSession => {
             let mut effects = Vec::new();
-            if app.status.running {
+            if app.status.turn.running() {
                 effects.push(Effect::Send(Op::Interrupt));
             }
             effects.push(Effect::Send(Op::NewSession));

@@ -63,6 +63,8 @@ impl Context {
     }
 }
 
+/// What a key does, with what the key itself says (which way, which
+/// edit): the update runs an action without looking at the key again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     Interrupt,
@@ -72,25 +74,54 @@ pub enum Action {
     Commands,
     Focus,
     NewLine,
-    Page,
-    Step,
-    History,
-    Edge,
+    /// A page of the focused pane up or down.
+    Page {
+        up: bool,
+    },
+    /// One line (or entry, or plan item) up or down.
+    Step {
+        up: bool,
+    },
+    /// The previous (`older`) or next message of the input history.
+    History {
+        older: bool,
+    },
+    /// The top or the bottom of the focused pane.
+    Edge {
+        top: bool,
+    },
     Expand,
     TogglePlan,
     ToggleReasoning,
     Redraw,
-    Help,
-    CommandMove,
+    /// `typed`: the key is a character, typed instead into a non-empty input.
+    Help {
+        typed: bool,
+    },
+    CommandMove {
+        up: bool,
+    },
     CommandComplete,
     CommandRun,
     CommandClose,
     Yes,
     No,
-    HelpScroll,
-    PickerMove,
-    PickerPage,
-    PickerEdge,
+    HelpScroll {
+        up: bool,
+        page: bool,
+    },
+    /// `typed`: a letter, typed into the filter once one is typed.
+    PickerMove {
+        up: bool,
+        typed: bool,
+    },
+    PickerPage {
+        up: bool,
+    },
+    /// The first (`up`) or last session.
+    PickerEdge {
+        up: bool,
+    },
     PickerOpen,
     PickerAll,
     PickerClose,
@@ -98,27 +129,52 @@ pub enum Action {
     ApproveAlways,
     Refuse,
     RefuseStop,
-    ApprovalScroll,
+    ApprovalScroll {
+        up: bool,
+        page: bool,
+    },
     ReasonSend,
     ReasonSkip,
     Mention,
-    FileMove,
-    FileInsert,
+    FileMove {
+        up: bool,
+    },
+    /// `or_send`: with nothing to insert, the key goes on (Enter sends).
+    FileInsert {
+        or_send: bool,
+    },
     FileClose,
     Editor,
     CopyReply,
     ToggleMouse,
-    PlanRevision,
-    PlanEdit,
+    PlanRevision {
+        older: bool,
+    },
+    PlanEdit(ItemEdit),
     PromptSend,
     PromptCancel,
     OpenCell,
     CycleApproval,
 }
 
+/// A plan pane key's edit of the selected item (or the one in progress).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ItemEdit {
+    /// A new item after the selection (at the end without one).
+    Add,
+    /// New text for the item.
+    Reword,
+    /// Done, or open again.
+    ToggleDone,
+    Remove,
+    MoveDown,
+    MoveUp,
+}
+
 impl Action {
-    /// Every action; a test checks each has a binding.
-    pub const ALL: [Action; 49] = [
+    /// Every action a key can name; a test checks each has a binding and
+    /// each kind of action is here.
+    pub const ALL: [Action; 74] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -126,25 +182,63 @@ impl Action {
         Action::Commands,
         Action::Focus,
         Action::NewLine,
-        Action::Page,
-        Action::Step,
-        Action::History,
-        Action::Edge,
+        Action::Page { up: true },
+        Action::Page { up: false },
+        Action::Step { up: true },
+        Action::Step { up: false },
+        Action::History { older: true },
+        Action::History { older: false },
+        Action::Edge { top: true },
+        Action::Edge { top: false },
         Action::Expand,
         Action::TogglePlan,
         Action::ToggleReasoning,
         Action::Redraw,
-        Action::Help,
-        Action::CommandMove,
+        Action::Help { typed: false },
+        Action::Help { typed: true },
+        Action::CommandMove { up: true },
+        Action::CommandMove { up: false },
         Action::CommandComplete,
         Action::CommandRun,
         Action::CommandClose,
         Action::Yes,
         Action::No,
-        Action::HelpScroll,
-        Action::PickerMove,
-        Action::PickerPage,
-        Action::PickerEdge,
+        Action::HelpScroll {
+            up: true,
+            page: false,
+        },
+        Action::HelpScroll {
+            up: false,
+            page: false,
+        },
+        Action::HelpScroll {
+            up: true,
+            page: true,
+        },
+        Action::HelpScroll {
+            up: false,
+            page: true,
+        },
+        Action::PickerMove {
+            up: true,
+            typed: false,
+        },
+        Action::PickerMove {
+            up: false,
+            typed: false,
+        },
+        Action::PickerMove {
+            up: true,
+            typed: true,
+        },
+        Action::PickerMove {
+            up: false,
+            typed: true,
+        },
+        Action::PickerPage { up: true },
+        Action::PickerPage { up: false },
+        Action::PickerEdge { up: true },
+        Action::PickerEdge { up: false },
         Action::PickerOpen,
         Action::PickerAll,
         Action::PickerClose,
@@ -152,18 +246,41 @@ impl Action {
         Action::ApproveAlways,
         Action::Refuse,
         Action::RefuseStop,
-        Action::ApprovalScroll,
+        Action::ApprovalScroll {
+            up: true,
+            page: false,
+        },
+        Action::ApprovalScroll {
+            up: false,
+            page: false,
+        },
+        Action::ApprovalScroll {
+            up: true,
+            page: true,
+        },
+        Action::ApprovalScroll {
+            up: false,
+            page: true,
+        },
         Action::ReasonSend,
         Action::ReasonSkip,
         Action::Mention,
-        Action::FileMove,
-        Action::FileInsert,
+        Action::FileMove { up: true },
+        Action::FileMove { up: false },
+        Action::FileInsert { or_send: false },
+        Action::FileInsert { or_send: true },
         Action::FileClose,
         Action::Editor,
         Action::CopyReply,
         Action::ToggleMouse,
-        Action::PlanRevision,
-        Action::PlanEdit,
+        Action::PlanRevision { older: true },
+        Action::PlanRevision { older: false },
+        Action::PlanEdit(ItemEdit::Add),
+        Action::PlanEdit(ItemEdit::Reword),
+        Action::PlanEdit(ItemEdit::ToggleDone),
+        Action::PlanEdit(ItemEdit::Remove),
+        Action::PlanEdit(ItemEdit::MoveDown),
+        Action::PlanEdit(ItemEdit::MoveUp),
         Action::PromptSend,
         Action::PromptCancel,
         Action::OpenCell,
@@ -261,10 +378,11 @@ impl Key {
     }
 }
 
+/// One row of the table: keys of one context, each with the action it
+/// names, and the help text they share.
 pub struct Binding {
     pub context: Context,
-    pub keys: &'static [Key],
-    pub action: Action,
+    pub keys: &'static [(Key, Action)],
     pub help: &'static str,
 }
 
@@ -273,33 +391,51 @@ impl Binding {
     pub fn keys_label(&self) -> String {
         self.keys
             .iter()
-            .map(Key::label)
+            .map(|(k, _)| k.label())
             .collect::<Vec<_>>()
             .join("/")
     }
 }
 
-const fn bind(
-    context: Context,
-    keys: &'static [Key],
-    action: Action,
-    help: &'static str,
-) -> Binding {
+const fn bind(context: Context, keys: &'static [(Key, Action)], help: &'static str) -> Binding {
     Binding {
         context,
         keys,
-        action,
         help,
     }
 }
 
-/// The binding of `ev` in `context`, if any (exact modifiers first).
-pub fn lookup(context: Context, ev: &KeyEvent) -> Option<&'static Binding> {
-    let mut in_context = BINDINGS.iter().filter(|b| b.context == context);
-    in_context
-        .clone()
-        .find(|b| b.keys.iter().any(|k| k.matches(ev, true)))
-        .or_else(|| in_context.find(|b| b.keys.iter().any(|k| k.matches(ev, false))))
+/// The action `ev` names in `context`, if any (exact modifiers first).
+pub fn lookup(context: Context, ev: &KeyEvent) -> Option<Action> {
+    let in_context = || {
+        BINDINGS
+            .iter()
+            .filter(move |b| b.context == context)
+            .flat_map(|b| b.keys.iter())
+    };
+    in_context()
+        .find(|(k, _)| k.matches(ev, true))
+        .or_else(|| in_context().find(|(k, _)| k.matches(ev, false)))
+        .map(|&(_, action)| action)
+}
+
+/// What a key no binding took types into a one-line text field (a
+/// filter, a reason, a plan item): a character, or Backspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Typed {
+    Char(char),
+    Backspace,
+}
+
+/// The text edit `ev` makes in a one-line field; chords and other keys
+/// make none.
+pub fn typed(ev: &KeyEvent) -> Option<Typed> {
+    let chord = ev.modifiers.intersects(CHORD);
+    match ev.code {
+        KeyCode::Char(c) if !chord && !c.is_control() => Some(Typed::Char(c)),
+        KeyCode::Backspace => Some(Typed::Backspace),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -309,14 +445,21 @@ mod tests {
 
     #[test]
     fn every_action_has_a_binding() {
+        let bound = |action: Action| {
+            BINDINGS
+                .iter()
+                .any(|b| b.keys.iter().any(|&(_, a)| a == action))
+        };
         for action in Action::ALL {
-            assert!(
-                BINDINGS.iter().any(|b| b.action == action),
-                "{action:?} has no key"
-            );
+            assert!(bound(action), "{action:?} has no key");
+        }
+        for b in BINDINGS {
+            for (k, action) in b.keys {
+                assert!(Action::ALL.contains(action), "{} in ALL", k.label());
+            }
         }
         // A new action must be added to ALL: this match has no wildcard.
-        let index = |a: Action| match a {
+        let kind = |a: Action| match a {
             Action::Interrupt => 0,
             Action::Send => 1,
             Action::Resume => 2,
@@ -324,25 +467,25 @@ mod tests {
             Action::Commands => 4,
             Action::Focus => 5,
             Action::NewLine => 6,
-            Action::Page => 7,
-            Action::Step => 8,
-            Action::History => 9,
-            Action::Edge => 10,
+            Action::Page { .. } => 7,
+            Action::Step { .. } => 8,
+            Action::History { .. } => 9,
+            Action::Edge { .. } => 10,
             Action::Expand => 11,
             Action::TogglePlan => 12,
             Action::ToggleReasoning => 13,
             Action::Redraw => 14,
-            Action::Help => 15,
-            Action::CommandMove => 16,
+            Action::Help { .. } => 15,
+            Action::CommandMove { .. } => 16,
             Action::CommandComplete => 17,
             Action::CommandRun => 18,
             Action::CommandClose => 19,
             Action::Yes => 20,
             Action::No => 21,
-            Action::HelpScroll => 22,
-            Action::PickerMove => 23,
-            Action::PickerPage => 24,
-            Action::PickerEdge => 25,
+            Action::HelpScroll { .. } => 22,
+            Action::PickerMove { .. } => 23,
+            Action::PickerPage { .. } => 24,
+            Action::PickerEdge { .. } => 25,
             Action::PickerOpen => 26,
             Action::PickerAll => 27,
             Action::PickerClose => 28,
@@ -350,43 +493,42 @@ mod tests {
             Action::ApproveAlways => 30,
             Action::Refuse => 31,
             Action::RefuseStop => 32,
-            Action::ApprovalScroll => 33,
+            Action::ApprovalScroll { .. } => 33,
             Action::ReasonSend => 34,
             Action::ReasonSkip => 35,
             Action::Mention => 36,
-            Action::FileMove => 37,
-            Action::FileInsert => 38,
+            Action::FileMove { .. } => 37,
+            Action::FileInsert { .. } => 38,
             Action::FileClose => 39,
             Action::Editor => 40,
             Action::CopyReply => 41,
             Action::ToggleMouse => 42,
-            Action::PlanRevision => 43,
-            Action::PlanEdit => 44,
+            Action::PlanRevision { .. } => 43,
+            Action::PlanEdit(_) => 44,
             Action::PromptSend => 45,
             Action::PromptCancel => 46,
             Action::OpenCell => 47,
             Action::CycleApproval => 48,
         };
-        for (i, a) in Action::ALL.iter().enumerate() {
-            assert_eq!(index(*a), i);
-        }
+        let kinds: std::collections::BTreeSet<usize> = Action::ALL.into_iter().map(kind).collect();
+        assert_eq!(kinds, (0..49).collect());
     }
 
     #[test]
     fn a_key_names_one_action_per_context() {
         for (i, b) in BINDINGS.iter().enumerate() {
-            for k in b.keys {
+            for (k, action) in b.keys {
                 assert_eq!(
-                    lookup(b.context, &k.event()).map(|found| found.action),
-                    Some(b.action),
+                    lookup(b.context, &k.event()),
+                    Some(*action),
                     "{} in {:?}",
                     k.label(),
                     b.context
                 );
                 for other in &BINDINGS[i + 1..] {
-                    if other.context == b.context && other.action != b.action {
+                    if other.context == b.context {
                         assert!(
-                            !other.keys.contains(k),
+                            !other.keys.iter().any(|(o, a)| o == k && a != action),
                             "{} is bound twice in {:?}",
                             k.label(),
                             b.context
@@ -400,18 +542,18 @@ mod tests {
     #[test]
     fn modifiers_are_matched_as_terminals_send_them() {
         let shift_g = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
-        assert_eq!(lookup(Pane, &shift_g).map(|b| b.action), Some(Action::Edge));
+        assert_eq!(lookup(Pane, &shift_g), Some(Action::Edge { top: false }));
         let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
-        assert_eq!(
-            lookup(Input, &alt_enter).map(|b| b.action),
-            Some(Action::NewLine)
-        );
+        assert_eq!(lookup(Input, &alt_enter), Some(Action::NewLine));
         let ctrl_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::CONTROL);
-        assert_eq!(
-            lookup(Input, &ctrl_enter).map(|b| b.action),
-            Some(Action::Send)
-        );
+        assert_eq!(lookup(Input, &ctrl_enter), Some(Action::Send));
         let ctrl_k = KeyEvent::new(KeyCode::Char('k'), KeyModifiers::CONTROL);
-        assert_eq!(lookup(Pane, &ctrl_k).map(|b| b.action), None);
+        assert_eq!(lookup(Pane, &ctrl_k), None);
+        let ctrl_x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::CONTROL);
+        assert_eq!(typed(&ctrl_x), None);
+        assert_eq!(
+            typed(&KeyEvent::new(KeyCode::Char('X'), KeyModifiers::SHIFT)),
+            Some(Typed::Char('X'))
+        );
     }
 }

@@ -42,22 +42,39 @@ fn take_top(area: &mut Rect, h: u16) -> Rect {
 }
 
 /// Rows the expanded checklist wants: border, gauge, items (+1 for the
-/// active one), notices (refused update, dropped items), footer.
+/// active one), notices (refused update, dropped items), child threads'
+/// plans, footer.
 fn checklist_rows(app: &App) -> u16 {
     let rows = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-    if let Some(r) = app.plan.revisions.shown() {
+    if let Some(r) = app.root.plan.revisions.shown() {
         // Header, keys line, items, removed ones, border.
         return rows(r.items.len().max(1) + r.diff.removed.len()).saturating_add(4);
     }
-    let items = rows(app.plan.items.len());
-    let dropped = u16::try_from(app.plan.removed.len().min(4)).unwrap_or(4);
-    let extra = u16::from(app.plan.active().is_some())
-        + u16::from(app.plan.stopped_open.is_some())
-        + u16::from(app.plan.refused.is_some())
-        + u16::from(app.plan.selected.is_some())
-        + u16::from(app.plan.prompt.is_some())
+    let items = rows(app.root.plan.items.len());
+    let dropped = u16::try_from(app.root.plan.highlight.dropped_rows().min(4)).unwrap_or(4);
+    let extra = u16::from(app.root.plan.active().is_some())
+        + u16::from(app.root.plan.stopped_open.is_some())
+        + u16::from(app.root.plan.refused.is_some())
+        + u16::from(app.root.plan.view.selected.is_some())
+        + u16::from(app.root.plan.view.prompt.is_some())
         + dropped;
-    items.max(1).saturating_add(extra).saturating_add(3)
+    items
+        .max(1)
+        .saturating_add(extra)
+        .saturating_add(nested_rows(app))
+        .saturating_add(3)
+}
+
+/// The rows of the child threads' plans nested in the plan (a header and
+/// one row an item).
+fn nested_rows(app: &App) -> u16 {
+    let rows: usize = app
+        .root
+        .nested_plans(&app.threads)
+        .iter()
+        .map(|n| n.plan.items.len() + 1)
+        .sum();
+    u16::try_from(rows).unwrap_or(u16::MAX)
 }
 
 pub fn compute(area: Rect, app: &App) -> Areas {
@@ -85,7 +102,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
             width: rest.width - left_w,
             ..rest
         };
-        let collapsed = app.plan.collapsed || rest.height < 10;
+        let collapsed = app.root.plan.view.collapsed || rest.height < 10;
         let want = if collapsed {
             1
         } else {
@@ -96,7 +113,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         areas.trace = (right.height > 0).then_some(right);
         areas.conversation = Some(left);
     } else {
-        let collapsed = app.plan.collapsed || rest.height < 14;
+        let collapsed = app.root.plan.view.collapsed || rest.height < 14;
         let want = if collapsed {
             1
         } else {
@@ -112,7 +129,7 @@ pub fn compute(area: Rect, app: &App) -> Areas {
         }
     }
     // The banner takes the conversation's last row (when it can spare it).
-    if app.plan.banner(app.status.running)
+    if app.root.plan.banner(app.status.turn.running())
         && let Some(conv) = areas.conversation.as_mut()
         && conv.height >= 6
     {
@@ -134,8 +151,8 @@ mod tests {
     fn every_size_fits() {
         let mut app = App::new("m", "w", Palette::monochrome(), std::time::Instant::now());
         // With the banner under the conversation.
-        app.plan.finished_open = true;
-        app.plan.items.push(crate::todo::TodoItem {
+        app.root.plan.finished_open = true;
+        app.root.plan.items.push(crate::todo::TodoItem {
             id: "1".into(),
             content: "open".into(),
             status: crate::todo::TodoStatus::Pending,

@@ -19,12 +19,12 @@ pub fn open_picker(app: &mut App, store: Option<&SessionStore>, now_ms: u64) {
         app.notice(NoticeKind::Error, NOT_KEPT);
         return;
     };
-    let mut picker = Picker::new(Vec::new(), app.status.workspace.clone(), now_ms);
+    let mut picker = Picker::new(Vec::new(), app.status.place.workspace().to_string(), now_ms);
     match store.list() {
         Ok(sessions) => picker.sessions = sessions,
         Err(e) => picker.error = Some(format!("The sessions cannot be read: {e}")),
     }
-    picker.current = app.status.session.as_ref().map(|(id, _)| id.clone());
+    picker.current = app.status.place.session().map(|(id, _)| id.clone());
     app.overlays.help = false;
     app.overlays.picker = Some(picker);
 }
@@ -47,25 +47,30 @@ pub fn export(app: &mut App, store: Option<&SessionStore>, id: &str, path: Optio
         app.notice(NoticeKind::Error, NOT_KEPT);
         return;
     };
-    let bytes =
-        match crate::resume::export(store, id, ExportFormat::Markdown, &app.status.prices, false) {
-            Ok(bytes) => bytes,
-            Err(SessionError::NotFound(_)) => {
-                app.notice(
-                    NoticeKind::Error,
-                    format!(
-                        "Nothing to export: session {} has no message recorded yet.",
-                        short_id(id)
-                    ),
-                );
-                return;
-            }
-            Err(e) => {
-                app.notice(NoticeKind::Error, format!("Export failed: {e}"));
-                return;
-            }
-        };
-    let target = export_path(&app.status.workspace, id, path);
+    let bytes = match crate::resume::export(
+        store,
+        id,
+        ExportFormat::Markdown,
+        app.status.accounts.prices(),
+        false,
+    ) {
+        Ok(bytes) => bytes,
+        Err(SessionError::NotFound(_)) => {
+            app.notice(
+                NoticeKind::Error,
+                format!(
+                    "Nothing to export: session {} has no message recorded yet.",
+                    short_id(id)
+                ),
+            );
+            return;
+        }
+        Err(e) => {
+            app.notice(NoticeKind::Error, format!("Export failed: {e}"));
+            return;
+        }
+    };
+    let target = export_path(app.status.place.workspace(), id, path);
     match std::fs::write(&target, bytes) {
         Ok(()) => app.notice(
             NoticeKind::Info,

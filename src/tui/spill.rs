@@ -29,12 +29,12 @@ impl SpillFiles {
                     .and_then(|f| f.keep().map_err(|e| e.error));
                 match made {
                     Ok((file, path)) => {
-                        app.trace.spill_result(serial, Some(path.clone()));
+                        app.root.trace.spill_result(serial, Some(path.clone()));
                         e.insert((path, file))
                     }
                     Err(err) => {
                         tracing::warn!(error = %err, "cannot make a spill file");
-                        app.trace.spill_result(serial, None);
+                        app.root.trace.spill_result(serial, None);
                         return;
                     }
                 }
@@ -45,7 +45,7 @@ impl SpillFiles {
                 tracing::warn!(path = %path.display(), "cannot write a spill file");
                 let _ = std::fs::remove_file(path);
             }
-            app.trace.spill_result(serial, None);
+            app.root.trace.spill_result(serial, None);
         }
     }
 }
@@ -71,14 +71,14 @@ mod tests {
     fn a_huge_output_is_complete_on_disk_and_removed_with_the_session() {
         let now = Instant::now();
         let mut app = App::new("m", "w", Palette::monochrome(), now);
-        app.trace.begin(
+        app.root.trace.begin(
             "t".into(),
             "bash".into(),
             ToolSummary {
                 line: "cat".into(),
                 detail: ToolDetail::Output,
             },
-            None,
+            Default::default(),
             now,
         );
         let mut spills = SpillFiles::default();
@@ -94,7 +94,7 @@ mod tests {
                 }
             }
         }
-        let log = &app.trace.entries[0].output;
+        let log = &app.root.trace.entries[0].output;
         let path = log.spill_path().expect("spilled").clone();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 2_000_000);
         assert!(log.text().contains("bytes not shown; full output in"));

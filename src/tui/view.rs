@@ -35,31 +35,31 @@ pub struct FrameLayout {
 /// The layout pass for a frame of size `area`.
 pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
     // Dropped plan items listed long enough make no more room for themselves.
-    if app.plan.dropped(now).is_empty() {
-        app.plan.removed.clear();
-    }
+    app.root.plan.highlight.forget_expired(now);
     let areas = layout::compute(area, app);
     let mut out = FrameLayout {
         areas,
         ..FrameLayout::default()
     };
     if let Some(r) = areas.conversation {
-        out.conversation = conversation::layout(&mut app.conversation, app.palette, r);
+        out.conversation = conversation::layout(&mut app.root.conversation, app.palette, r);
     }
     // A pane's layout reads the frame's context (focus, clocks) while it
     // writes its own state: take the pane out for that moment.
-    let mut plan = std::mem::take(&mut app.plan);
+    let nested = app.root.nested_plans(&app.threads);
+    let mut plan = std::mem::take(&mut app.root.plan);
     out.plan = checklist::layout(
         &mut plan,
         &app.ctx(now),
         areas.checklist,
         areas.checklist_collapsed,
+        &nested,
     );
-    app.plan = plan;
+    app.root.plan = plan;
     if let Some(r) = areas.trace {
-        let mut trace = std::mem::take(&mut app.trace);
+        let mut trace = std::mem::take(&mut app.root.trace);
         out.detail = trace::layout(&mut trace, &app.ctx(now), r);
-        app.trace = trace;
+        app.root.trace = trace;
     }
     if app.overlays.help {
         let (rect, total) = help::area(area);
@@ -90,11 +90,11 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
     let ctx = app.ctx(now);
     let areas = &layout.areas;
     if let Some(r) = areas.conversation {
-        conversation::render(frame, &app.conversation, layout.conversation, &ctx, r);
+        conversation::render(frame, &app.root.conversation, layout.conversation, &ctx, r);
     }
-    checklist::render(frame, &app.plan, &layout.plan, &ctx, areas.checklist);
+    checklist::render(frame, &app.root.plan, &layout.plan, &ctx, areas.checklist);
     if let Some(r) = areas.trace {
-        trace::render(frame, &app.trace, layout.detail.as_ref(), &ctx, r);
+        trace::render(frame, &app.root.trace, layout.detail.as_ref(), &ctx, r);
     }
     if let Some(r) = areas.banner {
         draw_banner(frame, app, &ctx, r);
@@ -138,7 +138,7 @@ fn draw_input(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     if area.height == 0 {
         return;
     }
-    let title = if app.status.running {
+    let title = if app.status.turn.running() {
         " Message (queued until the turn ends) "
     } else {
         " Message "
@@ -153,7 +153,7 @@ fn draw_input(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
 /// `■ stopped with 2 of 7 items open — Enter continue · /plan clear archive`.
 fn draw_banner(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     let p = ctx.palette;
-    let (open, total) = (app.plan.open(), app.plan.items.len());
+    let (open, total) = (app.root.plan.open(), app.root.plan.items.len());
     let line = Line::from(vec![
         ratatui::text::Span::styled(
             format!("■ stopped with {open} of {total} items open"),
@@ -208,20 +208,21 @@ pub enum Pane {
 pub fn draw_pane(frame: &mut Frame, app: &mut App, pane: Pane, area: Rect, now: Instant) {
     match pane {
         Pane::Conversation => {
-            let layout = conversation::layout(&mut app.conversation, app.palette, area);
-            conversation::render(frame, &app.conversation, layout, &app.ctx(now), area);
+            let layout = conversation::layout(&mut app.root.conversation, app.palette, area);
+            conversation::render(frame, &app.root.conversation, layout, &app.ctx(now), area);
         }
         Pane::Plan { collapsed } => {
-            let mut plan = std::mem::take(&mut app.plan);
-            let layout = checklist::layout(&mut plan, &app.ctx(now), area, collapsed);
-            app.plan = plan;
-            checklist::render(frame, &app.plan, &layout, &app.ctx(now), area);
+            let nested = app.root.nested_plans(&app.threads);
+            let mut plan = std::mem::take(&mut app.root.plan);
+            let layout = checklist::layout(&mut plan, &app.ctx(now), area, collapsed, &nested);
+            app.root.plan = plan;
+            checklist::render(frame, &app.root.plan, &layout, &app.ctx(now), area);
         }
         Pane::Trace => {
-            let mut trace = std::mem::take(&mut app.trace);
+            let mut trace = std::mem::take(&mut app.root.trace);
             let detail = trace::layout(&mut trace, &app.ctx(now), area);
-            app.trace = trace;
-            trace::render(frame, &app.trace, detail.as_ref(), &app.ctx(now), area);
+            app.root.trace = trace;
+            trace::render(frame, &app.root.trace, detail.as_ref(), &app.ctx(now), area);
         }
         Pane::Status => status::render(frame, &app.status, &app.ctx(now), area),
     }

@@ -606,7 +606,7 @@ pub fn failed_tool(clock: &Clock) -> App {
 /// A request retried three times (the server is overloaded), still waiting.
 pub fn retrying(clock: &Clock) -> App {
     let mut a = plan_in_progress(clock);
-    a.status.max_retries = Some(6);
+    a.status.engine.set_max_retries(Some(6));
     let mut events = vec![(6.0, Event::RoundStarted { round: 3 })];
     for (i, attempt) in (1..=3).enumerate() {
         let at = 7.0 + i as f64 * 5.0;

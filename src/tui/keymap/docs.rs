@@ -26,7 +26,7 @@ pub fn markdown_table() -> String {
         let keys = b
             .keys
             .iter()
-            .map(|k| format!("`{}`", k.label()))
+            .map(|(k, _)| format!("`{}`", k.label()))
             .collect::<Vec<_>>()
             .join(" ");
         let context = match b.context {

@@ -8,9 +8,12 @@ use std::time::Instant;
 
 use ratatui::text::Line;
 
+use crate::events::{AbortReason, CompactReason, Event};
+use crate::text::clean_line;
 use crate::tui::markdown::CodeCache;
 
 use super::scroll::Scroll;
+use super::trace::ToolCell;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoticeKind {
@@ -372,4 +375,112 @@ impl Conversation {
     pub fn clear(&mut self) {
         *self = Self::default();
     }
+}
+
+impl Conversation {
+    /// The conversation's part of an engine event: streamed reasoning,
+    /// replies and summaries, retries, the tool cells (`cell`: what the
+    /// trace made of the call), compaction, the turn's end, a new session.
+    /// `max_retries` numbers the retry notice. Notices are the app's.
+    pub fn apply(&mut self, event: &Event, cell: Option<&ToolCell>, max_retries: Option<u32>) {
+        match event {
+            Event::TurnStarted { resumed } => self.promote_queued(*resumed),
+            Event::RoundStarted { .. } => {
+                self.end_retries();
+                self.round_entry = None;
+                self.round_reasoning = None;
+            }
+            Event::ReasoningDelta { text } => {
+                self.settle_retry();
+                self.push_reasoning(text);
+            }
+            Event::TextDelta { text } => {
+                self.settle_retry();
+                self.push_reply(text);
+            }
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                // Text streamed in this round is void: the reply starts again
+                // (a message queued meanwhile may sit below it).
+                self.drop_round_reply();
+                let text = retry_text(*attempt, *delay_ms, reason, max_retries);
+                self.retrying(*attempt, text);
+            }
+            Event::ToolCallBegin { .. } => {
+                self.settle_retry();
+                self.round_entry = None;
+            }
+            Event::CompactionBegin { reason } => self.begin_compaction(match reason {
+                CompactReason::Threshold => "the context is nearly full",
+                CompactReason::User => "asked with /compact",
+                CompactReason::TooLong => "the prompt was too long for the model",
+            }),
+            Event::SummaryDelta { text } => self.push_summary(text),
+            Event::CompactionEnd {
+                before_tokens,
+                after_tokens,
+                fallback,
+            } => self.end_compaction(*before_tokens, *after_tokens, *fallback),
+            Event::TurnComplete { .. } => self.end_turn(),
+            Event::TurnAborted { reason, .. } => self.aborted(*reason),
+            Event::SessionReset => self.clear(),
+            Event::UserMessage { text } => self.push(EntryKind::User, text.clone()),
+            _ => {}
+        }
+        match cell {
+            Some(ToolCell::Begin {
+                serial,
+                text,
+                started,
+            }) => self.push_tool(*serial, text.clone(), *started),
+            Some(ToolCell::Tail { serial, tail }) => self.tool_tail(*serial, tail.clone()),
+            Some(ToolCell::End {
+                serial,
+                status,
+                text,
+                tail,
+            }) => {
+                self.end_tool(*serial, *status, text.clone());
+                self.tool_tail(*serial, tail.clone());
+            }
+            None => {}
+        }
+    }
+
+    /// The turn ended: its retry notice is settled, nothing streams on.
+    pub fn end_turn(&mut self) {
+        self.end_retries();
+        self.round_entry = None;
+    }
+
+    /// The turn was aborted: a reply the failure broke off is never shown
+    /// as if whole, and after an interrupt the messages queued before it
+    /// are delivered by the next turn (the engine keeps them).
+    fn aborted(&mut self, reason: AbortReason) {
+        if reason == AbortReason::Failed {
+            self.mark_round_cut();
+        }
+        self.end_turn();
+        if reason == AbortReason::Interrupted
+            && self.entries.iter().any(|e| e.kind == EntryKind::Queued)
+        {
+            self.queued_held = true;
+        }
+    }
+}
+
+/// `retrying (2/6) in 1.5 s: overloaded`.
+fn retry_text(attempt: u32, delay_ms: u64, reason: &str, max_retries: Option<u32>) -> String {
+    let reason = clean_line(reason);
+    let of = max_retries.map(|max| format!("/{max}")).unwrap_or_default();
+    let secs = delay_ms as f64 / 1000.0;
+    let wait = if delay_ms < 1000 {
+        format!("{secs:.1} s")
+    } else {
+        format!("{secs:.0} s")
+    };
+    format!("retrying ({attempt}{of}) in {wait}: {reason}")
 }

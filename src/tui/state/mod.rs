@@ -1,7 +1,8 @@
 //! The TUI's state: everything the screen shows, and nothing else. A small
-//! root holds one struct per pane (conversation, trace, plan, input,
-//! status, overlays); each pane's update and render read only their own
-//! state plus a read-only [`Ctx`]. Invariant: no I/O here (spill files and
+//! root holds one struct per pane (input, status, overlays) and a
+//! [`ThreadView`] per agent thread (its conversation, trace and plan: the
+//! root thread's, and any child's); each pane's update and render read
+//! only their own state plus a read-only [`Ctx`]. Invariant: no I/O here (spill files and
 //! other side effects are `Effect`s the app loop carries out), and what is
 //! typed in the input box is never dropped by anything but the user.
 
@@ -16,6 +17,7 @@ pub mod plan;
 pub mod revisions;
 pub mod scroll;
 pub mod status;
+pub mod thread;
 pub mod trace;
 
 use std::time::Instant;
@@ -29,11 +31,19 @@ pub use input::{HISTORY_CAP, Input, PASTE_LINES, Pasted};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, Popup};
 pub use picker::{PICKER_PAGE, Picker};
-pub use plan::{Change, Checklist, HIGHLIGHT_FOR, PlanPrompt, PromptKind};
+pub use plan::{
+    Change, Checklist, HIGHLIGHT_FOR, Highlight, ItemAccounts, PlanPrompt, PlanView, PromptKind,
+};
 pub use revisions::{REVISIONS_CAP, Revision, Revisions};
 pub use scroll::Scroll;
-pub use status::{Activity, ModelUsage, QUIT_ARM_FOR, Status};
-pub use trace::{DiffCache, Trace, TraceEntry, TraceStatus, first_clause};
+pub use status::{
+    Accounts, Activity, ModelUsage, Place, Presence, QUIT_ARM_FOR, Status, Turn, UiFlags,
+};
+pub use thread::{ChildThread, NestedPlan, ThreadView, Threads};
+pub use trace::{
+    CallClock, DiffCache, PlanLink, ToolCell, Trace, TraceChange, TraceEntry, TraceStatus,
+    first_clause,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -78,12 +88,16 @@ impl Ctx<'_> {
     }
 }
 
+/// Everything the screen shows: the root thread's panes, the other
+/// threads', the input, the status line and what opens over them.
 pub struct App {
     pub palette: Palette,
     pub focus: Focus,
-    pub conversation: Conversation,
-    pub trace: Trace,
-    pub plan: Checklist,
+    /// The root thread's panes: the conversation with the user, its tool
+    /// trace and its plan.
+    pub root: ThreadView,
+    /// The other threads' views (subagents), by id.
+    pub threads: Threads,
     pub input: Input,
     pub status: Status,
     pub overlays: Overlays,
@@ -99,9 +113,8 @@ impl App {
         Self {
             palette,
             focus: Focus::Input,
-            conversation: Conversation::default(),
-            trace: Trace::default(),
-            plan: Checklist::default(),
+            root: ThreadView::default(),
+            threads: Threads::default(),
             input: Input::default(),
             status: Status::new(model.into(), workspace.into(), now),
             overlays: Overlays::default(),
@@ -113,25 +126,36 @@ impl App {
             palette: self.palette,
             focus: self.focus,
             now,
-            running: self.status.running,
-            clock_until: self.status.clock_until(now),
-            model: &self.status.model,
-            workspace: &self.status.workspace,
-            instructions: &self.status.instructions,
+            running: self.status.turn.running(),
+            clock_until: self.status.turn.clock_until(now),
+            model: self.status.accounts.model(),
+            workspace: self.status.place.workspace(),
+            instructions: self.status.place.instructions(),
             waiting: self.overlays.approvals.is_open(),
         }
     }
 
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
-        self.conversation.notice(kind, text);
+        self.root.conversation.notice(kind, text);
     }
 
     /// Something on screen changes with time alone (spinner, timers, highlight).
     pub fn animating(&self, now: Instant) -> bool {
-        self.status.running
-            || self.conversation.highlighting
-            || self.status.activity == Activity::Compacting
-            || self.plan.highlighting(now)
-            || self.status.quit_armed(now)
+        self.status.turn.running()
+            || self.root.conversation.highlighting
+            || *self.status.turn.activity() == Activity::Compacting
+            || self.root.plan.highlight.shown(now)
+            || self.status.ui.quit_armed(now)
+    }
+}
+
+/// Reading the root thread's panes as `app.conversation`, `app.trace` and
+/// `app.plan` (as code written before threads does); a change names
+/// `app.root`.
+impl std::ops::Deref for App {
+    type Target = ThreadView;
+
+    fn deref(&self) -> &ThreadView {
+        &self.root
     }
 }

@@ -38,22 +38,22 @@ impl OutputLog {
 
     /// Adds `chunk`; returns the bytes to append to the spill file, if the
     /// output is (now) spilling: on the first overflow, all of it so far.
-    pub fn push(&mut self, chunk: String) -> Option<String> {
+    pub fn push(&mut self, chunk: &str) -> Option<String> {
         self.total += chunk.len();
         match self.spill {
             Spill::None if self.total > OUTPUT_MEMORY_CAP => {
                 // Until now memory held all of it (nothing was dropped yet).
                 let all = format!("{}{}{chunk}", self.head, self.tail);
                 self.spill = Spill::Active { path: None };
-                self.keep(&chunk);
+                self.keep(chunk);
                 Some(all)
             }
             Spill::Active { .. } => {
-                self.keep(&chunk);
-                Some(chunk)
+                self.keep(chunk);
+                Some(chunk.to_string())
             }
             Spill::None | Spill::Failed => {
-                self.keep(&chunk);
+                self.keep(chunk);
                 None
             }
         }
@@ -86,7 +86,7 @@ impl OutputLog {
             text.push('\n');
         }
         text.push_str(line);
-        self.push(text)
+        self.push(&text)
     }
 
     fn ends_with_newline(&self) -> bool {
@@ -176,7 +176,7 @@ mod tests {
         let line = "x".repeat(99) + "\n";
         let mut spilled = 0;
         for _ in 0..20_000 {
-            spilled += log.push(line.clone()).map_or(0, |s| s.len());
+            spilled += log.push(&line).map_or(0, |s| s.len());
         }
         assert_eq!(log.total_bytes(), 2_000_000);
         assert_eq!(spilled, 2_000_000, "every byte goes to the spill file");
@@ -184,17 +184,13 @@ mod tests {
         assert!(log.text().contains("bytes not shown"));
         assert_eq!(log.last_lines(2), vec!["x".repeat(99), "x".repeat(99)]);
         log.spill = Spill::Failed;
-        assert_eq!(
-            log.push("more".into()),
-            None,
-            "a failed spill is not retried"
-        );
+        assert_eq!(log.push("more"), None, "a failed spill is not retried");
     }
 
     #[test]
     fn small_output_stays_whole() {
         let mut log = OutputLog::default();
-        assert_eq!(log.push("héllo\nwörld\n".into()), None);
+        assert_eq!(log.push("héllo\nwörld\n"), None);
         assert_eq!(log.text(), "héllo\nwörld\n");
         assert_eq!(log.last_lines(5), vec!["héllo", "wörld"]);
         assert!(log.spill_path().is_none());

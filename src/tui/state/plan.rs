@@ -5,8 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::revisions::Revisions;
+use super::revisions::{Revision, Revisions};
 use super::scroll::Scroll;
+use super::trace::first_clause;
+use crate::events::Event;
 use crate::todo::{ItemStats, PlanDiff, TodoItem, TodoStatus};
 
 /// How long a changed plan item stays highlighted.
@@ -23,40 +25,157 @@ pub enum Change {
     Completed,
 }
 
-#[derive(Debug)]
+/// The plan pane's state: the live plan, what its last update changed,
+/// each item's account, its history and how the pane shows it.
+#[derive(Debug, Default)]
 pub struct Checklist {
     pub items: Vec<TodoItem>,
-    /// Items changed by the last update, with when.
-    pub changed: Vec<(String, Change, Instant)>,
-    /// What the last update dropped from the plan (contents), and when.
-    pub removed: Vec<String>,
-    pub removed_at: Option<Instant>,
+    /// What the last update changed, shown for a while.
+    pub highlight: Highlight,
     /// The item in progress and since when.
     pub active_since: Option<(String, Instant)>,
-    pub collapsed: bool,
-    /// Following: the item in progress stays in view.
-    pub scroll: Scroll,
     /// The last turn ended with this many items open.
     pub stopped_open: Option<usize>,
     /// The last plan update was refused: its first clause (until the next
     /// accepted update).
     pub refused: Option<String>,
-    /// What each item has cost (from the engine's `PlanStats`), the item
-    /// whose clock ran then, and when they came.
-    pub stats: Vec<ItemStats>,
-    pub stats_running: Option<String>,
-    pub stats_at: Option<Instant>,
+    /// What each item has cost (from the engine's `PlanStats`).
+    pub stats: ItemAccounts,
     /// Every revision received, and the one shown instead of the live plan.
     pub revisions: Revisions,
+    /// The pane itself: folded or not, scrolled, selected, prompting.
+    pub view: PlanView,
+    /// The last turn ended (not interrupted) with open items: the
+    /// conversation shows the banner until a turn starts.
+    pub finished_open: bool,
+}
+
+/// How the plan pane shows the plan: the user's choices, not the plan's.
+#[derive(Debug)]
+pub struct PlanView {
+    pub collapsed: bool,
+    /// Following: the item in progress stays in view.
+    pub scroll: Scroll,
     /// The selected item's id (the trace shows its calls).
     pub selected: Option<String>,
     /// Layouts keep the selected item in view (until the pane is scrolled).
     pub reveal: bool,
     /// The one-line prompt of an item being added or reworded.
     pub prompt: Option<PlanPrompt>,
-    /// The last turn ended (not interrupted) with open items: the
-    /// conversation shows the banner until a turn starts.
-    pub finished_open: bool,
+}
+
+impl Default for PlanView {
+    fn default() -> Self {
+        Self {
+            collapsed: false,
+            scroll: Scroll::following(),
+            selected: None,
+            reveal: false,
+            prompt: None,
+        }
+    }
+}
+
+/// What the last plan update changed: items marked for
+/// [`HIGHLIGHT_FOR`], dropped ones listed for [`REMOVED_FOR`].
+#[derive(Debug, Default)]
+pub struct Highlight {
+    /// Items changed by the last update, with when.
+    changed: Vec<(String, Change, Instant)>,
+    /// What the last update dropped from the plan (contents), and when.
+    removed: Vec<String>,
+    removed_at: Option<Instant>,
+}
+
+impl Highlight {
+    /// How item `id` changed, while that is still shown.
+    pub fn change_of(&self, id: &str, now: Instant) -> Option<Change> {
+        self.changed
+            .iter()
+            .find(|(cid, _, at)| cid == id && now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
+            .map(|(_, c, _)| *c)
+    }
+
+    /// Something is still shown changed or dropped (the screen animates).
+    pub fn shown(&self, now: Instant) -> bool {
+        self.changed
+            .iter()
+            .any(|(_, _, at)| now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
+            || !self.dropped(now).is_empty()
+    }
+
+    /// The items the last update dropped, while they are still shown.
+    pub fn dropped(&self, now: Instant) -> &[String] {
+        match self.removed_at {
+            Some(at) if now.saturating_duration_since(at) < REMOVED_FOR => &self.removed,
+            _ => &[],
+        }
+    }
+
+    /// How many dropped items the pane makes room for (until the layout
+    /// pass forgets them with [`Highlight::forget_expired`]).
+    pub fn dropped_rows(&self) -> usize {
+        self.removed.len()
+    }
+
+    /// Dropped items listed long enough make no more room for themselves.
+    pub fn forget_expired(&mut self, now: Instant) {
+        if self.dropped(now).is_empty() {
+            self.removed.clear();
+        }
+    }
+
+    /// Nothing changed just now (a resumed session's past).
+    pub fn clear(&mut self) {
+        self.changed.clear();
+        self.removed.clear();
+    }
+
+    fn set(&mut self, changed: Vec<(String, Change, Instant)>, removed: Vec<String>, now: Instant) {
+        self.changed = changed;
+        self.removed_at = (!removed.is_empty()).then_some(now);
+        self.removed = removed;
+    }
+}
+
+/// What each plan item has cost, as the engine last said, and the item
+/// whose clock ran then (its time goes on from when that was said).
+#[derive(Debug, Default)]
+pub struct ItemAccounts {
+    items: Vec<ItemStats>,
+    running: Option<String>,
+    at: Option<Instant>,
+}
+
+impl ItemAccounts {
+    /// Takes the engine's per-item account.
+    pub fn set(&mut self, stats: Vec<ItemStats>, running: Option<String>, now: Instant) {
+        self.items = stats;
+        self.running = running;
+        self.at = Some(now);
+    }
+
+    /// One item's account at `now` (the running item's time goes on).
+    pub fn of(&self, id: &str, now: Instant) -> Option<ItemStats> {
+        let mut stats = self.items.iter().find(|s| s.id == id)?.clone();
+        if self.running.as_deref() == Some(id)
+            && let Some(at) = self.at
+        {
+            let live = u64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0);
+            stats.time_ms = stats.time_ms.saturating_add(live);
+        }
+        Some(stats)
+    }
+
+    /// The item whose clock runs, if any.
+    pub fn running(&self) -> Option<&str> {
+        self.running.as_deref()
+    }
+
+    /// Forgets every account (another session's ids mean other items).
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
 }
 
 /// What the plan pane's prompt does with its text on Enter.
@@ -76,30 +195,6 @@ pub struct PlanPrompt {
     pub text: String,
 }
 
-impl Default for Checklist {
-    fn default() -> Self {
-        Self {
-            items: Vec::new(),
-            changed: Vec::new(),
-            removed: Vec::new(),
-            removed_at: None,
-            active_since: None,
-            collapsed: false,
-            scroll: Scroll::following(),
-            stopped_open: None,
-            refused: None,
-            stats: Vec::new(),
-            stats_running: None,
-            stats_at: None,
-            revisions: Revisions::default(),
-            selected: None,
-            reveal: false,
-            prompt: None,
-            finished_open: false,
-        }
-    }
-}
-
 impl Checklist {
     pub fn completed(&self) -> usize {
         self.items
@@ -114,25 +209,6 @@ impl Checklist {
         self.items
             .iter()
             .find(|i| i.status == TodoStatus::InProgress)
-    }
-    pub fn change_of(&self, id: &str, now: Instant) -> Option<Change> {
-        self.changed
-            .iter()
-            .find(|(cid, _, at)| cid == id && now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
-            .map(|(_, c, _)| *c)
-    }
-    pub fn highlighting(&self, now: Instant) -> bool {
-        self.changed
-            .iter()
-            .any(|(_, _, at)| now.saturating_duration_since(*at) < HIGHLIGHT_FOR)
-            || !self.dropped(now).is_empty()
-    }
-    /// The items the last update dropped, while they are still shown.
-    pub fn dropped(&self, now: Instant) -> &[String] {
-        match self.removed_at {
-            Some(at) if now.saturating_duration_since(at) < REMOVED_FOR => &self.removed,
-            _ => &[],
-        }
     }
     /// How long the item in progress has been so, up to `until` (the clock
     /// stops when the turn does).
@@ -192,9 +268,7 @@ impl Checklist {
                 }
             }
         }
-        self.changed = changed;
-        self.removed_at = (!removed.is_empty()).then_some(now);
-        self.removed = removed;
+        self.highlight.set(changed, removed, now);
         let active = items
             .iter()
             .find(|i| i.status == TodoStatus::InProgress)
@@ -209,28 +283,9 @@ impl Checklist {
         self.refused = None;
     }
 
-    /// Takes the engine's per-item account.
-    pub fn set_stats(&mut self, stats: Vec<ItemStats>, running: Option<String>, now: Instant) {
-        self.stats = stats;
-        self.stats_running = running;
-        self.stats_at = Some(now);
-    }
-
-    /// One item's account at `now` (the running item's time goes on).
-    pub fn stats_of(&self, id: &str, now: Instant) -> Option<ItemStats> {
-        let mut stats = self.stats.iter().find(|s| s.id == id)?.clone();
-        if self.stats_running.as_deref() == Some(id)
-            && let Some(at) = self.stats_at
-        {
-            let live = u64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0);
-            stats.time_ms = stats.time_ms.saturating_add(live);
-        }
-        Some(stats)
-    }
-
     /// The selected item's place (0-based) in the live plan.
     pub fn selected_index(&self) -> Option<usize> {
-        let id = self.selected.as_deref()?;
+        let id = self.view.selected.as_deref()?;
         self.items.iter().position(|i| i.id == id)
     }
 
@@ -244,5 +299,67 @@ impl Checklist {
     pub fn stopped(&mut self) {
         let open = self.open();
         self.stopped_open = (open > 0).then_some(open);
+    }
+}
+
+impl Checklist {
+    /// The plan pane's part of an engine event: a new plan (kept as a
+    /// revision too), the items' accounts, how the turn ended, a refused
+    /// update (`refused`: the trace's reason), a new session. Whether the
+    /// plan itself changed (the trace's filter follows it).
+    pub fn apply(&mut self, event: &Event, refused: Option<&str>, now: Instant) -> bool {
+        if let Some(reason) = refused {
+            self.refused = Some(first_clause(reason).to_string());
+        }
+        match event {
+            Event::TurnStarted { .. } => {
+                self.stopped_open = None;
+                self.finished_open = false;
+            }
+            Event::PlanUpdated {
+                items,
+                diff,
+                revision,
+                author,
+                at,
+                ..
+            } => {
+                self.revisions.push(Revision {
+                    revision: *revision,
+                    author: *author,
+                    at: *at,
+                    items: items.clone(),
+                    diff: diff.clone(),
+                });
+                self.update(items.clone(), diff, now);
+                return true;
+            }
+            Event::PlanStats { items, running } => {
+                self.stats.set(items.clone(), running.clone(), now);
+            }
+            Event::TurnComplete { open_items, .. } => {
+                self.stopped_open = (*open_items > 0).then_some(*open_items);
+                self.finished_open = *open_items > 0;
+            }
+            Event::TurnAborted { .. } => self.stopped(),
+            Event::SessionReset => {
+                // The engine dropped the plan (an empty `PlanUpdated` came first).
+                self.stopped_open = None;
+                self.forget_history();
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// Another session (or a new one): no revisions, accounts, selection,
+    /// prompt or banner (the old session's ids mean other items).
+    pub fn forget_history(&mut self) {
+        self.revisions.clear();
+        self.stats.clear();
+        self.view.selected = None;
+        self.view.prompt = None;
+        self.finished_open = false;
     }
 }

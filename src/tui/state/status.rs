@@ -1,14 +1,21 @@
-//! The session's status, as the status line shows it: what the agent is
-//! doing and since when, the model, tokens (cached ones apart) and cost,
-//! how full the context window is, and whether an engine is there at all.
-//! Invariant: token totals only grow, per model too; prompt tokens are
-//! always input + cache reads + cache writes.
+//! The session's status, as the status line shows it, in five small
+//! parts: the turn's clock (what the agent is doing and since when), the
+//! accounts (model, tokens with cached ones apart, cost, the context
+//! window), the place (folder, branch, instructions, the recorded
+//! session), the engine's presence (and what it said of itself) and the
+//! UI's own flags. Invariants, kept by each part's methods (their fields
+//! are private): a running turn cannot be resumed; token counts change
+//! only by a request's usage (they grow) or when another session's history
+//! replaces them; prompt tokens are always input + cache reads + cache
+//! writes; without an engine there is always help saying why.
+
+mod apply;
 
 use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
-use crate::llm::Usage;
+use crate::chat::Usage;
 use crate::pricing::{Price, price_of};
 
 /// How long a first Ctrl+C waits for the second.
@@ -78,103 +85,97 @@ impl ModelUsage {
     }
 }
 
+/// Everything the status line shows, by concern.
 pub struct Status {
-    pub model: String,
-    pub workspace: String,
-    pub activity: Activity,
-    pub activity_since: Instant,
-    pub turn_started: Option<Instant>,
-    /// When the last turn stopped (timers freeze there while nothing runs).
-    pub turn_ended: Option<Instant>,
-    pub running: bool,
-    pub can_resume: bool,
-    /// Session totals, as the engine counts them.
-    pub totals: Usage,
-    /// This turn's tokens (all prompt tokens, output).
-    pub turn_tokens: (u64, u64),
-    /// How full the context window was after the last request (used, window).
-    pub context: Option<(u64, u64)>,
-    /// Tokens per model, in the order the models were first used.
-    pub by_model: Vec<ModelUsage>,
-    /// The current model's price, when known.
-    pub price: Option<Price>,
-    /// Prices from the config file, for models switched to later.
-    pub prices: BTreeMap<String, Price>,
-    pub ctrl_c_at: Option<Instant>,
-    /// False when no provider is configured (or the engine died): submissions
-    /// explain why with `setup_help`.
-    pub has_engine: bool,
-    /// What to tell the user who sends a message without an engine.
-    pub setup_help: Option<String>,
-    /// The recorded session: its id and its transcript's path.
-    pub session: Option<(String, String)>,
-    /// The working folder, shortened (`~/src/proj`), and the git branch
-    /// read once at start; empty when not known.
-    pub folder: String,
-    pub branch: Option<String>,
-    /// How many times a request is retried (for `retrying (3/6)`), if known.
-    pub max_retries: Option<u32>,
-    /// The project instructions files read into the system prompt (path, bytes).
-    pub instructions: Vec<(String, u64)>,
-    /// The approval mode, and whether `bash` is sandboxed in it.
-    pub approval: Option<(crate::events::ApprovalMode, bool)>,
-    /// What a resumed session's start has to say, held until its history
-    /// has replaced the screen (which would clear it).
-    pub session_notices: Vec<(super::NoticeKind, String)>,
-    /// Mouse capture was switched off (F2): the terminal selects text.
-    pub mouse_off: bool,
+    /// What the agent is doing, since when, and the turn's clock.
+    pub turn: Turn,
+    /// The model, tokens, cost and the context window.
+    pub accounts: Accounts,
+    /// Where the session works and the session it records.
+    pub place: Place,
+    /// Whether an engine is there, and its settings it reported.
+    pub engine: Presence,
+    /// The UI's own switches (quit armed, mouse capture).
+    pub ui: UiFlags,
 }
 
 impl Status {
     pub fn new(model: String, workspace: String, now: Instant) -> Self {
         Self {
-            model: crate::text::clean_line(&model).into_owned(),
-            workspace: crate::text::clean_line(&workspace).into_owned(),
-            activity: Activity::Idle,
-            activity_since: now,
-            turn_started: None,
-            turn_ended: None,
-            running: false,
-            can_resume: false,
-            totals: Usage::default(),
-            turn_tokens: (0, 0),
-            context: None,
-            by_model: Vec::new(),
-            price: None,
-            prices: BTreeMap::new(),
-            ctrl_c_at: None,
-            has_engine: true,
-            mouse_off: false,
-            setup_help: None,
-            session: None,
-            approval: None,
-            instructions: Vec::new(),
-            max_retries: None,
-            folder: String::new(),
-            branch: None,
-            session_notices: Vec::new(),
+            turn: Turn::new(now),
+            accounts: Accounts::new(model),
+            place: Place::new(workspace),
+            engine: Presence::default(),
+            ui: UiFlags::default(),
         }
     }
 
-    /// Where the session works, as the status line shows it: the folder
-    /// (under `home` as `~/…`) and the branch (`None`: not a repository;
-    /// `Some(None)`: a detached HEAD).
-    pub fn set_place(&mut self, home: Option<&str>, branch: Option<Option<String>>) {
-        self.folder = short_folder(&self.workspace, home);
-        self.branch = branch.map(|b| b.unwrap_or_else(|| "detached".into()));
+    /// A turn began: its clock runs and its tokens count from zero.
+    pub fn start_turn(&mut self, now: Instant) {
+        self.turn.start(now);
+        self.accounts.start_turn();
+    }
+}
+
+/// What the agent is doing and since when, whether a turn runs and when
+/// it began and ended, and whether a stopped one can be resumed.
+#[derive(Debug)]
+pub struct Turn {
+    activity: Activity,
+    since: Instant,
+    started: Option<Instant>,
+    /// When the last turn stopped (timers freeze there while nothing runs).
+    ended: Option<Instant>,
+    running: bool,
+    resumable: bool,
+}
+
+impl Turn {
+    fn new(now: Instant) -> Self {
+        Self {
+            activity: Activity::Idle,
+            since: now,
+            started: None,
+            ended: None,
+            running: false,
+            resumable: false,
+        }
+    }
+
+    pub fn activity(&self) -> &Activity {
+        &self.activity
+    }
+
+    /// When the current activity began.
+    pub fn since(&self) -> Instant {
+        self.since
+    }
+
+    /// A turn runs (from `TurnStarted` to its end).
+    pub fn running(&self) -> bool {
+        self.running
+    }
+
+    /// When the running turn began (`None` while none runs).
+    pub fn started(&self) -> Option<Instant> {
+        self.started.filter(|_| self.running)
+    }
+
+    /// A stopped turn can be resumed (Enter on an empty input, Ctrl+R).
+    pub fn can_resume(&self) -> bool {
+        self.resumable
+    }
+
+    /// Whether the stopped turn can be resumed; never while one runs.
+    pub fn set_resumable(&mut self, resumable: bool) {
+        self.resumable = resumable && !self.running;
     }
 
     pub fn set_activity(&mut self, activity: Activity, now: Instant) {
         if self.activity != activity {
             self.activity = activity;
-            self.activity_since = now;
+            self.since = now;
         }
-    }
-
-    /// A first Ctrl+C was pressed and a second one now quits.
-    pub fn quit_armed(&self, now: Instant) -> bool {
-        self.ctrl_c_at
-            .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
     }
 
     /// Where timers stop: now while a turn runs, else when it ended.
@@ -182,24 +183,109 @@ impl Status {
         if self.running {
             now
         } else {
-            self.turn_ended.unwrap_or(now)
+            self.ended.unwrap_or(now)
         }
     }
 
-    pub fn start_turn(&mut self, now: Instant) {
+    fn start(&mut self, now: Instant) {
         self.running = true;
-        self.can_resume = false;
-        self.turn_started = Some(now);
-        self.turn_tokens = (0, 0);
+        self.resumable = false;
+        self.started = Some(now);
         self.set_activity(Activity::Thinking, now);
     }
 
-    pub fn end_turn(&mut self, activity: Activity, now: Instant) {
+    /// The turn ended (or never ran and something else stopped): the
+    /// clock freezes and `activity` says how.
+    pub fn end(&mut self, activity: Activity, now: Instant) {
         if self.running {
-            self.turn_ended = Some(now);
+            self.ended = Some(now);
         }
         self.running = false;
         self.set_activity(activity, now);
+    }
+}
+
+/// The model in use and what the session has spent: tokens per model
+/// and in all, this turn's, the cost at known prices, and how full the
+/// context window is.
+#[derive(Debug)]
+pub struct Accounts {
+    model: String,
+    /// The current model's price, when known.
+    price: Option<Price>,
+    /// Prices from the config file, for models switched to later.
+    prices: BTreeMap<String, Price>,
+    /// Session totals, as the engine counts them.
+    totals: Usage,
+    /// This turn's tokens (all prompt tokens, output).
+    turn_tokens: (u64, u64),
+    /// How full the context window was after the last request (used, window).
+    context: Option<(u64, u64)>,
+    /// Tokens per model, in the order the models were first used.
+    by_model: Vec<ModelUsage>,
+}
+
+impl Accounts {
+    fn new(model: String) -> Self {
+        Self {
+            model: crate::text::clean_line(&model).into_owned(),
+            price: None,
+            prices: BTreeMap::new(),
+            totals: Usage::default(),
+            turn_tokens: (0, 0),
+            context: None,
+            by_model: Vec::new(),
+        }
+    }
+
+    /// The model in use (one clean line).
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The engine switched to `model`.
+    pub fn set_model(&mut self, model: String) {
+        self.price = price_of(&model, &self.prices);
+        self.model = crate::text::clean_line(&model).into_owned();
+    }
+
+    /// The current model's price as the settings give it.
+    pub fn set_price(&mut self, price: Option<Price>) {
+        self.price = price;
+    }
+
+    /// The config file's prices, for models switched to later.
+    pub fn set_prices(&mut self, prices: BTreeMap<String, Price>) {
+        self.prices = prices;
+    }
+
+    pub fn prices(&self) -> &BTreeMap<String, Price> {
+        &self.prices
+    }
+
+    /// The session's totals, as the engine counts them.
+    pub fn totals(&self) -> Usage {
+        self.totals
+    }
+
+    /// This turn's tokens: all prompt tokens, output.
+    pub fn turn_tokens(&self) -> (u64, u64) {
+        self.turn_tokens
+    }
+
+    /// Tokens per model, in the order the models were first used.
+    pub fn by_model(&self) -> &[ModelUsage] {
+        &self.by_model
+    }
+
+    /// How full the context window was after the last request (used, window).
+    pub fn context(&self) -> Option<(u64, u64)> {
+        self.context
+    }
+
+    /// How full the context window is after a request (used, window).
+    pub fn set_context(&mut self, used: u64, window: u64) {
+        self.context = Some((used, window));
     }
 
     /// What the session cost so far, when every model used has a known price
@@ -210,12 +296,6 @@ impl Status {
             return self.price.map(|p| crate::pricing::cost(p, &self.totals));
         }
         self.by_model.iter().map(ModelUsage::cost).sum()
-    }
-
-    /// The engine switched to `model`.
-    pub fn set_model(&mut self, model: String) {
-        self.price = price_of(&model, &self.prices);
-        self.model = crate::text::clean_line(&model).into_owned();
     }
 
     /// All prompt tokens of the session: input, cache reads and writes.
@@ -236,8 +316,6 @@ impl Status {
             .map(|(used, window)| used.saturating_mul(100) / window)
     }
 
-    /// Counts one request's tokens for `model` (the current one when empty);
-    /// `totals` are the session's, as the engine counts them.
     /// Forgets the tokens counted so far (another session's history follows).
     pub fn clear_usage(&mut self) {
         self.totals = Usage::default();
@@ -246,6 +324,8 @@ impl Status {
         self.by_model.clear();
     }
 
+    /// Counts one request's tokens for `model` (the current one when empty);
+    /// `totals` are the session's, as the engine counts them.
     pub fn add_usage(&mut self, model: &str, request: Usage, totals: Usage) {
         self.totals = totals;
         self.turn_tokens.0 += request.prompt_tokens();
@@ -266,5 +346,239 @@ impl Status {
                 });
             }
         }
+    }
+
+    fn start_turn(&mut self) {
+        self.turn_tokens = (0, 0);
+    }
+}
+
+/// Where the session works (the workspace, shortened for the status line
+/// with its git branch), the project instructions read for it, and the
+/// session being recorded.
+#[derive(Debug)]
+pub struct Place {
+    workspace: String,
+    /// The working folder, shortened (`~/src/proj`), and the git branch
+    /// read once at start; empty when not known.
+    folder: String,
+    branch: Option<String>,
+    /// The project instructions files read into the system prompt (path, bytes).
+    instructions: Vec<(String, u64)>,
+    /// The recorded session: its id and its transcript's path.
+    session: Option<(String, String)>,
+    /// What a resumed session's start has to say, held until its history
+    /// has replaced the screen (which would clear it).
+    held_notices: Vec<(super::NoticeKind, String)>,
+}
+
+impl Place {
+    fn new(workspace: String) -> Self {
+        Self {
+            workspace: crate::text::clean_line(&workspace).into_owned(),
+            folder: String::new(),
+            branch: None,
+            instructions: Vec::new(),
+            session: None,
+            held_notices: Vec::new(),
+        }
+    }
+
+    /// The workspace as given (one clean line).
+    pub fn workspace(&self) -> &str {
+        &self.workspace
+    }
+
+    /// Another workspace (its folder is shortened again by `set_place`).
+    pub fn set_workspace(&mut self, workspace: &str) {
+        self.workspace = crate::text::clean_line(workspace).into_owned();
+    }
+
+    /// Where the session works, as the status line shows it: the folder
+    /// (under `home` as `~/…`) and the branch (`None`: not a repository;
+    /// `Some(None)`: a detached HEAD).
+    pub fn set_place(&mut self, home: Option<&str>, branch: Option<Option<String>>) {
+        self.folder = short_folder(&self.workspace, home);
+        self.branch = branch.map(|b| b.unwrap_or_else(|| "detached".into()));
+    }
+
+    /// The shortened folder (empty until `set_place`).
+    pub fn folder(&self) -> &str {
+        &self.folder
+    }
+
+    pub fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+
+    /// The project instructions files in the system prompt (path, bytes).
+    pub fn instructions(&self) -> &[(String, u64)] {
+        &self.instructions
+    }
+
+    pub fn set_instructions(&mut self, instructions: Vec<(String, u64)>) {
+        self.instructions = instructions;
+    }
+
+    /// The recorded session: its id and its transcript's path.
+    pub fn session(&self) -> Option<&(String, String)> {
+        self.session.as_ref()
+    }
+
+    /// The engine records session `id` at `path` now.
+    pub fn set_session(&mut self, id: String, path: String) {
+        self.session = Some((id, path));
+    }
+
+    /// The recorded session, taken at the end (to say how to resume it).
+    pub fn take_session(&mut self) -> Option<(String, String)> {
+        self.session.take()
+    }
+
+    /// Holds a resumed session's notices until its history is on screen.
+    pub fn hold_notices(&mut self, notices: Vec<(super::NoticeKind, String)>) {
+        self.held_notices = notices;
+    }
+
+    /// The notices held for after the history (none the second time).
+    pub fn take_notices(&mut self) -> Vec<(super::NoticeKind, String)> {
+        std::mem::take(&mut self.held_notices)
+    }
+}
+
+/// Whether an engine is there (no provider set up, or it died: then what
+/// to tell the user who sends a message), and what it reported of its
+/// settings: the approval mode and how often a request is retried.
+#[derive(Debug, Default)]
+pub struct Presence {
+    /// `Some(help)`: no engine, and why.
+    missing: Option<String>,
+    /// How many times a request is retried (for `retrying (3/6)`), if known.
+    max_retries: Option<u32>,
+    /// The approval mode, and whether `bash` is sandboxed in it.
+    approval: Option<(crate::events::ApprovalMode, bool)>,
+}
+
+impl Presence {
+    /// An engine is there: messages can be sent.
+    pub fn present(&self) -> bool {
+        self.missing.is_none()
+    }
+
+    /// What to tell the user who sends a message without an engine.
+    pub fn setup_help(&self) -> Option<&str> {
+        self.missing.as_deref()
+    }
+
+    /// No engine (none could be set up, or it stopped), and why.
+    pub fn gone(&mut self, help: String) {
+        self.missing = Some(help);
+    }
+
+    /// An engine started.
+    pub fn arrived(&mut self) {
+        self.missing = None;
+    }
+
+    pub fn max_retries(&self) -> Option<u32> {
+        self.max_retries
+    }
+
+    pub fn set_max_retries(&mut self, max: Option<u32>) {
+        self.max_retries = max;
+    }
+
+    /// The approval mode in force, and whether `bash` is sandboxed in it.
+    pub fn approval(&self) -> Option<(crate::events::ApprovalMode, bool)> {
+        self.approval
+    }
+
+    pub fn set_approval(&mut self, mode: crate::events::ApprovalMode, sandboxed: bool) {
+        self.approval = Some((mode, sandboxed));
+    }
+}
+
+/// The UI's own switches: a first Ctrl+C armed to quit, mouse capture off.
+#[derive(Debug, Default)]
+pub struct UiFlags {
+    ctrl_c_at: Option<Instant>,
+    /// Mouse capture was switched off (F2): the terminal selects text.
+    mouse_off: bool,
+}
+
+impl UiFlags {
+    /// A first Ctrl+C at `now`: a second one within [`QUIT_ARM_FOR`] quits.
+    pub fn arm_quit(&mut self, now: Instant) {
+        self.ctrl_c_at = Some(now);
+    }
+
+    /// Any other key: a Ctrl+C after it is a first one again.
+    pub fn disarm_quit(&mut self) {
+        self.ctrl_c_at = None;
+    }
+
+    /// A first Ctrl+C was pressed and a second one now quits.
+    pub fn quit_armed(&self, now: Instant) -> bool {
+        self.ctrl_c_at
+            .is_some_and(|t| now.saturating_duration_since(t) < QUIT_ARM_FOR)
+    }
+
+    /// Mouse capture is off (the terminal selects text).
+    pub fn mouse_off(&self) -> bool {
+        self.mouse_off
+    }
+
+    /// Switches mouse capture; whether it is on now.
+    pub fn toggle_mouse(&mut self) -> bool {
+        self.mouse_off = !self.mouse_off;
+        !self.mouse_off
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_running_turn_cannot_be_resumed() {
+        let now = Instant::now();
+        let mut s = Status::new("m".into(), "/w".into(), now);
+        s.turn.set_resumable(true);
+        assert!(s.turn.can_resume());
+        s.start_turn(now);
+        assert!(!s.turn.can_resume(), "starting a turn uses the resume up");
+        s.turn.set_resumable(true);
+        assert!(!s.turn.can_resume());
+        s.turn.end(Activity::Interrupted, now);
+        s.turn.set_resumable(true);
+        assert!(s.turn.can_resume());
+    }
+
+    #[test]
+    fn the_turns_tokens_start_from_zero_and_the_totals_stay() {
+        let now = Instant::now();
+        let mut s = Status::new("m".into(), "/w".into(), now);
+        let request = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            ..Usage::default()
+        };
+        s.accounts.add_usage("", request, request);
+        assert_eq!(s.accounts.turn_tokens(), (10, 5));
+        s.start_turn(now);
+        assert_eq!(s.accounts.turn_tokens(), (0, 0));
+        assert_eq!(s.accounts.totals(), request);
+        assert_eq!(s.accounts.by_model()[0].model, "m");
+    }
+
+    #[test]
+    fn without_an_engine_there_is_help() {
+        let mut p = Presence::default();
+        assert!(p.present() && p.setup_help().is_none());
+        p.gone("set a key".into());
+        assert!(!p.present());
+        assert_eq!(p.setup_help(), Some("set a key"));
+        p.arrived();
+        assert!(p.present() && p.setup_help().is_none());
     }
 }

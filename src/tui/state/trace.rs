@@ -10,7 +10,8 @@ use super::output::{OutputLog, Spill};
 use super::scroll::Scroll;
 use ratatui::text::Line;
 
-use crate::events::{ToolDetail, ToolStatus, ToolSummary};
+use crate::events::{Event, Refuser, ToolDetail, ToolOutcome, ToolStatus, ToolSummary};
+use crate::text::clean_line;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceStatus {
@@ -38,15 +39,10 @@ pub struct TraceEntry {
     pub name: String,
     pub summary: ToolSummary,
     /// The plan item in progress when the call started.
-    pub plan_item: Option<String>,
-    /// Its stable id (what the plan pane's selection filters by).
-    pub plan_item_id: Option<String>,
+    pub plan_item: PlanLink,
     pub status: TraceStatus,
-    /// Waiting for the user's approval: not running yet (its clock starts
-    /// when it is answered).
-    pub waiting: bool,
-    pub started: Instant,
-    pub duration: Option<Duration>,
+    /// When it started (after any approval wait) and how long it took.
+    pub clock: CallClock,
     pub output: OutputLog,
     /// Live output arrived (so the final result does not replace it).
     pub streamed: bool,
@@ -54,6 +50,72 @@ pub struct TraceEntry {
     pub exit_code: Option<i32>,
     /// Why the plan tool refused the update (the whole reason, cleaned).
     pub refusal: Option<String>,
+}
+
+/// The plan item a call was made for: in progress when it started.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanLink {
+    /// Its content, for display (one clean line).
+    pub content: Option<String>,
+    /// Its stable id (what the plan pane's selection filters by).
+    pub id: Option<String>,
+}
+
+/// A call's clock. Invariant: a wait for the user's approval is not the
+/// call's time (its clock starts again when it is answered); once it has
+/// a duration, it ran that long.
+#[derive(Clone, Copy, Debug)]
+pub struct CallClock {
+    started: Instant,
+    waiting: bool,
+    duration: Option<Duration>,
+}
+
+impl CallClock {
+    fn new(now: Instant) -> Self {
+        Self {
+            started: now,
+            waiting: false,
+            duration: None,
+        }
+    }
+
+    /// When the call started (or was answered, after a wait).
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Waiting for the user's approval: not running yet.
+    pub fn waiting(&self) -> bool {
+        self.waiting
+    }
+
+    /// How long it ran, once it ended.
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration
+    }
+
+    /// How long it has run at `now`: its duration once it ended.
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        self.duration
+            .unwrap_or_else(|| now.saturating_duration_since(self.started))
+    }
+
+    /// It waits for the user's approval.
+    pub fn wait(&mut self) {
+        self.waiting = true;
+    }
+
+    /// The user answered at `now`: it runs (if it runs) from now.
+    pub fn answered(&mut self, now: Instant) {
+        self.waiting = false;
+        self.started = now;
+    }
+
+    /// It ended after `duration` (as the engine measured it).
+    pub fn end(&mut self, duration: Duration) {
+        self.duration = Some(duration);
+    }
 }
 
 #[derive(Debug)]
@@ -128,7 +190,7 @@ impl TraceEntry {
                 out.push_str(&format!(" −{removed}"));
             }
         }
-        if let Some(d) = self.duration {
+        if let Some(d) = self.clock.duration() {
             out.push_str(" · ");
             out.push_str(&crate::tui::measure::short_duration(d));
         }
@@ -143,13 +205,185 @@ impl TraceEntry {
     }
 }
 
+/// What an event did to the trace that other panes follow.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TraceChange {
+    /// The conversation's one-line cell of the call, to add or redraw.
+    pub cell: Option<ToolCell>,
+    /// Output for the spill file of entry `serial` (made on first use).
+    pub spill: Option<(u64, String)>,
+    /// The plan tool refused the update: the whole reason.
+    pub refused: Option<String>,
+    /// An entry was added (the plan item's filter may show it).
+    pub grew: bool,
+}
+
+/// A tool call's cell in the conversation, as the trace has it now.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ToolCell {
+    /// The call began: its line, drawn running from `started`.
+    Begin {
+        serial: u64,
+        text: String,
+        started: Instant,
+    },
+    /// Its output grew: the last lines shown under it.
+    Tail { serial: u64, tail: Vec<String> },
+    /// It ended: its status, final line and last lines.
+    End {
+        serial: u64,
+        status: TraceStatus,
+        text: String,
+        tail: Vec<String>,
+    },
+}
+
+impl Trace {
+    /// The trace's part of an engine event: tool calls begin, stream and
+    /// end here (the model's strings cleaned to one line each), a call
+    /// waits for approval, a new session empties the pane.
+    pub fn apply(&mut self, event: &Event, now: Instant) -> TraceChange {
+        let mut change = TraceChange::default();
+        match event {
+            Event::ToolCallBegin {
+                id,
+                name,
+                summary,
+                plan_item,
+                plan_item_id,
+                ..
+            } => {
+                // The model chose these strings: shown as one clean line each.
+                let summary = ToolSummary {
+                    line: clean_line(&summary.line).into_owned(),
+                    detail: summary.detail.clone(),
+                };
+                let plan_item = PlanLink {
+                    content: plan_item.as_deref().map(|p| clean_line(p).into_owned()),
+                    id: plan_item_id.clone(),
+                };
+                let name = clean_line(name).into_owned();
+                self.begin(id.clone(), name, summary, plan_item, now);
+                change.grew = true;
+                change.cell = self.entries.last().map(|t| ToolCell::Begin {
+                    serial: t.serial,
+                    text: t.cell_text(),
+                    started: t.clock.started(),
+                });
+            }
+            Event::ToolCallOutputDelta { id, chunk } => {
+                if let Some(t) = self.by_id(id) {
+                    t.streamed = true;
+                    change.spill = t.output.push(chunk).map(|text| (t.serial, text));
+                    change.cell = Some(ToolCell::Tail {
+                        serial: t.serial,
+                        tail: t.cell_tail(),
+                    });
+                }
+            }
+            Event::ToolCallEnd {
+                id,
+                status,
+                outcome,
+                duration_ms,
+                output,
+                exit_code,
+                ..
+            } => {
+                if let Some(t) = self.by_id(id) {
+                    change = t.end(*status, outcome, *duration_ms, output, *exit_code);
+                }
+            }
+            Event::ApprovalRequested { id, .. } => {
+                if let Some(t) = self.by_id(id)
+                    && t.status == TraceStatus::Running
+                {
+                    t.clock.wait();
+                }
+            }
+            Event::SessionReset => self.clear(),
+            _ => {}
+        }
+        change
+    }
+}
+
+impl TraceEntry {
+    /// The call ended: its status (a command that ran but failed is shown
+    /// as failed), time, output and, when the plan's rules refused it, why.
+    fn end(
+        &mut self,
+        status: ToolStatus,
+        outcome: &ToolOutcome,
+        duration_ms: u64,
+        output: &str,
+        exit_code: Option<i32>,
+    ) -> TraceChange {
+        let mut change = TraceChange::default();
+        self.status = status.into();
+        self.clock.end(Duration::from_millis(duration_ms));
+        if let Some(code) = exit_code.filter(|c| *c != 0) {
+            self.exit_code = Some(code);
+            if self.status == TraceStatus::Ok {
+                self.status = TraceStatus::Error;
+            }
+        }
+        if let ToolOutcome::Refused {
+            by: Refuser::Plan,
+            reason,
+        } = outcome
+        {
+            self.refusal = Some(clean_line(reason.trim()).into_owned());
+            change.refused.clone_from(&self.refusal);
+        }
+        let spill = if !self.streamed {
+            self.output.push(output)
+        } else if status != ToolStatus::Ok {
+            // Keep the live log (and its spill file); the result's
+            // first line says why it stopped (the rest repeats the log).
+            self.output
+                .push_line(output.lines().next().unwrap_or_default())
+        } else {
+            None
+        };
+        change.spill = spill.map(|text| (self.serial, text));
+        change.cell = Some(ToolCell::End {
+            serial: self.serial,
+            status: self.status,
+            text: self.cell_text(),
+            tail: self.cell_tail(),
+        });
+        change
+    }
+
+    /// The output lines a tool cell shows under it: a command's last three
+    /// (live while it runs), the end of any other call's error; none for a
+    /// call that went well (its one line says enough) or for the plan tools.
+    pub fn cell_tail(&self) -> Vec<String> {
+        const TAIL_LINES: usize = 3;
+        if self.summary.detail == ToolDetail::Plan {
+            // A refused plan update says why under its cell, not only in the
+            // Tools pane.
+            return match (&self.refusal, self.status) {
+                (Some(why), TraceStatus::Error) => vec![why.clone()],
+                (None, TraceStatus::Error) => self.output.command_tail(1),
+                _ => Vec::new(),
+            };
+        }
+        if self.name == "bash" || self.status != TraceStatus::Ok {
+            return self.output.command_tail(TAIL_LINES);
+        }
+        Vec::new()
+    }
+}
+
 impl Trace {
     pub fn begin(
         &mut self,
         id: String,
         name: String,
         summary: ToolSummary,
-        plan_item: Option<String>,
+        plan_item: PlanLink,
         now: Instant,
     ) {
         self.next_serial += 1;
@@ -159,11 +393,8 @@ impl Trace {
             name,
             summary,
             plan_item,
-            plan_item_id: None,
             status: TraceStatus::Running,
-            waiting: false,
-            started: now,
-            duration: None,
+            clock: CallClock::new(now),
             output: OutputLog::default(),
             streamed: false,
             exit_code: None,
@@ -183,7 +414,7 @@ impl Trace {
     /// Whether the filter (if any) shows `t`.
     pub fn shows(&self, t: &TraceEntry) -> bool {
         match &self.filter {
-            Some((id, _)) => t.plan_item_id.as_deref() == Some(id.as_str()),
+            Some((id, _)) => t.plan_item.id.as_deref() == Some(id.as_str()),
             None => true,
         }
     }
@@ -224,7 +455,8 @@ impl Trace {
         for t in &mut self.entries {
             if t.status == TraceStatus::Running {
                 t.status = TraceStatus::Interrupted;
-                t.duration = Some(now.saturating_duration_since(t.started));
+                t.clock
+                    .end(now.saturating_duration_since(t.clock.started()));
             }
         }
     }

@@ -6,27 +6,16 @@
 
 use std::time::Instant;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
 use crate::events::{Decision, Op};
 use crate::text::clean_line;
-use crate::tui::keymap::Action;
-use crate::tui::state::{Activity, App, ApprovalRequest, NoticeKind};
+use crate::tui::keymap::{self, Action, Typed};
+use crate::tui::state::{Activity, App, NoticeKind};
 
 /// Longest refusal reason kept (the model reads it).
 const REASON_CAP: usize = 500;
-
-/// A tool call waits: it shows now, or after those already waiting.
-pub fn requested(app: &mut App, request: ApprovalRequest, now: Instant) {
-    if let Some(t) = app.trace.by_id(&request.id)
-        && t.status == crate::tui::state::TraceStatus::Running
-    {
-        t.waiting = true;
-    }
-    app.overlays.approvals.push(request);
-    app.status.set_activity(Activity::Approval, now);
-}
 
 /// The turn ended (or the session changed): the engine waits no more.
 pub fn dropped(app: &mut App) {
@@ -34,7 +23,7 @@ pub fn dropped(app: &mut App) {
 }
 
 /// Runs an approval prompt key; `None` when `action` is not one.
-pub fn key(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Option<Vec<Effect>> {
+pub fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
     let approvals = &mut app.overlays.approvals;
     approvals.current()?;
     let effects = match action {
@@ -67,14 +56,8 @@ pub fn key(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             );
             effects
         }
-        Action::ApprovalScroll => {
-            let scroll = &mut approvals.scroll;
-            match key.code {
-                KeyCode::Up => scroll.up(1),
-                KeyCode::Down => scroll.down(1, false),
-                KeyCode::PageUp => scroll.up(scroll.page()),
-                _ => scroll.down(scroll.page(), false),
-            }
+        Action::ApprovalScroll { up, page } => {
+            super::overlays::scroll_by(&mut approvals.scroll, up, page);
             Vec::new()
         }
         _ => return None,
@@ -88,14 +71,9 @@ pub fn unbound(app: &mut App, key: &KeyEvent) {
     let Some(reason) = app.overlays.approvals.reason.as_mut() else {
         return;
     };
-    let chord = key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Char(c) if !chord && !c.is_control() && reason.len() < REASON_CAP => {
-            reason.push(c)
-        }
-        KeyCode::Backspace => {
+    match keymap::typed(key) {
+        Some(Typed::Char(c)) if reason.len() < REASON_CAP => reason.push(c),
+        Some(Typed::Backspace) => {
             reason.pop();
         }
         _ => {}
@@ -139,11 +117,10 @@ fn answer(app: &mut App, decision: Decision, now: Instant) -> Vec<Effect> {
     } else {
         Activity::Tool { name }
     };
-    app.status.set_activity(next, now);
+    app.status.turn.set_activity(next, now);
     // The call runs from now (if it runs): the wait is not its time.
-    if let Some(t) = app.trace.by_id(&request.id) {
-        t.waiting = false;
-        t.started = now;
+    if let Some(t) = app.root.trace.by_id(&request.id) {
+        t.clock.answered(now);
     }
     vec![Effect::Send(Op::Approve {
         id: request.id,

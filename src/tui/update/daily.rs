@@ -5,8 +5,6 @@
 //! modes are `Effect`s the app loop carries out. Invariant: nothing here
 //! drops typed text: a failed editor or an empty listing keeps the input.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
-
 use super::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::files::mention_starts;
@@ -15,9 +13,19 @@ use crate::tui::state::{App, EntryKind, FilePicker, Focus, NoticeKind};
 /// The clipboard gets at most this many bytes of a reply.
 pub const COPY_CAP: usize = 100_000;
 
-/// Runs a file-picker action; `None` when it does not apply (the key then
-/// goes on, e.g. `@` inside a word is typed).
-pub fn key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effect>> {
+/// Runs a daily-driver action; `None` when it does not apply (the key
+/// then goes on, e.g. `@` inside a word is typed).
+pub fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
+    match action {
+        Action::Editor => Some(edit(app)),
+        Action::CopyReply => Some(copy(app)),
+        Action::ToggleMouse => Some(toggle_mouse(app)),
+        _ => file_key(app, action),
+    }
+}
+
+/// Runs a file-picker action; `None` when it does not apply.
+fn file_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
     match action {
         Action::Mention => {
             let at = mention_starts(&app.input)?;
@@ -25,17 +33,17 @@ pub fn key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effect>>
             app.overlays.files = Some(FilePicker::new(at));
             Some(vec![Effect::ListFiles])
         }
-        Action::FileMove => {
+        Action::FileMove { up } => {
             let picker = app.overlays.files.as_mut()?;
-            picker.step(if key.code == KeyCode::Up { -1 } else { 1 });
+            picker.step(if up { -1 } else { 1 });
             Some(Vec::new())
         }
-        Action::FileInsert => {
+        Action::FileInsert { or_send } => {
             let picker = app.overlays.files.as_mut()?;
             if picker.chosen().is_none() {
                 // Nothing to insert: Tab (and anything while listing) does
                 // nothing; Enter with no match sends the text as typed.
-                let swallow = key.code == KeyCode::Tab || picker.files.is_none();
+                let swallow = !or_send || picker.files.is_none();
                 return swallow.then(Vec::new);
             }
             if !picker.insert(&mut app.input) {
@@ -97,7 +105,7 @@ pub fn edited(app: &mut App, result: Result<String, String>) {
 
 /// The model's last reply: its text since the last message of the user.
 pub fn last_reply(app: &App) -> Option<String> {
-    let entries = &app.conversation.entries;
+    let entries = &app.root.conversation.entries;
     let start = entries
         .iter()
         .rposition(|e| matches!(e.kind, EntryKind::User | EntryKind::Queued))
@@ -141,8 +149,7 @@ pub fn copy(app: &mut App) -> Vec<Effect> {
 /// F2: mouse capture off lets the terminal select text; on, the wheel
 /// scrolls the panes.
 pub fn toggle_mouse(app: &mut App) -> Vec<Effect> {
-    let off = !app.status.mouse_off;
-    app.status.mouse_off = off;
+    let off = !app.status.ui.toggle_mouse();
     let text = if off {
         "Mouse capture off: the terminal selects text; the wheel scrolls no pane. F2 turns it back on."
     } else {

@@ -11,8 +11,8 @@ use super::scroll::{Move, scroll_focused};
 use super::{ENGINE_STOPPED, Effect, show_sent};
 use crate::events::Op;
 use crate::tui::commands;
-use crate::tui::keymap::{self, Action, Context};
-use crate::tui::state::{Activity, App, Focus, NoticeKind, PICKER_PAGE};
+use crate::tui::keymap::{self, Action, Context, Typed};
+use crate::tui::state::{Activity, App, Focus, NoticeKind};
 
 /// The contexts open now, most specific first.
 fn contexts(app: &App) -> Vec<Context> {
@@ -31,7 +31,7 @@ fn contexts(app: &App) -> Vec<Context> {
     if app.overlays.picker.is_some() {
         return vec![Context::Picker, Context::Global];
     }
-    if app.plan.prompt.is_some() {
+    if app.root.plan.view.prompt.is_some() {
         return vec![Context::PlanPrompt, Context::Global];
     }
     let mut out = Vec::with_capacity(3);
@@ -57,7 +57,6 @@ pub fn resolve(app: &App, key: &KeyEvent) -> Option<Action> {
     contexts(app)
         .into_iter()
         .find_map(|c| keymap::lookup(c, key))
-        .map(|b| b.action)
 }
 
 pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
@@ -66,12 +65,12 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     }
     let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
     if !ctrl_c {
-        app.status.ctrl_c_at = None;
+        app.status.ui.disarm_quit();
     }
     if app.overlays.help
         && !ctrl_c
-        && let Some(binding) = keymap::lookup(Context::Help, &key)
-        && let Some(effects) = perform(app, binding.action, &key, now)
+        && let Some(action) = keymap::lookup(Context::Help, &key)
+        && let Some(effects) = perform(app, action, now)
     {
         return effects;
     }
@@ -84,8 +83,8 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     let confirming = app.overlays.confirm.is_some();
     let approving = app.overlays.approvals.is_open();
     for context in contexts(app) {
-        if let Some(binding) = keymap::lookup(context, &key)
-            && let Some(effects) = perform(app, binding.action, &key, now)
+        if let Some(action) = keymap::lookup(context, &key)
+            && let Some(effects) = perform(app, action, now)
         {
             super::daily::follow(app);
             return effects;
@@ -102,17 +101,14 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
     }
     if let Some(picker) = app.overlays.picker.as_mut() {
         // Typing filters the sessions; nothing reaches the input box.
-        let chord = key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Char(c) if !chord && !c.is_control() => picker.push_filter(c),
-            KeyCode::Backspace => picker.pop_filter(),
-            _ => {}
+        match keymap::typed(&key) {
+            Some(Typed::Char(c)) => picker.push_filter(c),
+            Some(Typed::Backspace) => picker.pop_filter(),
+            None => {}
         }
         return Vec::new();
     }
-    if app.plan.prompt.is_some() {
+    if app.root.plan.view.prompt.is_some() {
         // Typed into the plan pane's prompt; nothing reaches the input box.
         super::plan::prompt_key(app, &key);
         return Vec::new();
@@ -141,13 +137,7 @@ fn unbound(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         app.input.area.input(key);
         return Vec::new();
     }
-    let chord = key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    if let KeyCode::Char(c) = key.code
-        && !chord
-        && !c.is_control()
-    {
+    if let Some(Typed::Char(c)) = keymap::typed(&key) {
         // Typing anywhere goes to the input box: nothing typed is lost.
         app.focus = Focus::Input;
         app.input.area.insert_char(c);
@@ -155,9 +145,65 @@ fn unbound(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Runs `action` for `key`; `None` when it does not apply now (the key then
-/// goes on to the next context, and finally to the input).
-fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Option<Vec<Effect>> {
+/// Runs `action`, by concern; `None` when it does not apply now (the key
+/// then goes on to the next context, and finally to the input).
+fn perform(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
+    match action {
+        Action::Interrupt
+        | Action::Send
+        | Action::Resume
+        | Action::ClearOrQuit
+        | Action::CycleApproval => turn_key(app, action, now),
+        Action::Commands
+        | Action::Focus
+        | Action::NewLine
+        | Action::History { .. }
+        | Action::Help { .. } => input_key(app, action),
+        Action::Page { .. }
+        | Action::Step { .. }
+        | Action::Edge { .. }
+        | Action::Expand
+        | Action::OpenCell
+        | Action::TogglePlan
+        | Action::ToggleReasoning
+        | Action::Redraw => pane_key(app, action),
+        Action::CommandMove { .. }
+        | Action::CommandComplete
+        | Action::CommandRun
+        | Action::CommandClose
+        | Action::HelpScroll { .. }
+        | Action::Yes
+        | Action::No
+        | Action::PickerMove { .. }
+        | Action::PickerPage { .. }
+        | Action::PickerEdge { .. }
+        | Action::PickerOpen
+        | Action::PickerAll
+        | Action::PickerClose => super::overlays::key(app, action, now),
+        Action::ApproveOnce
+        | Action::ApproveAlways
+        | Action::Refuse
+        | Action::RefuseStop
+        | Action::ApprovalScroll { .. }
+        | Action::ReasonSend
+        | Action::ReasonSkip => super::approval::key(app, action, now),
+        Action::Mention
+        | Action::FileMove { .. }
+        | Action::FileInsert { .. }
+        | Action::FileClose
+        | Action::Editor
+        | Action::CopyReply
+        | Action::ToggleMouse => super::daily::key(app, action),
+        Action::PlanRevision { .. }
+        | Action::PlanEdit(_)
+        | Action::PromptSend
+        | Action::PromptCancel => super::plan::key(app, action),
+    }
+}
+
+/// The turn's keys: send, resume, interrupt (or close a view), Ctrl+C,
+/// the approval mode.
+fn turn_key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
     let none = Some(Vec::new());
     match action {
         Action::Interrupt => {
@@ -167,7 +213,7 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             if close_view(app) {
                 return none;
             }
-            if app.status.running {
+            if app.status.turn.running() {
                 return Some(vec![Effect::Send(Op::Interrupt)]);
             }
             app.focus = Focus::Input;
@@ -175,29 +221,42 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
         }
         Action::Send => Some(submit(app, now)),
         Action::Resume => Some(resume(app)),
-        Action::ClearOrQuit => {
-            // While a turn runs Ctrl+C interrupts it, as in the other
-            // agents (the typed text stays, to be sent after).
-            if app.status.running {
-                app.status.ctrl_c_at = None;
-                // Behind an approval prompt: what Esc does there, refuse
-                // and interrupt.
-                if app.overlays.approvals.is_open() {
-                    return super::approval::key(app, Action::RefuseStop, key, now);
-                }
-                return Some(vec![Effect::Send(Op::Interrupt)]);
-            }
-            // Behind the approval prompt the typed text stays: only quitting arms.
-            if !app.input.is_empty() && !app.overlays.approvals.is_open() {
-                app.input.clear();
-                app.status.ctrl_c_at = None;
-            } else if app.status.quit_armed(now) {
-                return Some(vec![Effect::Quit]);
-            } else {
-                app.status.ctrl_c_at = Some(now);
-            }
-            none
+        Action::ClearOrQuit => clear_or_quit(app, now),
+        Action::CycleApproval => Some(cycle_approval(app)),
+        _ => None,
+    }
+}
+
+/// Ctrl+C: interrupts a running turn (refusing what waits for approval);
+/// idle, clears the input, else arms quitting, and quits when armed.
+fn clear_or_quit(app: &mut App, now: Instant) -> Option<Vec<Effect>> {
+    // While a turn runs Ctrl+C interrupts it, as in the other
+    // agents (the typed text stays, to be sent after).
+    if app.status.turn.running() {
+        app.status.ui.disarm_quit();
+        // Behind an approval prompt: what Esc does there, refuse
+        // and interrupt.
+        if app.overlays.approvals.is_open() {
+            return super::approval::key(app, Action::RefuseStop, now);
         }
+        return Some(vec![Effect::Send(Op::Interrupt)]);
+    }
+    // Behind the approval prompt the typed text stays: only quitting arms.
+    if !app.input.is_empty() && !app.overlays.approvals.is_open() {
+        app.input.clear();
+        app.status.ui.disarm_quit();
+    } else if app.status.ui.quit_armed(now) {
+        return Some(vec![Effect::Quit]);
+    } else {
+        app.status.ui.arm_quit(now);
+    }
+    Some(Vec::new())
+}
+
+/// The input box's keys: the command list, Tab (completion, else the
+/// next pane), a new line, the history, the help.
+fn input_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
+    match action {
         Action::Commands => {
             // Only at the start of an empty input; elsewhere `/` is typed.
             if !app.input.is_empty() {
@@ -205,7 +264,6 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
             }
             app.input.area.insert_char('/');
             app.overlays.popup = Default::default();
-            none
         }
         Action::Focus => {
             // In the input, Tab first completes a command's argument
@@ -214,228 +272,76 @@ fn perform(app: &mut App, action: Action, key: &KeyEvent, now: Instant) -> Optio
                 && let Some(done) = commands::complete_argument(&app.input.text())
             {
                 app.input.set_text(&done);
-                return none;
-            }
-            app.focus = app.focus.next();
-            none
-        }
-        Action::CycleApproval => Some(cycle_approval(app)),
-        Action::NewLine => {
-            app.input.area.insert_newline();
-            none
-        }
-        Action::Page => {
-            let mv = if key.code == KeyCode::PageUp {
-                Move::PageUp
             } else {
-                Move::PageDown
-            };
-            scroll_focused(app, mv);
-            none
+                app.focus = app.focus.next();
+            }
         }
-        // A past revision scrolls; the live plan selects an item.
-        Action::Step if app.focus == Focus::Checklist && app.plan.revisions.viewing.is_none() => {
-            let up = matches!(key.code, KeyCode::Char('k') | KeyCode::Up);
-            super::plan::select_step(app, up);
-            none
-        }
-        Action::Step => {
-            let mv = match key.code {
-                KeyCode::Char('k') | KeyCode::Up => Move::Up(1),
-                _ => Move::Down(1),
-            };
-            scroll_focused(app, mv);
-            none
-        }
-        Action::History => {
-            let older = key.code == KeyCode::Up;
+        Action::NewLine => app.input.area.insert_newline(),
+        Action::History { older } => {
             // Up on the first line (Down on the last) recalls; otherwise the
             // cursor moves in the text.
             if older && !app.input.on_first_line() || !older && !app.input.on_last_line() {
                 return None;
             }
             app.input.recall(older);
-            none
         }
-        Action::Edge => {
-            let mv = match key.code {
-                KeyCode::Home | KeyCode::Char('g') => Move::Home,
-                _ => Move::End,
-            };
-            scroll_focused(app, mv);
-            none
+        Action::Help { typed } => {
+            // `?` typed into a message is a character.
+            if typed && app.focus == Focus::Input && !app.input.is_empty() {
+                return None;
+            }
+            app.overlays.help = true;
+            app.overlays.help_scroll.home();
         }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// The panes' keys: scrolling, the trace's expanded view, folding the
+/// plan and the reasoning, redrawing.
+fn pane_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
+    match action {
+        Action::Page { up } => scroll_focused(app, if up { Move::PageUp } else { Move::PageDown }),
+        // A past revision scrolls; the live plan selects an item.
+        Action::Step { up }
+            if app.focus == Focus::Checklist && app.root.plan.revisions.viewing.is_none() =>
+        {
+            super::plan::select_step(app, up)
+        }
+        Action::Step { up } => scroll_focused(app, if up { Move::Up(1) } else { Move::Down(1) }),
+        Action::Edge { top } => scroll_focused(app, if top { Move::Home } else { Move::End }),
         Action::Expand => {
-            let trace = &mut app.trace;
+            let trace = &mut app.root.trace;
             if trace.selected.is_none() {
                 trace.selected = trace.last_shown();
             }
             trace.expanded = !trace.expanded && trace.selected.is_some();
             trace.detail_scroll.home();
-            none
         }
         Action::OpenCell => {
             // The conversation's latest call, whole, in the trace (a tab
             // of its own on narrow screens); ↑/↓ there reach the others.
             if app.focus == Focus::Conversation
-                && let Some(last) = app.trace.last_shown()
+                && let Some(last) = app.root.trace.last_shown()
             {
-                app.trace.selected = Some(last);
-                app.trace.expanded = true;
-                app.trace.detail_scroll.home();
+                app.root.trace.selected = Some(last);
+                app.root.trace.expanded = true;
+                app.root.trace.detail_scroll.home();
                 app.focus = Focus::Trace;
             }
-            none
         }
-        Action::TogglePlan => {
-            app.plan.collapsed = !app.plan.collapsed;
-            none
-        }
-        Action::ToggleReasoning => {
-            app.conversation.toggle_reasoning();
-            none
-        }
-        Action::Redraw => Some(vec![Effect::Redraw]),
-        Action::Help => {
-            if app.focus == Focus::Input && key.code == KeyCode::Char('?') && !app.input.is_empty()
-            {
-                return None;
-            }
-            app.overlays.help = true;
-            app.overlays.help_scroll.home();
-            none
-        }
-        Action::CommandMove => {
-            let count = commands::matches(&commands::filter(app)).len();
-            let sel = &mut app.overlays.popup.selected;
-            *sel = match key.code {
-                KeyCode::Up => sel.checked_sub(1).unwrap_or(count.saturating_sub(1)),
-                _ if *sel + 1 < count => *sel + 1,
-                _ => 0,
-            };
-            none
-        }
-        Action::CommandComplete => {
-            let chosen = commands::chosen(app)?;
-            app.input.set_text(&format!("/{} ", chosen.name));
-            none
-        }
-        Action::CommandRun => {
-            let chosen = commands::chosen(app)?;
-            // A command that takes arguments is completed first, so they can be typed.
-            if chosen.needs_args() && commands::filter(app) != chosen.name {
-                app.input.set_text(&format!("/{} ", chosen.name));
-                return none;
-            }
-            app.input.set_text(&format!("/{}", chosen.name));
-            Some(submit(app, now))
-        }
-        Action::CommandClose => {
-            app.overlays.popup.dismissed_for = Some(app.input.text());
-            none
-        }
-        Action::HelpScroll => {
-            let scroll = &mut app.overlays.help_scroll;
-            match key.code {
-                KeyCode::Up => scroll.up(1),
-                KeyCode::Down => scroll.down(1, false),
-                KeyCode::PageUp => scroll.up(scroll.page()),
-                _ => scroll.down(scroll.page(), false),
-            }
-            none
-        }
-        Action::PickerMove
-        | Action::PickerPage
-        | Action::PickerEdge
-        | Action::PickerOpen
-        | Action::PickerAll
-        | Action::PickerClose => picker_key(app, action, key),
-        Action::ApproveOnce
-        | Action::ApproveAlways
-        | Action::Refuse
-        | Action::RefuseStop
-        | Action::ApprovalScroll
-        | Action::ReasonSend
-        | Action::ReasonSkip => super::approval::key(app, action, key, now),
-        Action::Mention | Action::FileMove | Action::FileInsert | Action::FileClose => {
-            super::daily::key(app, action, key)
-        }
-        Action::Editor => Some(super::daily::edit(app)),
-        Action::CopyReply => Some(super::daily::copy(app)),
-        Action::ToggleMouse => Some(super::daily::toggle_mouse(app)),
-        Action::PlanRevision => {
-            super::plan::step_revision(app, key.code == KeyCode::Char('['));
-            none
-        }
-        Action::PlanEdit => Some(super::plan::edit_key(app, key.code)),
-        Action::PromptSend => Some(super::plan::prompt_send(app)),
-        Action::PromptCancel => {
-            app.plan.prompt = None;
-            none
-        }
-        Action::Yes | Action::No => {
-            let question = app.overlays.confirm.take()?;
-            if action == Action::No {
-                return none;
-            }
-            Some(commands::confirmed(app, question, now))
-        }
-    }
-}
-
-/// A key of the open session picker; `None` when it does not apply (j or
-/// k once a filter is typed: they are typed into it).
-fn picker_key(app: &mut App, action: Action, key: &KeyEvent) -> Option<Vec<Effect>> {
-    let picker = app.overlays.picker.as_mut()?;
-    let up = matches!(
-        key.code,
-        KeyCode::Up | KeyCode::PageUp | KeyCode::Home | KeyCode::Char('k')
-    );
-    let sign = if up { -1 } else { 1 };
-    match action {
-        Action::PickerMove => {
-            if matches!(key.code, KeyCode::Char(_)) && !picker.filter.is_empty() {
-                return None;
-            }
-            picker.step(sign);
-        }
-        Action::PickerPage => picker.step(sign * PICKER_PAGE as isize),
-        Action::PickerEdge => picker.edge(up),
-        Action::PickerAll => picker.toggle_all(),
-        Action::PickerClose => app.overlays.picker = None,
-        _ => {
-            // Enter: a session of another workspace is only pointed at (the
-            // footer says how to open it); this workspace's is opened.
-            let chosen = picker.chosen().filter(|s| picker.here(s))?;
-            let id = chosen.card.id.clone();
-            let current = picker.current.as_deref() == Some(id.as_str());
-            app.overlays.picker = None;
-            if current {
-                app.notice(
-                    NoticeKind::Info,
-                    format!(
-                        "Session {} is the one open now.",
-                        crate::session::short_id(&id)
-                    ),
-                );
-                return Some(Vec::new());
-            }
-            if !app.status.has_engine {
-                app.notice(
-                    NoticeKind::Error,
-                    "No session can be opened: no provider is set up (Ctrl+R reads the settings again).",
-                );
-                return Some(Vec::new());
-            }
-            return Some(vec![Effect::Send(Op::OpenSession { id })]);
-        }
+        Action::TogglePlan => app.root.plan.view.collapsed = !app.root.plan.view.collapsed,
+        Action::ToggleReasoning => app.root.conversation.toggle_reasoning(),
+        Action::Redraw => return Some(vec![Effect::Redraw]),
+        _ => return None,
     }
     Some(Vec::new())
 }
 
 /// Sends what is in the input box (or resumes on an empty Enter); a slash
 /// command runs here and never reaches the model.
-fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
+pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     if app.input.text().trim().is_empty() {
         return resume(app);
     }
@@ -445,19 +351,22 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     if let Some(effects) = commands::run(app, &text, now) {
         return effects;
     }
-    if !app.status.has_engine && app.status.activity == Activity::NoProvider {
+    if !app.status.engine.present() && *app.status.turn.activity() == Activity::NoProvider {
         // The user may have set a provider up since: read the settings again.
-        app.conversation
+        app.root
+            .conversation
             .push(crate::tui::state::EntryKind::User, text.clone());
         return vec![Effect::StartEngine, Effect::Send(Op::Submit { text })];
     }
-    if !app.status.has_engine {
-        app.conversation
+    if !app.status.engine.present() {
+        app.root
+            .conversation
             .push(crate::tui::state::EntryKind::User, text);
         let help = app
             .status
-            .setup_help
-            .clone()
+            .engine
+            .setup_help()
+            .map(str::to_string)
             .unwrap_or_else(|| ENGINE_STOPPED.to_string());
         app.notice(NoticeKind::Error, help);
         return Vec::new();
@@ -469,16 +378,16 @@ fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
 /// Resumes a stopped turn; does nothing when there is nothing to resume
 /// (a finished turn, one running, or a resume already sent).
 pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
-    if !app.status.has_engine && app.status.activity == Activity::NoProvider {
+    if !app.status.engine.present() && *app.status.turn.activity() == Activity::NoProvider {
         return vec![Effect::StartEngine];
     }
     let s = &mut app.status;
-    if !(s.can_resume && !s.running && s.has_engine) {
+    if !(s.turn.can_resume() && !s.turn.running() && s.engine.present()) {
         return Vec::new();
     }
-    s.can_resume = false;
-    app.conversation.scroll.follow = true;
-    if app.status.activity == Activity::Failed {
+    s.turn.set_resumable(false);
+    app.root.conversation.scroll.follow = true;
+    if *app.status.turn.activity() == Activity::Failed {
         app.notice(
             NoticeKind::Info,
             "Reloading the settings and resuming where the agent stopped.",
@@ -515,14 +424,14 @@ pub fn on_paste(app: &mut App, text: &str) {
 /// `/approval yolo` or `--yolo` only). The engine confirms the switch.
 fn cycle_approval(app: &mut App) -> Vec<Effect> {
     use crate::events::ApprovalMode::{Ask, Auto, AutoEdit, ReadOnly, Yolo};
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "No approval mode can be set: no provider is set up.",
         );
         return Vec::new();
     }
-    let mode = match app.status.approval.map(|(mode, _)| mode) {
+    let mode = match app.status.engine.approval().map(|(mode, _)| mode) {
         Some(Ask) => AutoEdit,
         Some(AutoEdit) => Auto,
         Some(Auto) => ReadOnly,
@@ -537,11 +446,11 @@ fn cycle_approval(app: &mut App) -> Vec<Effect> {
 fn close_view(app: &mut App) -> bool {
     match app.focus {
         Focus::Checklist => super::plan::leave(app, true),
-        Focus::Trace if app.trace.expanded => {
-            app.trace.expanded = false;
+        Focus::Trace if app.root.trace.expanded => {
+            app.root.trace.expanded = false;
             true
         }
-        Focus::Trace => app.trace.selected.take().is_some(),
+        Focus::Trace => app.root.trace.selected.take().is_some(),
         Focus::Input | Focus::Conversation => false,
     }
 }

@@ -5,48 +5,31 @@
 //! with a revision, or an error); an edit names items by their 1-based
 //! place in the live plan as the pane shows it.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
 use crate::events::{Op, ThreadId};
 use crate::todo::{PlanEdit, TodoStatus};
+use crate::tui::keymap::{self, Action, ItemEdit, Typed};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
 
-/// Brings the trace's filter and the marked tool cells in line with the
-/// plan pane's selection (call after the selection, the plan or the
-/// trace changed). A selection whose item left the plan is dropped.
-pub fn sync(app: &mut App) {
-    let filter = app
-        .plan
-        .selected_index()
-        .and_then(|i| app.plan.items.get(i).map(|item| (item.id.clone(), i + 1)));
-    if filter.is_none() {
-        app.plan.selected = None;
+/// Runs a plan pane action (revisions, edits, the prompt); `None` when
+/// `action` is not one.
+pub(super) fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
+    match action {
+        Action::PlanRevision { older } => step_revision(app, older),
+        Action::PlanEdit(edit) => return Some(edit_key(app, edit)),
+        Action::PromptSend => return Some(prompt_send(app)),
+        Action::PromptCancel => app.root.plan.view.prompt = None,
+        _ => return None,
     }
-    let id = |f: &Option<(String, usize)>| f.as_ref().map(|(id, _)| id.clone());
-    if id(&app.trace.filter) != id(&filter) {
-        // The trace's selection named an entry of the old filter.
-        app.trace.selected = None;
-        app.trace.expanded = false;
-    }
-    // The item's place may have changed (a move): the title follows.
-    app.trace.filter = filter;
-    let trace = &app.trace;
-    app.conversation.marked_tools = match &trace.filter {
-        Some(_) => trace
-            .entries
-            .iter()
-            .filter(|t| trace.shows(t))
-            .map(|t| t.serial)
-            .collect(),
-        None => Vec::new(),
-    };
+    Some(Vec::new())
 }
 
 /// ↑/↓ (j/k) in the plan pane: the item above or below the selection;
 /// the first step starts from the item in progress.
 pub fn select_step(app: &mut App, up: bool) {
-    let plan = &mut app.plan;
+    let plan = &mut app.root.plan;
     let Some(last) = plan.items.len().checked_sub(1) else {
         return;
     };
@@ -61,14 +44,14 @@ pub fn select_step(app: &mut App, up: bool) {
         (None, true) => last,
         (None, false) => 0,
     };
-    plan.selected = plan.items.get(next).map(|i| i.id.clone());
-    plan.reveal = true;
-    sync(app);
+    plan.view.selected = plan.items.get(next).map(|i| i.id.clone());
+    plan.view.reveal = true;
+    app.root.sync_plan();
 }
 
 /// `[` (older) or `]` (newer, then live again).
 pub fn step_revision(app: &mut App, older: bool) {
-    let revisions = &mut app.plan.revisions;
+    let revisions = &mut app.root.plan.revisions;
     let was = revisions.viewing;
     if older {
         revisions.older();
@@ -77,19 +60,19 @@ pub fn step_revision(app: &mut App, older: bool) {
     }
     if revisions.viewing != was {
         // A revision reads from its top; live follows the item in progress.
-        app.plan.scroll.follow = true;
+        app.root.plan.view.scroll.follow = true;
     }
 }
 
 /// Esc in the plan pane: back to the live plan, else (when `selection`)
 /// the selection goes; whether it did anything.
 pub fn leave(app: &mut App, selection: bool) -> bool {
-    if app.plan.revisions.viewing.take().is_some() {
-        app.plan.scroll.follow = true;
+    if app.root.plan.revisions.viewing.take().is_some() {
+        app.root.plan.view.scroll.follow = true;
         return true;
     }
-    if selection && app.plan.selected.take().is_some() {
-        sync(app);
+    if selection && app.root.plan.view.selected.take().is_some() {
+        app.root.sync_plan();
         return true;
     }
     false
@@ -97,10 +80,10 @@ pub fn leave(app: &mut App, selection: bool) -> bool {
 
 /// `a` `e` `d` `x` `J` `K` in the plan pane, on the selected item (or the
 /// one in progress); `a` adds after the selection (at the end without one).
-pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
     // Edits apply to the live plan: show it.
     leave(app, false);
-    let plan = &mut app.plan;
+    let plan = &mut app.root.plan;
     let selected = plan.selected_index();
     let target = selected.or_else(|| {
         plan.items
@@ -109,26 +92,26 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     });
     let len = plan.items.len();
     let item = target.and_then(|i| plan.items.get(i).map(|item| (i + 1, item)));
-    let edit = match (code, item) {
-        (KeyCode::Char('a'), _) => {
-            plan.prompt = Some(PlanPrompt {
+    let edit = match (edit, item) {
+        (ItemEdit::Add, _) => {
+            plan.view.prompt = Some(PlanPrompt {
                 kind: PromptKind::Add {
                     after: selected.map(|i| i + 1),
                 },
                 text: String::new(),
             });
-            plan.reveal = true;
+            plan.view.reveal = true;
             return Vec::new();
         }
-        (KeyCode::Char('e'), Some((n, item))) => {
-            plan.prompt = Some(PlanPrompt {
+        (ItemEdit::Reword, Some((n, item))) => {
+            plan.view.prompt = Some(PlanPrompt {
                 kind: PromptKind::Reword { n },
                 text: crate::text::clean_line(&item.content).into_owned(),
             });
-            plan.reveal = true;
+            plan.view.reveal = true;
             return Vec::new();
         }
-        (KeyCode::Char('d'), Some((n, item))) => PlanEdit::Status {
+        (ItemEdit::ToggleDone, Some((n, item))) => PlanEdit::Status {
             n,
             status: if item.status == TodoStatus::Completed {
                 TodoStatus::Pending
@@ -136,11 +119,11 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
                 TodoStatus::Completed
             },
         },
-        (KeyCode::Char('x'), Some((n, _))) => PlanEdit::Remove { n },
-        (KeyCode::Char('J'), Some((n, _))) if n < len => PlanEdit::Move { from: n, to: n + 1 },
-        (KeyCode::Char('K'), Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
+        (ItemEdit::Remove, Some((n, _))) => PlanEdit::Remove { n },
+        (ItemEdit::MoveDown, Some((n, _))) if n < len => PlanEdit::Move { from: n, to: n + 1 },
+        (ItemEdit::MoveUp, Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
         // Already at the bottom (top).
-        (KeyCode::Char('J' | 'K'), Some(_)) => return Vec::new(),
+        (ItemEdit::MoveDown | ItemEdit::MoveUp, Some(_)) => return Vec::new(),
         _ => {
             app.notice(
                 NoticeKind::Info,
@@ -154,7 +137,7 @@ pub fn edit_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
 
 /// Enter in the prompt: the typed text as a new item or the item's new text.
 pub fn prompt_send(app: &mut App) -> Vec<Effect> {
-    let Some(prompt) = app.plan.prompt.take() else {
+    let Some(prompt) = app.root.plan.view.prompt.take() else {
         return Vec::new();
     };
     let text = prompt.text.trim().to_string();
@@ -171,24 +154,21 @@ pub fn prompt_send(app: &mut App) -> Vec<Effect> {
 /// A key the prompt's bindings did not take: typed into it (Backspace
 /// deletes); chords and other keys do nothing.
 pub fn prompt_key(app: &mut App, key: &KeyEvent) {
-    let Some(prompt) = app.plan.prompt.as_mut() else {
+    let Some(prompt) = app.root.plan.view.prompt.as_mut() else {
         return;
     };
-    let chord = key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Char(c) if !chord && !c.is_control() => prompt.text.push(c),
-        KeyCode::Backspace => {
+    match keymap::typed(key) {
+        Some(Typed::Char(c)) => prompt.text.push(c),
+        Some(Typed::Backspace) => {
             prompt.text.pop();
         }
-        _ => {}
+        None => {}
     }
 }
 
 /// Pasted text goes into the open prompt, as one clean line.
 pub fn prompt_paste(app: &mut App, text: &str) -> bool {
-    let Some(prompt) = app.plan.prompt.as_mut() else {
+    let Some(prompt) = app.root.plan.view.prompt.as_mut() else {
         return false;
     };
     prompt.text.push_str(&crate::text::clean_line(text));
@@ -198,7 +178,7 @@ pub fn prompt_paste(app: &mut App, text: &str) -> bool {
 /// Sends `edit` to the engine (it answers with a user revision, or says
 /// why not); from the pane's keys and `/plan`.
 pub fn send_edit(app: &mut App, edit: PlanEdit) -> Vec<Effect> {
-    if !app.status.has_engine {
+    if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
             "The plan cannot be changed: no provider is set up.",

@@ -22,10 +22,12 @@ pub(super) enum Move {
 
 pub(super) fn scroll_focused(app: &mut App, mv: Move) {
     match app.focus {
-        Focus::Trace if app.trace.expanded => apply(&mut app.trace.detail_scroll, mv, false),
+        Focus::Trace if app.root.trace.expanded => {
+            apply(&mut app.root.trace.detail_scroll, mv, false)
+        }
         Focus::Trace => {
             // Moves among the entries the plan item's filter shows.
-            let trace = &mut app.trace;
+            let trace = &mut app.root.trace;
             let shown = trace.shown();
             let Some(last) = shown.len().checked_sub(1) else {
                 return;
@@ -53,13 +55,13 @@ pub(super) fn scroll_focused(app: &mut App, mv: Move) {
         // where it is sent, even at the bottom (following would jump back).
         Focus::Checklist => {
             // Scrolling lets the selection go out of view.
-            app.plan.reveal = false;
+            app.root.plan.view.reveal = false;
             match mv {
-                Move::End => app.plan.scroll.follow = true,
-                mv => apply(&mut app.plan.scroll, mv, false),
+                Move::End => app.root.plan.view.scroll.follow = true,
+                mv => apply(&mut app.root.plan.view.scroll, mv, false),
             }
         }
-        Focus::Conversation | Focus::Input => apply(&mut app.conversation.scroll, mv, true),
+        Focus::Conversation | Focus::Input => apply(&mut app.root.conversation.scroll, mv, true),
     }
 }
 

@@ -3,7 +3,8 @@
 //! brief highlight of what just changed, and the selected item with its
 //! account. Invariant: it shows exactly the items of the last
 //! `PlanUpdated`, in order (or, while one is viewed with `[`, exactly those
-//! of that past revision); nothing is parsed from text.
+//! of that past revision); nothing is parsed from text. A child thread's
+//! plan is drawn nested under the item in progress it works for.
 
 use std::ops::Range;
 
@@ -17,8 +18,8 @@ use super::plan_detail::{
     detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
 };
 use super::{clock, pane_block, spinner};
-use crate::todo::TodoStatus;
-use crate::tui::state::{Change, Checklist, Ctx, Focus, PlanPrompt, PromptKind};
+use crate::todo::{TodoItem, TodoStatus};
+use crate::tui::state::{Change, Checklist, Ctx, Focus, NestedPlan, PlanPrompt, PromptKind};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{truncate, wrap};
 
@@ -90,12 +91,19 @@ impl PlanLayout {
     }
 }
 
-/// Builds the pane's lines for `area` and settles its scroll position:
-/// unless the user scrolled it, the item in progress stays in view.
-pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> PlanLayout {
+/// Builds the pane's lines for `area` (with `nested`, the child threads'
+/// plans) and settles its scroll position: unless the user scrolled it,
+/// the item in progress stays in view.
+pub fn layout(
+    c: &mut Checklist,
+    ctx: &Ctx<'_>,
+    area: Rect,
+    collapsed: bool,
+    nested: &[NestedPlan<'_>],
+) -> PlanLayout {
     if collapsed {
         // An edit's prompt or a past revision's header take the one line.
-        let line = match (&c.prompt, revision_header(&c.revisions)) {
+        let line = match (&c.view.prompt, revision_header(&c.revisions)) {
             (Some(prompt), _) => prompt_line(prompt, ctx, area.width.max(1)),
             (None, Some(header)) => Line::styled(format!("{header} · [ ] Esc"), ctx.palette.bold()),
             (None, None) => summary_line(c, ctx),
@@ -111,7 +119,7 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
     let height = usize::from(inner.height);
     if let Some(lines) = revision_lines(c, ctx, inner.width.max(1)) {
         // A past revision reads from its top.
-        let top = c.scroll.resolve_around(lines.len(), height, 0..1);
+        let top = c.view.scroll.resolve_around(lines.len(), height, 0..1);
         return PlanLayout {
             collapsed,
             lines,
@@ -119,11 +127,16 @@ pub fn layout(c: &mut Checklist, ctx: &Ctx<'_>, area: Rect, collapsed: bool) -> 
             starts: Vec::new(),
         };
     }
-    let (lines, active, starts, selected) = plan_lines(c, ctx, inner.width.max(1));
-    if c.reveal {
-        reveal(&mut c.scroll, selected, height);
+    let PlanLines {
+        lines,
+        active,
+        starts,
+        selected,
+    } = plan_lines(c, ctx, inner.width.max(1), nested);
+    if c.view.reveal {
+        reveal(&mut c.view.scroll, selected, height);
     }
-    let top = c.scroll.resolve_around(lines.len(), height, active);
+    let top = c.view.scroll.resolve_around(lines.len(), height, active);
     PlanLayout {
         collapsed,
         lines,
@@ -147,50 +160,98 @@ fn reveal(scroll: &mut crate::tui::state::Scroll, lines: Range<usize>, height: u
     scroll.follow = false;
 }
 
-/// The expanded pane's lines, those of the item in progress (with its
-/// spinner line), the first line of each item and the selected item's
-/// lines (with its account and the edit prompt).
-fn plan_lines(
-    c: &Checklist,
-    ctx: &Ctx<'_>,
+/// The expanded pane's lines, and where things are in them.
+#[derive(Debug, Default)]
+struct PlanLines {
+    lines: Vec<Line<'static>>,
+    /// The item in progress (with its spinner line).
+    active: Range<usize>,
+    /// The first line of each item.
+    starts: Vec<usize>,
+    /// The selected item (with its account and the edit prompt).
+    selected: Range<usize>,
+}
+
+/// Draws the live plan's lines at one width.
+struct Painter<'a> {
+    c: &'a Checklist,
+    ctx: &'a Ctx<'a>,
     width: u16,
-) -> (Vec<Line<'static>>, Range<usize>, Vec<usize>, Range<usize>) {
-    let p = ctx.palette;
-    let now = ctx.now;
-    let (done, total) = (c.completed(), c.items.len());
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut active = 0..0;
-    let mut selected = 0..0;
-    let chosen = c.selected_index();
-    let mut starts = Vec::with_capacity(c.items.len());
-    // One line: the model's last update was refused (the plan is unchanged).
-    let refused = c.refused.as_ref().map(|clause| {
-        Line::styled(
-            truncate(
-                &format!("plan update refused: {}", crate::text::clean_line(clause)),
-                usize::from(width),
-            ),
-            p.error(),
-        )
-    });
-    if total == 0 {
-        lines.extend(refused);
-        lines.extend(wrap(
+    nested: &'a [NestedPlan<'a>],
+}
+
+/// The expanded pane's lines: the gauge, a refused update, each item (the
+/// one in progress with its spinner line, the selected one with its
+/// account), the prompt, dropped items and how the last turn stopped.
+fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>]) -> PlanLines {
+    let painter = Painter {
+        c,
+        ctx,
+        width,
+        nested,
+    };
+    let mut out = PlanLines::default();
+    let refused = painter.refused();
+    if c.items.is_empty() {
+        out.lines.extend(refused);
+        out.lines.extend(wrap(
             "No plan yet.",
             width,
-            p.dim(),
+            ctx.palette.dim(),
             Span::raw(""),
             Span::raw(""),
         ));
-        if let Some(prompt) = &c.prompt {
-            lines.push(prompt_line(prompt, ctx, width));
+        if let Some(prompt) = &c.view.prompt {
+            out.lines.push(prompt_line(prompt, ctx, width));
         }
-        return (lines, active, starts, selected);
+        return out;
     }
-    lines.push(gauge(done, total, width, ctx));
-    lines.extend(refused);
-    for item in &c.items {
-        let change = c.change_of(&item.id, now);
+    out.lines
+        .push(gauge(c.completed(), c.items.len(), width, ctx));
+    out.lines.extend(refused);
+    let chosen = c.selected_index();
+    for (index, item) in c.items.iter().enumerate() {
+        painter.item(&mut out, index, item, chosen == Some(index));
+    }
+    if let Some(prompt) = c
+        .view
+        .prompt
+        .as_ref()
+        .filter(|pr| prompt_after(pr).is_none())
+    {
+        out.lines.push(prompt_line(prompt, ctx, width));
+        out.selected = out.lines.len() - 1..out.lines.len();
+    }
+    painter.dropped(&mut out.lines);
+    if let Some(open) = c.stopped_open {
+        out.lines.push(Line::styled(
+            format!("■ stopped with {open} of {} open", c.items.len()),
+            ctx.palette.warning(),
+        ));
+    }
+    out
+}
+
+impl Painter<'_> {
+    /// One line: the model's last update was refused (the plan is unchanged).
+    fn refused(&self) -> Option<Line<'static>> {
+        self.c.refused.as_ref().map(|clause| {
+            Line::styled(
+                truncate(
+                    &format!("plan update refused: {}", crate::text::clean_line(clause)),
+                    usize::from(self.width),
+                ),
+                self.ctx.palette.error(),
+            )
+        })
+    }
+
+    /// Item `index`: its marker and text (tagged while it is highlighted),
+    /// then under it what it has: the spinner line in progress, the
+    /// account when `chosen`, the prompt that edits it or adds after it.
+    fn item(&self, out: &mut PlanLines, index: usize, item: &TodoItem, chosen: bool) {
+        let (p, width) = (self.ctx.palette, self.width);
+        let change = self.c.highlight.change_of(&item.id, self.ctx.now);
         let (marker, style) = match item.status {
             TodoStatus::Completed => (DONE, p.success()),
             TodoStatus::InProgress => (ACTIVE, p.active()),
@@ -210,10 +271,8 @@ fn plan_lines(
         } else {
             p.text()
         };
-        starts.push(lines.len());
-        let first = lines.len();
-        let index = starts.len() - 1;
-        let is_chosen = chosen == Some(index);
+        let first = out.lines.len();
+        out.starts.push(first);
         let mut item_lines = wrap(
             &format!("{}{tag}", item.content),
             width,
@@ -221,81 +280,115 @@ fn plan_lines(
             Span::styled(format!("{marker} "), style),
             Span::raw("    "),
         );
-        if is_chosen {
+        if chosen {
             item_lines = item_lines
                 .into_iter()
                 .map(|l| l.patch_style(p.selection()))
                 .collect();
         }
-        lines.append(&mut item_lines);
-        if item.status == TodoStatus::InProgress && ctx.waiting {
-            lines.push(Line::styled("    ⏸ waiting for approval", p.warning()));
-        } else if item.status == TodoStatus::InProgress {
-            // The engine's account (time across interrupts) when it sent one.
-            let since = time_in_progress(c, &item.id, ctx.clock_until)
-                .unwrap_or_else(|| c.active_for(ctx.clock_until));
-            let spin = if ctx.running { spinner(since) } else { "·" };
-            lines.extend(wrap(
-                &format!("{} · {}", item.active_form, clock(since)),
-                width,
-                p.active(),
-                Span::styled(format!("    {spin} "), p.active()),
-                Span::raw("      "),
-            ));
-        }
+        out.lines.append(&mut item_lines);
         if item.status == TodoStatus::InProgress {
-            active = first..lines.len();
+            self.in_progress(&mut out.lines, item);
+            out.active = first..out.lines.len();
         }
-        if is_chosen {
-            lines.push(detail_line(
-                c.stats_of(&item.id, ctx.clock_until).as_ref(),
-                ctx,
+        for child in self.nested.iter().filter(|n| n.under == index) {
+            self.child_plan(&mut out.lines, child);
+        }
+        if chosen {
+            out.lines.push(detail_line(
+                self.c.stats.of(&item.id, self.ctx.clock_until).as_ref(),
+                self.ctx,
                 width,
             ));
         }
-        if let Some(prompt) = c
+        if let Some(prompt) = self
+            .c
+            .view
             .prompt
             .as_ref()
             .filter(|pr| prompt_after(pr) == Some(index))
         {
-            lines.push(prompt_line(prompt, ctx, width));
+            out.lines.push(prompt_line(prompt, self.ctx, width));
         }
-        if is_chosen {
-            selected = first..lines.len();
+        if chosen {
+            out.selected = first..out.lines.len();
         }
     }
-    if let Some(prompt) = c.prompt.as_ref().filter(|pr| prompt_after(pr).is_none()) {
-        lines.push(prompt_line(prompt, ctx, width));
-        selected = lines.len() - 1..lines.len();
+
+    /// The line under the item in progress: waiting for approval, or its
+    /// activeForm with a spinner and how long it has been in progress.
+    fn in_progress(&self, lines: &mut Vec<Line<'static>>, item: &TodoItem) {
+        let (p, ctx) = (self.ctx.palette, self.ctx);
+        if ctx.waiting {
+            lines.push(Line::styled("    ⏸ waiting for approval", p.warning()));
+            return;
+        }
+        // The engine's account (time across interrupts) when it sent one.
+        let since = time_in_progress(self.c, &item.id, ctx.clock_until)
+            .unwrap_or_else(|| self.c.active_for(ctx.clock_until));
+        let spin = if ctx.running { spinner(since) } else { "·" };
+        lines.extend(wrap(
+            &format!("{} · {}", item.active_form, clock(since)),
+            self.width,
+            p.active(),
+            Span::styled(format!("    {spin} "), p.active()),
+            Span::raw("      "),
+        ));
     }
-    // Dropped by the last update: listed for a while, struck out.
-    let dropped = c.dropped(now);
-    let struck = p.dim().add_modifier(Modifier::CROSSED_OUT);
-    for content in dropped.iter().take(MAX_DROPPED) {
-        lines.push(Line::from(vec![
-            Span::styled("− dropped: ", p.dim()),
-            Span::styled(
-                truncate(
-                    &crate::text::clean_line(content),
-                    usize::from(width).saturating_sub(11),
-                ),
-                struck,
-            ),
-        ]));
-    }
-    if dropped.len() > MAX_DROPPED {
-        lines.push(Line::styled(
-            format!("− and {} more dropped", dropped.len() - MAX_DROPPED),
+
+    /// A child thread's plan under the item it works for: what it works on
+    /// and how far it is, then its items, indented (each wraps under its
+    /// own text; at a narrow width the indent goes first).
+    fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>) {
+        let p = self.ctx.palette;
+        let (done, total) = (child.plan.completed(), child.plan.items.len());
+        lines.extend(wrap(
+            &format!("{} · {done}/{total}", crate::text::clean_line(&child.label)),
+            self.width,
             p.dim(),
+            Span::styled("    ↳ ", p.dim()),
+            Span::raw("      "),
         ));
+        for item in &child.plan.items {
+            let (marker, style, text) = match item.status {
+                TodoStatus::Completed => (DONE, p.success(), p.dim()),
+                TodoStatus::InProgress => (ACTIVE, p.active(), p.active()),
+                TodoStatus::Pending => (PENDING, p.dim(), p.text()),
+            };
+            lines.extend(wrap(
+                &item.content,
+                self.width,
+                text,
+                Span::styled(format!("      {marker} "), style),
+                Span::raw("          "),
+            ));
+        }
     }
-    if let Some(open) = c.stopped_open {
-        lines.push(Line::styled(
-            format!("■ stopped with {open} of {total} open"),
-            p.warning(),
-        ));
+
+    /// Dropped by the last update: listed for a while, struck out.
+    fn dropped(&self, lines: &mut Vec<Line<'static>>) {
+        let p = self.ctx.palette;
+        let dropped = self.c.highlight.dropped(self.ctx.now);
+        let struck = p.dim().add_modifier(Modifier::CROSSED_OUT);
+        for content in dropped.iter().take(MAX_DROPPED) {
+            lines.push(Line::from(vec![
+                Span::styled("− dropped: ", p.dim()),
+                Span::styled(
+                    truncate(
+                        &crate::text::clean_line(content),
+                        usize::from(self.width).saturating_sub(11),
+                    ),
+                    struck,
+                ),
+            ]));
+        }
+        if dropped.len() > MAX_DROPPED {
+            lines.push(Line::styled(
+                format!("− and {} more dropped", dropped.len() - MAX_DROPPED),
+                p.dim(),
+            ));
+        }
     }
-    (lines, active, starts, selected)
 }
 
 /// The item (0-based) the prompt's line goes under; `None`: the end.

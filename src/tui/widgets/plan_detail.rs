@@ -124,7 +124,8 @@ fn status_marker(item: &TodoItem) -> &'static str {
 /// The time an item has been in progress by the engine's account, when it
 /// sent one (live for the running item, up to `until`).
 pub fn time_in_progress(c: &Checklist, id: &str, until: std::time::Instant) -> Option<Duration> {
-    c.stats_of(id, until)
+    c.stats
+        .of(id, until)
         .map(|s| Duration::from_millis(s.time_ms))
 }
 

@@ -23,34 +23,34 @@ use crate::units::tokens;
 fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
     let p = ctx.palette;
     let now = ctx.now;
-    let for_ = clock(now.saturating_duration_since(app.activity_since));
-    match &app.activity {
+    let for_ = clock(now.saturating_duration_since(app.turn.since()));
+    match app.turn.activity() {
         Activity::Idle => ("○ idle".into(), p.dim()),
         Activity::Thinking => (
             format!(
                 "{} thinking",
-                spinner(now.saturating_duration_since(app.activity_since))
+                spinner(now.saturating_duration_since(app.turn.since()))
             ),
             p.active(),
         ),
         Activity::Streaming => (
             format!(
                 "{} writing",
-                spinner(now.saturating_duration_since(app.activity_since))
+                spinner(now.saturating_duration_since(app.turn.since()))
             ),
             p.active(),
         ),
         Activity::Tool { name } => (
             format!(
                 "{} running {name} {for_}",
-                spinner(now.saturating_duration_since(app.activity_since))
+                spinner(now.saturating_duration_since(app.turn.since()))
             ),
             p.active(),
         ),
         Activity::Compacting => (
             format!(
                 "{} compacting",
-                spinner(now.saturating_duration_since(app.activity_since))
+                spinner(now.saturating_duration_since(app.turn.since()))
             ),
             p.active(),
         ),
@@ -65,18 +65,18 @@ fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
 /// The keys that matter now, and a shorter form kept longer (while a task
 /// runs: how to interrupt it).
 fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
-    if app.quit_armed(now) {
+    if app.ui.quit_armed(now) {
         ("Ctrl+C again to quit", None)
-    } else if app.activity == Activity::Approval {
+    } else if *app.turn.activity() == Activity::Approval {
         ("y run · a always · n refuse · Esc stop", None)
-    } else if app.running {
+    } else if app.turn.running() {
         (
             "Esc interrupt · Enter queues · ? help",
             Some("Esc interrupt"),
         )
-    } else if app.can_resume {
+    } else if app.turn.can_resume() {
         ("Enter/Ctrl+R resume · ? help", None)
-    } else if app.mouse_off {
+    } else if app.ui.mouse_off() {
         // The wheel does nothing now: say why, and how to have it back.
         ("mouse off: F2 · Enter send · ? help", None)
     } else {
@@ -169,36 +169,40 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
     let p = ctx.palette;
     let now = ctx.now;
     let (what, style) = activity(app, ctx);
-    let clock = app.turn_started.filter(|_| app.running).map(|t| {
+    let clock = app.turn.started().map(|t| {
         Span::styled(
             format!(" · turn {}", clock(now.saturating_duration_since(t))),
             p.dim(),
         )
     });
-    let prompt = app.prompt_tokens();
+    let prompt = app.accounts.prompt_tokens();
     let tokens_in = Span::styled(format!(" · ↑{}", tokens(prompt)), p.dim());
     let tokens_out = Span::styled(
-        format!(" ↓{} tok", tokens(app.totals.output_tokens)),
+        format!(" ↓{} tok", tokens(app.accounts.totals().output_tokens)),
         p.dim(),
     );
     let cached = app
+        .accounts
         .cached_percent()
         .map(|pc| Span::styled(format!(" ({pc}% cached)"), p.dim()));
-    let turn = (app.running || app.turn_tokens != (prompt, app.totals.output_tokens)).then(|| {
-        Span::styled(
-            format!(
-                " (turn ↑{} ↓{})",
-                tokens(app.turn_tokens.0),
-                tokens(app.turn_tokens.1)
-            ),
-            p.dim(),
-        )
-    });
+    let turn = (app.turn.running()
+        || app.accounts.turn_tokens() != (prompt, app.accounts.totals().output_tokens))
+        .then(|| {
+            Span::styled(
+                format!(
+                    " (turn ↑{} ↓{})",
+                    tokens(app.accounts.turn_tokens().0),
+                    tokens(app.accounts.turn_tokens().1)
+                ),
+                p.dim(),
+            )
+        });
     let cost = app
+        .accounts
         .cost()
-        .filter(|_| prompt != 0 || app.totals.output_tokens != 0)
+        .filter(|_| prompt != 0 || app.accounts.totals().output_tokens != 0)
         .map(|usd| Span::styled(format!(" · {}", format_cost(usd)), p.dim()));
-    let meter = app.context_percent().map(|pc| {
+    let meter = app.accounts.context_percent().map(|pc| {
         let style = if pc >= 95 {
             p.error()
         } else if pc >= 80 {
@@ -208,7 +212,7 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         };
         Span::styled(format!(" · ctx {pc}%"), style)
     });
-    let mode = app.approval.map(|(mode, sandboxed)| {
+    let mode = app.engine.approval().map(|(mode, sandboxed)| {
         let sandbox = if sandboxed { " (sandbox)" } else { "" };
         let style = if mode == crate::events::ApprovalMode::Yolo {
             p.warning()
@@ -217,21 +221,21 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         };
         Span::styled(format!(" · {mode}{sandbox}"), style)
     });
-    let place = (!app.folder.is_empty()).then(|| {
+    let place = (!app.place.folder().is_empty()).then(|| {
         let branch = app
-            .branch
-            .as_deref()
+            .place
+            .branch()
             .map(|b| format!(" ({})", truncate(b, 24)))
             .unwrap_or_default();
-        Span::styled(format!(" · {}{branch}", app.folder), p.dim())
+        Span::styled(format!(" · {}{branch}", app.place.folder()), p.dim())
     });
     Parts {
         place,
-        model_short: Span::styled(format!(" · {}", short_model(&app.model)), p.dim()),
+        model_short: Span::styled(format!(" · {}", short_model(app.accounts.model())), p.dim()),
         mode,
         activity: Span::styled(what, style),
         clock,
-        model: Span::styled(format!(" · {}", app.model), p.dim()),
+        model: Span::styled(format!(" · {}", app.accounts.model()), p.dim()),
         tokens_in,
         tokens_out,
         cached,
@@ -294,7 +298,7 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
             Line::from(left)
         }
         // Too narrow for both: the quit warning matters more.
-        None if app.quit_armed(now) => Line::styled(truncate(hint, width), p.bold()),
+        None if app.ui.quit_armed(now) => Line::styled(truncate(hint, width), p.bold()),
         None => {
             let alone = (0..=ALL_DROPPED)
                 .map(|dropped| parts.spans(dropped))

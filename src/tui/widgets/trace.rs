@@ -92,22 +92,19 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
     let p = ctx.palette;
     let now = ctx.now;
     let (icon, style) = match t.status {
-        TraceStatus::Running if t.waiting => ("⏸", p.warning()),
+        TraceStatus::Running if t.clock.waiting() => ("⏸", p.warning()),
         TraceStatus::Running => (
-            spinner(now.saturating_duration_since(t.started)),
+            spinner(now.saturating_duration_since(t.clock.started())),
             p.active(),
         ),
         TraceStatus::Ok => ("✔", p.success()),
         TraceStatus::Error => ("✘", p.error()),
         TraceStatus::Interrupted => ("■", p.warning()),
     };
-    let time = match t.duration {
-        Some(d) => short_duration(d),
-        None => short_duration(now.saturating_duration_since(t.started)),
-    };
+    let time = short_duration(t.clock.elapsed(now));
     let status = match (t.status, t.exit_code) {
         (TraceStatus::Error, Some(code)) => format!("exit {code}"),
-        (TraceStatus::Running, _) if t.waiting => "waiting for approval".into(),
+        (TraceStatus::Running, _) if t.clock.waiting() => "waiting for approval".into(),
         (TraceStatus::Running, _) => "running".into(),
         (TraceStatus::Ok, _) => "ok".into(),
         (TraceStatus::Error, None) if t.refusal.is_some() => "refused".into(),
@@ -143,7 +140,7 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
 fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Vec<Line<'static>> {
     let p = ctx.palette;
     let mut rows = vec![header(t, ctx, width, selected)];
-    if let Some(item) = &t.plan_item {
+    if let Some(item) = &t.plan_item.content {
         rows.push(Line::styled(
             truncate(&format!("  ↳ {item}"), width),
             p.dim(),
@@ -286,7 +283,7 @@ fn detail_head(
     diff: &[Line<'static>],
 ) -> Vec<Line<'static>> {
     let mut lines = vec![header(t, ctx, width, false)];
-    if let Some(item) = &t.plan_item {
+    if let Some(item) = &t.plan_item.content {
         lines.push(Line::styled(
             format!("plan item: {item}"),
             ctx.palette.dim(),

@@ -1,0 +1,189 @@
+//! One agent thread's panes — its conversation, its tool trace, its plan
+//! — and the threads other than the root, by id. An engine event of a
+//! thread goes to that thread's view; the app holds the root's, a child
+//! thread (a subagent a tool call started) gets one on first sight.
+//! Invariant: after every event the view is in line with itself: the
+//! trace's filter and the conversation's marked cells follow the plan
+//! pane's selection ([`ThreadView::sync_plan`], the one cross-pane step).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::{Checklist, Conversation, Trace};
+use crate::events::{Envelope, Event, ThreadId};
+use crate::todo::{PlanDiff, TodoStatus};
+
+/// One thread's panes.
+#[derive(Debug, Default)]
+pub struct ThreadView {
+    pub conversation: Conversation,
+    pub trace: Trace,
+    pub plan: Checklist,
+}
+
+impl ThreadView {
+    /// Takes one event of this thread into its panes: the trace first (a
+    /// tool cell, a refusal follow from it), then the conversation and the
+    /// plan, then the one step that brings them in line. `max_retries`
+    /// numbers the retry notice. Output for a spill file, if any: the
+    /// entry's serial and the text.
+    pub fn apply(
+        &mut self,
+        event: &Event,
+        max_retries: Option<u32>,
+        now: Instant,
+    ) -> Option<(u64, String)> {
+        let traced = self.trace.apply(event, now);
+        self.conversation
+            .apply(event, traced.cell.as_ref(), max_retries);
+        let replanned = self.plan.apply(event, traced.refused.as_deref(), now);
+        if replanned || traced.grew {
+            self.sync_plan();
+        }
+        traced.spill
+    }
+
+    /// Brings the trace's filter and the marked tool cells in line with the
+    /// plan pane's selection (call after the selection, the plan or the
+    /// trace changed). A selection whose item left the plan is dropped.
+    pub fn sync_plan(&mut self) {
+        let filter = self
+            .plan
+            .selected_index()
+            .and_then(|i| self.plan.items.get(i).map(|item| (item.id.clone(), i + 1)));
+        if filter.is_none() {
+            self.plan.view.selected = None;
+        }
+        let id = |f: &Option<(String, usize)>| f.as_ref().map(|(id, _)| id.clone());
+        if id(&self.trace.filter) != id(&filter) {
+            // The trace's selection named an entry of the old filter.
+            self.trace.selected = None;
+            self.trace.expanded = false;
+        }
+        // The item's place may have changed (a move): the title follows.
+        self.trace.filter = filter;
+        let trace = &self.trace;
+        self.conversation.marked_tools = match &trace.filter {
+            Some(_) => trace
+                .entries
+                .iter()
+                .filter(|t| trace.shows(t))
+                .map(|t| t.serial)
+                .collect(),
+            None => Vec::new(),
+        };
+    }
+
+    /// Another session (or a new one): the plan's history, accounts,
+    /// selection and prompt go.
+    pub fn forget_plan_history(&mut self) {
+        self.plan.forget_history();
+        self.sync_plan();
+    }
+
+    /// A resumed session's history follows: the panes start empty.
+    pub fn clear_for_history(&mut self, now: Instant) {
+        self.conversation.clear();
+        self.trace.clear();
+        self.plan.update(Vec::new(), &PlanDiff::default(), now);
+        self.forget_plan_history();
+    }
+}
+
+/// A child thread's plan, drawn nested in its parent's plan pane.
+#[derive(Debug)]
+pub struct NestedPlan<'a> {
+    /// The parent's item (0-based) it goes under: the one in progress.
+    pub under: usize,
+    /// What the child works on: its parent call's line, else its thread.
+    pub label: String,
+    pub plan: &'a Checklist,
+}
+
+impl ThreadView {
+    /// The plans of the child threads to draw under this view's item in
+    /// progress: those with a plan whose parent call served that item (or
+    /// that name no call of this view's trace), in thread order.
+    pub fn nested_plans<'a>(&self, threads: &'a Threads) -> Vec<NestedPlan<'a>> {
+        let Some(under) = self
+            .plan
+            .items
+            .iter()
+            .position(|i| i.status == TodoStatus::InProgress)
+        else {
+            return Vec::new();
+        };
+        let active = &self.plan.items[under].id;
+        threads
+            .iter()
+            .filter(|(_, child)| !child.view.plan.items.is_empty())
+            .filter_map(|(id, child)| {
+                let call = child
+                    .parent_call
+                    .as_deref()
+                    .and_then(|call| self.trace.entries.iter().rev().find(|t| t.id == call));
+                // A call made for another item does not nest here.
+                if let Some(t) = call
+                    && t.plan_item.id.as_ref().is_some_and(|item| item != active)
+                {
+                    return None;
+                }
+                let label = call
+                    .map(|t| t.summary.line.clone())
+                    .filter(|line| !line.is_empty())
+                    .unwrap_or_else(|| id.to_string());
+                Some(NestedPlan {
+                    under,
+                    label,
+                    plan: &child.view.plan,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A thread other than the root: the parent's tool call that started it
+/// (when the engine said) and its view.
+#[derive(Debug, Default)]
+pub struct ChildThread {
+    pub parent_call: Option<String>,
+    pub view: ThreadView,
+}
+
+/// The threads other than the root, by id, each made on first sight.
+#[derive(Debug, Default)]
+pub struct Threads {
+    children: BTreeMap<ThreadId, ChildThread>,
+}
+
+impl Threads {
+    /// Takes an event of a child thread into its view (made now if it is
+    /// new). Its output is held in memory only: spill files are the root
+    /// trace's.
+    pub fn apply(&mut self, envelope: &Envelope, now: Instant) {
+        let child = self.children.entry(envelope.thread).or_default();
+        if child.parent_call.is_none() {
+            child.parent_call.clone_from(&envelope.parent_call);
+        }
+        let _ = child.view.apply(&envelope.event, None, now);
+    }
+
+    /// The child thread `id`, once it has been seen.
+    pub fn get(&self, id: ThreadId) -> Option<&ChildThread> {
+        self.children.get(&id)
+    }
+
+    /// The child threads seen, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (ThreadId, &ChildThread)> {
+        self.children.iter().map(|(id, child)| (*id, child))
+    }
+
+    /// A new session, or another one's history: no child threads.
+    pub fn clear(&mut self) {
+        self.children.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.children.is_empty()
+    }
+}
