@@ -16,7 +16,6 @@ use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::context;
 use waypoint::events::{Decision, Event, Op};
 use waypoint::headless::{Outcome, Printer, RunResult, Tally};
-use waypoint::pricing;
 use waypoint::prompt;
 use waypoint::resume;
 use waypoint::secrets;
@@ -493,7 +492,7 @@ async fn run_tui(
         Theme::Auto => Palette::colored(),
         Theme::NoColor => Palette::monochrome(),
     };
-    let price = pricing::price_of(&model, &settings.prices);
+    let prices = waypoint::tui::app::Prices::of(&model, &settings.prices);
     let ended = waypoint::tui::app::run(TuiOptions {
         start,
         model,
@@ -501,8 +500,7 @@ async fn run_tui(
         initial_prompt,
         engine,
         palette,
-        price,
-        prices: settings.prices.clone(),
+        prices,
         sessions: Some(store),
         pick_session: pick,
         instructions,

@@ -43,6 +43,8 @@ struct Model {
     too_long_once: bool,
     tool_rounds: AtomicUsize,
     requests: Mutex<Vec<Recorded>>,
+    /// Told when the user's summary request hangs (`SummaryMode::Hang`).
+    hung: tokio::sync::Notify,
 }
 
 const ITEMS: usize = 6;
@@ -55,6 +57,7 @@ impl Model {
             too_long_once: false,
             tool_rounds: AtomicUsize::new(0),
             requests: Mutex::new(Vec::new()),
+            hung: tokio::sync::Notify::new(),
         }
     }
 
@@ -176,6 +179,7 @@ impl ModelClient for Model {
                     valid: Ok(()),
                     plan_version: 0,
                 });
+                self.hung.notify_one();
                 std::future::pending::<()>().await;
             }
             self.reply(request)
@@ -368,7 +372,10 @@ async fn run_with(mode: SummaryMode) -> (Vec<Event>, Arc<Model>) {
         })
         .unwrap();
     if mode == SummaryMode::Hang {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Interrupted once the summary request hangs at the model.
+        tokio::time::timeout(Duration::from_secs(30), model.hung.notified())
+            .await
+            .expect("the summary request did not reach the model in 30 s");
         handle.ops.send(Op::Interrupt).unwrap();
     }
     loop {

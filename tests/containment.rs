@@ -66,18 +66,24 @@ impl Run {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("WAYPOINT_LOG", self.dir.path().join("waypoint.log"))
             .env("WAYPOINT_HOME", self.dir.path().join("home"))
-            // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
-            .envs(
-                waypoint::safety::landlock_abi()
-                    .is_none()
-                    .then_some(("WAYPOINT_APPROVAL", "yolo")),
-            )
+            .envs(bare_without_landlock())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         cmd
     }
+}
+
+/// Headless runs bash in the sandbox; a kernel without Landlock runs it
+/// bare (`WAYPOINT_APPROVAL=yolo`), and the test says that its sandboxed
+/// run was skipped.
+fn bare_without_landlock() -> Option<(&'static str, &'static str)> {
+    let bare = waypoint::safety::landlock_abi().is_none();
+    if bare {
+        eprintln!("skipped the sandboxed run: this kernel has no Landlock; the command runs bare");
+    }
+    bare.then_some(("WAYPOINT_APPROVAL", "yolo"))
 }
 
 /// The output of the first `ToolCallEnd` in a jsonl event stream.
@@ -114,12 +120,7 @@ async fn commands_cannot_reach_the_terminal() {
     cmd.args(["-qec", &line, "/dev/null"])
         .env("WAYPOINT_LOG", run.dir.path().join("waypoint.log"))
         .env("WAYPOINT_HOME", run.dir.path().join("home"))
-        // Headless runs bash in the sandbox; a kernel without Landlock runs it bare.
-        .envs(
-            waypoint::safety::landlock_abi()
-                .is_none()
-                .then_some(("WAYPOINT_APPROVAL", "yolo")),
-        )
+        .envs(bare_without_landlock())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

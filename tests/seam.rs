@@ -369,9 +369,10 @@ async fn an_empty_message_is_an_error_idle_and_mid_turn() {
     r.submit("  ");
     r.until(is_empty_message_error).await;
     r.submit("hi");
-    while r.server.requests().is_empty() {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for("the request of \"hi\" on the server", || {
+        !r.server.requests().is_empty()
+    })
+    .await;
     r.submit("\n");
     let seen = r.until(is_empty_message_error).await;
     assert!(
@@ -511,9 +512,10 @@ async fn a_new_session_mid_turn_interrupts_then_forgets_everything() {
     r.until(|e| matches!(e, Event::RoundStarted { round: 2 }))
         .await;
     // The stalled request is on the server before the session is dropped.
-    while r.server.requests().len() < 2 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for("the stalled request on the server", || {
+        r.server.requests().len() >= 2
+    })
+    .await;
     r.handle.ops.send(Op::NewSession).unwrap();
     let rest = r.until(|e| matches!(e, Event::SessionReset)).await;
     assert!(rest.iter().any(|e| matches!(
@@ -714,4 +716,17 @@ async fn every_event_carries_its_thread_and_turn() {
         text.starts_with(r#"{"turn":2,"type":"turn_complete""#),
         "{text}"
     );
+}
+
+/// Polls `ready` every 5 ms; fails, naming `what`, when it is still not
+/// so after 30 s.
+async fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after 30 s waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }

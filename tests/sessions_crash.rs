@@ -503,7 +503,10 @@ async fn kill_at<W: Side>(
             })
             .await;
             // Let the half reply reach the client (its bytes are written).
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // Between rounds nothing is sent: there is nothing to wait for.
+            if matches!(kill, Kill::MidStream(_)) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
         }
         Kill::AfterPlan(n) => {
             wait_for(&format!("{case}: plan record {n}"), || {

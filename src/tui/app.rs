@@ -42,10 +42,8 @@ pub struct TuiOptions {
     /// (a key added to the config file then works without a restart).
     pub start: Option<StartEngine>,
     pub palette: Palette,
-    /// The model's price, when known, for the cost in the status line.
-    pub price: Option<Price>,
-    /// The config file's prices, for models switched to with `/model`.
-    pub prices: std::collections::BTreeMap<String, Price>,
+    /// What the models cost, for the cost in the status line.
+    pub prices: Prices,
     /// Where sessions are stored (for `/resume` and `/export`), if kept.
     pub sessions: Option<SessionStore>,
     /// Open the session picker first (`waypoint -r` without an id).
@@ -56,6 +54,24 @@ pub struct TuiOptions {
     pub notice: Option<String>,
     /// How many times a failed request is retried.
     pub max_retries: Option<u32>,
+}
+
+/// What the models cost.
+pub struct Prices {
+    /// The model's price, when known.
+    pub model: Option<Price>,
+    /// The config file's prices, for models switched to with `/model`.
+    pub table: std::collections::BTreeMap<String, Price>,
+}
+
+impl Prices {
+    /// `model`'s price in `table` (or the built-in one), and the table.
+    pub fn of(model: &str, table: &std::collections::BTreeMap<String, Price>) -> Self {
+        Self {
+            model: crate::pricing::price_of(model, table),
+            table: table.clone(),
+        }
+    }
 }
 
 /// How the full-screen app ended.
@@ -143,7 +159,7 @@ fn open_app(opts: &mut TuiOptions, now: Instant) -> App {
     let model = std::mem::take(&mut opts.model);
     let workspace = std::mem::take(&mut opts.workspace);
     let mut app = App::new(model, workspace, opts.palette, now);
-    app.status.accounts.set_price(opts.price);
+    app.status.accounts.set_price(opts.prices.model);
     app.status
         .place
         .set_instructions(std::mem::take(&mut opts.instructions));
@@ -157,7 +173,7 @@ fn open_app(opts: &mut TuiOptions, now: Instant) -> App {
     app.status.place.set_place(home.as_deref(), branch);
     app.status
         .accounts
-        .set_prices(std::mem::take(&mut opts.prices));
+        .set_prices(std::mem::take(&mut opts.prices.table));
     app
 }
 

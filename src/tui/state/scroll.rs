@@ -91,6 +91,17 @@ impl Scroll {
         self.follow = sticky;
     }
 
+    /// One line or one page up or down (not sticking to the bottom): a
+    /// scroll key in an overlay.
+    pub fn step(&mut self, up: bool, page: bool) {
+        let n = if page { self.page() } else { 1 };
+        if up {
+            self.up(n);
+        } else {
+            self.down(n, false);
+        }
+    }
+
     pub fn page(&self) -> usize {
         self.seen.1.saturating_sub(1).max(1)
     }

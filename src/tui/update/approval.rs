@@ -57,7 +57,7 @@ pub fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
             effects
         }
         Action::ApprovalScroll { up, page } => {
-            super::overlays::scroll_by(&mut approvals.scroll, up, page);
+            approvals.scroll.step(up, page);
             Vec::new()
         }
         _ => return None,

@@ -167,9 +167,12 @@ fn perform(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
         | Action::TogglePlan
         | Action::ToggleReasoning
         | Action::Redraw => pane_key(app, action),
+        Action::CommandRun => match super::overlays::run_command(app)? {
+            true => Some(submit(app, now)),
+            false => Some(Vec::new()),
+        },
         Action::CommandMove { .. }
         | Action::CommandComplete
-        | Action::CommandRun
         | Action::CommandClose
         | Action::HelpScroll { .. }
         | Action::Yes

@@ -8,7 +8,21 @@ use super::Effect;
 use crate::events::Op;
 use crate::tui::commands;
 use crate::tui::keymap::Action;
-use crate::tui::state::{App, NoticeKind, PICKER_PAGE, Scroll};
+use crate::tui::state::{App, NoticeKind, PICKER_PAGE};
+
+/// Enter in the command popup: the chosen command is put in the input;
+/// `Some(true)` when it is to be sent now, `Some(false)` when it takes
+/// arguments and was only completed (so they can be typed), `None`
+/// without a popup.
+pub(super) fn run_command(app: &mut App) -> Option<bool> {
+    let chosen = commands::chosen(app)?;
+    if chosen.needs_args() && commands::filter(app) != chosen.name {
+        app.input.set_text(&format!("/{} ", chosen.name));
+        return Some(false);
+    }
+    app.input.set_text(&format!("/{}", chosen.name));
+    Some(true)
+}
 
 /// Runs an overlay's action; `None` when it does not apply now.
 pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
@@ -28,18 +42,8 @@ pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Eff
             let chosen = commands::chosen(app)?;
             app.input.set_text(&format!("/{} ", chosen.name));
         }
-        Action::CommandRun => {
-            let chosen = commands::chosen(app)?;
-            // A command that takes arguments is completed first, so they can be typed.
-            if chosen.needs_args() && commands::filter(app) != chosen.name {
-                app.input.set_text(&format!("/{} ", chosen.name));
-                return Some(Vec::new());
-            }
-            app.input.set_text(&format!("/{}", chosen.name));
-            return Some(super::keys::submit(app, now));
-        }
         Action::CommandClose => app.overlays.popup.dismissed_for = Some(app.input.text()),
-        Action::HelpScroll { up, page } => scroll_by(&mut app.overlays.help_scroll, up, page),
+        Action::HelpScroll { up, page } => app.overlays.help_scroll.step(up, page),
         Action::Yes | Action::No => {
             let question = app.overlays.confirm.take()?;
             if action == Action::No {
@@ -59,15 +63,6 @@ pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Eff
 }
 
 /// A line or a page up or down (an overlay's scroll never sticks to the end).
-pub(super) fn scroll_by(scroll: &mut Scroll, up: bool, page: bool) {
-    let n = if page { scroll.page() } else { 1 };
-    if up {
-        scroll.up(n);
-    } else {
-        scroll.down(n, false);
-    }
-}
-
 /// A key of the open session picker; `None` when it does not apply (j or
 /// k once a filter is typed: they are typed into it).
 fn picker_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
