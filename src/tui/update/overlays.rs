@@ -62,7 +62,6 @@ pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Eff
     Some(Vec::new())
 }
 
-/// A line or a page up or down (an overlay's scroll never sticks to the end).
 /// A key of the open session picker; `None` when it does not apply (j or
 /// k once a filter is typed: they are typed into it).
 fn picker_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
