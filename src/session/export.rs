@@ -432,8 +432,8 @@ mod tests {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
     }
 
-    #[test]
-    fn the_whole_export_is_pinned() {
+    /// A whole session of every kind of record, as a transcript holds it.
+    fn pinned_session() -> Loaded {
         use crate::events::{CompactReason, ToolDetail, ToolSummary};
         let t0 = 1_764_770_000_000;
         let model = "claude-sonnet-4-5";
@@ -525,14 +525,18 @@ mod tests {
                 at: t0 + 67_000,
             },
         ];
-        let loaded = Loaded {
+        Loaded {
             path: "/s/0123456789abcdef.jsonl".into(),
             header,
             records,
             notes: vec!["a torn last line was skipped".into()],
             valid_len: 4_321,
-        };
-        let text = markdown(&loaded, &BTreeMap::new());
+        }
+    }
+
+    #[test]
+    fn the_whole_export_is_pinned() {
+        let text = markdown(&pinned_session(), &BTreeMap::new());
         let text = text.replace(env!("CARGO_PKG_VERSION"), "VERSION");
         assert_eq!(
             text,
