@@ -13,10 +13,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
-use waypoint::events::{Event, ToolDetail, ToolStatus, ToolSummary};
+use waypoint::events::{Envelope, Event, StopReason, ToolDetail, ToolStatus, ToolSummary};
 use waypoint::llm::{ContentBlock, Usage};
-use waypoint::session::{self, Header, Record, SessionStore, Transcript, TurnOutcome};
-use waypoint::todo::{TodoItem, TodoStatus};
+use waypoint::session::{self, Header, Record, SessionStore, Transcript};
+use waypoint::todo::{PlanDiff, TodoItem, TodoManager, TodoStatus};
 use waypoint::tui::state::App;
 use waypoint::tui::style::Palette;
 use waypoint::tui::{update, view};
@@ -57,34 +57,47 @@ fn assistant(round: usize) -> Record<'static> {
     }
 }
 
+/// A durable event as the engine records it.
+fn event(event: Event) -> Record<'static> {
+    Record::Event {
+        at: AT,
+        envelope: Cow::Owned(Envelope::root(1, event)),
+    }
+}
+
+fn round_started(round: usize) -> Record<'static> {
+    event(Event::RoundStarted {
+        round: u32::try_from(round % 40 + 1).unwrap(),
+    })
+}
+
 fn tool_call(round: usize) -> Record<'static> {
-    Record::ToolCall {
-        id: Cow::Owned(format!("toolu_{round:06}")),
-        name: Cow::Borrowed("bash"),
-        summary: Cow::Owned(ToolSummary {
+    event(Event::ToolCallBegin {
+        id: format!("toolu_{round:06}"),
+        name: "bash".into(),
+        summary: ToolSummary {
             line: format!("cargo test -p core config::tests::case_{round}"),
             detail: ToolDetail::Output,
-        }),
-        plan_item_id: Some(Cow::Borrowed("3")),
-        plan_item: Some(Cow::Borrowed("Fix the loader")),
-        at: AT,
-    }
+        },
+        // The reply holds it: the transcript leaves it out.
+        input: serde_json::Value::Null,
+        plan_item_id: Some("3".into()),
+        plan_item: Some("Fix the loader".into()),
+    })
 }
 
 fn tool_result(round: usize, bytes: usize) -> Record<'static> {
     let line = "test config::tests::case ... ok  (compiling core v0.3.1, 12 warnings)\n";
     let content: String = line.repeat(bytes / line.len() + 1)[..bytes].to_string();
-    Record::ToolResult {
-        id: Cow::Owned(format!("toolu_{round:06}")),
-        name: Cow::Borrowed("bash"),
-        content: Cow::Owned(content),
-        is_error: false,
+    event(Event::ToolCallEnd {
+        id: format!("toolu_{round:06}"),
+        name: "bash".into(),
         status: ToolStatus::Ok,
-        outcome: Some(waypoint::events::ToolOutcome::Ok),
+        outcome: waypoint::events::ToolOutcome::Ok,
         duration_ms: 840,
+        output: content,
         exit_code: Some(0),
-        at: AT,
-    }
+    })
 }
 
 fn plan(done: usize) -> Record<'static> {
@@ -103,43 +116,47 @@ fn plan(done: usize) -> Record<'static> {
             }
         })
         .collect::<Vec<_>>();
-    Record::Plan {
-        items: Cow::Owned(items),
-        at: AT,
+    let rendered = TodoManager::restore(items.clone()).unwrap().render();
+    event(Event::PlanUpdated {
+        items,
+        rendered,
+        diff: PlanDiff::default(),
+        revision: u32::try_from(done).unwrap() + 1,
         author: waypoint::todo::Author::Model,
+        at: AT,
         note: None,
-    }
+    })
 }
 
-fn usage() -> Record<'static> {
-    Record::Usage {
-        model: Cow::Borrowed("claude-bench"),
-        usage: Usage {
-            input_tokens: 1_200,
-            output_tokens: 180,
-            cache_read_tokens: 40_000,
-            cache_write_tokens: 900,
-        },
-        context: Some((42_000, 200_000)),
-    }
+fn usage() -> [Record<'static>; 2] {
+    let request = Usage {
+        input_tokens: 1_200,
+        output_tokens: 180,
+        cache_read_tokens: 40_000,
+        cache_write_tokens: 900,
+    };
+    [
+        event(Event::ContextUsage {
+            used: 42_000,
+            window: 200_000,
+        }),
+        event(Event::Usage {
+            model: "claude-bench".into(),
+            request,
+            totals: request,
+        }),
+    ]
 }
 
 fn turn_start() -> Record<'static> {
-    Record::TurnStart {
-        resumed: false,
-        at: AT,
-    }
+    event(Event::TurnStarted { resumed: false })
 }
 
 fn turn_end() -> Record<'static> {
-    Record::TurnEnd {
-        outcome: TurnOutcome::Complete,
-        stop_reason: None,
-        message: None,
-        error: None,
+    event(Event::TurnComplete {
+        stop_reason: StopReason::EndTurn,
         open_items: 3,
-        at: AT,
-    }
+    })
 }
 
 /// `Transcript::record` of one typical record, no fsync: each sample
@@ -180,35 +197,35 @@ fn record(c: &mut Criterion) {
     group.finish();
 }
 
-/// A 10,000-record session: 50 turns of 40 rounds; a round is the reply
-/// (text and a `bash` call), the call, its 1 KB result and the usage, with
-/// a plan revision every 10 rounds. Returns the transcript's path.
-fn write_session(dir: &Path, records: usize) -> PathBuf {
+/// The session that was 10,000 records in format 1 (14,800 in format 2,
+/// which keeps each request's start and its context usage too): 60 turns
+/// of 40 rounds; a round is the reply (text and a `bash` call), the
+/// call, its 1 KB result and the usage, with a plan revision every 10
+/// rounds. Returns the transcript's path.
+fn write_session(dir: &Path, turns: usize) -> PathBuf {
     let mut t = Transcript::create(dir, header("big-session"));
-    let mut written = 0;
     let mut round = 0;
-    while written < records {
+    for _ in 0..turns {
         for r in [
-            turn_start(),
             user(&format!("Turn {round}: go on with the refactor.")),
+            turn_start(),
         ] {
             t.record(&r);
-            written += 1;
         }
         for _ in 0..40 {
             round += 1;
             let mut recs = vec![
+                round_started(round),
                 assistant(round),
                 tool_call(round),
                 tool_result(round, 1024),
-                usage(),
             ];
+            recs.extend(usage());
             if round % 10 == 0 {
                 recs.push(plan(round / 10 % 8));
             }
             for r in recs {
                 t.record(&r);
-                written += 1;
             }
         }
         // The last round's reply has no answered call: end with text only.
@@ -220,7 +237,6 @@ fn write_session(dir: &Path, records: usize) -> PathBuf {
             at: AT,
         });
         t.record(&turn_end());
-        written += 2;
     }
     t.sync();
     t.path().unwrap().to_path_buf()
@@ -244,7 +260,7 @@ fn open_and_draw(path: &Path) -> Terminal<TestBackend> {
 
 fn open(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let path = write_session(dir.path(), 10_000);
+    let path = write_session(dir.path(), 60);
     let loaded = session::load(&path).unwrap();
     eprintln!(
         "fixture: {} records, {} bytes",
@@ -283,7 +299,6 @@ fn list(c: &mut Criterion) {
                 assistant(1),
                 tool_call(1),
                 tool_result(1, 1024),
-                usage(),
                 turn_end(),
             ] {
                 t.record(&r);

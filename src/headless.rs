@@ -649,6 +649,7 @@ mod tests {
                 revision: 1,
                 author: crate::todo::Author::Model,
                 at: 0,
+                note: None,
             },
             Event::ToolCallEnd {
                 id: "1".into(),

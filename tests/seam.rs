@@ -159,6 +159,7 @@ fn every_op_and_event_round_trips_through_json() {
             revision: 3,
             author: waypoint::todo::Author::User,
             at: 1_700_000_000_000,
+            note: Some("added \"Run tests\"".into()),
         },
         Event::Usage {
             model: "claude-test".into(),

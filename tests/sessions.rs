@@ -10,13 +10,16 @@ mod scripted_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use scripted_support::{Recording, plan, scenario, start_with, stop, turn_end, until};
+use scripted_support::{
+    Recording, envelopes_until, plan, scenario, start_with, stop, turn_end, until,
+};
 use serde_json::json;
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, FixedClient, SessionSetup};
 use waypoint::chat::Conversation;
-use waypoint::events::{Event, Op};
+use waypoint::events::{Envelope, Event, Op, ThreadId};
 use waypoint::llm::{ContentBlock, ModelClient, Role};
 use waypoint::session::{self, Record, SessionStore};
+use waypoint::todo::PlanEdit;
 use waypoint::tools::Workspace;
 
 fn start(
@@ -171,6 +174,98 @@ async fn the_transcript_replays_into_the_conversation_the_model_was_sent() {
     );
 }
 
+/// The transcript keeps the durable events in the envelopes they were
+/// sent in, so a resumed session's history is what the driver saw live:
+/// equal, envelope for envelope (a call's input comes back from its reply;
+/// a user's plan edit keeps its note), with the user's messages and the
+/// replies' text between them.
+#[tokio::test]
+async fn the_replayed_history_is_what_the_driver_was_sent() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let client = scenario(json!([
+        {"text": "Planning.", "tool_calls": [
+            {"name": "todo_write", "input": plan(&[("Write", "in_progress"), ("Check", "pending")])},
+            {"name": "bash", "input": {"command": "echo one"}}
+        ]},
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "input": {"path": "a.txt", "content": "hello\n"}},
+            {"name": "no_such_tool", "input": {}}
+        ]},
+        {"text": "First part done."},
+        {"tool_calls": [
+            {"name": "todo_write", "input": plan(&[("Write", "completed"), ("Check", "completed")])}
+        ]},
+        {"text": "Done."}
+    ]));
+    let mut h = start(client, ws.path(), SessionSetup::New(store.clone()), 0);
+    let mut live = Vec::new();
+    h.ops
+        .send(Op::Submit {
+            text: "build it".into(),
+        })
+        .unwrap();
+    live.extend(envelopes_until(&mut h.events, turn_end).await);
+    // A user's edit between turns: sent at once, recorded when settled.
+    h.ops
+        .send(Op::EditPlan {
+            thread: ThreadId::ROOT,
+            edit: PlanEdit::Add {
+                text: "Update the README".into(),
+                after: None,
+            },
+        })
+        .unwrap();
+    live.extend(envelopes_until(&mut h.events, |e| matches!(e, Event::PlanUpdated { .. })).await);
+    h.ops
+        .send(Op::Submit {
+            text: "and again".into(),
+        })
+        .unwrap();
+    live.extend(envelopes_until(&mut h.events, turn_end).await);
+    stop(h).await;
+
+    let restored = session::replay(session::load(&only_session(&store).path).unwrap()).unwrap();
+    let durable = |events: &[Envelope]| -> Vec<Envelope> {
+        events
+            .iter()
+            .filter(|e| e.event.is_durable())
+            .cloned()
+            .collect()
+    };
+    let sent = durable(&live);
+    assert!(
+        sent.iter().any(
+            |e| matches!(&e.event, Event::PlanUpdated { note: Some(n), .. } if n.contains("README"))
+        ),
+        "the user's edit was sent: {sent:?}"
+    );
+    assert!(sent.len() > 20, "{sent:?}");
+    assert_eq!(durable(&restored.history), sent);
+
+    // Between them: the user's messages, and each reply's text.
+    let users: Vec<&str> = restored
+        .history
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::UserMessage { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["build it", "and again"]);
+    let text = |events: &[Envelope]| -> String {
+        events
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(text(&restored.history), text(&live));
+}
+
 #[tokio::test]
 async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     let ws = tempfile::tempdir().unwrap();
@@ -196,14 +291,18 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     stop(h).await;
 
     // What a kill -9 inside the first bash call leaves: the records up to its
-    // `tool_call`, and half a line.
+    // `tool_call_begin`, and half a line.
     let info = only_session(&store);
     let text = std::fs::read_to_string(&info.path).unwrap();
     let cut = text
-        .find(r#""type":"tool_call","id":"toolu_scripted_1_0""#)
+        .find(r#""type":"tool_call_begin","id":"toolu_scripted_1_0""#)
         .unwrap();
     let end = cut + text[cut..].find('\n').unwrap() + 1;
-    let kept = format!("{}{}", &text[..end], r#"{"type":"tool_result","id":"tool"#);
+    let kept = format!(
+        "{}{}",
+        &text[..end],
+        r#"{"type":"event","at":1,"envelope":{"turn":1,"type":"tool_call_end","id":"tool"#
+    );
     std::fs::write(&info.path, &kept).unwrap();
 
     let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
@@ -706,7 +805,7 @@ async fn a_tool_result_missing_mid_file_is_marked_lost_and_the_session_opens() {
     let text = std::fs::read_to_string(&info.path).unwrap();
     let kept: String = text
         .lines()
-        .filter(|l| !l.contains(r#""type":"tool_result""#))
+        .filter(|l| !l.contains(r#""type":"tool_call_end""#))
         .map(|l| format!("{l}\n"))
         .collect();
     assert_ne!(kept, text);

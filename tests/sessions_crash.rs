@@ -408,11 +408,22 @@ fn records(bytes: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// The type of a record's event (`plan_updated`, `tool_call_end`, …), or
+/// of the record itself (`user`, `assistant`, …).
+fn kind(record: &Value) -> &str {
+    let of = if record["type"] == "event" {
+        &record["envelope"]["type"]
+    } else {
+        &record["type"]
+    };
+    of.as_str().unwrap_or_default()
+}
+
 fn plans(bytes: &[u8]) -> Vec<Vec<TodoItem>> {
     records(bytes)
         .into_iter()
-        .filter(|r| r["type"] == "plan")
-        .map(|r| serde_json::from_value(r["items"].clone()).expect("plan items"))
+        .filter(|r| kind(r) == "plan_updated")
+        .map(|r| serde_json::from_value(r["envelope"]["items"].clone()).expect("plan items"))
         .collect()
 }
 
@@ -523,10 +534,10 @@ async fn kill_at<W: Side>(
                         let recs = records(&b[..whole]);
                         recs.iter()
                             .enumerate()
-                            .filter(|(_, r)| r["type"] == "plan")
+                            .filter(|(_, r)| kind(r) == "plan_updated")
                             .nth(n - 1)
                             .is_some_and(|(at, _)| {
-                                recs[at..].iter().any(|r| r["type"] == "tool_result")
+                                recs[at..].iter().any(|r| kind(r) == "tool_call_end")
                             })
                     })
             })

@@ -1122,14 +1122,14 @@ fn a_plan_item_added_with_slash_plan_mid_run_reaches_the_model_and_the_export() 
         .position(|r| r["type"] == "user" && r["text"].as_str() == Some(notes[0]))
         .unwrap();
     assert_eq!(
-        records[note_at - 1]["type"],
-        "tool_result",
+        records[note_at - 1]["envelope"]["type"],
+        "tool_call_end",
         "after the result"
     );
     assert!(
         records
             .iter()
-            .any(|r| r["type"] == "plan" && r["author"] == "user"),
+            .any(|r| r["envelope"]["type"] == "plan_updated" && r["envelope"]["author"] == "user"),
         "the user's revision is recorded"
     );
 

@@ -27,6 +27,7 @@ fn revision(n: u32, author: Author, secs: u64, items: Vec<TodoItem>, diff: PlanD
         revision: n,
         author,
         at: NOON_MS + secs * 1000,
+        note: None,
     }
 }
 

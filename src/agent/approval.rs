@@ -242,6 +242,13 @@ impl Session {
             Target::Command(command) => Some(command.to_string()),
             _ => None,
         };
+        // A sandbox-blocked call ran already: only a first ask waits (a
+        // call waiting when the process dies never ran).
+        let first = !matches!(reason, ApprovalReason::SandboxBlocked { .. });
+        if first {
+            self.settle_user_changes();
+            self.record_wait(id, true);
+        }
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
@@ -252,16 +259,22 @@ impl Session {
         });
         let decision = self.answer_to(id, name, input, &reason, cancel).await;
         self.host.approval_wait += asked.elapsed();
-        if decision.is_some() && !matches!(reason, ApprovalReason::SandboxBlocked { .. }) {
-            let answered = crate::session::Record::Approval {
-                id: std::borrow::Cow::Borrowed(id),
-                waiting: false,
-                at: crate::session::now_ms(),
-            };
-            self.record(&answered);
-            answered.feed(&mut self.thread.ledger);
+        if decision.is_some() && first {
+            self.record_wait(id, false);
         }
         decision
+    }
+
+    /// Records that call `id` waits for the user's answer, or got it (the
+    /// wait is not its plan item's time).
+    fn record_wait(&mut self, id: &str, waiting: bool) {
+        let record = crate::session::Record::Approval {
+            id: std::borrow::Cow::Borrowed(id),
+            waiting,
+            at: crate::session::now_ms(),
+        };
+        self.record(&record);
+        record.feed(&mut self.thread.ledger);
     }
 
     /// The user's answer to the request for call `id`.

@@ -55,6 +55,7 @@ impl Session {
             revision: 0,
             author: Author::Model,
             at: now_ms(),
+            note: None,
         });
         // The old session's account ends with it.
         self.thread.ledger = Ledger::new();
@@ -70,7 +71,6 @@ impl Session {
         self.thread.conversation = Conversation::default();
         self.thread.last_prompt = None;
         self.thread.compacted_to = None;
-        self.thread.pending_context = None;
         if let Ok(mut slot) = self.host.compact_request.lock() {
             *slot = None;
         }

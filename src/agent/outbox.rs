@@ -35,6 +35,11 @@ impl Outbox {
         self.tx.send(self.envelope(event)).is_ok()
     }
 
+    /// Sends an envelope made by [`Outbox::envelope`].
+    pub(crate) fn post(&self, envelope: Envelope) -> bool {
+        self.tx.send(envelope).is_ok()
+    }
+
     /// `event` addressed as this outbox addresses it now.
     pub(crate) fn envelope(&self, event: Event) -> Envelope {
         Envelope {

@@ -7,7 +7,6 @@
 //! typed ([`ToolOutcome`]): nothing downstream reads the output's text to
 //! learn how the call ended.
 
-use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
@@ -20,7 +19,6 @@ use super::approval::{Gate, refusal};
 use super::compact::fit_result;
 use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
 use crate::llm::ContentBlock;
-use crate::session::{Record, now_ms};
 use crate::tools::{
     Access, Failure, Refuser, ToolCtx, ToolEnv, ToolOutcome, ToolOutput, cap_output,
 };
@@ -78,7 +76,7 @@ impl Session {
     /// A call the turn's interrupt kept from starting: answered, never run.
     pub(super) fn not_run(&mut self, id: &str, name: &str) -> ContentBlock {
         let output = ToolOutput::ended(format!("Error: {NOT_RUN_RESULT}"), ToolOutcome::NotRun);
-        self.answer(id, name, output, 0)
+        self.answer(id, name, output, 0, false)
     }
 
     /// Stage 1: how the call is shown (a file change reads its file, so
@@ -185,8 +183,8 @@ impl Session {
         output
     }
 
-    /// Stage 7: the plan revision the call made, its `ToolCallEnd`, and
-    /// its result as the model gets it (recorded).
+    /// Stage 7: the plan revision the call made, then its `ToolCallEnd`
+    /// with its result as the model gets it.
     fn finish(&mut self, call: &Call<'_>, output: ToolOutput, ran: Duration) -> Done {
         let mut plan_written = false;
         if let Some(change) = &output.plan {
@@ -197,42 +195,44 @@ impl Session {
                 self.model_revision(change);
             }
         }
-        let status = output.outcome.status();
-        let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
-        self.emit(Event::ToolCallEnd {
-            id: call.id.to_string(),
-            name: call.name.to_string(),
-            status,
-            outcome: output.outcome.clone(),
-            duration_ms,
-            output: output.content.clone(),
-            exit_code: output.exit_code,
-        });
-        if status == ToolStatus::Interrupted {
+        if output.outcome.status() == ToolStatus::Interrupted {
             tracing::info!(tool = %call.name, "tool interrupted");
         }
-        let result = self.answer(call.id, call.name, output, duration_ms);
+        let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
+        let result = self.answer(call.id, call.name, output, duration_ms, true);
         Done {
             result,
             plan_written,
         }
     }
 
-    /// A call's result as the model gets it (fitted to the window), recorded.
-    fn answer(&mut self, id: &str, name: &str, out: ToolOutput, duration_ms: u64) -> ContentBlock {
+    /// A call's result as the model gets it (fitted to the window): its
+    /// `ToolCallEnd` (sent when the call was announced), which the
+    /// transcript keeps as the result.
+    fn answer(
+        &mut self,
+        id: &str,
+        name: &str,
+        out: ToolOutput,
+        duration_ms: u64,
+        announced: bool,
+    ) -> ContentBlock {
         let content = fit_result(out.content, self.window());
         let is_error = out.outcome.is_error();
-        self.record(&Record::ToolResult {
-            id: Cow::Borrowed(id),
-            name: Cow::Borrowed(name),
-            content: Cow::Borrowed(&content),
-            is_error,
+        let end = Event::ToolCallEnd {
+            id: id.to_string(),
+            name: name.to_string(),
             status: out.outcome.status(),
-            outcome: Some(out.outcome.clone()),
+            outcome: out.outcome,
             duration_ms,
+            output: content.clone(),
             exit_code: out.exit_code,
-            at: now_ms(),
-        });
+        };
+        if announced {
+            self.emit(end);
+        } else {
+            self.record_only(end);
+        }
         ContentBlock::ToolResult {
             tool_use_id: id.to_string(),
             content,

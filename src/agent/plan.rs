@@ -7,7 +7,6 @@
 //! turn's end); the model hears about every user change exactly once, with
 //! the plan as it is then.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,7 +38,9 @@ pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author
             state.user_changes.push(UserChange {
                 before,
                 items: items.clone(),
-                description,
+                description: description.clone(),
+                rendered: rendered.clone(),
+                diff: diff.clone(),
                 revision,
                 at,
                 author,
@@ -51,6 +52,7 @@ pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author
                 revision,
                 author,
                 at,
+                note: Some(description),
             }
         }
         Err(e) => Event::Error {
@@ -70,6 +72,7 @@ impl Session {
             revision: change.revision,
             author: Author::Model,
             at: now_ms(),
+            note: None,
         });
     }
 
@@ -81,12 +84,17 @@ impl Session {
             return;
         }
         for change in changes {
-            let record = Record::Plan {
-                items: Cow::Borrowed(&change.items),
-                at: change.at,
+            // Recorded as it was sent, in the turn it is settled in.
+            let revision = self.host.events.envelope(Event::PlanUpdated {
+                items: change.items.clone(),
+                rendered: change.rendered,
+                diff: change.diff,
+                revision: change.revision,
                 author: change.author,
-                note: Some(Cow::Borrowed(&change.description)),
-            };
+                at: change.at,
+                note: Some(change.description),
+            });
+            let record = Record::event(&revision, now_ms());
             self.record(&record);
             record.feed(&mut self.thread.ledger);
             // Changes one after another by the same hand (no model write

@@ -1,23 +1,66 @@
 //! The session's transcript, seen from the engine: every change to the
 //! conversation goes through these methods, which add it and record it in
-//! one step, and every event that matters to a resumed session (a turn's
-//! start and end, a tool call, a plan revision, usage) is recorded as it
-//! is emitted. Invariant: replaying the records rebuilds the conversation
+//! one step, and every event that matters to a resumed session (the
+//! durable ones: a turn's start and end, a tool call, a plan revision,
+//! usage) is recorded as it is emitted, in the envelope it is sent in: the
+//! transcript and the driver get the same value. Invariant: replaying the records rebuilds the conversation
 //! exactly (see `session::replay`).
 
 use std::borrow::Cow;
 
 use super::Session;
-use crate::events::{AbortReason, ErrorKind, Event, StopReason};
+use crate::events::{Envelope, ErrorKind, Event};
 use crate::llm::ContentBlock;
-use crate::session::{Record, TurnOutcome, now_ms};
+use crate::session::{Record, now_ms};
 
 impl Session {
-    /// Records `event` (if it is one a resumed session needs) and sends it.
+    /// Sends `event`; a durable one ([`Event::is_durable`]) is recorded
+    /// first, in the envelope it goes out in.
     pub(super) fn emit(&mut self, event: Event) {
-        self.record_event(&event);
-        // A driver that hung up does not stop the engine from finishing cleanly.
-        let _ = self.host.events.send(event);
+        if !event.is_durable() {
+            // A driver that hung up does not stop the engine from finishing cleanly.
+            let _ = self.host.events.send(event);
+            return;
+        }
+        let mut envelope = self.host.events.envelope(event);
+        self.record_envelope(&mut envelope);
+        let _ = self.host.events.post(envelope);
+    }
+
+    /// Records a durable event the driver is not sent (the answer of a
+    /// call that was never announced).
+    pub(super) fn record_only(&mut self, event: Event) {
+        let mut envelope = self.host.events.envelope(event);
+        self.record_envelope(&mut envelope);
+    }
+
+    /// Writes `envelope` (a call's input is left out: its reply holds it)
+    /// and gives the plan's account what it tells.
+    fn record_envelope(&mut self, envelope: &mut Envelope) {
+        // A user's plan change made before this event is recorded first.
+        self.settle_user_changes();
+        let input = match &mut envelope.event {
+            Event::ToolCallBegin { input, .. } => Some(std::mem::take(input)),
+            _ => None,
+        };
+        let record = Record::event(envelope, now_ms());
+        self.record(&record);
+        let ends_turn = matches!(
+            envelope.event,
+            Event::TurnComplete { .. } | Event::TurnAborted { .. }
+        );
+        let fed = record.feed(&mut self.thread.ledger);
+        if let (Some(input), Event::ToolCallBegin { input: slot, .. }) =
+            (input, &mut envelope.event)
+        {
+            *slot = input;
+        }
+        if ends_turn {
+            self.sync_transcript();
+        }
+        if fed {
+            self.send_stats();
+        }
     }
 
     pub(super) fn record(&mut self, record: &Record<'_>) {
@@ -70,104 +113,6 @@ impl Session {
             });
         }
         self.thread.conversation.push_tool_results(results, texts);
-    }
-
-    fn record_event(&mut self, event: &Event) {
-        // Streamed pieces are most events, and none is recorded (the whole
-        // reply is): they cost one test here.
-        if matches!(
-            event,
-            Event::TextDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::ToolCallOutputDelta { .. }
-                | Event::SummaryDelta { .. }
-        ) {
-            return;
-        }
-        // A user's plan change made before this event is recorded first.
-        self.settle_user_changes();
-        let at = now_ms();
-        let record = match event {
-            Event::TurnStarted { resumed } => Record::TurnStart {
-                resumed: *resumed,
-                at,
-            },
-            Event::ToolCallBegin {
-                id,
-                name,
-                summary,
-                plan_item_id,
-                plan_item,
-                ..
-            } => Record::ToolCall {
-                id: Cow::Borrowed(id),
-                name: Cow::Borrowed(name),
-                summary: Cow::Borrowed(summary),
-                plan_item_id: plan_item_id.as_deref().map(Cow::Borrowed),
-                plan_item: plan_item.as_deref().map(Cow::Borrowed),
-                at,
-            },
-            // A sandbox-blocked call ran already: only a first ask waits.
-            Event::ApprovalRequested { id, reason, .. }
-                if !matches!(reason, crate::events::ApprovalReason::SandboxBlocked { .. }) =>
-            {
-                Record::Approval {
-                    id: Cow::Borrowed(id),
-                    waiting: true,
-                    at,
-                }
-            }
-            Event::PlanUpdated { items, author, .. } => Record::Plan {
-                items: Cow::Borrowed(items),
-                at,
-                author: *author,
-                note: None,
-            },
-            Event::ContextUsage { used, window } => {
-                self.thread.pending_context = Some((*used, *window));
-                return;
-            }
-            Event::Usage { model, request, .. } => Record::Usage {
-                model: Cow::Borrowed(model),
-                usage: *request,
-                context: self.thread.pending_context.take(),
-            },
-            Event::TurnComplete {
-                stop_reason,
-                open_items,
-            } => Record::TurnEnd {
-                outcome: TurnOutcome::Complete,
-                stop_reason: (*stop_reason != StopReason::EndTurn).then(|| stop_reason.clone()),
-                message: None,
-                error: None,
-                open_items: *open_items,
-                at,
-            },
-            Event::TurnAborted {
-                reason,
-                message,
-                error,
-            } => Record::TurnEnd {
-                outcome: match reason {
-                    AbortReason::Interrupted => TurnOutcome::Interrupted,
-                    AbortReason::MaxTurns => TurnOutcome::MaxTurns,
-                    AbortReason::Failed => TurnOutcome::Failed,
-                },
-                stop_reason: None,
-                message: Some(Cow::Borrowed(message)),
-                error: *error,
-                open_items: self.thread.plan.lock().manager.open_items().len(),
-                at,
-            },
-            _ => return,
-        };
-        self.record(&record);
-        if matches!(record, Record::TurnEnd { .. }) {
-            self.sync_transcript();
-        }
-        if record.feed(&mut self.thread.ledger) {
-            self.send_stats();
-        }
     }
 
     /// The end of a turn: the transcript reaches the disk.

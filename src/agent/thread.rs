@@ -40,8 +40,6 @@ pub(super) struct Thread {
     pub last_prompt: Option<(u64, usize)>,
     /// The estimate right after the last compaction.
     pub compacted_to: Option<u64>,
-    /// The context usage reported before a request's usage, recorded with it.
-    pub pending_context: Option<(u64, u64)>,
 }
 
 impl Thread {
@@ -67,7 +65,6 @@ impl Thread {
             },
             last_prompt: None,
             compacted_to: None,
-            pending_context: None,
         };
         thread.offer_tools();
         thread

@@ -56,8 +56,10 @@ impl Card {
             Record::Assistant { model, .. } if self.model != **model => {
                 self.model = model.to_string();
             }
-            Record::Plan { items, .. } => {
-                (self.plan_done, self.plan_total) = crate::todo::progress(items);
+            Record::Event { envelope, .. } => {
+                if let crate::events::Event::PlanUpdated { items, .. } = &envelope.event {
+                    (self.plan_done, self.plan_total) = crate::todo::progress(items);
+                }
             }
             _ => {}
         }

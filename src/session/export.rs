@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::load::Loaded;
-use super::record::{Record, TurnOutcome};
+use super::record::Record;
 use super::{short_id, size, utc};
 use crate::chat::{ContentBlock, Usage};
-use crate::events::ToolStatus;
+use crate::events::{Event, ToolStatus};
 use crate::pricing::{self, Price};
 use crate::todo::ledger::format_ms;
 use crate::todo::{Author, Ledger, PlanDiff, TodoItem, TodoStatus};
@@ -34,9 +34,9 @@ pub struct ItemHistory {
 pub fn plan_history(records: &[Record<'_>]) -> Vec<ItemHistory> {
     let mut items: Vec<ItemHistory> = Vec::new();
     for record in records {
-        let Record::Plan {
+        let Some(Event::PlanUpdated {
             items: plan, at, ..
-        } = record
+        }) = record.as_event()
         else {
             continue;
         };
@@ -80,12 +80,13 @@ fn revisions(out: &mut String, records: &[Record<'_>]) {
     let mut before: &[TodoItem] = &[];
     let mut lines = Vec::new();
     for record in records {
-        let Record::Plan {
+        let Some(Event::PlanUpdated {
             items,
             at,
             author,
             note,
-        } = record
+            ..
+        }) = record.as_event()
         else {
             continue;
         };
@@ -126,7 +127,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
         out,
         "\n---\n_Exported by Waypoint {} · {} records · {}_",
         env!("CARGO_PKG_VERSION"),
-        records.len(),
+        loaded.lines,
         size(loaded.valid_len)
     );
     out
@@ -222,29 +223,6 @@ fn conversation(out: &mut String, records: &[Record<'_>]) {
                 let _ = writeln!(out, "\n### User · {}\n\n{}", utc(*at), text.trim());
             }
             Record::Assistant { content, .. } => assistant(out, content, &mut calls),
-            Record::ToolCall { id, summary, .. } => {
-                if let Some(call) = calls.get_mut(id.as_ref()) {
-                    call.1.clone_from(&summary.line);
-                }
-            }
-            Record::ToolResult {
-                id,
-                name,
-                content,
-                status,
-                duration_ms,
-                ..
-            } => {
-                let line = calls
-                    .get(id.as_ref())
-                    .map(|(_, line)| line.as_str())
-                    .unwrap_or_default();
-                tool_result(out, name, line, *status, *duration_ms, content);
-            }
-            Record::Plan { items, .. } => {
-                let (done, total) = crate::todo::progress(items);
-                let _ = writeln!(out, "\n_plan updated: {done}/{total} completed_");
-            }
             Record::Compaction {
                 before_tokens,
                 after_tokens,
@@ -257,14 +235,46 @@ fn conversation(out: &mut String, records: &[Record<'_>]) {
                     crate::units::compaction(*before_tokens, *after_tokens, *fallback)
                 );
             }
-            Record::TurnEnd {
-                outcome, message, ..
-            } if *outcome != TurnOutcome::Complete => {
-                let why = message.as_deref().unwrap_or("the turn stopped");
-                let _ = writeln!(out, "\n_{}_", why.trim());
-            }
+            Record::Event { envelope, .. } => event(out, &envelope.event, &mut calls),
             _ => {}
         }
+    }
+}
+
+/// What an event adds to the conversation: a call's result (folded),
+/// a plan update, a turn that stopped early.
+fn event(out: &mut String, event: &Event, calls: &mut BTreeMap<String, (String, String)>) {
+    match event {
+        Event::ToolCallBegin { id, summary, .. } => {
+            if let Some(call) = calls.get_mut(id) {
+                call.1.clone_from(&summary.line);
+            }
+        }
+        Event::ToolCallEnd {
+            id,
+            name,
+            status,
+            duration_ms,
+            output,
+            ..
+        } => {
+            let line = calls
+                .get(id)
+                .map(|(_, line)| line.as_str())
+                .unwrap_or_default();
+            tool_result(out, name, line, *status, *duration_ms, output);
+        }
+        Event::PlanUpdated { items, .. } => {
+            let (done, total) = crate::todo::progress(items);
+            let _ = writeln!(out, "\n_plan updated: {done}/{total} completed_");
+        }
+        Event::TurnAborted { message, .. } => {
+            let why = Some(message.as_str())
+                .filter(|m| !m.is_empty())
+                .unwrap_or("the turn stopped");
+            let _ = writeln!(out, "\n_{}_", why.trim());
+        }
+        _ => {}
     }
 }
 
@@ -320,8 +330,8 @@ fn tool_result(
 fn totals(records: &[Record<'_>], prices: &BTreeMap<String, Price>) -> String {
     let mut by_model: BTreeMap<&str, Usage> = BTreeMap::new();
     for r in records {
-        if let Record::Usage { model, usage, .. } = r {
-            by_model.entry(model.as_ref()).or_default().add(usage);
+        if let Some(Event::Usage { model, request, .. }) = r.as_event() {
+            by_model.entry(model.as_str()).or_default().add(request);
         }
     }
     let mut all = Usage::default();
@@ -389,11 +399,18 @@ mod tests {
     }
 
     fn plan(at: u64, items: Vec<TodoItem>) -> Record<'static> {
-        Record::Plan {
-            items: Cow::Owned(items),
+        let event = Event::PlanUpdated {
+            items,
+            rendered: String::new(),
+            diff: PlanDiff::default(),
+            revision: 0,
+            author: Author::Model,
             at,
-            author: crate::todo::Author::Model,
             note: None,
+        };
+        Record::Event {
+            at,
+            envelope: Cow::Owned(crate::events::Envelope::root(1, event)),
         }
     }
 
@@ -432,106 +449,62 @@ mod tests {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
     }
 
-    /// A whole session of every kind of record, as a transcript holds it.
+    /// A whole session of every kind of record, as a transcript of
+    /// format 1 holds it (so the export reads it upgraded).
     fn pinned_session() -> Loaded {
-        use crate::events::{CompactReason, ToolDetail, ToolSummary};
-        let t0 = 1_764_770_000_000;
+        use serde_json::json;
+        let t0: u64 = 1_764_770_000_000;
         let model = "claude-sonnet-4-5";
         let header = Header::new("0123456789abcdef", "/work/demo", "anthropic", model, t0);
-        let call = ContentBlock::ToolUse {
-            id: "t1".into(),
-            name: "bash".into(),
-            input: serde_json::json!({"command": "echo hi > greet.sh"}),
-        };
-        let said = ContentBlock::Text {
-            text: " I'll write it. ".into(),
-        };
-        let records: Vec<Record<'static>> = vec![
-            Record::User {
-                text: "Write a greeting\n".into(),
-                prompt: true,
-                at: t0 + 1_000,
-            },
-            Record::TurnStart {
-                resumed: false,
-                at: t0 + 1_000,
-            },
+        let plan =
+            |at: u64, items: serde_json::Value| json!({"type": "plan", "items": items, "at": at});
+        let item = |id: &str, content: &str, status: &str| json!({"id": id, "content": content, "status": status, "activeForm": format!("Doing {content}")});
+        let lines = [
+            json!({"type": "user", "text": "Write a greeting\n", "prompt": true, "at": t0 + 1_000}),
+            json!({"type": "turn_start", "resumed": false, "at": t0 + 1_000}),
             plan(
                 t0 + 2_000,
-                vec![
-                    item("a", "Write greet.sh", TodoStatus::InProgress),
-                    item("b", "Test it", TodoStatus::Pending),
-                ],
+                json!([
+                    item("a", "Write greet.sh", "in_progress"),
+                    item("b", "Test it", "pending")
+                ]),
             ),
-            Record::Assistant {
-                content: Cow::Owned(vec![said, call]),
-                model: model.into(),
-                at: t0 + 3_000,
-            },
-            Record::ToolCall {
-                id: "t1".into(),
-                name: "bash".into(),
-                summary: Cow::Owned(ToolSummary {
-                    line: "echo <hi> > greet.sh".into(),
-                    detail: ToolDetail::Output,
-                }),
-                plan_item_id: Some("a".into()),
-                plan_item: None,
-                at: t0 + 3_000,
-            },
-            Record::ToolResult {
-                id: "t1".into(),
-                name: "bash".into(),
-                content: "```\nhi\n".into(),
-                is_error: false,
-                status: ToolStatus::Ok,
-                outcome: None,
-                duration_ms: 1_234,
-                exit_code: Some(0),
-                at: t0 + 4_234,
-            },
-            Record::Usage {
-                model: model.into(),
-                usage: Usage {
-                    input_tokens: 1_200,
-                    output_tokens: 300,
-                    cache_read_tokens: 800,
-                    cache_write_tokens: 0,
-                },
-                context: None,
-            },
+            json!({"type": "assistant", "model": model, "at": t0 + 3_000, "content": [
+                {"type": "text", "text": " I'll write it. "},
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "echo hi > greet.sh"}},
+            ]}),
+            json!({"type": "tool_call", "id": "t1", "name": "bash", "plan_item_id": "a", "at": t0 + 3_000,
+                "summary": {"line": "echo <hi> > greet.sh", "detail": {"kind": "output"}}}),
+            json!({"type": "tool_result", "id": "t1", "name": "bash", "content": "```\nhi\n", "status": "ok",
+                "duration_ms": 1_234, "exit_code": 0, "at": t0 + 4_234}),
+            json!({"type": "usage", "model": model, "usage": {"input_tokens": 1_200, "output_tokens": 300,
+                "cache_read_tokens": 800, "cache_write_tokens": 0}}),
             plan(
                 t0 + 65_000,
-                vec![
-                    item("a", "Write greet.sh", TodoStatus::Completed),
-                    item("c", "Tell | the user", TodoStatus::Pending),
-                ],
+                json!([
+                    item("a", "Write greet.sh", "completed"),
+                    item("c", "Tell | the user", "pending")
+                ]),
             ),
-            Record::Compaction {
-                reason: CompactReason::Threshold,
-                summary: None,
-                before_tokens: 100_000,
-                after_tokens: 5_000,
-                fallback: false,
-                messages: Cow::Owned(vec![]),
-                at: t0 + 66_000,
-            },
-            Record::TurnEnd {
-                outcome: TurnOutcome::Interrupted,
-                stop_reason: None,
-                message: Some("Interrupted by the user.".into()),
-                error: None,
-                open_items: 1,
-                at: t0 + 67_000,
-            },
+            json!({"type": "compaction", "reason": "threshold", "before_tokens": 100_000, "after_tokens": 5_000,
+                "fallback": false, "messages": [], "at": t0 + 66_000}),
+            json!({"type": "turn_end", "outcome": "interrupted", "message": "Interrupted by the user.",
+                "open_items": 1, "at": t0 + 67_000}),
         ];
-        Loaded {
-            path: "/s/0123456789abcdef.jsonl".into(),
-            header,
-            records,
-            notes: vec!["a torn last line was skipped".into()],
-            valid_len: 4_321,
+        let mut text = serde_json::to_string(&header).unwrap();
+        for line in lines {
+            text.push('\n');
+            text.push_str(&line.to_string());
         }
+        text.push('\n');
+        let mut loaded = crate::session::load::parse(
+            std::path::Path::new("/s/0123456789abcdef.jsonl"),
+            text.as_bytes(),
+        )
+        .unwrap();
+        loaded.notes = vec!["a torn last line was skipped".into()];
+        loaded.valid_len = 4_321;
+        loaded
     }
 
     #[test]

@@ -8,14 +8,17 @@ use std::path::{Path, PathBuf};
 
 use super::SessionError;
 use super::record::{FORMAT_VERSION, Header, Record};
+use super::v1::{Legacy, Upgrader};
 
-/// A transcript as read: its header, its records in order, and what was
-/// skipped.
+/// A transcript as read: its header, its records in order (format 1's
+/// upgraded to format 2's), and what was skipped.
 #[derive(Debug)]
 pub struct Loaded {
     pub path: PathBuf,
     pub header: Header,
     pub records: Vec<Record<'static>>,
+    /// How many lines after the header were read.
+    pub lines: usize,
     /// What the reader skipped, for the user.
     pub notes: Vec<String>,
     /// Bytes of whole lines: where appending goes on (a torn tail is cut).
@@ -72,14 +75,23 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, SessionError> {
         });
     }
     let mut records = Vec::new();
+    let mut upgrader = Upgrader::default();
     let mut unknown = 0;
+    let mut read = 0;
     for (n, line) in lines.enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Record>(line) {
-            Ok(Record::Unknown) => unknown += 1,
-            Ok(record) => records.push(record),
+        read += 1;
+        let record = match serde_json::from_slice::<Record>(line) {
+            // Format 1's own records are unknown to format 2.
+            Ok(Record::Unknown) => serde_json::from_slice::<Legacy>(line).map(Err),
+            other => other.map(Ok),
+        };
+        match record {
+            Ok(Ok(record)) => upgrader.current(record, &mut records),
+            Ok(Err(Legacy::Unknown)) => unknown += 1,
+            Ok(Err(legacy)) => upgrader.legacy(legacy, &mut records),
             Err(e) => notes.push(format!(
                 "line {} could not be read and was skipped ({e})",
                 n + 2
@@ -101,6 +113,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, SessionError> {
         path: path.to_path_buf(),
         header,
         records,
+        lines: read,
         notes,
         valid_len: whole as u64,
     })
@@ -147,11 +160,14 @@ mod tests {
             r#"{"type":"telepathy","x":1}"#, r#"{"type":"turn_start","resumed":false,"at":3}"#
         );
         let loaded = read(&text).unwrap();
+        // A format 1 record, as the event it stood for.
+        let start =
+            crate::events::Envelope::root(1, crate::events::Event::TurnStarted { resumed: false });
         assert_eq!(
             loaded.records,
-            vec![Record::TurnStart {
-                resumed: false,
-                at: 3
+            vec![Record::Event {
+                at: 3,
+                envelope: std::borrow::Cow::Owned(start),
             }]
         );
         assert_eq!(loaded.notes.len(), 2, "{:?}", loaded.notes);

@@ -11,6 +11,7 @@ pub mod record;
 pub mod replay;
 pub mod store;
 pub mod transcript;
+mod v1;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

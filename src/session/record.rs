@@ -1,5 +1,7 @@
-//! The transcript's lines: a header, then one record per thing that
-//! happened. Invariant: replaying the conversation records in order through
+//! The transcript's lines (format 2): a header, then one record per thing
+//! that happened, most of them the engine's durable events as it sent
+//! them. Format 1 files (Waypoint 0.1) are read through [`super::v1`].
+//! Invariant: replaying the conversation records in order through
 //! the same [`Conversation`](crate::chat::Conversation)
 //! methods the engine used rebuilds the conversation exactly, so the
 //! records are what was sent, never a display copy. A record never holds a
@@ -9,13 +11,13 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::{ContentBlock, Message, Usage};
-use crate::events::{CompactReason, ErrorKind, StopReason, ToolOutcome, ToolStatus, ToolSummary};
-use crate::todo::{Author, Ledger, TodoItem};
+use crate::chat::{ContentBlock, Message};
+use crate::events::{AbortReason, CompactReason, Envelope, Event};
+use crate::todo::Ledger;
 
 /// The format this version writes; a file of a higher one is refused with
 /// a message, a lower one is read.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The first line of every transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +63,15 @@ pub enum TurnOutcome {
     Failed,
 }
 
-/// One line after the header. Times (`at`) are Unix milliseconds.
+/// One line after the header. Times (`at`) are Unix milliseconds. The
+/// session's facts are its events, kept as the driver got them (an
+/// [`Event`](crate::events::Event) in its [`Envelope`], one serde
+/// translation for the wire and the disk); beside them are the
+/// conversation's own texts, which go out streamed in pieces and are kept
+/// whole.
+// An event is most records, so it is kept inline (boxing would cost an
+// allocation per record where it saves a few bytes on the rest).
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record<'a> {
@@ -73,25 +83,19 @@ pub enum Record<'a> {
         prompt: bool,
         at: u64,
     },
-    /// A turn began.
-    TurnStart { resumed: bool, at: u64 },
     /// The model's whole reply: reasoning, text and tool calls.
     Assistant {
         content: Cow<'a, [ContentBlock]>,
         model: Cow<'a, str>,
         at: u64,
     },
-    /// A tool call began (so a call that was running when the process
-    /// died is known as started, not as never run).
-    ToolCall {
-        id: Cow<'a, str>,
-        name: Cow<'a, str>,
-        summary: Cow<'a, ToolSummary>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        plan_item_id: Option<Cow<'a, str>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        plan_item: Option<Cow<'a, str>>,
+    /// A durable event ([`Event::is_durable`](crate::events::Event::is_durable)),
+    /// as sent: a call's `tool_call_end` is also its result in the
+    /// conversation (its `output` is what the model read), and a
+    /// `tool_call_begin` leaves out the input its reply holds.
+    Event {
         at: u64,
+        envelope: Cow<'a, Envelope>,
     },
     /// A call waits for the user's approval (`waiting`), or was answered:
     /// a call that was waiting when the process died never ran, and the
@@ -101,34 +105,8 @@ pub enum Record<'a> {
         waiting: bool,
         at: u64,
     },
-    /// A tool call's result, exactly as the model gets it.
-    ToolResult {
-        id: Cow<'a, str>,
-        name: Cow<'a, str>,
-        content: Cow<'a, str>,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        is_error: bool,
-        status: ToolStatus,
-        /// How it ended, typed (transcripts before it have only `status`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        outcome: Option<ToolOutcome>,
-        duration_ms: u64,
-        /// A command's exit code.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        exit_code: Option<i32>,
-        at: u64,
-    },
-    /// An accepted plan revision: the whole list; a user's revision says
-    /// so and carries its one-line account.
-    Plan {
-        items: Cow<'a, [TodoItem]>,
-        at: u64,
-        #[serde(default, skip_serializing_if = "is_model")]
-        author: Author,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        note: Option<Cow<'a, str>>,
-    },
-    /// The conversation was compacted and replaced by `messages`.
+    /// The conversation was compacted and replaced by `messages` (the
+    /// compaction's start and end are events beside it).
     Compaction {
         reason: CompactReason,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,33 +117,41 @@ pub enum Record<'a> {
         messages: Cow<'a, [Message]>,
         at: u64,
     },
-    /// One model request's tokens, and the context it filled.
-    Usage {
-        model: Cow<'a, str>,
-        usage: Usage,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        context: Option<(u64, u64)>,
-    },
-    /// A turn ended.
-    TurnEnd {
-        outcome: TurnOutcome,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stop_reason: Option<StopReason>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<Cow<'a, str>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<ErrorKind>,
-        open_items: usize,
-        at: u64,
-    },
-    /// A record type this version does not know (written by a newer one):
-    /// skipped.
+    /// A record type this version does not know (written by a newer one,
+    /// or by format 1: see [`super::v1`]).
     #[serde(other)]
     Unknown,
 }
 
-fn is_model(author: &Author) -> bool {
-    *author == Author::Model
+/// How a turn that ended did, from its last event.
+pub fn turn_outcome(event: &Event) -> Option<TurnOutcome> {
+    match event {
+        Event::TurnComplete { .. } => Some(TurnOutcome::Complete),
+        Event::TurnAborted { reason, .. } => Some(match reason {
+            AbortReason::Interrupted => TurnOutcome::Interrupted,
+            AbortReason::MaxTurns => TurnOutcome::MaxTurns,
+            AbortReason::Failed => TurnOutcome::Failed,
+        }),
+        _ => None,
+    }
+}
+
+impl<'a> Record<'a> {
+    /// `envelope`, recorded `at`.
+    pub fn event(envelope: &'a Envelope, at: u64) -> Self {
+        Record::Event {
+            at,
+            envelope: Cow::Borrowed(envelope),
+        }
+    }
+
+    /// The event, if this is one.
+    pub fn as_event(&self) -> Option<&Event> {
+        match self {
+            Record::Event { envelope, .. } => Some(&envelope.event),
+            _ => None,
+        }
+    }
 }
 
 impl Record<'_> {
@@ -173,13 +159,21 @@ impl Record<'_> {
     /// true when it changed something. The live engine and a replay feed
     /// the same records, so both compute the same figures.
     pub fn feed(&self, ledger: &mut Ledger) -> bool {
-        match self {
-            Record::TurnStart { at, .. } => ledger.turn_started(*at),
-            Record::TurnEnd { at, .. } => ledger.turn_ended(*at),
-            Record::Plan { items, at, .. } => ledger.plan(items, *at),
-            Record::ToolCall { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
-            Record::Usage { model, usage, .. } => ledger.usage(model, usage),
-            Record::Approval { waiting, at, .. } => ledger.approval(*waiting, *at),
+        let (at, event) = match self {
+            Record::Approval { waiting, at, .. } => {
+                ledger.approval(*waiting, *at);
+                return true;
+            }
+            Record::Event { at, envelope } => (*at, &envelope.event),
+            _ => return false,
+        };
+        match event {
+            Event::TurnStarted { .. } => ledger.turn_started(at),
+            Event::TurnComplete { .. } | Event::TurnAborted { .. } => ledger.turn_ended(at),
+            // A revision's own time: a user's is recorded after it was made.
+            Event::PlanUpdated { items, at, .. } => ledger.plan(items, *at),
+            Event::ToolCallBegin { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
+            Event::Usage { model, request, .. } => ledger.usage(model, request),
             _ => return false,
         }
         true
@@ -189,15 +183,54 @@ impl Record<'_> {
     pub fn at(&self) -> Option<u64> {
         match self {
             Record::User { at, .. }
-            | Record::TurnStart { at, .. }
             | Record::Assistant { at, .. }
-            | Record::ToolCall { at, .. }
+            | Record::Event { at, .. }
             | Record::Approval { at, .. }
-            | Record::ToolResult { at, .. }
-            | Record::Plan { at, .. }
-            | Record::Compaction { at, .. }
-            | Record::TurnEnd { at, .. } => Some(*at),
-            Record::Usage { .. } | Record::Unknown => None,
+            | Record::Compaction { at, .. } => Some(*at),
+            Record::Unknown => None,
+        }
+    }
+
+    /// An owned copy, to keep.
+    pub fn into_owned(self) -> Record<'static> {
+        match self {
+            Record::User { text, prompt, at } => Record::User {
+                text: Cow::Owned(text.into_owned()),
+                prompt,
+                at,
+            },
+            Record::Assistant { content, model, at } => Record::Assistant {
+                content: Cow::Owned(content.into_owned()),
+                model: Cow::Owned(model.into_owned()),
+                at,
+            },
+            Record::Event { at, envelope } => Record::Event {
+                at,
+                envelope: Cow::Owned(envelope.into_owned()),
+            },
+            Record::Approval { id, waiting, at } => Record::Approval {
+                id: Cow::Owned(id.into_owned()),
+                waiting,
+                at,
+            },
+            Record::Compaction {
+                reason,
+                summary,
+                before_tokens,
+                after_tokens,
+                fallback,
+                messages,
+                at,
+            } => Record::Compaction {
+                reason,
+                summary: summary.map(|s| Cow::Owned(s.into_owned())),
+                before_tokens,
+                after_tokens,
+                fallback,
+                messages: Cow::Owned(messages.into_owned()),
+                at,
+            },
+            Record::Unknown => Record::Unknown,
         }
     }
 }

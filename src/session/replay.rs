@@ -19,8 +19,8 @@ use super::record::{Header, Record, TurnOutcome};
 use super::store::Card;
 use crate::chat::Conversation;
 use crate::chat::{ContentBlock, Role, Usage};
-use crate::events::{AbortReason, Envelope, Event, Failure, StopReason, ToolOutcome, ToolStatus};
-use crate::todo::{Ledger, PlanDiff, TodoItem, TodoManager};
+use crate::events::{AbortReason, Envelope, Event, ToolOutcome};
+use crate::todo::{Ledger, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
 pub const DIED_RUNNING: &str = "interrupted: Waypoint stopped (its process ended) while this call was running; it may have done part of its work. Check its effects before running it again.";
@@ -78,6 +78,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         path,
         header,
         records,
+        lines,
         mut notes,
         valid_len,
     } = loaded;
@@ -97,7 +98,8 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
     let repairs = r.repairs();
     // The card as the file stands: the transcript's writer counts the
     // repairs when it appends them.
-    let card = r.card.clone();
+    let mut card = r.card.clone();
+    card.records = lines as u64;
     for record in &repairs {
         r.apply(record);
     }
@@ -163,7 +165,6 @@ struct Replayer {
     /// A turn began and has not ended.
     in_turn: bool,
     last_outcome: Option<TurnOutcome>,
-    round: u32,
     /// Tool results found missing before a later message, and answered.
     lost: usize,
 }
@@ -232,31 +233,8 @@ impl Replayer {
                     self.history.push(Envelope::root(turn, event));
                 }
             }
-            Record::TurnStart { resumed, .. } => {
-                self.in_turn = true;
-                self.turn += 1;
-                self.round = 0;
-                self.say(Event::TurnStarted { resumed: *resumed });
-            }
             Record::Assistant { content, .. } => self.assistant(content),
-            Record::ToolCall {
-                id,
-                name,
-                summary,
-                plan_item_id,
-                plan_item,
-                ..
-            } => {
-                self.running.insert(id.to_string());
-                self.say(Event::ToolCallBegin {
-                    id: id.to_string(),
-                    name: name.to_string(),
-                    summary: summary.clone().into_owned(),
-                    input: self.inputs.get(id.as_ref()).cloned().unwrap_or(Value::Null),
-                    plan_item_id: plan_item_id.as_ref().map(|s| s.to_string()),
-                    plan_item: plan_item.as_ref().map(|s| s.to_string()),
-                });
-            }
+            Record::Event { envelope, .. } => self.event(envelope.as_ref().clone()),
             Record::Approval { id, waiting, .. } => {
                 if *waiting {
                     self.waiting.insert(id.to_string());
@@ -264,51 +242,22 @@ impl Replayer {
                     self.waiting.remove(id.as_ref());
                 }
             }
-            Record::ToolResult { .. } => self.result(record),
-            Record::Plan {
-                items, at, author, ..
+            Record::Compaction {
+                summary, messages, ..
             } => {
-                let items = items.to_vec();
-                self.revisions = self.revisions.saturating_add(1);
-                let diff = PlanDiff::between(&self.plan, &items);
-                let rendered = TodoManager::restore(items.clone())
-                    .map(|p| p.render())
-                    .unwrap_or_default();
-                self.plan = items.clone();
-                self.say(Event::PlanUpdated {
-                    items,
-                    rendered,
-                    diff,
-                    revision: self.revisions,
-                    author: *author,
-                    at: *at,
-                });
-            }
-            Record::Compaction { .. } => self.compaction(record),
-            Record::Usage {
-                model,
-                usage,
-                context,
-            } => {
-                self.totals.add(usage);
-                if let Some((used, window)) = *context {
-                    self.say(Event::ContextUsage { used, window });
+                self.conversation = Conversation::from_messages(messages.to_vec());
+                if let Some(summary) = summary {
+                    self.say(Event::SummaryDelta {
+                        text: summary.to_string(),
+                    });
                 }
-                self.say(Event::Usage {
-                    model: model.to_string(),
-                    request: *usage,
-                    totals: self.totals,
-                });
             }
-            Record::TurnEnd { .. } => self.turn_end(record),
             Record::Unknown => {}
         }
     }
 
     /// A reply: its text and reasoning as the driver saw them stream.
     fn assistant(&mut self, content: &[ContentBlock]) {
-        self.round += 1;
-        self.say(Event::RoundStarted { round: self.round });
         self.inputs.clear();
         for block in content.iter() {
             match block {
@@ -328,116 +277,60 @@ impl Replayer {
         self.conversation.push_assistant(content.to_vec());
     }
 
-    /// A call's result: its end (if its start was seen) and its answer.
-    fn result(&mut self, record: &Record<'_>) {
-        let Record::ToolResult {
-            id,
-            name,
-            content,
-            is_error,
-            status,
-            outcome,
-            duration_ms,
-            exit_code,
-            ..
-        } = record
-        else {
-            return;
-        };
-        self.waiting.remove(id.as_ref());
-        if self.running.remove(id.as_ref()) {
-            let outcome = outcome.clone().unwrap_or(match status {
-                ToolStatus::Ok => ToolOutcome::Ok,
-                ToolStatus::Error => ToolOutcome::Failed {
-                    failure: Failure::Tool,
-                },
-                ToolStatus::Interrupted => ToolOutcome::Interrupted { partial: false },
-            });
-            self.say(Event::ToolCallEnd {
-                id: id.to_string(),
-                name: name.to_string(),
-                status: *status,
+    /// A durable event: into the history as it was sent (a call's input
+    /// from its reply, the totals as this session's), after what it
+    /// changes in the session.
+    fn event(&mut self, mut envelope: Envelope) {
+        match &mut envelope.event {
+            Event::TurnStarted { .. } => {
+                self.in_turn = true;
+                self.turn = envelope.turn;
+            }
+            Event::ToolCallBegin { id, input, .. } => {
+                self.running.insert(id.clone());
+                if input.is_null() {
+                    *input = self.inputs.get(id.as_str()).cloned().unwrap_or(Value::Null);
+                }
+            }
+            Event::ToolCallEnd {
+                id,
                 outcome,
-                duration_ms: *duration_ms,
-                output: content.to_string(),
-                exit_code: *exit_code,
-            });
+                output,
+                ..
+            } => {
+                self.waiting.remove(id.as_str());
+                self.conversation.push_tool_results(
+                    vec![ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: output.clone(),
+                        is_error: outcome.is_error(),
+                    }],
+                    Vec::new(),
+                );
+                // A call that was never announced (not run) is only an answer.
+                if !self.running.remove(id.as_str()) {
+                    return;
+                }
+            }
+            Event::PlanUpdated {
+                items, revision, ..
+            } => {
+                self.revisions = self.revisions.max(*revision);
+                self.plan.clone_from(items);
+            }
+            Event::Usage {
+                request, totals, ..
+            } => {
+                self.totals.add(request);
+                *totals = self.totals;
+            }
+            event @ (Event::TurnComplete { .. } | Event::TurnAborted { .. }) => {
+                self.in_turn = false;
+                self.last_outcome = super::record::turn_outcome(event);
+            }
+            _ => {}
         }
-        self.conversation.push_tool_results(
-            vec![ContentBlock::ToolResult {
-                tool_use_id: id.to_string(),
-                content: content.to_string(),
-                is_error: *is_error,
-            }],
-            Vec::new(),
-        );
-    }
-
-    /// A compaction: the rebuilt conversation, and what the driver saw.
-    fn compaction(&mut self, record: &Record<'_>) {
-        let Record::Compaction {
-            reason,
-            summary,
-            before_tokens,
-            after_tokens,
-            fallback,
-            messages,
-            ..
-        } = record
-        else {
-            return;
-        };
-        self.conversation = Conversation::from_messages(messages.to_vec());
-        self.say(Event::CompactionBegin { reason: *reason });
-        if let Some(summary) = summary {
-            self.say(Event::SummaryDelta {
-                text: summary.to_string(),
-            });
-        }
-        self.say(Event::CompactionEnd {
-            before_tokens: *before_tokens,
-            after_tokens: *after_tokens,
-            fallback: *fallback,
-        });
-    }
-
-    /// A turn's end, as the driver saw it.
-    fn turn_end(&mut self, record: &Record<'_>) {
-        let Record::TurnEnd {
-            outcome,
-            stop_reason,
-            message,
-            error,
-            open_items,
-            ..
-        } = record
-        else {
-            return;
-        };
-        self.in_turn = false;
-        self.last_outcome = Some(*outcome);
-        let message = message.as_deref().unwrap_or_default().to_string();
-        self.say(match outcome {
-            TurnOutcome::Complete => Event::TurnComplete {
-                stop_reason: stop_reason.clone().unwrap_or(StopReason::EndTurn),
-                open_items: *open_items,
-            },
-            TurnOutcome::Interrupted => Event::TurnAborted {
-                reason: AbortReason::Interrupted,
-                message,
-                error: None,
-            },
-            TurnOutcome::MaxTurns => Event::TurnAborted {
-                reason: AbortReason::MaxTurns,
-                message,
-                error: None,
-            },
-            TurnOutcome::Failed => Event::TurnAborted {
-                reason: AbortReason::Failed,
-                message,
-                error: *error,
-            },
-        });
+        self.history.push(envelope);
     }
 
     /// What a session cut off mid-turn needs: results for the last reply's
@@ -465,23 +358,25 @@ impl Replayer {
                 if let ContentBlock::ToolUse { id, name, .. } = block
                     && !answered.contains(id.as_str())
                 {
-                    let content = if self.waiting.contains(id) {
-                        DIED_WAITING
+                    let (content, outcome) = if self.waiting.contains(id) {
+                        (DIED_WAITING, ToolOutcome::NotRun)
                     } else if self.running.contains(id) {
-                        DIED_RUNNING
+                        (DIED_RUNNING, ToolOutcome::Interrupted { partial: false })
                     } else {
-                        DIED_BEFORE
+                        (DIED_BEFORE, ToolOutcome::NotRun)
                     };
-                    out.push(Record::ToolResult {
-                        id: Cow::Owned(id.clone()),
-                        name: Cow::Owned(name.clone()),
-                        content: Cow::Borrowed(content),
-                        is_error: true,
-                        status: ToolStatus::Interrupted,
-                        outcome: Some(ToolOutcome::Interrupted { partial: false }),
+                    let end = Event::ToolCallEnd {
+                        id: id.clone(),
+                        name: name.clone(),
+                        status: outcome.status(),
+                        outcome,
                         duration_ms: 0,
+                        output: content.to_string(),
                         exit_code: None,
+                    };
+                    out.push(Record::Event {
                         at,
+                        envelope: Cow::Owned(Envelope::root(self.turn, end)),
                     });
                 }
             }
@@ -492,16 +387,14 @@ impl Replayer {
                 prompt: false,
                 at,
             });
-            out.push(Record::TurnEnd {
-                outcome: TurnOutcome::Interrupted,
-                stop_reason: None,
-                message: Some(Cow::Borrowed("Waypoint stopped while this turn ran")),
+            let end = Event::TurnAborted {
+                reason: AbortReason::Interrupted,
+                message: "Waypoint stopped while this turn ran".into(),
                 error: None,
-                open_items: {
-                    let (done, total) = crate::todo::progress(&self.plan);
-                    total - done
-                },
+            };
+            out.push(Record::Event {
                 at,
+                envelope: Cow::Owned(Envelope::root(self.turn, end)),
             });
         }
         out

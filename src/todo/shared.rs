@@ -18,6 +18,9 @@ pub struct UserChange {
     pub items: Vec<TodoItem>,
     /// `added "Update the README" after item 3`.
     pub description: String,
+    /// The plan after it, rendered, and what changed.
+    pub rendered: String,
+    pub diff: super::PlanDiff,
     pub revision: u32,
     pub at: u64,
     /// The user, or the plan file changed while a tool ran.

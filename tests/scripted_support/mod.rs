@@ -80,6 +80,18 @@ pub async fn until(
     events: &mut UnboundedReceiver<Envelope>,
     pred: impl Fn(&Event) -> bool,
 ) -> Vec<Event> {
+    envelopes_until(events, pred)
+        .await
+        .into_iter()
+        .map(|e| e.event)
+        .collect()
+}
+
+/// Envelopes until `pred` holds for the event of one (that one included).
+pub async fn envelopes_until(
+    events: &mut UnboundedReceiver<Envelope>,
+    pred: impl Fn(&Event) -> bool,
+) -> Vec<Envelope> {
     let mut seen = Vec::new();
     loop {
         let ev = tokio::time::timeout(Duration::from_secs(30), events.recv())
@@ -90,8 +102,7 @@ pub async fn until(
             ev.thread.is_root(),
             "only the root thread runs here: {ev:?}"
         );
-        let ev = ev.event;
-        let done = pred(&ev);
+        let done = pred(&ev.event);
         seen.push(ev);
         if done {
             return seen;

@@ -80,6 +80,7 @@ pub fn plan_event(items: Vec<TodoItem>, diff: PlanDiff) -> Event {
         revision: 0,
         author: waypoint::todo::Author::Model,
         at: 0,
+        note: None,
     }
 }
 

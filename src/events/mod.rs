@@ -12,6 +12,9 @@ use serde_json::Value;
 use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
+mod outcome;
+pub use outcome::{Failure, Refuser, ToolOutcome, ToolStatus};
+
 /// A request to the engine. Plain data: it serialises, so a driver may live
 /// in another process.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -258,83 +261,6 @@ pub enum CompactReason {
     TooLong,
 }
 
-/// How a tool call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Ok,
-    Error,
-    Interrupted,
-}
-
-/// How a tool call ended, typed: drivers and the engine decide by this,
-/// never by the text of the output (which is what the model reads).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ToolOutcome {
-    /// It ran (a command that exited non-zero ran too: see `exit_code`).
-    Ok,
-    /// It ran, or tried to, and failed.
-    Failed { failure: Failure },
-    /// It was not run: `by` refused it, for `reason` (what the user sees).
-    Refused { by: Refuser, reason: String },
-    /// The user interrupted it; `partial`: it had output by then (in the
-    /// result).
-    Interrupted { partial: bool },
-    /// It ran in the sandbox, which stopped it at `what` (a path outside
-    /// the writable set, or the network).
-    SandboxBlocked { what: String },
-    /// The turn was interrupted before it started.
-    NotRun,
-}
-
-impl ToolOutcome {
-    /// The coarse status drivers show (a sandbox block is a command that
-    /// ran and failed: `Ok`, with its exit code).
-    pub fn status(&self) -> ToolStatus {
-        match self {
-            ToolOutcome::Ok | ToolOutcome::SandboxBlocked { .. } => ToolStatus::Ok,
-            ToolOutcome::Failed { .. } | ToolOutcome::Refused { .. } => ToolStatus::Error,
-            ToolOutcome::Interrupted { .. } | ToolOutcome::NotRun => ToolStatus::Interrupted,
-        }
-    }
-
-    /// The model reads the result as an error.
-    pub fn is_error(&self) -> bool {
-        self.status() != ToolStatus::Ok
-    }
-}
-
-/// What kind of failure a failed call was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Failure {
-    /// The input did not match the tool's schema.
-    InvalidInput,
-    /// No tool has that name.
-    UnknownTool,
-    /// The tool said why it could not do it (a missing file, a bad pattern).
-    Tool,
-    /// The command ran past its timeout and was killed.
-    TimedOut,
-    /// A bug in Waypoint stopped the tool.
-    Crashed,
-}
-
-/// Who refused a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refuser {
-    /// The approval mode (read-only; auto without a sandbox).
-    Mode,
-    /// A deny rule, or rules the command could not be checked against.
-    Rules,
-    /// The user, asked for approval.
-    User,
-    /// The plan's rules (an invalid `todo_write`).
-    Plan,
-}
-
 /// Why a turn ended early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -428,6 +354,9 @@ pub enum Event {
         name: String,
         /// How to show the call (a line, and a diff for an edit).
         summary: ToolSummary,
+        /// The call's input (a transcript leaves it out: the reply it came
+        /// in holds it).
+        #[serde(default, skip_serializing_if = "Value::is_null")]
         input: Value,
         /// Stable id of the plan item in progress when the call started.
         plan_item_id: Option<String>,
@@ -465,6 +394,10 @@ pub enum Event {
         author: Author,
         #[serde(default)]
         at: u64,
+        /// A user's revision in one line (`added "Update the README"
+        /// after item 3`); none for the model's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// What each plan item has cost so far: time in progress, tool calls,
     /// tokens and money, in plan order (then removed items that did work).
@@ -573,4 +506,44 @@ pub enum Event {
     },
     /// The engine waits for the next op.
     Idle,
+}
+
+impl Event {
+    /// A fact a resumed session needs, so the transcript keeps it as sent
+    /// (in its envelope): a turn's start and end, each request's start and
+    /// usage, each call's start and end (the end holds the result the
+    /// model read), each plan revision, each compaction's start and end.
+    /// The rest is streamed pieces (the reply itself is kept whole), or
+    /// the state of this process (modes, ids, the waits for an answer).
+    pub fn is_durable(&self) -> bool {
+        match self {
+            Event::TurnStarted { .. }
+            | Event::RoundStarted { .. }
+            | Event::ToolCallBegin { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Usage { .. }
+            | Event::ContextUsage { .. }
+            | Event::CompactionBegin { .. }
+            | Event::CompactionEnd { .. }
+            | Event::TurnComplete { .. }
+            | Event::TurnAborted { .. } => true,
+            Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::Retrying { .. }
+            | Event::ToolCallOutputDelta { .. }
+            | Event::PlanStats { .. }
+            | Event::SummaryDelta { .. }
+            | Event::Queued { .. }
+            | Event::Error { .. }
+            | Event::ModelChanged { .. }
+            | Event::SessionReset
+            | Event::SessionStarted { .. }
+            | Event::History { .. }
+            | Event::UserMessage { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ApprovalMode { .. }
+            | Event::Idle => false,
+        }
+    }
 }

@@ -1,0 +1,81 @@
+//! How a tool call ended, typed: the engine, the drivers and the
+//! transcript decide by these, never by the text of the output.
+
+use serde::{Deserialize, Serialize};
+
+/// How a tool call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Interrupted,
+}
+
+/// How a tool call ended, typed: drivers and the engine decide by this,
+/// never by the text of the output (which is what the model reads).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// It ran (a command that exited non-zero ran too: see `exit_code`).
+    Ok,
+    /// It ran, or tried to, and failed.
+    Failed { failure: Failure },
+    /// It was not run: `by` refused it, for `reason` (what the user sees).
+    Refused { by: Refuser, reason: String },
+    /// The user interrupted it; `partial`: it had output by then (in the
+    /// result).
+    Interrupted { partial: bool },
+    /// It ran in the sandbox, which stopped it at `what` (a path outside
+    /// the writable set, or the network).
+    SandboxBlocked { what: String },
+    /// The turn was interrupted before it started.
+    NotRun,
+}
+
+impl ToolOutcome {
+    /// The coarse status drivers show (a sandbox block is a command that
+    /// ran and failed: `Ok`, with its exit code).
+    pub fn status(&self) -> ToolStatus {
+        match self {
+            ToolOutcome::Ok | ToolOutcome::SandboxBlocked { .. } => ToolStatus::Ok,
+            ToolOutcome::Failed { .. } | ToolOutcome::Refused { .. } => ToolStatus::Error,
+            ToolOutcome::Interrupted { .. } | ToolOutcome::NotRun => ToolStatus::Interrupted,
+        }
+    }
+
+    /// The model reads the result as an error.
+    pub fn is_error(&self) -> bool {
+        self.status() != ToolStatus::Ok
+    }
+}
+
+/// What kind of failure a failed call was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The input did not match the tool's schema.
+    InvalidInput,
+    /// No tool has that name.
+    UnknownTool,
+    /// The tool said why it could not do it (a missing file, a bad pattern).
+    Tool,
+    /// The command ran past its timeout and was killed.
+    TimedOut,
+    /// A bug in Waypoint stopped the tool.
+    Crashed,
+}
+
+/// Who refused a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refuser {
+    /// The approval mode (read-only; auto without a sandbox).
+    Mode,
+    /// A deny rule, or rules the command could not be checked against.
+    Rules,
+    /// The user, asked for approval.
+    User,
+    /// The plan's rules (an invalid `todo_write`).
+    Plan,
+}
