@@ -486,7 +486,7 @@ async fn run_through<W: Side>(home: &Path, ws: &Path, url: &str) {
 async fn kill_at<W: Side>(
     mut child: Child,
     kill: Kill,
-    trap: &Trap,
+    (trap, server, stalls): (&Trap, &loopback::FakeServer<W>, usize),
     home: &Path,
     ws: &Path,
     earlier: &[u8],
@@ -513,10 +513,13 @@ async fn kill_at<W: Side>(
                 trap.fired.load(Ordering::SeqCst)
             })
             .await;
-            // Let the half reply reach the client (its bytes are written).
-            // Between rounds nothing is sent: there is nothing to wait for.
+            // Mid-stream, the half reply is on the wire (written, flushed)
+            // before the kill. Between rounds nothing is sent.
             if matches!(kill, Kill::MidStream(_)) {
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                wait_for(&format!("{case}: the half reply"), || {
+                    server.stalls() > stalls
+                })
+                .await;
             }
         }
         Kill::AfterPlan(n) => {
@@ -595,8 +598,10 @@ async fn crash_and_resume<W: Side>(kills: &[Kill]) {
         } else {
             run.args(["-c", "-p", GO_ON]);
         }
+        let stalls = server.stalls();
         let child = run.spawn().unwrap();
-        killed = kill_at::<W>(child, kill, &trap, &home, &ws, &killed, &case).await;
+        let at = (&*trap, &server, stalls);
+        killed = kill_at::<W>(child, kill, at, &home, &ws, &killed, &case).await;
     }
     let path = transcripts(&home).pop().unwrap();
     let last_plan = plans(&killed).pop().unwrap_or_default();

@@ -54,7 +54,11 @@ async fn interrupt_kills_the_whole_group() {
     f.cancel.cancel();
     let out = call.await;
     assert!(out.is_error());
-    assert!(out.was_interrupted(), "{out:?}");
+    assert_eq!(
+        out.outcome,
+        waypoint::events::ToolOutcome::Interrupted { partial: true },
+        "it had printed `waiting`"
+    );
     assert!(
         out.content.starts_with("Error: interrupted by the user"),
         "{}",

@@ -128,7 +128,7 @@ impl Session {
                 }
             }
             Gate::Ask(reason) => match self.ask(call.parts(), summary, reason, cancel).await {
-                None => ToolOutput::interrupted("It was waiting for approval and did not run."),
+                None => ToolOutput::interrupted("It was waiting for approval and did not run.", ""),
                 Some(Decision::Refuse { reason }) => {
                     ToolOutput::refused(Refuser::User, refusal(reason.as_deref()))
                 }
@@ -322,11 +322,7 @@ impl Session {
             keep(&chunk);
             forward(chunk);
         }
-        if streamed.is_empty() {
-            ToolOutput::interrupted("")
-        } else {
-            ToolOutput::interrupted(format!("Output so far:\n{}", cap_output(&streamed, cap)))
-        }
+        ToolOutput::interrupted("", &cap_output(&streamed, cap))
     }
 }
 

@@ -13,7 +13,7 @@ use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 mod outcome;
-pub use outcome::{Failure, Refuser, ToolOutcome, ToolStatus};
+pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
 /// in another process.

@@ -48,7 +48,19 @@ impl ToolOutcome {
     pub fn is_error(&self) -> bool {
         self.status() != ToolStatus::Ok
     }
+
+    /// The line that says why a call stopped, when its outcome alone says
+    /// it (a driver that showed the call's output live adds only this).
+    pub fn headline(&self) -> Option<&'static str> {
+        match self {
+            ToolOutcome::Interrupted { .. } => Some(INTERRUPTED),
+            _ => None,
+        }
+    }
 }
+
+/// What an interrupted call's result says first.
+pub const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 
 /// What kind of failure a failed call was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

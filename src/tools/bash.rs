@@ -73,7 +73,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         Err(refused) => return *refused,
     };
     if env.cancel.is_cancelled() {
-        return ToolOutput::interrupted("The command was not started.");
+        return ToolOutput::interrupted("The command was not started.", "");
     }
     // Prepared here (it allocates and opens the writable folders), applied
     // in the child between fork and exec.
@@ -254,9 +254,7 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
                 so_far(&output)
             ),
         ),
-        End::Cancelled => {
-            ToolOutput::interrupted(format!("The process group was killed{}", so_far(&output)))
-        }
+        End::Cancelled => ToolOutput::interrupted("The process group was killed.", &output),
         End::WaitFailed(e) => ToolOutput::error(format!(
             "waiting for `bash -c` failed: {e}{}",
             so_far(&output)
@@ -509,7 +507,7 @@ mod tests {
         let f = fixture();
         f.cancel.cancel();
         let out = f.run(json!({"command": "touch marker"})).await;
-        assert!(out.is_error() && out.was_interrupted(), "{out:?}");
+        assert_eq!(out.outcome, ToolOutcome::Interrupted { partial: false });
         assert!(out.content.starts_with("Error: interrupted by the user"));
         assert!(!f.ws.root().join("marker").exists());
     }

@@ -51,11 +51,11 @@ impl Tool for Glob {
 /// Runs a `glob` tool call.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
-        return ToolOutput::interrupted("");
+        return ToolOutput::interrupted("", "");
     }
     match run_inner(input, env).await {
         Ok(Some(text)) => ToolOutput::ok(text),
-        Ok(None) => ToolOutput::interrupted(""),
+        Ok(None) => ToolOutput::interrupted("", ""),
         Err(e) => ToolOutput::error(e),
     }
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-pub use crate::events::{Failure, Refuser, ToolDetail, ToolOutcome, ToolSummary};
+pub use crate::events::{Failure, INTERRUPTED, Refuser, ToolDetail, ToolOutcome, ToolSummary};
 pub use crate::json::json_type;
 use crate::todo::{PlanDiff, SharedPlan, TodoItem};
 pub use registry::{ToolRegistry, ToolRegistryBuilder, definitions, run_workspace_tool};
@@ -123,14 +123,21 @@ impl ToolOutput {
         Self::failed(Failure::Tool, msg)
     }
 
-    /// The user interrupted the tool; `detail` (e.g. output so far) follows the notice.
-    pub fn interrupted(detail: impl std::fmt::Display) -> Self {
-        let detail = detail.to_string();
-        let sep = if detail.is_empty() { "" } else { "\n" };
+    /// The user interrupted the tool. `note` says what became of it (may
+    /// be empty); `so_far` is the output it had made by then, which the
+    /// model reads after the notice (`partial` says there was some).
+    pub fn interrupted(note: &str, so_far: &str) -> Self {
+        let mut text = INTERRUPTED.to_string();
+        for (head, part) in [("\n", note), ("\nOutput so far:\n", so_far)] {
+            if !part.is_empty() {
+                text.push_str(head);
+                text.push_str(part);
+            }
+        }
         Self::ended(
-            format!("Error: interrupted by the user before this tool finished.{sep}{detail}"),
+            text,
             ToolOutcome::Interrupted {
-                partial: !detail.is_empty(),
+                partial: !so_far.is_empty(),
             },
         )
     }

@@ -98,6 +98,8 @@ struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
     responder: Option<Responder>,
+    /// How many `Stall` replies have been written out whole.
+    stalls: usize,
 }
 
 /// The server, speaking wire format `W`.
@@ -150,6 +152,12 @@ impl<W: Wire> FakeServer<W> {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().expect("state").requests.clone()
+    }
+
+    /// How many `Stall` replies are on the wire: their prefix written and
+    /// flushed, the connection held.
+    pub fn stalls(&self) -> usize {
+        self.state.lock().expect("state").stalls
     }
 
     pub fn push(&self, reply: Reply) {
@@ -272,6 +280,7 @@ async fn serve<W: Wire>(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::i
             sock.write_all(sse_head::<W>().as_bytes()).await?;
             write_chunk(&mut sock, prefix.as_bytes()).await?;
             sock.flush().await?;
+            state.lock().expect("state").stalls += 1;
             tokio::time::sleep(Duration::from_secs(120)).await;
         }
     }

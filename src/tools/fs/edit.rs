@@ -100,7 +100,7 @@ impl Tool for EditFile {
 /// `edit_file {path, old_text, new_text, replace_all?}`: exact replacement.
 pub async fn edit_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
-        return ToolOutput::interrupted("");
+        return ToolOutput::interrupted("", "");
     }
     match edit_file_inner(input, env).await {
         Ok(msg) => ToolOutput::ok(msg),

@@ -41,7 +41,7 @@ impl Failure {
     fn into_output(self) -> ToolOutput {
         match self {
             Failure::Msg(msg) => ToolOutput::error(msg),
-            Failure::Interrupted => ToolOutput::interrupted(""),
+            Failure::Interrupted => ToolOutput::interrupted("", ""),
         }
     }
 }
@@ -76,7 +76,7 @@ impl Tool for ReadFile {
 /// `read_file {path, offset?, limit?}`: numbered lines.
 pub async fn read_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
-        return ToolOutput::interrupted("");
+        return ToolOutput::interrupted("", "");
     }
     match read_file_inner(input, env).await {
         Ok(text) => ToolOutput::ok(cap_output(&text, env.config.output_cap)),

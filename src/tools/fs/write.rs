@@ -55,7 +55,7 @@ impl Tool for WriteFile {
 /// `write_file {path, content}`: creates or atomically replaces a file.
 pub async fn write_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
-        return ToolOutput::interrupted("");
+        return ToolOutput::interrupted("", "");
     }
     match write_file_inner(input, env).await {
         Ok(msg) => ToolOutput::ok(msg),

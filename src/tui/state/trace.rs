@@ -339,10 +339,13 @@ impl TraceEntry {
         let spill = if !self.streamed {
             self.output.push(output)
         } else if status != ToolStatus::Ok {
-            // Keep the live log (and its spill file); the result's
-            // first line says why it stopped (the rest repeats the log).
-            self.output
-                .push_line(output.lines().next().unwrap_or_default())
+            // Keep the live log (and its spill file) and add why it stopped:
+            // the outcome's own line, or the first of the result (the rest
+            // repeats the log).
+            let why = outcome
+                .headline()
+                .unwrap_or_else(|| output.lines().next().unwrap_or_default());
+            self.output.push_line(why)
         } else {
             None
         };
