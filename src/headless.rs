@@ -319,6 +319,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::TurnStarted { .. }
             | Event::RoundStarted { .. }
             | Event::ToolCallOutputDelta { .. }
+            | Event::ToolCallProgress { .. }
             | Event::Queued { .. }
             | Event::ModelChanged { .. }
             | Event::SessionReset

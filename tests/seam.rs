@@ -140,6 +140,10 @@ fn every_op_and_event_round_trips_through_json() {
             id: "t1".into(),
             chunk: "out".into(),
         },
+        Event::ToolCallProgress {
+            id: "t1".into(),
+            message: "3 of 5 files".into(),
+        },
         Event::ToolCallEnd {
             id: "t1".into(),
             name: "bash".into(),
@@ -249,6 +253,16 @@ fn every_op_and_event_round_trips_through_json() {
             cwd: "/w".into(),
             reason: ApprovalReason::SandboxBlocked {
                 what: "/root/.cargo/bin".into(),
+            },
+        },
+        Event::ApprovalRequested {
+            id: "t2".into(),
+            name: "release".into(),
+            summary: ToolSummary::default(),
+            command: None,
+            cwd: "/w".into(),
+            reason: ApprovalReason::Tool {
+                question: "Push the tag?".into(),
             },
         },
         Event::ApprovalMode {

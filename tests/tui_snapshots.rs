@@ -203,6 +203,30 @@ fn the_approval_prompt() {
         .set_approval(waypoint::events::ApprovalMode::Auto, true);
     let terminal = screen(&mut sandbox, 80, 24, now);
     insta::assert_snapshot!("approval_sandbox_blocked_80x24", terminal.backend());
+    // A tool's own question (an MCP server's, a subagent's), after the
+    // progress it reported.
+    let mut asks = waiting_for_because(
+        &clock,
+        "t4",
+        "release",
+        serde_json::json!({}),
+        waypoint::events::ApprovalReason::Tool {
+            question: "Push the tag v1.0 to origin?".into(),
+        },
+    );
+    feed(
+        &mut asks,
+        &clock,
+        vec![(
+            6.5,
+            waypoint::events::Event::ToolCallProgress {
+                id: "t4".into(),
+                message: "tagged v1.0 locally".into(),
+            },
+        )],
+    );
+    let terminal = screen(&mut asks, 80, 24, now);
+    insta::assert_snapshot!("approval_tool_question_80x24", terminal.backend());
     // An overwrite shows what it replaces; an edit is numbered from where
     // it is in the file (the engine reads both from the workspace).
     for (name, detail) in [

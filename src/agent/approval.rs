@@ -39,6 +39,8 @@ pub struct Policy {
     /// Files the user allowed writing for the session, as the workspace
     /// resolves them (`a.txt`, `./a.txt` and `/abs/ws/a.txt` are one).
     files: HashSet<std::path::PathBuf>,
+    /// Questions a tool asked that the user answered "always": (tool, question).
+    questions: HashSet<(String, String)>,
 }
 
 impl Policy {
@@ -48,7 +50,32 @@ impl Policy {
             commands: Remembered::default(),
             unsandboxed: Remembered::default(),
             files: HashSet::new(),
+            questions: HashSet::new(),
         }
+    }
+
+    /// The answer the mode, or an earlier "always", gives for the user when
+    /// tool `name` asks `question` while it runs; `None`: ask the user.
+    pub fn answers(&self, name: &str, question: &str) -> Option<Decision> {
+        match self.mode {
+            ApprovalMode::ReadOnly => Some(Decision::Refuse {
+                reason: Some("read-only mode: nothing is allowed".into()),
+            }),
+            ApprovalMode::Yolo => Some(Decision::Once),
+            _ if self
+                .questions
+                .contains(&(name.to_string(), question.to_string())) =>
+            {
+                Some(Decision::Once)
+            }
+            _ => None,
+        }
+    }
+
+    /// The user answered "always" to tool `name`'s `question`.
+    pub fn remember_question(&mut self, name: &str, question: &str) {
+        self.questions
+            .insert((name.to_string(), question.to_string()));
     }
 }
 
@@ -324,6 +351,8 @@ impl Session {
                 ApprovalReason::SandboxBlocked { .. } => {
                     self.host.policy.unsandboxed.add(always_for(command))
                 }
+                // Remembered where it is asked (the pipeline serves it).
+                ApprovalReason::Tool { .. } => {}
             },
             Target::File(path) => {
                 if let Some(file) = self.file_key(path) {

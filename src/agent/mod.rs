@@ -19,6 +19,7 @@ mod plan;
 mod record;
 pub mod reminders;
 mod thread;
+mod tool_host;
 mod turn;
 
 use std::sync::Arc;

@@ -17,10 +17,11 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use super::approval::{Gate, refusal};
 use super::compact::fit_result;
+use super::tool_host::Serving;
 use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
 use crate::llm::ContentBlock;
 use crate::tools::{
-    Access, Failure, Refuser, ToolCtx, ToolEnv, ToolOutcome, ToolOutput, cap_output,
+    Access, Failure, Refuser, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput, cap_output,
 };
 
 /// How long a cancelled tool gets to stop on its own and return what it has
@@ -250,6 +251,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> ToolOutput {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (host_tx, mut host_rx) = tokio::sync::mpsc::unbounded_channel();
         let tool_cancel = cancel.child_token();
         // A tool that can write files marks the plan file's changes
         // meanwhile as its own, not the user's.
@@ -268,8 +270,12 @@ impl Session {
                 sandboxed,
             },
             plan: &self.thread.plan,
+            host: ToolHost::new(&host_tx),
         };
         let events = &self.host.events;
+        let cwd = self.host.workspace.root().display().to_string();
+        let mut serving = Serving::new((call.id, call.name), cwd, events, &mut self.host.policy);
+        let approvals = &mut self.host.approvals;
         let forward = |chunk: String| {
             events.send(Event::ToolCallOutputDelta {
                 id: call.id.to_string(),
@@ -305,10 +311,14 @@ impl Session {
                     while let Ok(chunk) = out_rx.try_recv() {
                         forward(chunk);
                     }
+                    self.host.approval_wait += serving.waited();
                     return out;
                 }
+                Some(request) = host_rx.recv() => serving.take(request),
+                answer = approvals.recv(), if serving.is_asking() => serving.answered(answer),
                 _ = tool_cancel.cancelled(), if !cancelled => {
                     cancelled = true;
+                    serving.withdraw();
                     grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
                 }
                 _ = &mut grace, if cancelled => break,
@@ -322,6 +332,7 @@ impl Session {
             keep(&chunk);
             forward(chunk);
         }
+        self.host.approval_wait += serving.waited();
         ToolOutput::interrupted("", &cap_output(&streamed, cap))
     }
 }

@@ -134,6 +134,9 @@ pub enum ApprovalReason {
     /// them (`why`: a program made by an expansion, a shell reading its
     /// script from standard input, …).
     Unfollowable { why: String },
+    /// The running tool asks the user `question` itself (an MCP server's
+    /// request, a subagent's step).
+    Tool { question: String },
 }
 
 /// Why the model stopped, whatever the provider called it.
@@ -367,6 +370,12 @@ pub enum Event {
         id: String,
         chunk: String,
     },
+    /// How a running call is getting on, in its tool's words (one line;
+    /// the latest replaces the one before).
+    ToolCallProgress {
+        id: String,
+        message: String,
+    },
     ToolCallEnd {
         id: String,
         name: String,
@@ -532,6 +541,7 @@ impl Event {
             | Event::ReasoningDelta { .. }
             | Event::Retrying { .. }
             | Event::ToolCallOutputDelta { .. }
+            | Event::ToolCallProgress { .. }
             | Event::PlanStats { .. }
             | Event::SummaryDelta { .. }
             | Event::Queued { .. }

@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod fs;
 pub mod glob;
+mod host;
 pub mod procs;
 mod registry;
 #[cfg(test)]
@@ -24,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub use crate::events::{Failure, INTERRUPTED, Refuser, ToolDetail, ToolOutcome, ToolSummary};
 pub use crate::json::json_type;
 use crate::todo::{PlanDiff, SharedPlan, TodoItem};
+pub use host::{HostRequest, ToolHost};
 pub use registry::{ToolRegistry, ToolRegistryBuilder, definitions, run_workspace_tool};
 pub use workspace::Workspace;
 
@@ -157,10 +159,12 @@ impl ToolOutput {
 }
 
 /// Everything a tool may touch while it runs: what a workspace tool uses,
-/// and the session's plan (only the plan tools touch it).
+/// the session's plan (only the plan tools touch it), and its host (to
+/// report progress and ask the user).
 pub struct ToolCtx<'a> {
     pub env: ToolEnv<'a>,
     pub plan: &'a SharedPlan,
+    pub host: ToolHost<'a>,
 }
 
 /// What a tool's calls may do, which decides whether they ask first.

@@ -14,7 +14,9 @@ use super::bash::Bash;
 use super::fs::{EditFile, ReadFile, WriteFile};
 use super::glob::Glob;
 use super::todo::{TodoRead, TodoWrite};
-use super::{Failure, Target, Tool, ToolCtx, ToolDef, ToolEnv, ToolOutput, ToolSpec, ToolSummary};
+use super::{
+    Failure, Target, Tool, ToolCtx, ToolDef, ToolEnv, ToolHost, ToolOutput, ToolSpec, ToolSummary,
+};
 use crate::todo::SharedPlan;
 
 /// A registered tool and its spec, read once.
@@ -183,6 +185,7 @@ pub async fn run_workspace_tool(name: &str, input: &Value, env: &ToolEnv<'_>) ->
     let ctx = ToolCtx {
         env: *env,
         plan: &plan,
+        host: ToolHost::detached(),
     };
     ToolRegistry::standard().run(name, input, ctx).await
 }

@@ -202,7 +202,11 @@ mod tests {
         let plan = crate::todo::SharedPlan::default();
         let one = input(json!([{"content": "A", "activeForm": "Doing A", "status": "pending"}]));
         let call = |plan: &crate::todo::SharedPlan, v: &Value| {
-            let ctx = ToolCtx { env: f.env(), plan };
+            let ctx = ToolCtx {
+                env: f.env(),
+                plan,
+                host: crate::tools::ToolHost::detached(),
+            };
             futures_util::FutureExt::now_or_never(TodoWrite.run(v, ctx)).unwrap()
         };
         let first = call(&plan, &one).plan.unwrap();

@@ -29,6 +29,9 @@ impl ApprovalRequest {
     /// What "always" allows for the rest of the session: the command's
     /// first words (`cargo test, git status`), or this file.
     pub fn always_covers(&self) -> String {
+        if let ApprovalReason::Tool { .. } = self.reason {
+            return format!("this question from {}", clean_line(&self.name));
+        }
         if let Some(command) = &self.command {
             let words = crate::agent::approval::first_words(command);
             if words.is_empty() {
@@ -42,7 +45,7 @@ impl ApprovalRequest {
             }
             return clean_line(&out).into_owned();
         }
-        // Only commands and file writes ask; a write is allowed by its path.
+        // Otherwise only file writes ask; a write is allowed by its path.
         "this file".into()
     }
 }

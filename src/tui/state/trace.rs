@@ -50,6 +50,8 @@ pub struct TraceEntry {
     pub exit_code: Option<i32>,
     /// Why the plan tool refused the update (the whole reason, cleaned).
     pub refusal: Option<String>,
+    /// The tool's latest word on how it is getting on, while it runs.
+    pub progress: Option<String>,
 }
 
 /// The plan item a call was made for: in progress when it started.
@@ -281,6 +283,17 @@ impl Trace {
                     });
                 }
             }
+            Event::ToolCallProgress { id, message } => {
+                if let Some(t) = self.by_id(id)
+                    && t.status == TraceStatus::Running
+                {
+                    t.progress = Some(clean_line(message).into_owned());
+                    change.cell = Some(ToolCell::Tail {
+                        serial: t.serial,
+                        tail: t.cell_tail(),
+                    });
+                }
+            }
             Event::ToolCallEnd {
                 id,
                 status,
@@ -373,6 +386,17 @@ impl TraceEntry {
                 _ => Vec::new(),
             };
         }
+        if let Some(progress) = self
+            .progress
+            .as_ref()
+            .filter(|_| self.status == TraceStatus::Running)
+        {
+            // The tool's own word on how it is getting on, under its last
+            // output lines.
+            let mut tail = self.output.command_tail(TAIL_LINES - 1);
+            tail.push(progress.clone());
+            return tail;
+        }
         if self.name == "bash" || self.status != TraceStatus::Ok {
             return self.output.command_tail(TAIL_LINES);
         }
@@ -402,6 +426,7 @@ impl Trace {
             streamed: false,
             exit_code: None,
             refusal: None,
+            progress: None,
         });
     }
 

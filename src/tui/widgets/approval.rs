@@ -110,6 +110,11 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             "The sandbox stopped this command: {}. Run it outside the sandbox?",
             clean_line(what)
         ),
+        (ApprovalReason::Tool { question }, _, _) => format!(
+            "{} asks: {}",
+            clean_line(&request.name),
+            clean_line(question)
+        ),
         (ApprovalReason::Unfollowable { why }, _, _) => format!(
             "Deny rules are configured, and this command cannot be checked against them: {}. Run it?",
             clean_line(why)
@@ -199,11 +204,17 @@ fn footer(
         None => {
             let outside = match request.reason {
                 ApprovalReason::SandboxBlocked { .. } => " outside the sandbox",
-                ApprovalReason::Mode | ApprovalReason::Unfollowable { .. } => "",
+                ApprovalReason::Mode
+                | ApprovalReason::Unfollowable { .. }
+                | ApprovalReason::Tool { .. } => "",
             };
-            let keys = format!(
-                "y run once · a always{outside} ({always}) · n refuse · Esc refuse and stop the turn"
-            );
+            let keys = if let ApprovalReason::Tool { .. } = request.reason {
+                format!("y yes once · a always ({always}) · n no · Esc no and stop the turn")
+            } else {
+                format!(
+                    "y run once · a always{outside} ({always}) · n refuse · Esc refuse and stop the turn"
+                )
+            };
             lines.extend(wrap(&keys, width, p.bold(), Span::raw(""), Span::raw("")));
         }
     }

@@ -1,0 +1,117 @@
+//! What a running tool may ask of the host it runs in: tell the user how
+//! it is getting on, and ask the user a question of its own. Requests go by
+//! message to the call pipeline, which serves them while the tool runs (it
+//! holds the outbox, the approval policy and the user's answers), so a tool
+//! holds no engine type and an MCP tool or a `task` tool is an ordinary
+//! [`Tool`](super::Tool).
+
+use tokio::sync::{mpsc::UnboundedSender, oneshot};
+
+use crate::events::Decision;
+
+/// A request from a running tool to its host.
+#[derive(Debug)]
+pub enum HostRequest {
+    /// How the call is getting on, in one line (shown with the call).
+    Progress(String),
+    /// A question for the user about this call; the answer goes back on
+    /// `answer` (dropped unanswered when the turn is interrupted).
+    Ask {
+        question: String,
+        answer: oneshot::Sender<Decision>,
+    },
+}
+
+/// The host handle a tool gets with its call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ToolHost<'a> {
+    requests: Option<&'a UnboundedSender<HostRequest>>,
+}
+
+impl<'a> ToolHost<'a> {
+    /// A handle whose requests go to `requests`.
+    pub fn new(requests: &'a UnboundedSender<HostRequest>) -> Self {
+        Self {
+            requests: Some(requests),
+        }
+    }
+
+    /// No host (a tool run outside the engine): progress goes nowhere and
+    /// questions are refused.
+    pub fn detached() -> Self {
+        Self::default()
+    }
+
+    /// Tells the user how the call is getting on (`message`: one line).
+    pub fn progress(&self, message: impl Into<String>) {
+        if let Some(requests) = self.requests {
+            let _ = requests.send(HostRequest::Progress(message.into()));
+        }
+    }
+
+    /// Asks the user `question` about this call, as an approval (the mode
+    /// may answer for them: yolo allows, read-only refuses). `None`: the
+    /// turn was interrupted first.
+    pub async fn ask(&self, question: impl Into<String>) -> Option<Decision> {
+        let Some(requests) = self.requests else {
+            return Some(Decision::Refuse {
+                reason: Some("no one is there to ask".into()),
+            });
+        };
+        let (answer, answered) = oneshot::channel();
+        let question = question.into();
+        if requests
+            .send(HostRequest::Ask { question, answer })
+            .is_err()
+        {
+            return None;
+        }
+        answered.await.ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_detached_host_refuses_and_drops_progress() {
+        let host = ToolHost::detached();
+        host.progress("ignored");
+        assert!(matches!(
+            host.ask("may I?").await,
+            Some(Decision::Refuse { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn requests_reach_the_host_and_answers_come_back() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let host = ToolHost::new(&tx);
+        host.progress("half way");
+        let serve = async {
+            let Some(HostRequest::Progress(p)) = rx.recv().await else {
+                panic!("progress first")
+            };
+            assert_eq!(p, "half way");
+            let Some(HostRequest::Ask { question, answer }) = rx.recv().await else {
+                panic!("then the question")
+            };
+            assert_eq!(question, "may I?");
+            answer.send(Decision::Once).unwrap();
+            // A question nobody answers (the turn was interrupted).
+            let Some(HostRequest::Ask { answer, .. }) = rx.recv().await else {
+                panic!("a second question")
+            };
+            drop(answer);
+        };
+        let ask = async {
+            let first = host.ask("may I?").await;
+            let second = host.ask("again?").await;
+            (first, second)
+        };
+        let ((), (first, second)) = tokio::join!(serve, ask);
+        assert_eq!(first, Some(Decision::Once));
+        assert_eq!(second, None);
+    }
+}
