@@ -310,6 +310,14 @@ fn every_op_and_event_round_trips_through_json() {
                 envelope,
                 "{text}"
             );
+            // As a transcript line, read by the session's own reader.
+            let record = waypoint::session::Record::event(&envelope, 7);
+            let line = serde_json::to_string(&record).unwrap();
+            assert_eq!(
+                waypoint::session::Record::from_line(line.as_bytes()).unwrap(),
+                record,
+                "{line}"
+            );
         }
     }
     // The shapes a jsonl reader sees.

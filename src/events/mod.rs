@@ -301,7 +301,7 @@ impl std::fmt::Display for ThreadId {
 /// happened in (from 1; 0 before the first turn). On the wire the event's
 /// fields sit beside the address (`{"thread":1,"turn":2,"type":…}`); the
 /// root thread's number is left out.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Envelope {
     #[serde(default, skip_serializing_if = "ThreadId::is_root")]
     pub thread: ThreadId,
@@ -312,6 +312,8 @@ pub struct Envelope {
     #[serde(flatten)]
     pub event: Event,
 }
+
+mod envelope_de;
 
 impl Envelope {
     /// `event` of the root thread in `turn`.

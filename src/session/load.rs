@@ -83,7 +83,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, SessionError> {
             continue;
         }
         read += 1;
-        let record = match serde_json::from_slice::<Record>(line) {
+        let record = match Record::from_line(line) {
             // Format 1's own records are unknown to format 2.
             Ok(Record::Unknown) => serde_json::from_slice::<Legacy>(line).map(Err),
             other => other.map(Ok),

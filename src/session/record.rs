@@ -154,6 +154,29 @@ impl<'a> Record<'a> {
     }
 }
 
+impl Record<'static> {
+    /// Reads one transcript line, as serde's derived reading does, but an
+    /// event (most of a transcript) as written, `{"type":"event","at":…,
+    /// "envelope":…}`, without first buffering the whole line for the
+    /// record's tag: its fields are read as a plain struct. Any other line
+    /// (another record, another key order) goes to the derived reader.
+    pub fn from_line(line: &[u8]) -> serde_json::Result<Self> {
+        #[derive(Deserialize)]
+        struct EventLine {
+            at: u64,
+            envelope: Envelope,
+        }
+        if !line.starts_with(br#"{"type":"event","#) {
+            return serde_json::from_slice(line);
+        }
+        let line: EventLine = serde_json::from_slice(line)?;
+        Ok(Record::Event {
+            at: line.at,
+            envelope: Cow::Owned(line.envelope),
+        })
+    }
+}
+
 impl Record<'_> {
     /// Gives `ledger` what this record tells about the plan items' costs;
     /// true when it changed something. The live engine and a replay feed
@@ -239,6 +262,7 @@ impl Record<'_> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::events::ThreadId;
 
     #[test]
     fn records_round_trip_and_unknown_types_are_kept_apart() {
@@ -252,5 +276,47 @@ mod tests {
         assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), rec);
         let future: Record = serde_json::from_str(r#"{"type":"hologram","x":1}"#).unwrap();
         assert_eq!(future, Record::Unknown);
+        let future = r#"{"type":"hologram","x":1}"#.as_bytes();
+        assert_eq!(Record::from_line(future).unwrap(), Record::Unknown);
+        assert_eq!(Record::from_line(line.as_bytes()).unwrap(), rec);
+    }
+
+    #[test]
+    fn an_event_line_is_read_as_the_derived_reader_reads_it() {
+        let envelope = Envelope {
+            thread: ThreadId(2),
+            parent_call: Some("toolu_1".into()),
+            turn: 4,
+            event: Event::TurnStarted { resumed: true },
+        };
+        let line = serde_json::to_string(&Record::event(&envelope, 9)).unwrap();
+        let derived: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(Record::from_line(line.as_bytes()).unwrap(), derived);
+        // The root thread's address is left out and read as the default.
+        let root = Envelope::root(0, Event::TurnStarted { resumed: false });
+        let line = serde_json::to_string(&Record::event(&root, 1)).unwrap();
+        assert!(!line.contains("thread"), "{line}");
+        let read = Record::from_line(line.as_bytes()).unwrap();
+        assert_eq!(read, serde_json::from_str::<Record>(&line).unwrap());
+        // Another writer's key order is read by the derived reader.
+        let reordered =
+            r#"{"at":3,"envelope":{"turn":2,"type":"turn_started","resumed":true},"type":"event"}"#;
+        assert_eq!(
+            Record::from_line(reordered.as_bytes()).unwrap(),
+            Record::Event {
+                at: 3,
+                envelope: Cow::Owned(Envelope::root(2, Event::TurnStarted { resumed: true })),
+            }
+        );
+        // Broken lines fail in both readers.
+        for bad in [
+            r#"{"type":"event","at":1}"#,
+            r#"{"type":"event","at":1,"envelope":{"type":"no_such"}}"#,
+            r#"{"type":"event","at":"x","envelope":{"type":"turn_started","resumed":true}}"#,
+            r#"{"at":1}"#,
+        ] {
+            assert!(Record::from_line(bad.as_bytes()).is_err(), "{bad}");
+            assert!(serde_json::from_str::<Record>(bad).is_err(), "{bad}");
+        }
     }
 }

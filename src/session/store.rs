@@ -175,7 +175,7 @@ fn card_from_transcript(path: &Path) -> Option<Card> {
     for line in lines.take(16).map_while(Result::ok) {
         if let Ok(Record::User {
             text, prompt: true, ..
-        }) = serde_json::from_str::<Record>(&line)
+        }) = Record::from_line(line.as_bytes())
         {
             card.first_prompt = Some(prompt_line(&text));
             break;
