@@ -422,6 +422,7 @@ fn bench_request(c: &mut Criterion) {
         messages: &messages,
         tools: &tool_defs,
         max_tokens: 8192,
+        conversation: None,
     };
     let size = request_body("claude-sonnet-4-5", &request).unwrap().len();
     let mut group = c.benchmark_group("request_round_50");

@@ -154,6 +154,7 @@ async fn a_tool_call_written_as_text_is_flagged_not_run() {
         messages: &messages,
         tools: &[],
         max_tokens: 100,
+        conversation: None,
     };
     let mut seen = Vec::new();
     let mut sink = |e: StreamEvent| seen.push(e);
@@ -189,6 +190,7 @@ async fn no_key_means_no_authorization_header() {
             messages: &messages,
             tools: &[],
             max_tokens: 10,
+            conversation: None,
         };
         let mut sink = |_: StreamEvent| {};
         c.stream(&req, &mut sink).await.unwrap();

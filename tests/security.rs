@@ -109,6 +109,7 @@ async fn redirect_is_refused<W: ProviderWire>(path: &str) {
         }],
         tools: &[],
         max_tokens: 16,
+        conversation: None,
     };
     let result = tokio::time::timeout(
         Duration::from_secs(30),

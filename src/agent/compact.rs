@@ -293,6 +293,7 @@ impl Session {
             messages: &messages,
             tools: &[],
             max_tokens,
+            conversation: None,
         };
         let events = self.host.events.clone();
         let mut on_stream = move |ev: StreamEvent| {

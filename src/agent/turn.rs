@@ -213,6 +213,7 @@ impl Session {
             messages: self.thread.conversation.messages(),
             tools: &self.thread.offered.defs,
             max_tokens: self.host.config.max_tokens,
+            conversation: Some(self.thread.conversation.key()),
         };
         let events = self.host.events.clone();
         // The reply's text so far (since the last retry), kept if interrupted.

@@ -1,15 +1,65 @@
 //! The conversation sent to the model. Invariant: roles alternate, starting
 //! with `user`; every `tool_use` of an assistant message is answered by a
 //! `tool_result` in the next user message, results first and text after.
+//! It only grows: a message is appended, or user content is merged into the
+//! last message; no message before the last ever changes, so a model client
+//! may keep the serialised bytes of the older ones under the conversation's
+//! [`ConversationKey`]. Replacing the messages (compaction, a new session)
+//! makes a new `Conversation`, with a new key.
+
+use std::sync::{Arc, Weak};
 
 use super::{ContentBlock, Message, Role};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Conversation {
     messages: Vec<Message>,
     /// `messages_bytes(&messages)`, kept as messages are added, so sizing
     /// the next request does not walk the whole history every round.
     bytes: usize,
+    key: ConversationKey,
+}
+
+/// Who a conversation is, for as long as it lives: unique among live
+/// conversations (a clone gets its own), and a holder of a [`KeyWatch`]
+/// sees when it is gone.
+#[derive(Debug, Default)]
+pub struct ConversationKey(Arc<()>);
+
+impl ConversationKey {
+    /// A watch on this key that does not keep the conversation's identity
+    /// alive.
+    pub fn watch(&self) -> KeyWatch {
+        KeyWatch(Arc::downgrade(&self.0))
+    }
+}
+
+/// A weak hold on a [`ConversationKey`]: is it that key, and does the
+/// conversation still live. The address it watches is not reused while
+/// the watch exists.
+#[derive(Debug)]
+pub struct KeyWatch(Weak<()>);
+
+impl KeyWatch {
+    pub fn is(&self, key: &ConversationKey) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&key.0))
+    }
+
+    /// Whether the conversation was dropped (or replaced).
+    pub fn is_gone(&self) -> bool {
+        self.0.strong_count() == 0
+    }
+}
+
+impl Clone for Conversation {
+    /// The same messages under a new key: the copy grows on its own.
+    fn clone(&self) -> Self {
+        Self {
+            messages: self.messages.clone(),
+            bytes: self.bytes,
+            key: ConversationKey::default(),
+        }
+    }
 }
 
 impl Conversation {
@@ -17,11 +67,21 @@ impl Conversation {
         &self.messages
     }
 
+    /// The conversation's identity, for a client that keeps the bytes of
+    /// its older messages between requests.
+    pub fn key(&self) -> &ConversationKey {
+        &self.key
+    }
+
     /// A conversation of `messages` as they are (compaction's rebuild); the
     /// caller checks it with [`Conversation::validate`].
     pub fn from_messages(messages: Vec<Message>) -> Self {
         let bytes = messages_bytes(&messages);
-        Self { messages, bytes }
+        Self {
+            messages,
+            bytes,
+            key: ConversationKey::default(),
+        }
     }
 
     /// What the messages take on the wire, about (see [`message_bytes`]).

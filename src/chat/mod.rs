@@ -10,7 +10,7 @@ pub mod conversation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use conversation::Conversation;
+pub use conversation::{Conversation, ConversationKey, KeyWatch};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -9,6 +9,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod prefix;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
@@ -18,7 +19,7 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-pub use crate::chat::{ContentBlock, Message, ReasoningField, Role, Usage};
+pub use crate::chat::{ContentBlock, ConversationKey, Message, ReasoningField, Role, Usage};
 use crate::events::ErrorKind;
 pub use crate::events::StopReason;
 use crate::tools::ToolDef;
@@ -30,6 +31,10 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolDef],
     pub max_tokens: u32,
+    /// The conversation `messages` are, when they are one: the client then
+    /// keeps the serialised bytes of the older messages for the next
+    /// request (see [`prefix`]). `None`: everything is written afresh.
+    pub conversation: Option<&'a ConversationKey>,
 }
 
 /// A token count in a provider's usage object (0 when absent).

@@ -182,6 +182,7 @@ mod tests {
             messages: &[],
             tools: &[],
             max_tokens: 10,
+            conversation: None,
         };
         let mut seen = Vec::new();
         let mut sink = |e: StreamEvent| seen.push(e);

@@ -12,6 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
+use super::prefix::PrefixCache;
 use super::retry::RetryPolicy;
 use super::{AssistantReply, BoxFuture, LlmError, ModelClient, ModelRequest, StreamEvent};
 pub use request::request_body;
@@ -43,6 +44,8 @@ pub struct OpenAiClient {
     /// `prompt_cache_key` for OpenAI's own API: random, made once per
     /// client, so a session's requests share one prompt cache.
     cache_key: String,
+    /// The older messages' bytes, kept between requests.
+    prefix: PrefixCache,
 }
 
 const NAMES: Names = Names {
@@ -76,6 +79,7 @@ impl OpenAiClient {
             http,
             authorization,
             cache_key: session_key(),
+            prefix: PrefixCache::default(),
         })
     }
 
@@ -157,7 +161,7 @@ impl ModelClient for OpenAiClient {
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
         let official = self.http.url.contains("://api.openai.com/");
         let cache_key = official.then_some(self.cache_key.as_str());
-        let body = request_body_for(&self.config.model, request, cache_key);
+        let body = request_body_for(&self.config.model, request, cache_key, &self.prefix);
         Box::pin(stream_with_retries(
             self,
             &self.config.retry,

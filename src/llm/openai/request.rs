@@ -9,6 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::llm::prefix::PrefixCache;
 use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
 use crate::tools::ToolDef;
 
@@ -76,12 +77,10 @@ struct StreamOptions {
 /// tool results become `tool` messages (before the user's text, so they
 /// follow the assistant message that asked for them), tool uses become
 /// `tool_calls` with their input as a JSON string.
-fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
-    let mut out = Vec::with_capacity(messages.len() * 2 + 1);
-    if !system.is_empty() {
-        out.push(WireMessage::System { content: system });
-    }
-    for m in messages {
+/// One message's chat messages, onto `out` (each message translates on its
+/// own: nothing carries from one to the next).
+fn wire_message<'a>(m: &'a Message, out: &mut Vec<WireMessage<'a>>) {
+    {
         let texts: Vec<&str> = m
             .content
             .iter()
@@ -164,33 +163,35 @@ fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessag
             }
         }
     }
-    out
 }
 
 /// The JSON body of a streaming Chat Completions request for a server other
 /// than OpenAI's own (`max_tokens`, no cache key), serialised once and
 /// reused by every retry.
 pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
-    request_body_for(model, req, None)
+    let req = ModelRequest {
+        conversation: None,
+        ..*req
+    };
+    request_body_for(model, &req, None, &PrefixCache::default())
 }
 
 /// `cache_key`: `Some` only for OpenAI's own API, which takes
 /// `max_completion_tokens` (its reasoning models refuse `max_tokens`) and a
 /// `prompt_cache_key` that routes a session's requests to the same prompt
-/// cache; `None` elsewhere (local servers know `max_tokens`).
+/// cache; `None` elsewhere (local servers know `max_tokens`). Written
+/// straight from the typed messages, byte for byte what serialising the
+/// whole body as one struct gave (the tests compare); every message but
+/// the last (the only one that can still change) is written once per
+/// conversation and kept in `cache`.
 pub(super) fn request_body_for(
     model: &str,
     req: &ModelRequest<'_>,
     cache_key: Option<&str>,
+    cache: &PrefixCache,
 ) -> serde_json::Result<Bytes> {
-    let official = cache_key.is_some();
     #[derive(Serialize)]
-    struct Body<'a> {
-        model: &'a str,
-        messages: Vec<WireMessage<'a>>,
-        // Several servers refuse an empty `tools` array.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        tools: Vec<WireTool<'a>>,
+    struct Tail<'a> {
         stream: bool,
         stream_options: StreamOptions,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,10 +201,43 @@ pub(super) fn request_body_for(
         #[serde(skip_serializing_if = "Option::is_none")]
         prompt_cache_key: Option<&'a str>,
     }
-    let body = Body {
-        model,
-        messages: wire_messages(req.system, req.messages),
-        tools: req.tools.iter().map(wire_tool).collect(),
+    let official = cache_key.is_some();
+    let mut out = Vec::new();
+    out.extend_from_slice(b"{\"model\":");
+    serde_json::to_writer(&mut out, model)?;
+    out.extend_from_slice(b",\"messages\":[");
+    if !req.system.is_empty() {
+        serde_json::to_writer(
+            &mut out,
+            &WireMessage::System {
+                content: req.system,
+            },
+        )?;
+        out.push(b',');
+    }
+    let sealed = req.messages.len().saturating_sub(1);
+    cache.write(
+        req.conversation,
+        req.messages,
+        sealed,
+        &mut out,
+        write_message,
+    )?;
+    for m in &req.messages[sealed..] {
+        write_message(m, &mut out)?;
+    }
+    if out.last() == Some(&b',') {
+        out.pop();
+    }
+    out.push(b']');
+    // Several servers refuse an empty `tools` array.
+    if !req.tools.is_empty() {
+        out.extend_from_slice(b",\"tools\":");
+        let tools: Vec<WireTool> = req.tools.iter().map(wire_tool).collect();
+        serde_json::to_writer(&mut out, &tools)?;
+    }
+    // The tail's own object, its braces dropped, after a comma.
+    let tail = serde_json::to_vec(&Tail {
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -211,8 +245,21 @@ pub(super) fn request_body_for(
         max_tokens: (!official).then_some(req.max_tokens),
         max_completion_tokens: official.then_some(req.max_tokens),
         prompt_cache_key: cache_key,
-    };
-    serde_json::to_vec(&body).map(Bytes::from)
+    })?;
+    out.push(b',');
+    out.extend_from_slice(tail.get(1..).unwrap_or_default());
+    Ok(Bytes::from(out))
+}
+
+/// A message's chat messages, each followed by `,`.
+fn write_message(m: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    let mut wire = Vec::with_capacity(2);
+    wire_message(m, &mut wire);
+    for w in &wire {
+        serde_json::to_writer(&mut *out, w)?;
+        out.push(b',');
+    }
+    Ok(())
 }
 
 fn wire_tool(t: &ToolDef) -> WireTool<'_> {
@@ -229,6 +276,163 @@ fn wire_tool(t: &ToolDef) -> WireTool<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The writer this module replaced: the whole body as one struct of
+    /// all the chat messages. Kept to compare against.
+    mod reference {
+        use super::super::{
+            StreamOptions, WireCall, WireMessage, WireTool, WireToolCall, wire_tool,
+        };
+        use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
+        use bytes::Bytes;
+        use serde::Serialize;
+
+        /// Translates the content-block conversation into Chat Completions messages:
+        /// tool results become `tool` messages (before the user's text, so they
+        /// follow the assistant message that asked for them), tool uses become
+        /// `tool_calls` with their input as a JSON string.
+        fn wire_messages<'a>(system: &'a str, messages: &'a [Message]) -> Vec<WireMessage<'a>> {
+            let mut out = Vec::with_capacity(messages.len() * 2 + 1);
+            if !system.is_empty() {
+                out.push(WireMessage::System { content: system });
+            }
+            for m in messages {
+                let texts: Vec<&str> = m
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                match m.role {
+                    Role::User => {
+                        for b in &m.content {
+                            if let ContentBlock::ToolResult {
+                                tool_use_id,
+                                content,
+                                ..
+                            } = b
+                            {
+                                out.push(WireMessage::Tool {
+                                    tool_call_id: tool_use_id,
+                                    content,
+                                });
+                            }
+                        }
+                        if !texts.is_empty() {
+                            out.push(WireMessage::User {
+                                content: texts.join("\n\n"),
+                            });
+                        }
+                    }
+                    Role::Assistant => {
+                        let tool_calls: Vec<WireToolCall<'a>> = m
+                            .content
+                            .iter()
+                            .filter_map(|b| match b {
+                                ContentBlock::ToolUse { id, name, input } => Some(WireToolCall {
+                                    id,
+                                    kind: "function",
+                                    function: WireCall {
+                                        name,
+                                        arguments: input.to_string(),
+                                    },
+                                }),
+                                _ => None,
+                            })
+                            .collect();
+                        let content = if !texts.is_empty() {
+                            Some(texts.join("\n\n"))
+                        } else if tool_calls.is_empty() {
+                            Some(String::new())
+                        } else {
+                            None
+                        };
+                        let (mut reasoning_content, mut reasoning, mut reasoning_details) =
+                            (None, None, None);
+                        let kept = m.content.iter().find_map(|b| match b {
+                            ContentBlock::Reasoning {
+                                text,
+                                field,
+                                details,
+                            } => Some((text.as_str(), *field, details.as_ref())),
+                            _ => None,
+                        });
+                        match kept.filter(|_| !tool_calls.is_empty()) {
+                            Some((text, ReasoningField::ReasoningContent, _)) => {
+                                reasoning_content = Some(text)
+                            }
+                            Some((text, ReasoningField::Reasoning, _)) => reasoning = Some(text),
+                            Some((_, ReasoningField::ReasoningDetails, details)) => {
+                                reasoning_details = details
+                            }
+                            None => {}
+                        }
+                        out.push(WireMessage::Assistant {
+                            content,
+                            reasoning_content,
+                            reasoning,
+                            reasoning_details,
+                            tool_calls,
+                        });
+                    }
+                }
+            }
+            out
+        }
+
+        /// The JSON body of a streaming Chat Completions request for a server other
+        /// than OpenAI's own (`max_tokens`, no cache key), serialised once and
+        /// reused by every retry.
+        pub(super) fn request_body_ref(
+            model: &str,
+            req: &ModelRequest<'_>,
+        ) -> serde_json::Result<Bytes> {
+            request_body_for_ref(model, req, None)
+        }
+
+        /// `cache_key`: `Some` only for OpenAI's own API, which takes
+        /// `max_completion_tokens` (its reasoning models refuse `max_tokens`) and a
+        /// `prompt_cache_key` that routes a session's requests to the same prompt
+        /// cache; `None` elsewhere (local servers know `max_tokens`).
+        pub(super) fn request_body_for_ref(
+            model: &str,
+            req: &ModelRequest<'_>,
+            cache_key: Option<&str>,
+        ) -> serde_json::Result<Bytes> {
+            let official = cache_key.is_some();
+            #[derive(Serialize)]
+            struct Body<'a> {
+                model: &'a str,
+                messages: Vec<WireMessage<'a>>,
+                // Several servers refuse an empty `tools` array.
+                #[serde(skip_serializing_if = "Vec::is_empty")]
+                tools: Vec<WireTool<'a>>,
+                stream: bool,
+                stream_options: StreamOptions,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                max_tokens: Option<u32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                max_completion_tokens: Option<u32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                prompt_cache_key: Option<&'a str>,
+            }
+            let body = Body {
+                model,
+                messages: wire_messages(req.system, req.messages),
+                tools: req.tools.iter().map(wire_tool).collect(),
+                stream: true,
+                stream_options: StreamOptions {
+                    include_usage: true,
+                },
+                max_tokens: (!official).then_some(req.max_tokens),
+                max_completion_tokens: official.then_some(req.max_tokens),
+                prompt_cache_key: cache_key,
+            };
+            serde_json::to_vec(&body).map(Bytes::from)
+        }
+    }
     use crate::llm::openai::{DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
     use crate::llm::retry::RetryPolicy;
     use serde_json::json;
@@ -241,9 +445,12 @@ mod tests {
             messages: &[],
             tools: &[],
             max_tokens: 77,
+            conversation: None,
         };
-        let official: Value =
-            serde_json::from_slice(&request_body_for("gpt-5", &req, Some("k1")).unwrap()).unwrap();
+        let official: Value = serde_json::from_slice(
+            &request_body_for("gpt-5", &req, Some("k1"), &PrefixCache::default()).unwrap(),
+        )
+        .unwrap();
         assert_eq!(official["max_completion_tokens"], 77);
         assert_eq!(official["prompt_cache_key"], "k1");
         assert!(official.get("max_tokens").is_none());
@@ -336,6 +543,7 @@ mod tests {
             messages: &messages,
             tools: &tools,
             max_tokens: 4096,
+            conversation: None,
         };
         let body: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
         assert_eq!(
@@ -399,6 +607,7 @@ mod tests {
                 messages,
                 tools: &[],
                 max_tokens: 1,
+                conversation: None,
             };
             let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
             body["messages"][0].clone()
@@ -437,6 +646,7 @@ mod tests {
             messages: &[],
             tools: &[],
             max_tokens: 1,
+            conversation: None,
         };
         let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
         assert!(body.get("tools").is_none());
@@ -451,5 +661,47 @@ mod tests {
         .err()
         .unwrap();
         assert!(err.to_string().contains("OPENAI_MODEL"), "{err}");
+    }
+
+    #[test]
+    fn every_request_of_a_growing_conversation_is_the_reference_body_byte_for_byte() {
+        use crate::chat::Conversation;
+        let tools = crate::tools::definitions();
+        for (system, key, tools) in [
+            ("You are Waypoint.", Some("k1"), &tools[..]),
+            ("", None, &[][..]),
+        ] {
+            let cache = PrefixCache::default();
+            let mut c = Conversation::default();
+            for round in 0..60 {
+                crate::llm::prefix::grow(&mut c, round);
+                let req = ModelRequest {
+                    system,
+                    messages: c.messages(),
+                    tools,
+                    max_tokens: 1024,
+                    conversation: Some(c.key()),
+                };
+                let ours = request_body_for("gpt-x", &req, key, &cache).unwrap();
+                let theirs = reference::request_body_for_ref("gpt-x", &req, key).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&ours),
+                    String::from_utf8_lossy(&theirs),
+                    "round {round}"
+                );
+            }
+            assert!(cache.kept_bytes() > 0);
+        }
+        let req = ModelRequest {
+            system: "",
+            messages: &[],
+            tools: &[],
+            max_tokens: 5,
+            conversation: None,
+        };
+        assert_eq!(
+            request_body("m", &req).unwrap(),
+            reference::request_body_ref("m", &req).unwrap()
+        );
     }
 }

@@ -13,16 +13,20 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde::Serialize;
 use serde_json::Value;
 
+mod request;
+
+pub use request::{request_body, request_body_with};
+
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
+use super::prefix::PrefixCache;
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::token_count;
 use super::{
-    AssistantReply, BoxFuture, ContentBlock, LlmError, Message, ModelClient, ModelRequest,
-    StopReason, StreamEvent, Usage,
+    AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StopReason,
+    StreamEvent, Usage,
 };
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -44,6 +48,8 @@ pub struct AnthropicClient {
     http: StreamingHttp,
     /// Extended thinking's token budget; `None`: thinking off.
     thinking_budget: Option<u32>,
+    /// The older messages' bytes, kept between requests.
+    prefix: PrefixCache,
 }
 
 const NAMES: Names = Names {
@@ -65,6 +71,7 @@ impl AnthropicClient {
             config,
             http,
             thinking_budget: None,
+            prefix: PrefixCache::default(),
         })
     }
 
@@ -116,130 +123,18 @@ impl ModelClient for AnthropicClient {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
-        let body = request_body_with(&self.config.model, request, self.thinking_budget);
+        let body = request::write_body(
+            &self.config.model,
+            request,
+            self.thinking_budget,
+            &self.prefix,
+        );
         Box::pin(stream_with_retries(
             self,
             &self.config.retry,
             body,
             on_event,
         ))
-    }
-}
-
-/// The JSON body of a streaming Messages request, serialised once and
-/// reused by every retry.
-pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<Bytes> {
-    request_body_with(model, req, None)
-}
-
-/// [`request_body`] with extended thinking on when `thinking_budget` is
-/// given: `max_tokens` must exceed the budget, so a smaller one gets the
-/// budget added (the reply keeps its own room). Reasoning blocks of the
-/// Chat Completions wire are left out.
-pub fn request_body_with(
-    model: &str,
-    req: &ModelRequest<'_>,
-    thinking_budget: Option<u32>,
-) -> serde_json::Result<Bytes> {
-    #[derive(Serialize)]
-    struct Thinking {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        budget_tokens: u32,
-    }
-    #[derive(Serialize)]
-    struct Body<'a> {
-        model: &'a str,
-        max_tokens: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        system: Option<Value>,
-        messages: Value,
-        tools: Value,
-        stream: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        thinking: Option<Thinking>,
-    }
-    let foreign = |b: &ContentBlock| matches!(b, ContentBlock::Reasoning { .. });
-    let messages = if req.messages.iter().any(|m| m.content.iter().any(foreign)) {
-        let kept = req.messages.iter().map(|m| Message {
-            role: m.role,
-            content: m.content.iter().filter(|b| !foreign(b)).cloned().collect(),
-        });
-        std::borrow::Cow::Owned(kept.collect())
-    } else {
-        std::borrow::Cow::Borrowed(req.messages)
-    };
-    let max_tokens = match thinking_budget {
-        Some(budget) if req.max_tokens <= budget => budget.saturating_add(req.max_tokens),
-        _ => req.max_tokens,
-    };
-    let mut tools = serde_json::to_value(req.tools)?;
-    let mut messages = serde_json::to_value(&*messages)?;
-    let system = if req.system.is_empty() {
-        // An empty text block is refused: the tools carry the breakpoint.
-        if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
-            mark(last);
-        }
-        None
-    } else {
-        let mut block = serde_json::json!({"type": "text", "text": req.system});
-        mark(&mut block);
-        Some(Value::Array(vec![block]))
-    };
-    if let Some(list) = messages.as_array_mut() {
-        // The newest message, and the user message before it: the previous
-        // request's moving breakpoint, so a hit never needs the lookback.
-        let newest = list.len().checked_sub(1);
-        let previous_user = newest.and_then(|n| {
-            (0..n)
-                .rev()
-                .find(|&i| list[i].get("role").and_then(Value::as_str) == Some("user"))
-        });
-        for i in [previous_user, newest].into_iter().flatten() {
-            if let Some(block) = list[i]
-                .get_mut("content")
-                .and_then(Value::as_array_mut)
-                .and_then(|blocks| blocks.iter_mut().rev().find(|b| cacheable(b)))
-            {
-                mark(block);
-            }
-        }
-    }
-    let body = Body {
-        model,
-        max_tokens,
-        system,
-        messages,
-        tools,
-        stream: true,
-        thinking: thinking_budget.map(|budget_tokens| Thinking {
-            kind: "enabled",
-            budget_tokens,
-        }),
-    };
-    serde_json::to_vec(&body).map(Bytes::from)
-}
-
-/// Puts an ephemeral cache breakpoint on a block (a JSON object).
-fn mark(block: &mut Value) {
-    if let Some(obj) = block.as_object_mut() {
-        obj.insert(
-            "cache_control".into(),
-            serde_json::json!({"type": "ephemeral"}),
-        );
-    }
-}
-
-/// Whether a content block may carry `cache_control` (thinking blocks may
-/// not, nor empty text).
-fn cacheable(block: &Value) -> bool {
-    match block.get("type").and_then(Value::as_str) {
-        Some("thinking" | "redacted_thinking") => false,
-        Some("text") => block
-            .get("text")
-            .and_then(Value::as_str)
-            .is_some_and(|t| !t.is_empty()),
-        _ => true,
     }
 }
 
@@ -530,6 +425,7 @@ fn usage_of(u: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::Message;
     use serde_json::json;
 
     fn run(events: &[(&str, &str)]) -> (Result<AssistantReply, String>, Vec<StreamEvent>) {
@@ -621,7 +517,7 @@ mod tests {
     }
 
     const THINKING: &[u8] =
-        include_bytes!("../../tests/fixtures/streams/anthropic_thinking_tool_use.sse");
+        include_bytes!("../../../tests/fixtures/streams/anthropic_thinking_tool_use.sse");
 
     /// Replays recorded bytes fed in `pieces` through the decoder and the
     /// assembler, as the client does (the end of the stream included).
@@ -708,6 +604,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             max_tokens,
+            conversation: None,
         };
         let body = |r: &ModelRequest<'_>, budget| -> Value {
             serde_json::from_slice(&request_body_with("m", r, budget).unwrap()).unwrap()
@@ -784,6 +681,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             max_tokens: 100,
+            conversation: None,
         };
         let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
         let marked = json!({"type": "ephemeral"});
