@@ -12,6 +12,10 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::chat::{ConversationKey, KeyWatch, Message};
 
+/// Room reserved after the kept bytes for the request's newest messages and
+/// tools.
+const TAIL_ROOM: usize = 64 * 1024;
+
 /// Conversations kept at once (a parent and the children it waits for).
 const KEPT: usize = 4;
 
@@ -78,6 +82,9 @@ impl PrefixCache {
             }
             entry.count += 1;
         }
+        // Room for the rest of the request too, so the body is not copied
+        // again as it grows.
+        out.reserve(entry.bytes.len() + TAIL_ROOM);
         out.extend_from_slice(&entry.bytes);
         Ok(())
     }

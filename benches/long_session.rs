@@ -1,0 +1,317 @@
+//! A long session's cost per round: 2,010 tool rounds driven through the
+//! real engine and the real Anthropic client against a loopback server in
+//! this process, each round a `read_file` (or, with `--tool bash`, a `bash`
+//! command) whose output is 1 KB. At each request the server notes the
+//! process's CPU time (user + system, every thread) less its own thread's,
+//! so a round's figure is what Waypoint spent between two requests:
+//! reading the reply's stream, running the tool, and building and sending
+//! the next request. Printed: the mean of rounds 11–30 ("round 20"),
+//! 191–210 and 1,991–2,010, their ratio, and the resident memory against
+//! the conversation's bytes (the last request's body).
+//!
+//! `cargo bench --bench long_session [-- --tool bash] [--rounds N]`
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+
+use waypoint::agent::{Agent, AgentConfig};
+use waypoint::events::{Event, Op, ToolStatus};
+use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
+use waypoint::llm::retry::RetryPolicy;
+use waypoint::tools::Workspace;
+
+/// What the server saw at one request.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    /// The process's CPU less the server thread's, in nanoseconds: in user
+    /// space, and in the kernel (mostly sending the request).
+    user_ns: u64,
+    sys_ns: u64,
+    body_bytes: usize,
+    rss_kib: u64,
+}
+
+/// User and system CPU of the process or of the calling thread, in ns.
+fn cpu(who: libc::c_int) -> (u64, u64) {
+    // SAFETY: an all-zero rusage is a valid value to be overwritten.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid out-pointer for the call.
+    unsafe { libc::getrusage(who, &mut usage) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    (ns(usage.ru_utime), ns(usage.ru_stime))
+}
+
+/// A line of `/proc/self/status`, in KiB.
+fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The SSE stream of reply `n`: a short text and one call, or (the last)
+/// a closing text.
+fn reply(n: usize, last: bool, tool: &str) -> String {
+    let mut out = String::new();
+    let mut ev = |data: serde_json::Value| {
+        let name = data["type"].as_str().unwrap_or("").to_string();
+        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    };
+    ev(json!({"type": "message_start", "message": {
+        "id": format!("msg_{n}"), "type": "message", "role": "assistant",
+        "model": "claude-bench", "content": [], "stop_reason": null,
+        "usage": {"input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 1}}}));
+    ev(
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    );
+    let text = if last {
+        "All rounds are done."
+    } else {
+        "Reading the next part of the file. "
+    };
+    for piece in text.split_inclusive(' ') {
+        ev(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}),
+        );
+    }
+    ev(json!({"type": "content_block_stop", "index": 0}));
+    let stop = if last {
+        "end_turn"
+    } else {
+        let input = match tool {
+            "bash" => json!({"command": "cat part.txt"}),
+            _ => json!({"path": "part.txt"}),
+        };
+        ev(
+            json!({"type": "content_block_start", "index": 1, "content_block": {
+            "type": "tool_use", "id": format!("toolu_{n}"), "name": tool, "input": {}}}),
+        );
+        ev(json!({"type": "content_block_delta", "index": 1, "delta": {
+            "type": "input_json_delta", "partial_json": input.to_string()}}));
+        ev(json!({"type": "content_block_stop", "index": 1}));
+        "tool_use"
+    };
+    ev(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 30}}),
+    );
+    ev(json!({"type": "message_stop"}));
+    out
+}
+
+/// Serves one keep-alive connection: each request is read whole, sampled,
+/// and answered with the next reply.
+fn serve(
+    stream: TcpStream,
+    rounds: usize,
+    tool: &str,
+    samples: &Mutex<Vec<Sample>>,
+) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::with_capacity(1 << 16, stream);
+    let mut sink = vec![0u8; 1 << 16];
+    loop {
+        let mut length = 0usize;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':')
+                && k.trim().eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut left = length;
+        while left > 0 {
+            let take = left.min(sink.len());
+            let n = reader.read(&mut sink[..take])?;
+            if n == 0 {
+                return Ok(());
+            }
+            left -= n;
+        }
+        let mine = cpu(libc::RUSAGE_THREAD);
+        let all = cpu(libc::RUSAGE_SELF);
+        let n = {
+            let mut samples = samples.lock().unwrap();
+            samples.push(Sample {
+                user_ns: all.0.saturating_sub(mine.0),
+                sys_ns: all.1.saturating_sub(mine.1),
+                body_bytes: length,
+                rss_kib: status_kib("VmRSS:"),
+            });
+            samples.len()
+        };
+        let body = reply(n, n > rounds, tool);
+        // One write, no Nagle: a stall here would be the server's, not ours.
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        writer.write_all(answer.as_bytes())?;
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let tool = arg("--tool").unwrap_or_else(|| "read_file".into());
+    let rounds: usize = arg("--rounds").map_or(2_010, |r| r.parse().unwrap());
+    assert!(rounds >= 30, "at least 30 rounds");
+
+    let dir = tempfile::tempdir().unwrap();
+    let part: String = (0..16)
+        .map(|i| format!("{i:>3}: fn part_{i}(x: u32) -> u32 {{ x * {i} + 1 }} // pad pad pad\n"))
+        .collect();
+    std::fs::write(dir.path().join("part.txt"), &part[..1024.min(part.len())]).unwrap();
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let samples = Arc::new(Mutex::new(Vec::<Sample>::new()));
+    {
+        let samples = samples.clone();
+        let tool = tool.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = serve(stream, rounds, &tool, &samples);
+            }
+        });
+    }
+
+    let client = AnthropicClient::new(AnthropicConfig {
+        api_key: "bench".into(),
+        base_url: url,
+        model: "claude-bench".into(),
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+        idle_timeout: Duration::from_secs(30),
+    })
+    .unwrap();
+    let config = AgentConfig {
+        max_rounds: u32::try_from(rounds).unwrap() + 10,
+        nag_every: 0,
+        context_window: Some(1_000_000_000),
+        ..AgentConfig::default()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let rss_before = status_kib("VmRSS:");
+    let (calls, errors) = rt.block_on(async {
+        let mut handle = Agent::builder(Arc::new(client), Workspace::new(dir.path()).unwrap())
+            .config(config)
+            .spawn()
+            .unwrap();
+        handle
+            .ops
+            .send(Op::Submit {
+                text: "Read the file again and again.".into(),
+            })
+            .unwrap();
+        let (mut calls, mut errors) = (0, 0);
+        loop {
+            match handle.events.recv().await.expect("engine stopped").event {
+                Event::ToolCallEnd { status, .. } => {
+                    calls += 1;
+                    if status != ToolStatus::Ok {
+                        errors += 1;
+                    }
+                }
+                Event::TurnComplete { .. } => break,
+                Event::TurnAborted { message, .. } => panic!("turn aborted: {message}"),
+                _ => {}
+            }
+        }
+        handle.ops.send(Op::Quit).unwrap();
+        handle.task.await.unwrap();
+        (calls, errors)
+    });
+    assert_eq!((calls, errors), (rounds, 0), "every round must run cleanly");
+
+    let samples = samples.lock().unwrap().clone();
+    assert_eq!(samples.len(), rounds + 1);
+    // Round r (from 1) is what was spent between request r and r + 1.
+    let delta = |f: fn(&Sample) -> u64| -> Vec<f64> {
+        samples
+            .windows(2)
+            .map(|w| f(&w[1]).saturating_sub(f(&w[0])) as f64 / 1e6)
+            .collect()
+    };
+    let (user, sys) = (delta(|s| s.user_ns), delta(|s| s.sys_ns));
+    let window = |v: &[f64], round: usize| {
+        let from = round.saturating_sub(9).max(1);
+        let to = (round + 10).min(v.len());
+        // The mean of the window: rusage ticks are coarse (a few µs to
+        // a ms), a median of 20 of them would often be 0.
+        v[from - 1..to].iter().sum::<f64>() / (to + 1 - from) as f64
+    };
+    let at = |round: usize| window(&user, round) + window(&sys, round);
+    println!("long_session: {rounds} rounds of {tool} with 1 KB outputs, Anthropic wire");
+    let marks: Vec<usize> = [20, 200, 2_000]
+        .into_iter()
+        .filter(|&r| r + 10 <= rounds)
+        .collect();
+    for &r in &marks {
+        println!(
+            "  round {r:>5}: {:>7.3} ms own CPU ({:.3} user + {:.3} system; mean of rounds {}-{}), \
+             request body {} bytes",
+            at(r),
+            window(&user, r),
+            window(&sys, r),
+            r - 9,
+            r + 10,
+            samples[r].body_bytes
+        );
+    }
+    if let Some(&last) = marks.last() {
+        println!(
+            "  round {last} / round 20: {:.2}x ({:.2}x in user space, {:.2}x in the kernel)",
+            at(last) / at(20),
+            window(&user, last) / window(&user, 20),
+            window(&sys, last) / window(&sys, 20)
+        );
+    }
+    let last = samples[samples.len() - 1];
+    let early = samples[20];
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "  memory: resident {:.1} MiB before the session, {:.1} MiB at request 20, {:.1} MiB at \
+         the last (peak {:.1} MiB); the conversation on the wire: {:.2} MiB at the last request",
+        mib(rss_before),
+        mib(early.rss_kib),
+        mib(last.rss_kib),
+        mib(status_kib("VmHWM:")),
+        last.body_bytes as f64 / 1048576.0,
+    );
+    // What each further byte of conversation costs in memory, once the
+    // session's fixed costs (runtime, client, tool set) are paid.
+    let grown = last.rss_kib.saturating_sub(early.rss_kib) as f64 * 1024.0;
+    let added = last.body_bytes.saturating_sub(early.body_bytes) as f64;
+    println!(
+        "  memory per byte of conversation, request 20 to the last: {:.2}x \
+         (resident +{:.1} MiB for +{:.1} MiB of conversation)",
+        grown / added,
+        grown / 1048576.0,
+        added / 1048576.0
+    );
+}
