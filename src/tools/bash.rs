@@ -8,14 +8,14 @@
 //! API key (`*_API_KEY`) from our environment; and at most `LIVE_FACTOR` ×
 //! `output_cap` bytes of live output are forwarded.
 
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio::process::Command;
 
 use super::procs::{self, Sweep};
+use super::spawn::{self, Child};
 use super::{
     Access, Failure, Refuser, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutcome, ToolOutput,
     ToolSpec, ToolSummary, opt_u64_arg, str_arg, str_or_empty, summary_line,
@@ -91,7 +91,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     };
     procs::become_subreaper();
     let mut sweep = Sweep::new();
-    let mut child = match shell(command, env, &sweep.token, confinement).spawn() {
+    let mut child = match spawn_shell(command, env, &sweep.token, confinement.as_ref()) {
         Ok(child) => child,
         Err(e) => {
             return ToolOutput::error(format!(
@@ -102,7 +102,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     };
     // setsid() makes the shell the leader of its session and process
     // group: both ids are its pid.
-    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+    let pid = Some(child.id());
     sweep.session = pid;
     sweep.shell = pid;
     let mut group = GroupGuard {
@@ -155,17 +155,18 @@ fn check_call<'v>(
     Ok((command, timeout))
 }
 
-/// `bash -c command` in the workspace: in a session of its own with no
-/// controlling terminal, dying with Waypoint, tagged with the call's
-/// `token` for the sweep, without any API key in its environment, and
-/// confined when `confinement` is given.
-fn shell(
+/// `bash -c command` in the workspace, started without copying our
+/// memory ([`spawn`]): in a session of its own with no controlling
+/// terminal, dying with Waypoint, tagged with the call's `token` for the
+/// sweep, without any API key in its environment, and confined when
+/// `confinement` is given.
+fn spawn_shell(
     command: &str,
     env: &ToolEnv<'_>,
     token: &str,
-    confinement: Option<Confinement>,
-) -> Command {
-    let mut cmd = Command::new("bash");
+    confinement: Option<&Confinement>,
+) -> std::io::Result<Child> {
+    let mut cmd = spawn::Command::new("bash");
     if let Some(session) = &env.config.session {
         cmd.env(procs::SESSION_VAR, session);
     }
@@ -174,35 +175,7 @@ fn shell(
     cmd.arg("-c")
         .arg(command)
         .current_dir(env.workspace.root())
-        .env(procs::CALL_VAR, token)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // SAFETY: the closure runs in the forked child before exec and only
-    // makes raw syscalls (setsid(2), then prctl, landlock_restrict_self and
-    // seccomp in `Confinement::apply`), which are async-signal-safe.
-    unsafe {
-        cmd.pre_exec(move || {
-            // A new session and process group led by the shell, with no
-            // controlling terminal: /dev/tty cannot be opened.
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The shell dies with Waypoint (kill -9 included); if Waypoint
-            // died already, before this took effect, it never starts.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            match &confinement {
-                Some(c) => c.apply(),
-                None => Ok(()),
-            }
-        });
-    }
+        .env(procs::CALL_VAR, token);
     for name in SECRET_VARS {
         cmd.env_remove(name);
     }
@@ -211,7 +184,29 @@ fn shell(
             cmd.env_remove(name);
         }
     }
-    cmd
+    // Runs in the child before exec and only makes raw syscalls (setsid(2),
+    // then prctl, landlock_restrict_self and seccomp in
+    // `Confinement::apply`).
+    cmd.spawn(&move || {
+        // A new session and process group led by the shell, with no
+        // controlling terminal: /dev/tty cannot be opened.
+        // SAFETY (each call): raw syscalls with integer arguments.
+        if unsafe { libc::setsid() } == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // The shell dies with Waypoint (kill -9 included); if Waypoint
+        // died already, before this took effect, it never starts.
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if unsafe { libc::getppid() } != parent {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        match confinement {
+            Some(c) => c.apply(),
+            None => Ok(()),
+        }
+    })
 }
 
 /// The call's result: how it ended, with what it printed.

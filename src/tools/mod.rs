@@ -10,6 +10,7 @@ pub mod glob;
 mod host;
 pub mod procs;
 mod registry;
+pub mod spawn;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod todo;

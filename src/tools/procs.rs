@@ -37,6 +37,14 @@ const REAP_PATIENCE: Duration = Duration::from_millis(500);
 /// Killed pids that were not dead yet when last checked, reaped by a later sweep.
 static UNREAPED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Leaves the killed child `pid` to be reaped by a later sweep (it was not
+/// dead yet when its owner let go of it).
+pub fn reap_later(pid: i32) {
+    if let Ok(mut v) = UNREAPED.lock() {
+        v.push(pid);
+    }
+}
+
 /// We are a child subreaper: every process a call left behind is still one
 /// of our descendants, so a sweep need not read the whole of `/proc`.
 static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -68,7 +76,8 @@ pub struct Sweep {
     pub token: String,
     /// The session the call's shell leads (its pid), once it started.
     pub session: Option<i32>,
-    /// The call's shell, which tokio reaps: never waited for here.
+    /// The call's shell, which its [`Child`](super::spawn::Child) reaps:
+    /// never waited for here.
     pub shell: Option<i32>,
 }
 

@@ -7,10 +7,11 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, ChildStderr, ChildStdout};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Sleep;
 
+use crate::tools::spawn::Child;
 use crate::tools::{ToolEnv, cap_output};
 
 /// How long output is still read after the shell exited while a background
@@ -30,8 +31,8 @@ const LIVE_FACTOR: usize = 4;
 
 /// The command's two pipes and where their text goes.
 pub(super) struct Streams<'a> {
-    out: Pipe<ChildStdout>,
-    err: Pipe<ChildStderr>,
+    out: Pipe<pipe::Receiver>,
+    err: Pipe<pipe::Receiver>,
     sink: Sink<'a>,
 }
 

@@ -1,0 +1,670 @@
+//! Starting a command without copying Waypoint's memory. `fork` copies the
+//! page tables of the whole process and makes every page copy-on-write
+//! until the child execs, so a command costs more the longer the session
+//! has grown; here the child is made with `clone(CLONE_VM | CLONE_VFORK)`
+//! (what `posix_spawn` does inside glibc), sharing the parent's memory on a
+//! stack of its own while the parent thread waits, until it execs.
+//!
+//! Invariants: everything the child needs (the program's path, argv, envp,
+//! the directory, the pipes) is made in the parent before the clone; the
+//! child makes raw syscalls only (no allocation, no lock, no parent signal
+//! handler can run in it: every signal is blocked across the clone and the
+//! child sets every caught one back to its default before it unblocks
+//! them); a failure in the child (the setup, `chdir`, `execve`) is written
+//! to memory the parent reads after it resumes, and the child is reaped.
+//! The child's exit is awaited on a pidfd (Linux 5.3+), or polled where
+//! there is none; a [`Child`] dropped before it was reaped is killed and
+//! left to the sweep's reaper.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::net::unix::pipe;
+
+/// The child's own stack, while it runs until `execve`.
+const STACK_SIZE: usize = 256 * 1024;
+
+/// How often a child is polled for its exit where there is no pidfd.
+const POLL_EVERY: Duration = Duration::from_millis(5);
+
+/// What to run: a program found on `PATH`, its arguments, the directory
+/// and the environment (Waypoint's own, with changes).
+#[derive(Debug)]
+pub struct Command {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    set: Vec<(OsString, OsString)>,
+    removed: Vec<OsString>,
+}
+
+impl Command {
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        Self {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            set: Vec::new(),
+            removed: Vec::new(),
+        }
+    }
+
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        let name = name.as_ref().to_owned();
+        self.removed.retain(|n| *n != name);
+        self.set.retain(|(n, _)| *n != name);
+        self.set.push((name, value.as_ref().to_owned()));
+        self
+    }
+
+    pub fn env_remove(&mut self, name: impl AsRef<OsStr>) -> &mut Self {
+        let name = name.as_ref().to_owned();
+        self.set.retain(|(n, _)| *n != name);
+        self.removed.push(name);
+        self
+    }
+
+    /// The environment the child gets: ours, less what was removed, with
+    /// what was set.
+    fn environment(&self) -> Vec<(OsString, OsString)> {
+        let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(n, _)| !self.removed.contains(n) && !self.set.iter().any(|(s, _)| s == n))
+            .collect();
+        vars.extend(self.set.iter().cloned());
+        vars
+    }
+
+    /// Starts the command with stdin on `/dev/null` and stdout and stderr on
+    /// pipes. `setup` runs in the child after the pipes and the directory
+    /// are in place and before `execve`: it may make raw syscalls only.
+    pub fn spawn(&self, setup: &(dyn Fn() -> io::Result<()> + Sync)) -> io::Result<Child> {
+        let vars = self.environment();
+        let path = vars
+            .iter()
+            .find(|(n, _)| n == "PATH")
+            .map(|(_, v)| v.clone());
+        let program = find_program(&self.program, path.as_deref())?;
+        let prepared = Prepared::new(
+            &program,
+            &self.program,
+            &self.args,
+            &vars,
+            self.cwd.as_deref(),
+        )?;
+        let pid = prepared.clone_child(setup)?;
+        let Prepared { out, err, .. } = prepared;
+        Child::started(pid, out.read, err.read)
+    }
+}
+
+/// The program to run: `name` itself when it names a path, else the first
+/// executable file called `name` in a folder of `path`.
+fn find_program(name: &OsStr, path: Option<&OsStr>) -> io::Result<CString> {
+    let not_found = || {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("`{}` was not found on PATH", name.to_string_lossy()),
+        )
+    };
+    if name.as_bytes().contains(&b'/') {
+        return cstring(name.to_owned());
+    }
+    let path = path.ok_or_else(not_found)?;
+    for dir in std::env::split_paths(path) {
+        let candidate = dir.join(name);
+        if is_executable(&candidate) {
+            return cstring(candidate.into_os_string());
+        }
+    }
+    Err(not_found())
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn cstring(s: OsString) -> io::Result<CString> {
+    CString::new(s.into_vec()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a NUL byte in the command, its arguments or its environment",
+        )
+    })
+}
+
+/// The two ends of a pipe.
+struct Pipe {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl Pipe {
+    fn new() -> io::Result<Self> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 succeeded: both fds are open and ours alone.
+        Ok(unsafe {
+            Self {
+                read: OwnedFd::from_raw_fd(fds[0]),
+                write: OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+}
+
+/// Everything the child reads, made before the clone.
+struct Prepared {
+    program: CString,
+    /// Kept alive for the pointers in `argv` and `envp`.
+    _strings: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    cwd: Option<CString>,
+    null: OwnedFd,
+    out: Pipe,
+    err: Pipe,
+}
+
+impl Prepared {
+    fn new(
+        program: &CString,
+        name: &OsStr,
+        args: &[OsString],
+        vars: &[(OsString, OsString)],
+        cwd: Option<&Path>,
+    ) -> io::Result<Self> {
+        let mut strings = Vec::with_capacity(1 + args.len() + vars.len());
+        strings.push(cstring(name.to_owned())?);
+        for a in args {
+            strings.push(cstring(a.clone())?);
+        }
+        let argc = strings.len();
+        for (n, v) in vars {
+            let mut pair = n.clone();
+            pair.push("=");
+            pair.push(v);
+            strings.push(cstring(pair)?);
+        }
+        let ptrs = |s: &[CString]| {
+            s.iter()
+                .map(|c| c.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect::<Vec<_>>()
+        };
+        let (argv, envp) = (ptrs(&strings[..argc]), ptrs(&strings[argc..]));
+        let null = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")?
+            .into();
+        Ok(Self {
+            program: program.clone(),
+            argv,
+            envp,
+            _strings: strings,
+            cwd: cwd.map(|c| cstring(c.as_os_str().to_owned())).transpose()?,
+            null,
+            out: Pipe::new()?,
+            err: Pipe::new()?,
+        })
+    }
+
+    /// Clones the child and waits for it to exec (or fail); its pid.
+    fn clone_child(&self, setup: &(dyn Fn() -> io::Result<()> + Sync)) -> io::Result<i32> {
+        let stack = Stack::new()?;
+        let args = ChildArgs {
+            prepared: self,
+            setup,
+            errno: AtomicI32::new(0),
+        };
+        let blocked = BlockedSignals::all()?;
+        // SAFETY: `child_main` runs on `stack` (ours, big enough, its top
+        // 16-byte aligned) sharing our memory; CLONE_VFORK suspends this
+        // thread until the child execs or exits, so `args` and `stack` stay
+        // alive for as long as it uses them. SIGCHLD is its exit signal.
+        let pid = unsafe {
+            libc::clone(
+                child_main,
+                stack.top(),
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                std::ptr::from_ref(&args).cast_mut().cast(),
+            )
+        };
+        let clone_error = io::Error::last_os_error();
+        drop(blocked);
+        if pid == -1 {
+            return Err(clone_error);
+        }
+        match args.errno.load(Ordering::Acquire) {
+            0 => Ok(pid),
+            errno => {
+                // It exited without exec: reap it now.
+                let mut status = 0;
+                // SAFETY: our own child's pid and a valid out-pointer.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                Err(io::Error::from_raw_os_error(errno))
+            }
+        }
+    }
+}
+
+/// What the child gets: the prepared strings and fds, the caller's setup,
+/// and where it writes the errno of what failed.
+struct ChildArgs<'a> {
+    prepared: &'a Prepared,
+    setup: &'a (dyn Fn() -> io::Result<()> + Sync),
+    errno: AtomicI32,
+}
+
+/// The child, between clone and exec: signals back to their defaults, the
+/// standard streams, the directory, the caller's setup, an empty signal
+/// mask, exec. Raw syscalls only.
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `ChildArgs` the parent passed to clone, alive
+    // (the parent is suspended) until this execs or exits.
+    let args = unsafe { &*arg.cast::<ChildArgs<'_>>() };
+    let fail = |errno: i32| -> libc::c_int {
+        args.errno.store(errno.max(1), Ordering::Release);
+        // SAFETY: _exit never returns and touches no shared state.
+        unsafe { libc::_exit(127) }
+    };
+    let last = || {
+        io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EINVAL)
+    };
+    let p = args.prepared;
+    // SAFETY (the block): raw syscalls on fds and memory prepared by the
+    // parent, which stay valid while it is suspended.
+    unsafe {
+        default_signals();
+        for (from, to) in [
+            (p.null.as_raw_fd(), 0),
+            (p.out.write.as_raw_fd(), 1),
+            (p.err.write.as_raw_fd(), 2),
+        ] {
+            // dup2 onto itself keeps close-on-exec: clear it instead.
+            let rc = if from == to {
+                libc::fcntl(to, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(from, to)
+            };
+            if rc == -1 {
+                return fail(last());
+            }
+        }
+        if let Some(cwd) = &p.cwd
+            && libc::chdir(cwd.as_ptr()) == -1
+        {
+            return fail(last());
+        }
+        if let Err(e) = (args.setup)() {
+            return fail(e.raw_os_error().unwrap_or(libc::EINVAL));
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::execve(p.program.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+    }
+    fail(last())
+}
+
+/// Every signal the parent catches goes back to its default (a handler of
+/// the parent must never run in the child, on the parent's memory), and
+/// SIGPIPE too (Rust ignores it; commands expect it), as std's spawn does.
+///
+/// # Safety
+/// Only for the child between clone and exec.
+unsafe fn default_signals() {
+    for sig in 1..libc::SIGRTMAX() {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: sigaction with valid pointers; a signal number glibc
+        // keeps for itself fails with EINVAL, which changes nothing.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+                continue;
+            }
+            let caught = old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN;
+            if caught || sig == libc::SIGPIPE {
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// The child's stack: an anonymous mapping with a guard page at its low
+/// end, unmapped when dropped.
+struct Stack {
+    base: *mut libc::c_void,
+}
+
+impl Stack {
+    fn new() -> io::Result<Self> {
+        // SAFETY: a fresh anonymous private mapping; no memory of ours.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                STACK_SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Self { base };
+        // SAFETY: the lowest page of the mapping just made.
+        if unsafe { libc::mprotect(base, page_size(), libc::PROT_NONE) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// The top of the stack (it grows down), 16-byte aligned.
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping, which is page aligned.
+        unsafe { self.base.cast::<u8>().add(STACK_SIZE).cast() }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, no longer used (the child
+        // has exec'd or exited when clone returns).
+        unsafe { libc::munmap(self.base, STACK_SIZE) };
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+/// Every signal blocked in this thread until dropped (then the old mask
+/// is back), so no handler runs in the child before it resets them.
+struct BlockedSignals {
+    old: libc::sigset_t,
+}
+
+impl BlockedSignals {
+    fn all() -> io::Result<Self> {
+        // SAFETY: sigsets are plain data, filled by sigfillset and
+        // pthread_sigmask through valid pointers.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            let rc = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+            Ok(Self { old })
+        }
+    }
+}
+
+impl Drop for BlockedSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `all`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut()) };
+    }
+}
+
+/// A started command: its pid, its output pipes, and its exit, awaited on
+/// a pidfd where the kernel has them.
+#[derive(Debug)]
+pub struct Child {
+    pid: i32,
+    pidfd: Option<AsyncFd<OwnedFd>>,
+    status: Option<ExitStatus>,
+    pub stdout: Option<pipe::Receiver>,
+    pub stderr: Option<pipe::Receiver>,
+}
+
+impl Child {
+    fn started(pid: i32, out: OwnedFd, err: OwnedFd) -> io::Result<Self> {
+        let mut child = Self {
+            pid,
+            pidfd: None,
+            status: None,
+            stdout: None,
+            stderr: None,
+        };
+        // From here a failure drops `child`, which kills and reaps it.
+        child.pidfd = match pidfd_open(pid)? {
+            // SAFETY: the pidfd is owned by the AsyncFd, so it stays open
+            // and the same for as long as the AsyncFd lives.
+            Some(fd) => Some(unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?),
+            None => None,
+        };
+        child.stdout = Some(pipe::Receiver::from_owned_fd(out)?);
+        child.stderr = Some(pipe::Receiver::from_owned_fd(err)?);
+        Ok(child)
+    }
+
+    pub fn id(&self) -> i32 {
+        self.pid
+    }
+
+    /// Waits for the child to exit and reaps it (again: its status).
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        loop {
+            if let Some(status) = self.try_wait()? {
+                return Ok(status);
+            }
+            match &self.pidfd {
+                Some(fd) => fd.readable().await?.clear_ready(),
+                None => tokio::time::sleep(POLL_EVERY).await,
+            }
+        }
+    }
+
+    /// The exit status if the child has exited (it is then reaped).
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        if let Some(status) = self.status {
+            return Ok(Some(status));
+        }
+        let mut raw = 0;
+        // SAFETY: our own unreaped child and a valid out-pointer.
+        match unsafe { libc::waitpid(self.pid, &mut raw, libc::WNOHANG) } {
+            0 => Ok(None),
+            -1 => Err(io::Error::last_os_error()),
+            _ => {
+                let status = ExitStatus::from_raw(raw);
+                self.status = Some(status);
+                Ok(Some(status))
+            }
+        }
+    }
+}
+
+impl Drop for Child {
+    /// Killed if still running; reaped now if it is already dead, else by
+    /// the next sweep.
+    fn drop(&mut self) {
+        if self.status.is_some() {
+            return;
+        }
+        // SAFETY: the pid is our unreaped child, so it cannot have been
+        // reused; kill has no memory-safety preconditions.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        if !matches!(self.try_wait(), Ok(Some(_))) {
+            super::procs::reap_later(self.pid);
+        }
+    }
+}
+
+/// A pidfd for `pid`, `None` where the kernel has none (before 5.3).
+fn pidfd_open(pid: i32) -> io::Result<Option<OwnedFd>> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENOSYS) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    let fd = RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: a new fd of our own.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn output(child: &mut Child) -> (String, String) {
+        let (mut out, mut err) = (String::new(), String::new());
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .await
+            .unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .await
+            .unwrap();
+        (out, err)
+    }
+
+    #[tokio::test]
+    async fn runs_with_args_dir_env_and_the_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg("pwd -P; echo \"$WP_SET|${WP_GONE-unset}\"; echo oops >&2; exit 7")
+            .current_dir(dir.path())
+            .env("WP_SET", "yes")
+            .env("WP_GONE", "there")
+            .env_remove("WP_GONE");
+        let mut child = cmd.spawn(&|| Ok(())).unwrap();
+        let (out, err) = output(&mut child).await;
+        let status = child.wait().await.unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        assert_eq!(out, format!("{}\nyes|unset\n", root.display()));
+        assert_eq!(err, "oops\n");
+        assert_eq!(status.code(), Some(7));
+        // Waiting again gives the same status.
+        assert_eq!(child.wait().await.unwrap().code(), Some(7));
+    }
+
+    #[tokio::test]
+    async fn stdin_is_null_and_sigpipe_is_the_default() {
+        let mut cmd = Command::new("bash");
+        // `yes` dies of SIGPIPE when `head` is done (ignored, it would loop
+        // on EPIPE and print an error).
+        cmd.arg("-c")
+            .arg("cat; yes | head -n 2; echo \"${PIPESTATUS[0]}\"");
+        let mut child = cmd.spawn(&|| Ok(())).unwrap();
+        let (out, err) = output(&mut child).await;
+        assert_eq!(out, "y\ny\n141\n");
+        assert_eq!(err, "");
+        assert!(child.wait().await.unwrap().success());
+    }
+
+    #[tokio::test]
+    async fn a_failing_setup_says_why_and_nothing_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg(format!("touch {}", marker.display()));
+        let err = cmd
+            .spawn(&|| Err(io::Error::from_raw_os_error(libc::EPERM)))
+            .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EPERM));
+        assert!(!marker.exists());
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_or_directory_is_an_error() {
+        let err = Command::new("waypoint-no-such-program")
+            .spawn(&|| Ok(()))
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
+        assert!(
+            err.to_string().contains("waypoint-no-such-program"),
+            "{err}"
+        );
+        let err = Command::new("bash")
+            .current_dir("/nonexistent/waypoint")
+            .spawn(&|| Ok(()))
+            .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+        let err = Command::new("bash")
+            .arg("a\0b")
+            .spawn(&|| Ok(()))
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_child_is_killed_and_reaped_by_the_sweep() {
+        let child = Command::new("sleep").arg("30").spawn(&|| Ok(())).unwrap();
+        let pid = child.id();
+        drop(child);
+        // Killed at once; reaped by the next sweep's pass over the queue.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            super::super::procs::Sweep::new().run();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+            if stat.is_err() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{stat:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn the_parent_signal_mask_is_kept_and_the_child_starts_unmasked() {
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg("grep -E '^Sig(Blk|Ign)' /proc/self/status");
+        let before = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let mut child = cmd.spawn(&|| Ok(())).unwrap();
+        let after = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let line = |s: &str, key: &str| s.lines().find(|l| l.starts_with(key)).unwrap().to_string();
+        assert_eq!(line(&before, "SigBlk"), line(&after, "SigBlk"));
+        let (out, _) = output(&mut child).await;
+        assert!(out.contains("SigBlk:\t0000000000000000"), "{out}");
+        child.wait().await.unwrap();
+    }
+}
