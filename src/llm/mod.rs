@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod http;
+mod lenient;
 pub mod openai;
 pub mod prefix;
 pub mod retry;

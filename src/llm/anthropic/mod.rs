@@ -10,9 +10,11 @@
 //! it), and everything before the newest message is serialised exactly as
 //! in the previous request, so each request reads what the previous wrote.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use bytes::Bytes;
+use serde::Deserialize;
 use serde_json::Value;
 
 mod request;
@@ -20,6 +22,7 @@ mod request;
 pub use request::{request_body, request_body_with};
 
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
+use super::lenient;
 use super::prefix::PrefixCache;
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
@@ -188,21 +191,20 @@ impl Assembler {
         if name == "ping" || ev.data.is_empty() {
             return Ok(());
         }
-        let data: Value = serde_json::from_str(&ev.data).map_err(|e| {
+        let data: WireEvent<'_> = serde_json::from_str(&ev.data).map_err(|e| {
             Failure::retry(
                 format!("malformed event `{name}` from the server: {e}"),
                 None,
             )
         })?;
-        let kind = data.get("type").and_then(Value::as_str).unwrap_or(name);
-        match kind {
+        match data.kind.as_deref().unwrap_or(name) {
             "message_start" => {
-                if let Some(u) = data.pointer("/message/usage") {
+                if let Some(u) = data.message.as_ref().and_then(|m| m.get("usage")) {
                     self.usage = usage_of(u);
                 }
             }
             "content_block_start" => self.block_start(&data, on_event)?,
-            "content_block_delta" => self.block_delta(&data, on_event)?,
+            "content_block_delta" => self.block_delta(data, on_event)?,
             "content_block_stop" => {}
             "message_delta" => self.message_delta(&data),
             "message_stop" => self.done = true,
@@ -216,37 +218,43 @@ impl Assembler {
     /// at once) or redacted thinking; other kinds are not kept.
     fn block_start(
         &mut self,
-        data: &Value,
+        data: &WireEvent<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<(), Failure> {
         let index = block_index(data)?;
-        let block = data.get("content_block").unwrap_or(&Value::Null);
-        let partial = match block.get("type").and_then(Value::as_str) {
+        let block = data.content_block.as_ref();
+        let field = |f: for<'b> fn(&'b WireBlock<'_>) -> &'b Option<Cow<'b, str>>| {
+            block
+                .and_then(|b| f(b).as_deref())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let partial = match block.and_then(|b| b.kind.as_deref()) {
             Some("text") => {
-                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                let text = field(|b| &b.text);
                 if !text.is_empty() {
-                    on_event(StreamEvent::TextDelta(text.to_string()));
+                    on_event(StreamEvent::TextDelta(text.clone()));
                 }
-                Some(Partial::Text(text.to_string()))
+                Some(Partial::Text(text))
             }
             Some("tool_use") => Some(Partial::Tool {
-                id: str_field(block, "id"),
-                name: str_field(block, "name"),
+                id: field(|b| &b.id),
+                name: field(|b| &b.name),
                 json: String::new(),
                 // Some compatible servers send the whole input here, with no deltas.
-                start_input: block.get("input").filter(|v| v.is_object()).cloned(),
+                start_input: block.and_then(|b| b.input.clone()).filter(Value::is_object),
             }),
             Some("thinking") => {
-                let thinking = str_field(block, "thinking");
+                let thinking = field(|b| &b.thinking);
                 if !thinking.is_empty() {
                     on_event(StreamEvent::ReasoningDelta(thinking.clone()));
                 }
                 Some(Partial::Thinking {
                     thinking,
-                    signature: str_field(block, "signature"),
+                    signature: field(|b| &b.signature),
                 })
             }
-            Some("redacted_thinking") => Some(Partial::Redacted(str_field(block, "data"))),
+            Some("redacted_thinking") => Some(Partial::Redacted(field(|b| &b.data))),
             // other block kinds are not kept
             _ => None,
         };
@@ -262,35 +270,28 @@ impl Assembler {
     /// that never started is an error (retried).
     fn block_delta(
         &mut self,
-        data: &Value,
+        data: WireEvent<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<(), Failure> {
-        let index = block_index(data)?;
-        let delta = data.get("delta").unwrap_or(&Value::Null);
-        match (
-            self.blocks.get_mut(index),
-            delta.get("type").and_then(Value::as_str),
-        ) {
+        let index = block_index(&data)?;
+        let delta = data.delta.unwrap_or_default();
+        let piece = |p: Option<Cow<'_, str>>| p.map(Cow::into_owned).unwrap_or_default();
+        match (self.blocks.get_mut(index), delta.kind.as_deref()) {
             (Some(Some(Partial::Text(t))), Some("text_delta")) => {
-                let piece = delta.get("text").and_then(Value::as_str).unwrap_or("");
-                t.push_str(piece);
-                on_event(StreamEvent::TextDelta(piece.to_string()));
+                let piece = piece(delta.text);
+                t.push_str(&piece);
+                on_event(StreamEvent::TextDelta(piece));
             }
             (Some(Some(Partial::Thinking { thinking, .. })), Some("thinking_delta")) => {
-                let piece = str_field(delta, "thinking");
+                let piece = piece(delta.thinking);
                 thinking.push_str(&piece);
                 on_event(StreamEvent::ReasoningDelta(piece));
             }
             (Some(Some(Partial::Thinking { signature, .. })), Some("signature_delta")) => {
-                signature.push_str(delta.get("signature").and_then(Value::as_str).unwrap_or(""));
+                signature.push_str(delta.signature.as_deref().unwrap_or(""));
             }
             (Some(Some(Partial::Tool { json, .. })), Some("input_json_delta")) => {
-                json.push_str(
-                    delta
-                        .get("partial_json")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                );
+                json.push_str(delta.partial_json.as_deref().unwrap_or(""));
             }
             (Some(_), _) => {}
             (None, _) => {
@@ -304,11 +305,11 @@ impl Assembler {
     }
 
     /// The stop reason, and the final usage when the server repeats it.
-    fn message_delta(&mut self, data: &Value) {
-        if let Some(r) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+    fn message_delta(&mut self, data: &WireEvent<'_>) {
+        if let Some(r) = data.delta.as_ref().and_then(|d| d.stop_reason.as_deref()) {
             self.stop_reason = Some(r.to_string());
         }
-        if let Some(u) = data.get("usage") {
+        if let Some(u) = &data.usage {
             // The final (cumulative) counts, when the server repeats
             // them here; a server sending zeros keeps the start's.
             let (new, kept) = (usage_of(u), &mut self.usage);
@@ -383,11 +384,20 @@ impl Assembler {
 
 /// An `error` event: overloaded, API, rate-limit and timeout errors are
 /// retried, the rest are fatal.
-fn error_event(data: &Value) -> Failure {
-    let err = data.get("error").unwrap_or(data);
-    let etype = err.get("type").and_then(Value::as_str).unwrap_or("error");
-    let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
-    let text = format!("{etype}: {msg}");
+fn error_event(data: &WireEvent<'_>) -> Failure {
+    let (etype, message) = match &data.error {
+        Some(err) => (
+            err.get("type").and_then(Value::as_str),
+            err.get("message").and_then(Value::as_str),
+        ),
+        // No `error` object: the event's own type and message.
+        None => (
+            data.kind.as_deref(),
+            data.message.as_ref().and_then(Value::as_str),
+        ),
+    };
+    let etype = etype.unwrap_or("error");
+    let text = format!("{etype}: {}", message.unwrap_or(""));
     match etype {
         "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error" => {
             Failure::retry(text, None)
@@ -396,19 +406,71 @@ fn error_event(data: &Value) -> Failure {
     }
 }
 
-fn block_index(data: &Value) -> Result<usize, Failure> {
-    data.get("index")
-        .and_then(Value::as_u64)
+fn block_index(data: &WireEvent<'_>) -> Result<usize, Failure> {
+    data.index
         .and_then(|i| usize::try_from(i).ok())
         .filter(|i| *i < 1024)
         .ok_or_else(|| Failure::retry("content block event without a valid index", None))
 }
 
-fn str_field(v: &Value, key: &str) -> String {
-    v.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+/// One event of the Messages stream, read straight from its bytes: what
+/// [`Assembler`] uses of it, each field as leniently as a `Value` lookup.
+#[derive(Deserialize)]
+struct WireEvent<'a> {
+    #[serde(rename = "type", default, borrow, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "lenient::u64")]
+    index: Option<u64>,
+    /// `message_start`'s message: only its usage is read.
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default, borrow)]
+    content_block: Option<WireBlock<'a>>,
+    #[serde(default, borrow)]
+    delta: Option<WireDelta<'a>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    /// An `error` event's error (the event itself when it has none).
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A `content_block_start`'s block.
+#[derive(Default, Deserialize)]
+struct WireBlock<'a> {
+    #[serde(rename = "type", default, borrow, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    data: Option<Cow<'a, str>>,
+}
+
+/// A `content_block_delta`'s or `message_delta`'s delta.
+#[derive(Default, Deserialize)]
+struct WireDelta<'a> {
+    #[serde(rename = "type", default, borrow, deserialize_with = "lenient::str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    stop_reason: Option<Cow<'a, str>>,
 }
 
 /// An Anthropic `usage` object: `input_tokens` is already the part billed

@@ -3,12 +3,15 @@
 //! wrote as text. Invariant: nothing is returned from a stream that did not
 //! finish, and every tool call id in a reply is unique.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::MAX_TOOL_CALLS;
 use crate::llm::http::Failure;
+use crate::llm::lenient;
 use crate::llm::retry::is_retryable_status;
 use crate::llm::sse::SseEvent;
 use crate::llm::token_count;
@@ -56,60 +59,43 @@ impl Assembler {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+        let malformed = |e: serde_json::Error| {
             let raw: String = data.chars().take(120).collect();
             Failure::retry(
                 format!("malformed chunk from the server ({e}): {raw}"),
                 None,
             )
-        })?;
-        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+        };
+        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(malformed)?;
+        if let Some(err) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return Err(stream_error(err));
         }
         if ev.event == "error" {
-            return Err(stream_error(&chunk));
+            // Rare: the whole chunk is the error, read as it is.
+            let whole: Value = serde_json::from_str(data).map_err(malformed)?;
+            return Err(stream_error(&whole));
         }
-        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            let input = token_count(u, "prompt_tokens");
-            let output = token_count(u, "completion_tokens");
-            // Prompt tokens read from the automatic prefix cache; never more
-            // than the prompt, whatever a server reports.
-            let cached = u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .min(input);
-            if input > 0 || output > 0 {
-                self.usage = Usage {
-                    input_tokens: input - cached,
-                    output_tokens: output,
-                    cache_read_tokens: cached,
-                    cache_write_tokens: 0,
-                };
-            }
+        if let Some(u) = chunk.usage.as_ref().filter(|u| u.is_object()) {
+            self.on_usage(u);
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
+        let Some(choice) = chunk.choices else {
             return Ok(());
         };
-        if let Some(delta) = choice.get("delta") {
-            self.on_reasoning(delta, on_event);
-            if let Some(piece) = delta.get("content").and_then(Value::as_str)
+        if let Some(delta) = choice.delta {
+            self.on_reasoning(&delta, on_event);
+            if let Some(piece) = delta.content.as_deref()
                 && !piece.is_empty()
             {
                 self.text.push_str(piece);
                 on_event(StreamEvent::TextDelta(piece.to_string()));
             }
-            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            if let Some(Value::Array(calls)) = &delta.tool_calls {
                 for call in calls {
                     self.on_tool_call(call)?;
                 }
             }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
+        if let Some(reason) = choice.finish_reason.as_deref()
             && !reason.is_empty()
         {
             self.finish_reason = Some(reason.to_string());
@@ -117,21 +103,40 @@ impl Assembler {
         Ok(())
     }
 
+    /// A usage object: the prompt split into the part read from the
+    /// automatic prefix cache and the rest.
+    fn on_usage(&mut self, u: &Value) {
+        let input = token_count(u, "prompt_tokens");
+        let output = token_count(u, "completion_tokens");
+        // Prompt tokens read from the automatic prefix cache; never more
+        // than the prompt, whatever a server reports.
+        let cached = u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .min(input);
+        if input > 0 || output > 0 {
+            self.usage = Usage {
+                input_tokens: input - cached,
+                output_tokens: output,
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+            };
+        }
+    }
+
     /// Keeps the delta's reasoning: `reasoning_content` (DeepSeek),
     /// `reasoning` (OpenRouter, Ollama), `reasoning_details` (OpenRouter,
     /// alongside `reasoning`). The text is shown once, from the first of
     /// those a delta carries.
-    fn on_reasoning(&mut self, delta: &Value, on_event: &mut (dyn FnMut(StreamEvent) + Send)) {
+    fn on_reasoning(&mut self, delta: &Delta<'_>, on_event: &mut (dyn FnMut(StreamEvent) + Send)) {
         let plain = [
-            ("reasoning_content", ReasoningField::ReasoningContent),
-            ("reasoning", ReasoningField::Reasoning),
+            (&delta.reasoning_content, ReasoningField::ReasoningContent),
+            (&delta.reasoning, ReasoningField::Reasoning),
         ]
         .into_iter()
-        .find_map(|(key, field)| {
-            let text = delta.get(key).and_then(Value::as_str)?;
-            Some((text, field))
-        });
-        let details = delta.get("reasoning_details").and_then(Value::as_array);
+        .find_map(|(text, field)| Some((text.as_deref()?, field)));
+        let details = delta.reasoning_details.as_ref().and_then(Value::as_array);
         let mut piece = String::new();
         if let Some((text, field)) = plain {
             piece.push_str(text);
@@ -284,6 +289,43 @@ impl Assembler {
             invalid_inputs,
         }
     }
+}
+
+/// One Chat Completions chunk, read straight from its bytes: what
+/// [`Assembler`] uses of it. Text fields are read as leniently as a `Value`
+/// lookup; the rarer parts (errors, usage, tool calls, reasoning details)
+/// stay `Value`s.
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    /// Only the first choice is read.
+    #[serde(default, borrow, deserialize_with = "lenient::first")]
+    choices: Option<Choice<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "lenient::str")]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default)]
+    reasoning_details: Option<Value>,
+    #[serde(default)]
+    tool_calls: Option<Value>,
 }
 
 /// Merges one streamed `reasoning_details` entry into the list: pieces of
