@@ -57,6 +57,11 @@ fn file_text(seed: usize, size: usize) -> String {
 /// Runs the session: each user message gets `ROUNDS` tool rounds (reads of
 /// files of 0.5–6 KB, and now and then a `bash` `cat`), then an answer.
 async fn session<W: ProviderWire>() -> Vec<Recorded> {
+    session_scaled::<W>(1).await
+}
+
+/// [`session`] with files `scale` times larger.
+async fn session_scaled<W: ProviderWire>(scale: usize) -> Vec<Recorded> {
     let mut replies = Vec::new();
     for t in 0..USER_TURNS {
         for r in 0..ROUNDS {
@@ -71,10 +76,15 @@ async fn session<W: ProviderWire>() -> Vec<Recorded> {
         }
         replies.push(W::text(&format!("Done with part {t}.")));
     }
-    let mut rig = Rig::<W>::with(replies, AgentConfig::default(), ClientOpts::default()).await;
+    // A window no request comes near: nothing is compacted.
+    let config = AgentConfig {
+        context_window: Some(100_000_000),
+        ..AgentConfig::default()
+    };
+    let mut rig = Rig::<W>::with(replies, config, ClientOpts::default()).await;
     std::fs::create_dir_all(rig.dir.path().join("src")).unwrap();
     for i in 0..USER_TURNS * ROUNDS {
-        let size = 512 + (i * 1_373) % (6_144 - 512);
+        let size = (512 + (i * 1_373) % (6_144 - 512)) * scale;
         std::fs::write(
             rig.dir.path().join(format!("src/f{i}.rs")),
             file_text(i, size),
@@ -265,6 +275,33 @@ fn openai_bill(requests: &[Recorded]) -> Bill {
         seen.push(text);
     }
     bill
+}
+
+/// A conversation past the size at which the client seals its kept bytes
+/// into shared parts (256 KiB): each request still goes out whole, with its
+/// length, and repeats the previous one.
+async fn a_long_conversation_goes_out_in_parts<W: ProviderWire>(system_key: Option<&str>) {
+    let requests = session_scaled::<W>(4).await;
+    assert_prefix_stable(&requests, system_key);
+    for r in &requests {
+        assert_eq!(
+            r.header("content-length"),
+            Some(r.raw_len.to_string().as_str())
+        );
+        assert_eq!(r.header("transfer-encoding"), None);
+    }
+    let last = requests.last().map_or(0, |r| r.raw_len);
+    assert!(last > 300 * 1024, "the conversation reached {last} bytes");
+}
+
+#[tokio::test]
+async fn anthropic_a_long_conversation_goes_out_in_parts() {
+    a_long_conversation_goes_out_in_parts::<common::Anthropic>(Some("system")).await;
+}
+
+#[tokio::test]
+async fn openai_a_long_conversation_goes_out_in_parts() {
+    a_long_conversation_goes_out_in_parts::<common_openai::OpenAi>(None).await;
 }
 
 #[tokio::test]

@@ -9,6 +9,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
+
+use super::body::Body;
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -137,11 +139,7 @@ impl StreamingHttp {
     }
 
     /// POSTs `body` and returns the event stream, or a classified failure.
-    pub async fn open(
-        &self,
-        headers: &[(&str, &str)],
-        body: &Bytes,
-    ) -> Result<Events<'_>, Failure> {
+    pub async fn open(&self, headers: &[(&str, &str)], body: &Body) -> Result<Events<'_>, Failure> {
         let mut request = self
             .http
             .post(&self.url)
@@ -152,7 +150,10 @@ impl StreamingHttp {
         let response = self
             .within(
                 "waiting for the response",
-                request.body(body.clone()).send(),
+                request
+                    .header("content-length", body.len())
+                    .body(body.to_reqwest())
+                    .send(),
             )
             .await?
             .map_err(|e| {
@@ -282,7 +283,7 @@ impl Events<'_> {
 pub trait Attempt: Sync {
     fn attempt<'a>(
         &'a self,
-        body: &'a Bytes,
+        body: &'a Body,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> impl Future<Output = Result<AssistantReply, Failure>> + Send + 'a;
 }
@@ -291,7 +292,7 @@ pub trait Attempt: Sync {
 pub async fn stream_with_retries<P: Attempt>(
     provider: &P,
     policy: &RetryPolicy,
-    body: serde_json::Result<Bytes>,
+    body: serde_json::Result<Body>,
     on_event: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<AssistantReply, LlmError> {
     let body = body.map_err(|e| LlmError::Config(format!("cannot encode the request: {e}")))?;

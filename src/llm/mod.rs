@@ -7,6 +7,7 @@
 //! unchanged, each wire dropping the other's kind.
 
 pub mod anthropic;
+pub mod body;
 pub mod http;
 mod lenient;
 pub mod openai;

@@ -10,11 +10,14 @@
 
 use std::sync::{Mutex, PoisonError};
 
+use bytes::Bytes;
+
+use super::body::BodyWriter;
 use crate::chat::{ConversationKey, KeyWatch, Message};
 
-/// Room reserved after the kept bytes for the request's newest messages and
-/// tools.
-const TAIL_ROOM: usize = 64 * 1024;
+/// Kept bytes are sealed into shared parts of about this size: a request
+/// copies at most one unsealed part, and sends the sealed ones as they are.
+const SEGMENT: usize = 256 * 1024;
 
 /// Conversations kept at once (a parent and the children it waits for).
 const KEPT: usize = 4;
@@ -28,19 +31,47 @@ pub struct PrefixCache {
 struct Entry {
     watch: KeyWatch,
     count: usize,
-    bytes: Vec<u8>,
+    /// The kept bytes: sealed parts, then the part still growing.
+    sealed: Vec<Bytes>,
+    open: Vec<u8>,
+}
+
+impl Entry {
+    fn clear(&mut self) {
+        self.count = 0;
+        self.sealed.clear();
+        self.open = Vec::new();
+    }
+
+    /// The open part becomes a sealed one once it is big enough (its spare
+    /// room given back first when that is more than a quarter).
+    fn seal_if_full(&mut self) {
+        if self.open.len() < SEGMENT {
+            return;
+        }
+        let mut part = std::mem::take(&mut self.open);
+        if part.capacity() - part.len() > part.len() / 4 {
+            part.shrink_to_fit();
+        }
+        self.sealed.push(Bytes::from(part));
+    }
+
+    fn len(&self) -> usize {
+        self.sealed.iter().map(Bytes::len).sum::<usize>() + self.open.len()
+    }
 }
 
 impl PrefixCache {
     /// Appends `messages[..upto]` to `out`, each as `write` writes it (a
     /// wire's writer ends each message with `,`), reusing what was kept
-    /// for `key` and keeping what is new.
+    /// for `key` (its sealed parts shared, not copied) and keeping what is
+    /// new.
     pub fn write<F>(
         &self,
         key: Option<&ConversationKey>,
         messages: &[Message],
         upto: usize,
-        out: &mut Vec<u8>,
+        out: &mut BodyWriter,
         mut write: F,
     ) -> serde_json::Result<()>
     where
@@ -49,7 +80,7 @@ impl PrefixCache {
         let upto = upto.min(messages.len());
         let Some(key) = key else {
             for m in &messages[..upto] {
-                write(m, out)?;
+                write(m, out.buf())?;
             }
             return Ok(());
         };
@@ -60,7 +91,8 @@ impl PrefixCache {
             None => Entry {
                 watch: key.watch(),
                 count: 0,
-                bytes: Vec::new(),
+                sealed: Vec::new(),
+                open: Vec::new(),
             },
         };
         if entries.len() >= KEPT {
@@ -71,28 +103,26 @@ impl PrefixCache {
             return Ok(());
         };
         if entry.count > upto {
-            entry.count = 0;
-            entry.bytes.clear();
+            entry.clear();
         }
         for m in &messages[entry.count..upto] {
-            let before = entry.bytes.len();
-            if let Err(e) = write(m, &mut entry.bytes) {
-                entry.bytes.truncate(before);
+            let before = entry.open.len();
+            if let Err(e) = write(m, &mut entry.open) {
+                entry.open.truncate(before);
                 return Err(e);
             }
             entry.count += 1;
+            entry.seal_if_full();
         }
-        // Room for the rest of the request too, so the body is not copied
-        // again as it grows.
-        out.reserve(entry.bytes.len() + TAIL_ROOM);
-        out.extend_from_slice(&entry.bytes);
+        out.push_shared(&entry.sealed);
+        out.buf().extend_from_slice(&entry.open);
         Ok(())
     }
 
     /// Bytes kept, over all conversations (for the memory account).
     pub fn kept_bytes(&self) -> usize {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.iter().map(|e| e.bytes.len()).sum()
+        entries.iter().map(Entry::len).sum()
     }
 }
 
@@ -154,11 +184,19 @@ mod tests {
     }
 
     fn fresh(messages: &[Message], upto: usize) -> Vec<u8> {
-        let mut out = Vec::new();
-        PrefixCache::default()
-            .write(None, messages, upto, &mut out, text)
-            .unwrap();
-        out
+        written(&PrefixCache::default(), None, messages, upto)
+    }
+
+    /// What `cache` writes for `messages[..upto]`, in one piece.
+    fn written(
+        cache: &PrefixCache,
+        key: Option<&ConversationKey>,
+        messages: &[Message],
+        upto: usize,
+    ) -> Vec<u8> {
+        let mut out = BodyWriter::default();
+        cache.write(key, messages, upto, &mut out, text).unwrap();
+        out.finish().to_bytes().to_vec()
     }
 
     fn user(t: &str) -> Message {
@@ -179,22 +217,19 @@ mod tests {
                 text: format!("answer {round}"),
             }]);
             let upto = c.messages().len() - 1;
-            let mut out = Vec::new();
+            let mut out = BodyWriter::default();
             cache
                 .write(Some(c.key()), c.messages(), upto, &mut out, |m, o| {
                     calls += 1;
                     text(m, o)
                 })
                 .unwrap();
-            assert_eq!(out, fresh(c.messages(), upto));
+            assert_eq!(out.finish().to_bytes(), fresh(c.messages(), upto));
         }
         // Each message was written once: 1, then 2 more per round.
         assert_eq!(calls, 11);
         // A shorter request (a conversation that shrank) is rebuilt.
-        let mut out = Vec::new();
-        cache
-            .write(Some(c.key()), &c.messages()[..2], 1, &mut out, text)
-            .unwrap();
+        let out = written(&cache, Some(c.key()), &c.messages()[..2], 1);
         assert_eq!(out, fresh(c.messages(), 1));
     }
 
@@ -204,29 +239,49 @@ mod tests {
         let mut a = Conversation::default();
         a.push_user_text("a");
         a.push_assistant(vec![ContentBlock::Text { text: "b".into() }]);
-        let mut out = Vec::new();
-        cache
-            .write(Some(a.key()), a.messages(), 2, &mut out, text)
-            .unwrap();
+        let out = written(&cache, Some(a.key()), a.messages(), 2);
         let mut b = a.clone();
         b.push_user_text("only in b");
-        let mut out_b = Vec::new();
-        cache
-            .write(Some(b.key()), b.messages(), 3, &mut out_b, text)
-            .unwrap();
+        let out_b = written(&cache, Some(b.key()), b.messages(), 3);
         assert_eq!(out_b, fresh(b.messages(), 3));
         assert_eq!(cache.kept_bytes(), out.len() + out_b.len());
         drop(a);
         let other = Conversation::from_messages(vec![user("x")]);
-        cache
-            .write(
-                Some(other.key()),
-                other.messages(),
-                0,
-                &mut Vec::new(),
-                text,
-            )
-            .unwrap();
+        written(&cache, Some(other.key()), other.messages(), 0);
         assert_eq!(cache.kept_bytes(), out_b.len());
+    }
+
+    #[test]
+    fn a_long_conversation_is_kept_in_sealed_parts_that_requests_share() {
+        let cache = PrefixCache::default();
+        let mut c = Conversation::default();
+        let mut seen: Option<Bytes> = None;
+        for round in 0..400 {
+            c.push_user_text(format!("{round}: {}", "x".repeat(2048)));
+            c.push_assistant(vec![ContentBlock::Text {
+                text: "y".repeat(2048),
+            }]);
+            let upto = c.messages().len() - 1;
+            let mut out = BodyWriter::default();
+            cache
+                .write(Some(c.key()), c.messages(), upto, &mut out, text)
+                .unwrap();
+            let body = out.finish();
+            assert_eq!(body.to_bytes(), fresh(c.messages(), upto), "round {round}");
+            // The first sealed part is the same memory in every request
+            // after it was sealed: shared, not copied.
+            let parts = body.parts();
+            if parts.len() > 1 {
+                let first = &parts[0];
+                assert!(first.len() >= SEGMENT, "{}", first.len());
+                match &seen {
+                    Some(s) => assert_eq!(s.as_ptr(), first.as_ptr()),
+                    None => seen = Some(first.clone()),
+                }
+            }
+        }
+        assert!(seen.is_some(), "400 rounds of 4 KiB seal a part");
+        let upto = c.messages().len() - 1;
+        assert_eq!(cache.kept_bytes(), fresh(c.messages(), upto).len());
     }
 }

@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use bytes::Bytes;
+use crate::llm::body::Body;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -92,7 +92,7 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 impl Attempt for AnthropicClient {
     async fn attempt(
         &self,
-        body: &Bytes,
+        body: &Body,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
         let headers = [

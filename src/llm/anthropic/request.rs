@@ -10,6 +10,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::llm::body::{Body, BodyWriter};
 use crate::llm::prefix::PrefixCache;
 use crate::llm::{ContentBlock, Message, ModelRequest, Role};
 
@@ -32,7 +33,7 @@ pub fn request_body_with(
         conversation: None,
         ..*req
     };
-    write_body(model, &req, thinking_budget, &PrefixCache::default())
+    write_body(model, &req, thinking_budget, &PrefixCache::default()).map(|b| b.to_bytes())
 }
 
 /// [`request_body_with`], the older messages' bytes taken from (and kept
@@ -42,7 +43,7 @@ pub(super) fn write_body(
     req: &ModelRequest<'_>,
     thinking_budget: Option<u32>,
     cache: &PrefixCache,
-) -> serde_json::Result<Bytes> {
+) -> serde_json::Result<Body> {
     #[derive(Serialize)]
     struct Thinking {
         #[serde(rename = "type")]
@@ -58,11 +59,12 @@ pub(super) fn write_body(
     // request's moving breakpoint, so a hit never needs the lookback.
     let newest = messages.len().checked_sub(1);
     let previous_user = newest.and_then(|n| (0..n).rev().find(|&i| messages[i].role == Role::User));
-    let mut out = Vec::new();
+    let mut body = BodyWriter::default();
+    let out = body.buf();
     out.extend_from_slice(b"{\"model\":");
-    serde_json::to_writer(&mut out, model)?;
+    serde_json::to_writer(&mut *out, model)?;
     out.extend_from_slice(b",\"max_tokens\":");
-    serde_json::to_writer(&mut out, &max_tokens)?;
+    serde_json::to_writer(&mut *out, &max_tokens)?;
     let mut tools = serde_json::to_value(req.tools)?;
     if req.system.is_empty() {
         // An empty text block is refused: the tools carry the breakpoint.
@@ -73,27 +75,26 @@ pub(super) fn write_body(
         let mut block = serde_json::json!({"type": "text", "text": req.system});
         mark(&mut block);
         out.extend_from_slice(b",\"system\":");
-        serde_json::to_writer(&mut out, &Value::Array(vec![block]))?;
+        serde_json::to_writer(&mut *out, &Value::Array(vec![block]))?;
     }
     out.extend_from_slice(b",\"messages\":[");
     let sealed = previous_user.unwrap_or(0);
-    cache.write(req.conversation, messages, sealed, &mut out, |m, o| {
+    cache.write(req.conversation, messages, sealed, &mut body, |m, o| {
         write_message(m, false, o)
     })?;
     for (i, m) in messages.iter().enumerate().skip(sealed) {
         let marked = Some(i) == newest || Some(i) == previous_user;
-        write_message(m, marked, &mut out)?;
+        write_message(m, marked, body.buf())?;
     }
-    if out.last() == Some(&b',') {
-        out.pop();
-    }
+    body.drop_last(b',');
+    let out = body.buf();
     out.extend_from_slice(b"],\"tools\":");
-    serde_json::to_writer(&mut out, &tools)?;
+    serde_json::to_writer(&mut *out, &tools)?;
     out.extend_from_slice(b",\"stream\":true");
     if let Some(budget_tokens) = thinking_budget {
         out.extend_from_slice(b",\"thinking\":");
         serde_json::to_writer(
-            &mut out,
+            &mut *out,
             &Thinking {
                 kind: "enabled",
                 budget_tokens,
@@ -101,7 +102,7 @@ pub(super) fn write_body(
         )?;
     }
     out.push(b'}');
-    Ok(Bytes::from(out))
+    Ok(body.finish())
 }
 
 /// One message as the API takes it (reasoning of the other wire left
@@ -308,7 +309,9 @@ mod tests {
                     max_tokens: 1024,
                     conversation: Some(c.key()),
                 };
-                let ours = write_body("claude-x", &req, budget, &cache).unwrap();
+                let ours = write_body("claude-x", &req, budget, &cache)
+                    .unwrap()
+                    .to_bytes();
                 let theirs = reference::request_body_with_ref("claude-x", &req, budget).unwrap();
                 assert_eq!(
                     String::from_utf8_lossy(&ours),
@@ -357,6 +360,7 @@ mod tests {
                 &cache,
             )
             .unwrap()
+            .to_bytes()
         };
         req(&c);
         // Compaction replaces the conversation: same length, other words.

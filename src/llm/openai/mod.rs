@@ -9,7 +9,7 @@ mod stream;
 
 use std::time::Duration;
 
-use bytes::Bytes;
+use crate::llm::body::Body;
 
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::prefix::PrefixCache;
@@ -107,7 +107,7 @@ impl OpenAiClient {
 impl Attempt for OpenAiClient {
     async fn attempt(
         &self,
-        body: &Bytes,
+        body: &Body,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
         let headers: Vec<(&str, &str)> = self

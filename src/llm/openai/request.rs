@@ -9,6 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::llm::body::{Body, BodyWriter};
 use crate::llm::prefix::PrefixCache;
 use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
 use crate::tools::ToolDef;
@@ -173,7 +174,7 @@ pub fn request_body(model: &str, req: &ModelRequest<'_>) -> serde_json::Result<B
         conversation: None,
         ..*req
     };
-    request_body_for(model, &req, None, &PrefixCache::default())
+    request_body_for(model, &req, None, &PrefixCache::default()).map(|b| b.to_bytes())
 }
 
 /// `cache_key`: `Some` only for OpenAI's own API, which takes
@@ -189,7 +190,7 @@ pub(super) fn request_body_for(
     req: &ModelRequest<'_>,
     cache_key: Option<&str>,
     cache: &PrefixCache,
-) -> serde_json::Result<Bytes> {
+) -> serde_json::Result<Body> {
     #[derive(Serialize)]
     struct Tail<'a> {
         stream: bool,
@@ -202,13 +203,14 @@ pub(super) fn request_body_for(
         prompt_cache_key: Option<&'a str>,
     }
     let official = cache_key.is_some();
-    let mut out = Vec::new();
+    let mut body = BodyWriter::default();
+    let out = body.buf();
     out.extend_from_slice(b"{\"model\":");
-    serde_json::to_writer(&mut out, model)?;
+    serde_json::to_writer(&mut *out, model)?;
     out.extend_from_slice(b",\"messages\":[");
     if !req.system.is_empty() {
         serde_json::to_writer(
-            &mut out,
+            &mut *out,
             &WireMessage::System {
                 content: req.system,
             },
@@ -220,21 +222,20 @@ pub(super) fn request_body_for(
         req.conversation,
         req.messages,
         sealed,
-        &mut out,
+        &mut body,
         write_message,
     )?;
     for m in &req.messages[sealed..] {
-        write_message(m, &mut out)?;
+        write_message(m, body.buf())?;
     }
-    if out.last() == Some(&b',') {
-        out.pop();
-    }
+    body.drop_last(b',');
+    let out = body.buf();
     out.push(b']');
     // Several servers refuse an empty `tools` array.
     if !req.tools.is_empty() {
         out.extend_from_slice(b",\"tools\":");
         let tools: Vec<WireTool> = req.tools.iter().map(wire_tool).collect();
-        serde_json::to_writer(&mut out, &tools)?;
+        serde_json::to_writer(&mut *out, &tools)?;
     }
     // The tail's own object, its braces dropped, after a comma.
     let tail = serde_json::to_vec(&Tail {
@@ -248,7 +249,7 @@ pub(super) fn request_body_for(
     })?;
     out.push(b',');
     out.extend_from_slice(tail.get(1..).unwrap_or_default());
-    Ok(Bytes::from(out))
+    Ok(body.finish())
 }
 
 /// A message's chat messages, each followed by `,`.
@@ -448,7 +449,9 @@ mod tests {
             conversation: None,
         };
         let official: Value = serde_json::from_slice(
-            &request_body_for("gpt-5", &req, Some("k1"), &PrefixCache::default()).unwrap(),
+            &request_body_for("gpt-5", &req, Some("k1"), &PrefixCache::default())
+                .unwrap()
+                .to_bytes(),
         )
         .unwrap();
         assert_eq!(official["max_completion_tokens"], 77);
@@ -682,7 +685,9 @@ mod tests {
                     max_tokens: 1024,
                     conversation: Some(c.key()),
                 };
-                let ours = request_body_for("gpt-x", &req, key, &cache).unwrap();
+                let ours = request_body_for("gpt-x", &req, key, &cache)
+                    .unwrap()
+                    .to_bytes();
                 let theirs = reference::request_body_for_ref("gpt-x", &req, key).unwrap();
                 assert_eq!(
                     String::from_utf8_lossy(&ours),
