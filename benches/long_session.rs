@@ -28,12 +28,53 @@ use waypoint::tools::Workspace;
 /// What the server saw at one request.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
-    /// The process's CPU less the server thread's, in nanoseconds: in user
-    /// space, and in the kernel (mostly sending the request).
+    /// The process's CPU less the server thread's, in nanoseconds: all of
+    /// it (exact), in user space and in the kernel (tick-sampled).
+    cpu_ns: u64,
     user_ns: u64,
     sys_ns: u64,
     body_bytes: usize,
     rss_kib: u64,
+}
+
+/// A CPU-time clock (`CLOCK_PROCESS_CPUTIME_ID` or
+/// `CLOCK_THREAD_CPUTIME_ID`), in ns.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    // SAFETY: an all-zero timespec is valid to be overwritten.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid out-pointer.
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// The CPU one thread spends writing `bytes` to a loopback TCP socket read
+/// by another thread (the mean of `times` writes), in ms: the part of a
+/// request's cost that is the size of the body, whoever sends it.
+fn transport_floor(bytes: usize, times: usize) -> f64 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let total = bytes * times;
+    let reader = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut got = 0;
+        while got < total {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n,
+            }
+        }
+    });
+    let mut out = TcpStream::connect(addr).unwrap();
+    out.set_nodelay(true).unwrap();
+    let body = vec![b'x'; bytes];
+    let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    for _ in 0..times {
+        out.write_all(&body).unwrap();
+    }
+    let spent = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - start;
+    reader.join().unwrap();
+    spent as f64 / times as f64 / 1e6
 }
 
 /// User and system CPU of the process or of the calling thread, in ns.
@@ -145,9 +186,12 @@ fn serve(
         }
         let mine = cpu(libc::RUSAGE_THREAD);
         let all = cpu(libc::RUSAGE_SELF);
+        let exact = clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+            .saturating_sub(clock_ns(libc::CLOCK_THREAD_CPUTIME_ID));
         let n = {
             let mut samples = samples.lock().unwrap();
             samples.push(Sample {
+                cpu_ns: exact,
                 user_ns: all.0.saturating_sub(mine.0),
                 sys_ns: all.1.saturating_sub(mine.1),
                 body_bytes: length,
@@ -257,7 +301,11 @@ fn main() {
             .map(|w| f(&w[1]).saturating_sub(f(&w[0])) as f64 / 1e6)
             .collect()
     };
-    let (user, sys) = (delta(|s| s.user_ns), delta(|s| s.sys_ns));
+    let (cpu, user, sys) = (
+        delta(|s| s.cpu_ns),
+        delta(|s| s.user_ns),
+        delta(|s| s.sys_ns),
+    );
     let window = |v: &[f64], round: usize| {
         let from = round.saturating_sub(9).max(1);
         let to = (round + 10).min(v.len());
@@ -265,16 +313,20 @@ fn main() {
         // a ms), a median of 20 of them would often be 0.
         v[from - 1..to].iter().sum::<f64>() / (to + 1 - from) as f64
     };
-    let at = |round: usize| window(&user, round) + window(&sys, round);
+    let at = |round: usize| window(&cpu, round);
     println!("long_session: {rounds} rounds of {tool} with 1 KB outputs, Anthropic wire");
     let marks: Vec<usize> = [20, 200, 2_000]
         .into_iter()
         .filter(|&r| r + 10 <= rounds)
         .collect();
-    for &r in &marks {
+    let floors: Vec<f64> = marks
+        .iter()
+        .map(|&r| transport_floor(samples[r].body_bytes, 50))
+        .collect();
+    for (&r, floor) in marks.iter().zip(&floors) {
         println!(
-            "  round {r:>5}: {:>7.3} ms own CPU ({:.3} user + {:.3} system; mean of rounds {}-{}), \
-             request body {} bytes",
+            "  round {r:>5}: {:>7.3} ms own CPU (about {:.3} user + {:.3} system; mean of rounds \
+             {}-{}), request body {} bytes; sending that many bytes alone: {floor:.3} ms",
             at(r),
             window(&user, r),
             window(&sys, r),
@@ -283,12 +335,16 @@ fn main() {
             samples[r].body_bytes
         );
     }
-    if let Some(&last) = marks.last() {
+    if let (Some(&last), Some(&floor_last), Some(&floor_first)) =
+        (marks.last(), floors.last(), floors.first())
+    {
         println!(
-            "  round {last} / round 20: {:.2}x ({:.2}x in user space, {:.2}x in the kernel)",
+            "  round {last} / round 20: {:.2}x; with the sending of the body taken out: \
+             {:.3} / {:.3} ms = {:.2}x",
             at(last) / at(20),
-            window(&user, last) / window(&user, 20),
-            window(&sys, last) / window(&sys, 20)
+            at(last) - floor_last,
+            at(20) - floor_first,
+            (at(last) - floor_last) / (at(20) - floor_first)
         );
     }
     let last = samples[samples.len() - 1];
