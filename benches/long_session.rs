@@ -48,7 +48,7 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
 }
 
 /// The CPU one thread spends writing `bytes` to a loopback TCP socket read
-/// by another thread (the mean of `times` writes), in ms: the part of a
+/// by another thread (the median of `times` writes), in ms: the part of a
 /// request's cost that is the size of the body, whoever sends it.
 fn transport_floor(bytes: usize, times: usize) -> f64 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -68,13 +68,16 @@ fn transport_floor(bytes: usize, times: usize) -> f64 {
     let mut out = TcpStream::connect(addr).unwrap();
     out.set_nodelay(true).unwrap();
     let body = vec![b'x'; bytes];
-    let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    for _ in 0..times {
-        out.write_all(&body).unwrap();
-    }
-    let spent = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - start;
+    let mut spent: Vec<u64> = (0..times)
+        .map(|_| {
+            let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+            out.write_all(&body).unwrap();
+            clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - start
+        })
+        .collect();
     reader.join().unwrap();
-    spent as f64 / times as f64 / 1e6
+    spent.sort_unstable();
+    spent[spent.len() / 2] as f64 / 1e6
 }
 
 /// User and system CPU of the process or of the calling thread, in ns.
@@ -321,7 +324,7 @@ fn main() {
         .collect();
     let floors: Vec<f64> = marks
         .iter()
-        .map(|&r| transport_floor(samples[r].body_bytes, 50))
+        .map(|&r| transport_floor(samples[r].body_bytes, 101))
         .collect();
     for (&r, floor) in marks.iter().zip(&floors) {
         println!(
