@@ -18,7 +18,6 @@ use tokio::runtime::Runtime;
 
 use waypoint::agent::{Agent, AgentConfig};
 use waypoint::config::{self, Inputs, Layer, ProviderKind, Source};
-use waypoint::events::{Event, Op, ToolStatus};
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig, request_body};
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::llm::scripted::{Scenario, ScriptedCall, ScriptedClient, ScriptedTurn};
@@ -30,6 +29,8 @@ use waypoint::tools::{self, Workspace};
 #[allow(dead_code)]
 #[path = "../examples/loopback_anthropic.rs"]
 mod loopback;
+#[path = "support/task.rs"]
+mod task;
 
 // ---------------------------------------------------------------- plan
 
@@ -283,31 +284,8 @@ fn fifty_turn_scenario() -> Scenario {
 
 /// Runs one task from Submit to TurnComplete; returns (tool calls, tool errors).
 async fn run_session(client: Arc<dyn ModelClient>, workspace: Workspace) -> (usize, usize) {
-    let mut handle = Agent::builder(client, workspace).spawn().unwrap();
-    handle
-        .ops
-        .send(Op::Submit {
-            text: "Write the ten modules and keep the plan current.".into(),
-        })
-        .unwrap();
-    let mut calls = 0;
-    let mut errors = 0;
-    loop {
-        match handle.events.recv().await.expect("engine stopped").event {
-            Event::ToolCallEnd { status, .. } => {
-                calls += 1;
-                if status != ToolStatus::Ok {
-                    errors += 1;
-                }
-            }
-            Event::TurnComplete { .. } => break,
-            Event::TurnAborted { message, .. } => panic!("turn aborted: {message}"),
-            _ => {}
-        }
-    }
-    handle.ops.send(Op::Quit).unwrap();
-    handle.task.await.unwrap();
-    (calls, errors)
+    let handle = Agent::builder(client, workspace).spawn().unwrap();
+    task::run_task(handle, "Write the ten modules and keep the plan current.").await
 }
 
 fn current_thread_runtime() -> Runtime {

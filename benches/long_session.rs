@@ -20,10 +20,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use waypoint::agent::{Agent, AgentConfig};
-use waypoint::events::{Event, Op, ToolStatus};
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::tools::Workspace;
+
+#[path = "support/task.rs"]
+mod task;
 
 /// What the server saw at one request.
 #[derive(Clone, Copy, Debug)]
@@ -265,33 +267,11 @@ fn main() {
         .unwrap();
     let rss_before = status_kib("VmRSS:");
     let (calls, errors) = rt.block_on(async {
-        let mut handle = Agent::builder(Arc::new(client), Workspace::new(dir.path()).unwrap())
+        let handle = Agent::builder(Arc::new(client), Workspace::new(dir.path()).unwrap())
             .config(config)
             .spawn()
             .unwrap();
-        handle
-            .ops
-            .send(Op::Submit {
-                text: "Read the file again and again.".into(),
-            })
-            .unwrap();
-        let (mut calls, mut errors) = (0, 0);
-        loop {
-            match handle.events.recv().await.expect("engine stopped").event {
-                Event::ToolCallEnd { status, .. } => {
-                    calls += 1;
-                    if status != ToolStatus::Ok {
-                        errors += 1;
-                    }
-                }
-                Event::TurnComplete { .. } => break,
-                Event::TurnAborted { message, .. } => panic!("turn aborted: {message}"),
-                _ => {}
-            }
-        }
-        handle.ops.send(Op::Quit).unwrap();
-        handle.task.await.unwrap();
-        (calls, errors)
+        task::run_task(handle, "Read the file again and again.").await
     });
     assert_eq!((calls, errors), (rounds, 0), "every round must run cleanly");
 

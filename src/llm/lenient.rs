@@ -31,9 +31,9 @@ where
     d.deserialize_any(First(std::marker::PhantomData))
 }
 
-/// Reads past a value of any other shape, to `None`.
-macro_rules! other_shapes_are_none {
-    () => {
+/// Visitor methods that read past a value of the named shapes, to `None`.
+macro_rules! none_for {
+    (scalars) => {
         fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
             Ok(None)
         }
@@ -49,10 +49,27 @@ macro_rules! other_shapes_are_none {
         fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_any(self)
         }
+    };
+    (integers) => {
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    };
+    (text) => {
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    };
+    (list) => {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
             Ok(None)
         }
+    };
+    (map) => {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             Ok(None)
@@ -77,13 +94,10 @@ impl<'de> Visitor<'de> for Text {
     fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(v)))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    other_shapes_are_none!();
+    none_for!(integers);
+    none_for!(scalars);
+    none_for!(list);
+    none_for!(map);
 }
 
 struct Count;
@@ -100,10 +114,10 @@ impl<'de> Visitor<'de> for Count {
     fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
         Ok(u64::try_from(v).ok())
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    other_shapes_are_none!();
+    none_for!(text);
+    none_for!(scalars);
+    none_for!(list);
+    none_for!(map);
 }
 
 struct First<T>(std::marker::PhantomData<T>);
@@ -119,37 +133,10 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for First<T> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(first)
     }
-    fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
+    none_for!(text);
+    none_for!(integers);
+    none_for!(scalars);
+    none_for!(map);
 }
 
 #[cfg(test)]
