@@ -321,7 +321,9 @@ impl Assembler {
     }
 
     fn finish(self) -> Result<AssistantReply, Failure> {
-        let mut content = Vec::new();
+        // Exactly as many as there are blocks: the reply is kept for the
+        // whole conversation.
+        let mut content = Vec::with_capacity(self.blocks.iter().flatten().count());
         let mut invalid_inputs = Vec::new();
         for partial in self.blocks.into_iter().flatten() {
             match partial {

@@ -235,7 +235,9 @@ impl Assembler {
     pub(super) fn finish(self) -> AssistantReply {
         let has_calls = !self.calls.is_empty();
         let text_call = !has_calls && looks_like_text_tool_call(&self.text);
-        let mut content = Vec::new();
+        // Reasoning, text and the calls, at most: the reply is kept for the
+        // whole conversation, so no room to grow.
+        let mut content = Vec::with_capacity(2 + self.calls.len());
         let mut invalid_inputs = Vec::new();
         if let Some(field) = self.reasoning_field
             && (!self.reasoning.is_empty() || !self.details.is_empty())
