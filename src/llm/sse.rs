@@ -30,24 +30,27 @@ impl SseDecoder {
 
     /// Feeds bytes; returns the events they complete.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
-        self.buf.extend_from_slice(bytes);
+        // Read from a buffer taken out of `self`, so each line is read in
+        // place (no copy of it) while `on_line` changes the event.
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.extend_from_slice(bytes);
         let mut out = Vec::new();
         let mut start = 0;
         let mut i = self.scanned;
-        while i < self.buf.len() {
-            let b = self.buf[i];
+        while i < buf.len() {
+            let b = buf[i];
             if b == b'\n' || b == b'\r' {
                 // A lone '\r' at the very end may be the first half of "\r\n": wait.
-                if b == b'\r' && i + 1 == self.buf.len() {
+                if b == b'\r' && i + 1 == buf.len() {
                     break;
                 }
                 let line_end = i;
-                i += if b == b'\r' && self.buf.get(i + 1) == Some(&b'\n') {
+                i += if b == b'\r' && buf.get(i + 1) == Some(&b'\n') {
                     2
                 } else {
                     1
                 };
-                let line = String::from_utf8_lossy(&self.buf[start..line_end]).into_owned();
+                let line = String::from_utf8_lossy(&buf[start..line_end]);
                 start = i;
                 if let Some(ev) = self.on_line(&line) {
                     out.push(ev);
@@ -56,7 +59,8 @@ impl SseDecoder {
                 i += 1;
             }
         }
-        self.buf.drain(..start);
+        buf.drain(..start);
+        self.buf = buf;
         self.scanned = i - start;
         out
     }
