@@ -9,11 +9,10 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-
-use super::body::Body;
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use super::body::Body;
 use super::retry::{RetryPolicy, is_retryable_status, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::{AssistantReply, LlmError, StreamEvent};
