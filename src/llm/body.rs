@@ -65,7 +65,6 @@ impl Body {
 #[derive(Debug, Default)]
 pub struct BodyWriter {
     parts: Vec<Bytes>,
-    len: usize,
     buf: Vec<u8>,
 }
 
@@ -83,10 +82,7 @@ impl BodyWriter {
             return;
         }
         self.seal();
-        for part in shared {
-            self.len += part.len();
-            self.parts.push(part.clone());
-        }
+        self.parts.extend(shared.cloned());
     }
 
     /// Takes back the last byte written if it is `byte` (a trailing comma),
@@ -102,24 +98,21 @@ impl BodyWriter {
             && last.last() == Some(&byte)
         {
             last.truncate(last.len() - 1);
-            self.len -= 1;
         }
     }
 
     pub fn finish(mut self) -> Body {
         self.seal();
         Body {
+            len: self.parts.iter().map(Bytes::len).sum(),
             parts: self.parts,
-            len: self.len,
         }
     }
 
     /// The buffer becomes a part of its own.
     fn seal(&mut self) {
         if !self.buf.is_empty() {
-            let buf = std::mem::take(&mut self.buf);
-            self.len += buf.len();
-            self.parts.push(Bytes::from(buf));
+            self.parts.push(Bytes::from(std::mem::take(&mut self.buf)));
         }
     }
 }

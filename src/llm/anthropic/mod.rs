@@ -13,7 +13,6 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::llm::body::Body;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -21,6 +20,7 @@ mod request;
 
 pub use request::{request_body, request_body_with};
 
+use super::body::Body;
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::lenient;
 use super::prefix::PrefixCache;

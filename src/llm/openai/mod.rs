@@ -9,8 +9,7 @@ mod stream;
 
 use std::time::Duration;
 
-use crate::llm::body::Body;
-
+use super::body::Body;
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::prefix::PrefixCache;
 use super::retry::RetryPolicy;
