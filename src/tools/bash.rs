@@ -176,14 +176,7 @@ fn spawn_shell(
         .arg(command)
         .current_dir(env.workspace.root())
         .env(procs::CALL_VAR, token);
-    for name in SECRET_VARS {
-        cmd.env_remove(name);
-    }
-    for (name, _) in std::env::vars_os() {
-        if is_secret(&name) {
-            cmd.env_remove(name);
-        }
-    }
+    cmd.env_remove_if(is_secret);
     // Runs in the child before exec and only makes raw syscalls (setsid(2),
     // then prctl, landlock_restrict_self and seccomp in
     // `Confinement::apply`).

@@ -44,7 +44,8 @@ pub struct Command {
     args: Vec<OsString>,
     cwd: Option<PathBuf>,
     set: Vec<(OsString, OsString)>,
-    removed: Vec<OsString>,
+    /// Inherited variables left out when this says so.
+    hidden: Option<fn(&OsStr) -> bool>,
 }
 
 impl Command {
@@ -54,7 +55,7 @@ impl Command {
             args: Vec::new(),
             cwd: None,
             set: Vec::new(),
-            removed: Vec::new(),
+            hidden: None,
         }
     }
 
@@ -70,24 +71,24 @@ impl Command {
 
     pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
         let name = name.as_ref().to_owned();
-        self.removed.retain(|n| *n != name);
         self.set.retain(|(n, _)| *n != name);
         self.set.push((name, value.as_ref().to_owned()));
         self
     }
 
-    pub fn env_remove(&mut self, name: impl AsRef<OsStr>) -> &mut Self {
-        let name = name.as_ref().to_owned();
-        self.set.retain(|(n, _)| *n != name);
-        self.removed.push(name);
+    /// Leaves out every inherited variable whose name `hide` picks (what
+    /// [`Self::env`] sets is always passed).
+    pub fn env_remove_if(&mut self, hide: fn(&OsStr) -> bool) -> &mut Self {
+        self.hidden = Some(hide);
         self
     }
 
-    /// The environment the child gets: ours, less what was removed, with
+    /// The environment the child gets: ours, less what is hidden, with
     /// what was set.
     fn environment(&self) -> Vec<(OsString, OsString)> {
+        let hidden = |n: &OsStr| self.hidden.is_some_and(|hide| hide(n));
         let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
-            .filter(|(n, _)| !self.removed.contains(n) && !self.set.iter().any(|(s, _)| s == n))
+            .filter(|(n, _)| !hidden(n) && !self.set.iter().any(|(s, _)| s == n))
             .collect();
         vars.extend(self.set.iter().cloned());
         vars
@@ -101,10 +102,10 @@ impl Command {
         let path = vars
             .iter()
             .find(|(n, _)| n == "PATH")
-            .map(|(_, v)| v.clone());
-        let program = find_program(&self.program, path.as_deref())?;
+            .map(|(_, v)| v.as_os_str());
+        let program = find_program(&self.program, path)?;
         let prepared = Prepared::new(
-            &program,
+            program,
             &self.program,
             &self.args,
             &vars,
@@ -190,7 +191,7 @@ struct Prepared {
 
 impl Prepared {
     fn new(
-        program: &CString,
+        program: CString,
         name: &OsStr,
         args: &[OsString],
         vars: &[(OsString, OsString)],
@@ -221,7 +222,7 @@ impl Prepared {
             .open("/dev/null")?
             .into();
         Ok(Self {
-            program: program.clone(),
+            program,
             argv,
             envp,
             _strings: strings,
@@ -570,16 +571,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut cmd = Command::new("bash");
         cmd.arg("-c")
-            .arg("pwd -P; echo \"$WP_SET|${WP_GONE-unset}\"; echo oops >&2; exit 7")
+            .arg("pwd -P; echo \"$WP_SET|${HOME-unset}|${PATH:+path}\"; echo oops >&2; exit 7")
             .current_dir(dir.path())
             .env("WP_SET", "yes")
-            .env("WP_GONE", "there")
-            .env_remove("WP_GONE");
+            // Every inherited variable but PATH is hidden; a set one is not.
+            .env_remove_if(|n| n != "PATH");
         let mut child = cmd.spawn(&|| Ok(())).unwrap();
         let (out, err) = output(&mut child).await;
         let status = child.wait().await.unwrap();
         let root = dir.path().canonicalize().unwrap();
-        assert_eq!(out, format!("{}\nyes|unset\n", root.display()));
+        assert_eq!(out, format!("{}\nyes|unset|path\n", root.display()));
         assert_eq!(err, "oops\n");
         assert_eq!(status.code(), Some(7));
         // Waiting again gives the same status.
