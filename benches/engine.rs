@@ -362,7 +362,7 @@ fn long_conversation() -> Vec<Message> {
             content.push(ContentBlock::ToolUse {
                 id: id.clone(),
                 name: call.name.clone(),
-                input: call.input.clone(),
+                input: (&call.input).into(),
             });
             let output = match call.name.as_str() {
                 "read_file" => (1..=60)
@@ -590,7 +590,7 @@ fn conversation_of_tokens(tokens: usize) -> Vec<Message> {
                 ContentBlock::ToolUse {
                     id: format!("t{i}"),
                     name: "bash".into(),
-                    input: json!({"command": format!("cargo test step_{i}")}),
+                    input: json!({"command": format!("cargo test step_{i}")}).into(),
                 },
             ],
         });

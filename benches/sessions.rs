@@ -49,7 +49,9 @@ fn assistant(round: usize) -> Record<'static> {
             ContentBlock::ToolUse {
                 id: format!("toolu_{round:06}"),
                 name: "bash".into(),
-                input: json!({"command": format!("cargo test -p core config::tests::case_{round}")}),
+                input:
+                    json!({"command": format!("cargo test -p core config::tests::case_{round}")})
+                        .into(),
             },
         ]),
         model: Cow::Borrowed("claude-bench"),

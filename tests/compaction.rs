@@ -135,13 +135,13 @@ impl Model {
             vec![ContentBlock::ToolUse {
                 id: format!("t{n}"),
                 name: "todo_write".into(),
-                input: Model::plan((n / 10).min(ITEMS)),
+                input: Model::plan((n / 10).min(ITEMS)).into(),
             }]
         } else {
             vec![ContentBlock::ToolUse {
                 id: format!("t{n}"),
                 name: "bash".into(),
-                input: json!({"command": format!("head -c 2400 /dev/zero | tr '\\0' x; echo ' round {n}'")}),
+                input: json!({"command": format!("head -c 2400 /dev/zero | tr '\\0' x; echo ' round {n}'")}).into(),
             }]
         };
         let stop_reason = if n > self.rounds {

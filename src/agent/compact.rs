@@ -350,7 +350,7 @@ mod tests {
                 content: vec![ContentBlock::ToolUse {
                     id: format!("t{i}"),
                     name: "bash".into(),
-                    input: json!({"command": "ls"}),
+                    input: json!({"command": "ls"}).into(),
                 }],
             });
             m.push(Message {

@@ -251,7 +251,7 @@ mod tests {
         c.push_assistant(vec![ContentBlock::ToolUse {
             id: "a".into(),
             name: "bash".into(),
-            input: json!({}),
+            input: json!({}).into(),
         }]);
         c.push_tool_results(
             vec![ContentBlock::ToolResult {
@@ -273,7 +273,7 @@ mod tests {
         c.push_assistant(vec![ContentBlock::ToolUse {
             id: "a".into(),
             name: "bash".into(),
-            input: json!({}),
+            input: json!({}).into(),
         }]);
         c.push_user_text("hello");
         assert!(c.validate().is_err());
@@ -291,7 +291,7 @@ mod tests {
         c.push_assistant(vec![ContentBlock::ToolUse {
             id: "t1".into(),
             name: "bash".into(),
-            input: serde_json::json!({"command": "ls -la"}),
+            input: serde_json::json!({"command": "ls -la"}).into(),
         }]);
         c.push_tool_results(
             vec![ContentBlock::ToolResult {

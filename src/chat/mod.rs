@@ -6,11 +6,13 @@
 //! all use it without importing each other.
 
 pub mod conversation;
+mod input;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use conversation::{Conversation, ConversationKey, KeyWatch};
+pub use input::Input;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -28,7 +30,7 @@ pub enum ContentBlock {
     ToolUse {
         id: String,
         name: String,
-        input: Value,
+        input: Input,
     },
     ToolResult {
         tool_use_id: String,

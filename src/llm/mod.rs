@@ -63,7 +63,7 @@ impl AssistantReply {
             .iter()
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { id, name, input } => {
-                    Some((id.clone(), name.clone(), input.clone()))
+                    Some((id.clone(), name.clone(), input.value()))
                 }
                 _ => None,
             })

@@ -147,7 +147,7 @@ pub(crate) fn grow(c: &mut crate::chat::Conversation, round: usize) {
             ContentBlock::ToolUse {
                 id: format!("toolu_{round}"),
                 name: "read_file".into(),
-                input: json!({"path": format!("src/{round}.rs"), "limit": 20}),
+                input: json!({"path": format!("src/{round}.rs"), "limit": 20}).into(),
             },
         ]),
         2 => c.push_tool_results(

@@ -130,7 +130,7 @@ impl ModelClient for ScriptedClient {
                 content.push(ContentBlock::ToolUse {
                     id: format!("toolu_scripted_{index}_{n}"),
                     name: call.name.clone(),
-                    input,
+                    input: input.into(),
                 });
             }
             let stop_reason = if turn.tool_calls.is_empty() {

@@ -269,7 +269,7 @@ impl Replayer {
                     self.say(Event::ReasoningDelta { text: text.clone() });
                 }
                 ContentBlock::ToolUse { id, input, .. } => {
-                    self.inputs.insert(id.clone(), input.clone());
+                    self.inputs.insert(id.clone(), input.value());
                 }
                 _ => {}
             }

@@ -368,7 +368,11 @@ impl Assembler {
                             }
                         }
                     };
-                    content.push(ContentBlock::ToolUse { id, name, input });
+                    content.push(ContentBlock::ToolUse {
+                        id,
+                        name,
+                        input: input.into(),
+                    });
                 }
             }
         }
@@ -573,7 +577,7 @@ mod tests {
                 ContentBlock::ToolUse {
                     id: "t1".into(),
                     name: "bash".into(),
-                    input: json!({"command": "ls"})
+                    input: json!({"command": "ls"}).into()
                 },
             ]
         );

@@ -486,12 +486,12 @@ mod tests {
                     ContentBlock::ToolUse {
                         id: "call_1".into(),
                         name: "write_file".into(),
-                        input: json!({"path": "a.txt", "content": "x"}),
+                        input: json!({"path": "a.txt", "content": "x"}).into(),
                     },
                     ContentBlock::ToolUse {
                         id: "call_2".into(),
                         name: "bash".into(),
-                        input: json!({"command": "ls"}),
+                        input: json!({"command": "ls"}).into(),
                     },
                 ],
             },
@@ -518,7 +518,7 @@ mod tests {
                 content: vec![ContentBlock::ToolUse {
                     id: "call_3".into(),
                     name: "todo_read".into(),
-                    input: json!({}),
+                    input: json!({}).into(),
                 }],
             },
             Message {
@@ -596,7 +596,7 @@ mod tests {
                 content.push(ContentBlock::ToolUse {
                     id: "c1".into(),
                     name: "bash".into(),
-                    input: json!({}),
+                    input: json!({}).into(),
                 });
             }
             vec![Message {

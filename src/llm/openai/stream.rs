@@ -265,7 +265,7 @@ impl Assembler {
             content.push(ContentBlock::ToolUse {
                 id,
                 name: call.name,
-                input,
+                input: input.into(),
             });
         }
         let stop_reason = if has_calls && self.finish_reason.as_deref() == Some("length") {
@@ -636,7 +636,7 @@ mod tests {
                     ContentBlock::ToolUse {
                         id: "call_00_kZ3pLx9QfWvN2r8bYh1T4sJc".into(),
                         name: "write_file".into(),
-                        input: json!({"path": "notes.txt", "content": "hello\n"}),
+                        input: json!({"path": "notes.txt", "content": "hello\n"}).into(),
                     },
                 ]
             );
@@ -795,12 +795,12 @@ mod tests {
                 ContentBlock::ToolUse {
                     id: "call_a".into(),
                     name: "write_file".into(),
-                    input: json!({"path": "a.txt", "content": "line\né"}),
+                    input: json!({"path": "a.txt", "content": "line\né"}).into(),
                 },
                 ContentBlock::ToolUse {
                     id: "call_b".into(),
                     name: "bash".into(),
-                    input: json!({"command": "echo \"hi\""}),
+                    input: json!({"command": "echo \"hi\""}).into(),
                 },
             ]
         );
@@ -1005,7 +1005,7 @@ mod tests {
         assert_eq!(reply.content.len(), 3);
         for b in &reply.content {
             if let ContentBlock::ToolUse { input, .. } = b {
-                assert_eq!(input, &json!({}));
+                assert_eq!(input.value(), json!({}));
             }
         }
         assert_eq!(reply.invalid_inputs.len(), 2);
