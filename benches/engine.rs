@@ -373,7 +373,7 @@ fn long_conversation() -> Vec<Message> {
             };
             results.push(ContentBlock::ToolResult {
                 tool_use_id: id,
-                content: output,
+                content: output.into(),
                 is_error: false,
             });
         }
@@ -598,7 +598,7 @@ fn conversation_of_tokens(tokens: usize) -> Vec<Message> {
             role: Role::User,
             content: vec![ContentBlock::ToolResult {
                 tool_use_id: format!("t{i}"),
-                content: format!("line of test output {i}\n").repeat(80),
+                content: format!("line of test output {i}\n").repeat(80).into(),
                 is_error: false,
             }],
         });

@@ -328,7 +328,7 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
                 tool_use_id,
                 content,
                 ..
-            } => Some((tool_use_id.clone(), content.clone())),
+            } => Some((tool_use_id.clone(), content.to_string())),
             _ => None,
         })
         .collect();

@@ -80,14 +80,14 @@ pub fn drop_old_outputs(messages: &mut [Message], target_bytes: usize) {
                 return;
             }
             if let ContentBlock::ToolResult { content, .. } = b
-                && !content.starts_with("[output dropped")
+                && !content.as_str().starts_with("[output dropped")
             {
                 let marker = format!(
                     "[output dropped to fit the context window: {} bytes]",
                     content.len()
                 );
                 total = total.saturating_sub(content.len()) + marker.len();
-                *content = marker;
+                *content = marker.into();
             }
         }
     }
@@ -357,7 +357,7 @@ mod tests {
                 role: Role::User,
                 content: vec![ContentBlock::ToolResult {
                     tool_use_id: format!("t{i}"),
-                    content: "x".repeat(output),
+                    content: "x".repeat(output).into(),
                     is_error: false,
                 }],
             });

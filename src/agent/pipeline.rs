@@ -236,7 +236,7 @@ impl Session {
         }
         ContentBlock::ToolResult {
             tool_use_id: id.to_string(),
-            content,
+            content: content.into(),
             is_error,
         }
     }

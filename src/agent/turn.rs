@@ -244,6 +244,11 @@ impl Session {
             r = self.thread.client.stream(&request, &mut on_stream) => Some(r),
             _ = cancel.cancelled() => None,
         };
+        let kept = self
+            .thread
+            .client
+            .kept_texts(self.thread.conversation.key());
+        self.thread.conversation.keep_texts(kept);
         match done {
             Some(result) => Sampled::Done(result),
             None => Sampled::Interrupted { partial },

@@ -9,7 +9,18 @@
 
 use std::sync::{Arc, Weak};
 
+use bytes::Bytes;
+
 use super::{ContentBlock, Message, Role};
+
+/// Where a client keeps the text of one tool result: block `block` of
+/// message `message`, as the JSON string literal `literal`.
+#[derive(Clone, Debug)]
+pub struct KeptText {
+    pub message: usize,
+    pub block: usize,
+    pub literal: Bytes,
+}
 
 #[derive(Debug, Default)]
 pub struct Conversation {
@@ -107,6 +118,26 @@ impl Conversation {
 
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()
+    }
+
+    /// Tool results read their text from the bytes a model client keeps
+    /// (each checked to be that text) and free their own copy; the
+    /// messages' content does not change. Returns the bytes freed.
+    pub fn keep_texts(&mut self, kept: Vec<KeptText>) -> usize {
+        let mut freed = 0;
+        for k in kept {
+            if let Some(ContentBlock::ToolResult { content, .. }) = self
+                .messages
+                .get_mut(k.message)
+                .and_then(|m| m.content.get_mut(k.block))
+            {
+                let len = content.len();
+                if content.keep(k.literal) {
+                    freed += len;
+                }
+            }
+        }
+        freed
     }
 
     /// Adds user text, merged into the trailing user message if there is one
@@ -212,7 +243,7 @@ pub fn message_bytes(m: &Message) -> usize {
         .map(|b| match b {
             ContentBlock::Text { text } => text.len() + 16,
             ContentBlock::ToolUse { id, name, input } => {
-                id.len() + name.len() + input.to_string().len() + 32
+                id.len() + name.len() + input.as_str().len() + 32
             }
             ContentBlock::ToolResult {
                 tool_use_id,
@@ -296,7 +327,7 @@ mod tests {
         c.push_tool_results(
             vec![ContentBlock::ToolResult {
                 tool_use_id: "t1".into(),
-                content: "x".repeat(500),
+                content: "x".repeat(500).into(),
                 is_error: false,
             }],
             vec!["nag".into()],

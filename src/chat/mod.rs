@@ -7,12 +7,14 @@
 
 pub mod conversation;
 mod input;
+mod text;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use conversation::{Conversation, ConversationKey, KeyWatch};
+pub use conversation::{Conversation, ConversationKey, KeptText, KeyWatch};
 pub use input::Input;
+pub use text::Text;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -34,7 +36,7 @@ pub enum ContentBlock {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        content: Text,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },

@@ -21,7 +21,9 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-pub use crate::chat::{ContentBlock, ConversationKey, Message, ReasoningField, Role, Usage};
+pub use crate::chat::{
+    ContentBlock, ConversationKey, KeptText, Message, ReasoningField, Role, Usage,
+};
 use crate::events::ErrorKind;
 pub use crate::events::StopReason;
 use crate::tools::ToolDef;
@@ -134,6 +136,12 @@ pub trait ModelClient: Send + Sync {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>>;
+    /// The tool results of `conversation` whose text this client now keeps
+    /// in the bytes of its requests (see [`crate::chat::Conversation::keep_texts`]).
+    fn kept_texts(&self, conversation: &ConversationKey) -> Vec<KeptText> {
+        let _ = conversation;
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

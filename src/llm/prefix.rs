@@ -7,20 +7,32 @@
 //! messages its request leaves unmarked, and a request for fewer messages
 //! than are kept rebuilds them. The bytes of a dropped conversation
 //! (compaction and a new session replace it) are freed at the next request.
+//! Once a part is sealed, the tool results written in it are offered back
+//! ([`PrefixCache::take_kept`]) so the conversation reads their text from
+//! the part instead of holding a second copy.
 
+use std::ops::Range;
 use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
 
 use super::body::BodyWriter;
-use crate::chat::{ConversationKey, KeyWatch, Message};
+use crate::chat::{ContentBlock, ConversationKey, KeptText, KeyWatch, Message};
 
 /// Kept bytes are sealed into shared parts of about this size: a request
 /// copies at most one unsealed part, and sends the sealed ones as they are.
+#[cfg(not(test))]
 const SEGMENT: usize = 256 * 1024;
+/// Small in unit tests, so a few rounds seal parts.
+#[cfg(test)]
+const SEGMENT: usize = 2 * 1024;
 
 /// Conversations kept at once (a parent and the children it waits for).
 const KEPT: usize = 4;
+
+/// A result's text shorter than this stays owned: reading it from a part
+/// would save less than the handle costs.
+const KEEP_FROM: usize = 64;
 
 #[derive(Debug, Default)]
 pub struct PrefixCache {
@@ -34,6 +46,10 @@ struct Entry {
     /// The kept bytes: sealed parts, then the part still growing.
     sealed: Vec<Bytes>,
     open: Vec<u8>,
+    /// Tool results written in the open part: (message, block, literal).
+    pending: Vec<(usize, usize, Range<usize>)>,
+    /// Tool results in sealed parts, not yet taken by the conversation.
+    ready: Vec<KeptText>,
 }
 
 impl Entry {
@@ -41,6 +57,36 @@ impl Entry {
         self.count = 0;
         self.sealed.clear();
         self.open = Vec::new();
+        self.pending.clear();
+        self.ready.clear();
+    }
+
+    /// Notes where the owned tool-result texts of message `index`, just
+    /// written at `from..` of the open part, are: the first place after
+    /// the previous one where their literal is (any place holding the same
+    /// bytes reads back as the same text).
+    fn note_texts(&mut self, index: usize, m: &Message, from: usize) {
+        let mut at = from;
+        for (block, b) in m.content.iter().enumerate() {
+            let ContentBlock::ToolResult { content, .. } = b else {
+                continue;
+            };
+            let Some(text) = content.owned().filter(|t| t.len() >= KEEP_FROM) else {
+                continue;
+            };
+            let Ok(literal) = serde_json::to_vec(text) else {
+                continue;
+            };
+            if let Some(pos) = self
+                .open
+                .get(at..)
+                .and_then(|rest| memchr::memmem::find(rest, &literal))
+            {
+                let start = at + pos;
+                at = start + literal.len();
+                self.pending.push((index, block, start..at));
+            }
+        }
     }
 
     /// The open part becomes a sealed one once it is big enough (its spare
@@ -53,7 +99,17 @@ impl Entry {
         if part.capacity() - part.len() > part.len() / 4 {
             part.shrink_to_fit();
         }
-        self.sealed.push(Bytes::from(part));
+        let part = Bytes::from(part);
+        self.ready.extend(
+            self.pending
+                .drain(..)
+                .map(|(message, block, range)| KeptText {
+                    message,
+                    block,
+                    literal: part.slice(range),
+                }),
+        );
+        self.sealed.push(part);
     }
 
     fn len(&self) -> usize {
@@ -93,6 +149,8 @@ impl PrefixCache {
                 count: 0,
                 sealed: Vec::new(),
                 open: Vec::new(),
+                pending: Vec::new(),
+                ready: Vec::new(),
             },
         };
         if entries.len() >= KEPT {
@@ -111,12 +169,24 @@ impl PrefixCache {
                 entry.open.truncate(before);
                 return Err(e);
             }
+            entry.note_texts(entry.count, m, before);
             entry.count += 1;
             entry.seal_if_full();
         }
         out.push_shared(&entry.sealed);
         out.buf().extend_from_slice(&entry.open);
         Ok(())
+    }
+
+    /// The tool results of `key`'s conversation whose text is now in a
+    /// sealed part, for [`crate::chat::Conversation::keep_texts`].
+    pub fn take_kept(&self, key: &ConversationKey) -> Vec<KeptText> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .iter_mut()
+            .find(|e| e.watch.is(key))
+            .map(|e| std::mem::take(&mut e.ready))
+            .unwrap_or_default()
     }
 
     /// Bytes kept, over all conversations (for the memory account).
@@ -153,7 +223,9 @@ pub(crate) fn grow(c: &mut crate::chat::Conversation, round: usize) {
         2 => c.push_tool_results(
             vec![ContentBlock::ToolResult {
                 tool_use_id: format!("toolu_{}", round - 1),
-                content: format!("fn f{round}() {{}}\n\"quoted\" \u{1F600}"),
+                content: format!("fn f{round}() {{}}\n\"quoted\" \u{1F600}\n")
+                    .repeat(1 + round % 7)
+                    .into(),
                 is_error: round.is_multiple_of(3),
             }],
             vec![format!("<reminder>plan {round}</reminder>")],
@@ -170,6 +242,32 @@ pub(crate) fn grow(c: &mut crate::chat::Conversation, round: usize) {
         ]),
         _ => c.push_user_text(format!("[interrupted] note {round}")),
     }
+}
+
+/// Lets `c`'s tool results read their text from what `cache` keeps, as
+/// the engine does after each request; returns how many did.
+#[cfg(test)]
+pub(crate) fn keep(cache: &PrefixCache, c: &mut crate::chat::Conversation) -> usize {
+    let kept = cache.take_kept(c.key());
+    let n = kept.len();
+    c.keep_texts(kept);
+    n
+}
+
+/// The tool results of `messages` that read their text from kept bytes.
+#[cfg(test)]
+pub(crate) fn kept_results(messages: &[Message]) -> Vec<&Bytes> {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                content: crate::chat::Text::Kept { literal, .. },
+                ..
+            } => Some(literal),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -283,5 +381,49 @@ mod tests {
         assert!(seen.is_some(), "400 rounds of 4 KiB seal a part");
         let upto = c.messages().len() - 1;
         assert_eq!(cache.kept_bytes(), fresh(c.messages(), upto).len());
+    }
+
+    #[test]
+    fn results_read_their_text_from_the_sealed_parts_and_are_rewritten_the_same() {
+        let cache = PrefixCache::default();
+        let (mut c, mut mirror) = (Conversation::default(), Conversation::default());
+        let mut body = None;
+        for round in 0..200 {
+            grow(&mut c, round);
+            grow(&mut mirror, round);
+            let upto = c.messages().len() - 1;
+            let mut out = BodyWriter::default();
+            cache
+                .write(Some(c.key()), c.messages(), upto, &mut out, text)
+                .unwrap();
+            body = Some(out.finish());
+            keep(&cache, &mut c);
+        }
+        let body = body.unwrap();
+        assert_eq!(c.messages(), mirror.messages());
+        let kept = kept_results(c.messages());
+        let results = mirror
+            .messages()
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter(|b| matches!(b, ContentBlock::ToolResult { .. }))
+            .count();
+        assert!(kept.len() * 2 > results, "{} of {results} kept", kept.len());
+        // Each kept text is in a part the request sends: shared, not copied.
+        let parts = body.parts();
+        for literal in kept {
+            let inside = parts.iter().any(|p| {
+                let range = p.as_ptr_range();
+                range.contains(&literal.as_ptr()) && literal.as_ptr_range().end <= range.end
+            });
+            assert!(inside, "a kept text is not in a sealed part");
+        }
+        // Written afresh (another client, a rebuilt cache), the results
+        // with kept text give the same bytes.
+        let upto = c.messages().len() - 1;
+        assert_eq!(
+            written(&PrefixCache::default(), Some(c.key()), c.messages(), upto),
+            fresh(mirror.messages(), upto)
+        );
     }
 }

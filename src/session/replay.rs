@@ -191,7 +191,7 @@ impl Replayer {
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { id, .. } => Some(ContentBlock::ToolResult {
                     tool_use_id: id.clone(),
-                    content: LOST_RESULT.to_string(),
+                    content: LOST_RESULT.into(),
                     is_error: true,
                 }),
                 _ => None,
@@ -302,7 +302,7 @@ impl Replayer {
                 self.conversation.push_tool_results(
                     vec![ContentBlock::ToolResult {
                         tool_use_id: id.clone(),
-                        content: output.clone(),
+                        content: output.clone().into(),
                         is_error: outcome.is_error(),
                     }],
                     Vec::new(),

@@ -132,7 +132,7 @@ pub fn tool_results(messages: &[Message]) -> Vec<(String, String)> {
                 tool_use_id,
                 content,
                 ..
-            } => Some((tool_use_id.clone(), content.clone())),
+            } => Some((tool_use_id.clone(), content.to_string())),
             _ => None,
         })
         .collect()

@@ -28,8 +28,8 @@ use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::token_count;
 use super::{
-    AssistantReply, BoxFuture, ContentBlock, LlmError, ModelClient, ModelRequest, StopReason,
-    StreamEvent, Usage,
+    AssistantReply, BoxFuture, ContentBlock, ConversationKey, KeptText, LlmError, ModelClient,
+    ModelRequest, StopReason, StreamEvent, Usage,
 };
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -119,6 +119,10 @@ impl ModelClient for AnthropicClient {
     }
     fn provider(&self) -> &str {
         "anthropic"
+    }
+
+    fn kept_texts(&self, conversation: &ConversationKey) -> Vec<KeptText> {
+        self.prefix.take_kept(conversation)
     }
 
     fn stream<'a>(

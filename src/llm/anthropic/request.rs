@@ -299,9 +299,12 @@ mod tests {
         let tools = tools();
         for (system, budget) in [("You are Waypoint.", None), ("", Some(2048))] {
             let cache = PrefixCache::default();
-            let mut c = Conversation::default();
+            let (mut c, mut mirror) = (Conversation::default(), Conversation::default());
             for round in 0..60 {
                 crate::llm::prefix::grow(&mut c, round);
+                crate::llm::prefix::grow(&mut mirror, round);
+                // Results read from the kept bytes are the same messages.
+                assert_eq!(c.messages(), mirror.messages(), "round {round}");
                 let req = ModelRequest {
                     system,
                     messages: c.messages(),
@@ -320,9 +323,12 @@ mod tests {
                 );
                 let fresh = request_body_with("claude-x", &req, budget).unwrap();
                 assert_eq!(ours, fresh, "round {round}");
+                crate::llm::prefix::keep(&cache, &mut c);
             }
             // What is kept is the sealed prefix only, not the whole body.
             assert!(cache.kept_bytes() > 0);
+            let kept = crate::llm::prefix::kept_results(c.messages()).len();
+            assert!(kept >= 5, "{kept} results kept");
         }
         // No tools, no messages.
         let req = ModelRequest {

@@ -13,7 +13,10 @@ use super::body::Body;
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::prefix::PrefixCache;
 use super::retry::RetryPolicy;
-use super::{AssistantReply, BoxFuture, LlmError, ModelClient, ModelRequest, StreamEvent};
+use super::{
+    AssistantReply, BoxFuture, ConversationKey, KeptText, LlmError, ModelClient, ModelRequest,
+    StreamEvent,
+};
 pub use request::request_body;
 use request::request_body_for;
 use stream::Assembler;
@@ -151,6 +154,10 @@ impl ModelClient for OpenAiClient {
     }
     fn provider(&self) -> &str {
         "openai"
+    }
+
+    fn kept_texts(&self, conversation: &ConversationKey) -> Vec<KeptText> {
+        self.prefix.take_kept(conversation)
     }
 
     fn stream<'a>(

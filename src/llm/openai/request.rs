@@ -9,6 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::chat::Text;
 use crate::llm::body::{Body, BodyWriter};
 use crate::llm::prefix::PrefixCache;
 use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
@@ -36,7 +37,7 @@ enum WireMessage<'a> {
     },
     Tool {
         tool_call_id: &'a str,
-        content: &'a str,
+        content: &'a Text,
     },
 }
 
@@ -675,9 +676,11 @@ mod tests {
             ("", None, &[][..]),
         ] {
             let cache = PrefixCache::default();
-            let mut c = Conversation::default();
+            let (mut c, mut mirror) = (Conversation::default(), Conversation::default());
             for round in 0..60 {
                 crate::llm::prefix::grow(&mut c, round);
+                crate::llm::prefix::grow(&mut mirror, round);
+                assert_eq!(c.messages(), mirror.messages(), "round {round}");
                 let req = ModelRequest {
                     system,
                     messages: c.messages(),
@@ -694,8 +697,11 @@ mod tests {
                     String::from_utf8_lossy(&theirs),
                     "round {round}"
                 );
+                crate::llm::prefix::keep(&cache, &mut c);
             }
             assert!(cache.kept_bytes() > 0);
+            let kept = crate::llm::prefix::kept_results(c.messages()).len();
+            assert!(kept >= 5, "{kept} results kept");
         }
         let req = ModelRequest {
             system: "",
