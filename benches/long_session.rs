@@ -9,7 +9,11 @@
 //! 191–210 and 1,991–2,010, their ratio, and the resident memory against
 //! the conversation's bytes (the last request's body).
 //!
-//! `cargo bench --bench long_session [-- --tool bash] [--rounds N]`
+//! With `--tui`, every event also goes to the TUI's state (as the
+//! interactive app applies it) and a 120x40 frame is drawn every 20
+//! events, so the memory figure is the interactive app's.
+//!
+//! `cargo bench --bench long_session [-- --tool bash] [--rounds N] [--tui]`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -222,6 +226,7 @@ fn main() {
             .and_then(|i| args.get(i + 1).cloned())
     };
     let tool = arg("--tool").unwrap_or_else(|| "read_file".into());
+    let tui = args.iter().any(|a| a == "--tui");
     let rounds: usize = arg("--rounds").map_or(2_010, |r| r.parse().unwrap());
     assert!(rounds >= 30, "at least 30 rounds");
 
@@ -271,7 +276,30 @@ fn main() {
             .config(config)
             .spawn()
             .unwrap();
-        task::run_task(handle, "Read the file again and again.").await
+        if !tui {
+            return task::run_task(handle, "Read the file again and again.").await;
+        }
+        let now = std::time::Instant::now();
+        let mut app = waypoint::tui::state::App::new(
+            "claude-bench",
+            "/work/project",
+            waypoint::tui::style::Palette::colored(),
+            now,
+        );
+        let mut term =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+        let mut seen = 0usize;
+        let done = task::run_task_with(handle, "Read the file again and again.", |event| {
+            waypoint::tui::update::on_event(&mut app, event.clone(), now);
+            seen += 1;
+            if seen.is_multiple_of(20) {
+                term.draw(|f| waypoint::tui::view::draw(f, &mut app, now))
+                    .unwrap();
+            }
+        })
+        .await;
+        std::hint::black_box(&app);
+        done
     });
     assert_eq!((calls, errors), (rounds, 0), "every round must run cleanly");
 
@@ -297,7 +325,10 @@ fn main() {
         v[from - 1..to].iter().sum::<f64>() / (to + 1 - from) as f64
     };
     let at = |round: usize| window(&cpu, round);
-    println!("long_session: {rounds} rounds of {tool} with 1 KB outputs, Anthropic wire");
+    println!(
+        "long_session: {rounds} rounds of {tool} with 1 KB outputs, Anthropic wire{}",
+        if tui { ", events applied to the TUI" } else { "" }
+    );
     let marks: Vec<usize> = [20, 200, 2_000]
         .into_iter()
         .filter(|&r| r + 10 <= rounds)
