@@ -286,8 +286,7 @@ fn main() {
             waypoint::tui::style::Palette::colored(),
             now,
         );
-        let mut term =
-            ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+        let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
         let mut seen = 0usize;
         let done = task::run_task_with(handle, "Read the file again and again.", |event| {
             waypoint::tui::update::on_event(&mut app, event.clone(), now);
@@ -327,7 +326,11 @@ fn main() {
     let at = |round: usize| window(&cpu, round);
     println!(
         "long_session: {rounds} rounds of {tool} with 1 KB outputs, Anthropic wire{}",
-        if tui { ", events applied to the TUI" } else { "" }
+        if tui {
+            ", events applied to the TUI"
+        } else {
+            ""
+        }
     );
     let marks: Vec<usize> = [20, 200, 2_000]
         .into_iter()

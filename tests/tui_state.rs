@@ -2987,3 +2987,98 @@ fn a_resumed_history_routes_each_past_event_to_its_thread() {
         .collect();
     assert_eq!(texts, ["the child's reply"], "the old session's child went");
 }
+
+/// The conversation pane measured incrementally (only what changed since
+/// the last frame) draws exactly what measuring everything afresh draws,
+/// through replies, reasoning, tool cells with output, retries, scrolling
+/// and resizing.
+#[test]
+fn the_incremental_layout_draws_what_a_fresh_layout_draws() {
+    let clock = Clock::new();
+    let (mut a, mut b) = (app(&clock), app(&clock));
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let sizes = [(120, 40), (80, 24), (41, 12), (120, 40)];
+    let mut t = 0.0;
+    let mut call = 0;
+    let mut running: Option<String> = None;
+    for step in 0..400 {
+        t += 0.05;
+        let now = clock.at(t);
+        let events: Vec<Event> = match next(9) {
+            0 => vec![Event::TurnStarted { resumed: false }],
+            1 | 2 => vec![
+                Event::RoundStarted { round: 1 },
+                text(&format!(
+                    "Reply {step}: some **words** and `code`.\n\n```rust\nfn f{step}() {{}}\n```\n"
+                )),
+            ],
+            3 => vec![Event::ReasoningDelta {
+                text: format!("thinking {step} ").repeat(1 + next(30) as usize),
+            }],
+            4 => {
+                call += 1;
+                let id = format!("c{call}");
+                running = Some(id.clone());
+                vec![begin(
+                    &id,
+                    "bash",
+                    &format!("cargo test {call}"),
+                    json!({"command": "cargo test"}),
+                    None,
+                )]
+            }
+            5 => match &running {
+                Some(id) => vec![Event::ToolCallOutputDelta {
+                    id: id.clone(),
+                    chunk: format!("line {step}\n").repeat(1 + next(4) as usize),
+                }],
+                None => vec![text("more text\n")],
+            },
+            6 => match running.take() {
+                Some(id) => vec![end(&id, "bash", ToolStatus::Ok, 12, "done\n")],
+                None => vec![Event::Retrying {
+                    attempt: 1 + next(3) as u32,
+                    delay_ms: 100,
+                    reason: "overloaded".into(),
+                }],
+            },
+            7 => vec![text(
+                &"a longer paragraph of the reply ".repeat(1 + next(20) as usize),
+            )],
+            _ => Vec::new(),
+        };
+        for e in events {
+            update::on_event(&mut a, e.clone(), now);
+            update::on_event(&mut b, e, now);
+        }
+        if next(6) == 0 {
+            let k = [
+                KeyCode::PageUp,
+                KeyCode::PageDown,
+                KeyCode::End,
+                KeyCode::Up,
+            ][next(4) as usize];
+            update::on_key(&mut a, key(k), now);
+            update::on_key(&mut b, key(k), now);
+        }
+        if next(10) == 0 {
+            update::on_key(&mut a, ctrl('o'), now);
+            update::on_key(&mut b, ctrl('o'), now);
+        }
+        let (w, h) = sizes[(step / 100) % sizes.len()];
+        let ours = screen_text(&mut a, w, h, now);
+        b.root.conversation.index = Default::default();
+        for e in &mut b.root.conversation.entries {
+            e.cache = None;
+        }
+        let fresh = screen_text(&mut b, w, h, now);
+        assert_eq!(ours, fresh, "step {step} at {w}x{h}");
+    }
+    assert!(a.root.conversation.entries.len() > 100);
+}

@@ -123,6 +123,33 @@ pub struct Conversation {
     pub marked_tools: Vec<u64>,
     /// Code on screen is still being highlighted (a frame at a time).
     pub highlighting: bool,
+    /// Where the entries start, kept between frames by the layout pass.
+    pub index: LayoutIndex,
+}
+
+/// What the layout pass keeps between frames, so a frame costs what is on
+/// screen and what changed, not the length of the conversation. Invariant:
+/// `starts[i]` is the first line of entry `i` (blank separators counted)
+/// at `width`, for every `i <= dirty_from` that has a start; an entry whose
+/// height or separator may have changed is at or after `dirty_from` (each
+/// change to the entries lowers it, [`LayoutIndex::touch`]).
+#[derive(Debug, Default)]
+pub struct LayoutIndex {
+    pub width: u16,
+    pub starts: Vec<usize>,
+    pub dirty_from: usize,
+    /// The entries on screen at the last frame (they hold their lines).
+    pub shown: std::ops::Range<usize>,
+    /// The first of the last entries at the last frame (they keep their code).
+    pub tail_from: usize,
+}
+
+impl LayoutIndex {
+    /// Entry `i` changed (its text, kind or tail; or one was added after
+    /// it, which may change the blank line below it).
+    pub fn touch(&mut self, i: usize) {
+        self.dirty_from = self.dirty_from.min(i);
+    }
 }
 
 impl Default for Conversation {
@@ -138,13 +165,26 @@ impl Default for Conversation {
             queued_held: false,
             marked_tools: Vec::new(),
             highlighting: false,
+            index: LayoutIndex::default(),
         }
     }
 }
 
 impl Conversation {
     pub fn push(&mut self, kind: EntryKind, text: impl Into<String>) {
-        self.entries.push(ConvEntry::new(kind, text));
+        self.push_entry(ConvEntry::new(kind, text));
+    }
+
+    fn push_entry(&mut self, entry: ConvEntry) {
+        self.index.touch(self.entries.len().saturating_sub(1));
+        self.entries.push(entry);
+    }
+
+    /// Entry `i` of this round (reply, reasoning, summary), if it is of `kind`.
+    fn round_entry_of(&mut self, i: Option<usize>, kind: EntryKind) -> Option<&mut ConvEntry> {
+        let i = i.filter(|&i| self.entries.get(i).is_some_and(|e| e.kind == kind))?;
+        self.index.touch(i);
+        self.entries.get_mut(i)
     }
 
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
@@ -155,10 +195,7 @@ impl Conversation {
     /// Appends streamed reasoning to this round's reasoning entry, or starts
     /// one (the reply text that follows gets its own entry).
     pub fn push_reasoning(&mut self, text: &str) {
-        let entry = self
-            .round_entry
-            .and_then(|i| self.entries.get_mut(i))
-            .filter(|e| e.kind == EntryKind::Reasoning);
+        let entry = self.round_entry_of(self.round_entry, EntryKind::Reasoning);
         match entry {
             Some(e) => e.push_str(text),
             None => {
@@ -172,11 +209,7 @@ impl Conversation {
     /// Marks this round's reply as cut off (the turn failed while it
     /// streamed), so it never reads as a whole answer.
     pub fn mark_round_cut(&mut self) {
-        if let Some(e) = self
-            .round_entry
-            .and_then(|i| self.entries.get_mut(i))
-            .filter(|e| e.kind == EntryKind::Assistant)
-        {
+        if let Some(e) = self.round_entry_of(self.round_entry, EntryKind::Assistant) {
             e.push_str("\n\n*[cut off: the reply stopped here]*");
         }
     }
@@ -184,10 +217,7 @@ impl Conversation {
     /// Appends streamed reply text to this round's entry (even when a queued
     /// message now sits below it), or starts one.
     pub fn push_reply(&mut self, text: &str) {
-        let entry = self
-            .round_entry
-            .and_then(|i| self.entries.get_mut(i))
-            .filter(|e| e.kind == EntryKind::Assistant);
+        let entry = self.round_entry_of(self.round_entry, EntryKind::Assistant);
         match entry {
             Some(e) => e.push_str(text),
             None => {
@@ -213,6 +243,7 @@ impl Conversation {
                 .is_some_and(|e| matches!(e.kind, EntryKind::Assistant | EntryKind::Reasoning))
             {
                 self.entries.remove(i);
+                self.index.touch(i.saturating_sub(1));
             }
         }
     }
@@ -222,18 +253,15 @@ impl Conversation {
         let mut entry = ConvEntry::new(EntryKind::Tool(super::TraceStatus::Running), text);
         entry.tool = Some(serial);
         entry.started = Some(now);
-        self.entries.push(entry);
+        self.push_entry(entry);
         self.round_entry = None;
     }
 
     /// The call shown by cell `serial` ended: its status and line.
     pub fn end_tool(&mut self, serial: u64, status: super::TraceStatus, text: String) {
-        if let Some(e) = self
-            .entries
-            .iter_mut()
-            .rev()
-            .find(|e| e.tool == Some(serial))
-        {
+        if let Some(i) = self.entries.iter().rposition(|e| e.tool == Some(serial)) {
+            self.index.touch(i);
+            let e = &mut self.entries[i];
             e.set_kind(EntryKind::Tool(status));
             e.set_text(text);
         }
@@ -241,13 +269,11 @@ impl Conversation {
 
     /// The last lines of the output of the call shown by cell `serial`.
     pub fn tool_tail(&mut self, serial: u64, tail: Vec<String>) {
-        if let Some(e) = self
-            .entries
-            .iter_mut()
-            .rev()
-            .find(|e| e.tool == Some(serial))
-            && e.tail != tail
+        if let Some(i) = self.entries.iter().rposition(|e| e.tool == Some(serial))
+            && self.entries[i].tail != tail
         {
+            self.index.touch(i);
+            let e = &mut self.entries[i];
             e.tail = tail;
             e.cache = None;
         }
@@ -269,6 +295,7 @@ impl Conversation {
             .map(|(i, _)| i);
         match current {
             Some(i) => {
+                self.index.touch(i);
                 self.entries[i].set_kind(EntryKind::Notice(NoticeKind::Warning));
                 self.entries[i].set_text(text);
             }
@@ -289,11 +316,7 @@ impl Conversation {
         let Some((i, attempts)) = self.retry_notice else {
             return;
         };
-        if let Some(e) = self
-            .entries
-            .get_mut(i)
-            .filter(|e| e.kind == EntryKind::Notice(NoticeKind::Warning))
-        {
+        if let Some(e) = self.round_entry_of(Some(i), EntryKind::Notice(NoticeKind::Warning)) {
             e.set_kind(EntryKind::Notice(NoticeKind::Info));
             e.set_text(format!(
                 "retried {}",
@@ -316,13 +339,13 @@ impl Conversation {
         if resumed && !all {
             return;
         }
-        for q in self
-            .entries
-            .iter_mut()
-            .filter(|e| e.kind == EntryKind::Queued)
+        let queued: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].kind == EntryKind::Queued)
             .take(if all { usize::MAX } else { 1 })
-        {
-            q.set_kind(EntryKind::User);
+            .collect();
+        for i in queued {
+            self.index.touch(i);
+            self.entries[i].set_kind(EntryKind::User);
         }
     }
 
@@ -338,10 +361,7 @@ impl Conversation {
 
     /// Appends a piece of the compaction summary, or starts its entry.
     pub fn push_summary(&mut self, text: &str) {
-        let entry = self
-            .summary_entry
-            .and_then(|i| self.entries.get_mut(i))
-            .filter(|e| e.kind == EntryKind::Summary);
+        let entry = self.round_entry_of(self.summary_entry, EntryKind::Summary);
         match entry {
             Some(e) => e.push_str(text),
             None => {
@@ -364,6 +384,7 @@ impl Conversation {
     /// Shows the model's reasoning, or folds it again.
     pub fn toggle_reasoning(&mut self) {
         self.show_reasoning = !self.show_reasoning;
+        self.index.touch(0);
         for e in &mut self.entries {
             if matches!(e.kind, EntryKind::Reasoning | EntryKind::Summary) {
                 e.cache = None;

@@ -25,7 +25,7 @@ use std::time::Instant;
 use super::style::Palette;
 
 pub use approval::{ApprovalRequest, Approvals, BodyCache};
-pub use conversation::{ConvEntry, Conversation, EntryKind, NoticeKind, Wrapped};
+pub use conversation::{ConvEntry, Conversation, EntryKind, LayoutIndex, NoticeKind, Wrapped};
 pub use files::FilePicker;
 pub use input::{HISTORY_CAP, Input, PASTE_LINES, Pasted};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};

@@ -32,6 +32,8 @@ pub struct ConvLayout {
     pub top: usize,
     /// All lines, blank separators included.
     pub total: usize,
+    /// The first entry on screen.
+    pub first: usize,
 }
 
 /// Lines of reasoning (or of a summary) shown while folded (the latest ones).
@@ -254,54 +256,86 @@ fn text_width(area: Rect) -> (u16, usize) {
 }
 
 /// Wraps what is needed, resolves the scroll position, and lets off-screen
-/// entries drop their lines.
+/// entries drop their lines. Only the entries changed since the last frame
+/// are measured again (their starts kept in [`LayoutIndex`]), and only the
+/// entries on screen now or at the last frame are visited.
+///
+/// [`LayoutIndex`]: crate::tui::state::LayoutIndex
 pub fn layout(conv: &mut Conversation, palette: Palette, area: Rect) -> ConvLayout {
     let (width, height) = text_width(area);
     let show_reasoning = conv.show_reasoning;
     let count = conv.entries.len();
     let tail_from = count.saturating_sub(KEEP_TAIL);
-    let heights: Vec<usize> = conv
-        .entries
-        .iter_mut()
-        .enumerate()
-        .map(|(i, e)| {
-            // Code left plain last frame (out of budget): its lines are
-            // made again (the height stays: colours never change it).
-            if e.code.pending()
-                && let Some(w) = e.cache.as_mut()
-            {
-                w.lines = None;
-            }
-            measure(e, width, palette, i >= tail_from, show_reasoning)
-        })
-        .collect();
-    // One blank line between entries (but tool cells).
-    let gaps: Vec<usize> = (0..count).map(|i| gap(&conv.entries, i)).collect();
-    let total: usize = heights.iter().sum::<usize>() + gaps.iter().sum::<usize>();
-    let top = conv.scroll.resolve(total, height);
-    let mut line_no = 0;
-    conv.highlighting = false;
-    let rows = conv.entries.iter_mut().zip(&heights).zip(&gaps).enumerate();
-    for (i, ((entry, &h), &gap)) in rows {
-        if line_no + h + gap > top && line_no < top + height {
-            ensure_lines(entry, width, palette, show_reasoning);
-            conv.highlighting |= entry.code.pending();
-        } else {
-            // Off screen: keep the height, let the lines go, and the code
-            // too but for the last entries (a reply streaming below the
-            // screen is measured with its code, which then only grows).
-            if let Some(w) = entry.cache.as_mut() {
-                w.lines = None;
-            }
-            if i >= tail_from {
-                entry.code.settle();
-            } else {
-                entry.code.clear();
-            }
-        }
-        line_no += h + gap;
+    let index = &mut conv.index;
+    if index.width != width {
+        index.width = width;
+        index.dirty_from = 0;
     }
-    ConvLayout { top, total }
+    let from = index
+        .dirty_from
+        .min(count)
+        .min(index.starts.len().saturating_sub(1));
+    index.starts.truncate(from + 1);
+    if index.starts.is_empty() {
+        index.starts.push(0);
+    }
+    for i in from..count {
+        let h = measure(
+            &mut conv.entries[i],
+            width,
+            palette,
+            i >= tail_from,
+            show_reasoning,
+        );
+        let start = index.starts[i] + h + gap(&conv.entries, i);
+        index.starts.push(start);
+    }
+    index.dirty_from = count;
+    let total = index.starts[count];
+    let top = conv.scroll.resolve(total, height);
+    // On screen: the entries that end after `top` and start before its end.
+    let first = index.starts[1..].partition_point(|&s| s <= top);
+    let mut end = first;
+    while end < count && index.starts[end] < top + height {
+        end += 1;
+    }
+    let shown = first..end;
+    // What may hold lines or code and is off screen now: what was shown,
+    // the last entries (measured with their lines), and those that just
+    // stopped being the last.
+    let before = std::mem::replace(&mut index.shown, shown.clone());
+    let was_tail = std::mem::replace(&mut index.tail_from, tail_from);
+    let release = before
+        .chain(from.max(tail_from)..count)
+        .chain(was_tail.min(tail_from)..tail_from);
+    for i in release.filter(|i| !shown.contains(i)) {
+        let Some(entry) = conv.entries.get_mut(i) else {
+            continue;
+        };
+        if let Some(w) = entry.cache.as_mut() {
+            w.lines = None;
+        }
+        // The last entries keep their code (a reply streaming below the
+        // screen is measured with its code, which then only grows).
+        if i >= tail_from {
+            entry.code.settle();
+        } else {
+            entry.code.clear();
+        }
+    }
+    conv.highlighting = false;
+    for entry in &mut conv.entries[shown] {
+        // Code left plain last frame (out of budget): its lines are made
+        // again (the height stays: colours never change it).
+        if entry.code.pending()
+            && let Some(w) = entry.cache.as_mut()
+        {
+            w.lines = None;
+        }
+        ensure_lines(entry, width, palette, show_reasoning);
+        conv.highlighting |= entry.code.pending();
+    }
+    ConvLayout { top, total, first }
 }
 
 /// A line of `entry`, marked when it is a tool cell of the plan item
@@ -329,10 +363,10 @@ pub fn render(
 ) {
     let block = pane_block(ctx, " Conversation ", Focus::Conversation);
     let (width, height) = text_width(area);
-    let ConvLayout { top, total } = layout;
+    let ConvLayout { top, total, first } = layout;
     let mut visible = Vec::with_capacity(height);
-    let mut line_no = 0;
-    for (i, entry) in conv.entries.iter().enumerate() {
+    let mut line_no = conv.index.starts.get(first).copied().unwrap_or(0);
+    for (i, entry) in conv.entries.iter().enumerate().skip(first) {
         if visible.len() >= height {
             break;
         }
