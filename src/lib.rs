@@ -14,6 +14,7 @@ pub mod fsx;
 pub mod headless;
 pub mod json;
 pub mod llm;
+pub mod mcp;
 pub mod models;
 pub mod pricing;
 pub mod prompt;

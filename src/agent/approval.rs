@@ -41,6 +41,8 @@ pub struct Policy {
     files: HashSet<std::path::PathBuf>,
     /// Questions a tool asked that the user answered "always": (tool, question).
     questions: HashSet<(String, String)>,
+    /// Tools of other programs (MCP) allowed for the session, by name.
+    tools: HashSet<String>,
 }
 
 impl Policy {
@@ -51,6 +53,7 @@ impl Policy {
             unsandboxed: Remembered::default(),
             files: HashSet::new(),
             questions: HashSet::new(),
+            tools: HashSet::new(),
         }
     }
 
@@ -204,6 +207,28 @@ impl Session {
                 }
                 _ => Gate::Run { sandboxed: false },
             },
+            Access::External => {
+                let verdict = self.host.config.tools.rules.check_tool(name);
+                if let Verdict::Denied { rule, command } = verdict {
+                    return Gate::Refuse(
+                        Refuser::Rules,
+                        crate::safety::rules::deny_message(&rule, &command),
+                    );
+                }
+                let allowed = verdict == Verdict::Allowed || self.host.policy.tools.contains(name);
+                match mode {
+                    ApprovalMode::ReadOnly => Gate::Refuse(
+                        Refuser::Mode,
+                        format!(
+                            "Refused: Waypoint is in read-only mode, and `{name}` is a tool of an MCP server that does not say it only reads. Say what you would do with it instead."
+                        ),
+                    ),
+                    ApprovalMode::Ask | ApprovalMode::AutoEdit if !allowed => {
+                        Gate::Ask(ApprovalReason::Mode)
+                    }
+                    _ => Gate::Run { sandboxed: false },
+                }
+            }
             Access::Exec => {
                 let command = command_of(target);
                 let rules = &self.host.config.tools.rules;
@@ -359,7 +384,16 @@ impl Session {
                     self.host.policy.files.insert(file);
                 }
             }
-            Target::Nothing => {}
+            Target::Nothing => {
+                let external = self
+                    .thread
+                    .tools
+                    .spec(name)
+                    .is_some_and(|s| s.access == Access::External);
+                if external {
+                    self.host.policy.tools.insert(name.to_string());
+                }
+            }
         }
     }
 

@@ -255,11 +255,10 @@ impl Session {
         let tool_cancel = cancel.child_token();
         // A tool that can write files marks the plan file's changes
         // meanwhile as its own, not the user's.
-        let writes = self
-            .thread
-            .tools
-            .spec(call.name)
-            .is_some_and(|s| matches!(s.access, Access::Write | Access::Exec));
+        let writes =
+            self.thread.tools.spec(call.name).is_some_and(|s| {
+                matches!(s.access, Access::Write | Access::Exec | Access::External)
+            });
         let _running = writes.then(|| self.thread.plan.tool_running());
         let ctx = ToolCtx {
             env: ToolEnv {

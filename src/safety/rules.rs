@@ -65,9 +65,38 @@ const SAME_LETTERS: &[(&str, char, char)] = &[("rm", 'R', 'r'), ("cp", 'R', 'r')
 /// Redirection targets that are no file of the user's.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
+/// Whether the rule `rule` names the tool `name`: a rule of a tool name
+/// (`mcp__github__create_issue`) or of all of a server's tools
+/// (`mcp__github__*`); command rules never name a tool.
+fn names_tool(rule: &str, name: &str) -> bool {
+    let rule = rule.trim();
+    if !rule.starts_with("mcp__") {
+        return false;
+    }
+    match rule.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => rule == name,
+    }
+}
+
 impl Rules {
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.deny.is_empty()
+    }
+
+    /// What the rules say about calls of the tool `name` (an MCP server's):
+    /// a deny rule naming it wins over an allow rule; else `Unknown`.
+    pub fn check_tool(&self, name: &str) -> Verdict {
+        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name)) {
+            return Verdict::Denied {
+                rule: rule.clone(),
+                command: name.to_string(),
+            };
+        }
+        if self.allow.iter().any(|r| names_tool(r, name)) {
+            return Verdict::Allowed;
+        }
+        Verdict::Unknown { why: None }
     }
 
     pub fn check(&self, line: &str) -> Verdict {

@@ -179,6 +179,9 @@ pub enum Access {
     Write,
     /// Runs commands.
     Exec,
+    /// Does what another program decides (an MCP server's tool that does
+    /// not say it only reads): asked in `ask` and `auto-edit`.
+    External,
 }
 
 /// Where a tool comes from.

@@ -46,6 +46,8 @@ pub struct Command {
     set: Vec<(OsString, OsString)>,
     /// Inherited variables left out when this says so.
     hidden: Option<fn(&OsStr) -> bool>,
+    /// Stdin is a pipe the parent writes (else `/dev/null`).
+    piped_stdin: bool,
 }
 
 impl Command {
@@ -56,7 +58,14 @@ impl Command {
             cwd: None,
             set: Vec::new(),
             hidden: None,
+            piped_stdin: false,
         }
+    }
+
+    /// Stdin becomes a pipe, written through [`Child::stdin`].
+    pub fn piped_stdin(&mut self) -> &mut Self {
+        self.piped_stdin = true;
+        self
     }
 
     pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
@@ -94,8 +103,8 @@ impl Command {
         vars
     }
 
-    /// Starts the command with stdin on `/dev/null` and stdout and stderr on
-    /// pipes. `setup` runs in the child after the pipes and the directory
+    /// Starts the command with stdin on `/dev/null` (or a pipe, see
+    /// [`Command::piped_stdin`]) and stdout and stderr on pipes. `setup` runs in the child after the pipes and the directory
     /// are in place and before `execve`: it may make raw syscalls only.
     pub fn spawn(&self, setup: &(dyn Fn() -> io::Result<()> + Sync)) -> io::Result<Child> {
         let vars = self.environment();
@@ -110,10 +119,13 @@ impl Command {
             &self.args,
             &vars,
             self.cwd.as_deref(),
+            self.piped_stdin,
         )?;
         let pid = prepared.clone_child(setup)?;
-        let Prepared { out, err, .. } = prepared;
-        Child::started(pid, out.read, err.read)
+        let Prepared {
+            out, err, input, ..
+        } = prepared;
+        Child::started(pid, out.read, err.read, input.map(|p| p.write))
     }
 }
 
@@ -185,6 +197,7 @@ struct Prepared {
     envp: Vec<*const libc::c_char>,
     cwd: Option<CString>,
     null: OwnedFd,
+    input: Option<Pipe>,
     out: Pipe,
     err: Pipe,
 }
@@ -196,6 +209,7 @@ impl Prepared {
         args: &[OsString],
         vars: &[(OsString, OsString)],
         cwd: Option<&Path>,
+        piped_stdin: bool,
     ) -> io::Result<Self> {
         let mut strings = Vec::with_capacity(1 + args.len() + vars.len());
         strings.push(cstring(name.to_owned())?);
@@ -228,6 +242,7 @@ impl Prepared {
             _strings: strings,
             cwd: cwd.map(|c| cstring(c.as_os_str().to_owned())).transpose()?,
             null,
+            input: piped_stdin.then(Pipe::new).transpose()?,
             out: Pipe::new()?,
             err: Pipe::new()?,
         })
@@ -303,7 +318,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         default_signals();
         for (from, to) in [
-            (p.null.as_raw_fd(), 0),
+            (p.input.as_ref().map_or(&p.null, |i| &i.read).as_raw_fd(), 0),
             (p.out.write.as_raw_fd(), 1),
             (p.err.write.as_raw_fd(), 2),
         ] {
@@ -448,16 +463,18 @@ pub struct Child {
     pid: i32,
     pidfd: Option<AsyncFd<OwnedFd>>,
     status: Option<ExitStatus>,
+    pub stdin: Option<pipe::Sender>,
     pub stdout: Option<pipe::Receiver>,
     pub stderr: Option<pipe::Receiver>,
 }
 
 impl Child {
-    fn started(pid: i32, out: OwnedFd, err: OwnedFd) -> io::Result<Self> {
+    fn started(pid: i32, out: OwnedFd, err: OwnedFd, input: Option<OwnedFd>) -> io::Result<Self> {
         let mut child = Self {
             pid,
             pidfd: None,
             status: None,
+            stdin: None,
             stdout: None,
             stderr: None,
         };
@@ -468,6 +485,7 @@ impl Child {
             Some(fd) => Some(unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?),
             None => None,
         };
+        child.stdin = input.map(pipe::Sender::from_owned_fd).transpose()?;
         child.stdout = Some(pipe::Receiver::from_owned_fd(out)?);
         child.stderr = Some(pipe::Receiver::from_owned_fd(err)?);
         Ok(child)
@@ -598,6 +616,20 @@ mod tests {
         let (out, err) = output(&mut child).await;
         assert_eq!(out, "y\ny\n141\n");
         assert_eq!(err, "");
+        assert!(child.wait().await.unwrap().success());
+    }
+
+    #[tokio::test]
+    async fn a_piped_stdin_is_what_the_parent_writes_until_it_closes_it() {
+        use tokio::io::AsyncWriteExt;
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg("tr a-z A-Z").piped_stdin();
+        let mut child = cmd.spawn(&|| Ok(())).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"hello\n").await.unwrap();
+        drop(stdin);
+        let (out, _) = output(&mut child).await;
+        assert_eq!(out, "HELLO\n");
         assert!(child.wait().await.unwrap().success());
     }
 

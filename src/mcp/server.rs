@@ -1,0 +1,228 @@
+//! One MCP server over stdio: started as a contained child (its own
+//! session and process group, no terminal, killed with Waypoint), spoken
+//! to with the official SDK (`rmcp`) over its pipes, and stopped with its
+//! whole group (SIGTERM, then SIGKILL). Invariant: a server that fails to
+//! start says why in one line, with the tail of what it printed on stderr.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::Tool as McpToolDef;
+use rmcp::service::{Peer, RoleClient, RunningService};
+use tokio::io::AsyncReadExt;
+
+use super::config::McpServerConfig;
+use crate::tools::spawn;
+
+/// Bytes of a server's stderr kept for its error reports.
+const STDERR_TAIL: usize = 4096;
+
+/// How long a stopped server's group has after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Waypoint's own provider keys: a server inherits the rest of the
+/// environment (it may need its own keys from there, as in the other
+/// agents), and gets what its `env` sets.
+fn is_provider_key(name: &std::ffi::OsStr) -> bool {
+    matches!(
+        name.to_str(),
+        Some("ANTHROPIC_API_KEY" | "OPENAI_API_KEY" | "WAYPOINT_API_KEY")
+    )
+}
+
+/// The last bytes a server wrote on stderr.
+#[derive(Clone, Debug, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+
+impl StderrTail {
+    fn push(&self, bytes: &[u8]) {
+        let mut tail = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.extend(bytes);
+        let over = tail.len().saturating_sub(STDERR_TAIL);
+        tail.drain(..over);
+    }
+
+    /// The tail as text, its last lines.
+    pub fn text(&self) -> String {
+        let tail = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let bytes: Vec<u8> = tail.iter().copied().collect();
+        String::from_utf8_lossy(&bytes).trim().to_string()
+    }
+}
+
+/// A server that answered `initialize` and `tools/list`.
+pub struct Running {
+    pub name: String,
+    pub tools: Vec<McpToolDef>,
+    pub stderr: StderrTail,
+    service: Option<RunningService<RoleClient, ()>>,
+    group: i32,
+    child: Option<spawn::Child>,
+}
+
+impl Running {
+    /// The server's process group (it leads it).
+    pub fn group(&self) -> i32 {
+        self.group
+    }
+
+    /// Who to send requests to (cheap to clone, shared by the tools).
+    pub fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.service.as_ref().map(|s| s.peer().clone())
+    }
+}
+
+impl Drop for Running {
+    /// The SDK's service is cancelled, and the server's whole group gets
+    /// SIGTERM, then SIGKILL if anything of it is left after the grace.
+    fn drop(&mut self) {
+        // Dropping the service cancels it (and its task).
+        drop(self.service.take());
+        stop_group(self.group);
+        if let Some(child) = self.child.take() {
+            // Reaped by the child's own drop (killed if still there).
+            drop(child);
+        }
+    }
+}
+
+/// SIGTERM to the group now, SIGKILL after the grace on a thread of its own
+/// (a drop may happen while the runtime shuts down).
+fn stop_group(group: i32) {
+    if group <= 1 {
+        return;
+    }
+    // SAFETY: kill has no memory-safety preconditions; -group addresses the
+    // process group the server leads (setsid in the child).
+    if unsafe { libc::kill(-group, libc::SIGTERM) } != 0 {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("mcp-stop".into())
+        .spawn(move || {
+            std::thread::sleep(STOP_GRACE);
+            // SAFETY: as above.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        });
+}
+
+/// Why a server did not start: one line, and its stderr's tail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StartError {
+    pub message: String,
+    pub stderr: String,
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if !self.stderr.is_empty() {
+            let last = self.stderr.lines().last().unwrap_or_default();
+            write!(f, " (stderr: {last})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Starts the stdio server `name` in `workspace` (its `cwd`, when relative,
+/// is taken from there), initializes it and lists its tools.
+pub async fn start(
+    name: &str,
+    config: &McpServerConfig,
+    workspace: &std::path::Path,
+) -> Result<Running, StartError> {
+    let fail = |message: String, stderr: &StderrTail| StartError {
+        message,
+        stderr: stderr.text(),
+    };
+    let stderr = StderrTail::default();
+    let Some(program) = config.command.as_deref() else {
+        let message = if config.url.is_some() {
+            "Streamable HTTP servers (`url`) are not supported yet: only stdio servers (`command`)"
+        } else {
+            "no `command` to start"
+        };
+        return Err(fail(message.into(), &stderr));
+    };
+    let mut cmd = spawn::Command::new(program);
+    for arg in &config.args {
+        cmd.arg(arg);
+    }
+    for (k, v) in &config.env {
+        cmd.env(k, v);
+    }
+    cmd.current_dir(match &config.cwd {
+        Some(dir) => workspace.join(dir),
+        None => workspace.to_path_buf(),
+    });
+    cmd.env_remove_if(is_provider_key);
+    cmd.piped_stdin();
+    let parent = i32::try_from(std::process::id()).unwrap_or(0);
+    let mut child = cmd
+        .spawn(&move || {
+            // Its own session and group, no controlling terminal; it dies
+            // with Waypoint, and never starts if Waypoint is gone already.
+            // SAFETY (each call): raw syscalls with integer arguments.
+            if unsafe { libc::setsid() } == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) } == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if unsafe { libc::getppid() } != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        })
+        .map_err(|e| fail(format!("cannot start `{program}`: {e}"), &stderr))?;
+    let group = child.id();
+    let mut reader = None;
+    if let Some(mut err) = child.stderr.take() {
+        let tail = stderr.clone();
+        reader = Some(tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.push(&buf[..n]);
+            }
+        }));
+    }
+    // A server that failed: stopped, and what it printed read to the end
+    // (for a moment) so the report has it.
+    let failed = |message: String| async move {
+        stop_group(group);
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+        }
+        message
+    };
+    let (Some(output), Some(input)) = (child.stdout.take(), child.stdin.take()) else {
+        let message = failed("the server's pipes were not made".into()).await;
+        return Err(fail(message, &stderr));
+    };
+    let service = match ().serve((output, input)).await {
+        Ok(service) => service,
+        Err(e) => {
+            let message = failed(format!("did not initialize: {e}")).await;
+            return Err(fail(message, &stderr));
+        }
+    };
+    let mut running = Running {
+        name: name.to_string(),
+        tools: Vec::new(),
+        stderr: stderr.clone(),
+        service: Some(service),
+        group,
+        child: Some(child),
+    };
+    let tools = match running.service.as_ref() {
+        Some(s) => s.peer().list_all_tools().await,
+        None => Ok(Vec::new()),
+    };
+    running.tools = tools.map_err(|e| fail(format!("tools/list failed: {e}"), &stderr))?;
+    Ok(running)
+}

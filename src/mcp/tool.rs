@@ -1,0 +1,176 @@
+//! An MCP server's tool as one of Waypoint's: offered to the model under
+//! its `mcp__SERVER__TOOL` name, gated like any other (its access is
+//! unknown unless the server says it only reads), its output capped like
+//! any other. Invariant: an interrupted call's future is dropped, which
+//! makes the SDK tell the server the request was cancelled.
+
+use futures_util::future::BoxFuture;
+use rmcp::model::Tool as McpToolDef;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
+use rmcp::service::{Peer, RoleClient};
+use serde_json::Value;
+use std::time::Duration;
+
+use super::name::tool_name;
+use crate::tools::{
+    Access, Failure, Origin, Tool, ToolCtx, ToolOutput, ToolSpec, ToolSummary, cap_output,
+    summary_line,
+};
+
+/// One tool of a running server.
+pub struct McpTool {
+    server: String,
+    name: String,
+    def: McpToolDef,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+}
+
+impl McpTool {
+    pub fn new(server: &str, def: McpToolDef, peer: Peer<RoleClient>, timeout: Duration) -> Self {
+        Self {
+            server: server.to_string(),
+            name: tool_name(server, &def.name),
+            def,
+            peer,
+            timeout,
+        }
+    }
+
+    /// The server's own name for the tool.
+    pub fn remote_name(&self) -> &str {
+        &self.def.name
+    }
+}
+
+/// What the server says about a tool's effects: read-only only when it
+/// says so.
+pub fn access_of(def: &McpToolDef) -> Access {
+    match def.annotations.as_ref().and_then(|a| a.read_only_hint) {
+        Some(true) => Access::Read,
+        _ => Access::External,
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        let description = self.def.description.as_deref().unwrap_or_default();
+        ToolSpec {
+            name: self.name.clone(),
+            description: if description.is_empty() {
+                format!("`{}` of the MCP server `{}`.", self.def.name, self.server)
+            } else {
+                description.to_string()
+            },
+            schema: Value::Object((*self.def.input_schema).clone()),
+            access: access_of(&self.def),
+            origin: Origin::Mcp {
+                server: self.server.clone(),
+            },
+        }
+    }
+
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        let args = match input {
+            Value::Object(map) if map.is_empty() => String::new(),
+            other => format!(" {other}"),
+        };
+        ToolSummary {
+            line: summary_line(&format!("{} · {}{args}", self.server, self.def.name)),
+            ..ToolSummary::default()
+        }
+    }
+
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let mut params = CallToolRequestParams::new(self.def.name.clone());
+            if let Value::Object(map) = input {
+                params = params.with_arguments(map.clone());
+            }
+            let call = tokio::time::timeout(self.timeout, self.peer.call_tool(params));
+            let cap = ctx.env.config.output_cap;
+            tokio::select! {
+                done = call => match done {
+                    Ok(Ok(result)) => output(result, cap),
+                    Ok(Err(e)) => ToolOutput::error(format!(
+                        "the MCP server `{}` did not answer the call: {e}",
+                        self.server
+                    )),
+                    Err(_) => ToolOutput::failed(
+                        Failure::TimedOut,
+                        format!(
+                            "the MCP server `{}` took longer than {} s (tool_timeout_sec); the call was cancelled",
+                            self.server,
+                            self.timeout.as_secs_f64()
+                        ),
+                    ),
+                },
+                () = ctx.env.cancel.cancelled() => ToolOutput::interrupted(
+                    &format!("The MCP server `{}` was told to cancel the call.", self.server),
+                    "",
+                ),
+            }
+        })
+    }
+}
+
+/// The model's text of a result: each block in order (text as it is,
+/// other kinds named with their size), the structured content as JSON when
+/// nothing else says it, capped like any tool's output.
+fn output(result: CallToolResult, cap: usize) -> ToolOutput {
+    let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
+    }
+    let text = cap_output(&parts.join("\n"), cap);
+    if result.is_error == Some(true) {
+        ToolOutput::error(if text.is_empty() {
+            "(no message)".into()
+        } else {
+            text
+        })
+    } else if text.is_empty() {
+        ToolOutput::ok("(no output)")
+    } else {
+        ToolOutput::ok(text)
+    }
+}
+
+fn block_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Image(i) => format!(
+            "[image: {}, {} bytes; images from MCP tools are not shown to the model yet]",
+            i.mime_type,
+            i.data.len() / 4 * 3
+        ),
+        ContentBlock::Audio(a) => {
+            format!("[audio: {}, {} bytes]", a.mime_type, a.data.len() / 4 * 3)
+        }
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::TextResourceContents { uri, text, .. } => {
+                format!("[resource {uri}]\n{text}")
+            }
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => format!(
+                "[resource {uri}: {}, {} bytes]",
+                mime_type.as_deref().unwrap_or("binary"),
+                blob.len() / 4 * 3
+            ),
+            _ => "[a resource of a kind Waypoint does not read]".to_string(),
+        },
+        ContentBlock::ResourceLink(link) => {
+            let about = link.description.as_deref().unwrap_or_default();
+            format!("[resource link: {} <{}>] {about}", link.name, link.uri)
+                .trim_end()
+                .to_string()
+        }
+        _ => "[content of a kind Waypoint does not read]".to_string(),
+    }
+}

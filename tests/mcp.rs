@@ -1,0 +1,276 @@
+//! MCP against servers nobody here wrote: the reference servers published
+//! on npm (`@modelcontextprotocol/server-everything`), installed by
+//! `.ci/run` into a cache folder and found through
+//! `WAYPOINT_TEST_MCP_BIN` (their `node_modules/.bin`). Without them a
+//! test says it was skipped; with `WAYPOINT_TEST_MCP_REQUIRED=1` (as
+//! `.ci/run` sets) it fails instead.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use waypoint::mcp::{McpServerConfig, McpTool, Running, start};
+use waypoint::todo::SharedPlan;
+use waypoint::tools::{
+    Access, Failure, Origin, Tool, ToolConfig, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput,
+    Workspace,
+};
+
+/// The server program `name`, or `None` (the test is then skipped).
+fn server(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("WAYPOINT_TEST_MCP_BIN")
+        .map(|dir| PathBuf::from(dir).join(name))
+        .filter(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_MCP_REQUIRED").is_none(),
+            "{name} is not installed: .ci/run installs it (npm) and sets WAYPOINT_TEST_MCP_BIN"
+        );
+        eprintln!(
+            "SKIPPED: {name} not found (set WAYPOINT_TEST_MCP_BIN to the node_modules/.bin \
+             that holds it; .ci/run does)"
+        );
+    }
+    found
+}
+
+async fn everything(dir: &std::path::Path) -> Option<Running> {
+    let program = server("mcp-server-everything")?;
+    let config = McpServerConfig {
+        command: Some(program.to_string_lossy().into_owned()),
+        ..McpServerConfig::default()
+    };
+    Some(
+        start("everything", &config, dir)
+            .await
+            .expect("the server starts"),
+    )
+}
+
+fn tool(running: &Running, name: &str, timeout: Duration) -> McpTool {
+    let def = running
+        .tools
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("the server has no `{name}`"))
+        .clone();
+    McpTool::new(&running.name, def, running.peer().unwrap(), timeout)
+}
+
+async fn call(
+    tool: &McpTool,
+    input: Value,
+    dir: &std::path::Path,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    let workspace = Workspace::new(dir).unwrap();
+    let config = ToolConfig::default();
+    let plan = SharedPlan::default();
+    let ctx = ToolCtx {
+        env: ToolEnv {
+            workspace: &workspace,
+            config: &config,
+            cancel,
+            output: None,
+            sandboxed: false,
+        },
+        plan: &plan,
+        host: ToolHost::detached(),
+    };
+    tool.run(&input, ctx).await
+}
+
+#[tokio::test]
+async fn the_everything_server_lists_its_tools_and_answers_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(running) = everything(dir.path()).await else {
+        return;
+    };
+    let names: Vec<&str> = running.tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in [
+        "echo",
+        "get-sum",
+        "get-tiny-image",
+        "trigger-long-running-operation",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let cancel = CancellationToken::new();
+
+    let echo = tool(&running, "echo", Duration::from_secs(20));
+    let spec = echo.spec();
+    assert_eq!(spec.name, "mcp__everything__echo");
+    // The server marks echo read-only.
+    assert_eq!(spec.access, Access::Read);
+    assert_eq!(
+        spec.origin,
+        Origin::Mcp {
+            server: "everything".into()
+        }
+    );
+    assert_eq!(spec.schema["type"], "object");
+    let out = call(
+        &echo,
+        json!({"message": "hi from waypoint"}),
+        dir.path(),
+        &cancel,
+    )
+    .await;
+    assert_eq!(out.outcome, ToolOutcome::Ok, "{}", out.content);
+    assert!(out.content.contains("hi from waypoint"), "{}", out.content);
+
+    let sum = tool(&running, "get-sum", Duration::from_secs(20));
+    let out = call(&sum, json!({"a": 19, "b": 23}), dir.path(), &cancel).await;
+    assert_eq!(out.outcome, ToolOutcome::Ok, "{}", out.content);
+    assert!(out.content.contains("42"), "{}", out.content);
+
+    let image = tool(&running, "get-tiny-image", Duration::from_secs(20));
+    let out = call(&image, json!({}), dir.path(), &cancel).await;
+    assert!(out.content.contains("[image: image/png"), "{}", out.content);
+
+    // Arguments the server refuses: an error result, the server still up.
+    let out = call(&sum, json!({"a": "nineteen"}), dir.path(), &cancel).await;
+    assert!(out.is_error(), "{}", out.content);
+    let out = call(&echo, json!({"message": "still here"}), dir.path(), &cancel).await;
+    assert!(out.content.contains("still here"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_long_call_is_cancelled_by_an_interrupt_and_by_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(running) = everything(dir.path()).await else {
+        return;
+    };
+    let long = tool(
+        &running,
+        "trigger-long-running-operation",
+        Duration::from_secs(60),
+    );
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        interrupt.cancel();
+    });
+    let started = Instant::now();
+    let out = call(
+        &long,
+        json!({"duration": 30, "steps": 5}),
+        dir.path(),
+        &cancel,
+    )
+    .await;
+    assert!(out.was_interrupted(), "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let short = tool(
+        &running,
+        "trigger-long-running-operation",
+        Duration::from_millis(300),
+    );
+    let out = call(
+        &short,
+        json!({"duration": 30, "steps": 5}),
+        dir.path(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        out.outcome,
+        ToolOutcome::Failed {
+            failure: Failure::TimedOut
+        },
+        "{}",
+        out.content
+    );
+    // The server goes on answering.
+    let echo = tool(&running, "echo", Duration::from_secs(20));
+    let out = call(
+        &echo,
+        json!({"message": "after"}),
+        dir.path(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(out.content.contains("after"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_server_that_dies_gives_a_clear_error_and_a_stopped_one_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(running) = everything(dir.path()).await else {
+        return;
+    };
+    let group = running.group();
+    let echo = tool(&running, "echo", Duration::from_secs(20));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let out = call(
+        &echo,
+        json!({"message": "anyone?"}),
+        dir.path(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(out.is_error(), "{}", out.content);
+    assert!(out.content.contains("everything"), "{}", out.content);
+
+    // A running server, dropped: its whole group is gone.
+    let Some(second) = everything(dir.path()).await else {
+        return;
+    };
+    let group = second.group();
+    drop(second);
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        live_members(group).is_empty()
+    });
+    assert!(
+        gone,
+        "left of the server's group: {:?}",
+        live_members(group)
+    );
+}
+
+/// The processes of group `group` that are not dead (zombies waiting for
+/// their parent to reap them count as dead).
+fn live_members(group: i32) -> Vec<String> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp ...
+        let Some(after) = stat.rsplit_once(") ").map(|(_, rest)| rest) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        if fields.get(2) == Some(&group.to_string().as_str()) && fields.first() != Some(&"Z") {
+            live.push(stat.split(' ').take(2).collect::<Vec<_>>().join(" "));
+        }
+    }
+    live
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = McpServerConfig {
+        command: Some("waypoint-no-such-mcp-server".into()),
+        ..McpServerConfig::default()
+    };
+    let err = start("nope", &missing, dir.path()).await.err().unwrap();
+    assert!(err.message.contains("was not found"), "{err}");
+    // A program that is no MCP server: its stderr is in the report.
+    let talker = McpServerConfig {
+        command: Some("bash".into()),
+        args: vec!["-c".into(), "echo 'config file missing' >&2; exit 3".into()],
+        ..McpServerConfig::default()
+    };
+    let err = start("talker", &talker, dir.path()).await.err().unwrap();
+    assert!(err.message.contains("did not initialize"), "{err}");
+    assert!(err.to_string().contains("config file missing"), "{err}");
+}
