@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::events::{AbortReason, Envelope, Event, StopReason, ToolStatus};
+use crate::events::{AbortReason, Envelope, Event, McpStatus, StopReason, ToolStatus};
 use crate::llm::Usage;
 use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
@@ -313,6 +313,33 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.end_line()?;
                 self.error_line(message)?;
             }
+            Event::McpServer { name, status } => match status {
+                McpStatus::Failed { error, stderr } => {
+                    self.end_line()?;
+                    let last = stderr.lines().last().unwrap_or_default();
+                    let tail = if last.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (stderr: {})", clean_line(last))
+                    };
+                    writeln!(
+                        self.err,
+                        "waypoint: MCP server {} failed: {}{tail}",
+                        clean_line(name),
+                        clean_line(error)
+                    )?;
+                }
+                McpStatus::Slow { after_ms } => {
+                    self.end_line()?;
+                    writeln!(
+                        self.err,
+                        "waypoint: MCP server {} is still starting after {} s",
+                        clean_line(name),
+                        after_ms / 1000
+                    )?;
+                }
+                McpStatus::Starting | McpStatus::Ready { .. } => {}
+            },
             // Reasoning is not part of the reply; the jsonl format has it.
             Event::ReasoningDelta { .. }
             | Event::Usage { .. }

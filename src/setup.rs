@@ -30,6 +30,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
             output_cap: s.output_cap.value.max(256),
             rules: s.rules.clone(),
+            mcp_servers: s.mcp_servers.clone(),
             ..ToolConfig::default()
         },
         context_window: Some(s.context_window.value).filter(|w| *w > 0),

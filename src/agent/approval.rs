@@ -183,10 +183,21 @@ impl Session {
 
     /// What the mode, the rules and the session's answers say about a call.
     pub(super) fn gate(&self, name: &str, input: &Value) -> Gate {
-        let Some(access) = self.thread.tools.spec(name).map(|s| s.access) else {
+        let Some(spec) = self.thread.tools.spec(name) else {
             // Unknown tools fail on their own.
             return Gate::Run { sandboxed: false };
         };
+        let access = spec.access;
+        // A deny rule naming another program's tool (an MCP server's, by
+        // name or `mcp__server__*`) refuses it whatever it says it does.
+        if matches!(spec.origin, crate::tools::Origin::Mcp { .. })
+            && let Verdict::Denied { rule, command } = self.host.config.tools.rules.check_tool(name)
+        {
+            return Gate::Refuse(
+                Refuser::Rules,
+                crate::safety::rules::deny_message(&rule, &command),
+            );
+        }
         let target = self.thread.tools.target(name, input);
         let mode = self.host.policy.mode;
         match access {
@@ -208,14 +219,8 @@ impl Session {
                 _ => Gate::Run { sandboxed: false },
             },
             Access::External => {
-                let verdict = self.host.config.tools.rules.check_tool(name);
-                if let Verdict::Denied { rule, command } = verdict {
-                    return Gate::Refuse(
-                        Refuser::Rules,
-                        crate::safety::rules::deny_message(&rule, &command),
-                    );
-                }
-                let allowed = verdict == Verdict::Allowed || self.host.policy.tools.contains(name);
+                let allowed = self.host.config.tools.rules.check_tool(name) == Verdict::Allowed
+                    || self.host.policy.tools.contains(name);
                 match mode {
                     ApprovalMode::ReadOnly => Gate::Refuse(
                         Refuser::Mode,

@@ -103,6 +103,7 @@ impl AgentBuilder {
             mode_request: mode_request.clone(),
             compact_request: compact_request.clone(),
             approval_wait: std::time::Duration::ZERO,
+            mcp: crate::mcp::Servers::none(),
         };
         let mut agent = Agent {
             session: Session { thread, host },

@@ -140,6 +140,7 @@ impl Agent {
     /// The op loop: runs until `Quit` or until every sender is dropped.
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         self.session.announce_mode();
+        self.session.start_mcp();
         // Stops watching the plan file when the engine stops.
         let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
         loop {

@@ -117,4 +117,6 @@ pub(super) struct Host {
     /// Time spent waiting for the user's approvals (not counted in a
     /// call's duration).
     pub approval_wait: std::time::Duration,
+    /// The MCP servers: starting, and those whose tools were attached.
+    pub mcp: crate::mcp::Servers,
 }

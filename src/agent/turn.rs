@@ -29,6 +29,7 @@ enum Sampled {
 
 impl Session {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
+        self.attach_mcp();
         let mut round = 0;
         let mut corrections = 0;
         loop {
@@ -203,6 +204,35 @@ impl Session {
         let note = self.take_plan_note();
         self.add_tool_results(results, nag.into_iter().chain(note).collect());
         None
+    }
+
+    /// Starts the configured MCP servers in the background; each one's
+    /// state goes out as an event as it changes.
+    pub(super) fn start_mcp(&mut self) {
+        if self.host.config.tools.mcp_servers.is_empty() {
+            return;
+        }
+        let events = self.host.events.clone();
+        let status: crate::mcp::manager::StatusSink = std::sync::Arc::new(move |name, status| {
+            events.send(Event::McpServer {
+                name: name.to_string(),
+                status,
+            });
+        });
+        self.host.mcp = crate::mcp::Servers::start(
+            &self.host.config.tools.mcp_servers,
+            self.host.workspace.root().to_path_buf(),
+            status,
+        );
+    }
+
+    /// The tools of the MCP servers that became ready, offered from this
+    /// turn on (after the others, so the provider's cache of the earlier
+    /// tools survives).
+    fn attach_mcp(&mut self) {
+        for tool in self.host.mcp.take_ready() {
+            self.thread.tools.add(tool);
+        }
     }
 
     /// One model request over the conversation as it is.

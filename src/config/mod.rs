@@ -49,6 +49,9 @@ pub struct Layer {
     /// Prices per model, USD per million tokens (only at the top level).
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// MCP servers, `[mcp_servers.NAME]` (only at the top level).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Shell commands allowed without asking (matched on parsed words).
     #[serde(default)]
     pub allow: Vec<String>,
@@ -105,7 +108,7 @@ pub enum ConfigError {
         available: Vec<String>,
     },
     #[error(
-        "profile `{0}` may not contain `profile` or `prices` tables; put them at the top level"
+        "profile `{0}` may not contain `profile`, `prices` or `mcp_servers` tables; put them at the top level"
     )]
     NestedProfile(String),
     #[error("{name} = {value} (from {from}) is not valid: {message}")]
@@ -162,6 +165,8 @@ pub struct Settings {
     pub file: Option<PathBuf>,
     pub profiles: Vec<String>,
     pub prices: BTreeMap<String, Price>,
+    /// The MCP servers of the config file.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// The `allow` and `deny` rules for shell commands (the file's and the
     /// profile's together).
     pub rules: Rules,
@@ -286,7 +291,11 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
         rules,
-        prices: file_layer.map(|(_, l)| l.prices).unwrap_or_default(),
+        prices: file_layer
+            .as_ref()
+            .map(|(_, l)| l.prices.clone())
+            .unwrap_or_default(),
+        mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
@@ -313,7 +322,7 @@ fn profile<'a>(
         let available = profiles.to_vec();
         return Err(ConfigError::NoProfile { name, available });
     };
-    if !layer.profile.is_empty() || !layer.prices.is_empty() {
+    if !layer.profile.is_empty() || !layer.prices.is_empty() || !layer.mcp_servers.is_empty() {
         return Err(ConfigError::NestedProfile(name));
     }
     Ok(Some((name, layer)))
@@ -339,6 +348,7 @@ mod describe;
 mod file;
 mod kinds;
 mod layers;
+mod mcp;
 mod provider;
 mod safety;
 
@@ -349,6 +359,7 @@ use provider::{Connection, connection};
 
 pub use kinds::{ProviderKind, Theme};
 
+pub use mcp::McpServerConfig;
 pub use safety::SandboxLayer;
 
 pub use describe::mask;

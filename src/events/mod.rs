@@ -515,8 +515,34 @@ pub enum Event {
         mode: ApprovalMode,
         sandboxed: bool,
     },
+    /// An MCP server's state, as it changes: its tools join the ones
+    /// offered at the turn after it is ready.
+    McpServer {
+        name: String,
+        status: McpStatus,
+    },
     /// The engine waits for the next op.
     Idle,
+}
+
+/// Where an MCP server is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpStatus {
+    Starting,
+    /// Past its startup timeout and still starting: it attaches when ready.
+    Slow {
+        after_ms: u64,
+    },
+    /// Initialized, with this many tools offered.
+    Ready {
+        tools: usize,
+    },
+    /// It did not start (or stopped): why, and the tail of its stderr.
+    Failed {
+        error: String,
+        stderr: String,
+    },
 }
 
 impl Event {
@@ -555,6 +581,7 @@ impl Event {
             | Event::UserMessage { .. }
             | Event::ApprovalRequested { .. }
             | Event::ApprovalMode { .. }
+            | Event::McpServer { .. }
             | Event::Idle => false,
         }
     }

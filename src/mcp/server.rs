@@ -13,7 +13,7 @@ use rmcp::model::Tool as McpToolDef;
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::io::AsyncReadExt;
 
-use super::config::McpServerConfig;
+use super::McpServerConfig;
 use crate::tools::spawn;
 
 /// Bytes of a server's stderr kept for its error reports.

@@ -401,6 +401,29 @@ impl AllowRule {
 mod tests {
     use super::*;
 
+    #[test]
+    fn tool_rules_name_a_tool_or_all_of_a_server_and_command_rules_none() {
+        let rules = Rules {
+            allow: vec!["mcp__docs__search".into(), "ls".into()],
+            deny: vec!["mcp__github__*".into(), "rm".into()],
+        };
+        assert!(matches!(
+            rules.check_tool("mcp__github__create_issue"),
+            Verdict::Denied { rule, .. } if rule == "mcp__github__*"
+        ));
+        assert_eq!(rules.check_tool("mcp__docs__search"), Verdict::Allowed);
+        assert_eq!(
+            rules.check_tool("mcp__docs__searchx"),
+            Verdict::Unknown { why: None }
+        );
+        // `rm` and `ls` are command rules: no tool name is one.
+        assert_eq!(rules.check_tool("rm"), Verdict::Unknown { why: None });
+        assert_eq!(
+            rules.check_tool("mcp__githubx__a"),
+            Verdict::Unknown { why: None }
+        );
+    }
+
     fn rules() -> Rules {
         Rules {
             allow: vec!["cargo test".into(), "git status".into(), "ls".into()],

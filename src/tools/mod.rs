@@ -50,6 +50,9 @@ pub struct ToolConfig {
     /// ([`procs::SESSION_VAR`]), so a resume after a crash finds and ends
     /// what they left running.
     pub session: Option<String>,
+    /// The MCP servers to start (`[mcp_servers.NAME]`), in the background
+    /// when the engine starts; their tools join the registry when ready.
+    pub mcp_servers: std::collections::BTreeMap<String, crate::config::McpServerConfig>,
 }
 
 impl Default for ToolConfig {
@@ -62,6 +65,7 @@ impl Default for ToolConfig {
             rules: crate::safety::Rules::default(),
             sandbox: None,
             session: None,
+            mcp_servers: std::collections::BTreeMap::new(),
         }
     }
 }

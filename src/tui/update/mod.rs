@@ -24,7 +24,7 @@ pub use plan::send_edit;
 pub use scroll::{TRACE_PAGE, on_mouse};
 
 use super::state::{Activity, App, ApprovalRequest, EntryKind, NoticeKind};
-use crate::events::{AbortReason, Envelope, ErrorKind, Event, Op, StopReason};
+use crate::events::{AbortReason, Envelope, ErrorKind, Event, McpStatus, Op, StopReason};
 use crate::text::clean_line;
 
 /// What the app loop must do after an update.
@@ -177,6 +177,38 @@ fn told(app: &mut App, event: Event) {
                 NoticeKind::Info,
                 "New session: empty conversation and plan.",
             );
+        }
+        Event::McpServer { name, status } => {
+            let name = clean_line(&name).into_owned();
+            match status {
+                McpStatus::Starting => {}
+                McpStatus::Slow { after_ms } => app.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "MCP server {name} is still starting after {} s; its tools join when it is ready.",
+                        after_ms / 1000
+                    ),
+                ),
+                McpStatus::Ready { tools } => app.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "MCP server {name} ready: {} (offered from the next turn).",
+                        crate::units::plural(tools, "tool")
+                    ),
+                ),
+                McpStatus::Failed { error, stderr } => {
+                    let last = stderr.lines().last().map(clean_line).unwrap_or_default();
+                    let tail = if last.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (stderr: {last})")
+                    };
+                    app.notice(
+                        NoticeKind::Warning,
+                        format!("MCP server {name} failed: {}{tail}", clean_line(&error)),
+                    );
+                }
+            }
         }
         Event::ApprovalRequested {
             id,
