@@ -17,8 +17,8 @@ use engine_support::*;
 use serde_json::json;
 use waypoint::agent::{AgentConfig, ClientFactory, ModelChoice};
 use waypoint::events::{
-    AbortReason, ApprovalMode, ApprovalReason, Decision, Envelope, ErrorKind, Event, Failure, Op,
-    Refuser, StopReason, ThreadId, ToolDetail, ToolOutcome, ToolStatus, ToolSummary,
+    AbortReason, ApprovalMode, ApprovalReason, Decision, Envelope, ErrorKind, Event, Failure,
+    McpStatus, Op, Refuser, StopReason, ThreadId, ToolDetail, ToolOutcome, ToolStatus, ToolSummary,
 };
 use waypoint::llm::ModelClient;
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
@@ -225,6 +225,17 @@ fn every_op_and_event_round_trips_through_json() {
             model: "claude-y".into(),
         },
         Event::SessionReset,
+        Event::McpServer {
+            name: "everything".into(),
+            status: McpStatus::Failed {
+                error: "did not initialize".into(),
+                stderr: "missing token".into(),
+            },
+        },
+        Event::McpServer {
+            name: "docs".into(),
+            status: McpStatus::Slow { after_ms: 10_000 },
+        },
         Event::Idle,
         Event::PlanStats {
             items: Vec::new(),
