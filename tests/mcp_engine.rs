@@ -274,9 +274,10 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
 #[tokio::test]
 async fn a_server_that_is_never_ready_delays_nothing_and_one_that_fails_says_why() {
     // One server that never answers `initialize`, one that exits at once.
+    let marker = format!("waypoint-mcp-silent-{}", std::process::id());
     let silent = McpServerConfig {
         command: Some("bash".into()),
-        args: vec!["-c".into(), "exec sleep 30".into()],
+        args: vec!["-c".into(), format!("exec -a {marker} sleep 30")],
         startup_timeout_sec: Some(0.5),
         ..McpServerConfig::default()
     };
@@ -333,4 +334,30 @@ async fn a_server_that_is_never_ready_delays_nothing_and_one_that_fails_says_why
     // And the session goes on.
     rig.submit("Again?");
     assert_completed(&rig.turn_events().await);
+    // The engine ends while the silent server is still starting: the
+    // server is stopped, not left behind.
+    assert!(
+        running(&marker),
+        "the silent server runs until the engine ends"
+    );
+    rig.handle.ops.send(Op::Quit).unwrap();
+    (&mut rig.handle.task).await.unwrap();
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        !running(&marker)
+    });
+    assert!(gone, "{marker} outlived the engine");
+}
+
+/// Whether a live process's command line starts with `name`.
+fn running(name: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        let alive = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+            .unwrap_or(false);
+        alive
+            && std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|c| c.starts_with(name.as_bytes()))
+    })
 }

@@ -24,6 +24,17 @@ pub struct Servers {
     ready: UnboundedReceiver<(Running, McpServerConfig)>,
     /// Ready servers, kept for as long as the engine lives.
     attached: Vec<Running>,
+    /// The starting tasks: aborted with the engine, which stops a server
+    /// still starting (its group killed).
+    starting: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for task in &self.starting {
+            task.abort();
+        }
+    }
 }
 
 impl Servers {
@@ -33,6 +44,7 @@ impl Servers {
         Self {
             ready,
             attached: Vec::new(),
+            starting: Vec::new(),
         }
     }
 
@@ -44,19 +56,21 @@ impl Servers {
         status: StatusSink,
     ) -> Self {
         let (tx, ready) = unbounded_channel();
+        let mut starting = Vec::new();
         for (name, config) in configs.iter().filter(|(_, c)| c.is_enabled()) {
             status(name, McpStatus::Starting);
-            tokio::spawn(run_one(
+            starting.push(tokio::spawn(run_one(
                 name.clone(),
                 config.clone(),
                 workspace.clone(),
                 status.clone(),
                 tx.clone(),
-            ));
+            )));
         }
         Self {
             ready,
             attached: Vec::new(),
+            starting,
         }
     }
 

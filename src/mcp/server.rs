@@ -108,6 +108,19 @@ fn stop_group(group: i32) {
         });
 }
 
+/// Stops a server's group when dropped, unless disarmed: a start that is
+/// abandoned half-way (the engine ended while the server was still
+/// starting) leaves nothing behind.
+struct GroupGuard(Option<i32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(group) = self.0.take() {
+            stop_group(group);
+        }
+    }
+}
+
 /// Why a server did not start: one line, and its stderr's tail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StartError {
@@ -178,6 +191,7 @@ pub async fn start(
         })
         .map_err(|e| fail(format!("cannot start `{program}`: {e}"), &stderr))?;
     let group = child.id();
+    let mut guard = GroupGuard(Some(group));
     let mut reader = None;
     if let Some(mut err) = child.stderr.take() {
         let tail = stderr.clone();
@@ -211,6 +225,8 @@ pub async fn start(
             return Err(fail(message, &stderr));
         }
     };
+    // From here the server's drop stops the group.
+    guard.0 = None;
     let mut running = Running {
         name: name.to_string(),
         tools: Vec::new(),
