@@ -274,3 +274,39 @@ async fn a_server_that_cannot_start_says_why() {
     assert!(err.message.contains("did not initialize"), "{err}");
     assert!(err.to_string().contains("config file missing"), "{err}");
 }
+
+#[tokio::test]
+async fn the_filesystem_server_reads_inside_its_root_and_refuses_outside() {
+    let Some(program) = server("mcp-server-filesystem") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "line one\nline two\n").unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "TOPSECRET-42").unwrap();
+    let config = McpServerConfig {
+        command: Some(program.to_string_lossy().into_owned()),
+        args: vec![root.to_string_lossy().into_owned()],
+        ..McpServerConfig::default()
+    };
+    let running = start("fs", &config, dir.path())
+        .await
+        .expect("the server starts");
+    let cancel = CancellationToken::new();
+    let read = tool(&running, "read_text_file", Duration::from_secs(20));
+    assert_eq!(read.spec().name, "mcp__fs__read_text_file");
+    assert_eq!(read.spec().access, Access::Read);
+    let path = root.join("notes.txt");
+    let out = call(&read, json!({"path": path}), dir.path(), &cancel).await;
+    assert_eq!(out.outcome, ToolOutcome::Ok, "{}", out.content);
+    assert!(out.content.contains("line two"), "{}", out.content);
+    // Outside the server's root: its own refusal, as an error result.
+    let outside = dir.path().join("secret.txt");
+    let out = call(&read, json!({"path": outside}), dir.path(), &cancel).await;
+    assert!(out.is_error(), "{}", out.content);
+    assert!(!out.content.contains("TOPSECRET-42"), "{}", out.content);
+    // A tool that writes does not say it only reads: it is asked for.
+    let write = tool(&running, "write_file", Duration::from_secs(20));
+    assert_eq!(write.spec().access, Access::External);
+}
