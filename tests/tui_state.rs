@@ -3082,3 +3082,77 @@ fn the_incremental_layout_draws_what_a_fresh_layout_draws() {
     }
     assert!(a.root.conversation.entries.len() > 100);
 }
+
+/// MCP servers as the TUI shows them: `mcp 1/2` on the status line while
+/// one is not ready, a notice when one is ready or fails (with its
+/// stderr), and `/mcp` listing each with its tools and their token cost.
+#[test]
+fn mcp_servers_show_on_the_status_line_in_notices_and_in_slash_mcp() {
+    use waypoint::events::McpStatus;
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    let server = |name: &str, status: McpStatus| Event::McpServer {
+        name: name.into(),
+        status,
+    };
+    update::on_event(&mut a, server("everything", McpStatus::Starting), now);
+    update::on_event(&mut a, server("github", McpStatus::Starting), now);
+    assert!(screen_text(&mut a, 120, 20, now).contains("mcp 0/2"));
+    update::on_event(
+        &mut a,
+        server(
+            "everything",
+            McpStatus::Ready {
+                tools: 13,
+                schema_tokens: 2_400,
+            },
+        ),
+        now,
+    );
+    update::on_event(
+        &mut a,
+        server(
+            "github",
+            McpStatus::Failed {
+                error: "did not initialize".into(),
+                stderr: "GITHUB_TOKEN is not set".into(),
+            },
+        ),
+        now,
+    );
+    let shown = screen_text(&mut a, 120, 20, now);
+    assert!(shown.contains("mcp 1/2"), "{shown}");
+    let told = notices(&a);
+    assert!(
+        told.iter()
+            .any(|n| n.contains("MCP server everything ready: 13 tools"))
+    );
+    assert!(told.iter().any(|n| {
+        n.contains("github failed: did not initialize (stderr: GITHUB_TOKEN is not set)")
+    }));
+    type_text(&mut a, "/mcp", now);
+    assert_eq!(update::on_key(&mut a, key(KeyCode::Enter), now), vec![]);
+    let listed = notices(&a).last().cloned().unwrap_or_default();
+    assert!(
+        listed.contains("everything · ready · 13 tools · ~2.4k tokens per request"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("github · failed: did not initialize"),
+        "{listed}"
+    );
+    // Once every server is ready the status line says nothing of them.
+    update::on_event(
+        &mut a,
+        server(
+            "github",
+            McpStatus::Ready {
+                tools: 2,
+                schema_tokens: 300,
+            },
+        ),
+        now,
+    );
+    assert!(!screen_text(&mut a, 120, 20, now).contains("mcp "));
+}

@@ -534,9 +534,11 @@ pub enum McpStatus {
     Slow {
         after_ms: u64,
     },
-    /// Initialized, with this many tools offered.
+    /// Initialized, with this many tools offered, whose definitions cost
+    /// about this many tokens in every request.
     Ready {
         tools: usize,
+        schema_tokens: u64,
     },
     /// It did not start (or stopped): why, and the tail of its stderr.
     Failed {

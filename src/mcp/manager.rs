@@ -122,12 +122,21 @@ async fn run_one(
     };
     match result {
         Ok(running) => {
-            let tools = running
+            let offered: Vec<_> = running
                 .tools
                 .iter()
                 .filter(|t| config.offers(&t.name))
-                .count();
-            status(&name, McpStatus::Ready { tools });
+                .collect();
+            // What their definitions add to every request, about (four
+            // bytes a token, as the engine estimates).
+            let bytes = serde_json::to_string(&offered).map_or(0, |s| s.len());
+            status(
+                &name,
+                McpStatus::Ready {
+                    tools: offered.len(),
+                    schema_tokens: (bytes / 4) as u64,
+                },
+            );
             // An engine that is gone drops the server (and stops it).
             let _ = ready.send((running, config));
         }

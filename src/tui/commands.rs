@@ -60,6 +60,12 @@ pub const COMMANDS: &[Command] = &[
         run: context,
     },
     Command {
+        name: "mcp",
+        args: "",
+        help: "the MCP servers: starting, ready (tools, tokens per request) or failed (why)",
+        run: mcp,
+    },
+    Command {
         name: "compact",
         args: "[FOCUS]",
         help: "summarise the conversation now to free context; FOCUS: what the summary keeps",
@@ -389,6 +395,47 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
             short(u.usage.output_tokens)
         ));
     }
+    app.notice(NoticeKind::Info, out);
+    Vec::new()
+}
+
+fn mcp(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    use crate::events::McpStatus;
+    use crate::text::clean_line;
+    let mut lines = Vec::new();
+    for (name, status) in app.status.mcp.servers() {
+        let state = match status {
+            McpStatus::Starting => "starting".to_string(),
+            McpStatus::Slow { after_ms } => {
+                format!("still starting ({} s; joins when ready)", after_ms / 1000)
+            }
+            McpStatus::Ready {
+                tools,
+                schema_tokens,
+            } => format!(
+                "ready · {} · ~{} tokens per request",
+                crate::units::plural(*tools, "tool"),
+                short(*schema_tokens)
+            ),
+            McpStatus::Failed { error, stderr } => {
+                let last = stderr.lines().last().map(clean_line).unwrap_or_default();
+                if last.is_empty() {
+                    format!("failed: {}", clean_line(error))
+                } else {
+                    format!("failed: {} (stderr: {last})", clean_line(error))
+                }
+            }
+        };
+        lines.push(format!("  {name} · {state}"));
+    }
+    let out = if lines.is_empty() {
+        "No MCP servers. Add one as [mcp_servers.NAME] with its command in the config file (README: MCP servers).".to_string()
+    } else {
+        format!(
+            "MCP servers (their tools are offered as mcp__NAME__TOOL):\n{}",
+            lines.join("\n")
+        )
+    };
     app.notice(NoticeKind::Info, out);
     Vec::new()
 }

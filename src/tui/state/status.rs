@@ -10,6 +10,9 @@
 //! writes; without an engine there is always help saying why.
 
 mod apply;
+mod mcp;
+
+pub use mcp::McpView;
 
 use std::time::{Duration, Instant};
 
@@ -97,6 +100,8 @@ pub struct Status {
     pub engine: Presence,
     /// The UI's own switches (quit armed, mouse capture).
     pub ui: UiFlags,
+    /// The MCP servers' states.
+    pub mcp: McpView,
 }
 
 impl Status {
@@ -107,6 +112,7 @@ impl Status {
             place: Place::new(workspace),
             engine: Presence::default(),
             ui: UiFlags::default(),
+            mcp: McpView::default(),
         }
     }
 

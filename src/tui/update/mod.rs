@@ -189,7 +189,7 @@ fn told(app: &mut App, event: Event) {
                         after_ms / 1000
                     ),
                 ),
-                McpStatus::Ready { tools } => app.notice(
+                McpStatus::Ready { tools, .. } => app.notice(
                     NoticeKind::Info,
                     format!(
                         "MCP server {name} ready: {} (offered from the next turn).",

@@ -109,6 +109,8 @@ struct Parts {
     turn: Option<Span<'static>>,
     cost: Option<Span<'static>>,
     meter: Option<Span<'static>>,
+    /// `mcp 3/4` while an MCP server is not ready.
+    mcp: Option<Span<'static>>,
     /// The approval mode: dropped last of all.
     mode: Option<Span<'static>>,
     /// The folder and git branch: dropped first.
@@ -145,6 +147,7 @@ impl Parts {
             out.extend(self.cost.clone());
         }
         out.extend(self.meter.clone());
+        out.extend(self.mcp.clone());
         if keep(1) {
             out.extend(self.place.clone());
         }
@@ -221,6 +224,14 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         };
         Span::styled(format!(" · {mode}{sandbox}"), style)
     });
+    let mcp = app.mcp.pending().map(|(ready, all)| {
+        let style = if app.mcp.any_failed() {
+            p.warning()
+        } else {
+            p.dim()
+        };
+        Span::styled(format!(" · mcp {ready}/{all}"), style)
+    });
     let place = (!app.place.folder().is_empty()).then(|| {
         let branch = app
             .place
@@ -242,6 +253,7 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         turn,
         cost,
         meter,
+        mcp,
     }
 }
 

@@ -63,6 +63,7 @@ impl Status {
                 totals,
             } => self.accounts.add_usage(model, *request, *totals),
             Event::ContextUsage { used, window } => self.accounts.set_context(*used, *window),
+            Event::McpServer { name, status } => self.mcp.set(&clean_line(name), status.clone()),
             _ => {}
         }
     }

@@ -1,0 +1,78 @@
+//! The MCP servers as their events told the status line: each one's
+//! state by name. Invariant: a server is counted once, by its latest state.
+
+use std::collections::BTreeMap;
+
+use crate::events::McpStatus;
+
+#[derive(Debug, Default)]
+pub struct McpView {
+    servers: BTreeMap<String, McpStatus>,
+}
+
+impl McpView {
+    pub fn set(&mut self, name: &str, status: McpStatus) {
+        self.servers.insert(name.to_string(), status);
+    }
+
+    /// (ready, configured) while any server is not ready; `None` once all
+    /// are (or none is configured): the status line says nothing then.
+    pub fn pending(&self) -> Option<(usize, usize)> {
+        let ready = self
+            .servers
+            .values()
+            .filter(|s| matches!(s, McpStatus::Ready { .. }))
+            .count();
+        (ready < self.servers.len()).then_some((ready, self.servers.len()))
+    }
+
+    /// Whether a server failed.
+    pub fn any_failed(&self) -> bool {
+        self.servers
+            .values()
+            .any(|s| matches!(s, McpStatus::Failed { .. }))
+    }
+
+    pub fn servers(&self) -> impl Iterator<Item = (&str, &McpStatus)> {
+        self.servers.iter().map(|(n, s)| (n.as_str(), s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_counts_the_latest_state_of_each_server() {
+        let mut v = McpView::default();
+        assert_eq!(v.pending(), None);
+        v.set("a", McpStatus::Starting);
+        v.set("b", McpStatus::Starting);
+        assert_eq!(v.pending(), Some((0, 2)));
+        v.set(
+            "a",
+            McpStatus::Ready {
+                tools: 3,
+                schema_tokens: 100,
+            },
+        );
+        assert_eq!(v.pending(), Some((1, 2)));
+        v.set(
+            "b",
+            McpStatus::Failed {
+                error: "x".into(),
+                stderr: String::new(),
+            },
+        );
+        assert!(v.any_failed());
+        assert_eq!(v.pending(), Some((1, 2)));
+        v.set(
+            "b",
+            McpStatus::Ready {
+                tools: 1,
+                schema_tokens: 10,
+            },
+        );
+        assert_eq!(v.pending(), None);
+    }
+}
