@@ -1,0 +1,124 @@
+//! What a call costs through an MCP server against a built-in tool: the
+//! published `server-everything`'s `echo` (a JSON-RPC round trip over its
+//! pipes, through the SDK) and `read_file` of a small file, each called
+//! sequentially, wall time per call (median of 500, after 50 to warm up),
+//! and Waypoint's own CPU per call (this process's, the server's apart).
+//! Also how long the server takes to start and list its tools.
+//!
+//! `WAYPOINT_TEST_MCP_BIN=…/node_modules/.bin cargo bench --bench mcp`
+//! (`.ci/run` installs the server into `~/.cache/waypoint-ci`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use waypoint::mcp::{McpServerConfig, McpTool, start};
+use waypoint::todo::SharedPlan;
+use waypoint::tools::{
+    Tool, ToolConfig, ToolCtx, ToolEnv, ToolHost, Workspace, run_workspace_tool,
+};
+
+const CALLS: usize = 500;
+const WARM: usize = 50;
+
+fn cpu_ns() -> u64 {
+    // SAFETY: an all-zero timespec is valid to be overwritten.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let Some(program) = std::env::var_os("WAYPOINT_TEST_MCP_BIN")
+        .map(|d| PathBuf::from(d).join("mcp-server-everything"))
+        .filter(|p| p.is_file())
+    else {
+        eprintln!(
+            "mcp bench: SKIPPED (set WAYPOINT_TEST_MCP_BIN to the node_modules/.bin holding mcp-server-everything)"
+        );
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.txt"), "hello\n".repeat(20)).unwrap();
+    rt.block_on(async {
+        let config = McpServerConfig {
+            command: Some(program.to_string_lossy().into_owned()),
+            ..McpServerConfig::default()
+        };
+        let mut starts = Vec::new();
+        let mut running = None;
+        for _ in 0..5 {
+            let t = Instant::now();
+            let r = start("everything", &config, dir.path()).await.unwrap();
+            starts.push(t.elapsed());
+            running = Some(r);
+        }
+        let running = running.unwrap();
+        let def = running.tools.iter().find(|t| t.name == "echo").unwrap().clone();
+        let echo = McpTool::new("everything", def, running.peer().unwrap(), Duration::from_secs(30));
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let tool_config = ToolConfig::default();
+        let plan = SharedPlan::default();
+        let cancel = CancellationToken::new();
+        let env = ToolEnv {
+            workspace: &workspace,
+            config: &tool_config,
+            cancel: &cancel,
+            output: None,
+            sandboxed: false,
+        };
+        let input = json!({"message": "hello"});
+        let (mut mcp, mut mcp_cpu) = (Vec::new(), 0u64);
+        for i in 0..WARM + CALLS {
+            let (t, c) = (Instant::now(), cpu_ns());
+            let ctx = ToolCtx {
+                env,
+                plan: &plan,
+                host: ToolHost::detached(),
+            };
+            let out = echo.run(&input, ctx).await;
+            if i >= WARM {
+                mcp.push(t.elapsed());
+                mcp_cpu += cpu_ns() - c;
+            }
+            assert!(out.content.contains("hello"));
+        }
+        let read = json!({"path": "small.txt"});
+        let (mut builtin, mut builtin_cpu) = (Vec::new(), 0u64);
+        for i in 0..WARM + CALLS {
+            let (t, c) = (Instant::now(), cpu_ns());
+            let out = run_workspace_tool("read_file", &read, &env).await;
+            if i >= WARM {
+                builtin.push(t.elapsed());
+                builtin_cpu += cpu_ns() - c;
+            }
+            assert!(out.content.contains("hello"));
+        }
+        println!(
+            "mcp: server-everything started and listed its tools in {:.0} ms (median of 5)",
+            median(starts).as_secs_f64() * 1e3
+        );
+        println!(
+            "mcp: echo through the server: {:.1} µs per call (median of {CALLS}), Waypoint's own CPU {:.1} µs per call",
+            median(mcp).as_secs_f64() * 1e6,
+            mcp_cpu as f64 / CALLS as f64 / 1e3
+        );
+        println!(
+            "mcp: built-in read_file: {:.1} µs per call (median of {CALLS}), CPU {:.1} µs per call",
+            median(builtin).as_secs_f64() * 1e6,
+            builtin_cpu as f64 / CALLS as f64 / 1e3
+        );
+    });
+}
