@@ -195,6 +195,11 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<std::ffi::OsString>,
     },
+    /// The configured MCP servers: list them, or start one and show its tools.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Write a stored session as Markdown (or its raw records).
     Export {
         /// The session's id, or its first characters.
@@ -220,6 +225,18 @@ pub enum SessionsAction {
         /// An age such as 30d, 12h or 2w.
         #[arg(long, value_name = "AGE")]
         older_than: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// The servers of the config file: name, state and how each starts.
+    List,
+    /// Start one server as a session would (initialize, tools/list), print its tools, the
+    /// tokens their definitions cost, and on failure why with its stderr; then stop it.
+    Check {
+        /// The server's name (`[mcp_servers.NAME]`).
+        name: String,
     },
 }
 

@@ -95,9 +95,16 @@ async fn run(cli: Cli) -> Result<i32> {
     if let Some(code) = subcommand(&cli, &settings, &store, config_path.as_deref())? {
         return Ok(code);
     }
+    if let Some(Command::Mcp { action }) = &cli.command {
+        let dir = cli
+            .workspace
+            .clone()
+            .map_or_else(std::env::current_dir, Ok)?;
+        return Ok(waypoint::mcp::cli::run(&settings.mcp_servers, action, &dir).await?);
+    }
     let interactive =
         cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let choice = resume_choice(&cli);
+    let choice = resume::choice(cli.continue_last, cli.resume.as_deref());
     // `-r` without an id: a picker in the app, a list in headless mode.
     let pick = cli.resume.as_deref().is_some_and(|id| id.trim().is_empty());
     if pick && !interactive {
@@ -188,15 +195,6 @@ fn subcommand(
         _ => return Ok(None),
     }
     Ok(Some(0))
-}
-
-/// The session `-c` or `-r ID` asks to resume.
-fn resume_choice(cli: &Cli) -> Option<resume::Choice> {
-    match (cli.continue_last, cli.resume.as_deref()) {
-        (true, _) => Some(resume::Choice::Latest),
-        (false, Some(id)) if !id.trim().is_empty() => Some(resume::Choice::Id(id.to_string())),
-        _ => None,
-    }
 }
 
 /// Reads the prompt before anything else, so a missing one fails fast. A

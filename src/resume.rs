@@ -23,6 +23,16 @@ pub enum Choice {
     Id(String),
 }
 
+/// The session `-c` (`continue_last`) or `-r ID` asks to resume; `-r`
+/// without an id is the picker, not a choice.
+pub fn choice(continue_last: bool, resume: Option<&str>) -> Option<Choice> {
+    match (continue_last, resume) {
+        (true, _) => Some(Choice::Latest),
+        (false, Some(id)) if !id.trim().is_empty() => Some(Choice::Id(id.to_string())),
+        _ => None,
+    }
+}
+
 /// A session chosen to continue, read back, and the folder it runs in.
 pub struct Opened {
     pub restored: Restored,

@@ -3,6 +3,7 @@
 //! and stopping them ([`server`]), and their tools as Waypoint's own
 //! ([`tool`], named by [`name`]). Built on the official SDK, `rmcp`.
 
+pub mod cli;
 pub mod manager;
 pub mod name;
 pub mod server;
