@@ -174,21 +174,8 @@ pub async fn start(
     cmd.piped_stdin();
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
     let mut child = cmd
-        .spawn(&move || {
-            // Its own session and group, no controlling terminal; it dies
-            // with Waypoint, and never starts if Waypoint is gone already.
-            // SAFETY (each call): raw syscalls with integer arguments.
-            if unsafe { libc::setsid() } == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) } == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if unsafe { libc::getppid() } != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        })
+        // Its own session and group, no terminal; SIGTERM when Waypoint dies.
+        .spawn(&move || spawn::own_session(parent, libc::SIGTERM))
         .map_err(|e| fail(format!("cannot start `{program}`: {e}"), &stderr))?;
     let group = child.id();
     let mut guard = GroupGuard(Some(group));

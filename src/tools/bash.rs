@@ -181,20 +181,8 @@ fn spawn_shell(
     // then prctl, landlock_restrict_self and seccomp in
     // `Confinement::apply`).
     cmd.spawn(&move || {
-        // A new session and process group led by the shell, with no
-        // controlling terminal: /dev/tty cannot be opened.
-        // SAFETY (each call): raw syscalls with integer arguments.
-        if unsafe { libc::setsid() } == -1 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // The shell dies with Waypoint (kill -9 included); if Waypoint
-        // died already, before this took effect, it never starts.
-        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } == -1 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if unsafe { libc::getppid() } != parent {
-            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-        }
+        // The shell leads its own session and dies with Waypoint.
+        spawn::own_session(parent, libc::SIGKILL)?;
         match confinement {
             Some(c) => c.apply(),
             None => Ok(()),

@@ -129,6 +129,25 @@ impl Command {
     }
 }
 
+/// What a contained child does first, between clone and exec, with raw
+/// syscalls only: a new session and process group that it leads, with no
+/// controlling terminal (`/dev/tty` cannot be opened); `death_signal` when
+/// Waypoint dies (kill -9 included); and if Waypoint (`parent`) died
+/// already, before that took effect, it never starts.
+pub fn own_session(parent: i32, death_signal: i32) -> io::Result<()> {
+    // SAFETY (each call): raw syscalls with integer arguments.
+    if unsafe { libc::setsid() } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, death_signal, 0, 0, 0) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    if unsafe { libc::getppid() } != parent {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
+}
+
 /// The program to run: `name` itself when it names a path, else the first
 /// executable file called `name` in a folder of `path`.
 fn find_program(name: &OsStr, path: Option<&OsStr>) -> io::Result<CString> {
