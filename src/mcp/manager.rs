@@ -93,11 +93,6 @@ impl Servers {
         }
         tools
     }
-
-    /// How many servers are attached.
-    pub fn attached(&self) -> usize {
-        self.attached.len()
-    }
 }
 
 async fn run_one(

@@ -36,11 +36,6 @@ impl McpTool {
             timeout,
         }
     }
-
-    /// The server's own name for the tool.
-    pub fn remote_name(&self) -> &str {
-        &self.def.name
-    }
 }
 
 /// What the server says about a tool's effects: read-only only when it
