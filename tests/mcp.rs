@@ -7,10 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+mod support;
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::mcp::reference_server;
+use support::proc::group_members;
 use tokio_util::sync::CancellationToken;
 use waypoint::mcp::{McpServerConfig, McpTool, Running, start};
 use waypoint::todo::SharedPlan;
@@ -19,26 +22,8 @@ use waypoint::tools::{
     Workspace,
 };
 
-/// The server program `name`, or `None` (the test is then skipped).
-fn server(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("WAYPOINT_TEST_MCP_BIN")
-        .map(|dir| PathBuf::from(dir).join(name))
-        .filter(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("WAYPOINT_TEST_MCP_REQUIRED").is_none(),
-            "{name} is not installed: .ci/run installs it (npm) and sets WAYPOINT_TEST_MCP_BIN"
-        );
-        eprintln!(
-            "SKIPPED: {name} not found (set WAYPOINT_TEST_MCP_BIN to the node_modules/.bin \
-             that holds it; .ci/run does)"
-        );
-    }
-    found
-}
-
 async fn everything(dir: &std::path::Path) -> Option<Running> {
-    let program = server("mcp-server-everything")?;
+    let program = reference_server("mcp-server-everything")?;
     let config = McpServerConfig {
         command: Some(program.to_string_lossy().into_owned()),
         ..McpServerConfig::default()
@@ -226,33 +211,13 @@ async fn a_server_that_dies_gives_a_clear_error_and_a_stopped_one_leaves_nothing
     drop(second);
     let gone = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(50));
-        live_members(group).is_empty()
+        group_members(group).is_empty()
     });
     assert!(
         gone,
         "left of the server's group: {:?}",
-        live_members(group)
+        group_members(group)
     );
-}
-
-/// The processes of group `group` that are not dead (zombies waiting for
-/// their parent to reap them count as dead).
-fn live_members(group: i32) -> Vec<String> {
-    let mut live = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid pgrp ...
-        let Some(after) = stat.rsplit_once(") ").map(|(_, rest)| rest) else {
-            continue;
-        };
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        if fields.get(2) == Some(&group.to_string().as_str()) && fields.first() != Some(&"Z") {
-            live.push(stat.split(' ').take(2).collect::<Vec<_>>().join(" "));
-        }
-    }
-    live
 }
 
 #[tokio::test]
@@ -277,7 +242,7 @@ async fn a_server_that_cannot_start_says_why() {
 
 #[tokio::test]
 async fn the_filesystem_server_reads_inside_its_root_and_refuses_outside() {
-    let Some(program) = server("mcp-server-filesystem") else {
+    let Some(program) = reference_server("mcp-server-filesystem") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

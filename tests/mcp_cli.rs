@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli_support;
+mod support;
 
 use std::path::PathBuf;
 
@@ -57,15 +58,7 @@ async fn list_shows_each_server_and_check_says_why_one_fails() {
 
 #[tokio::test]
 async fn check_starts_a_real_server_and_lists_its_tools() {
-    let program = std::env::var_os("WAYPOINT_TEST_MCP_BIN")
-        .map(|d| PathBuf::from(d).join("mcp-server-everything"))
-        .filter(|p| p.is_file());
-    let Some(program) = program else {
-        assert!(
-            std::env::var_os("WAYPOINT_TEST_MCP_REQUIRED").is_none(),
-            "server-everything is not installed: .ci/run installs it"
-        );
-        eprintln!("SKIPPED: server-everything not found (WAYPOINT_TEST_MCP_BIN)");
+    let Some(program) = support::mcp::reference_server("mcp-server-everything") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,6 @@ mod loopback;
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use engine_support::{Rig, assert_completed, tool_ends};
 use loopback::{Answer, ClientOpts, ProviderWire, Recorded};
@@ -26,17 +25,7 @@ use waypoint::mcp::McpServerConfig;
 type Wire = common::Anthropic;
 
 fn everything() -> Option<BTreeMap<String, McpServerConfig>> {
-    let program = std::env::var_os("WAYPOINT_TEST_MCP_BIN")
-        .map(|dir| PathBuf::from(dir).join("mcp-server-everything"))
-        .filter(|p| p.is_file());
-    let Some(program) = program else {
-        assert!(
-            std::env::var_os("WAYPOINT_TEST_MCP_REQUIRED").is_none(),
-            "server-everything is not installed: .ci/run installs it"
-        );
-        eprintln!("SKIPPED: server-everything not found (WAYPOINT_TEST_MCP_BIN)");
-        return None;
-    };
+    let program = support::mcp::reference_server("mcp-server-everything")?;
     let config = McpServerConfig {
         command: Some(program.to_string_lossy().into_owned()),
         ..McpServerConfig::default()
@@ -337,27 +326,14 @@ async fn a_server_that_is_never_ready_delays_nothing_and_one_that_fails_says_why
     // The engine ends while the silent server is still starting: the
     // server is stopped, not left behind.
     assert!(
-        running(&marker),
+        support::proc::named_alive(&marker),
         "the silent server runs until the engine ends"
     );
     rig.handle.ops.send(Op::Quit).unwrap();
     (&mut rig.handle.task).await.unwrap();
     let gone = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(50));
-        !running(&marker)
+        !support::proc::named_alive(&marker)
     });
     assert!(gone, "{marker} outlived the engine");
-}
-
-/// Whether a live process's command line starts with `name`.
-fn running(name: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        let alive = std::fs::read_to_string(entry.path().join("stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
-            .unwrap_or(false);
-        alive
-            && std::fs::read(entry.path().join("cmdline"))
-                .is_ok_and(|c| c.starts_with(name.as_bytes()))
-    })
 }

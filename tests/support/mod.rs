@@ -1,8 +1,9 @@
 //! Helpers shared by integration test crates that are not about a model
-//! provider: process liveness (`proc`) and the temp-workspace fixture of the
-//! tools (`workspace`). A test crate declares `mod support;` and uses what it
+//! provider: process liveness (`proc`), the MCP reference servers (`mcp`)
+//! and the temp-workspace fixture of the tools (`workspace`). A test crate declares `mod support;` and uses what it
 //! needs; the rest is dead code there.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod mcp;
 pub mod proc;
 pub mod workspace;

@@ -18,6 +18,38 @@ pub fn alive(pid: i32) -> bool {
     !matches!(state, Some('Z' | 'X' | 'x') | None)
 }
 
+/// The live processes (see [`alive`]) whose `/proc` entries say `keep`
+/// of their `stat` line and command line.
+fn live_where(keep: impl Fn(&str, &[u8]) -> bool) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            keep(&stat, &cmdline) && alive(pid)
+        })
+        .collect()
+}
+
+/// The live members of process group `group`.
+pub fn group_members(group: i32) -> Vec<i32> {
+    live_where(|stat, _| {
+        // "pid (comm) state ppid pgrp …"
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+            .is_some_and(|pgrp| pgrp == group.to_string())
+    })
+}
+
+/// Whether a live process's command line starts with `name`.
+pub fn named_alive(name: &str) -> bool {
+    !live_where(|_, cmdline| cmdline.starts_with(name.as_bytes())).is_empty()
+}
+
 /// The pid written in `file`, once the whole line is there.
 pub fn read_pid(file: &Path) -> Option<i32> {
     let text = std::fs::read_to_string(file).ok()?;
