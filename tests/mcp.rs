@@ -275,3 +275,185 @@ async fn the_filesystem_server_reads_inside_its_root_and_refuses_outside() {
     let write = tool(&running, "write_file", Duration::from_secs(20));
     assert_eq!(write.spec().access, Access::External);
 }
+
+/// The everything server in its Streamable HTTP mode, on a free port of
+/// 127.0.0.1, killed with its group when the guard drops.
+struct HttpEverything {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the child leads
+        // its own group (process_group(0)).
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+fn http_everything() -> Option<HttpEverything> {
+    use std::os::unix::process::CommandExt;
+    let program = reference_server("mcp-server-everything")?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(program)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let server = HttpEverything {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let listening = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(listening, "the HTTP everything server did not listen");
+    Some(server)
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_answers_calls_and_is_told_to_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = http_everything() else {
+        return;
+    };
+    let config = McpServerConfig {
+        url: Some(server.url.clone()),
+        ..McpServerConfig::default()
+    };
+    let running = start("web", &config, dir.path())
+        .await
+        .expect("the HTTP server initializes");
+    assert!(running.tools.iter().any(|t| t.name == "echo"));
+    let cancel = CancellationToken::new();
+    let echo = tool(&running, "echo", Duration::from_secs(20));
+    assert_eq!(echo.spec().name, "mcp__web__echo");
+    let out = call(&echo, json!({"message": "over http"}), dir.path(), &cancel).await;
+    assert_eq!(out.outcome, ToolOutcome::Ok, "{}", out.content);
+    assert!(out.content.contains("over http"), "{}", out.content);
+    let sum = tool(&running, "get-sum", Duration::from_secs(20));
+    let out = call(&sum, json!({"a": 40, "b": 2}), dir.path(), &cancel).await;
+    assert!(out.content.contains("42"), "{}", out.content);
+    let image = tool(&running, "get-tiny-image", Duration::from_secs(20));
+    let out = call(&image, json!({}), dir.path(), &cancel).await;
+    assert!(out.content.contains("[image: image/png"), "{}", out.content);
+
+    // A long call (its progress comes as SSE events), interrupted.
+    let long = tool(
+        &running,
+        "trigger-long-running-operation",
+        Duration::from_secs(60),
+    );
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        interrupt.cancel();
+    });
+    let started = Instant::now();
+    let out = call(
+        &long,
+        json!({"duration": 30, "steps": 5}),
+        dir.path(),
+        &cancel,
+    )
+    .await;
+    assert!(out.was_interrupted(), "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let out = call(
+        &echo,
+        json!({"message": "after"}),
+        dir.path(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(out.content.contains("after"), "{}", out.content);
+
+    // The server gone: a clear error, no hang.
+    drop(server);
+    let out = call(
+        &echo,
+        json!({"message": "anyone?"}),
+        dir.path(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(out.is_error(), "{}", out.content);
+}
+
+#[tokio::test]
+async fn an_http_server_gets_its_headers_and_bearer_token_and_a_401_is_reported() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        socket
+            .write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"test\"\r\n\
+                  content-length: 0\r\nconnection: close\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        String::from_utf8_lossy(&head).to_lowercase()
+    });
+    // SAFETY: set before any thread of this test reads the environment;
+    // the name is this test's own.
+    unsafe { std::env::set_var("WAYPOINT_TEST_MCP_TOKEN", "s3cret") };
+    let config = McpServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        headers: [("X-Team".to_string(), "waypoint".to_string())].into(),
+        bearer_token_env_var: Some("WAYPOINT_TEST_MCP_TOKEN".into()),
+        ..McpServerConfig::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let err = start("auth", &config, dir.path()).await.err().unwrap();
+    assert!(
+        err.message.contains("authorization required: Bearer realm"),
+        "{err}"
+    );
+    let head = seen.await.unwrap();
+    assert!(head.starts_with("post /mcp "), "{head}");
+    assert!(head.contains("authorization: bearer s3cret"), "{head}");
+    assert!(head.contains("x-team: waypoint"), "{head}");
+    assert!(
+        head.contains("accept: text/event-stream, application/json"),
+        "{head}"
+    );
+
+    // A token variable that is not set, and no server at all.
+    let unset = McpServerConfig {
+        bearer_token_env_var: Some("WAYPOINT_TEST_MCP_NO_SUCH_TOKEN".into()),
+        ..config.clone()
+    };
+    let err = start("auth", &unset, dir.path()).await.err().unwrap();
+    assert!(
+        err.message.contains("WAYPOINT_TEST_MCP_NO_SUCH_TOKEN"),
+        "{err}"
+    );
+    let nobody = McpServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        ..McpServerConfig::default()
+    };
+    let err = start("gone", &nobody, dir.path()).await.err().unwrap();
+    assert!(err.message.contains("did not initialize"), "{err}");
+    assert!(err.message.contains("Connection refused"), "{err}");
+}

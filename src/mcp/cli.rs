@@ -46,7 +46,7 @@ fn list(servers: &BTreeMap<String, McpServerConfig>, out: &mut dyn Write) -> io:
                 }
                 line
             }
-            (None, Some(url)) => format!("{url} (Streamable HTTP: not supported yet)"),
+            (None, Some(url)) => format!("{url} (Streamable HTTP)"),
             (None, None) => "(no command)".to_string(),
         };
         let state = if config.is_enabled() {

@@ -1,7 +1,8 @@
-//! One MCP server over stdio: started as a contained child (its own
+//! One MCP server: over stdio, started as a contained child (its own
 //! session and process group, no terminal, killed with Waypoint), spoken
 //! to with the official SDK (`rmcp`) over its pipes, and stopped with its
-//! whole group (SIGTERM, then SIGKILL). Invariant: a server that fails to
+//! whole group (SIGTERM, then SIGKILL); or over Streamable HTTP ([`http`]),
+//! its session ended when it is dropped. Invariant: a server that fails to
 //! start says why in one line, with the tail of what it printed on stderr.
 
 use std::collections::VecDeque;
@@ -13,7 +14,7 @@ use rmcp::model::Tool as McpToolDef;
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::io::AsyncReadExt;
 
-use super::McpServerConfig;
+use super::{McpServerConfig, http};
 use crate::tools::spawn;
 
 /// Bytes of a server's stderr kept for its error reports.
@@ -121,6 +122,36 @@ impl Drop for GroupGuard {
     }
 }
 
+/// The innermost reason of an SDK error (the outer ones name the SDK's
+/// types: "Send message error Transport [rmcp::…] error: …"), as one line.
+pub fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut inner = error;
+    while let Some(source) = inner.source() {
+        inner = source;
+    }
+    let text = inner.to_string();
+    // Without a source, the SDK's own wording: its type names cut out.
+    match (text.find(" ["), text.rfind("] ")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &text[..a], &text[b + 1..]),
+        _ => text,
+    }
+    .lines()
+    .next()
+    .unwrap_or_default()
+    .to_string()
+}
+
+/// Why `initialize` failed, in the transport's words when it was the
+/// transport (the SDK's wrapper does not chain it as a source).
+fn init_error(error: &rmcp::service::ClientInitializeError) -> String {
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+            root_cause(error.error.as_ref())
+        }
+        other => root_cause(other),
+    }
+}
+
 /// Why a server did not start: one line, and its stderr's tail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StartError {
@@ -139,10 +170,73 @@ impl std::fmt::Display for StartError {
     }
 }
 
-/// Starts the stdio server `name` in `workspace` (its `cwd`, when relative,
-/// is taken from there), initializes it and lists its tools.
+/// Starts the server `name`: a stdio server (`command`) in `workspace`
+/// (its `cwd`, when relative, is taken from there), or a Streamable HTTP
+/// server (`url`); initializes it and lists its tools.
 pub async fn start(
     name: &str,
+    config: &McpServerConfig,
+    workspace: &std::path::Path,
+) -> Result<Running, StartError> {
+    match (&config.command, &config.url) {
+        (Some(program), None) => start_stdio(name, program, config, workspace).await,
+        (None, Some(url)) => start_http(name, url, config).await,
+        (Some(_), Some(_)) => Err(StartError {
+            message: "both `command` and `url` are set: a server is one or the other".into(),
+            stderr: String::new(),
+        }),
+        (None, None) => Err(StartError {
+            message: "neither `command` (stdio) nor `url` (Streamable HTTP) is set".into(),
+            stderr: String::new(),
+        }),
+    }
+}
+
+async fn start_http(
+    name: &str,
+    url: &str,
+    config: &McpServerConfig,
+) -> Result<Running, StartError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let fail = |message: String| StartError {
+        message,
+        stderr: String::new(),
+    };
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| fail(format!("`{url}` is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(fail(format!("`{url}` is not an http or https URL")));
+    }
+    let (headers, token) = http::headers(config).map_err(fail)?;
+    let client = http::Client::new(config.startup_timeout()).map_err(fail)?;
+    let mut transport = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+    if let Some(token) = token {
+        transport = transport.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::with_client(client, transport);
+    let service = ()
+        .serve(transport)
+        .await
+        .map_err(|e| fail(format!("did not initialize at {url}: {}", init_error(&e))))?;
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| fail(format!("tools/list failed: {e}")))?;
+    Ok(Running {
+        name: name.to_string(),
+        tools,
+        stderr: StderrTail::default(),
+        service: Some(service),
+        group: 0,
+        child: None,
+    })
+}
+
+async fn start_stdio(
+    name: &str,
+    program: &str,
     config: &McpServerConfig,
     workspace: &std::path::Path,
 ) -> Result<Running, StartError> {
@@ -151,14 +245,6 @@ pub async fn start(
         stderr: stderr.text(),
     };
     let stderr = StderrTail::default();
-    let Some(program) = config.command.as_deref() else {
-        let message = if config.url.is_some() {
-            "Streamable HTTP servers (`url`) are not supported yet: only stdio servers (`command`)"
-        } else {
-            "no `command` to start"
-        };
-        return Err(fail(message.into(), &stderr));
-    };
     let mut cmd = spawn::Command::new(program);
     for arg in &config.args {
         cmd.arg(arg);
