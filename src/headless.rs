@@ -338,8 +338,25 @@ impl<O: Write, E: Write> Printer<O, E> {
                         after_ms / 1000
                     )?;
                 }
-                McpStatus::Starting | McpStatus::Ready { .. } => {}
+                McpStatus::NeedsApproval { command } => {
+                    self.end_line()?;
+                    writeln!(
+                        self.err,
+                        "waypoint: MCP server {} of this project's .mcp.json ({}) was not started: \
+                         approve it with `waypoint mcp approve` (or /mcp approve in the app)",
+                        clean_line(name),
+                        clean_line(command)
+                    )?;
+                }
+                McpStatus::Starting | McpStatus::Ready { .. } | McpStatus::Disabled => {}
             },
+            Event::McpTools { deferred, .. } if *deferred > 0 => {
+                self.end_line()?;
+                writeln!(
+                    self.err,
+                    "waypoint: {deferred} MCP tools are found with mcp_search (their definitions would take too much of the context)"
+                )?;
+            }
             // Reasoning is not part of the reply; the jsonl format has it.
             Event::ReasoningDelta { .. }
             | Event::Usage { .. }
@@ -358,6 +375,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::ContextUsage { .. }
             | Event::CompactionBegin { .. }
             | Event::SummaryDelta { .. }
+            | Event::McpTools { .. }
             | Event::Idle => {}
             Event::CompactionEnd {
                 before_tokens,

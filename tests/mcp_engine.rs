@@ -35,7 +35,7 @@ fn everything() -> Option<BTreeMap<String, McpServerConfig>> {
 
 /// A rig whose engine has `servers`, once every one of them is ready.
 async fn ready_rig(replies: Vec<loopback::Reply>, config: AgentConfig) -> Rig<Wire> {
-    let servers = config.tools.mcp_servers.len();
+    let servers = config.tools.mcp.servers.len();
     let mut rig = Rig::<Wire>::with(replies, config, ClientOpts::default()).await;
     for _ in 0..servers {
         let events = rig
@@ -112,7 +112,7 @@ async fn the_model_calls_mcp_tools_and_the_next_request_carries_each_result() {
         Wire::text("Done."),
     ];
     let mut config = AgentConfig::default();
-    config.tools.mcp_servers = servers.clone();
+    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Use the MCP tools.");
     let events = rig.turn_events().await;
@@ -168,7 +168,7 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         approval: ApprovalMode::Ask,
         ..AgentConfig::default()
     };
-    config.tools.mcp_servers = servers.clone();
+    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Toggle it.");
     let events = rig
@@ -209,7 +209,7 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         ..AgentConfig::default()
     };
     config.tools.rules.deny = vec!["mcp__everything__*".into()];
-    config.tools.mcp_servers = servers.clone();
+    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Echo.");
     let events = rig.turn_events().await;
@@ -233,7 +233,7 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         ..AgentConfig::default()
     };
     config.tools.rules.allow = vec![toggle.into()];
-    config.tools.mcp_servers = servers.clone();
+    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Toggle.");
     let events = rig.turn_events().await;
@@ -252,7 +252,7 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         approval: ApprovalMode::ReadOnly,
         ..AgentConfig::default()
     };
-    config.tools.mcp_servers = servers.clone();
+    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Toggle.");
     let events = rig.turn_events().await;
@@ -276,7 +276,7 @@ async fn a_server_that_is_never_ready_delays_nothing_and_one_that_fails_says_why
         ..McpServerConfig::default()
     };
     let mut config = AgentConfig::default();
-    config.tools.mcp_servers =
+    config.tools.mcp.servers =
         BTreeMap::from([("silent".into(), silent), ("broken".into(), broken)]);
     let replies = vec![Wire::text("Hello."), Wire::text("Again.")];
     let mut rig = Rig::<Wire>::with(replies, config, ClientOpts::default()).await;

@@ -120,6 +120,7 @@ impl AgentBuilder {
                 mode_request,
                 plan,
                 events,
+                mcp: crate::mcp::Servers::none(),
             },
         };
         agent.keep_session(setup)?;

@@ -62,6 +62,8 @@ pub(super) struct Control {
     /// The session's plan: the user's edits apply to it at once.
     pub(super) plan: SharedPlan,
     pub(super) events: Outbox,
+    /// Shared with the session: the MCP servers the user acts on.
+    pub(super) mcp: crate::mcp::Servers,
 }
 
 impl Control {
@@ -140,6 +142,12 @@ impl Control {
                 self.reset_pending = true;
                 if let Phase::Running(cancel) = phase {
                     cancel.cancel();
+                }
+                Step::Wait
+            }
+            Op::Mcp { action } => {
+                if let Err(e) = self.mcp.act(&action) {
+                    self.error(ErrorKind::Mcp, format!("MCP: {e}."));
                 }
                 Step::Wait
             }

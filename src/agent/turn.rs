@@ -29,7 +29,7 @@ enum Sampled {
 
 impl Session {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
-        self.attach_mcp();
+        self.sync_mcp(true);
         let mut round = 0;
         let mut corrections = 0;
         loop {
@@ -209,7 +209,8 @@ impl Session {
     /// Starts the configured MCP servers in the background; each one's
     /// state goes out as an event as it changes.
     pub(super) fn start_mcp(&mut self) {
-        if self.host.config.tools.mcp_servers.is_empty() {
+        let settings = &self.host.config.tools.mcp;
+        if settings.servers.is_empty() && settings.problems.is_empty() {
             return;
         }
         let events = self.host.events.clone();
@@ -219,24 +220,25 @@ impl Session {
                 status,
             });
         });
-        self.host.mcp = crate::mcp::Servers::start(
-            &self.host.config.tools.mcp_servers,
-            self.host.workspace.root().to_path_buf(),
-            status,
-        );
+        self.host.mcp =
+            crate::mcp::Servers::start(settings, self.host.workspace.root().to_path_buf(), status);
     }
 
-    /// The tools of the MCP servers that became ready, offered from this
-    /// turn on (after the others, so the provider's cache of the earlier
-    /// tools survives).
-    fn attach_mcp(&mut self) {
-        for tool in self.host.mcp.take_ready() {
-            self.thread.tools.add(tool);
+    /// Brings the MCP tools in line: at a turn boundary (`joins`) those of
+    /// servers that became ready or changed their list join, after the
+    /// others (so the provider's cache of the earlier tools survives), and
+    /// those of servers gone leave; before every request, the tools
+    /// `mcp_search` loaded join.
+    fn sync_mcp(&mut self, joins: bool) {
+        let window = self.window();
+        if let Some(event) = self.host.mcp.sync(&mut self.thread.tools, window, joins) {
+            self.emit(event);
         }
     }
 
     /// One model request over the conversation as it is.
     async fn sample(&mut self, cancel: &CancellationToken) -> Sampled {
+        self.sync_mcp(false);
         self.thread.offer_tools();
         let request = ModelRequest {
             system: &self.host.config.system_prompt,

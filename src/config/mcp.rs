@@ -36,6 +36,10 @@ pub struct McpServerConfig {
     pub disabled_tools: Vec<String>,
     pub startup_timeout_sec: Option<f64>,
     pub tool_timeout_sec: Option<f64>,
+    /// Set for a project's server (`.mcp.json`): the fingerprint of its
+    /// entry as written, which the user's approval must match.
+    #[serde(skip)]
+    pub project: Option<u64>,
 }
 
 impl McpServerConfig {

@@ -52,6 +52,9 @@ pub struct Layer {
     /// MCP servers, `[mcp_servers.NAME]` (only at the top level).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// The share of the context window MCP tool definitions may take
+    /// before only `mcp_search` is sent (only at the top level).
+    pub mcp_tool_share: Option<f64>,
     /// Shell commands allowed without asking (matched on parsed words).
     #[serde(default)]
     pub allow: Vec<String>,
@@ -167,6 +170,8 @@ pub struct Settings {
     pub prices: BTreeMap<String, Price>,
     /// The MCP servers of the config file.
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `mcp_tool_share`: the context share MCP tool definitions may take.
+    pub mcp_tool_share: f64,
     /// The `allow` and `deny` rules for shell commands (the file's and the
     /// profile's together).
     pub rules: Rules,
@@ -295,8 +300,20 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             .as_ref()
             .map(|(_, l)| l.prices.clone())
             .unwrap_or_default(),
+        mcp_tool_share: file_layer
+            .as_ref()
+            .and_then(|(_, l)| l.mcp_tool_share)
+            .unwrap_or(crate::mcp::manager::BUDGET_SHARE),
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
+    if !(settings.mcp_tool_share > 0.0 && settings.mcp_tool_share <= 1.0) {
+        return Err(ConfigError::Value {
+            name: "mcp_tool_share",
+            value: settings.mcp_tool_share.to_string(),
+            from: settings.file.map_or(Source::Default, Source::File),
+            message: "a share of the context window: more than 0, at most 1".into(),
+        });
+    }
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
 }

@@ -37,6 +37,8 @@ pub enum Op {
     /// Drop the conversation, the plan and the reminder state. A running turn
     /// is interrupted first; the reset applies when it has ended.
     NewSession,
+    /// Act on the MCP servers; their tools change at the next turn.
+    Mcp { action: McpAction },
     /// Stop the engine.
     Quit,
     /// Compact the conversation now (summary, plan, last turns), with an
@@ -217,6 +219,8 @@ pub enum ErrorKind {
     PlanEdit,
     /// The plan file (`--plan-file`) could not be written.
     PlanFile,
+    /// An MCP action (`/mcp approve`, `reconnect`, …) could not be done.
+    Mcp,
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
@@ -521,6 +525,16 @@ pub enum Event {
         name: String,
         status: McpStatus,
     },
+    /// The MCP tools of the requests from now on: `offered` of them are
+    /// sent in full; past the context budget (`budget` tokens, against
+    /// `tokens` for all of them) only `mcp_search` is, and the model loads
+    /// the ones it needs with it (`deferred` of them wait).
+    McpTools {
+        offered: usize,
+        deferred: usize,
+        tokens: u64,
+        budget: u64,
+    },
     /// The engine waits for the next op.
     Idle,
 }
@@ -545,6 +559,29 @@ pub enum McpStatus {
         error: String,
         stderr: String,
     },
+    /// Turned off for this session (`/mcp disable`), or `enabled = false`.
+    Disabled,
+    /// A project's server (`.mcp.json`) that is not started until the user
+    /// approves it for this project (`/mcp approve`, `waypoint mcp
+    /// approve`): how it would start.
+    NeedsApproval {
+        command: String,
+    },
+}
+
+/// What the user asks of the MCP servers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum McpAction {
+    /// Approve this project's `.mcp.json` servers (remembered for the
+    /// project, as they are now) and start them.
+    Approve,
+    /// Stop the server `name` and start it again.
+    Reconnect { name: String },
+    /// Start the server `name` (turned off, or failed).
+    Enable { name: String },
+    /// Stop the server `name`; its tools go at the next turn.
+    Disable { name: String },
 }
 
 impl Event {
@@ -584,6 +621,7 @@ impl Event {
             | Event::ApprovalRequested { .. }
             | Event::ApprovalMode { .. }
             | Event::McpServer { .. }
+            | Event::McpTools { .. }
             | Event::Idle => false,
         }
     }

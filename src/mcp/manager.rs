@@ -1,111 +1,536 @@
 //! The configured servers, started in the background as the engine starts:
-//! no frame and no request waits for them. Invariant: a server that is
-//! ready is handed to the engine once ([`Servers::take_ready`], at a turn
-//! boundary), and is stopped (its group killed) when the engine drops it;
-//! a server past its startup timeout keeps starting and attaches when
-//! ready instead of failing for the session.
+//! no frame and no request waits for them. Each server has a slot (off,
+//! starting, ready, failed) that the user's actions (`/mcp approve`,
+//! `reconnect`, `enable`, `disable`) and the server itself (ready, died,
+//! its tools changed) move. Invariants: the registry changes only in
+//! [`Servers::sync`] (a server joining or leaving at a turn boundary, a
+//! tool loaded by `mcp_search` before the next request), appending and
+//! removing without reordering the rest; a server whose slot moved on
+//! (reconnected, disabled) can never put its tools back (each start has a
+//! generation); a project's server (`.mcp.json`) is not started before
+//! the user approved it; a server is stopped (its group killed) when its
+//! slot lets go of it or the engine drops the servers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Instant;
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use rmcp::model::Tool as McpToolDef;
 
-use super::{McpServerConfig, McpTool, Running, start};
-use crate::events::McpStatus;
-use crate::tools::Tool;
+use super::project::{Approvals, describe};
+use super::search::{Catalog, McpSearch, SEARCH_TOOL};
+use super::server::{Handler, OnToolsChanged, start_with};
+use super::{McpServerConfig, McpTool, Running};
+use crate::events::{Event, McpAction, McpStatus};
+use crate::tools::{Origin, Tool, ToolRegistry};
 
 /// Where a server's state goes (to the engine's driver, as an event).
 pub type StatusSink = Arc<dyn Fn(&str, McpStatus) + Send + Sync>;
 
-/// The servers being started, and those ready but not yet attached.
-pub struct Servers {
-    ready: UnboundedReceiver<(Running, McpServerConfig)>,
-    /// Ready servers, kept for as long as the engine lives.
-    attached: Vec<Running>,
-    /// The starting tasks: aborted with the engine, which stops a server
-    /// still starting (its group killed).
-    starting: Vec<tokio::task::JoinHandle<()>>,
+/// Share of the context window the MCP tools' definitions may take before
+/// only `mcp_search` is sent.
+pub const BUDGET_SHARE: f64 = 0.10;
+
+/// The MCP part of the tools' settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The servers: the user's (`[mcp_servers.NAME]`) and the project's
+    /// (`.mcp.json`, marked by their `project` fingerprint).
+    pub servers: BTreeMap<String, McpServerConfig>,
+    /// Where approvals of project servers are remembered; without it none
+    /// is approved (they wait).
+    pub approvals: Option<Approvals>,
+    /// Share of the context window MCP tool definitions may take
+    /// (`mcp_tool_share`).
+    pub budget_share: f64,
+    /// What could not be read of the project's servers: told as failed
+    /// servers (by name, or by the file's).
+    pub problems: Vec<(String, String)>,
 }
 
-impl Drop for Servers {
-    fn drop(&mut self) {
-        for task in &self.starting {
-            task.abort();
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            servers: BTreeMap::new(),
+            approvals: None,
+            budget_share: BUDGET_SHARE,
+            problems: Vec::new(),
         }
     }
 }
+
+enum State {
+    /// Not started: turned off, or a project server waiting for approval.
+    Off,
+    Starting(tokio::task::JoinHandle<()>),
+    Ready {
+        running: Box<Running>,
+        tools: Vec<McpToolDef>,
+    },
+    Failed,
+}
+
+struct Slot {
+    config: McpServerConfig,
+    /// Counts starts: a start (or a changed list of tools) of an older
+    /// generation finds its slot moved on and is dropped.
+    generation: u64,
+    state: State,
+}
+
+struct Inner {
+    settings: Settings,
+    workspace: PathBuf,
+    status: StatusSink,
+    slots: BTreeMap<String, Slot>,
+    /// A slot changed since the last sync.
+    dirty: bool,
+    catalog: Catalog,
+    /// What the registry holds of ours: tool name → server.
+    attached: BTreeMap<String, String>,
+    /// The tools of ready servers, as the last sync built them.
+    tools: BTreeMap<String, (String, Arc<dyn Tool>, u64)>,
+    /// The last mode told (offered, deferred, tokens), so it is told once.
+    told: Option<(usize, usize, u64)>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for slot in self.slots.values() {
+            if let State::Starting(task) = &slot.state {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// The servers of a session: cheap to clone (the engine and its op
+/// dispatcher each hold one).
+#[derive(Clone)]
+pub struct Servers(Arc<Mutex<Inner>>);
 
 impl Servers {
     /// No servers.
     pub fn none() -> Self {
-        let (_tx, ready) = unbounded_channel();
-        Self {
-            ready,
-            attached: Vec::new(),
-            starting: Vec::new(),
-        }
+        Self::start(&Settings::default(), PathBuf::new(), Arc::new(|_, _| {}))
     }
 
-    /// Starts every enabled server of `configs` on its own task, in
-    /// `workspace`; each reports to `status` as it goes.
-    pub fn start(
-        configs: &BTreeMap<String, McpServerConfig>,
-        workspace: PathBuf,
-        status: StatusSink,
-    ) -> Self {
-        let (tx, ready) = unbounded_channel();
-        let mut starting = Vec::new();
-        for (name, config) in configs.iter().filter(|(_, c)| c.is_enabled()) {
-            status(name, McpStatus::Starting);
-            starting.push(tokio::spawn(run_one(
-                name.clone(),
-                config.clone(),
-                workspace.clone(),
-                status.clone(),
-                tx.clone(),
-            )));
+    /// Starts every enabled server of `settings` on its own task, in
+    /// `workspace` (a project server only when approved); each reports to
+    /// `status` as it goes.
+    pub fn start(settings: &Settings, workspace: PathBuf, status: StatusSink) -> Self {
+        let slots = settings
+            .servers
+            .iter()
+            .map(|(name, config)| {
+                let slot = Slot {
+                    config: config.clone(),
+                    generation: 0,
+                    state: State::Off,
+                };
+                (name.clone(), slot)
+            })
+            .collect();
+        let servers = Self(Arc::new(Mutex::new(Inner {
+            settings: settings.clone(),
+            workspace,
+            status,
+            slots,
+            dirty: false,
+            catalog: Catalog::default(),
+            attached: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            told: None,
+        })));
+        for (name, problem) in &settings.problems {
+            let status = servers.lock().status.clone();
+            status(
+                name,
+                McpStatus::Failed {
+                    error: problem.clone(),
+                    stderr: String::new(),
+                },
+            );
         }
-        Self {
-            ready,
-            attached: Vec::new(),
-            starting,
+        let names: Vec<String> = settings.servers.keys().cloned().collect();
+        for name in names {
+            servers.begin(&name, false);
         }
+        servers
     }
 
-    /// The tools of the servers that became ready since the last call
-    /// (only those their config offers), in the order they came.
-    pub fn take_ready(&mut self) -> Vec<Arc<dyn Tool>> {
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-        while let Ok((running, config)) = self.ready.try_recv() {
-            if let Some(peer) = running.peer() {
-                for def in running.tools.iter().filter(|t| config.offers(&t.name)) {
-                    tools.push(Arc::new(McpTool::new(
-                        &running.name,
-                        def.clone(),
-                        peer.clone(),
-                        config.tool_timeout(),
-                    )));
-                }
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts `name` unless it is off by config or waits for approval
+    /// (`force`: the user asked, so a config's `enabled = false` is
+    /// overridden; approval is not).
+    fn begin(&self, name: &str, force: bool) {
+        let mut inner = self.lock();
+        let Inner {
+            slots,
+            settings,
+            workspace,
+            status,
+            ..
+        } = &mut *inner;
+        let Some(slot) = slots.get_mut(name) else {
+            return;
+        };
+        let approved = settings
+            .approvals
+            .as_ref()
+            .map_or(slot.config.project.is_none(), |a| {
+                a.approved(workspace, name, &slot.config)
+            });
+        if !approved {
+            status(
+                name,
+                McpStatus::NeedsApproval {
+                    command: describe(&slot.config),
+                },
+            );
+            return;
+        }
+        if !force && !slot.config.is_enabled() {
+            status(name, McpStatus::Disabled);
+            return;
+        }
+        stop(slot);
+        slot.generation += 1;
+        status(name, McpStatus::Starting);
+        slot.state = State::Starting(tokio::spawn(run_one(
+            Arc::downgrade(&self.0),
+            name.to_string(),
+            slot.generation,
+            slot.config.clone(),
+            workspace.clone(),
+            status.clone(),
+        )));
+        inner.dirty = true;
+    }
+
+    /// Does what the user asked; the tools change at the next sync.
+    pub fn act(&self, action: &McpAction) -> Result<(), String> {
+        match action {
+            McpAction::Approve => self.approve(),
+            McpAction::Reconnect { name } | McpAction::Enable { name } => {
+                self.known(name)?;
+                self.begin(name, true);
+                Ok(())
             }
-            self.attached.push(running);
+            McpAction::Disable { name } => {
+                self.known(name)?;
+                let mut inner = self.lock();
+                let status = inner.status.clone();
+                if let Some(slot) = inner.slots.get_mut(name) {
+                    stop(slot);
+                    slot.generation += 1;
+                    status(name, McpStatus::Disabled);
+                }
+                inner.dirty = true;
+                Ok(())
+            }
         }
-        tools
+    }
+
+    fn known(&self, name: &str) -> Result<(), String> {
+        let inner = self.lock();
+        if inner.slots.contains_key(name) {
+            Ok(())
+        } else {
+            let names: Vec<&str> = inner.slots.keys().map(String::as_str).collect();
+            Err(if names.is_empty() {
+                format!("there is no MCP server `{name}`: none is configured")
+            } else {
+                format!(
+                    "there is no MCP server `{name}` (there are: {})",
+                    names.join(", ")
+                )
+            })
+        }
+    }
+
+    /// Approves the project's servers that wait (as they are written now)
+    /// and starts them.
+    fn approve(&self) -> Result<(), String> {
+        let waiting: Vec<String> = {
+            let inner = self.lock();
+            let Some(approvals) = &inner.settings.approvals else {
+                return Err(
+                    "approvals cannot be remembered: there is no home folder (set WAYPOINT_HOME)"
+                        .into(),
+                );
+            };
+            let waiting: BTreeMap<&String, &McpServerConfig> = inner
+                .slots
+                .iter()
+                .filter(|(name, slot)| {
+                    slot.config.project.is_some()
+                        && !approvals.approved(&inner.workspace, name, &slot.config)
+                })
+                .map(|(name, slot)| (name, &slot.config))
+                .collect();
+            if waiting.is_empty() {
+                return Err(format!(
+                    "no server of this project's {} waits for approval",
+                    super::project::FILE
+                ));
+            }
+            approvals
+                .approve(&inner.workspace, waiting.iter().map(|(n, c)| (*n, *c)))
+                .map_err(|e| format!("the approval was not saved: {e}"))?;
+            waiting.keys().map(|n| (*n).clone()).collect()
+        };
+        for name in waiting {
+            self.begin(&name, false);
+        }
+        Ok(())
+    }
+
+    /// Brings `registry` in line: at a turn boundary (`joins`), the tools
+    /// of servers that became ready (or changed their list) are added and
+    /// those of servers gone are removed; always, the tools `mcp_search`
+    /// loaded are added. Past the budget (`window` tokens times the
+    /// budget share) only `mcp_search` and the loaded tools are offered.
+    /// Returns the event that tells a changed mode.
+    pub fn sync(&self, registry: &mut ToolRegistry, window: u64, joins: bool) -> Option<Event> {
+        let mut inner = self.lock();
+        inner.reap_dead();
+        if joins && std::mem::take(&mut inner.dirty) {
+            inner.rebuild_tools();
+        }
+        let budget = (window as f64 * inner.settings.budget_share) as u64;
+        let tokens: u64 = inner.tools.values().map(|(_, _, t)| t).sum();
+        let search = tokens > budget && !inner.tools.is_empty();
+        // Ready tools, by name, with their server.
+        let wanted: BTreeMap<String, String> = if search {
+            let loaded = inner.catalog.loaded();
+            let mut wanted: BTreeMap<String, String> = inner
+                .tools
+                .iter()
+                .filter(|(name, _)| loaded.contains(*name))
+                .map(|(name, (server, _, _))| (name.clone(), server.clone()))
+                .collect();
+            wanted.insert(SEARCH_TOOL.to_string(), String::new());
+            wanted
+        } else {
+            inner
+                .tools
+                .iter()
+                .map(|(name, (server, _, _))| (name.clone(), server.clone()))
+                .collect()
+        };
+        inner.catalog.set(
+            inner
+                .tools
+                .iter()
+                .map(|(_, (_, tool, _))| tool.clone())
+                .collect(),
+        );
+        if wanted != inner.attached {
+            let gone: BTreeSet<String> = inner
+                .attached
+                .keys()
+                .filter(|n| !wanted.contains_key(*n))
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                registry.retain(|spec| !gone.contains(&spec.name));
+            }
+            for name in wanted.keys().filter(|n| !inner.attached.contains_key(*n)) {
+                let tool: Arc<dyn Tool> = if name == SEARCH_TOOL {
+                    Arc::new(McpSearch::new(inner.catalog.clone()))
+                } else {
+                    match inner.tools.get(name) {
+                        Some((_, tool, _)) => tool.clone(),
+                        None => continue,
+                    }
+                };
+                registry.add(tool);
+            }
+            inner.attached = wanted;
+        }
+        let deferred = if search {
+            inner.tools.len() + 1 - inner.attached.len()
+        } else {
+            0
+        };
+        let mode = (inner.attached.len(), deferred, tokens);
+        if inner.told == Some(mode) || (inner.tools.is_empty() && inner.told.is_none()) {
+            return None;
+        }
+        inner.told = Some(mode);
+        Some(Event::McpTools {
+            offered: inner.attached.len(),
+            deferred,
+            tokens,
+            budget,
+        })
+    }
+
+    /// The names of the servers and whether each comes from the project.
+    pub fn names(&self) -> Vec<(String, bool)> {
+        self.lock()
+            .slots
+            .iter()
+            .map(|(n, s)| (n.clone(), s.config.project.is_some()))
+            .collect()
     }
 }
 
+impl Inner {
+    /// Ready servers whose connection ended (the process died, the HTTP
+    /// session was lost) are failed, with the tail of their stderr.
+    fn reap_dead(&mut self) {
+        for (name, slot) in &mut self.slots {
+            let State::Ready { running, .. } = &slot.state else {
+                continue;
+            };
+            if running.peer().is_some_and(|p| !p.is_transport_closed()) {
+                continue;
+            }
+            let stderr = running.stderr.text();
+            (self.status)(
+                name,
+                McpStatus::Failed {
+                    error: "the server stopped (its connection closed); `/mcp reconnect` starts it again".into(),
+                    stderr,
+                },
+            );
+            stop(slot);
+            slot.state = State::Failed;
+            self.dirty = true;
+        }
+    }
+
+    /// The tools of every ready server, as its config offers them.
+    fn rebuild_tools(&mut self) {
+        let mut tools = BTreeMap::new();
+        for (name, slot) in &self.slots {
+            let State::Ready {
+                running,
+                tools: defs,
+            } = &slot.state
+            else {
+                continue;
+            };
+            let Some(peer) = running.peer() else {
+                continue;
+            };
+            for def in defs.iter().filter(|t| slot.config.offers(&t.name)) {
+                let tool =
+                    McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
+                let spec = tool.spec();
+                let tokens = schema_tokens(std::slice::from_ref(def));
+                tools.insert(
+                    spec.name.clone(),
+                    (name.clone(), Arc::new(tool) as Arc<dyn Tool>, tokens),
+                );
+            }
+        }
+        // A tool of the same name from an older start is replaced: its
+        // peer is the stopped server's.
+        for (name, (_, new, _)) in &tools {
+            if let Some((_, old, _)) = self.tools.get(name)
+                && !Arc::ptr_eq(old, new)
+            {
+                self.attached.remove(name);
+            }
+        }
+        self.tools = tools;
+    }
+}
+
+/// Lets go of a slot's server: a start is aborted (which stops it), a
+/// ready one dropped (which stops its group).
+fn stop(slot: &mut Slot) {
+    match std::mem::replace(&mut slot.state, State::Off) {
+        State::Starting(task) => task.abort(),
+        State::Ready { running, .. } => drop(running),
+        State::Off | State::Failed => {}
+    }
+}
+
+/// About how many tokens the definitions cost in every request (four
+/// bytes a token, as the engine estimates).
+pub fn schema_tokens(defs: &[McpToolDef]) -> u64 {
+    serde_json::to_string(defs).map_or(0, |s| s.len() / 4) as u64
+}
+
+/// What a server's changed list of tools does: lists them again and puts
+/// them in its slot (if the slot is still this start's).
+fn on_tools_changed(servers: Weak<Mutex<Inner>>, name: String, generation: u64) -> OnToolsChanged {
+    Arc::new(move || {
+        let servers = servers.clone();
+        let name = name.clone();
+        tokio::spawn(async move {
+            let peer = {
+                let Some(inner) = servers.upgrade() else {
+                    return;
+                };
+                let inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
+                match inner.slots.get(&name).map(|s| (&s.state, s.generation)) {
+                    Some((State::Ready { running, .. }, g)) if g == generation => running.peer(),
+                    _ => None,
+                }
+            };
+            let Some(peer) = peer else {
+                return;
+            };
+            let Ok(fresh) = peer.list_all_tools().await else {
+                return;
+            };
+            let Some(inner) = servers.upgrade() else {
+                return;
+            };
+            let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
+            let status = inner.status.clone();
+            let Some(slot) = inner.slots.get_mut(&name) else {
+                return;
+            };
+            if slot.generation != generation {
+                return;
+            }
+            if let State::Ready { tools, .. } = &mut slot.state {
+                *tools = fresh;
+                let offered: Vec<McpToolDef> = tools
+                    .iter()
+                    .filter(|t| slot.config.offers(&t.name))
+                    .cloned()
+                    .collect();
+                status(
+                    &name,
+                    McpStatus::Ready {
+                        tools: offered.len(),
+                        schema_tokens: schema_tokens(&offered),
+                    },
+                );
+                inner.dirty = true;
+            }
+        });
+    })
+}
+
 async fn run_one(
+    servers: Weak<Mutex<Inner>>,
     name: String,
+    generation: u64,
     config: McpServerConfig,
     workspace: PathBuf,
     status: StatusSink,
-    ready: UnboundedSender<(Running, McpServerConfig)>,
 ) {
     let began = Instant::now();
     let timeout = config.startup_timeout();
+    let handler = Handler::new(Some(on_tools_changed(
+        servers.clone(),
+        name.clone(),
+        generation,
+    )));
     let result = {
-        let mut starting = Box::pin(start(&name, &config, &workspace));
+        let mut starting = Box::pin(start_with(&name, &config, &workspace, handler));
         tokio::select! {
             r = &mut starting => r,
             () = tokio::time::sleep(timeout) => {
@@ -115,32 +540,54 @@ async fn run_one(
             }
         }
     };
+    let Some(inner) = servers.upgrade() else {
+        // The engine is gone: the server is dropped (and stopped).
+        return;
+    };
+    let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(slot) = inner
+        .slots
+        .get_mut(&name)
+        .filter(|s| s.generation == generation)
+    else {
+        return;
+    };
     match result {
         Ok(running) => {
-            let offered: Vec<_> = running
+            let offered: Vec<McpToolDef> = running
                 .tools
                 .iter()
                 .filter(|t| config.offers(&t.name))
+                .cloned()
                 .collect();
-            // What their definitions add to every request, about (four
-            // bytes a token, as the engine estimates).
-            let bytes = serde_json::to_string(&offered).map_or(0, |s| s.len());
             status(
                 &name,
                 McpStatus::Ready {
                     tools: offered.len(),
-                    schema_tokens: (bytes / 4) as u64,
+                    schema_tokens: schema_tokens(&offered),
                 },
             );
-            // An engine that is gone drops the server (and stops it).
-            let _ = ready.send((running, config));
+            let tools = running.tools.clone();
+            slot.state = State::Ready {
+                running: Box::new(running),
+                tools,
+            };
         }
-        Err(e) => status(
-            &name,
-            McpStatus::Failed {
-                error: e.message,
-                stderr: e.stderr,
-            },
-        ),
+        Err(e) => {
+            status(
+                &name,
+                McpStatus::Failed {
+                    error: e.message,
+                    stderr: e.stderr,
+                },
+            );
+            slot.state = State::Failed;
+        }
     }
+    inner.dirty = true;
+}
+
+/// The origin of the tools [`Servers::sync`] manages.
+pub fn is_ours(origin: &Origin) -> bool {
+    matches!(origin, Origin::Mcp { .. })
 }

@@ -7,10 +7,12 @@ pub mod cli;
 pub mod http;
 pub mod manager;
 pub mod name;
+pub mod project;
+pub mod search;
 pub mod server;
 pub mod tool;
 
 pub use crate::config::McpServerConfig;
-pub use manager::Servers;
+pub use manager::{Servers, Settings};
 pub use server::{Running, StartError, start};
 pub use tool::McpTool;

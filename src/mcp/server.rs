@@ -53,12 +53,43 @@ impl StderrTail {
     }
 }
 
+/// What is called when a server says its list of tools changed
+/// (`notifications/tools/list_changed`).
+pub type OnToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
+/// Waypoint's side of a connection: it names itself, and passes a
+/// changed list of tools on.
+pub struct Handler {
+    on_tools_changed: Option<OnToolsChanged>,
+}
+
+impl Handler {
+    pub fn new(on_tools_changed: Option<OnToolsChanged>) -> Self {
+        Self { on_tools_changed }
+    }
+}
+
+impl rmcp::ClientHandler for Handler {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("waypoint", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        if let Some(changed) = &self.on_tools_changed {
+            changed();
+        }
+    }
+}
+
 /// A server that answered `initialize` and `tools/list`.
 pub struct Running {
     pub name: String,
     pub tools: Vec<McpToolDef>,
     pub stderr: StderrTail,
-    service: Option<RunningService<RoleClient, ()>>,
+    service: Option<RunningService<RoleClient, Handler>>,
     group: i32,
     child: Option<spawn::Child>,
 }
@@ -178,9 +209,19 @@ pub async fn start(
     config: &McpServerConfig,
     workspace: &std::path::Path,
 ) -> Result<Running, StartError> {
+    start_with(name, config, workspace, Handler::new(None)).await
+}
+
+/// [`start`], with `handler` answering the server.
+pub async fn start_with(
+    name: &str,
+    config: &McpServerConfig,
+    workspace: &std::path::Path,
+    handler: Handler,
+) -> Result<Running, StartError> {
     match (&config.command, &config.url) {
-        (Some(program), None) => start_stdio(name, program, config, workspace).await,
-        (None, Some(url)) => start_http(name, url, config).await,
+        (Some(program), None) => start_stdio(name, program, config, workspace, handler).await,
+        (None, Some(url)) => start_http(name, url, config, handler).await,
         (Some(_), Some(_)) => Err(StartError {
             message: "both `command` and `url` are set: a server is one or the other".into(),
             stderr: String::new(),
@@ -196,6 +237,7 @@ async fn start_http(
     name: &str,
     url: &str,
     config: &McpServerConfig,
+    handler: Handler,
 ) -> Result<Running, StartError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -215,7 +257,7 @@ async fn start_http(
         transport = transport.auth_header(token);
     }
     let transport = StreamableHttpClientTransport::with_client(client, transport);
-    let service = ()
+    let service = handler
         .serve(transport)
         .await
         .map_err(|e| fail(format!("did not initialize at {url}: {}", init_error(&e))))?;
@@ -239,6 +281,7 @@ async fn start_stdio(
     program: &str,
     config: &McpServerConfig,
     workspace: &std::path::Path,
+    handler: Handler,
 ) -> Result<Running, StartError> {
     let fail = |message: String, stderr: &StderrTail| StartError {
         message,
@@ -291,7 +334,7 @@ async fn start_stdio(
         let message = failed("the server's pipes were not made".into()).await;
         return Err(fail(message, &stderr));
     };
-    let service = match ().serve((output, input)).await {
+    let service = match handler.serve((output, input)).await {
         Ok(service) => service,
         Err(e) => {
             let message = failed(format!("did not initialize: {e}")).await;

@@ -50,9 +50,10 @@ pub struct ToolConfig {
     /// ([`procs::SESSION_VAR`]), so a resume after a crash finds and ends
     /// what they left running.
     pub session: Option<String>,
-    /// The MCP servers to start (`[mcp_servers.NAME]`), in the background
-    /// when the engine starts; their tools join the registry when ready.
-    pub mcp_servers: std::collections::BTreeMap<String, crate::config::McpServerConfig>,
+    /// The MCP servers to start (`[mcp_servers.NAME]`, a project's
+    /// `.mcp.json`), in the background when the engine starts; their tools
+    /// join the registry when ready.
+    pub mcp: crate::mcp::Settings,
 }
 
 impl Default for ToolConfig {
@@ -65,7 +66,7 @@ impl Default for ToolConfig {
             rules: crate::safety::Rules::default(),
             sandbox: None,
             session: None,
-            mcp_servers: std::collections::BTreeMap::new(),
+            mcp: crate::mcp::Settings::default(),
         }
     }
 }

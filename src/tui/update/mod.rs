@@ -208,8 +208,17 @@ fn told(app: &mut App, event: Event) {
                         format!("MCP server {name} failed: {}{tail}", clean_line(&error)),
                     );
                 }
+                McpStatus::Disabled => {}
+                McpStatus::NeedsApproval { command } => app.notice(
+                    NoticeKind::Warning,
+                    format!(
+                        "This project's .mcp.json declares the MCP server {name} ({}). It was not started: type /mcp approve to run this project's servers (remembered for this project).",
+                        clean_line(&command)
+                    ),
+                ),
             }
         }
+        Event::McpTools { .. } => {}
         Event::ApprovalRequested {
             id,
             name,

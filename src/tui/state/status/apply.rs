@@ -64,6 +64,19 @@ impl Status {
             } => self.accounts.add_usage(model, *request, *totals),
             Event::ContextUsage { used, window } => self.accounts.set_context(*used, *window),
             Event::McpServer { name, status } => self.mcp.set(&clean_line(name), status.clone()),
+            Event::McpTools {
+                offered,
+                deferred,
+                tokens,
+                budget,
+            } => {
+                self.mcp.mode = Some(super::mcp::ToolsMode {
+                    offered: *offered,
+                    deferred: *deferred,
+                    tokens: *tokens,
+                    budget: *budget,
+                });
+            }
             _ => {}
         }
     }

@@ -5,9 +5,19 @@ use std::collections::BTreeMap;
 
 use crate::events::McpStatus;
 
+/// How the MCP tools are sent, as the engine last said.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolsMode {
+    pub offered: usize,
+    pub deferred: usize,
+    pub tokens: u64,
+    pub budget: u64,
+}
+
 #[derive(Debug, Default)]
 pub struct McpView {
     servers: BTreeMap<String, McpStatus>,
+    pub mode: Option<ToolsMode>,
 }
 
 impl McpView {
@@ -15,15 +25,20 @@ impl McpView {
         self.servers.insert(name.to_string(), status);
     }
 
-    /// (ready, configured) while any server is not ready; `None` once all
-    /// are (or none is configured): the status line says nothing then.
+    /// (ready, counted) while any server that should run is not ready
+    /// (a disabled one is not counted); `None` once all are (or none is
+    /// configured): the status line says nothing then.
     pub fn pending(&self) -> Option<(usize, usize)> {
-        let ready = self
-            .servers
-            .values()
+        let counted = || {
+            self.servers
+                .values()
+                .filter(|s| !matches!(s, McpStatus::Disabled))
+        };
+        let ready = counted()
             .filter(|s| matches!(s, McpStatus::Ready { .. }))
             .count();
-        (ready < self.servers.len()).then_some((ready, self.servers.len()))
+        let all = counted().count();
+        (ready < all).then_some((ready, all))
     }
 
     /// Whether a server failed.
@@ -74,5 +89,14 @@ mod tests {
             },
         );
         assert_eq!(v.pending(), None);
+        v.set("c", McpStatus::Disabled);
+        assert_eq!(v.pending(), None);
+        v.set(
+            "d",
+            McpStatus::NeedsApproval {
+                command: "x".into(),
+            },
+        );
+        assert_eq!(v.pending(), Some((2, 3)));
     }
 }
