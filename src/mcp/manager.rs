@@ -79,6 +79,18 @@ struct Slot {
     state: State,
 }
 
+/// One MCP tool as built for the registry.
+struct Built {
+    server: String,
+    tool: Arc<dyn Tool>,
+    /// What its definition costs per request, about.
+    tokens: u64,
+    /// The start of its server it belongs to, and its definition then:
+    /// while both hold, the same tool is kept (and keeps its place).
+    generation: u64,
+    def: McpToolDef,
+}
+
 struct Inner {
     settings: Settings,
     workspace: PathBuf,
@@ -90,7 +102,10 @@ struct Inner {
     /// What the registry holds of ours: tool name → server.
     attached: BTreeMap<String, String>,
     /// The tools of ready servers, as the last sync built them.
-    tools: BTreeMap<String, (String, Arc<dyn Tool>, u64)>,
+    tools: BTreeMap<String, Built>,
+    /// Names whose tool was replaced by a new start's (its peer is the
+    /// stopped server's): taken out of the registry at the next sync.
+    replaced: BTreeSet<String>,
     /// The last mode told (offered, deferred, tokens), so it is told once.
     told: Option<(usize, usize, u64)>,
 }
@@ -141,6 +156,7 @@ impl Servers {
             catalog: Catalog::default(),
             attached: BTreeMap::new(),
             tools: BTreeMap::new(),
+            replaced: BTreeSet::new(),
             told: None,
         })));
         for (name, problem) in &settings.problems {
@@ -303,7 +319,7 @@ impl Servers {
             inner.rebuild_tools();
         }
         let budget = (window as f64 * inner.settings.budget_share) as u64;
-        let tokens: u64 = inner.tools.values().map(|(_, _, t)| t).sum();
+        let tokens: u64 = inner.tools.values().map(|b| b.tokens).sum();
         let search = tokens > budget && !inner.tools.is_empty();
         // Ready tools, by name, with their server.
         let wanted: BTreeMap<String, String> = if search {
@@ -312,7 +328,7 @@ impl Servers {
                 .tools
                 .iter()
                 .filter(|(name, _)| loaded.contains(*name))
-                .map(|(name, (server, _, _))| (name.clone(), server.clone()))
+                .map(|(name, b)| (name.clone(), b.server.clone()))
                 .collect();
             wanted.insert(SEARCH_TOOL.to_string(), String::new());
             wanted
@@ -320,23 +336,20 @@ impl Servers {
             inner
                 .tools
                 .iter()
-                .map(|(name, (server, _, _))| (name.clone(), server.clone()))
+                .map(|(name, b)| (name.clone(), b.server.clone()))
                 .collect()
         };
-        inner.catalog.set(
-            inner
-                .tools
-                .iter()
-                .map(|(_, (_, tool, _))| tool.clone())
-                .collect(),
-        );
-        if wanted != inner.attached {
-            let gone: BTreeSet<String> = inner
+        inner
+            .catalog
+            .set(inner.tools.values().map(|b| b.tool.clone()).collect());
+        if wanted != inner.attached || !inner.replaced.is_empty() {
+            let mut gone: BTreeSet<String> = inner
                 .attached
                 .keys()
                 .filter(|n| !wanted.contains_key(*n))
                 .cloned()
                 .collect();
+            gone.append(&mut inner.replaced);
             if !gone.is_empty() {
                 registry.retain(|spec| !gone.contains(&spec.name));
             }
@@ -345,7 +358,7 @@ impl Servers {
                     Arc::new(McpSearch::new(inner.catalog.clone()))
                 } else {
                     match inner.tools.get(name) {
-                        Some((_, tool, _)) => tool.clone(),
+                        Some(b) => b.tool.clone(),
                         None => continue,
                     }
                 };
@@ -406,7 +419,8 @@ impl Inner {
         }
     }
 
-    /// The tools of every ready server, as its config offers them.
+    /// The tools of every ready server, as its config offers them; a tool
+    /// of the same start with the same definition is kept as it was.
     fn rebuild_tools(&mut self) {
         let mut tools = BTreeMap::new();
         for (name, slot) in &self.slots {
@@ -421,23 +435,38 @@ impl Inner {
                 continue;
             };
             for def in defs.iter().filter(|t| slot.config.offers(&t.name)) {
-                let tool =
-                    McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
-                let spec = tool.spec();
-                let tokens = schema_tokens(std::slice::from_ref(def));
-                tools.insert(
-                    spec.name.clone(),
-                    (name.clone(), Arc::new(tool) as Arc<dyn Tool>, tokens),
-                );
+                let full = super::name::tool_name(name, &def.name);
+                let kept = self
+                    .tools
+                    .get(&full)
+                    .filter(|b| b.generation == slot.generation && b.def == *def)
+                    .map(|b| b.tool.clone());
+                let tool = kept.unwrap_or_else(|| {
+                    Arc::new(McpTool::new(
+                        name,
+                        def.clone(),
+                        peer.clone(),
+                        slot.config.tool_timeout(),
+                    ))
+                });
+                let built = Built {
+                    server: name.clone(),
+                    tool,
+                    tokens: schema_tokens(std::slice::from_ref(def)),
+                    generation: slot.generation,
+                    def: def.clone(),
+                };
+                tools.insert(full, built);
             }
         }
-        // A tool of the same name from an older start is replaced: its
-        // peer is the stopped server's.
-        for (name, (_, new, _)) in &tools {
-            if let Some((_, old, _)) = self.tools.get(name)
-                && !Arc::ptr_eq(old, new)
+        // A tool of the same name from an older start (or with another
+        // definition) is replaced.
+        for (name, new) in &tools {
+            if let Some(old) = self.tools.get(name)
+                && !Arc::ptr_eq(&old.tool, &new.tool)
+                && self.attached.remove(name).is_some()
             {
-                self.attached.remove(name);
+                self.replaced.insert(name.clone());
             }
         }
         self.tools = tools;

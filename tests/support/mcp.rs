@@ -23,3 +23,26 @@ pub fn reference_server(name: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// `tests/fixtures/mcp/sdk-server.cjs`, a server written with the official
+/// TypeScript SDK the reference servers are built on (installed with
+/// them), with `env` added (`WAYPOINT_TEST_DELAY_MS`,
+/// `WAYPOINT_TEST_TOOLS`); `None` after saying the test is skipped.
+pub fn sdk_server(env: &[(&str, &str)]) -> Option<waypoint::mcp::McpServerConfig> {
+    // The SDK is a dependency of the everything server: the same folder.
+    let bin = reference_server("mcp-server-everything")?;
+    let modules = bin.parent()?.parent()?.to_path_buf();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/sdk-server.cjs");
+    let mut vars: std::collections::BTreeMap<String, String> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    vars.insert("NODE_PATH".into(), modules.to_string_lossy().into_owned());
+    Some(waypoint::mcp::McpServerConfig {
+        command: Some("node".into()),
+        args: vec![script.to_string_lossy().into_owned()],
+        env: vars,
+        ..waypoint::mcp::McpServerConfig::default()
+    })
+}
