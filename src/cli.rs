@@ -195,7 +195,8 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<std::ffi::OsString>,
     },
-    /// The configured MCP servers: list them, or start one and show its tools.
+    /// The MCP servers: list them, start one and show its tools, add or remove one in the config
+    /// file, approve this project's `.mcp.json` servers.
     Mcp {
         #[command(subcommand)]
         action: McpAction,
@@ -238,6 +239,35 @@ pub enum McpAction {
         /// The server's name (`[mcp_servers.NAME]`).
         name: String,
     },
+    /// Add a server to the config file: `waypoint mcp add NAME -- COMMAND ARGS…` (stdio) or
+    /// `waypoint mcp add NAME --url URL` (Streamable HTTP). Comments and layout are kept.
+    Add {
+        /// Its name: its tools are offered as mcp__NAME__TOOL.
+        name: String,
+        /// An environment variable for a stdio server (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The folder a stdio server starts in (relative: to the workspace).
+        #[arg(long)]
+        cwd: Option<String>,
+        /// A Streamable HTTP server's address.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// A header of an HTTP server's requests (repeatable).
+        #[arg(long = "header", value_name = "KEY=VALUE", requires = "url")]
+        headers: Vec<String>,
+        /// The environment variable holding an HTTP server's bearer token.
+        #[arg(long, value_name = "VAR", requires = "url")]
+        bearer_token_env_var: Option<String>,
+        /// The command of a stdio server and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server from the config file.
+    Remove { name: String },
+    /// Approve the servers of this project's `.mcp.json` as they are written now (remembered for
+    /// the project; a changed entry is asked for again).
+    Approve,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -100,7 +100,7 @@ async fn run(cli: Cli) -> Result<i32> {
             .workspace
             .clone()
             .map_or_else(std::env::current_dir, Ok)?;
-        return Ok(waypoint::mcp::cli::run(&settings.mcp_servers, action, &dir).await?);
+        return Ok(waypoint::mcp::cli::run(&settings, action, &dir).await?);
     }
     let interactive =
         cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -79,3 +79,126 @@ async fn check_starts_a_real_server_and_lists_its_tools() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn add_and_remove_edit_the_config_file_and_list_shows_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "# mine\n").unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = waypoint(dir.path());
+        cmd.env("WAYPOINT_CONFIG", &cfg).args(args);
+        cmd
+    };
+    let (code, out, err) = output(&mut run(&[
+        "mcp",
+        "add",
+        "files",
+        "--env",
+        "ROOT=/srv",
+        "--",
+        "npx",
+        "-y",
+        "server-x",
+        "--flag",
+    ]))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Added the MCP server files"), "{out}");
+    let (code, _, err) = output(&mut run(&[
+        "mcp",
+        "add",
+        "docs",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--bearer-token-env-var",
+        "DOCS_TOKEN",
+    ]))
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = output(&mut run(&["mcp", "list"])).await;
+    assert!(
+        out.contains("files\tenabled\tnpx -y server-x --flag"),
+        "{out}"
+    );
+    assert!(
+        out.contains("docs\tenabled\thttps://mcp.example.com/mcp (Streamable HTTP)"),
+        "{out}"
+    );
+    // A taken name and a missing command are refused with exit code 1.
+    let (code, _, err) = output(&mut run(&["mcp", "add", "docs", "--", "x"])).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("already"), "{err}");
+    let (code, _, err) = output(&mut run(&["mcp", "add", "bare"])).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("after `--`"), "{err}");
+    let (code, _, _) = output(&mut run(&["mcp", "remove", "files"])).await;
+    assert_eq!(code, 0);
+    let (_, out, _) = output(&mut run(&["mcp", "list"])).await;
+    assert!(!out.contains("files\t") && out.contains("docs\t"), "{out}");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    // The file's own comment is kept (above the first server added, then,
+    // that server removed, at the end).
+    assert!(text.contains("# mine\n"), "{text:?}");
+    assert!(text.contains("[mcp_servers.docs]\n"), "{text:?}");
+}
+
+#[tokio::test]
+async fn a_project_server_never_runs_before_it_is_approved_and_runs_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let marker = ws.join("server-ran");
+    std::fs::write(
+        ws.join(".mcp.json"),
+        format!(
+            r#"{{"mcpServers": {{"proj": {{"command": "bash", "args": ["-c", "touch {}; echo not really a server >&2; exit 1"]}}}}}}"#,
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let scenario = dir.path().join("hi.json");
+    std::fs::write(&scenario, r#"{"turns": [{"text": "Hi."}]}"#).unwrap();
+    let in_ws = |args: &[&str]| {
+        let mut cmd = waypoint(dir.path());
+        cmd.current_dir(&ws).args(args);
+        cmd
+    };
+    // Headless: told, not run.
+    let mut headless = in_ws(&["-p", "go", "--scenario"]);
+    headless.arg(&scenario);
+    let (code, out, err) = output(&mut headless).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Hi."), "{out}");
+    assert!(
+        err.contains("MCP server proj of this project's .mcp.json (bash -c touch"),
+        "{err}"
+    );
+    assert!(err.contains("waypoint mcp approve"), "{err}");
+    let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
+    assert!(out.contains("proj\tproject, waits for approval"), "{out}");
+    // `check` does not run it either.
+    let (code, _, err) = output(&mut in_ws(&["mcp", "check", "proj"])).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("is not approved"), "{err}");
+    assert!(
+        !marker.exists(),
+        "the project's server ran before it was approved"
+    );
+
+    let (code, out, err) = output(&mut in_ws(&["mcp", "approve"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("approved proj: bash -c touch"), "{out}");
+    let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
+    assert!(out.contains("proj\tproject, approved"), "{out}");
+    let (code, _, err) = output(&mut in_ws(&["mcp", "check", "proj"])).await;
+    assert_eq!(code, 1, "it is no server, but it ran: {err}");
+    assert!(err.contains("not really a server"), "{err}");
+    assert!(marker.exists());
+
+    // The entry changed: asked again.
+    let text = std::fs::read_to_string(ws.join(".mcp.json")).unwrap();
+    std::fs::write(ws.join(".mcp.json"), text.replace("exit 1", "exit 2")).unwrap();
+    let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
+    assert!(out.contains("proj\tproject, waits for approval"), "{out}");
+}

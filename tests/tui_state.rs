@@ -3156,3 +3156,71 @@ fn mcp_servers_show_on_the_status_line_in_notices_and_in_slash_mcp() {
     );
     assert!(!screen_text(&mut a, 120, 20, now).contains("mcp "));
 }
+
+/// `/mcp ACTION` sends the action to the engine; a project server waiting
+/// for approval is a warning that says how to approve it, and `/mcp` says
+/// what it would run and which mode the tools are sent in.
+#[test]
+fn slash_mcp_actions_go_to_the_engine_and_a_waiting_project_server_says_how_to_approve() {
+    use waypoint::events::{McpAction, McpStatus};
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    update::on_event(
+        &mut a,
+        Event::McpServer {
+            name: "db".into(),
+            status: McpStatus::NeedsApproval {
+                command: "npx -y my-db-server".into(),
+            },
+        },
+        now,
+    );
+    assert!(notices(&a).iter().any(|n| n.contains(
+        "This project's .mcp.json declares the MCP server db (npx -y my-db-server). It was not started: type /mcp approve"
+    )));
+    assert!(screen_text(&mut a, 120, 20, now).contains("mcp 0/1"));
+    update::on_event(
+        &mut a,
+        Event::McpTools {
+            offered: 3,
+            deferred: 410,
+            tokens: 90_000,
+            budget: 20_000,
+        },
+        now,
+    );
+    type_text(&mut a, "/mcp", now);
+    assert_eq!(update::on_key(&mut a, key(KeyCode::Enter), now), vec![]);
+    let listed = notices(&a).last().cloned().unwrap_or_default();
+    assert!(
+        listed.contains(
+            "db · not started: this project's .mcp.json runs `npx -y my-db-server` (/mcp approve)"
+        ),
+        "{listed}"
+    );
+    assert!(listed.contains("Search mode: the MCP tools' definitions (~90.0k tokens) are over the budget (~20.0k tokens"), "{listed}");
+    for (typed, action) in [
+        ("/mcp approve", McpAction::Approve),
+        (
+            "/mcp reconnect db",
+            McpAction::Reconnect { name: "db".into() },
+        ),
+        ("/mcp enable db", McpAction::Enable { name: "db".into() }),
+        ("/mcp disable db", McpAction::Disable { name: "db".into() }),
+    ] {
+        type_text(&mut a, typed, now);
+        assert_eq!(
+            update::on_key(&mut a, key(KeyCode::Enter), now),
+            vec![Effect::Send(Op::Mcp { action })],
+            "{typed}"
+        );
+    }
+    type_text(&mut a, "/mcp reconnect", now);
+    assert_eq!(update::on_key(&mut a, key(KeyCode::Enter), now), vec![]);
+    assert!(
+        notices(&a)
+            .last()
+            .is_some_and(|n| n.starts_with("Usage: /mcp"))
+    );
+}

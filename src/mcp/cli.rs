@@ -1,6 +1,8 @@
-//! `waypoint mcp list` and `waypoint mcp check NAME`: what is configured,
-//! and whether one server starts and what it offers, without a session.
-//! Exit codes: 0 ready (or listed), 1 the server failed, 2 no such server.
+//! `waypoint mcp list|check|add|remove|approve`: what is configured (the
+//! config file's servers and the project's `.mcp.json`), whether one server
+//! starts and what it offers, without a session; editing the config file;
+//! approving the project's servers. Exit codes: 0 done, 1 the server failed
+//! (or the edit was refused), 2 no such server.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -18,22 +20,90 @@ use crate::tools::Access;
 const CHECK_LIMIT: Duration = Duration::from_secs(120);
 
 pub async fn run(
-    servers: &BTreeMap<String, McpServerConfig>,
+    settings: &crate::config::Settings,
     action: &McpAction,
     workspace: &Path,
 ) -> io::Result<i32> {
+    let env = |k: &str| std::env::var(k).ok();
+    let mcp = crate::setup::mcp_settings(settings, workspace, &env);
     let out = &mut io::stdout().lock();
     match action {
-        McpAction::List => list(servers, out).map(|()| 0),
-        McpAction::Check { name } => check(servers, name, workspace, out).await,
+        McpAction::List => list(&mcp, workspace, out).map(|()| 0),
+        McpAction::Check { name } => check(&mcp, name, workspace, out).await,
+        McpAction::Approve => approve(&mcp, workspace, out),
+        McpAction::Add { .. } | McpAction::Remove { .. } => {
+            let Some(path) = settings
+                .file
+                .clone()
+                .or_else(|| crate::config::config_path(&env))
+            else {
+                eprintln!("waypoint: there is no config folder to write to (set WAYPOINT_CONFIG)");
+                return Ok(1);
+            };
+            match super::edit::apply(&path, action) {
+                Ok(done) => writeln!(out, "{done}").map(|()| 0),
+                Err(e) => {
+                    eprintln!("waypoint: {e}");
+                    Ok(1)
+                }
+            }
+        }
     }
 }
 
-fn list(servers: &BTreeMap<String, McpServerConfig>, out: &mut dyn Write) -> io::Result<()> {
+/// Whether the project server `name` may run (a user's server always may).
+fn approved(mcp: &super::Settings, workspace: &Path, name: &str, config: &McpServerConfig) -> bool {
+    config.project.is_none()
+        || mcp
+            .approvals
+            .as_ref()
+            .is_some_and(|a| a.approved(workspace, name, config))
+}
+
+fn approve(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Result<i32> {
+    let waiting: BTreeMap<&String, &McpServerConfig> = mcp
+        .servers
+        .iter()
+        .filter(|(name, config)| !approved(mcp, workspace, name, config))
+        .collect();
+    if waiting.is_empty() {
+        writeln!(
+            out,
+            "No server of this project's {} waits for approval.",
+            super::project::FILE
+        )?;
+        return Ok(0);
+    }
+    let Some(approvals) = &mcp.approvals else {
+        eprintln!(
+            "waypoint: approvals cannot be remembered: there is no home folder (set WAYPOINT_HOME)"
+        );
+        return Ok(1);
+    };
+    approvals.approve(workspace, waiting.iter().map(|(n, c)| (*n, *c)))?;
+    for (name, config) in &waiting {
+        writeln!(
+            out,
+            "approved {name}: {}",
+            clean_line(&super::project::describe(config))
+        )?;
+    }
+    writeln!(
+        out,
+        "They start with the next session in this project (a changed entry is asked for again)."
+    )?;
+    Ok(0)
+}
+
+fn list(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Result<()> {
+    for (name, problem) in &mcp.problems {
+        writeln!(out, "{name}	not read	{}", clean_line(problem))?;
+    }
+    let servers = &mcp.servers;
     if servers.is_empty() {
         return writeln!(
             out,
-            "No MCP servers configured. Add one as [mcp_servers.NAME] with its command in the config file (`waypoint config` shows where it is)."
+            "No MCP servers configured. Add one with `waypoint mcp add NAME -- COMMAND ARGS`, as [mcp_servers.NAME] in the config file (`waypoint config` shows where it is), or in the project's .mcp.json."
         );
     }
     for (name, config) in servers {
@@ -49,10 +119,11 @@ fn list(servers: &BTreeMap<String, McpServerConfig>, out: &mut dyn Write) -> io:
             (None, Some(url)) => format!("{url} (Streamable HTTP)"),
             (None, None) => "(no command)".to_string(),
         };
-        let state = if config.is_enabled() {
-            "enabled"
-        } else {
-            "disabled"
+        let state = match (config.project, approved(mcp, workspace, name, config)) {
+            (Some(_), false) => "project, waits for approval (waypoint mcp approve)",
+            _ if !config.is_enabled() => "disabled",
+            (Some(_), true) => "project, approved",
+            (None, _) => "enabled",
         };
         writeln!(out, "{name}\t{state}\t{}", clean_line(&how))?;
     }
@@ -60,11 +131,12 @@ fn list(servers: &BTreeMap<String, McpServerConfig>, out: &mut dyn Write) -> io:
 }
 
 async fn check(
-    servers: &BTreeMap<String, McpServerConfig>,
+    mcp: &super::Settings,
     name: &str,
     workspace: &Path,
     out: &mut dyn Write,
 ) -> io::Result<i32> {
+    let servers = &mcp.servers;
     let Some(config) = servers.get(name) else {
         let known: Vec<&str> = servers.keys().map(String::as_str).collect();
         eprintln!(
@@ -78,6 +150,14 @@ async fn check(
         );
         return Ok(2);
     };
+    if !approved(mcp, workspace, name, config) {
+        eprintln!(
+            "waypoint: {name} is a server of this project's {} and is not approved: it runs `{}`. Approve it with `waypoint mcp approve` first.",
+            super::project::FILE,
+            clean_line(&super::project::describe(config))
+        );
+        return Ok(1);
+    }
     if !config.is_enabled() {
         writeln!(
             out,

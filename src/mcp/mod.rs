@@ -4,6 +4,7 @@
 //! ([`tool`], named by [`name`]). Built on the official SDK, `rmcp`.
 
 pub mod cli;
+pub mod edit;
 pub mod http;
 pub mod manager;
 pub mod name;

@@ -61,8 +61,8 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "mcp",
-        args: "[approve | reconnect NAME | enable NAME | disable NAME]",
-        help: "the MCP servers (starting, ready with tools and tokens per request, failed and why); approve this project's, reconnect, enable or disable one",
+        args: "[ACTION]",
+        help: "the MCP servers (starting, ready with tools and tokens per request, failed and why); ACTION: approve (this project's), reconnect NAME, enable NAME, disable NAME",
         run: mcp,
     },
     Command {
