@@ -6,4 +6,5 @@
 
 pub mod mcp;
 pub mod proc;
+pub mod tmux;
 pub mod workspace;
