@@ -262,6 +262,30 @@ fn the_approval_prompt() {
         let terminal = screen(&mut app, 80, 24, now);
         insta::assert_snapshot!(format!("approval_{name}_80x24"), terminal.backend());
     }
+    // An MCP server's tool: who it is, and its arguments as indented JSON;
+    // "always" covers that tool.
+    let mut mcp = waiting_for(
+        &clock,
+        "t4",
+        "mcp__github__create_issue",
+        serde_json::json!({}),
+    );
+    if let Some(request) = mcp.overlays.approvals.queue.front_mut() {
+        request.summary.detail = waypoint::events::ToolDetail::Call {
+            server: "github".into(),
+            tool: "create_issue".into(),
+            args: serde_json::to_string_pretty(&serde_json::json!({
+                "owner": "acme",
+                "repo": "widgets",
+                "title": "Crash when the config file is empty",
+                "labels": ["bug", "p1"]
+            }))
+            .unwrap(),
+        };
+    }
+    mcp.overlays.approvals.cache = None;
+    let terminal = screen(&mut mcp, 80, 24, now);
+    insta::assert_snapshot!("approval_mcp_tool_80x24", terminal.backend());
     // Tiny and odd sizes draw without panicking.
     for w in [1u16, 2, 5, 20, 39, 60, 99] {
         for h in [1u16, 2, 3, 5, 8, 12] {

@@ -250,6 +250,13 @@ pub enum ToolDetail {
         #[serde(default, skip_serializing_if = "is_zero")]
         first: usize,
     },
+    /// A call of another program's tool (an MCP server's): who, and the
+    /// arguments as indented JSON.
+    Call {
+        server: String,
+        tool: String,
+        args: String,
+    },
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -45,6 +45,9 @@ impl ApprovalRequest {
             }
             return clean_line(&out).into_owned();
         }
+        if let crate::events::ToolDetail::Call { tool, server, .. } = &self.summary.detail {
+            return format!("{} of {}", clean_line(tool), clean_line(server));
+        }
         // Otherwise only file writes ask; a write is allowed by its path.
         "this file".into()
     }

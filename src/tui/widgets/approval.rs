@@ -127,6 +127,11 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             format!("Overwrite {}?", clean_line(path))
         }
         (_, ToolDetail::Diff { path, .. }, _) => format!("Change {}?", clean_line(path)),
+        (_, ToolDetail::Call { server, tool, .. }, _) => format!(
+            "Run the tool {} of the MCP server {} with these arguments?",
+            clean_line(tool),
+            clean_line(server)
+        ),
         _ => format!(
             "Run {} {}?",
             clean_line(&request.name),
@@ -171,6 +176,12 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
     {
         // Numbered from where the change is in the file (1 when unknown).
         lines.extend(numbered_lines(p, old, new, (*first).max(1), width));
+    } else if let ToolDetail::Call { args, .. } = &request.summary.detail {
+        for raw in clean_for_lines(args).split('\n') {
+            for piece in hard_wrap(raw, usize::from(width).max(1)) {
+                lines.push(Line::styled(piece, p.code()));
+            }
+        }
     }
     lines
 }
