@@ -62,7 +62,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "mcp",
         args: "[ACTION]",
-        help: "the MCP servers (starting, ready with tools and tokens per request, failed and why); ACTION: approve (this project's), reconnect NAME, enable NAME, disable NAME",
+        help: "MCP servers and their state; ACTION: approve, reconnect/enable/disable NAME",
         run: mcp,
     },
     Command {
