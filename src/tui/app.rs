@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use ratatui::crossterm::event::{Event as TermEvent, EventStream};
+use ratatui::crossterm::event::Event as TermEvent;
+
+use super::input::TermInput;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::outside;
@@ -130,7 +131,7 @@ pub async fn run(mut opts: TuiOptions) -> std::io::Result<Exit> {
             files: files_tx,
         },
         files: files_rx,
-        term_events: EventStream::new(),
+        term_events: TermInput::start()?,
         signals: Signals::new()?,
         input_errors: 0,
     };
@@ -144,7 +145,13 @@ pub async fn run(mut opts: TuiOptions) -> std::io::Result<Exit> {
     }
     // A terminal error ends the loop (not the function), so the engine is
     // still stopped below before the error is returned.
-    let outcome = lp.run(&mut app, &mut guard).await;
+    let outcome = match lp.run(&mut app, &mut guard).await {
+        // Writing to a terminal that hung up fails with EIO: it ended as by
+        // SIGHUP, which may come after (or never, when it is not the
+        // controlling terminal).
+        Err(e) if e.raw_os_error() == Some(libc::EIO) => Ok(Ended::HungUp),
+        other => other,
+    };
     lp.stop_engine().await;
     drop(guard);
     outcome.map(|ended| Exit {
@@ -181,6 +188,7 @@ fn open_app(opts: &mut TuiOptions, now: Instant) -> App {
 struct Signals {
     term: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
+    winch: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
 }
 
@@ -188,6 +196,7 @@ impl Signals {
     fn new() -> std::io::Result<Self> {
         Ok(Self {
             term: signal(SignalKind::terminate())?,
+            winch: signal(SignalKind::window_change())?,
             hup: signal(SignalKind::hangup())?,
             int: signal(SignalKind::interrupt())?,
         })
@@ -222,7 +231,7 @@ struct Loop {
     start: Option<StartEngine>,
     io: Io,
     files: tokio::sync::mpsc::UnboundedReceiver<(Vec<String>, bool)>,
-    term_events: EventStream,
+    term_events: TermInput,
     signals: Signals,
     /// Terminal input errors in a row.
     input_errors: u32,
@@ -288,6 +297,12 @@ impl Loop {
             _ = sleep_until(wake), if wake.is_some() => Wake::redraw(Vec::new()),
             _ = self.signals.term.recv() => Wake::Ended(Ended::Terminated),
             _ = self.signals.hup.recv() => Wake::Ended(Ended::HungUp),
+            // Terminal input is read on its own thread, which does not see
+            // a resize: it is taken here.
+            _ = self.signals.winch.recv() => match guard.terminal.autoresize() {
+                Ok(()) => Wake::redraw(Vec::new()),
+                Err(e) => Wake::Failed(e),
+            },
             // Like SIGTERM: the terminal is given back and the running
             // command is stopped with everything it started.
             _ = self.signals.int.recv() => Wake::Ended(Ended::Interrupted),
@@ -335,7 +350,8 @@ impl Loop {
                     dirty: false,
                 }
             }
-            None => Wake::Ended(Ended::Quit),
+            // The terminal hung up (its reader saw it before the signal).
+            None => Wake::Ended(Ended::HungUp),
         }
     }
 
@@ -405,7 +421,7 @@ struct Io {
 async fn outside_effects(
     app: &mut App,
     guard: &mut TerminalGuard,
-    term_events: &mut EventStream,
+    term_events: &mut TermInput,
     effects: Vec<Effect>,
 ) -> std::io::Result<Vec<Effect>> {
     let mut rest = Vec::with_capacity(effects.len());
@@ -413,11 +429,13 @@ async fn outside_effects(
         match effect {
             Effect::Edit(text) => {
                 // The input reader must not take the editor's keys: it
-                // stops with its stream and a new one starts afterwards.
-                drop(std::mem::replace(term_events, EventStream::new()));
+                // pauses until the terminal is the app's again.
+                term_events.pause();
                 terminal::suspend();
                 let result = outside::run_editor(&text).await;
-                terminal::resume(&mut guard.terminal, !app.status.ui.mouse_off())?;
+                let resumed = terminal::resume(&mut guard.terminal, !app.status.ui.mouse_off());
+                term_events.resume();
+                resumed?;
                 update::edited(app, result);
             }
             Effect::Copy(text) => {

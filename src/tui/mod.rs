@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod commands;
+pub mod input;
 pub mod keymap;
 pub mod layout;
 pub mod markdown;
