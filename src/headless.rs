@@ -253,6 +253,49 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
+    /// A line on stderr for a server that failed, is slow, or waits for
+    /// the user's approval.
+    fn mcp_line(&mut self, name: &str, status: &McpStatus) -> io::Result<()> {
+        match status {
+            McpStatus::Failed { error, stderr } => {
+                self.end_line()?;
+                let last = stderr.lines().last().unwrap_or_default();
+                let tail = if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (stderr: {})", clean_line(last))
+                };
+                writeln!(
+                    self.err,
+                    "waypoint: MCP server {} failed: {}{tail}",
+                    clean_line(name),
+                    clean_line(error)
+                )?;
+            }
+            McpStatus::Slow { after_ms } => {
+                self.end_line()?;
+                writeln!(
+                    self.err,
+                    "waypoint: MCP server {} is still starting after {} s",
+                    clean_line(name),
+                    after_ms / 1000
+                )?;
+            }
+            McpStatus::NeedsApproval { command } => {
+                self.end_line()?;
+                writeln!(
+                    self.err,
+                    "waypoint: MCP server {} of this project's .mcp.json ({}) was not started: \
+                     approve it with `waypoint mcp approve` (or /mcp approve in the app)",
+                    clean_line(name),
+                    clean_line(command)
+                )?;
+            }
+            McpStatus::Starting | McpStatus::Ready { .. } | McpStatus::Disabled => {}
+        }
+        Ok(())
+    }
+
     /// Prints one event for a person: the reply's text, one line per tool
     /// call (with the plan it changed after it), plans, and on `err` the
     /// retries, refusals, errors and compactions.
@@ -313,43 +356,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.end_line()?;
                 self.error_line(message)?;
             }
-            Event::McpServer { name, status } => match status {
-                McpStatus::Failed { error, stderr } => {
-                    self.end_line()?;
-                    let last = stderr.lines().last().unwrap_or_default();
-                    let tail = if last.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (stderr: {})", clean_line(last))
-                    };
-                    writeln!(
-                        self.err,
-                        "waypoint: MCP server {} failed: {}{tail}",
-                        clean_line(name),
-                        clean_line(error)
-                    )?;
-                }
-                McpStatus::Slow { after_ms } => {
-                    self.end_line()?;
-                    writeln!(
-                        self.err,
-                        "waypoint: MCP server {} is still starting after {} s",
-                        clean_line(name),
-                        after_ms / 1000
-                    )?;
-                }
-                McpStatus::NeedsApproval { command } => {
-                    self.end_line()?;
-                    writeln!(
-                        self.err,
-                        "waypoint: MCP server {} of this project's .mcp.json ({}) was not started: \
-                         approve it with `waypoint mcp approve` (or /mcp approve in the app)",
-                        clean_line(name),
-                        clean_line(command)
-                    )?;
-                }
-                McpStatus::Starting | McpStatus::Ready { .. } | McpStatus::Disabled => {}
-            },
+            Event::McpServer { name, status } => self.mcp_line(name, status)?,
             Event::McpTools { deferred, .. } if *deferred > 0 => {
                 self.end_line()?;
                 writeln!(

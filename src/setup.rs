@@ -20,44 +20,6 @@ use crate::tools::ToolConfig;
 
 pub const OLLAMA_URL: &str = "http://localhost:11434/v1";
 
-/// The MCP servers of a session in `workspace`: the config file's, and
-/// the project's `.mcp.json` ones (a name the config has keeps the
-/// config's), which wait for the user's approval; what could not be read
-/// of the project's file is told as a failed server.
-pub fn mcp_settings(
-    s: &Settings,
-    workspace: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> crate::mcp::Settings {
-    let project = crate::mcp::project::read(workspace, env);
-    let mut servers = s.mcp_servers.clone();
-    let mut problems: Vec<(String, String)> = project
-        .problems
-        .into_iter()
-        .map(|p| (crate::mcp::project::FILE.to_string(), p))
-        .collect();
-    for (name, config) in project.servers {
-        match servers.entry(name) {
-            std::collections::btree_map::Entry::Occupied(taken) => problems.push((
-                taken.key().clone(),
-                format!(
-                    "{} declares it too; the config file's is used",
-                    crate::mcp::project::FILE
-                ),
-            )),
-            std::collections::btree_map::Entry::Vacant(free) => {
-                free.insert(config);
-            }
-        }
-    }
-    crate::mcp::Settings {
-        servers,
-        approvals: crate::mcp::project::Approvals::from_env(env),
-        budget_share: s.mcp_tool_share,
-        problems,
-    }
-}
-
 pub fn agent_config(s: &Settings) -> AgentConfig {
     AgentConfig {
         max_tokens: s.max_tokens.value.max(1),
@@ -68,10 +30,10 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
             output_cap: s.output_cap.value.max(256),
             rules: s.rules.clone(),
-            mcp: crate::mcp::Settings {
+            mcp: crate::config::McpSettings {
                 servers: s.mcp_servers.clone(),
                 budget_share: s.mcp_tool_share,
-                ..crate::mcp::Settings::default()
+                ..crate::config::McpSettings::default()
             },
             ..ToolConfig::default()
         },

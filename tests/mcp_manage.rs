@@ -96,6 +96,7 @@ async fn a_project_server_waits_for_approval_and_runs_once_approved() {
     let approvals = home.path().join("mcp-approved.json");
     let mut config = AgentConfig::default();
     config.tools.mcp.servers = read.servers;
+    config.tools.mcp.project = read.prints;
     config.tools.mcp.approvals = Some(Approvals::new(&approvals));
     let replies = vec![
         Wire::text("Hello."),

@@ -2,15 +2,14 @@
 //! defaults for what a caller leaves out (a fixed client, the default
 //! settings, the standard tools, no recorded session).
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::control::Control;
 use super::{
-    Agent, AgentConfig, AgentHandle, ClientFactory, FixedClient, Host, ModelChoice, Outbox,
-    Session, SessionSetup, Thread, approval,
+    Agent, AgentConfig, AgentHandle, ClientFactory, FixedClient, Host, Outbox, Session,
+    SessionSetup, Thread, approval,
 };
 use crate::events::Envelope;
 use crate::llm::ModelClient;
@@ -107,21 +106,14 @@ impl AgentBuilder {
         };
         let mut agent = Agent {
             session: Session { thread, host },
-            control: Control {
+            control: Control::new(
                 factory,
-                choice: ModelChoice::default(),
-                queued: VecDeque::new(),
-                pending_client: None,
-                reset_pending: false,
-                open_pending: None,
-                reload_failed: None,
                 compact_request,
-                approvals: approvals_tx,
+                approvals_tx,
                 mode_request,
                 plan,
                 events,
-                mcp: crate::mcp::Servers::none(),
-            },
+            ),
         };
         agent.keep_session(setup)?;
         Ok(agent)

@@ -63,10 +63,42 @@ pub(super) struct Control {
     pub(super) plan: SharedPlan,
     pub(super) events: Outbox,
     /// Shared with the session: the MCP servers the user acts on.
-    pub(super) mcp: crate::mcp::Servers,
+    mcp: crate::mcp::Servers,
 }
 
 impl Control {
+    /// Builds the dispatcher (its MCP servers: none until the session
+    /// starts them, [`Control::share_mcp`]).
+    pub(super) fn new(
+        factory: Arc<dyn ClientFactory>,
+        compact_request: Arc<Mutex<Option<Option<String>>>>,
+        approvals: UnboundedSender<(String, Decision)>,
+        mode_request: Arc<Mutex<Option<ApprovalMode>>>,
+        plan: SharedPlan,
+        events: Outbox,
+    ) -> Self {
+        Self {
+            factory,
+            choice: ModelChoice::default(),
+            queued: VecDeque::new(),
+            pending_client: None,
+            reset_pending: false,
+            open_pending: None,
+            reload_failed: None,
+            compact_request,
+            approvals,
+            mode_request,
+            plan,
+            events,
+            mcp: crate::mcp::Servers::none(),
+        }
+    }
+
+    /// The session's servers, which the user's `/mcp` actions reach.
+    pub(super) fn share_mcp(&mut self, servers: crate::mcp::Servers) {
+        self.mcp = servers;
+    }
+
     fn emit(&self, event: Event) {
         self.events.send(event);
     }

@@ -141,7 +141,7 @@ impl Agent {
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         self.session.announce_mode();
         self.session.start_mcp();
-        self.control.mcp = self.session.host.mcp.clone();
+        self.control.share_mcp(self.session.host.mcp.clone());
         // Stops watching the plan file when the engine stops.
         let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
         loop {

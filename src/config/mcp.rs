@@ -5,10 +5,68 @@
 //! `disabled_tools`, `startup_timeout_sec` and `tool_timeout_sec`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+
+/// Share of the context window the MCP tools' definitions may take before
+/// only `mcp_search` is sent (`mcp_tool_share`).
+pub const BUDGET_SHARE: f64 = 0.10;
+
+/// The MCP part of a session's settings.
+#[derive(Clone, Debug)]
+pub struct McpSettings {
+    /// The servers: the user's (`[mcp_servers.NAME]`) and the project's
+    /// (`.mcp.json`).
+    pub servers: BTreeMap<String, McpServerConfig>,
+    /// The project's servers, each with the fingerprint of its entry as
+    /// written, which the user's approval must match.
+    pub project: BTreeMap<String, u64>,
+    /// Where approvals of project servers are remembered; without it none
+    /// is approved (they wait).
+    pub approvals: Option<Approvals>,
+    /// Share of the context window MCP tool definitions may take.
+    pub budget_share: f64,
+    /// What could not be read of the project's servers: told as failed
+    /// servers (by name, or by the file's).
+    pub problems: Vec<(String, String)>,
+}
+
+impl McpSettings {
+    /// Whether the server `name` may run in `workspace`: a user's server
+    /// may; a project's once approved as its entry is written now.
+    pub fn approved(&self, workspace: &Path, name: &str) -> bool {
+        match self.project.get(name) {
+            None => true,
+            Some(print) => self
+                .approvals
+                .as_ref()
+                .is_some_and(|a| a.approved(workspace, name, *print)),
+        }
+    }
+
+    /// The project's servers that wait for approval, with their
+    /// fingerprints.
+    pub fn waiting(&self, workspace: &Path) -> BTreeMap<&String, &u64> {
+        self.project
+            .iter()
+            .filter(|(name, _)| !self.approved(workspace, name))
+            .collect()
+    }
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            servers: BTreeMap::new(),
+            project: BTreeMap::new(),
+            approvals: None,
+            budget_share: BUDGET_SHARE,
+            problems: Vec::new(),
+        }
+    }
+}
 
 /// How long a server has to answer `initialize` and `tools/list` before it
 /// is shown as slow (it keeps starting).
@@ -36,10 +94,6 @@ pub struct McpServerConfig {
     pub disabled_tools: Vec<String>,
     pub startup_timeout_sec: Option<f64>,
     pub tool_timeout_sec: Option<f64>,
-    /// Set for a project's server (`.mcp.json`): the fingerprint of its
-    /// entry as written, which the user's approval must match.
-    #[serde(skip)]
-    pub project: Option<u64>,
 }
 
 impl McpServerConfig {
@@ -68,6 +122,76 @@ impl McpServerConfig {
 fn seconds(s: Option<f64>) -> Option<Duration> {
     s.filter(|s| s.is_finite() && *s > 0.0)
         .map(|s| Duration::from_secs_f64(s.min(86_400.0)))
+}
+
+/// The user's approvals of project servers: for each project folder, each
+/// approved server's name and the fingerprint of its entry then.
+#[derive(Clone, Debug)]
+pub struct Approvals {
+    path: PathBuf,
+}
+
+type Approved = BTreeMap<String, BTreeMap<String, String>>;
+
+impl Approvals {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// `$WAYPOINT_HOME/mcp-approved.json`, else the platform data
+    /// folder's (`~/.local/share/waypoint/mcp-approved.json` on Linux).
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        const NAME: &str = "mcp-approved.json";
+        if let Some(home) = env("WAYPOINT_HOME").filter(|h| !h.trim().is_empty()) {
+            return Some(Self::new(PathBuf::from(home).join(NAME)));
+        }
+        directories::ProjectDirs::from("", "", "waypoint")
+            .map(|d| Self::new(d.data_dir().join(NAME)))
+    }
+
+    fn load(&self) -> Approved {
+        std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn key(workspace: &Path) -> String {
+        std::fs::canonicalize(workspace)
+            .unwrap_or_else(|_| workspace.to_path_buf())
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Whether the project server `name` of `workspace` was approved with
+    /// its entry as it is now (`print`).
+    pub fn approved(&self, workspace: &Path, name: &str, print: u64) -> bool {
+        self.load()
+            .get(&Self::key(workspace))
+            .and_then(|servers| servers.get(name))
+            .is_some_and(|p| *p == format!("{print:016x}"))
+    }
+
+    /// Remembers the project servers `servers` (name, fingerprint) as
+    /// approved for `workspace`.
+    pub fn approve<'a>(
+        &self,
+        workspace: &Path,
+        servers: impl IntoIterator<Item = (&'a String, &'a u64)>,
+    ) -> std::io::Result<()> {
+        let mut all = self.load();
+        let project = all.entry(Self::key(workspace)).or_default();
+        for (name, print) in servers {
+            project.insert(name.clone(), format!("{print:016x}"));
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut file = tempfile::NamedTempFile::new_in(dir)?;
+        let text = serde_json::to_string_pretty(&all).map_err(std::io::Error::other)?;
+        std::io::Write::write_all(&mut file, text.as_bytes())?;
+        file.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -99,5 +223,20 @@ mod tests {
         assert!(!servers["docs"].is_enabled());
         let bad = toml::from_str::<BTreeMap<String, McpServerConfig>>("[x]\ncomand = \"a\"\n");
         assert!(bad.unwrap_err().to_string().contains("comand"));
+    }
+
+    #[test]
+    fn an_approval_holds_for_the_entry_as_it_was_approved() {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let approvals = Approvals::new(home.path().join("a/mcp-approved.json"));
+        let servers = BTreeMap::from([("s".to_string(), 1u64)]);
+        assert!(!approvals.approved(project.path(), "s", 1));
+        approvals.approve(project.path(), &servers).unwrap();
+        assert!(approvals.approved(project.path(), "s", 1));
+        // Another project, or the same name with another entry: asked again.
+        let other = tempfile::tempdir().unwrap();
+        assert!(!approvals.approved(other.path(), "s", 1));
+        assert!(!approvals.approved(project.path(), "s", 2));
     }
 }

@@ -303,19 +303,26 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         mcp_tool_share: file_layer
             .as_ref()
             .and_then(|(_, l)| l.mcp_tool_share)
-            .unwrap_or(crate::mcp::manager::BUDGET_SHARE),
+            .unwrap_or(mcp::BUDGET_SHARE),
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
-    if !(settings.mcp_tool_share > 0.0 && settings.mcp_tool_share <= 1.0) {
-        return Err(ConfigError::Value {
-            name: "mcp_tool_share",
-            value: settings.mcp_tool_share.to_string(),
-            from: settings.file.map_or(Source::Default, Source::File),
-            message: "a share of the context window: more than 0, at most 1".into(),
-        });
-    }
+    check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
+}
+
+/// `mcp_tool_share` (read from the file only) is a share of the window.
+fn check_mcp_tool_share(settings: &Settings) -> Result<(), ConfigError> {
+    let share = settings.mcp_tool_share;
+    if share > 0.0 && share <= 1.0 {
+        return Ok(());
+    }
+    Err(ConfigError::Value {
+        name: "mcp_tool_share",
+        value: share.to_string(),
+        from: settings.file.clone().map_or(Source::Default, Source::File),
+        message: "a share of the context window: more than 0, at most 1".into(),
+    })
 }
 
 /// The profile asked for (`--profile`, else `WAYPOINT_PROFILE`), its name
@@ -376,7 +383,7 @@ use provider::{Connection, connection};
 
 pub use kinds::{ProviderKind, Theme};
 
-pub use mcp::McpServerConfig;
+pub use mcp::{Approvals, McpServerConfig, McpSettings};
 pub use safety::SandboxLayer;
 
 pub use describe::mask;

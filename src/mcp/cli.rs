@@ -4,12 +4,10 @@
 //! approving the project's servers. Exit codes: 0 done, 1 the server failed
 //! (or the edit was refused), 2 no such server.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::McpServerConfig;
 use super::name::tool_name;
 use super::tool::access_of;
 use crate::cli::McpAction;
@@ -25,7 +23,7 @@ pub async fn run(
     workspace: &Path,
 ) -> io::Result<i32> {
     let env = |k: &str| std::env::var(k).ok();
-    let mcp = crate::setup::mcp_settings(settings, workspace, &env);
+    let mcp = super::project::settings(settings, workspace, &env);
     let out = &mut io::stdout().lock();
     match action {
         McpAction::List => list(&mcp, workspace, out).map(|()| 0),
@@ -51,21 +49,8 @@ pub async fn run(
     }
 }
 
-/// Whether the project server `name` may run (a user's server always may).
-fn approved(mcp: &super::Settings, workspace: &Path, name: &str, config: &McpServerConfig) -> bool {
-    config.project.is_none()
-        || mcp
-            .approvals
-            .as_ref()
-            .is_some_and(|a| a.approved(workspace, name, config))
-}
-
 fn approve(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Result<i32> {
-    let waiting: BTreeMap<&String, &McpServerConfig> = mcp
-        .servers
-        .iter()
-        .filter(|(name, config)| !approved(mcp, workspace, name, config))
-        .collect();
+    let waiting = mcp.waiting(workspace);
     if waiting.is_empty() {
         writeln!(
             out,
@@ -80,13 +65,14 @@ fn approve(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::
         );
         return Ok(1);
     };
-    approvals.approve(workspace, waiting.iter().map(|(n, c)| (*n, *c)))?;
-    for (name, config) in &waiting {
-        writeln!(
-            out,
-            "approved {name}: {}",
-            clean_line(&super::project::describe(config))
-        )?;
+    approvals.approve(workspace, waiting.iter().map(|(n, p)| (*n, *p)))?;
+    for name in waiting.keys() {
+        let how = mcp
+            .servers
+            .get(*name)
+            .map(super::project::describe)
+            .unwrap_or_default();
+        writeln!(out, "approved {name}: {}", clean_line(&how))?;
     }
     writeln!(
         out,
@@ -119,7 +105,7 @@ fn list(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Res
             (None, Some(url)) => format!("{url} (Streamable HTTP)"),
             (None, None) => "(no command)".to_string(),
         };
-        let state = match (config.project, approved(mcp, workspace, name, config)) {
+        let state = match (mcp.project.get(name), mcp.approved(workspace, name)) {
             (Some(_), false) => "project, waits for approval (waypoint mcp approve)",
             _ if !config.is_enabled() => "disabled",
             (Some(_), true) => "project, approved",
@@ -150,7 +136,7 @@ async fn check(
         );
         return Ok(2);
     };
-    if !approved(mcp, workspace, name, config) {
+    if !mcp.approved(workspace, name) {
         eprintln!(
             "waypoint: {name} is a server of this project's {} and is not approved: it runs `{}`. Approve it with `waypoint mcp approve` first.",
             super::project::FILE,

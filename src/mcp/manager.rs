@@ -18,47 +18,15 @@ use std::time::Instant;
 
 use rmcp::model::Tool as McpToolDef;
 
-use super::project::{Approvals, describe};
+use super::project::describe;
 use super::search::{Catalog, McpSearch, SEARCH_TOOL};
 use super::server::{Handler, OnToolsChanged, start_with};
-use super::{McpServerConfig, McpTool, Running};
+use super::{McpServerConfig, McpTool, Running, Settings};
 use crate::events::{Event, McpAction, McpStatus};
 use crate::tools::{Origin, Tool, ToolRegistry};
 
 /// Where a server's state goes (to the engine's driver, as an event).
 pub type StatusSink = Arc<dyn Fn(&str, McpStatus) + Send + Sync>;
-
-/// Share of the context window the MCP tools' definitions may take before
-/// only `mcp_search` is sent.
-pub const BUDGET_SHARE: f64 = 0.10;
-
-/// The MCP part of the tools' settings.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The servers: the user's (`[mcp_servers.NAME]`) and the project's
-    /// (`.mcp.json`, marked by their `project` fingerprint).
-    pub servers: BTreeMap<String, McpServerConfig>,
-    /// Where approvals of project servers are remembered; without it none
-    /// is approved (they wait).
-    pub approvals: Option<Approvals>,
-    /// Share of the context window MCP tool definitions may take
-    /// (`mcp_tool_share`).
-    pub budget_share: f64,
-    /// What could not be read of the project's servers: told as failed
-    /// servers (by name, or by the file's).
-    pub problems: Vec<(String, String)>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            servers: BTreeMap::new(),
-            approvals: None,
-            budget_share: BUDGET_SHARE,
-            problems: Vec::new(),
-        }
-    }
-}
 
 enum State {
     /// Not started: turned off, or a project server waiting for approval.
@@ -195,13 +163,7 @@ impl Servers {
         let Some(slot) = slots.get_mut(name) else {
             return;
         };
-        let approved = settings
-            .approvals
-            .as_ref()
-            .map_or(slot.config.project.is_none(), |a| {
-                a.approved(workspace, name, &slot.config)
-            });
-        if !approved {
+        if !settings.approved(workspace, name) {
             status(
                 name,
                 McpStatus::NeedsApproval {
@@ -280,15 +242,7 @@ impl Servers {
                         .into(),
                 );
             };
-            let waiting: BTreeMap<&String, &McpServerConfig> = inner
-                .slots
-                .iter()
-                .filter(|(name, slot)| {
-                    slot.config.project.is_some()
-                        && !approvals.approved(&inner.workspace, name, &slot.config)
-                })
-                .map(|(name, slot)| (name, &slot.config))
-                .collect();
+            let waiting = inner.settings.waiting(&inner.workspace);
             if waiting.is_empty() {
                 return Err(format!(
                     "no server of this project's {} waits for approval",
@@ -296,7 +250,7 @@ impl Servers {
                 ));
             }
             approvals
-                .approve(&inner.workspace, waiting.iter().map(|(n, c)| (*n, *c)))
+                .approve(&inner.workspace, waiting.iter().map(|(n, p)| (*n, *p)))
                 .map_err(|e| format!("the approval was not saved: {e}"))?;
             waiting.keys().map(|n| (*n).clone()).collect()
         };
@@ -382,15 +336,6 @@ impl Servers {
             tokens,
             budget,
         })
-    }
-
-    /// The names of the servers and whether each comes from the project.
-    pub fn names(&self) -> Vec<(String, bool)> {
-        self.lock()
-            .slots
-            .iter()
-            .map(|(n, s)| (n.clone(), s.config.project.is_some()))
-            .collect()
     }
 }
 

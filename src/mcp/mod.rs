@@ -13,7 +13,7 @@ pub mod search;
 pub mod server;
 pub mod tool;
 
-pub use crate::config::McpServerConfig;
-pub use manager::{Servers, Settings};
+pub use crate::config::{McpServerConfig, McpSettings as Settings};
+pub use manager::Servers;
 pub use server::{Running, StartError, start};
 pub use tool::McpTool;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::McpServerConfig;
+pub use crate::config::Approvals;
 
 /// The project file's name, at the workspace's root.
 pub const FILE: &str = ".mcp.json";
@@ -26,6 +27,8 @@ const MAX_BYTES: usize = 1 << 20;
 #[derive(Debug, Default)]
 pub struct Project {
     pub servers: BTreeMap<String, McpServerConfig>,
+    /// Each server's fingerprint of its entry as written.
+    pub prints: BTreeMap<String, u64>,
     pub problems: Vec<String>,
 }
 
@@ -60,8 +63,8 @@ pub fn read(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Project {
     };
     for (name, entry) in servers {
         match server(entry, env) {
-            Ok(mut config) => {
-                config.project = Some(fingerprint(entry));
+            Ok(config) => {
+                project.prints.insert(name.clone(), fingerprint(entry));
                 project.servers.insert(name.clone(), config);
             }
             Err(why) => project
@@ -179,6 +182,46 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
     Ok(out)
 }
 
+/// The MCP servers of a session in `workspace`: the config file's, and
+/// the project's `.mcp.json` ones (a name the config has keeps the
+/// config's), which wait for the user's approval; what could not be read
+/// of the project's file is told as a failed server.
+pub fn settings(
+    s: &crate::config::Settings,
+    workspace: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> crate::config::McpSettings {
+    let project = read(workspace, env);
+    let mut servers = s.mcp_servers.clone();
+    let mut problems: Vec<(String, String)> = project
+        .problems
+        .into_iter()
+        .map(|p| (FILE.to_string(), p))
+        .collect();
+    let mut prints = BTreeMap::new();
+    for (name, config) in project.servers {
+        match servers.entry(name) {
+            std::collections::btree_map::Entry::Occupied(taken) => problems.push((
+                taken.key().clone(),
+                format!("{} declares it too; the config file's is used", FILE),
+            )),
+            std::collections::btree_map::Entry::Vacant(free) => {
+                if let Some(print) = project.prints.get(free.key()) {
+                    prints.insert(free.key().clone(), *print);
+                }
+                free.insert(config);
+            }
+        }
+    }
+    crate::config::McpSettings {
+        servers,
+        project: prints,
+        approvals: crate::config::Approvals::from_env(env),
+        budget_share: s.mcp_tool_share,
+        problems,
+    }
+}
+
 /// A stable 64-bit FNV-1a of the entry as written (its keys sorted).
 fn fingerprint(entry: &Value) -> u64 {
     let text = entry.to_string();
@@ -199,80 +242,6 @@ pub fn describe(config: &McpServerConfig) -> String {
             .join(" "),
         (None, Some(url)) => url.clone(),
         (None, None) => String::new(),
-    }
-}
-
-/// The user's approvals of project servers: for each project folder, each
-/// approved server's name and the fingerprint of its entry then.
-#[derive(Clone, Debug)]
-pub struct Approvals {
-    path: PathBuf,
-}
-
-type Approved = BTreeMap<String, BTreeMap<String, String>>;
-
-impl Approvals {
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
-    }
-
-    /// `$WAYPOINT_HOME/mcp-approved.json`, else the platform data
-    /// folder's (`~/.local/share/waypoint/mcp-approved.json` on Linux).
-    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Option<Self> {
-        const NAME: &str = "mcp-approved.json";
-        if let Some(home) = env("WAYPOINT_HOME").filter(|h| !h.trim().is_empty()) {
-            return Some(Self::new(PathBuf::from(home).join(NAME)));
-        }
-        directories::ProjectDirs::from("", "", "waypoint")
-            .map(|d| Self::new(d.data_dir().join(NAME)))
-    }
-
-    fn load(&self) -> Approved {
-        std::fs::read_to_string(&self.path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
-    }
-
-    fn key(workspace: &Path) -> String {
-        std::fs::canonicalize(workspace)
-            .unwrap_or_else(|_| workspace.to_path_buf())
-            .to_string_lossy()
-            .into_owned()
-    }
-
-    /// Whether the project server `name` of `workspace` was approved as
-    /// `config` is now.
-    pub fn approved(&self, workspace: &Path, name: &str, config: &McpServerConfig) -> bool {
-        let Some(print) = config.project else {
-            return true;
-        };
-        self.load()
-            .get(&Self::key(workspace))
-            .and_then(|servers| servers.get(name))
-            .is_some_and(|p| *p == format!("{print:016x}"))
-    }
-
-    /// Remembers `servers` (project ones) as approved for `workspace`.
-    pub fn approve<'a>(
-        &self,
-        workspace: &Path,
-        servers: impl IntoIterator<Item = (&'a String, &'a McpServerConfig)>,
-    ) -> std::io::Result<()> {
-        let mut all = self.load();
-        let project = all.entry(Self::key(workspace)).or_default();
-        for (name, config) in servers {
-            if let Some(print) = config.project {
-                project.insert(name.clone(), format!("{print:016x}"));
-            }
-        }
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut file = tempfile::NamedTempFile::new_in(dir)?;
-        let text = serde_json::to_string_pretty(&all).map_err(std::io::Error::other)?;
-        std::io::Write::write_all(&mut file, text.as_bytes())?;
-        file.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
     }
 }
 
@@ -317,7 +286,7 @@ mod tests {
         assert_eq!(local.command.as_deref(), Some("/home/me/bin/srv"));
         assert_eq!(local.args, ["--x", "1"]);
         assert_eq!(local.env["K"], "t0k");
-        assert!(local.project.is_some());
+        assert!(p.prints.contains_key("local"));
         assert_eq!(p.servers["web"].headers["Authorization"], "Bearer t0k");
         assert_eq!(p.servers.len(), 2, "{:?}", p.servers.keys());
         let problems = p.problems.join("\n");
@@ -340,31 +309,5 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let p = read(dir.path(), &env);
         assert!(p.problems.iter().any(|m| m.contains("not read")), "{p:?}");
-    }
-
-    #[test]
-    fn an_approval_holds_for_the_entry_as_it_was_approved() {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let approvals = Approvals::new(home.path().join("a/mcp-approved.json"));
-        let write = |command: &str| {
-            std::fs::write(
-                project.path().join(FILE),
-                format!(r#"{{"mcpServers": {{"s": {{"command": "{command}"}}}}}}"#),
-            )
-            .unwrap();
-            read(project.path(), &env).servers
-        };
-        let servers = write("good");
-        assert!(!approvals.approved(project.path(), "s", &servers["s"]));
-        approvals.approve(project.path(), &servers).unwrap();
-        assert!(approvals.approved(project.path(), "s", &servers["s"]));
-        // Another project, or the same name with another command: asked again.
-        let other = tempfile::tempdir().unwrap();
-        assert!(!approvals.approved(other.path(), "s", &servers["s"]));
-        let changed = write("evil");
-        assert!(!approvals.approved(project.path(), "s", &changed["s"]));
-        // A user's own server needs no approval.
-        assert!(approvals.approved(project.path(), "s", &McpServerConfig::default()));
     }
 }

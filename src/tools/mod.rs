@@ -53,7 +53,7 @@ pub struct ToolConfig {
     /// The MCP servers to start (`[mcp_servers.NAME]`, a project's
     /// `.mcp.json`), in the background when the engine starts; their tools
     /// join the registry when ready.
-    pub mcp: crate::mcp::Settings,
+    pub mcp: crate::config::McpSettings,
 }
 
 impl Default for ToolConfig {
@@ -66,7 +66,7 @@ impl Default for ToolConfig {
             rules: crate::safety::Rules::default(),
             sandbox: None,
             session: None,
-            mcp: crate::mcp::Settings::default(),
+            mcp: crate::config::McpSettings::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod measure;
 pub mod outside;
 pub mod sessions;
+pub mod slash_mcp;
 pub mod spill;
 pub mod state;
 pub mod style;

@@ -1,0 +1,49 @@
+//! What the engine says of the MCP servers, and what the user asks of
+//! them: plain data, like every event and op.
+
+use serde::{Deserialize, Serialize};
+
+/// Where an MCP server is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpStatus {
+    Starting,
+    /// Past its startup timeout and still starting: it attaches when ready.
+    Slow {
+        after_ms: u64,
+    },
+    /// Initialized, with this many tools offered, whose definitions cost
+    /// about this many tokens in every request.
+    Ready {
+        tools: usize,
+        schema_tokens: u64,
+    },
+    /// It did not start (or stopped): why, and the tail of its stderr.
+    Failed {
+        error: String,
+        stderr: String,
+    },
+    /// Turned off for this session (`/mcp disable`), or `enabled = false`.
+    Disabled,
+    /// A project's server (`.mcp.json`) that is not started until the user
+    /// approves it for this project (`/mcp approve`, `waypoint mcp
+    /// approve`): how it would start.
+    NeedsApproval {
+        command: String,
+    },
+}
+
+/// What the user asks of the MCP servers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum McpAction {
+    /// Approve this project's `.mcp.json` servers (remembered for the
+    /// project, as they are now) and start them.
+    Approve,
+    /// Stop the server `name` and start it again.
+    Reconnect { name: String },
+    /// Start the server `name` (turned off, or failed).
+    Enable { name: String },
+    /// Stop the server `name`; its tools go at the next turn.
+    Disable { name: String },
+}
