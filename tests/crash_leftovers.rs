@@ -18,17 +18,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Processes that carry `WAYPOINT_SESSION=id` in their environment.
 fn carrying(id: &str) -> Vec<i32> {
-    let needle = format!("WAYPOINT_SESSION={id}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| alive(*pid))
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .collect()
+    support::proc::with_env("WAYPOINT_SESSION", id)
 }
 
 fn scenario(dir: &Path, name: &str, command: &str) -> std::path::PathBuf {

@@ -14,22 +14,11 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use support::proc::alive;
-use support::tmux::{POLL, TIMEOUT, Tmux, app_pid};
+use support::tmux::{POLL, Tmux, app_pid};
 
 /// Live processes whose environment holds `WAYPOINT_TEST_MARK=mark`.
 fn marked(mark: &str) -> Vec<i32> {
-    let needle = format!("WAYPOINT_TEST_MARK={mark}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| alive(*pid))
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .collect()
+    support::proc::with_env("WAYPOINT_TEST_MARK", mark)
 }
 
 /// The app in tmux with the SDK server configured as `sdk` (marked with
@@ -115,16 +104,7 @@ fn signal_leaves_nothing(signal: i32, code: Option<&str>) {
     let app = app_pid(&tmux);
     // SAFETY: kill(2) on the app's pid, a child of the pane's live shell.
     assert_eq!(unsafe { libc::kill(app, signal) }, 0);
-    let start = Instant::now();
-    let status = loop {
-        if let Ok(s) = std::fs::read_to_string(&tmux.exit_file)
-            && s.ends_with('\n')
-        {
-            break s.trim().to_string();
-        }
-        assert!(start.elapsed() < TIMEOUT, "the app did not end on {signal}");
-        std::thread::sleep(POLL);
-    };
+    let status = tmux.exit_status(&format!("signal {signal}"));
     if let Some(code) = code {
         assert_eq!(status, code);
     }

@@ -15,7 +15,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use engine_support::{Rig, assert_completed, tool_ends};
+use engine_support::{Rig, assert_completed, tool_ends, tool_names};
 use loopback::{Answer, ClientOpts, ProviderWire, Recorded};
 use serde_json::json;
 use waypoint::agent::AgentConfig;
@@ -78,15 +78,6 @@ fn results(r: &Recorded) -> Vec<(String, bool)> {
                 b["is_error"].as_bool().unwrap_or(false),
             )
         })
-        .collect()
-}
-
-fn tool_names(r: &Recorded) -> Vec<String> {
-    r.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
 }
 

@@ -19,8 +19,8 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use engine_support::{Rig, assert_completed, tool_ends};
-use loopback::{Answer, ClientOpts, ProviderWire, Recorded};
+use engine_support::{Rig, assert_completed, tool_ends, tool_names};
+use loopback::{Answer, ClientOpts, ProviderWire};
 use serde_json::json;
 use waypoint::agent::AgentConfig;
 use waypoint::events::{Event, McpAction, McpStatus, Op, ToolStatus};
@@ -28,15 +28,6 @@ use waypoint::mcp::McpServerConfig;
 use waypoint::mcp::project::{self, Approvals};
 
 type Wire = common::Anthropic;
-
-fn tool_names(r: &Recorded) -> Vec<String> {
-    r.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
-}
 
 fn status_of<'a>(events: &'a [Event], server: &str) -> Vec<&'a McpStatus> {
     events

@@ -80,6 +80,14 @@ fn every_op_and_event_round_trips_through_json() {
         Op::SetApproval {
             mode: ApprovalMode::AutoEdit,
         },
+        Op::Mcp {
+            action: waypoint::events::McpAction::Approve,
+        },
+        Op::Mcp {
+            action: waypoint::events::McpAction::Reconnect {
+                name: "docs".into(),
+            },
+        },
         Op::EditPlan {
             thread: ThreadId::ROOT,
             edit: PlanEdit::Add {
@@ -235,6 +243,18 @@ fn every_op_and_event_round_trips_through_json() {
         Event::McpServer {
             name: "docs".into(),
             status: McpStatus::Slow { after_ms: 10_000 },
+        },
+        Event::McpServer {
+            name: "db".into(),
+            status: McpStatus::NeedsApproval {
+                command: "npx -y db-server".into(),
+            },
+        },
+        Event::McpTools {
+            offered: 1,
+            deferred: 412,
+            tokens: 90_000,
+            budget: 20_000,
         },
         Event::Idle,
         Event::PlanStats {

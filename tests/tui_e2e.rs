@@ -274,20 +274,7 @@ fn signal_ends_the_app(signal: i32, code: &str) {
     let app = app_pid(&tmux);
     // SAFETY: kill(2) on the app's pid, a child of the pane's live shell.
     assert_eq!(unsafe { libc::kill(app, signal) }, 0);
-    let start = Instant::now();
-    let status = loop {
-        if let Ok(s) = std::fs::read_to_string(&tmux.exit_file)
-            && s.ends_with('\n')
-        {
-            break s.trim().to_string();
-        }
-        assert!(
-            start.elapsed() < TIMEOUT,
-            "the app did not exit on signal {signal}; screen:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(POLL);
-    };
+    let status = tmux.exit_status(&format!("signal {signal}"));
     assert_eq!(status, code, "exit status after signal {signal}");
     let start = Instant::now();
     while alive(sleep) {

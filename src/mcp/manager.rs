@@ -434,6 +434,20 @@ pub fn schema_tokens(defs: &[McpToolDef]) -> u64 {
     serde_json::to_string(defs).map_or(0, |s| s.len() / 4) as u64
 }
 
+/// A ready server's state: the tools its config offers and what their
+/// definitions cost.
+fn ready(config: &McpServerConfig, tools: &[McpToolDef]) -> McpStatus {
+    let offered: Vec<McpToolDef> = tools
+        .iter()
+        .filter(|t| config.offers(&t.name))
+        .cloned()
+        .collect();
+    McpStatus::Ready {
+        tools: offered.len(),
+        schema_tokens: schema_tokens(&offered),
+    }
+}
+
 /// What a server's changed list of tools does: lists them again and puts
 /// them in its slot (if the slot is still this start's).
 fn on_tools_changed(servers: Weak<Mutex<Inner>>, name: String, generation: u64) -> OnToolsChanged {
@@ -470,18 +484,7 @@ fn on_tools_changed(servers: Weak<Mutex<Inner>>, name: String, generation: u64) 
             }
             if let State::Ready { tools, .. } = &mut slot.state {
                 *tools = fresh;
-                let offered: Vec<McpToolDef> = tools
-                    .iter()
-                    .filter(|t| slot.config.offers(&t.name))
-                    .cloned()
-                    .collect();
-                status(
-                    &name,
-                    McpStatus::Ready {
-                        tools: offered.len(),
-                        schema_tokens: schema_tokens(&offered),
-                    },
-                );
+                status(&name, ready(&slot.config, tools));
                 inner.dirty = true;
             }
         });
@@ -528,19 +531,7 @@ async fn run_one(
     };
     match result {
         Ok(running) => {
-            let offered: Vec<McpToolDef> = running
-                .tools
-                .iter()
-                .filter(|t| config.offers(&t.name))
-                .cloned()
-                .collect();
-            status(
-                &name,
-                McpStatus::Ready {
-                    tools: offered.len(),
-                    schema_tokens: schema_tokens(&offered),
-                },
-            );
+            status(&name, ready(&config, &running.tools));
             let tools = running.tools.clone();
             slot.state = State::Ready {
                 running: Box::new(running),

@@ -155,6 +155,19 @@ pub fn tool_ends(events: &[Event]) -> Vec<(String, ToolStatus, String)> {
         .collect()
 }
 
+/// The names of the tools the request `r` offered, in order.
+pub fn tool_names(r: &crate::loopback::Recorded) -> Vec<String> {
+    r.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn count(events: &[Event], pred: impl Fn(&Event) -> bool) -> usize {
     events.iter().filter(|e| pred(e)).count()
 }

@@ -45,6 +45,20 @@ pub fn group_members(group: i32) -> Vec<i32> {
     })
 }
 
+/// The live processes whose environment holds `var=value` (a mark a test
+/// gave what it started, inherited by their children).
+pub fn with_env(var: &str, value: &str) -> Vec<i32> {
+    let needle = format!("{var}={value}");
+    live_where(|_, _| true)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
 /// Whether a live process's command line starts with `name`.
 pub fn named_alive(name: &str) -> bool {
     !live_where(|_, cmdline| cmdline.starts_with(name.as_bytes())).is_empty()

@@ -125,6 +125,25 @@ impl Tmux {
         }
     }
 
+    /// The app's exit status once it ended (after `what`), as the pane's
+    /// shell wrote it.
+    pub fn exit_status(&self, what: &str) -> String {
+        let start = Instant::now();
+        loop {
+            if let Ok(s) = std::fs::read_to_string(&self.exit_file)
+                && s.ends_with('\n')
+            {
+                return s.trim().to_string();
+            }
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "the app did not exit after {what}; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
     /// Quits with Ctrl+C twice and waits until the app exited cleanly and
     /// left the alternate screen. `hint`: the status line is wide enough to
     /// show "Ctrl+C again to quit" after the first press.
@@ -147,19 +166,7 @@ impl Tmux {
         // tmux's own #{pane_dead_status} is sometimes never filled in
         // (tmux 3.3a), so the pane's shell writes the status to a file.
         let start = Instant::now();
-        let status = loop {
-            if let Ok(s) = std::fs::read_to_string(&self.exit_file)
-                && s.ends_with('\n')
-            {
-                break s.trim().to_string();
-            }
-            assert!(
-                start.elapsed() < TIMEOUT,
-                "the app did not exit after Ctrl+C twice; last screen:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(POLL);
-        };
+        let status = self.exit_status("Ctrl+C twice");
         assert_eq!(status, "0", "exit status; screen:\n{}", self.screen());
         while self.pane_var("#{pane_dead}") != "1" {
             assert!(
