@@ -282,6 +282,18 @@ async fn a_disabled_server_leaves_the_requests_and_an_enabled_one_comes_back() {
     let requests = rig.server.requests();
     let has = |i: usize| tool_names(&requests[i]).contains(&"mcp__dyn__ping".to_string());
     assert!(has(0) && !has(1) && has(2));
+    // Enabling one that runs restarts nothing: the user is told how.
+    mcp(&rig, McpAction::Enable { name: "dyn".into() });
+    let events = rig.until(|e| matches!(e, Event::Error { .. })).await;
+    assert!(
+        matches!(events.last(), Some(Event::Error { message, .. }) if message.contains("runs already (`/mcp reconnect dyn` restarts it)")),
+        "{events:?}"
+    );
+    assert!(
+        !status_of(&events, "dyn")
+            .iter()
+            .any(|s| matches!(s, McpStatus::Starting))
+    );
 }
 
 #[tokio::test]

@@ -83,7 +83,7 @@ fn approve(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::
 
 fn list(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Result<()> {
     for (name, problem) in &mcp.problems {
-        writeln!(out, "{name}	not read	{}", clean_line(problem))?;
+        writeln!(out, "{name}\tnot read\t{}", clean_line(problem))?;
     }
     let servers = &mcp.servers;
     if servers.is_empty() {
@@ -94,16 +94,9 @@ fn list(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Res
     }
     for (name, config) in servers {
         let how = match (&config.command, &config.url) {
-            (Some(command), _) => {
-                let mut line = command.clone();
-                for arg in &config.args {
-                    line.push(' ');
-                    line.push_str(arg);
-                }
-                line
-            }
             (None, Some(url)) => format!("{url} (Streamable HTTP)"),
             (None, None) => "(no command)".to_string(),
+            _ => super::project::describe(config),
         };
         let state = match (mcp.project.get(name), mcp.approved(workspace, name)) {
             (Some(_), false) => "project, waits for approval (waypoint mcp approve)",

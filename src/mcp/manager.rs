@@ -76,6 +76,11 @@ struct Inner {
     replaced: BTreeSet<String>,
     /// The last mode told (offered, deferred, tokens), so it is told once.
     told: Option<(usize, usize, u64)>,
+    /// Counts rebuilds of `tools`.
+    generation: u64,
+    /// What the last sync saw: the tools' generation, the number of tools
+    /// searches loaded, the window.
+    synced: Option<(u64, usize, u64)>,
 }
 
 impl Drop for Inner {
@@ -126,9 +131,11 @@ impl Servers {
             tools: BTreeMap::new(),
             replaced: BTreeSet::new(),
             told: None,
+            generation: 0,
+            synced: None,
         })));
+        let status = servers.lock().status.clone();
         for (name, problem) in &settings.problems {
-            let status = servers.lock().status.clone();
             status(
                 name,
                 McpStatus::Failed {
@@ -194,8 +201,22 @@ impl Servers {
     pub fn act(&self, action: &McpAction) -> Result<(), String> {
         match action {
             McpAction::Approve => self.approve(),
-            McpAction::Reconnect { name } | McpAction::Enable { name } => {
+            McpAction::Reconnect { name } => {
                 self.known(name)?;
+                self.begin(name, true);
+                Ok(())
+            }
+            McpAction::Enable { name } => {
+                self.known(name)?;
+                let running = matches!(
+                    self.lock().slots.get(name).map(|s| &s.state),
+                    Some(State::Starting(_) | State::Ready { .. })
+                );
+                if running {
+                    return Err(format!(
+                        "`{name}` runs already (`/mcp reconnect {name}` restarts it)"
+                    ));
+                }
                 self.begin(name, true);
                 Ok(())
             }
@@ -271,7 +292,14 @@ impl Servers {
         inner.reap_dead();
         if joins && std::mem::take(&mut inner.dirty) {
             inner.rebuild_tools();
+            inner.generation += 1;
         }
+        // Most requests: nothing changed since the last one, no work.
+        let state = (inner.generation, inner.catalog.loaded_count(), window);
+        if inner.synced == Some(state) {
+            return None;
+        }
+        inner.synced = Some(state);
         let budget = (window as f64 * inner.settings.budget_share) as u64;
         let tokens: u64 = inner.tools.values().map(|b| b.tokens).sum();
         let search = tokens > budget && !inner.tools.is_empty();

@@ -41,6 +41,11 @@ impl Catalog {
         self.lock().tools = tools;
     }
 
+    /// How many tools searches loaded (it only grows).
+    pub fn loaded_count(&self) -> usize {
+        self.lock().loaded.len()
+    }
+
     /// The names of the tools searches loaded.
     pub fn loaded(&self) -> BTreeSet<String> {
         self.lock().loaded.clone()

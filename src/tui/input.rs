@@ -118,12 +118,19 @@ fn on_control(control: &mpsc::Receiver<Control>) -> bool {
     }
 }
 
+/// What `poll` says of a terminal that went away.
+const HUNG_UP: libc::c_short = libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+
 fn read_loop(
     wake: &OwnedFd,
     control: &mpsc::Receiver<Control>,
     events: &UnboundedSender<io::Result<Event>>,
 ) {
-    const HUNG_UP: libc::c_short = libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+    // What crossterm read before this thread started (keys typed while the
+    // terminal was asked what it supports) is in its queue, not on the fd.
+    if !take_ready(events) {
+        return;
+    }
     loop {
         let mut fds = [
             libc::pollfd {
@@ -149,7 +156,8 @@ fn read_loop(
         }
         if fds[1].revents != 0 {
             drain(wake);
-            if !on_control(control) {
+            // After a pause, what the terminal's resume read is queued.
+            if !on_control(control) || !take_ready(events) {
                 return;
             }
             continue;
@@ -162,20 +170,40 @@ fn read_loop(
             continue;
         }
         // Bytes are there: crossterm reads and parses them without waiting.
-        loop {
-            let ready = match event::poll(Duration::ZERO) {
-                Ok(ready) => ready,
-                Err(e) => {
-                    let _ = events.send(Err(e));
-                    break;
+        if !take_ready(events) {
+            return;
+        }
+    }
+}
+
+/// Sends the events crossterm has or can read now without waiting; false
+/// when the app is gone or the terminal hung up (crossterm is not asked
+/// then: it would spin).
+fn take_ready(events: &UnboundedSender<io::Result<Event>>) -> bool {
+    let mut fd = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let looked = loop {
+        // SAFETY: one valid pollfd; a zero timeout only looks.
+        let n = unsafe { libc::poll(&mut fd, 1, 0) };
+        if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break n;
+        }
+    };
+    if looked < 0 || fd.revents & HUNG_UP != 0 {
+        return false;
+    }
+    loop {
+        match event::poll(Duration::ZERO) {
+            Ok(true) => {
+                if events.send(event::read()).is_err() {
+                    return false;
                 }
-            };
-            if !ready {
-                break;
             }
-            if events.send(event::read()).is_err() {
-                return;
-            }
+            Ok(false) => return true,
+            Err(e) => return events.send(Err(e)).is_ok(),
         }
     }
 }
