@@ -68,6 +68,35 @@ async fn call(
     tool.run(&input, ctx).await
 }
 
+/// The long-running operation of `running`, interrupted after 300 ms: the
+/// call ends at once as interrupted, and the server goes on answering.
+async fn a_long_call_is_interrupted(running: &Running, dir: &std::path::Path) {
+    let long = tool(
+        running,
+        "trigger-long-running-operation",
+        Duration::from_secs(60),
+    );
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        interrupt.cancel();
+    });
+    let started = Instant::now();
+    let out = call(&long, json!({"duration": 30, "steps": 5}), dir, &cancel).await;
+    assert!(out.was_interrupted(), "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let echo = tool(running, "echo", Duration::from_secs(20));
+    let out = call(
+        &echo,
+        json!({"message": "after"}),
+        dir,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(out.content.contains("after"), "{}", out.content);
+}
+
 #[tokio::test]
 async fn the_everything_server_lists_its_tools_and_answers_calls() {
     let dir = tempfile::tempdir().unwrap();
@@ -129,27 +158,7 @@ async fn a_long_call_is_cancelled_by_an_interrupt_and_by_its_timeout() {
     let Some(running) = everything(dir.path()).await else {
         return;
     };
-    let long = tool(
-        &running,
-        "trigger-long-running-operation",
-        Duration::from_secs(60),
-    );
-    let cancel = CancellationToken::new();
-    let interrupt = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        interrupt.cancel();
-    });
-    let started = Instant::now();
-    let out = call(
-        &long,
-        json!({"duration": 30, "steps": 5}),
-        dir.path(),
-        &cancel,
-    )
-    .await;
-    assert!(out.was_interrupted(), "{out:?}");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    a_long_call_is_interrupted(&running, dir.path()).await;
 
     let short = tool(
         &running,
@@ -349,34 +358,7 @@ async fn a_streamable_http_server_answers_calls_and_is_told_to_cancel() {
     assert!(out.content.contains("[image: image/png"), "{}", out.content);
 
     // A long call (its progress comes as SSE events), interrupted.
-    let long = tool(
-        &running,
-        "trigger-long-running-operation",
-        Duration::from_secs(60),
-    );
-    let interrupt = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        interrupt.cancel();
-    });
-    let started = Instant::now();
-    let out = call(
-        &long,
-        json!({"duration": 30, "steps": 5}),
-        dir.path(),
-        &cancel,
-    )
-    .await;
-    assert!(out.was_interrupted(), "{out:?}");
-    assert!(started.elapsed() < Duration::from_secs(10));
-    let out = call(
-        &echo,
-        json!({"message": "after"}),
-        dir.path(),
-        &CancellationToken::new(),
-    )
-    .await;
-    assert!(out.content.contains("after"), "{}", out.content);
+    a_long_call_is_interrupted(&running, dir.path()).await;
 
     // The server gone: a clear error, no hang.
     drop(server);
