@@ -179,17 +179,28 @@ impl Approvals {
         workspace: &Path,
         servers: impl IntoIterator<Item = (&'a String, &'a u64)>,
     ) -> std::io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        // Two sessions approving at once: one read-modify-write at a time,
+        // so neither approval is lost.
+        let lock = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(self.path.with_extension("json.lock"))?;
+        // SAFETY: flock on an fd we own; released when `lock` is closed.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
         let mut all = self.load();
         let project = all.entry(Self::key(workspace)).or_default();
         for (name, print) in servers {
             project.insert(name.clone(), format!("{print:016x}"));
         }
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
         let mut file = tempfile::NamedTempFile::new_in(dir)?;
         let text = serde_json::to_string_pretty(&all).map_err(std::io::Error::other)?;
         std::io::Write::write_all(&mut file, text.as_bytes())?;
         file.persist(&self.path).map_err(|e| e.error)?;
+        drop(lock);
         Ok(())
     }
 }
@@ -238,5 +249,20 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         assert!(!approvals.approved(other.path(), "s", 1));
         assert!(!approvals.approved(project.path(), "s", 2));
+        // Many approving at once (sessions in two terminals): none is lost.
+        let names: Vec<String> = (0..8).map(|i| format!("p{i}")).collect();
+        std::thread::scope(|scope| {
+            for name in &names {
+                let (approvals, project) = (approvals.clone(), project.path());
+                scope.spawn(move || {
+                    let one = BTreeMap::from([(name.clone(), 7u64)]);
+                    approvals.approve(project, &one).unwrap();
+                });
+            }
+        });
+        for name in &names {
+            assert!(approvals.approved(project.path(), name, 7), "{name} lost");
+        }
+        assert!(approvals.approved(project.path(), "s", 1));
     }
 }
