@@ -285,55 +285,10 @@ async fn the_filesystem_server_reads_inside_its_root_and_refuses_outside() {
     assert_eq!(write.spec().access, Access::External);
 }
 
-/// The everything server in its Streamable HTTP mode, on a free port of
-/// 127.0.0.1, killed with its group when the guard drops.
-struct HttpEverything {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for HttpEverything {
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory-safety preconditions; the child leads
-        // its own group (process_group(0)).
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
-        let _ = self.child.wait();
-    }
-}
-
-fn http_everything() -> Option<HttpEverything> {
-    use std::os::unix::process::CommandExt;
-    let program = reference_server("mcp-server-everything")?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(program)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let server = HttpEverything {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let listening = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(50));
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(listening, "the HTTP everything server did not listen");
-    Some(server)
-}
-
 #[tokio::test]
 async fn a_streamable_http_server_answers_calls_and_is_told_to_cancel() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = http_everything() else {
+    let Some(server) = support::mcp::http_everything() else {
         return;
     };
     let config = McpServerConfig {

@@ -26,8 +26,8 @@ pub fn reference_server(name: &str) -> Option<PathBuf> {
 
 /// `tests/fixtures/mcp/sdk-server.cjs`, a server written with the official
 /// TypeScript SDK the reference servers are built on (installed with
-/// them), with `env` added (`WAYPOINT_TEST_DELAY_MS`,
-/// `WAYPOINT_TEST_TOOLS`); `None` after saying the test is skipped.
+/// them), with `env` added (`WAYPOINT_TEST_DELAY_MS`); `None` after saying
+/// the test is skipped.
 pub fn sdk_server(env: &[(&str, &str)]) -> Option<waypoint::mcp::McpServerConfig> {
     // The SDK is a dependency of the everything server: the same folder.
     let bin = reference_server("mcp-server-everything")?;
@@ -45,4 +45,49 @@ pub fn sdk_server(env: &[(&str, &str)]) -> Option<waypoint::mcp::McpServerConfig
         env: vars,
         ..waypoint::mcp::McpServerConfig::default()
     })
+}
+
+/// The everything server in its Streamable HTTP mode, on a free port of
+/// 127.0.0.1, killed with its group when the guard drops.
+pub struct HttpEverything {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the child leads
+        // its own group (process_group(0)).
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+pub fn http_everything() -> Option<HttpEverything> {
+    use std::os::unix::process::CommandExt;
+    let program = reference_server("mcp-server-everything")?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(program)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let server = HttpEverything {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let listening = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(listening, "the HTTP everything server did not listen");
+    Some(server)
 }
