@@ -3,6 +3,18 @@
 
 use serde_json::Value;
 
+/// `v` as indented JSON, cut (at a character) past `cap` bytes with a line
+/// saying how long it is.
+pub fn pretty(v: &Value, cap: usize) -> String {
+    let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
+    if text.len() > cap {
+        let total = text.len();
+        text.truncate(text.floor_char_boundary(cap));
+        text.push_str(&format!("\n… ({total} bytes in all)"));
+    }
+    text
+}
+
 /// The kind of a JSON value with its article, for messages (`a string`, `null`).
 pub fn json_type(v: &Value) -> &'static str {
     match v {

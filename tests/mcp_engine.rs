@@ -165,10 +165,31 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
     let events = rig
         .until(|e| matches!(e, Event::ApprovalRequested { .. }))
         .await;
-    let Some(Event::ApprovalRequested { id, name, .. }) = events.last() else {
+    let Some(Event::ApprovalRequested {
+        id, name, summary, ..
+    }) = events.last()
+    else {
         panic!("no approval asked: {events:?}");
     };
     assert_eq!(name, toggle);
+    // The user sees the server, the tool and the arguments; the call's
+    // begin (recorded) does not carry them twice.
+    assert_eq!(
+        summary.detail,
+        waypoint::events::ToolDetail::Call {
+            server: "everything".into(),
+            tool: "toggle-simulated-logging".into(),
+            args: "{}".into(),
+        }
+    );
+    let begun = events.iter().find_map(|e| match e {
+        Event::ToolCallBegin { summary, .. } => Some(summary.detail.clone()),
+        _ => None,
+    });
+    assert!(
+        matches!(&begun, Some(waypoint::events::ToolDetail::Call { args, .. }) if args.is_empty()),
+        "{begun:?}"
+    );
     rig.handle
         .ops
         .send(Op::Approve {

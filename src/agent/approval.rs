@@ -13,9 +13,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolSummary};
+use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolDetail, ToolSummary};
 use crate::safety::{Verdict, shell};
 use crate::tools::{Access, Refuser, Target};
+
+/// Bytes of a call's arguments an approval shows, at most.
+const ARGS_SHOWN: usize = 16 * 1024;
 
 /// What happens to a call before it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -305,6 +308,11 @@ impl Session {
         if first {
             self.settle_user_changes();
             self.record_wait(id, true);
+        }
+        let mut summary = summary;
+        if let ToolDetail::Call { args, .. } = &mut summary.detail {
+            // Another program's tool: the user sees every argument.
+            *args = crate::json::pretty(input, ARGS_SHOWN);
         }
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),

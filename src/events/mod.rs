@@ -257,6 +257,9 @@ pub enum ToolDetail {
     Call {
         server: String,
         tool: String,
+        /// Filled in for an approval only (the call's input is recorded
+        /// with it already).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
         args: String,
     },
 }

@@ -75,7 +75,9 @@ impl Tool for McpTool {
             detail: crate::events::ToolDetail::Call {
                 server: self.server.clone(),
                 tool: self.def.name.to_string(),
-                args: pretty_args(input),
+                // Filled in when the call is put to the user: the input
+                // is recorded once already.
+                args: String::new(),
             },
         }
     }
@@ -111,22 +113,6 @@ impl Tool for McpTool {
             }
         })
     }
-}
-
-/// Bytes of a call's arguments shown in an approval, at most.
-const ARGS_SHOWN: usize = 16 * 1024;
-
-/// The arguments as indented JSON, cut (at a character) past
-/// [`ARGS_SHOWN`] bytes.
-fn pretty_args(input: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(input).unwrap_or_default();
-    if text.len() > ARGS_SHOWN {
-        let cut = text.floor_char_boundary(ARGS_SHOWN);
-        let total = text.len();
-        text.truncate(cut);
-        text.push_str(&format!("\n… ({total} bytes in all)"));
-    }
-    text
 }
 
 /// The model's text of a result: each block in order (text as it is,
