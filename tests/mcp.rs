@@ -43,6 +43,7 @@ fn tool(running: &Running, name: &str, timeout: Duration) -> McpTool {
         .unwrap_or_else(|| panic!("the server has no `{name}`"))
         .clone();
     McpTool::new(&running.name, def, running.peer().unwrap(), timeout)
+        .with_progress(running.progress())
 }
 
 async fn call(
@@ -150,6 +151,51 @@ async fn the_everything_server_lists_its_tools_and_answers_calls() {
     assert!(out.is_error(), "{}", out.content);
     let out = call(&echo, json!({"message": "still here"}), dir.path(), &cancel).await;
     assert!(out.content.contains("still here"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn a_long_call_shows_the_progress_the_server_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(running) = everything(dir.path()).await else {
+        return;
+    };
+    let long = tool(
+        &running,
+        "trigger-long-running-operation",
+        Duration::from_secs(60),
+    );
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let config = ToolConfig::default();
+    let plan = SharedPlan::default();
+    let cancel = CancellationToken::new();
+    let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel();
+    let ctx = ToolCtx {
+        env: ToolEnv {
+            workspace: &workspace,
+            config: &config,
+            cancel: &cancel,
+            output: None,
+            sandboxed: false,
+        },
+        plan: &plan,
+        host: waypoint::tools::ToolHost::new(&requests),
+    };
+    let out = long.run(&json!({"duration": 2, "steps": 4}), ctx).await;
+    assert_eq!(out.outcome, ToolOutcome::Ok, "{}", out.content);
+    let mut lines = Vec::new();
+    while let Ok(request) = asked.try_recv() {
+        if let waypoint::tools::HostRequest::Progress(line) = request {
+            lines.push(line);
+        }
+    }
+    // One line a step, counted against the total (the last one races the
+    // answer).
+    for step in ["1/4", "2/4", "3/4"] {
+        assert!(
+            lines.iter().any(|l| l.starts_with(step)),
+            "{step} in {lines:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -415,12 +415,9 @@ impl Inner {
                     .filter(|b| b.generation == slot.generation && b.def == *def)
                     .map(|b| b.tool.clone());
                 let tool = kept.unwrap_or_else(|| {
-                    Arc::new(McpTool::new(
-                        name,
-                        def.clone(),
-                        peer.clone(),
-                        slot.config.tool_timeout(),
-                    ))
+                    let tool =
+                        McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
+                    Arc::new(tool.with_progress(running.progress()))
                 });
                 let built = Built {
                     server: name.clone(),

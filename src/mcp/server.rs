@@ -13,6 +13,7 @@ use rmcp::ServiceExt;
 use rmcp::model::Tool as McpToolDef;
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::{McpServerConfig, http};
 use crate::tools::spawn;
@@ -57,15 +58,81 @@ impl StderrTail {
 /// (`notifications/tools/list_changed`).
 pub type OnToolsChanged = Arc<dyn Fn() + Send + Sync>;
 
-/// Waypoint's side of a connection: it names itself, and passes a
-/// changed list of tools on.
+/// The calls of a server in flight, and where each one's progress lines
+/// go. The SDK puts its own progress token on every request and does not
+/// say which, so a report reaches a call only while it is the server's one
+/// call in flight (with several, whose it is cannot be told: it is dropped).
+#[derive(Clone, Default)]
+pub struct Progress(Arc<Mutex<Vec<Watcher>>>);
+
+/// A call in flight: its number and where its lines go.
+type Watcher = (u64, UnboundedSender<String>);
+
+impl Progress {
+    /// A call in flight whose lines go to `lines`, until [`Progress::forget`]
+    /// with the number this returns.
+    pub fn watch(&self, lines: UnboundedSender<String>) -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, lines));
+        id
+    }
+
+    pub fn forget(&self, id: u64) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(i, _)| *i != id);
+    }
+
+    fn tell(&self, line: String) {
+        let calls = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let [(_, lines)] = calls.as_slice() {
+            let _ = lines.send(line);
+        }
+    }
+}
+
+/// A progress report as one line: `3/5 downloading`, `3 of ?`.
+fn progress_line(p: &rmcp::model::ProgressNotificationParam) -> String {
+    let number = |n: f64| {
+        if n.fract() == 0.0 && n.abs() < 1e15 {
+            format!("{}", n as i64)
+        } else {
+            format!("{n:.1}")
+        }
+    };
+    let count = match p.total {
+        Some(total) => format!("{}/{}", number(p.progress), number(total)),
+        None => number(p.progress),
+    };
+    match p
+        .message
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        Some(message) => format!("{count} {message}"),
+        None => count,
+    }
+}
+
+/// Waypoint's side of a connection: it names itself, passes a changed
+/// list of tools on, and a call's progress reports to the call.
 pub struct Handler {
     on_tools_changed: Option<OnToolsChanged>,
+    progress: Progress,
 }
 
 impl Handler {
     pub fn new(on_tools_changed: Option<OnToolsChanged>) -> Self {
-        Self { on_tools_changed }
+        Self {
+            on_tools_changed,
+            progress: Progress::default(),
+        }
     }
 }
 
@@ -81,6 +148,14 @@ impl rmcp::ClientHandler for Handler {
         if let Some(changed) = &self.on_tools_changed {
             changed();
         }
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.progress.tell(progress_line(&params));
     }
 }
 
@@ -103,6 +178,15 @@ impl Running {
     /// Who to send requests to (cheap to clone, shared by the tools).
     pub fn peer(&self) -> Option<Peer<RoleClient>> {
         self.service.as_ref().map(|s| s.peer().clone())
+    }
+
+    /// Where the server's progress reports of a call go (shared by the
+    /// tools).
+    pub fn progress(&self) -> Progress {
+        self.service
+            .as_ref()
+            .map(|s| s.service().progress.clone())
+            .unwrap_or_default()
     }
 }
 

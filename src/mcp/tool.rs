@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 use super::name::tool_name;
+use super::server::Progress;
 use crate::tools::{
     Access, Failure, Origin, Tool, ToolCtx, ToolOutput, ToolSpec, ToolSummary, cap_output,
     summary_line,
@@ -24,6 +25,8 @@ pub struct McpTool {
     def: McpToolDef,
     peer: Peer<RoleClient>,
     timeout: Duration,
+    /// Where the server's progress reports come (none: not asked for).
+    progress: Option<Progress>,
 }
 
 impl McpTool {
@@ -34,7 +37,23 @@ impl McpTool {
             def,
             peer,
             timeout,
+            progress: None,
         }
+    }
+
+    /// Asks the server for progress reports of each call, shown with it.
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+}
+
+/// Stops routing a call's progress when the call ends, however it ends.
+struct Watching<'a>(&'a Progress, u64);
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
     }
 }
 
@@ -88,27 +107,44 @@ impl Tool for McpTool {
             if let Value::Object(map) = input {
                 params = params.with_arguments(map.clone());
             }
+            let (lines, mut progress) = tokio::sync::mpsc::unbounded_channel();
+            let _watching = self.progress.as_ref().map(|p| Watching(p, p.watch(lines)));
             let call = tokio::time::timeout(self.timeout, self.peer.call_tool(params));
+            tokio::pin!(call);
             let cap = ctx.env.config.output_cap;
-            tokio::select! {
-                done = call => match done {
-                    Ok(Ok(result)) => output(result, cap),
-                    Ok(Err(e)) => ToolOutput::error(format!(
-                        "the MCP server `{}` did not answer the call: {e}",
+            let done = loop {
+                tokio::select! {
+                    done = &mut call => break Some(done),
+                    Some(line) = progress.recv() => ctx.host.progress(line),
+                    () = ctx.env.cancel.cancelled() => break None,
+                }
+            };
+            // Reports that came with the answer.
+            while let Ok(line) = progress.try_recv() {
+                ctx.host.progress(line);
+            }
+            let Some(done) = done else {
+                return ToolOutput::interrupted(
+                    &format!(
+                        "The MCP server `{}` was told to cancel the call.",
                         self.server
-                    )),
-                    Err(_) => ToolOutput::failed(
-                        Failure::TimedOut,
-                        format!(
-                            "the MCP server `{}` took longer than {} s (tool_timeout_sec); the call was cancelled",
-                            self.server,
-                            self.timeout.as_secs_f64()
-                        ),
                     ),
-                },
-                () = ctx.env.cancel.cancelled() => ToolOutput::interrupted(
-                    &format!("The MCP server `{}` was told to cancel the call.", self.server),
                     "",
+                );
+            };
+            match done {
+                Ok(Ok(result)) => output(result, cap),
+                Ok(Err(e)) => ToolOutput::error(format!(
+                    "the MCP server `{}` did not answer the call: {e}",
+                    self.server
+                )),
+                Err(_) => ToolOutput::failed(
+                    Failure::TimedOut,
+                    format!(
+                        "the MCP server `{}` took longer than {} s (tool_timeout_sec); the call was cancelled",
+                        self.server,
+                        self.timeout.as_secs_f64()
+                    ),
                 ),
             }
         })
