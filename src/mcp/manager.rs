@@ -19,7 +19,7 @@ use std::time::Instant;
 use rmcp::model::Tool as McpToolDef;
 
 use super::project::describe;
-use super::search::{Catalog, McpSearch, SEARCH_TOOL};
+use super::search::{Catalog, Entry, McpSearch, SEARCH_TOOL};
 use super::server::{Handler, OnToolsChanged, start_with};
 use super::{McpServerConfig, McpTool, Running, Settings};
 use crate::events::{Event, McpAction, McpStatus};
@@ -321,9 +321,15 @@ impl Servers {
                 .map(|(name, b)| (name.clone(), b.server.clone()))
                 .collect()
         };
-        inner
-            .catalog
-            .set(inner.tools.values().map(|b| b.tool.clone()).collect());
+        let entries = inner
+            .tools
+            .iter()
+            .map(|(name, b)| {
+                let about = b.def.description.as_deref().unwrap_or_default();
+                Entry::new(name, &b.server, about)
+            })
+            .collect();
+        inner.catalog.set(entries);
         if wanted != inner.attached || !inner.replaced.is_empty() {
             let mut gone: BTreeSet<String> = inner
                 .attached

@@ -20,10 +20,53 @@ pub const SEARCH_TOOL: &str = "mcp_search";
 const DEFAULT_RESULTS: usize = 5;
 const MAX_RESULTS: usize = 20;
 
+/// One tool as the search sees it.
+pub struct Entry {
+    pub name: String,
+    pub server: String,
+    /// Its description's first line.
+    pub about: String,
+    /// Name and description in lower case, to match words against.
+    name_lower: String,
+    about_lower: String,
+}
+
+impl Entry {
+    pub fn new(name: &str, server: &str, description: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            server: server.to_string(),
+            about: description.lines().next().unwrap_or_default().to_string(),
+            name_lower: name.to_lowercase(),
+            about_lower: description.to_lowercase(),
+        }
+    }
+
+    /// How well it matches `terms`: a term in the name counts three, in
+    /// the description one.
+    fn score(&self, terms: &[String]) -> usize {
+        terms
+            .iter()
+            .map(|t| {
+                3 * usize::from(self.name_lower.contains(t.as_str()))
+                    + usize::from(self.about_lower.contains(t.as_str()))
+            })
+            .sum()
+    }
+}
+
 #[derive(Default)]
 struct Shelf {
-    tools: Vec<Arc<dyn Tool>>,
+    entries: Vec<Entry>,
     loaded: BTreeSet<String>,
+}
+
+/// What one search found (its tools loaded now), or the servers to say
+/// when nothing matched.
+struct Found {
+    tools: Vec<(String, String)>,
+    total: usize,
+    servers: String,
 }
 
 /// The MCP tools the search looks through, and those it loaded. Shared by
@@ -36,9 +79,10 @@ impl Catalog {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Puts `tools` on the shelf, to be searched.
-    pub fn set(&self, tools: Vec<Arc<dyn Tool>>) {
-        self.lock().tools = tools;
+    /// Puts `entries` on the shelf, to be searched (when the tools of the
+    /// servers changed).
+    pub fn set(&self, entries: Vec<Entry>) {
+        self.lock().entries = entries;
     }
 
     /// How many tools searches loaded (it only grows).
@@ -52,15 +96,14 @@ impl Catalog {
     }
 
     /// The tools matching `query`, best first (at most `max`), loaded.
-    fn search(&self, query: &str, max: usize) -> (Vec<ToolSpec>, usize) {
+    fn search(&self, query: &str, max: usize) -> Found {
         let mut shelf = self.lock();
-        let specs: Vec<ToolSpec> = shelf.tools.iter().map(|t| t.spec()).collect();
-        let total = specs.len();
-        let found: Vec<ToolSpec> = if let Some(names) = query.trim().strip_prefix("select:") {
+        let mut found: Vec<&Entry> = if let Some(names) = query.trim().strip_prefix("select:") {
             let names: Vec<&str> = names.split(',').map(str::trim).collect();
-            specs
-                .into_iter()
-                .filter(|s| names.contains(&s.name.as_str()))
+            shelf
+                .entries
+                .iter()
+                .filter(|e| names.contains(&e.name.as_str()))
                 .collect()
         } else {
             let terms: Vec<String> = query
@@ -68,34 +111,40 @@ impl Catalog {
                 .filter(|t| !t.is_empty())
                 .map(str::to_lowercase)
                 .collect();
-            let mut scored: Vec<(usize, ToolSpec)> = specs
-                .into_iter()
-                .map(|s| (score(&s, &terms), s))
+            let mut scored: Vec<(usize, &Entry)> = shelf
+                .entries
+                .iter()
+                .map(|e| (e.score(&terms), e))
                 .filter(|(score, _)| *score > 0)
                 .collect();
             // Best first; equal scores by name, so a search is repeatable.
             scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
-            scored.into_iter().map(|(_, s)| s).collect()
+            scored.into_iter().map(|(_, e)| e).collect()
         };
-        let found: Vec<ToolSpec> = found.into_iter().take(max).collect();
-        for spec in &found {
-            shelf.loaded.insert(spec.name.clone());
+        found.truncate(max);
+        let tools: Vec<(String, String)> = found
+            .iter()
+            .map(|e| (e.name.clone(), e.about.clone()))
+            .collect();
+        let mut servers: std::collections::BTreeMap<&str, usize> = Default::default();
+        for e in &shelf.entries {
+            *servers.entry(e.server.as_str()).or_default() += 1;
         }
-        (found, total)
+        let servers = servers
+            .iter()
+            .map(|(s, n)| format!("{s} ({n})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let total = shelf.entries.len();
+        for (name, _) in &tools {
+            shelf.loaded.insert(name.clone());
+        }
+        Found {
+            tools,
+            total,
+            servers,
+        }
     }
-}
-
-/// How well `spec` matches `terms`: a term in the name counts three, in
-/// the description one.
-fn score(spec: &ToolSpec, terms: &[String]) -> usize {
-    let name = spec.name.to_lowercase();
-    let about = spec.description.to_lowercase();
-    terms
-        .iter()
-        .map(|t| {
-            3 * usize::from(name.contains(t.as_str())) + usize::from(about.contains(t.as_str()))
-        })
-        .sum()
 }
 
 /// The search tool.
@@ -161,21 +210,70 @@ impl Tool for McpSearch {
                 .get("max_results")
                 .and_then(Value::as_u64)
                 .map_or(DEFAULT_RESULTS, |n| (n as usize).clamp(1, MAX_RESULTS));
-            let (found, total) = self.catalog.search(query, max);
-            if found.is_empty() {
+            let found = self.catalog.search(query, max);
+            if found.tools.is_empty() {
                 return ToolOutput::ok(format!(
-                    "No MCP tool matches `{query}` (of {total}). Try other words, or fewer."
+                    "No MCP tool matches `{query}` (of {}). Try other words, or fewer. The servers (tools): {}.",
+                    found.total, found.servers
                 ));
             }
             let mut out = format!(
-                "Loaded {} of {total} MCP tools; call them from your next step:\n",
-                found.len()
+                "Loaded {} of {} MCP tools; call them from your next step:\n",
+                found.tools.len(),
+                found.total
             );
-            for spec in &found {
-                let about = spec.description.lines().next().unwrap_or_default();
-                out.push_str(&format!("- {}: {about}\n", spec.name));
+            for (name, about) in &found.tools {
+                out.push_str(&format!("- {name}: {about}\n"));
             }
             ToolOutput::ok(out.trim_end().to_string())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> Catalog {
+        let c = Catalog::default();
+        c.set(vec![
+            Entry::new(
+                "mcp__gh__create_issue",
+                "gh",
+                "Create an issue\nin a repository",
+            ),
+            Entry::new(
+                "mcp__gh__list_issues",
+                "gh",
+                "List the issues of a repository",
+            ),
+            Entry::new("mcp__db__query", "db", "Run a read-only SQL query"),
+        ]);
+        c
+    }
+
+    #[test]
+    fn words_find_by_name_first_and_what_is_found_is_loaded() {
+        let c = catalog();
+        let found = c.search("issue", 5);
+        let names: Vec<&str> = found.tools.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["mcp__gh__create_issue", "mcp__gh__list_issues"]);
+        assert_eq!(found.tools[0].1, "Create an issue");
+        assert_eq!(c.loaded_count(), 2);
+        // A word of the description only counts less than one of the name.
+        let found = c.search("sql issues", 1);
+        assert_eq!(found.tools[0].0, "mcp__gh__list_issues");
+    }
+
+    #[test]
+    fn select_loads_exact_names_and_no_match_names_the_servers() {
+        let c = catalog();
+        let found = c.search("select:mcp__db__query, nope", 5);
+        assert_eq!(found.tools.len(), 1);
+        assert!(c.loaded().contains("mcp__db__query"));
+        let none = c.search("weather", 5);
+        assert!(none.tools.is_empty());
+        assert_eq!((none.total, none.servers.as_str()), (3, "db (1), gh (2)"));
+        assert_eq!(c.loaded_count(), 1);
     }
 }
