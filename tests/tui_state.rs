@@ -3224,3 +3224,38 @@ fn slash_mcp_actions_go_to_the_engine_and_a_waiting_project_server_says_how_to_a
             .is_some_and(|n| n.starts_with("Usage: /mcp"))
     );
 }
+
+/// An MCP call's cell and trace entry name it by its server and tool, not
+/// by the `mcp__` name the model used, and show its arguments.
+#[test]
+fn an_mcp_call_is_named_by_its_server_and_tool() {
+    use waypoint::events::{ToolDetail, ToolSummary};
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    update::on_event(
+        &mut a,
+        Event::ToolCallBegin {
+            id: "t1".into(),
+            name: "mcp__everything__get-sum".into(),
+            summary: ToolSummary {
+                line: r#"{"a":19,"b":23}"#.into(),
+                detail: ToolDetail::Call {
+                    server: "everything".into(),
+                    tool: "get-sum".into(),
+                    args: String::new(),
+                },
+            },
+            input: serde_json::json!({"a": 19, "b": 23}),
+            plan_item_id: None,
+            plan_item: None,
+        },
+        now,
+    );
+    let shown = screen_text(&mut a, 120, 30, now);
+    assert!(
+        shown.contains(r#"everything · get-sum {"a":19,"b":23}"#),
+        "{shown}"
+    );
+    assert!(!shown.contains("mcp__everything__get-sum"), "{shown}");
+}

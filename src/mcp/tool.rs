@@ -85,12 +85,13 @@ impl Tool for McpTool {
     }
 
     fn summarize(&self, input: &Value) -> ToolSummary {
+        // The arguments; the app names the call by its server and tool.
         let args = match input {
             Value::Object(map) if map.is_empty() => String::new(),
-            other => format!(" {other}"),
+            other => other.to_string(),
         };
         ToolSummary {
-            line: summary_line(&format!("{} · {}{args}", self.server, self.def.name)),
+            line: summary_line(&args),
             detail: crate::events::ToolDetail::Call {
                 server: self.server.clone(),
                 tool: self.def.name.to_string(),

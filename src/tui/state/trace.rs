@@ -170,11 +170,30 @@ pub fn first_clause(reason: &str) -> &str {
     reason[..end].trim_end_matches('.').trim()
 }
 
+/// How a call of the tool `name` is named on screen: another program's
+/// tool by its server and its own name (`github · create_issue`), the
+/// others by theirs (cleaned for one line).
+pub fn shown_name<'a>(name: &'a str, detail: &ToolDetail) -> std::borrow::Cow<'a, str> {
+    match detail {
+        ToolDetail::Call { server, tool, .. } => {
+            std::borrow::Cow::Owned(format!("{} · {}", clean_line(server), clean_line(tool)))
+        }
+        _ => clean_line(name),
+    }
+}
+
 impl TraceEntry {
+    /// How the call's tool is named on screen: another program's tool by
+    /// its server and its own name (`github · create_issue`), the others
+    /// by theirs.
+    pub fn display_name(&self) -> std::borrow::Cow<'_, str> {
+        shown_name(&self.name, &self.summary.detail)
+    }
+
     /// The call in one line for the conversation: tool, summary, and once
     /// it ended its duration and what went wrong (`exit 3`, `refused`).
     pub fn cell_text(&self) -> String {
-        let mut out = self.name.clone();
+        let mut out = self.display_name().into_owned();
         if !self.summary.line.is_empty() {
             out.push(' ');
             out.push_str(&self.summary.line);

@@ -113,7 +113,8 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
     };
     let right = format!(" {status} {time}");
     let right_w = right.chars().count();
-    let name_w = t.name.chars().count() + 2;
+    let name = t.display_name();
+    let name_w = name.chars().count() + 2;
     let summary = truncate(&t.summary.line, width.saturating_sub(right_w + name_w + 1));
     let summary = if summary.is_empty() {
         String::new()
@@ -123,7 +124,7 @@ fn header(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Line<'
     let used = name_w + str_width(&summary) + right_w;
     let mut spans = vec![
         Span::styled(format!("{icon} "), style),
-        Span::styled(t.name.clone(), p.bold()),
+        Span::styled(name.into_owned(), p.bold()),
         Span::raw(summary),
         Span::raw(" ".repeat(width.saturating_sub(used))),
         Span::styled(right, style),
@@ -322,7 +323,7 @@ fn render_detail(
         ctx,
         format!(
             " {} {} · Enter folds ",
-            t.name,
+            t.display_name(),
             truncate(&t.summary.line, 40)
         ),
         Focus::Trace,

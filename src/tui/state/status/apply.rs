@@ -22,8 +22,8 @@ impl Status {
                 let reason = clean_line(reason).into_owned();
                 turn.set_activity(Activity::Retrying { reason }, now);
             }
-            Event::ToolCallBegin { name, .. } => {
-                let name = clean_line(name).into_owned();
+            Event::ToolCallBegin { name, summary, .. } => {
+                let name = crate::tui::state::trace::shown_name(name, &summary.detail).into_owned();
                 turn.set_activity(Activity::Tool { name }, now);
             }
             Event::ApprovalRequested { .. } => turn.set_activity(Activity::Approval, now),
