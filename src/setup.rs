@@ -30,11 +30,8 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
             output_cap: s.output_cap.value.max(256),
             rules: s.rules.clone(),
-            mcp: crate::config::McpSettings {
-                servers: s.mcp_servers.clone(),
-                budget_share: s.mcp_tool_share,
-                ..crate::config::McpSettings::default()
-            },
+            // The MCP servers need the workspace (its `.mcp.json`): set with
+            // it, by `mcp::project::settings`.
             ..ToolConfig::default()
         },
         context_window: Some(s.context_window.value).filter(|w| *w > 0),

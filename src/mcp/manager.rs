@@ -32,9 +32,10 @@ enum State {
     /// Not started: turned off, or a project server waiting for approval.
     Off,
     Starting(tokio::task::JoinHandle<()>),
+    /// Its tools are the server's own list (`running.tools`, listed again
+    /// when it says they changed).
     Ready {
         running: Box<Running>,
-        tools: Vec<McpToolDef>,
     },
     Failed,
 }
@@ -53,10 +54,13 @@ struct Built {
     tool: Arc<dyn Tool>,
     /// What its definition costs per request, about.
     tokens: u64,
-    /// The start of its server it belongs to, and its definition then:
-    /// while both hold, the same tool is kept (and keeps its place).
+    /// The start of its server it belongs to, and a hash of its
+    /// definition then: while both hold, the same tool is kept (and keeps
+    /// its place).
     generation: u64,
-    def: McpToolDef,
+    print: u64,
+    /// Its description, for `mcp_search`.
+    description: String,
 }
 
 struct Inner {
@@ -324,10 +328,7 @@ impl Servers {
         let entries = inner
             .tools
             .iter()
-            .map(|(name, b)| {
-                let about = b.def.description.as_deref().unwrap_or_default();
-                Entry::new(name, &b.server, about)
-            })
+            .map(|(name, b)| Entry::new(name, &b.server, &b.description))
             .collect();
         inner.catalog.set(entries);
         if wanted != inner.attached || !inner.replaced.is_empty() {
@@ -403,22 +404,27 @@ impl Inner {
     fn rebuild_tools(&mut self) {
         let mut tools = BTreeMap::new();
         for (name, slot) in &self.slots {
-            let State::Ready {
-                running,
-                tools: defs,
-            } = &slot.state
-            else {
+            let State::Ready { running } = &slot.state else {
                 continue;
             };
             let Some(peer) = running.peer() else {
                 continue;
             };
-            for def in defs.iter().filter(|t| slot.config.offers(&t.name)) {
+            for def in running.tools.iter().filter(|t| slot.config.offers(&t.name)) {
                 let full = super::name::tool_name(name, &def.name);
+                // The definition as requests send it: its size is its cost,
+                // its hash tells a changed one.
+                let text = serde_json::to_string(def).unwrap_or_default();
+                let print = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    text.hash(&mut h);
+                    h.finish()
+                };
                 let kept = self
                     .tools
                     .get(&full)
-                    .filter(|b| b.generation == slot.generation && b.def == *def)
+                    .filter(|b| b.generation == slot.generation && b.print == print)
                     .map(|b| b.tool.clone());
                 let tool = kept.unwrap_or_else(|| {
                     let tool =
@@ -428,9 +434,10 @@ impl Inner {
                 let built = Built {
                     server: name.clone(),
                     tool,
-                    tokens: schema_tokens(std::slice::from_ref(def)),
+                    tokens: (text.len() / 4) as u64,
                     generation: slot.generation,
-                    def: def.clone(),
+                    print,
+                    description: def.description.as_deref().unwrap_or_default().to_string(),
                 };
                 tools.insert(full, built);
             }
@@ -513,9 +520,9 @@ fn on_tools_changed(servers: Weak<Mutex<Inner>>, name: String, generation: u64) 
             if slot.generation != generation {
                 return;
             }
-            if let State::Ready { tools, .. } = &mut slot.state {
-                *tools = fresh;
-                status(&name, ready(&slot.config, tools));
+            if let State::Ready { running } = &mut slot.state {
+                running.tools = fresh;
+                status(&name, ready(&slot.config, &running.tools));
                 inner.dirty = true;
             }
         });
@@ -563,10 +570,8 @@ async fn run_one(
     match result {
         Ok(running) => {
             status(&name, ready(&config, &running.tools));
-            let tools = running.tools.clone();
             slot.state = State::Ready {
                 running: Box::new(running),
-                tools,
             };
         }
         Err(e) => {

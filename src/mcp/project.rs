@@ -193,17 +193,15 @@ pub fn settings(
 ) -> crate::config::McpSettings {
     let project = read(workspace, env);
     let mut servers = s.mcp_servers.clone();
-    let mut problems: Vec<(String, String)> = project
-        .problems
-        .into_iter()
-        .map(|p| (FILE.to_string(), p))
-        .collect();
+    let mut problems = project.problems;
     let mut prints = BTreeMap::new();
     for (name, config) in project.servers {
         match servers.entry(name) {
-            std::collections::btree_map::Entry::Occupied(taken) => problems.push((
-                taken.key().clone(),
-                format!("{} declares it too; the config file's is used", FILE),
+            // Told under the file's name: the config's server of that name
+            // runs, and must not look failed.
+            std::collections::btree_map::Entry::Occupied(taken) => problems.push(format!(
+                "server `{}` is in the config file too; the config file's is used",
+                taken.key()
             )),
             std::collections::btree_map::Entry::Vacant(free) => {
                 if let Some(print) = project.prints.get(free.key()) {
@@ -218,7 +216,11 @@ pub fn settings(
         project: prints,
         approvals: crate::config::Approvals::from_env(env),
         budget_share: s.mcp_tool_share,
-        problems,
+        // One entry for the file (a view keeps one state a name).
+        problems: (!problems.is_empty())
+            .then(|| (FILE.to_string(), problems.join("; ")))
+            .into_iter()
+            .collect(),
     }
 }
 

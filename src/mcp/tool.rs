@@ -41,7 +41,7 @@ impl McpTool {
         }
     }
 
-    /// Asks the server for progress reports of each call, shown with it.
+    /// Shows the server's progress reports of each call with it.
     pub fn with_progress(mut self, progress: Progress) -> Self {
         self.progress = Some(progress);
         self
