@@ -52,6 +52,17 @@ async fn call(
     dir: &std::path::Path,
     cancel: &CancellationToken,
 ) -> ToolOutput {
+    call_with(tool, input, dir, cancel, ToolHost::detached()).await
+}
+
+/// [`call`], with the call's requests to the host going to `host`.
+async fn call_with(
+    tool: &McpTool,
+    input: Value,
+    dir: &std::path::Path,
+    cancel: &CancellationToken,
+    host: ToolHost<'_>,
+) -> ToolOutput {
     let workspace = Workspace::new(dir).unwrap();
     let config = ToolConfig::default();
     let plan = SharedPlan::default();
@@ -64,9 +75,22 @@ async fn call(
             sandboxed: false,
         },
         plan: &plan,
-        host: ToolHost::detached(),
+        host,
     };
     tool.run(&input, ctx).await
+}
+
+/// The server still answers an echo.
+async fn still_answers(running: &Running, dir: &std::path::Path) {
+    let echo = tool(running, "echo", Duration::from_secs(20));
+    let out = call(
+        &echo,
+        json!({"message": "after"}),
+        dir,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(out.content.contains("after"), "{}", out.content);
 }
 
 /// The long-running operation of `running`, interrupted after 300 ms: the
@@ -87,15 +111,7 @@ async fn a_long_call_is_interrupted(running: &Running, dir: &std::path::Path) {
     let out = call(&long, json!({"duration": 30, "steps": 5}), dir, &cancel).await;
     assert!(out.was_interrupted(), "{out:?}");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let echo = tool(running, "echo", Duration::from_secs(20));
-    let out = call(
-        &echo,
-        json!({"message": "after"}),
-        dir,
-        &CancellationToken::new(),
-    )
-    .await;
-    assert!(out.content.contains("after"), "{}", out.content);
+    still_answers(running, dir).await;
 }
 
 #[tokio::test]
@@ -164,23 +180,15 @@ async fn a_long_call_shows_the_progress_the_server_reports() {
         "trigger-long-running-operation",
         Duration::from_secs(60),
     );
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let config = ToolConfig::default();
-    let plan = SharedPlan::default();
-    let cancel = CancellationToken::new();
     let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel();
-    let ctx = ToolCtx {
-        env: ToolEnv {
-            workspace: &workspace,
-            config: &config,
-            cancel: &cancel,
-            output: None,
-            sandboxed: false,
-        },
-        plan: &plan,
-        host: waypoint::tools::ToolHost::new(&requests),
-    };
-    let out = long.run(&json!({"duration": 2, "steps": 4}), ctx).await;
+    let out = call_with(
+        &long,
+        json!({"duration": 2, "steps": 4}),
+        dir.path(),
+        &CancellationToken::new(),
+        waypoint::tools::ToolHost::new(&requests),
+    )
+    .await;
     assert_eq!(out.outcome, ToolOutcome::Ok, "{}", out.content);
     let mut lines = Vec::new();
     while let Ok(request) = asked.try_recv() {
@@ -227,15 +235,7 @@ async fn a_long_call_is_cancelled_by_an_interrupt_and_by_its_timeout() {
         out.content
     );
     // The server goes on answering.
-    let echo = tool(&running, "echo", Duration::from_secs(20));
-    let out = call(
-        &echo,
-        json!({"message": "after"}),
-        dir.path(),
-        &CancellationToken::new(),
-    )
-    .await;
-    assert!(out.content.contains("after"), "{}", out.content);
+    still_answers(&running, dir.path()).await;
 }
 
 #[tokio::test]
