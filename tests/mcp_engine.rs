@@ -33,6 +33,16 @@ fn everything() -> Option<BTreeMap<String, McpServerConfig>> {
     Some(BTreeMap::from([("everything".to_string(), config)]))
 }
 
+/// An engine's settings in approval `mode` with `servers`.
+fn with_servers(mode: ApprovalMode, servers: &BTreeMap<String, McpServerConfig>) -> AgentConfig {
+    let mut config = AgentConfig {
+        approval: mode,
+        ..AgentConfig::default()
+    };
+    config.tools.mcp.servers = servers.clone();
+    config
+}
+
 /// A rig whose engine has `servers`, once every one of them is ready.
 async fn ready_rig(replies: Vec<loopback::Reply>, config: AgentConfig) -> Rig<Wire> {
     let servers = config.tools.mcp.servers.len();
@@ -155,11 +165,7 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         Wire::reply(Answer::tool(toggle, json!({}))),
         Wire::text("Done."),
     ];
-    let mut config = AgentConfig {
-        approval: ApprovalMode::Ask,
-        ..AgentConfig::default()
-    };
-    config.tools.mcp.servers = servers.clone();
+    let config = with_servers(ApprovalMode::Ask, &servers);
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Toggle it.");
     let events = rig
@@ -216,12 +222,8 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         )),
         Wire::text("Understood."),
     ];
-    let mut config = AgentConfig {
-        approval: ApprovalMode::Yolo,
-        ..AgentConfig::default()
-    };
+    let mut config = with_servers(ApprovalMode::Yolo, &servers);
     config.tools.rules.deny = vec!["mcp__everything__*".into()];
-    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Echo.");
     let events = rig.turn_events().await;
@@ -240,12 +242,8 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         Wire::reply(Answer::tool(toggle, json!({}))),
         Wire::text("ok"),
     ];
-    let mut config = AgentConfig {
-        approval: ApprovalMode::Ask,
-        ..AgentConfig::default()
-    };
+    let mut config = with_servers(ApprovalMode::Ask, &servers);
     config.tools.rules.allow = vec![toggle.into()];
-    config.tools.mcp.servers = servers.clone();
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Toggle.");
     let events = rig.turn_events().await;
@@ -260,11 +258,7 @@ async fn ask_mode_asks_for_a_tool_that_may_change_things_and_rules_decide_first(
         Wire::reply(Answer::tool(toggle, json!({}))),
         Wire::text("ok"),
     ];
-    let mut config = AgentConfig {
-        approval: ApprovalMode::ReadOnly,
-        ..AgentConfig::default()
-    };
-    config.tools.mcp.servers = servers.clone();
+    let config = with_servers(ApprovalMode::ReadOnly, &servers);
     let mut rig = ready_rig(replies, config).await;
     rig.submit("Toggle.");
     let events = rig.turn_events().await;
