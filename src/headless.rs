@@ -383,6 +383,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::CompactionBegin { .. }
             | Event::SummaryDelta { .. }
             | Event::McpTools { .. }
+            | Event::TaskDone { .. }
             | Event::Idle => {}
             Event::CompactionEnd {
                 before_tokens,

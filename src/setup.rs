@@ -30,6 +30,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
             output_cap: s.output_cap.value.max(256),
             rules: s.rules.clone(),
+            task: s.task.clone(),
             // The MCP servers need the workspace (its `.mcp.json`): set with
             // it, by `mcp::project::settings`.
             ..ToolConfig::default()

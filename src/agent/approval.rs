@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use super::shared::lock;
 use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolDetail, ToolSummary};
 use crate::safety::{Verdict, shell};
 use crate::tools::{Access, Refuser, Target};
@@ -30,6 +31,10 @@ pub enum Gate {
     /// Not run: `by` refused it, and the model reads why.
     Refuse(Refuser, String),
 }
+
+/// The approval mode and what the user allowed for the session, shared by
+/// every thread: an "always" said to a child holds for its parent too.
+pub(super) type SharedPolicy = std::sync::Arc<std::sync::Mutex<Policy>>;
 
 /// The mode and what the user allowed "always" in this session.
 #[derive(Clone, Debug)]
@@ -202,7 +207,8 @@ impl Session {
             );
         }
         let target = self.thread.tools.target(name, input);
-        let mode = self.host.policy.mode;
+        let policy = lock(&self.host.policy);
+        let mode = policy.mode;
         match access {
             Access::Read | Access::Plan => Gate::Run { sandboxed: false },
             Access::Write => match mode {
@@ -215,7 +221,7 @@ impl Session {
                 ApprovalMode::Ask
                     if !file_of(target)
                         .and_then(|path| self.file_key(path))
-                        .is_some_and(|f| self.host.policy.files.contains(&f)) =>
+                        .is_some_and(|f| policy.files.contains(&f)) =>
                 {
                     Gate::Ask(ApprovalReason::Mode)
                 }
@@ -223,7 +229,7 @@ impl Session {
             },
             Access::External => {
                 let allowed = self.host.config.tools.rules.check_tool(name) == Verdict::Allowed
-                    || self.host.policy.tools.contains(name);
+                    || policy.tools.contains(name);
                 match mode {
                     ApprovalMode::ReadOnly => Gate::Refuse(
                         Refuser::Mode,
@@ -241,8 +247,7 @@ impl Session {
                 let command = command_of(target);
                 let rules = &self.host.config.tools.rules;
                 let verdict = rules.check(command);
-                let allowed =
-                    verdict == Verdict::Allowed || self.host.policy.commands.covers(command);
+                let allowed = verdict == Verdict::Allowed || policy.commands.covers(command);
                 let unfollowable = match verdict {
                     Verdict::Denied { rule, command } => {
                         return Gate::Refuse(
@@ -279,7 +284,7 @@ impl Session {
                             .into(),
                     ),
                     ApprovalMode::Auto => Gate::Run {
-                        sandboxed: !self.host.policy.unsandboxed.covers(command),
+                        sandboxed: !policy.unsandboxed.covers(command),
                     },
                     ApprovalMode::Yolo => Gate::Run { sandboxed: false },
                 }
@@ -314,6 +319,8 @@ impl Session {
             // Another program's tool: the user sees every argument.
             *args = crate::json::pretty(input, ARGS_SHOWN);
         }
+        // Waiting before asking: an answer can never come too early.
+        let answer = self.host.approvals.wait(id);
         self.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
@@ -322,8 +329,19 @@ impl Session {
             cwd: self.host.workspace.root().display().to_string(),
             reason: reason.clone(),
         });
-        let decision = self.answer_to(id, name, input, &reason, cancel).await;
-        self.host.approval_wait += asked.elapsed();
+        let decision = tokio::select! {
+            answer = answer => Some(answer.unwrap_or(Decision::Refuse {
+                reason: Some("nobody is there to approve it".into()),
+            })),
+            _ = cancel.cancelled() => {
+                self.host.approvals.withdraw(id);
+                None
+            }
+        };
+        if decision == Some(Decision::Always) {
+            self.remember(name, input, &reason);
+        }
+        self.thread.run.approval_wait += asked.elapsed();
         if decision.is_some() && first {
             self.record_wait(id, false);
         }
@@ -342,59 +360,29 @@ impl Session {
         record.feed(&mut self.thread.ledger);
     }
 
-    /// The user's answer to the request for call `id`.
-    async fn answer_to(
-        &mut self,
-        id: &str,
-        name: &str,
-        input: &Value,
-        reason: &ApprovalReason,
-        cancel: &CancellationToken,
-    ) -> Option<Decision> {
-        loop {
-            let answer = tokio::select! {
-                a = self.host.approvals.recv() => a,
-                _ = cancel.cancelled() => return None,
-            };
-            match answer {
-                // An answer to an older request (already settled): skip it.
-                Some((answered, _)) if answered != id => continue,
-                Some((_, decision)) => {
-                    if decision == Decision::Always {
-                        self.remember(name, input, reason);
-                    }
-                    return Some(decision);
-                }
-                // No one can answer any more.
-                None => {
-                    return Some(Decision::Refuse {
-                        reason: Some("nobody is there to approve it".into()),
-                    });
-                }
-            }
-        }
-    }
-
     /// "Always": calls like this one run without asking for the session.
     fn remember(&mut self, name: &str, input: &Value, reason: &ApprovalReason) {
+        let file = match self.thread.tools.target(name, input) {
+            Target::File(path) => self.file_key(path),
+            _ => None,
+        };
+        let mut policy = lock(&self.host.policy);
         match self.thread.tools.target(name, input) {
             Target::Command(command) => match reason {
-                ApprovalReason::Mode => self.host.policy.commands.add(always_for(command)),
+                ApprovalReason::Mode => policy.commands.add(always_for(command)),
                 // What cannot be checked is allowed as exactly this line.
-                ApprovalReason::Unfollowable { .. } => self
-                    .host
-                    .policy
-                    .commands
-                    .add(Always::Line(command.to_string())),
+                ApprovalReason::Unfollowable { .. } => {
+                    policy.commands.add(Always::Line(command.to_string()))
+                }
                 ApprovalReason::SandboxBlocked { .. } => {
-                    self.host.policy.unsandboxed.add(always_for(command))
+                    policy.unsandboxed.add(always_for(command))
                 }
                 // Remembered where it is asked (the pipeline serves it).
                 ApprovalReason::Tool { .. } => {}
             },
-            Target::File(path) => {
-                if let Some(file) = self.file_key(path) {
-                    self.host.policy.files.insert(file);
+            Target::File(_) => {
+                if let Some(file) = file {
+                    policy.files.insert(file);
                 }
             }
             Target::Nothing => {
@@ -404,7 +392,7 @@ impl Session {
                     .spec(name)
                     .is_some_and(|s| s.access == Access::External);
                 if external {
-                    self.host.policy.tools.insert(name.to_string());
+                    policy.tools.insert(name.to_string());
                 }
             }
         }
@@ -419,19 +407,16 @@ impl Session {
             .ok()
             .and_then(|mut slot| slot.take());
         if let Some(mode) = asked {
-            self.host.policy.mode = mode;
+            lock(&self.host.policy).mode = mode;
             self.announce_mode();
         }
     }
 
     /// Tells the driver the mode in force.
     pub(super) fn announce_mode(&mut self) {
-        let sandboxed =
-            self.host.policy.mode == ApprovalMode::Auto && self.host.config.tools.sandbox.is_some();
-        self.emit(Event::ApprovalMode {
-            mode: self.host.policy.mode,
-            sandboxed,
-        });
+        let mode = lock(&self.host.policy).mode;
+        let sandboxed = mode == ApprovalMode::Auto && self.host.config.tools.sandbox.is_some();
+        self.emit(Event::ApprovalMode { mode, sandboxed });
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::control::Control;
+use super::shared::{Answers, Log};
 use super::{
     Agent, AgentConfig, AgentHandle, ClientFactory, FixedClient, Host, Outbox, Session,
     SessionSetup, Thread, approval,
@@ -82,7 +83,7 @@ impl AgentBuilder {
             .replace("{workspace}", &workspace.root().display().to_string());
         let compact_request = Arc::new(Mutex::new(None));
         let mode_request = Arc::new(Mutex::new(None));
-        let (approvals_tx, approvals_rx) = unbounded_channel();
+        let approvals = Answers::default();
         let plan = SharedPlan::default();
         let events = Outbox::root(events);
         let thread = Thread::new(
@@ -91,17 +92,18 @@ impl AgentBuilder {
             plan.clone(),
             &config,
         );
+        let tasks = Arc::new(super::subagent::TaskPool::new(&config.tools.task));
         let host = Host {
+            tasks,
             workspace,
-            policy: approval::Policy::new(config.approval),
+            policy: Arc::new(Mutex::new(approval::Policy::new(config.approval))),
             config,
             events: events.clone(),
-            transcript: Transcript::off(),
+            transcript: Log::root(Transcript::off()),
             store: None,
-            approvals: approvals_rx,
+            approvals: approvals.clone(),
             mode_request: mode_request.clone(),
             compact_request: compact_request.clone(),
-            approval_wait: std::time::Duration::ZERO,
             mcp: crate::mcp::Servers::none(),
         };
         let mut agent = Agent {
@@ -109,7 +111,7 @@ impl AgentBuilder {
             control: Control::new(
                 factory,
                 compact_request,
-                approvals_tx,
+                approvals,
                 mode_request,
                 plan,
                 events,

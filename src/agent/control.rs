@@ -7,13 +7,11 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc::UnboundedSender;
-
 use super::Outbox;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ClientFactory, ModelChoice};
-use crate::events::{ApprovalMode, Decision, ErrorKind, Event, Op};
+use crate::events::{ApprovalMode, ErrorKind, Event, Op};
 use crate::llm::ModelClient;
 use crate::todo::SharedPlan;
 
@@ -56,7 +54,7 @@ pub(super) struct Control {
     /// Shared with the session: a `/compact` that waits for a round boundary.
     pub(super) compact_request: Arc<Mutex<Option<Option<String>>>>,
     /// Answers to approval requests, for the running turn.
-    pub(super) approvals: UnboundedSender<(String, Decision)>,
+    pub(super) approvals: super::shared::Answers,
     /// Shared with the session: a mode switch for its next tool call.
     pub(super) mode_request: Arc<Mutex<Option<ApprovalMode>>>,
     /// The session's plan: the user's edits apply to it at once.
@@ -72,7 +70,7 @@ impl Control {
     pub(super) fn new(
         factory: Arc<dyn ClientFactory>,
         compact_request: Arc<Mutex<Option<Option<String>>>>,
-        approvals: UnboundedSender<(String, Decision)>,
+        approvals: super::shared::Answers,
         mode_request: Arc<Mutex<Option<ApprovalMode>>>,
         plan: SharedPlan,
         events: Outbox,
@@ -135,7 +133,8 @@ impl Control {
                 Step::Wait
             }
             Op::Approve { id, decision } => {
-                let _ = self.approvals.send((id, decision));
+                // An answer nothing waits for (settled, interrupted) is dropped.
+                self.approvals.answer(&id, decision);
                 Step::Wait
             }
             Op::EditPlan { thread, .. } if !thread.is_root() => {

@@ -62,7 +62,7 @@ impl Session {
         self.emit(Event::SessionReset);
         self.host.events.set_turns(0);
         if let Some(store) = &self.host.store {
-            self.host.transcript = store.create(self.header());
+            self.host.transcript.replace(store.create(self.header()));
         }
         self.announce(false, Vec::new());
     }
@@ -98,16 +98,13 @@ impl Session {
     fn announce(&mut self, resumed: bool, notes: Vec<String>) {
         // The commands of a recorded session carry its id, so a resume
         // after a crash can find what they left running.
-        self.host.config.tools.session = self
-            .host
-            .transcript
-            .path()
-            .map(|_| self.host.transcript.id().to_string());
-        let Some(path) = self.host.transcript.path() else {
+        let path = self.host.transcript.path();
+        self.host.config.tools.session = path.as_ref().map(|_| self.host.transcript.id());
+        let Some(path) = path else {
             return;
         };
         let event = Event::SessionStarted {
-            id: self.host.transcript.id().to_string(),
+            id: self.host.transcript.id(),
             path: path.display().to_string(),
             resumed,
             notes,
@@ -134,6 +131,7 @@ impl Session {
             totals,
             history,
             turns,
+            threads,
             repairs,
             notes,
             ..
@@ -147,10 +145,11 @@ impl Session {
             }
         })?;
         self.clear_state();
-        self.host.transcript = transcript;
+        self.host.transcript.replace(transcript);
         self.host.store = Some(store);
         self.thread.conversation = conversation;
         self.host.events.set_turns(turns);
+        self.host.tasks.numbered_from(threads);
         {
             let mut state = self.thread.plan.lock();
             state.manager = plan;
@@ -215,7 +214,10 @@ impl Agent {
         match setup {
             SessionSetup::Off => Ok(()),
             SessionSetup::New(store) => {
-                self.session.host.transcript = store.create(self.session.header());
+                self.session
+                    .host
+                    .transcript
+                    .replace(store.create(self.session.header()));
                 self.session.host.store = Some(store);
                 self.session.announce(false, Vec::new());
                 Ok(())

@@ -18,6 +18,8 @@ mod pipeline;
 mod plan;
 mod record;
 pub mod reminders;
+mod shared;
+mod subagent;
 mod thread;
 mod tool_host;
 mod turn;

@@ -29,6 +29,22 @@ impl Outbox {
         }
     }
 
+    /// The outbox of child thread `thread`, started by call `parent_call`
+    /// of this one's: its turns are its own.
+    pub(crate) fn child(&self, thread: ThreadId, parent_call: &str) -> Self {
+        Self {
+            tx: self.tx.clone(),
+            thread,
+            parent_call: Some(parent_call.to_string()),
+            turn: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// The thread it addresses.
+    pub(crate) fn thread(&self) -> ThreadId {
+        self.thread
+    }
+
     /// Sends `event` in its envelope; false when the driver has hung up
     /// (which never stops the engine from finishing cleanly).
     pub(crate) fn send(&self, event: Event) -> bool {

@@ -59,7 +59,7 @@ impl Session {
     /// Runs `call` through every stage.
     pub(super) async fn run_tool(&mut self, call: Call<'_>, cancel: &CancellationToken) -> Done {
         let started = Instant::now();
-        let waited_before = self.host.approval_wait;
+        let waited_before = self.thread.run.approval_wait;
         let summary = self.describe(&call);
         let output = match self.pre_hooks(&call) {
             Some(output) => output,
@@ -69,9 +69,65 @@ impl Session {
             },
         };
         let output = self.post_hooks(&call, output);
-        let waited = self.host.approval_wait.saturating_sub(waited_before);
+        let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
         let ran = started.elapsed().saturating_sub(waited);
         self.finish(&call, output, ran)
+    }
+
+    /// Runs `calls` (each one the registry says may run beside others)
+    /// at the same time: each is described and gated in order, those
+    /// allowed run together, and each is finished in order. A call that
+    /// must ask the user is asked and run on its own first.
+    pub(super) async fn run_together(
+        &mut self,
+        calls: &[Call<'_>],
+        cancel: &CancellationToken,
+    ) -> Vec<Done> {
+        let started = Instant::now();
+        let mut outputs: Vec<Option<ToolOutput>> = Vec::with_capacity(calls.len());
+        let mut runs = Vec::new();
+        for (at, call) in calls.iter().enumerate() {
+            let summary = self.describe(call);
+            let ready = match self.pre_hooks(call) {
+                Some(output) => Some(output),
+                None => unusable_input(call),
+            };
+            let ready = match ready {
+                Some(output) => Some(output),
+                None => {
+                    self.apply_mode_request();
+                    match self.gate(call.name, call.input) {
+                        Gate::Refuse(by, why) => Some(ToolOutput::refused(by, why)),
+                        Gate::Run { sandboxed } => {
+                            runs.push((at, sandboxed));
+                            None
+                        }
+                        Gate::Ask(_) => Some(self.gate_and_run(call, summary, cancel).await),
+                    }
+                }
+            };
+            outputs.push(ready);
+        }
+        let this = &*self;
+        let ran = futures_util::future::join_all(
+            runs.iter()
+                .map(|&(at, sandboxed)| this.execute(&calls[at], sandboxed, cancel)),
+        )
+        .await;
+        let mut waited = Duration::ZERO;
+        for ((at, _), (output, wait)) in runs.iter().zip(ran) {
+            outputs[*at] = Some(output);
+            waited = waited.max(wait);
+        }
+        self.thread.run.approval_wait += waited;
+        let ran = started.elapsed().saturating_sub(waited);
+        let mut done = Vec::with_capacity(calls.len());
+        for (call, output) in calls.iter().zip(outputs) {
+            let output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
+            let output = self.post_hooks(call, output);
+            done.push(self.finish(call, output, ran));
+        }
+        done
     }
 
     /// A call the turn's interrupt kept from starting: answered, never run.
@@ -83,6 +139,7 @@ impl Session {
     /// Stage 1: how the call is shown (a file change reads its file, so
     /// the approval request shows the same), told as `ToolCallBegin`.
     fn describe(&mut self, call: &Call<'_>) -> ToolSummary {
+        self.thread.run.tool_calls = self.thread.run.tool_calls.saturating_add(1);
         let active = self.thread.plan.lock().manager.in_progress().cloned();
         let summary = self
             .thread
@@ -175,7 +232,9 @@ impl Session {
         sandboxed: bool,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        self.execute(call, sandboxed, cancel).await
+        let (output, waited) = self.execute(call, sandboxed, cancel).await;
+        self.thread.run.approval_wait += waited;
+        output
     }
 
     /// Stage 6: the hooks that run after a call. None are configured in
@@ -199,6 +258,7 @@ impl Session {
         if output.outcome.status() == ToolStatus::Interrupted {
             tracing::info!(tool = %call.name, "tool interrupted");
         }
+        self.record_tasks(call.id);
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
         let result = self.answer(call.id, call.name, output, duration_ms, true);
         Done {
@@ -243,13 +303,16 @@ impl Session {
 
     /// Runs the tool from the registry, forwarding its live output; a
     /// panic is a `crashed` result, and an interrupted tool that does not
-    /// stop in [`CANCEL_GRACE`] is dropped with what it streamed.
+    /// stop in [`CANCEL_GRACE`] is dropped with what it streamed. Also
+    /// how long its questions waited for the user. Calls of one thread
+    /// may run at once ([`Session::run_together`]): this takes the session
+    /// shared.
     async fn execute(
-        &mut self,
+        &self,
         call: &Call<'_>,
         sandboxed: bool,
         cancel: &CancellationToken,
-    ) -> ToolOutput {
+    ) -> (ToolOutput, Duration) {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let (host_tx, mut host_rx) = tokio::sync::mpsc::unbounded_channel();
         let tool_cancel = cancel.child_token();
@@ -260,6 +323,23 @@ impl Session {
                 matches!(s.access, Access::Write | Access::Exec | Access::External)
             });
         let _running = writes.then(|| self.thread.plan.tool_running());
+        // A subagent's writes and commands take turns with the others'.
+        let _writing = if writes && !self.host.events.thread().is_root() {
+            tokio::select! {
+                turn = self.host.tasks.writes.lock() => Some(turn),
+                () = tool_cancel.cancelled() => {
+                    let note = "It was waiting for another agent's write and did not run.";
+                    return (ToolOutput::interrupted(note, ""), Duration::ZERO);
+                }
+            }
+        } else {
+            None
+        };
+        let spawner = super::subagent::Spawner {
+            session: self,
+            call: call.id,
+            cancel: &tool_cancel,
+        };
         let ctx = ToolCtx {
             env: ToolEnv {
                 workspace: &self.host.workspace,
@@ -269,12 +349,13 @@ impl Session {
                 sandboxed,
             },
             plan: &self.thread.plan,
-            host: ToolHost::new(&host_tx),
+            host: ToolHost::new(&host_tx).with_subagents(&spawner),
         };
         let events = &self.host.events;
         let cwd = self.host.workspace.root().display().to_string();
-        let mut serving = Serving::new((call.id, call.name), cwd, events, &mut self.host.policy);
-        let approvals = &mut self.host.approvals;
+        let shared = (&*self.host.policy, &self.host.approvals);
+        let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
+        let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
         let forward = |chunk: String| {
             events.send(Event::ToolCallOutputDelta {
                 id: call.id.to_string(),
@@ -310,11 +391,22 @@ impl Session {
                     while let Ok(chunk) = out_rx.try_recv() {
                         forward(chunk);
                     }
-                    self.host.approval_wait += serving.waited();
-                    return out;
+                    return (out, serving.waited());
                 }
-                Some(request) = host_rx.recv() => serving.take(request),
-                answer = approvals.recv(), if serving.is_asking() => serving.answered(answer),
+                Some(request) = host_rx.recv() => {
+                    if let Some(rx) = serving.take(request) {
+                        waiting = Some(rx);
+                    }
+                }
+                answer = async {
+                    match waiting.as_mut() {
+                        Some(rx) => rx.await.ok(),
+                        None => std::future::pending().await,
+                    }
+                }, if waiting.is_some() && serving.is_asking() => {
+                    waiting = None;
+                    serving.answered(answer);
+                }
                 _ = tool_cancel.cancelled(), if !cancelled => {
                     cancelled = true;
                     serving.withdraw();
@@ -331,8 +423,11 @@ impl Session {
             keep(&chunk);
             forward(chunk);
         }
-        self.host.approval_wait += serving.waited();
-        ToolOutput::interrupted("", &cap_output(&streamed, cap))
+        let waited = serving.waited();
+        (
+            ToolOutput::interrupted("", &cap_output(&streamed, cap)),
+            waited,
+        )
     }
 }
 

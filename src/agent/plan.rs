@@ -29,7 +29,16 @@ use crate::tools::PlanChange;
 pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author) -> Event {
     let mut state = plan.lock();
     let before = state.manager.items().to_vec();
-    match state.manager.apply_edit(edit) {
+    let saved = (!state.busy.is_empty()).then(|| state.manager.clone());
+    let applied = state.manager.apply_edit(edit);
+    if let (Some(saved), Some(why), Ok(_)) = (saved, state.busy_refusal(), &applied) {
+        state.manager = saved;
+        return Event::Error {
+            kind: ErrorKind::PlanEdit,
+            message: format!("The plan was not changed: {why}."),
+        };
+    }
+    match applied {
         Ok((diff, description)) => {
             let revision = state.next_revision();
             let at = now_ms();

@@ -8,14 +8,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc::UnboundedReceiver;
-
+use super::approval::SharedPolicy;
 use super::reminders::Reminders;
-use super::{AgentConfig, Outbox, approval};
+use super::shared::{Answers, Log};
+use super::{AgentConfig, Outbox};
 use crate::chat::Conversation;
-use crate::events::{ApprovalMode, Decision};
+use crate::events::ApprovalMode;
 use crate::llm::{ModelClient, Usage};
-use crate::session::{SessionStore, Transcript};
+use crate::session::SessionStore;
 use crate::todo::{Author, Ledger, SharedPlan, TodoItem};
 use crate::tools::{ToolDef, ToolRegistry, Workspace};
 
@@ -40,6 +40,24 @@ pub(super) struct Thread {
     pub last_prompt: Option<(u64, usize)>,
     /// The estimate right after the last compaction.
     pub compacted_to: Option<u64>,
+    /// What its turns have done so far (and, for a subagent, its limits).
+    pub run: RunFacts,
+}
+
+/// What a thread's turns have done: the time its calls waited for the
+/// user, its tool calls, how its last turn stopped; a subagent's limits;
+/// and the accounts of the subagents its calls ran, until recorded.
+#[derive(Default)]
+pub(super) struct RunFacts {
+    /// Time spent waiting for the user's approvals (not counted in a
+    /// call's duration).
+    pub approval_wait: std::time::Duration,
+    pub tool_calls: u32,
+    /// Why the last turn stopped early, when it did.
+    pub stopped: Option<crate::tools::task::TaskEnd>,
+    pub budget: Option<super::subagent::Budget>,
+    /// The accounts of finished subagents, by the call that ran them.
+    pub tasks: Mutex<Vec<(String, super::subagent::Finished)>>,
 }
 
 impl Thread {
@@ -65,6 +83,7 @@ impl Thread {
             },
             last_prompt: None,
             compacted_to: None,
+            run: RunFacts::default(),
         };
         thread.offer_tools();
         thread
@@ -101,22 +120,21 @@ pub(super) struct Host {
     pub config: AgentConfig,
     /// Where events go out to the driver, addressed.
     pub events: Outbox,
-    /// Where the session is recorded.
-    pub transcript: Transcript,
+    /// Where the session is recorded (under this thread's id).
+    pub transcript: Log,
     /// Where sessions live, when they are kept (a new or opened session's
     /// transcript goes there).
     pub store: Option<SessionStore>,
     /// The approval mode and what the user allowed for the session.
-    pub policy: approval::Policy,
+    pub policy: SharedPolicy,
     /// The user's answers to approval requests (from `Op::Approve`).
-    pub approvals: UnboundedReceiver<(String, Decision)>,
+    pub approvals: Answers,
     /// A mode switch (`Op::SetApproval`) for the next tool call.
     pub mode_request: Arc<Mutex<Option<ApprovalMode>>>,
     /// A `/compact` asked for mid-turn: done at the next round boundary.
     pub compact_request: Arc<Mutex<Option<Option<String>>>>,
-    /// Time spent waiting for the user's approvals (not counted in a
-    /// call's duration).
-    pub approval_wait: std::time::Duration,
     /// The MCP servers: starting, and those whose tools were attached.
     pub mcp: crate::mcp::Servers,
+    /// What the session's subagents share: places, thread numbers, budget.
+    pub tasks: Arc<super::subagent::TaskPool>,
 }

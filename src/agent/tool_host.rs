@@ -6,10 +6,13 @@
 
 use std::time::{Duration, Instant};
 
+use std::sync::Mutex;
+
 use tokio::sync::oneshot;
 
 use super::Outbox;
 use super::approval::Policy;
+use super::shared::{Answers, lock};
 use crate::events::{ApprovalReason, Decision, Event, ToolDetail, ToolSummary};
 use crate::text::clean_line;
 use crate::tools::HostRequest;
@@ -23,7 +26,8 @@ pub(super) struct Serving<'a> {
     pub name: &'a str,
     pub cwd: String,
     pub events: &'a Outbox,
-    pub policy: &'a mut Policy,
+    pub policy: &'a Mutex<Policy>,
+    pub answers: &'a Answers,
     /// The question put to the user: its words, where the answer goes,
     /// and since when it waits.
     asked: Option<(String, oneshot::Sender<Decision>, Instant)>,
@@ -36,7 +40,7 @@ impl<'a> Serving<'a> {
         (id, name): (&'a str, &'a str),
         cwd: String,
         events: &'a Outbox,
-        policy: &'a mut Policy,
+        (policy, answers): (&'a Mutex<Policy>, &'a Answers),
     ) -> Self {
         Self {
             id,
@@ -44,6 +48,7 @@ impl<'a> Serving<'a> {
             cwd,
             events,
             policy,
+            answers,
             asked: None,
             waited: Duration::ZERO,
         }
@@ -54,8 +59,9 @@ impl<'a> Serving<'a> {
         self.asked.is_some()
     }
 
-    /// Takes the tool's request.
-    pub(super) fn take(&mut self, request: HostRequest) {
+    /// Takes the tool's request; a question put to the user gives where
+    /// the answer will come.
+    pub(super) fn take(&mut self, request: HostRequest) -> Option<oneshot::Receiver<Decision>> {
         match request {
             HostRequest::Progress(message) => {
                 let line: String = clean_line(message.lines().next().unwrap_or_default())
@@ -66,15 +72,20 @@ impl<'a> Serving<'a> {
                     id: self.id.to_string(),
                     message: line,
                 });
+                None
             }
             HostRequest::Ask { question, answer } => {
-                if let Some(decision) = self.policy.answers(self.name, &question) {
+                let decided = lock(self.policy).answers(self.name, &question);
+                if let Some(decision) = decided {
                     let _ = answer.send(decision);
+                    None
                 } else if self.asked.is_some() {
                     let _ = answer.send(Decision::Refuse {
                         reason: Some("one question at a time: the last is not answered".into()),
                     });
+                    None
                 } else {
+                    let waiting = self.answers.wait(self.id);
                     self.events.send(Event::ApprovalRequested {
                         id: self.id.to_string(),
                         name: self.name.to_string(),
@@ -89,6 +100,7 @@ impl<'a> Serving<'a> {
                         },
                     });
                     self.asked = Some((question, answer, Instant::now()));
+                    Some(waiting)
                 }
             }
         }
@@ -105,24 +117,19 @@ impl<'a> Serving<'a> {
     pub(super) fn withdraw(&mut self) {
         if let Some((_, _, since)) = self.asked.take() {
             self.waited += since.elapsed();
+            self.answers.withdraw(self.id);
         }
     }
 
-    /// The user's answer `(call, decision)`, or `None` when no one can
-    /// answer any more. An answer to another call (settled already) is
-    /// skipped.
-    pub(super) fn answered(&mut self, answer: Option<(String, Decision)>) {
-        let decision = match answer {
-            Some((id, _)) if id != self.id => return,
-            Some((_, decision)) => decision,
-            None => Decision::Refuse {
-                reason: Some("nobody is there to answer".into()),
-            },
-        };
+    /// The user's answer, or `None` when no one can answer any more.
+    pub(super) fn answered(&mut self, answer: Option<Decision>) {
+        let decision = answer.unwrap_or(Decision::Refuse {
+            reason: Some("nobody is there to answer".into()),
+        });
         if let Some((question, reply, since)) = self.asked.take() {
             self.waited += since.elapsed();
             if decision == Decision::Always {
-                self.policy.remember_question(self.name, &question);
+                lock(self.policy).remember_question(self.name, &question);
             }
             let _ = reply.send(decision);
         }

@@ -12,6 +12,7 @@ use super::pipeline::Call;
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
+use crate::tools::task::TaskEnd;
 
 /// Corrective messages per turn for tool calls written as text.
 const MAX_CORRECTIONS: u32 = 2;
@@ -33,6 +34,10 @@ impl Session {
         let mut round = 0;
         let mut corrections = 0;
         loop {
+            let over = self.thread.run.budget.as_ref().and_then(|b| b.exceeded());
+            if let Some(why) = over {
+                return self.abort(AbortReason::MaxTurns, why, TurnEnd::Stopped);
+            }
             if round >= self.host.config.max_rounds {
                 let message =
                     format!("stopped after {round} model requests (--max-turns); resume to go on");
@@ -79,6 +84,9 @@ impl Session {
 
     /// Ends the turn early: says why, and how it ended.
     fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
+        if reason == AbortReason::MaxTurns {
+            self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
+        }
         self.emit(Event::TurnAborted {
             reason,
             message,
@@ -139,6 +147,7 @@ impl Session {
             Ok(reply) => reply,
             Err(e) => {
                 tracing::error!(error = %e, "model request failed");
+                self.thread.run.stopped = Some(TaskEnd::Failed(e.to_string()));
                 self.emit(Event::TurnAborted {
                     reason: AbortReason::Failed,
                     message: e.to_string(),
@@ -171,24 +180,48 @@ impl Session {
     ) -> Option<TurnEnd> {
         let mut results = Vec::with_capacity(calls.len());
         let mut plan_written = false;
-        for (id, name, input) in calls {
+        let calls: Vec<Call<'_>> = calls
+            .iter()
+            .map(|(id, name, input)| Call {
+                id,
+                name,
+                input,
+                invalid_input: invalid_inputs
+                    .iter()
+                    .find(|(bad, _)| bad == id)
+                    .map(|(_, why)| why.clone()),
+            })
+            .collect();
+        let mut rest = &calls[..];
+        while let Some(first) = rest.first() {
             if cancel.is_cancelled() {
-                results.push(self.not_run(&id, &name));
+                results.push(self.not_run(first.id, first.name));
+                rest = &rest[1..];
                 continue;
             }
-            let invalid_input = invalid_inputs
+            // Calls that may run beside each other, in a row, run at once.
+            let together = rest
                 .iter()
-                .find(|(bad, _)| *bad == id)
-                .map(|(_, why)| why.clone());
-            let call = Call {
-                id: &id,
-                name: &name,
-                input: &input,
-                invalid_input,
+                .take_while(|c| {
+                    c.invalid_input.is_none() && self.thread.tools.parallel(c.name, c.input)
+                })
+                .count();
+            let done = if together > 1 {
+                let done = self.run_together(&rest[..together], cancel).await;
+                rest = &rest[together..];
+                done
+            } else {
+                let call = Call {
+                    invalid_input: first.invalid_input.clone(),
+                    ..*first
+                };
+                rest = &rest[1..];
+                vec![self.run_tool(call, cancel).await]
             };
-            let done = self.run_tool(call, cancel).await;
-            plan_written |= done.plan_written;
-            results.push(done.result);
+            for done in done {
+                plan_written |= done.plan_written;
+                results.push(done.result);
+            }
         }
         if cancel.is_cancelled() {
             self.add_tool_results(results, Vec::new());
@@ -292,6 +325,9 @@ impl Session {
     /// request the engine sends, a compaction's summary included.
     pub(super) fn count_usage(&mut self, u: &crate::llm::Usage) {
         self.thread.totals.add(u);
+        if let Some(budget) = &mut self.thread.run.budget {
+            budget.spend(u.prompt_tokens().saturating_add(u.output_tokens));
+        }
         self.emit(Event::Usage {
             model: self.thread.client.model().to_string(),
             request: *u,

@@ -55,6 +55,8 @@ pub struct Layer {
     /// The share of the context window MCP tool definitions may take
     /// before only `mcp_search` is sent (only at the top level).
     pub mcp_tool_share: Option<f64>,
+    /// `[task]`: subagents' places and limits (only at the top level).
+    pub task: Option<TaskLayer>,
     /// Shell commands allowed without asking (matched on parsed words).
     #[serde(default)]
     pub allow: Vec<String>,
@@ -111,7 +113,7 @@ pub enum ConfigError {
         available: Vec<String>,
     },
     #[error(
-        "profile `{0}` may not contain `profile`, `prices` or `mcp_servers` tables; put them at the top level"
+        "profile `{0}` may not contain `profile`, `prices`, `mcp_servers` or `task` tables; put them at the top level"
     )]
     NestedProfile(String),
     #[error("{name} = {value} (from {from}) is not valid: {message}")]
@@ -172,6 +174,8 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `mcp_tool_share`: the context share MCP tool definitions may take.
     pub mcp_tool_share: f64,
+    /// `[task]`: subagents' places and limits.
+    pub task: TaskLimits,
     /// The `allow` and `deny` rules for shell commands (the file's and the
     /// profile's together).
     pub rules: Rules,
@@ -304,11 +308,28 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             .as_ref()
             .and_then(|(_, l)| l.mcp_tool_share)
             .unwrap_or(mcp::BUDGET_SHARE),
+        task: task_limits(file_layer.as_ref())?,
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
     check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
+}
+
+/// The file's `[task]` limits over the defaults.
+fn task_limits(file: Option<&(&std::path::Path, Layer)>) -> Result<TaskLimits, ConfigError> {
+    let Some((path, layer)) = file else {
+        return Ok(TaskLimits::default());
+    };
+    let Some(task) = &layer.task else {
+        return Ok(TaskLimits::default());
+    };
+    task.limits().map_err(|name| ConfigError::Value {
+        name,
+        value: "0".into(),
+        from: Source::File(path.to_path_buf()),
+        message: "must be at least 1".into(),
+    })
 }
 
 /// `mcp_tool_share` (read from the file only) is a share of the window.
@@ -346,7 +367,11 @@ fn profile<'a>(
         let available = profiles.to_vec();
         return Err(ConfigError::NoProfile { name, available });
     };
-    if !layer.profile.is_empty() || !layer.prices.is_empty() || !layer.mcp_servers.is_empty() {
+    if !layer.profile.is_empty()
+        || !layer.prices.is_empty()
+        || !layer.mcp_servers.is_empty()
+        || layer.task.is_some()
+    {
         return Err(ConfigError::NestedProfile(name));
     }
     Ok(Some((name, layer)))
@@ -375,6 +400,7 @@ mod layers;
 mod mcp;
 mod provider;
 mod safety;
+mod task;
 
 use file::file_layer;
 pub use file::{ConfigFile, config_path, load, read_file};
@@ -385,6 +411,7 @@ pub use kinds::{ProviderKind, Theme};
 
 pub use mcp::{Approvals, McpServerConfig, McpSettings};
 pub use safety::SandboxLayer;
+pub use task::{TaskLayer, TaskLimits};
 
 pub use describe::mask;
 

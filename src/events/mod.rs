@@ -14,8 +14,10 @@ use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 mod mcp;
 mod outcome;
+mod thread;
 pub use mcp::{McpAction, McpStatus};
 pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
+pub use thread::ThreadId;
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
 /// in another process.
@@ -289,29 +291,6 @@ pub enum AbortReason {
     Failed,
 }
 
-/// Which agent a fact is of: the root thread is the one the user talks
-/// to; a child (a subagent a tool call started) gets a number of its own.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
-#[serde(transparent)]
-pub struct ThreadId(pub u32);
-
-impl ThreadId {
-    /// The thread the user talks to.
-    pub const ROOT: ThreadId = ThreadId(0);
-
-    pub fn is_root(&self) -> bool {
-        *self == Self::ROOT
-    }
-}
-
-impl std::fmt::Display for ThreadId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "thread {}", self.0)
-    }
-}
-
 /// An event with its address: the thread it is of, the parent's tool call
 /// that started that thread (none for the root), and the thread's turn it
 /// happened in (from 1; 0 before the first turn). On the wire the event's
@@ -444,6 +423,17 @@ pub enum Event {
         /// What every request of this process cost so far (they only grow).
         totals: Usage,
     },
+    /// A subagent that call `id` ran has finished: its thread and what it
+    /// spent, which the plan item the call served is charged with (its
+    /// requests were reported by its own thread's `Usage` events).
+    TaskDone {
+        id: String,
+        child: ThreadId,
+        model: String,
+        usage: Usage,
+        tool_calls: u32,
+        duration_ms: u64,
+    },
     /// How full the context window is after a request: the prompt's tokens
     /// (cached ones included) against the model's window.
     ContextUsage {
@@ -566,6 +556,7 @@ impl Event {
             | Event::ToolCallEnd { .. }
             | Event::PlanUpdated { .. }
             | Event::Usage { .. }
+            | Event::TaskDone { .. }
             | Event::ContextUsage { .. }
             | Event::CompactionBegin { .. }
             | Event::CompactionEnd { .. }

@@ -56,7 +56,7 @@ impl Card {
             Record::Assistant { model, .. } if self.model != **model => {
                 self.model = model.to_string();
             }
-            Record::Event { envelope, .. } => {
+            Record::Event { envelope, .. } if envelope.thread.is_root() => {
                 if let crate::events::Event::PlanUpdated { items, .. } = &envelope.event {
                     (self.plan_done, self.plan_total) = crate::todo::progress(items);
                 }

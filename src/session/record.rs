@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{ContentBlock, Message};
-use crate::events::{AbortReason, CompactReason, Envelope, Event};
+use crate::events::{AbortReason, CompactReason, Envelope, Event, ThreadId};
 use crate::todo::Ledger;
 
 /// The format this version writes; a file of a higher one is refused with
@@ -117,6 +117,12 @@ pub enum Record<'a> {
         messages: Cow<'a, [Message]>,
         at: u64,
     },
+    /// A child thread's record (a subagent's message, reply, approval or
+    /// compaction; its events carry their thread in their envelope).
+    Thread {
+        thread: ThreadId,
+        record: Box<Record<'a>>,
+    },
     /// A record type this version does not know (written by a newer one,
     /// or by format 1: see [`super::v1`]).
     #[serde(other)]
@@ -197,6 +203,12 @@ impl Record<'_> {
             Event::PlanUpdated { items, at, .. } => ledger.plan(items, *at),
             Event::ToolCallBegin { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
             Event::Usage { model, request, .. } => ledger.usage(model, request),
+            Event::TaskDone {
+                model,
+                usage,
+                tool_calls,
+                ..
+            } => ledger.subagent(model, usage, *tool_calls),
             _ => return false,
         }
         true
@@ -210,6 +222,7 @@ impl Record<'_> {
             | Record::Event { at, .. }
             | Record::Approval { at, .. }
             | Record::Compaction { at, .. } => Some(*at),
+            Record::Thread { record, .. } => record.at(),
             Record::Unknown => None,
         }
     }
@@ -253,7 +266,20 @@ impl Record<'_> {
                 messages: Cow::Owned(messages.into_owned()),
                 at,
             },
+            Record::Thread { thread, record } => Record::Thread {
+                thread,
+                record: Box::new(record.into_owned()),
+            },
             Record::Unknown => Record::Unknown,
+        }
+    }
+
+    /// The thread the record is of.
+    pub fn thread(&self) -> ThreadId {
+        match self {
+            Record::Event { envelope, .. } => envelope.thread,
+            Record::Thread { thread, .. } => *thread,
+            _ => ThreadId::ROOT,
         }
     }
 }

@@ -8,7 +8,7 @@
 //! are written to the transcript when it is continued.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -19,7 +19,7 @@ use super::record::{Header, Record, TurnOutcome};
 use super::store::Card;
 use crate::chat::Conversation;
 use crate::chat::{ContentBlock, Role, Usage};
-use crate::events::{AbortReason, Envelope, Event, ToolOutcome};
+use crate::events::{AbortReason, Envelope, Event, ThreadId, ToolOutcome};
 use crate::todo::{Ledger, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
@@ -51,6 +51,8 @@ pub struct Restored {
     pub history: Vec<Envelope>,
     /// How many turns it had (the next one is this + 1).
     pub turns: u32,
+    /// The highest child thread's number (0 when no subagent ran).
+    pub threads: u32,
     /// Records that repair a session cut off mid-turn, to be appended.
     pub repairs: Vec<Record<'static>>,
     /// What was skipped or repaired, for the user.
@@ -86,8 +88,11 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         card: Card::from_header(&header),
         ..Replayer::default()
     };
+    // Each child thread (a subagent) is replayed on its own, from its
+    // records; the session's card counts them all.
+    let mut children: BTreeMap<ThreadId, Replayer> = BTreeMap::new();
     for record in &records {
-        r.apply(record);
+        route(&mut r, &mut children, record);
     }
     if r.lost > 0 {
         notes.push(format!(
@@ -95,13 +100,20 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
             r.lost
         ));
     }
-    let repairs = r.repairs();
+    // Children first: a subagent cut off mid-turn is ended before the
+    // parent's call that ran it is answered.
+    let mut repairs: Vec<Record<'static>> = children.values().flat_map(Replayer::repairs).collect();
+    repairs.extend(r.repairs());
     // The card as the file stands: the transcript's writer counts the
     // repairs when it appends them.
     let mut card = r.card.clone();
     card.records = lines as u64;
     for record in &repairs {
-        r.apply(record);
+        route(&mut r, &mut children, record);
+    }
+    let threads = children.keys().map(|t| t.0).max().unwrap_or(0);
+    for child in children.into_values() {
+        r.history.extend(child.history);
     }
     if !repairs.is_empty() {
         notes.push(
@@ -139,14 +151,43 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         totals: r.totals,
         history: r.history,
         turns: r.turn,
+        threads,
         repairs,
         notes,
         resumable,
     })
 }
 
+/// Gives `record` to the replayer of its thread (a child's made on
+/// first sight); the session's card sees every record.
+fn route(root: &mut Replayer, children: &mut BTreeMap<ThreadId, Replayer>, record: &Record<'_>) {
+    let thread = record.thread();
+    if thread.is_root() {
+        root.apply(record);
+        return;
+    }
+    root.card.observe(record);
+    let child = children.entry(thread).or_insert_with(|| Replayer {
+        thread,
+        ..Replayer::default()
+    });
+    match record {
+        Record::Thread { record, .. } => child.apply(record),
+        Record::Event { envelope, .. } => {
+            if child.parent_call.is_none() {
+                child.parent_call.clone_from(&envelope.parent_call);
+            }
+            child.apply(record);
+        }
+        _ => {}
+    }
+}
+
 #[derive(Default)]
 struct Replayer {
+    /// The thread replayed, and the parent's call that started it.
+    thread: ThreadId,
+    parent_call: Option<String>,
     card: Card,
     conversation: Conversation,
     plan: Vec<TodoItem>,
@@ -172,7 +213,30 @@ struct Replayer {
 impl Replayer {
     /// Adds `event` to the history, in the turn being read.
     fn say(&mut self, event: Event) {
-        self.history.push(Envelope::root(self.turn, event));
+        let envelope = self.address(self.turn, event);
+        self.history.push(envelope);
+    }
+
+    /// `event` in the replayed thread's envelope.
+    fn address(&self, turn: u32, event: Event) -> Envelope {
+        Envelope {
+            thread: self.thread,
+            parent_call: self.parent_call.clone(),
+            turn,
+            event,
+        }
+    }
+
+    /// `record` as the replayed thread writes it.
+    fn own(&self, record: Record<'static>) -> Record<'static> {
+        match record {
+            Record::Event { .. } => record,
+            _ if self.thread.is_root() => record,
+            record => Record::Thread {
+                thread: self.thread,
+                record: Box::new(record),
+            },
+        }
     }
 
     /// A reply's tool calls with no result recorded before the next
@@ -230,7 +294,8 @@ impl Replayer {
                     let event = Event::UserMessage {
                         text: text.to_string(),
                     };
-                    self.history.push(Envelope::root(turn, event));
+                    let envelope = self.address(turn, event);
+                    self.history.push(envelope);
                 }
             }
             Record::Assistant { content, .. } => self.assistant(content),
@@ -252,7 +317,7 @@ impl Replayer {
                     });
                 }
             }
-            Record::Unknown => {}
+            Record::Thread { .. } | Record::Unknown => {}
         }
     }
 
@@ -376,17 +441,17 @@ impl Replayer {
                     };
                     out.push(Record::Event {
                         at,
-                        envelope: Cow::Owned(Envelope::root(self.turn, end)),
+                        envelope: Cow::Owned(self.address(self.turn, end)),
                     });
                 }
             }
         }
         if self.in_turn || !out.is_empty() {
-            out.push(Record::User {
+            out.push(self.own(Record::User {
                 text: Cow::Borrowed(DIED_NOTE),
                 prompt: false,
                 at,
-            });
+            }));
             let end = Event::TurnAborted {
                 reason: AbortReason::Interrupted,
                 message: "Waypoint stopped while this turn ran".into(),
@@ -394,7 +459,7 @@ impl Replayer {
             };
             out.push(Record::Event {
                 at,
-                envelope: Cow::Owned(Envelope::root(self.turn, end)),
+                envelope: Cow::Owned(self.address(self.turn, end)),
             });
         }
         out

@@ -161,6 +161,17 @@ impl Ledger {
         }
     }
 
+    /// A subagent finished: its tokens and tool calls are counted to the
+    /// item in progress, the one it worked for (its time is the item's
+    /// already: the item was in progress while it ran).
+    pub fn subagent(&mut self, model: &str, usage: &Usage, tool_calls: u32) {
+        self.usage(model, usage);
+        if let Some(id) = self.active.clone() {
+            let entry = self.entry(&id);
+            entry.tool_calls = entry.tool_calls.saturating_add(tool_calls);
+        }
+    }
+
     /// What item `at`'s tokens cost at `prices` (the config's, over the
     /// built-in table); `None` when a model's price is unknown.
     fn cost(&self, at: usize, prices: &BTreeMap<String, Price>) -> Option<f64> {

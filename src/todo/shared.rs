@@ -44,6 +44,8 @@ pub struct PlanState {
     /// was last looked at: its changes then are not the user's for sure.
     pub tools_running: u32,
     pub tool_since_look: bool,
+    /// The items subagents run for now: one id per running child.
+    pub busy: Vec<String>,
 }
 
 impl PlanState {
@@ -58,6 +60,25 @@ impl PlanState {
         };
         self.tool_since_look = self.tools_running > 0;
         author
+    }
+
+    /// Why the plan as it stands may not be kept: an item is completed
+    /// while subagents started for it still run.
+    pub fn busy_refusal(&self) -> Option<String> {
+        self.manager.items().iter().enumerate().find_map(|(at, item)| {
+            let running = self.busy.iter().filter(|id| **id == item.id).count();
+            (running > 0 && item.status == super::TodoStatus::Completed).then(|| {
+                let (who, verb) = match running {
+                    1 => ("1 subagent".to_string(), "runs"),
+                    n => (format!("{n} subagents"), "run"),
+                };
+                format!(
+                    "item {} (\"{}\") cannot be completed while {who} started for it still {verb}; complete it once they have returned",
+                    at + 1,
+                    crate::text::clean_line(&item.content)
+                )
+            })
+        })
     }
 
     /// Hands out the next revision number (and brings the plan file up

@@ -43,6 +43,9 @@ impl Tool for Glob {
             detail: ToolDetail::Output,
         }
     }
+    fn parallel(&self, _input: &Value) -> bool {
+        true
+    }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move { run(input, &ctx.env).await })
     }

@@ -7,6 +7,7 @@
 
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
+use super::task::Subagents;
 use crate::events::Decision;
 
 /// A request from a running tool to its host.
@@ -23,9 +24,10 @@ pub enum HostRequest {
 }
 
 /// The host handle a tool gets with its call.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct ToolHost<'a> {
     requests: Option<&'a UnboundedSender<HostRequest>>,
+    subagents: Option<&'a dyn Subagents>,
 }
 
 impl<'a> ToolHost<'a> {
@@ -33,7 +35,21 @@ impl<'a> ToolHost<'a> {
     pub fn new(requests: &'a UnboundedSender<HostRequest>) -> Self {
         Self {
             requests: Some(requests),
+            subagents: None,
         }
+    }
+
+    /// The same host, able to run subagents for the call.
+    pub fn with_subagents(self, subagents: &'a dyn Subagents) -> Self {
+        Self {
+            subagents: Some(subagents),
+            ..self
+        }
+    }
+
+    /// What runs subagents for the call, where there is one.
+    pub fn subagents(&self) -> Option<&'a dyn Subagents> {
+        self.subagents
     }
 
     /// No host (a tool run outside the engine): progress goes nowhere and

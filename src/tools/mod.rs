@@ -11,6 +11,7 @@ mod host;
 pub mod procs;
 mod registry;
 pub mod spawn;
+pub mod task;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod todo;
@@ -54,6 +55,8 @@ pub struct ToolConfig {
     /// `.mcp.json`), in the background when the engine starts; their tools
     /// join the registry when ready.
     pub mcp: crate::config::McpSettings,
+    /// `[task]`: subagents' places and limits.
+    pub task: crate::config::TaskLimits,
 }
 
 impl Default for ToolConfig {
@@ -67,6 +70,7 @@ impl Default for ToolConfig {
             sandbox: None,
             session: None,
             mcp: crate::config::McpSettings::default(),
+            task: crate::config::TaskLimits::default(),
         }
     }
 }
@@ -259,6 +263,11 @@ pub trait Tool: Send + Sync {
     }
     /// How a call is shown in traces.
     fn summarize(&self, input: &Value) -> ToolSummary;
+    /// Whether this call may run at the same time as the reply's other
+    /// calls that may (it only reads, or it is a subagent's task).
+    fn parallel(&self, _input: &Value) -> bool {
+        false
+    }
     /// Runs a call; `input` is a JSON object. Errors are `ToolOutput::error`.
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput>;
 }

@@ -44,7 +44,7 @@ impl ToolRegistryBuilder {
     /// Adds the standard tools: the plan tools, then bash, the file tools
     /// and glob.
     pub fn standard(mut self) -> Self {
-        let tools: [Arc<dyn Tool>; 7] = [
+        let tools: [Arc<dyn Tool>; 8] = [
             Arc::new(TodoWrite),
             Arc::new(TodoRead),
             Arc::new(Bash),
@@ -52,6 +52,7 @@ impl ToolRegistryBuilder {
             Arc::new(WriteFile),
             Arc::new(EditFile),
             Arc::new(Glob),
+            Arc::new(super::task::Task),
         ];
         for tool in tools {
             self.registry.add(tool);
@@ -95,6 +96,16 @@ impl ToolRegistry {
         true
     }
 
+    /// A registry of this one's tools that `keep` says yes to, in order
+    /// (a subagent's tools).
+    pub fn subset(&self, keep: impl Fn(&ToolSpec) -> bool) -> ToolRegistry {
+        let mut out = ToolRegistry::default();
+        for entry in self.tools.iter().filter(|e| keep(&e.spec)) {
+            out.add(entry.tool.clone());
+        }
+        out
+    }
+
     /// Removes the tools `keep` says no to (an MCP server that went away);
     /// the others keep their order.
     pub fn retain(&mut self, keep: impl Fn(&ToolSpec) -> bool) {
@@ -130,6 +141,12 @@ impl ToolRegistry {
 
     pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|e| e.spec.name.as_str()).collect()
+    }
+
+    /// Whether a call of `name` may run beside the reply's other such
+    /// calls (an unknown tool may not).
+    pub fn parallel(&self, name: &str, input: &Value) -> bool {
+        self.get(name).is_some_and(|t| t.parallel(input))
     }
 
     /// What a call of `name` acts on ([`Target::Nothing`] for an unknown tool).
@@ -211,7 +228,8 @@ mod tests {
                 "read_file",
                 "write_file",
                 "edit_file",
-                "glob"
+                "glob",
+                "task"
             ]
         );
         assert!(r.spec("bash").is_some_and(|t| t.access == Access::Exec));
@@ -327,7 +345,7 @@ mod tests {
         );
         assert_eq!(
             out.content,
-            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob"
+            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, task"
         );
     }
 }
@@ -391,7 +409,9 @@ mod open {
             Target::Command("rm -rf /")
         );
         assert_eq!(r.target("glob", &json!({"pattern": "*"})), Target::Nothing);
-        r.retain(|s| s.origin == Origin::Builtin);
+        r.retain(|s| !s.name.starts_with("echo"));
         assert_eq!(r.definitions(), ToolRegistry::standard().definitions());
+        let explore = r.subset(|s| s.access == crate::tools::Access::Read);
+        assert_eq!(explore.names(), ["todo_read", "read_file", "glob"]);
     }
 }

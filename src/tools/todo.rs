@@ -56,7 +56,21 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
         Box::pin(async move {
             let mut state = ctx.plan.lock();
             let before = state.manager.items().to_vec();
+            let saved = (!state.busy.is_empty()).then(|| state.manager.clone());
             let (mut out, diff) = todo_write(&mut state.manager, input);
+            if let (Some(saved), Some(why)) = (saved, state.busy_refusal()) {
+                state.manager = saved;
+                let reason = format!("{why}. The previous plan is unchanged.");
+                let content = format!(
+                    "Error: plan refused: {reason} Current plan:\n{}",
+                    state.manager.render()
+                );
+                let outcome = crate::events::ToolOutcome::Refused {
+                    by: crate::events::Refuser::Plan,
+                    reason,
+                };
+                return ToolOutput::ended(content, outcome);
+            }
             if let Some(diff) = diff {
                 out.content.push_str(&dropped_note(&diff.dropped));
                 let changed = state.manager.items() != before.as_slice();

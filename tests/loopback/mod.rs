@@ -53,6 +53,8 @@ pub enum Reply {
     Stall { prefix: String },
     /// Reads the request and never answers, not even the status line.
     Silent,
+    /// `reply`, once `delay` has passed (a model that takes its time).
+    Late { delay: Duration, reply: Box<Reply> },
 }
 
 impl Reply {
@@ -75,6 +77,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     pub body: Value,
     pub raw_len: usize,
+    /// When the server had read it whole.
+    pub at: std::time::Instant,
 }
 
 impl Recorded {
@@ -215,6 +219,7 @@ async fn serve<W: Wire>(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::i
             headers,
             body,
             raw_len: len,
+            at: std::time::Instant::now(),
         };
         let reply = match &st.responder {
             Some(respond) => Some(respond(&recorded)),
@@ -223,11 +228,19 @@ async fn serve<W: Wire>(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::i
         st.requests.push(recorded);
         reply
     };
-    let reply = reply.unwrap_or(Reply::Status {
+    let mut reply = reply.unwrap_or(Reply::Status {
         code: 500,
         headers: vec![],
         body: W::EXHAUSTED.into(),
     });
+    while let Reply::Late {
+        delay,
+        reply: later,
+    } = reply
+    {
+        tokio::time::sleep(delay).await;
+        reply = *later;
+    }
     match reply {
         Reply::Status {
             code,
@@ -275,7 +288,7 @@ async fn serve<W: Wire>(mut sock: TcpStream, state: Arc<Mutex<State>>) -> std::i
             }
             // On a cut the socket is dropped here without the final chunk.
         }
-        Reply::Silent => tokio::time::sleep(Duration::from_secs(120)).await,
+        Reply::Silent | Reply::Late { .. } => tokio::time::sleep(Duration::from_secs(120)).await,
         Reply::Stall { prefix } => {
             sock.write_all(sse_head::<W>().as_bytes()).await?;
             write_chunk(&mut sock, prefix.as_bytes()).await?;

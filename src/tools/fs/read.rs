@@ -68,6 +68,9 @@ impl Tool for ReadFile {
             detail: ToolDetail::Output,
         }
     }
+    fn parallel(&self, _input: &Value) -> bool {
+        true
+    }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move { read_file(input, &ctx.env).await })
     }

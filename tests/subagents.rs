@@ -1,0 +1,554 @@
+//! Subagents through the engine: a scripted model on a loopback Anthropic
+//! server, whose requests are told apart by their first user message (a
+//! child's names its task). The parent plans three items and starts two
+//! explore children on item 2 in one reply; each child plans and reads;
+//! the parent's next request holds both answers. Also: the children
+//! overlap in time, a child over its token budget stops and says so, a
+//! child whose requests fail returns an error and the parent goes on, an
+//! interrupt kills the children's commands, and the item the children
+//! work for refuses completion while they run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod loopback;
+mod support;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Turn, sse};
+use loopback::{ClientOpts, FakeServer, ProviderWire, Recorded, Reply, plan};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+use waypoint::agent::{Agent, AgentConfig, AgentHandle};
+use waypoint::events::{ApprovalMode, Envelope, Event, Op, ThreadId, ToolStatus};
+use waypoint::todo::PlanEdit;
+
+type Wire = common::Anthropic;
+
+/// Who sent a request: `"A"` or `"B"` for the child whose task names it,
+/// else the parent (`"P"`).
+fn sender(r: &Recorded) -> &'static str {
+    let first = &r.messages()[0]["content"];
+    let text = match first {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    if text.contains("Task: Find A") {
+        "A"
+    } else if text.contains("Task: Find B") {
+        "B"
+    } else {
+        "P"
+    }
+}
+
+/// A server that plays each sender's own script, in order (a 500 once
+/// a script has run out).
+async fn scripted(scripts: HashMap<&'static str, Vec<Reply>>) -> FakeServer<Wire> {
+    let seen: Mutex<HashMap<&'static str, usize>> = Mutex::new(HashMap::new());
+    FakeServer::responding(Arc::new(move |r: &Recorded| {
+        let who = sender(r);
+        let mut seen = seen.lock().unwrap();
+        let n = seen.entry(who).or_default();
+        let reply = scripts.get(who).and_then(|s| s.get(*n)).cloned();
+        *n += 1;
+        reply.unwrap_or(Reply::Status {
+            code: 500,
+            headers: vec![],
+            body: r#"{"type":"error","error":{"type":"api_error","message":"script ran out"}}"#
+                .into(),
+        })
+    }))
+    .await
+}
+
+/// `reply` after a model's pause: long enough for two children's
+/// requests to overlap if, and only if, they run at the same time.
+fn late(reply: Reply) -> Reply {
+    Reply::Late {
+        delay: Duration::from_millis(250),
+        reply: Box::new(reply),
+    }
+}
+
+fn task(description: &str, agent: &str) -> Value {
+    json!({"description": description, "prompt": format!("Look in the workspace and report on {description}."), "agent": agent})
+}
+
+/// A child's script: plan, read its file, finish the plan, report.
+fn child(name: &str) -> Vec<Reply> {
+    let file = format!("{}.txt", name.to_lowercase());
+    vec![
+        late(sse(Turn::tool(
+            "todo_write",
+            plan(&[
+                (&format!("Look for {name}"), "in_progress"),
+                (&format!("Report {name}"), "pending"),
+            ]),
+        ))),
+        late(sse(Turn::tool("read_file", json!({"path": file})))),
+        late(sse(Turn::tool(
+            "todo_write",
+            plan(&[
+                (&format!("Look for {name}"), "completed"),
+                (&format!("Report {name}"), "completed"),
+            ]),
+        ))),
+        late(sse(Turn::text(&format!(
+            "Report {name}: {file} line 1 holds it."
+        )))),
+    ]
+}
+
+const ITEMS: [&str; 3] = ["Read the layout", "Explore the code", "Write the summary"];
+
+fn parent_plan(statuses: [&str; 3]) -> Value {
+    plan(&[
+        (ITEMS[0], statuses[0]),
+        (ITEMS[1], statuses[1]),
+        (ITEMS[2], statuses[2]),
+    ])
+}
+
+/// The parent: plan, start two explore tasks on item 2, finish.
+fn parent(tasks: Turn) -> Vec<Reply> {
+    vec![
+        sse(Turn::tool(
+            "todo_write",
+            parent_plan(["in_progress", "pending", "pending"]),
+        )),
+        sse(Turn {
+            tools: std::iter::once((
+                "todo_write".to_string(),
+                parent_plan(["completed", "in_progress", "pending"]),
+            ))
+            .chain(tasks.tools)
+            .collect(),
+            ..Turn::default()
+        }),
+        sse(Turn::tool(
+            "todo_write",
+            parent_plan(["completed", "completed", "in_progress"]),
+        )),
+        sse(Turn::tool(
+            "todo_write",
+            parent_plan(["completed", "completed", "completed"]),
+        )),
+        sse(Turn::text("All done.")),
+    ]
+}
+
+/// Two explore tasks (sent after the plan moves to item 2).
+fn two_tasks() -> Turn {
+    Turn::default()
+        .with_tool("task", task("Find A", "explore"))
+        .with_tool("task", task("Find B", "explore"))
+}
+
+struct Run {
+    server: FakeServer<Wire>,
+    handle: AgentHandle,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(scripts: HashMap<&'static str, Vec<Reply>>, config: AgentConfig) -> Run {
+    let server = scripted(scripts).await;
+    let (dir, workspace) = support::workspace::Fixture::new().into_parts();
+    std::fs::write(dir.path().join("a.txt"), "A is here\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "B is here\n").unwrap();
+    let client = Wire::client(&server.url, &ClientOpts::default());
+    let handle = Agent::builder(client, workspace)
+        .config(config)
+        .spawn()
+        .expect("engine");
+    Run {
+        server,
+        handle,
+        _dir: dir,
+    }
+}
+
+/// Every envelope until the root thread's turn ends.
+async fn root_turn(events: &mut UnboundedReceiver<Envelope>) -> Vec<Envelope> {
+    let mut out = Vec::new();
+    loop {
+        let envelope = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("engine went quiet for 30 s")
+            .expect("engine stopped");
+        let end = envelope.thread.is_root()
+            && matches!(
+                envelope.event,
+                Event::TurnComplete { .. } | Event::TurnAborted { .. }
+            );
+        out.push(envelope);
+        if end {
+            return out;
+        }
+    }
+}
+
+fn of(envelopes: &[Envelope], thread: ThreadId) -> Vec<&Event> {
+    envelopes
+        .iter()
+        .filter(|e| e.thread == thread)
+        .map(|e| &e.event)
+        .collect()
+}
+
+/// The tool results the parent's `n`th request carried back.
+fn results_in(server: &FakeServer<Wire>, n: usize) -> Vec<String> {
+    let parent: Vec<Recorded> = server
+        .requests()
+        .into_iter()
+        .filter(|r| sender(r) == "P")
+        .collect();
+    parent[n]
+        .last_tool_results()
+        .iter()
+        .map(|b| match &b["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+fn explore_scripts() -> HashMap<&'static str, Vec<Reply>> {
+    HashMap::from([
+        ("P", parent(two_tasks())),
+        ("A", child("A")),
+        ("B", child("B")),
+    ])
+}
+
+#[tokio::test]
+async fn two_explore_children_plan_run_together_and_report_to_the_parent() {
+    let mut run = start(explore_scripts(), AgentConfig::default()).await;
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore A and B".into(),
+        })
+        .unwrap();
+    let envelopes = root_turn(&mut run.handle.events).await;
+    let root = of(&envelopes, ThreadId::ROOT);
+    assert!(
+        matches!(root.last(), Some(Event::TurnComplete { .. })),
+        "{root:?}"
+    );
+
+    // Both answers, each with its account, in the parent's next request.
+    let results = results_in(&run.server, 2);
+    assert_eq!(results.len(), 3, "todo_write and two tasks: {results:?}");
+    assert!(
+        results[1].starts_with("Report A: a.txt line 1 holds it.\n\n[subagent: 3 tool calls · "),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with("Report B: b.txt line 1 holds it.\n\n[subagent: 3 tool calls · "),
+        "{}",
+        results[2]
+    );
+
+    // The children ran at the same time: their requests overlap.
+    let requests = run.server.requests();
+    let span = |who: &str| {
+        let times: Vec<Instant> = requests
+            .iter()
+            .filter(|r| sender(r) == who)
+            .map(|r| r.at)
+            .collect();
+        assert_eq!(times.len(), 4, "{who} made its four requests");
+        (*times.iter().min().unwrap(), *times.iter().max().unwrap())
+    };
+    let (a, b) = (span("A"), span("B"));
+    assert!(
+        a.0 < b.1 && b.0 < a.1,
+        "the children's requests overlap: A {a:?}, B {b:?}"
+    );
+    // An explore child is offered only reading tools and its plan.
+    let a_request = requests.iter().find(|r| sender(r) == "A").unwrap();
+    let mut offered: Vec<&str> = a_request.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    offered.sort_unstable();
+    assert_eq!(offered, ["glob", "read_file", "todo_read", "todo_write"]);
+    // It never sees the parent's conversation.
+    assert!(!a_request.body.to_string().contains("Explore A and B"));
+
+    // Each child is a thread of its own, addressed to the call that started it.
+    let calls: Vec<String> = root
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallBegin { id, name, .. } if name == "task" => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2);
+    for (n, call) in calls.iter().enumerate() {
+        let thread = envelopes
+            .iter()
+            .find(|e| e.parent_call.as_deref() == Some(call))
+            .map(|e| e.thread)
+            .expect("the child's events");
+        assert!(!thread.is_root());
+        let child = of(&envelopes, thread);
+        let plans: Vec<usize> = child
+            .iter()
+            .filter_map(|e| match e {
+                Event::PlanUpdated { items, .. } => Some(items.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(plans, [2, 2], "child {n} planned twice");
+        assert!(
+            matches!(child.last(), Some(Event::TurnComplete { .. })),
+            "{child:?}"
+        );
+        assert!(root.iter().any(|e| matches!(e, Event::TaskDone { id, child, tool_calls: 3, .. } if id == call && *child == thread)));
+    }
+
+    // The ledger: item 2 is charged with the parent's requests made while
+    // it was in progress and every request of both children.
+    let stats = root
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::PlanStats { items, .. } => Some(items.clone()),
+            _ => None,
+        })
+        .expect("plan stats");
+    let item2 = stats.iter().find(|s| s.content == ITEMS[1]).unwrap();
+    let per_request = 100;
+    // The parent's third request (made while item 2 was in progress) and
+    // the children's eight.
+    assert_eq!(item2.input_tokens, 9 * per_request, "{item2:?}");
+    // The parent's todo_write and two tasks, and the children's six calls.
+    assert_eq!(item2.tool_calls, 9, "{item2:?}");
+}
+
+#[tokio::test]
+async fn a_child_over_its_token_budget_stops_and_says_so() {
+    let mut config = AgentConfig::default();
+    // Each request costs 142 tokens: the second one reaches the limit.
+    config.tools.task.max_tokens = 200;
+    let mut run = start(explore_scripts(), config).await;
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore".into(),
+        })
+        .unwrap();
+    let envelopes = root_turn(&mut run.handle.events).await;
+    assert!(matches!(
+        of(&envelopes, ThreadId::ROOT).last(),
+        Some(Event::TurnComplete { .. })
+    ));
+    let results = results_in(&run.server, 2);
+    for result in &results[1..] {
+        assert!(
+            result.contains("[subagent stopped: it reached its token limit (284 of 200, [task] max_tokens); the above is what it had."),
+            "{result}"
+        );
+    }
+    let a_requests = run
+        .server
+        .requests()
+        .iter()
+        .filter(|r| sender(r) == "A")
+        .count();
+    assert_eq!(a_requests, 2, "the child stopped at its limit");
+}
+
+#[tokio::test]
+async fn a_child_whose_requests_fail_returns_an_error_and_the_parent_goes_on() {
+    let failing = vec![Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad child request"}}"#.into(),
+    }];
+    let scripts = HashMap::from([
+        ("P", parent(two_tasks())),
+        ("A", failing),
+        ("B", child("B")),
+    ]);
+    let mut run = start(scripts, AgentConfig::default()).await;
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore".into(),
+        })
+        .unwrap();
+    let envelopes = root_turn(&mut run.handle.events).await;
+    let root = of(&envelopes, ThreadId::ROOT);
+    assert!(
+        matches!(root.last(), Some(Event::TurnComplete { .. })),
+        "the parent finished: {root:?}"
+    );
+    let ends: Vec<ToolStatus> = root
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd { name, status, .. } if name == "task" => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [ToolStatus::Error, ToolStatus::Ok]);
+    let results = results_in(&run.server, 2);
+    assert!(
+        results[1].starts_with("Error: the subagent failed: "),
+        "{}",
+        results[1]
+    );
+    assert!(results[1].contains("bad child request"), "{}", results[1]);
+    assert!(results[2].starts_with("Report B"), "{}", results[2]);
+}
+
+#[tokio::test]
+async fn the_item_children_work_for_refuses_completion_while_they_run() {
+    // The children take their time; meanwhile the user ticks item 2.
+    let slow = |name: &str| {
+        let mut script = child(name);
+        script[0] = Reply::Late {
+            delay: Duration::from_millis(1500),
+            reply: Box::new(script[0].clone()),
+        };
+        script
+    };
+    let scripts = HashMap::from([
+        ("P", parent(two_tasks())),
+        ("A", slow("A")),
+        ("B", slow("B")),
+    ]);
+    let mut run = start(scripts, AgentConfig::default()).await;
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore".into(),
+        })
+        .unwrap();
+    // Wait until both children have started.
+    let mut seen = Vec::new();
+    while seen
+        .iter()
+        .filter(|e: &&Envelope| !e.thread.is_root() && matches!(e.event, Event::TurnStarted { .. }))
+        .count()
+        < 2
+    {
+        seen.push(run.handle.events.recv().await.expect("engine"));
+    }
+    let edit = PlanEdit::Status {
+        n: 2,
+        status: waypoint::todo::TodoStatus::Completed,
+    };
+    run.handle
+        .ops
+        .send(Op::EditPlan {
+            thread: ThreadId::ROOT,
+            edit,
+        })
+        .unwrap();
+    let rest = root_turn(&mut run.handle.events).await;
+    let refusal = rest
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::Error { message, .. } if message.contains("cannot be completed") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("the edit was refused");
+    assert_eq!(
+        refusal,
+        "The plan was not changed: item 2 (\"Explore the code\") cannot be completed while 2 subagents started for it still run; complete it once they have returned."
+    );
+}
+
+#[tokio::test]
+async fn an_interrupt_kills_both_childrens_commands() {
+    let dir_marker = "37.125";
+    let sleeper = |name: &str| {
+        vec![
+            sse(Turn::tool(
+                "bash",
+                json!({"command": format!("sleep {dir_marker} && echo {name}")}),
+            )),
+            sse(Turn::text("never")),
+        ]
+    };
+    let tasks = Turn::default()
+        .with_tool("task", task("Find A", "general"))
+        .with_tool("task", task("Find B", "general"));
+    let scripts = HashMap::from([
+        ("P", parent(tasks)),
+        ("A", sleeper("A")),
+        ("B", sleeper("B")),
+    ]);
+    let config = AgentConfig {
+        approval: ApprovalMode::Yolo,
+        ..AgentConfig::default()
+    };
+    let mut run = start(scripts, config).await;
+    run.handle
+        .ops
+        .send(Op::Submit { text: "Go".into() })
+        .unwrap();
+    // Until a child's command runs (the other's waits its turn to run one).
+    loop {
+        let e = run.handle.events.recv().await.expect("engine");
+        if !e.thread.is_root()
+            && matches!(&e.event, Event::ToolCallBegin { name, .. } if name == "bash")
+        {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let running = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", dir_marker])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+            .unwrap_or(0)
+    };
+    assert!(running() >= 1, "a child's command runs");
+    run.handle.ops.send(Op::Interrupt).unwrap();
+    let rest = root_turn(&mut run.handle.events).await;
+    let root = of(&rest, ThreadId::ROOT);
+    assert!(
+        matches!(root.last(), Some(Event::TurnAborted { .. })),
+        "{root:?}"
+    );
+    let task_ends: Vec<(&str, ToolStatus)> = root
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd {
+                name,
+                status,
+                output,
+                ..
+            } if name == "task" => Some((output.as_str(), *status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(task_ends.len(), 2, "{task_ends:?}");
+    for (output, status) in &task_ends {
+        assert_eq!(*status, ToolStatus::Interrupted, "{output}");
+        assert!(
+            output.contains("The subagent was interrupted by the user"),
+            "{output}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(running(), 0, "no command is left running");
+}
