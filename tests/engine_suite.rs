@@ -785,7 +785,8 @@ async fn first_request_is_small_and_states_every_plan_rule<W: ProviderWire>() {
             "read_file",
             "write_file",
             "edit_file",
-            "glob"
+            "glob",
+            "task"
         ]
     );
     let desc = &tools[0].1;

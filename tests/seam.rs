@@ -173,6 +173,14 @@ fn every_op_and_event_round_trips_through_json() {
             at: 1_700_000_000_000,
             note: Some("added \"Run tests\"".into()),
         },
+        Event::TaskDone {
+            id: "toolu_7".into(),
+            child: waypoint::events::ThreadId(2),
+            model: "claude-test".into(),
+            usage: waypoint::chat::Usage::uncached(100, 42),
+            tool_calls: 3,
+            duration_ms: 1200,
+        },
         Event::Usage {
             model: "claude-test".into(),
             request: waypoint::chat::Usage {

@@ -13,6 +13,7 @@
 mod common;
 mod loopback;
 mod support;
+mod tui_support;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -551,4 +552,64 @@ async fn an_interrupt_kills_both_childrens_commands() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(running(), 0, "no command is left running");
+}
+
+#[tokio::test]
+async fn the_nested_plan_shows_both_children_on_screen() {
+    // Each child's second request takes its time: the screen is taken
+    // while both have planned and wait for their model.
+    let waiting = |name: &str| {
+        let mut script = child(name);
+        script[1] = Reply::Late {
+            delay: Duration::from_millis(1500),
+            reply: Box::new(script[1].clone()),
+        };
+        script
+    };
+    let scripts = HashMap::from([
+        ("P", parent(two_tasks())),
+        ("A", waiting("A")),
+        ("B", waiting("B")),
+    ]);
+    let mut run = start(scripts, AgentConfig::default()).await;
+    let clock = tui_support::Clock::new();
+    let mut app = tui_support::app(&clock);
+    app.status.engine.arrived();
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore A and B".into(),
+        })
+        .unwrap();
+    let mut asking = std::collections::HashSet::new();
+    while asking.len() < 2 {
+        let envelope = run.handle.events.recv().await.expect("engine");
+        if !envelope.thread.is_root() && matches!(envelope.event, Event::RoundStarted { round: 2 })
+        {
+            asking.insert(envelope.thread);
+        }
+        waypoint::tui::update::on_envelope(&mut app, envelope, clock.at(1.0));
+    }
+    let now = clock.at(5.0);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let terminal = tui_support::screen(&mut app, w, h, now);
+        insta::assert_snapshot!(format!("two_children_nested_{w}x{h}"), terminal.backend());
+    }
+    let text = tui_support::screen_text(&mut app, 80, 24, now);
+    assert!(
+        text.contains("↳ explore · Find A · 0/2 · thinking · 0:04 · 142 tok"),
+        "{text}"
+    );
+    assert!(
+        text.contains("↳ explore · Find B · 0/2 · thinking · 0:04 · 142 tok"),
+        "{text}"
+    );
+    // The rest of the turn: the children finish, the parent moves on and
+    // the nested plans leave with the item they worked for.
+    for envelope in root_turn(&mut run.handle.events).await {
+        waypoint::tui::update::on_envelope(&mut app, envelope, clock.at(9.0));
+    }
+    let text = tui_support::screen_text(&mut app, 120, 40, clock.at(10.0));
+    assert!(!text.contains("↳ explore"), "{text}");
+    assert!(text.contains("[x] Write the summary"), "{text}");
 }

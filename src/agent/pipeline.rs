@@ -323,17 +323,9 @@ impl Session {
                 matches!(s.access, Access::Write | Access::Exec | Access::External)
             });
         let _running = writes.then(|| self.thread.plan.tool_running());
-        // A subagent's writes and commands take turns with the others'.
-        let _writing = if writes && !self.host.events.thread().is_root() {
-            tokio::select! {
-                turn = self.host.tasks.writes.lock() => Some(turn),
-                () = tool_cancel.cancelled() => {
-                    let note = "It was waiting for another agent's write and did not run.";
-                    return (ToolOutput::interrupted(note, ""), Duration::ZERO);
-                }
-            }
-        } else {
-            None
+        let Ok(_writing) = self.turn_to_write(writes, &tool_cancel).await else {
+            let note = "It was waiting for another agent's write and did not run.";
+            return (ToolOutput::interrupted(note, ""), Duration::ZERO);
         };
         let spawner = super::subagent::Spawner {
             session: self,
@@ -428,6 +420,24 @@ impl Session {
             ToolOutput::interrupted("", &cap_output(&streamed, cap)),
             waited,
         )
+    }
+}
+
+impl Session {
+    /// A subagent's call that writes or runs commands waits for the others'
+    /// to end (its turn, held until dropped); `Err` when cancelled first.
+    async fn turn_to_write(
+        &self,
+        writes: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, ()> {
+        if !writes || self.host.events.thread().is_root() {
+            return Ok(None);
+        }
+        tokio::select! {
+            turn = self.host.tasks.writes.lock() => Ok(Some(turn)),
+            () = cancel.cancelled() => Err(()),
+        }
     }
 }
 

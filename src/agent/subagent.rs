@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::thread::{Host, Thread};
-use super::{Session, TurnEnd, reminders};
+use super::{Host, Session, Thread, TurnEnd, reminders};
 use crate::chat::{ContentBlock, Role};
 use crate::config::TaskLimits;
 use crate::events::{Event, ThreadId};

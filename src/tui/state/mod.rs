@@ -39,7 +39,7 @@ pub use scroll::Scroll;
 pub use status::{
     Accounts, Activity, ModelUsage, Place, Presence, QUIT_ARM_FOR, Status, Turn, UiFlags,
 };
-pub use thread::{ChildThread, NestedPlan, ThreadView, Threads};
+pub use thread::{ChildEnd, ChildLive, ChildThread, NestedPlan, ThreadView, Threads};
 pub use trace::{
     CallClock, DiffCache, PlanLink, ToolCell, Trace, TraceChange, TraceEntry, TraceStatus,
     first_clause,

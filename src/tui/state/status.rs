@@ -221,8 +221,10 @@ pub struct Accounts {
     price: Option<Price>,
     /// Prices from the config file, for models switched to later.
     prices: BTreeMap<String, Price>,
-    /// Session totals, as the engine counts them.
+    /// Session totals, as the engine counts them (the root thread's).
     totals: Usage,
+    /// The subagents' requests.
+    children: Usage,
     /// This turn's tokens (all prompt tokens, output).
     turn_tokens: (u64, u64),
     /// How full the context window was after the last request (used, window).
@@ -238,6 +240,7 @@ impl Accounts {
             price: None,
             prices: BTreeMap::new(),
             totals: Usage::default(),
+            children: Usage::default(),
             turn_tokens: (0, 0),
             context: None,
             by_model: Vec::new(),
@@ -269,9 +272,12 @@ impl Accounts {
         &self.prices
     }
 
-    /// The session's totals, as the engine counts them.
+    /// The session's totals, as the engine counts them, its subagents'
+    /// requests included.
     pub fn totals(&self) -> Usage {
-        self.totals
+        let mut all = self.totals;
+        all.add(&self.children);
+        all
     }
 
     /// This turn's tokens: all prompt tokens, output.
@@ -306,12 +312,12 @@ impl Accounts {
 
     /// All prompt tokens of the session: input, cache reads and writes.
     pub fn prompt_tokens(&self) -> u64 {
-        self.totals.prompt_tokens()
+        self.totals().prompt_tokens()
     }
 
     /// The share of the session's prompt tokens read from the cache.
     pub fn cached_percent(&self) -> Option<u64> {
-        self.totals.cached_percent()
+        self.totals().cached_percent()
     }
 
     /// How full the context window is, in percent (rounded down), once a
@@ -325,6 +331,7 @@ impl Accounts {
     /// Forgets the tokens counted so far (another session's history follows).
     pub fn clear_usage(&mut self) {
         self.totals = Usage::default();
+        self.children = Usage::default();
         self.turn_tokens = (0, 0);
         self.context = None;
         self.by_model.clear();
@@ -334,6 +341,18 @@ impl Accounts {
     /// `totals` are the session's, as the engine counts them.
     pub fn add_usage(&mut self, model: &str, request: Usage, totals: Usage) {
         self.totals = totals;
+        self.count(model, request);
+    }
+
+    /// A subagent's request: counted in the session's totals, the turn's
+    /// tokens and its model's.
+    pub fn add_child_usage(&mut self, model: &str, request: Usage) {
+        self.children.add(&request);
+        self.count(model, request);
+    }
+
+    /// A request's tokens in the turn's and its model's counts.
+    fn count(&mut self, model: &str, request: Usage) {
         self.turn_tokens.0 += request.prompt_tokens();
         self.turn_tokens.1 += request.output_tokens;
         let model = if model.is_empty() { &self.model } else { model };

@@ -98,6 +98,10 @@ pub struct NestedPlan<'a> {
     /// What the child works on: its parent call's line, else its thread.
     pub label: String,
     pub plan: &'a Checklist,
+    /// How it is getting on: time, tokens, cost.
+    pub live: &'a ChildLive,
+    /// The call it runs now: the tool and what it acts on.
+    pub running: Option<String>,
 }
 
 impl ThreadView {
@@ -116,7 +120,7 @@ impl ThreadView {
         let active = &self.plan.items[under].id;
         threads
             .iter()
-            .filter(|(_, child)| !child.view.plan.items.is_empty())
+            .filter(|(_, child)| !child.view.plan.items.is_empty() || child.live.started.is_some())
             .filter_map(|(id, child)| {
                 let call = child
                     .parent_call
@@ -132,10 +136,25 @@ impl ThreadView {
                     .map(|t| t.summary.line.clone())
                     .filter(|line| !line.is_empty())
                     .unwrap_or_else(|| id.to_string());
+                // A child of an earlier turn's call no longer nests.
+                call?;
                 Some(NestedPlan {
                     under,
                     label,
                     plan: &child.view.plan,
+                    live: &child.live,
+                    running: child
+                        .view
+                        .trace
+                        .entries
+                        .iter()
+                        .rev()
+                        .find(|t| t.status == super::trace::TraceStatus::Running)
+                        .map(|t| {
+                            format!("{} {}", t.display_name(), t.summary.line)
+                                .trim_end()
+                                .to_string()
+                        }),
                 })
             })
             .collect()
@@ -143,11 +162,75 @@ impl ThreadView {
 }
 
 /// A thread other than the root: the parent's tool call that started it
-/// (when the engine said) and its view.
+/// (when the engine said), its view and how it is getting on.
 #[derive(Debug, Default)]
 pub struct ChildThread {
     pub parent_call: Option<String>,
     pub view: ThreadView,
+    pub live: ChildLive,
+}
+
+/// A child thread's run: since when, until when (and how it ended), the
+/// tokens it spent and their cost (when every model's price is known).
+#[derive(Debug, Default)]
+pub struct ChildLive {
+    pub started: Option<Instant>,
+    pub ended: Option<(Instant, ChildEnd)>,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+    /// Some request's price was unknown: no cost is shown.
+    pub unpriced: bool,
+}
+
+/// How a child's turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildEnd {
+    Answered,
+    Stopped,
+    Interrupted,
+}
+
+impl ChildLive {
+    /// Takes what `event` tells of the run (`price`: the request's model's).
+    fn apply(&mut self, event: &Event, price: Option<crate::pricing::Price>, now: Instant) {
+        match event {
+            Event::TurnStarted { .. } => {
+                self.started.get_or_insert(now);
+                self.ended = None;
+            }
+            Event::TurnComplete { .. } => self.ended = Some((now, ChildEnd::Answered)),
+            Event::TurnAborted { reason, .. } => {
+                let end = match reason {
+                    crate::events::AbortReason::Interrupted => ChildEnd::Interrupted,
+                    _ => ChildEnd::Stopped,
+                };
+                self.ended = Some((now, end));
+            }
+            Event::Usage { request, .. } => {
+                self.tokens += request.prompt_tokens() + request.output_tokens;
+                match price {
+                    Some(price) => {
+                        *self.cost_usd.get_or_insert(0.0) += crate::pricing::cost(price, request);
+                    }
+                    None => self.unpriced = true,
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How long it has run (until `now`, or its end).
+    pub fn elapsed(&self, now: Instant) -> std::time::Duration {
+        let until = self.ended.map_or(now, |(at, _)| at);
+        self.started
+            .map(|s| until.saturating_duration_since(s))
+            .unwrap_or_default()
+    }
+
+    /// Its cost, when every request's price was known.
+    pub fn cost(&self) -> Option<f64> {
+        self.cost_usd.filter(|_| !self.unpriced)
+    }
 }
 
 /// The threads other than the root, by id, each made on first sight.
@@ -157,14 +240,20 @@ pub struct Threads {
 }
 
 impl Threads {
-    /// Takes an event of a child thread into its view (made now if it is
-    /// new). Its output is held in memory only: spill files are the root
+    /// Takes an event of a child thread into its view and its run (made
+    /// now if it is new; `price`: a `Usage` event's model's). Its output is held in memory only: spill files are the root
     /// trace's.
-    pub fn apply(&mut self, envelope: &Envelope, now: Instant) {
+    pub fn apply(
+        &mut self,
+        envelope: &Envelope,
+        price: Option<crate::pricing::Price>,
+        now: Instant,
+    ) {
         let child = self.children.entry(envelope.thread).or_default();
         if child.parent_call.is_none() {
             child.parent_call.clone_from(&envelope.parent_call);
         }
+        child.live.apply(&envelope.event, price, now);
         let _ = child.view.apply(&envelope.event, None, now);
     }
 

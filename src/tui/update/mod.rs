@@ -105,10 +105,24 @@ pub fn on_envelope(app: &mut App, envelope: Envelope, now: Instant) -> Vec<Effec
     if envelope.thread.is_root() {
         return on_event(app, envelope.event, now);
     }
-    app.threads.apply(&envelope, now);
-    if let Event::ApprovalRequested { .. } = envelope.event {
-        app.status.apply(&envelope.event, now);
-        told(app, envelope.event);
+    let price = match &envelope.event {
+        Event::Usage { model, request, .. } => {
+            // Every request is the session's: the status line counts a
+            // child's too.
+            app.status.accounts.add_child_usage(model, *request);
+            crate::pricing::price_of(model, app.status.accounts.prices())
+        }
+        _ => None,
+    };
+    app.threads.apply(&envelope, price, now);
+    match envelope.event {
+        Event::ApprovalRequested { .. } => {
+            app.status.apply(&envelope.event, now);
+            told(app, envelope.event);
+        }
+        // The approval mode is the session's, whichever thread took a switch.
+        event @ Event::ApprovalMode { .. } => return session::on_event(app, event, now),
+        _ => {}
     }
     Vec::new()
 }

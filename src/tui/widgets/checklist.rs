@@ -336,19 +336,18 @@ impl Painter<'_> {
         ));
     }
 
-    /// A child thread's plan under the item it works for: what it works on
-    /// and how far it is, then its items, indented (each wraps under its
-    /// own text; at a narrow width the indent goes first).
+    /// A child thread's plan under the item it works for: one live line
+    /// (what it works on, how far it is, what it runs, its time, tokens
+    /// and cost), then its items, indented (each wraps under its own
+    /// text; at a narrow width the indent goes first).
     fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>) {
         let p = self.ctx.palette;
-        let (done, total) = (child.plan.completed(), child.plan.items.len());
-        lines.extend(wrap(
-            &format!("{} · {done}/{total}", crate::text::clean_line(&child.label)),
-            self.width,
-            p.dim(),
+        // One row, cut to fit: it changes as the child works.
+        let room = usize::from(self.width).saturating_sub(6);
+        lines.push(Line::from(vec![
             Span::styled("    ↳ ", p.dim()),
-            Span::raw("      "),
-        ));
+            Span::styled(child_line(child, self.ctx.clock_until, room), p.dim()),
+        ]));
         for item in &child.plan.items {
             let (marker, style, text) = match item.status {
                 TodoStatus::Completed => (DONE, p.success(), p.dim()),
@@ -389,6 +388,45 @@ impl Painter<'_> {
             ));
         }
     }
+}
+
+/// A child's live line in `room` columns: what it works on, how far its
+/// plan is, what it runs now (or how it ended), its time, tokens and
+/// cost; the parts that do not fit are left out from the end, whole.
+fn child_line(child: &NestedPlan<'_>, now: std::time::Instant, room: usize) -> String {
+    use crate::tui::state::ChildEnd;
+    let mut parts = vec![crate::text::clean_line(&child.label).into_owned()];
+    let total = child.plan.items.len();
+    if total > 0 {
+        parts.push(format!("{}/{total}", child.plan.completed()));
+    }
+    let state = match (child.live.ended, &child.running) {
+        (Some((_, ChildEnd::Answered)), _) => "done".to_string(),
+        (Some((_, ChildEnd::Stopped)), _) => "stopped".to_string(),
+        (Some((_, ChildEnd::Interrupted)), _) => "interrupted".to_string(),
+        (None, Some(running)) => crate::text::clean_line(running).into_owned(),
+        (None, None) => "thinking".to_string(),
+    };
+    parts.push(state);
+    parts.push(clock(child.live.elapsed(now)));
+    if child.live.tokens > 0 {
+        parts.push(format!(
+            "{} tok",
+            crate::units::whole_tokens(child.live.tokens)
+        ));
+    }
+    if let Some(usd) = child.live.cost() {
+        parts.push(format!("${usd:.2}"));
+    }
+    let mut line = truncate(&parts[0], room);
+    for part in &parts[1..] {
+        let longer = format!("{line} · {part}");
+        if longer.chars().count() > room {
+            break;
+        }
+        line = longer;
+    }
+    line
 }
 
 /// The item (0-based) the prompt's line goes under; `None`: the end.
