@@ -12,6 +12,8 @@ use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
 use crate::todo::{Author, PlanDiff};
 
+mod children;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
     Text,
@@ -73,8 +75,9 @@ pub struct Printer<O: Write, E: Write> {
     held: String,
     /// The cursor is not at the start of a line on `out`.
     mid_line: bool,
-    /// Name and summary of the running tool call, printed with its result.
-    running: Option<(String, String)>,
+    /// Id, name and summary of each running tool call (calls that only
+    /// read run at once), printed with its result.
+    running: Vec<(String, String, String)>,
     /// Holds an escape sequence split between two live text deltas.
     cleaner: StreamCleaner,
     /// A plan update made by the running call, printed after its line.
@@ -83,6 +86,8 @@ pub struct Printer<O: Write, E: Write> {
     session: Option<String>,
     /// The plan's progress: (completed, items).
     plan: (usize, usize),
+    /// Subagents' lines (text format).
+    children: children::ChildLines,
 }
 
 /// How a headless run ended, for its last lines.
@@ -103,11 +108,12 @@ impl<O: Write, E: Write> Printer<O, E> {
             live_text: false,
             held: String::new(),
             mid_line: false,
-            running: None,
+            running: Vec::new(),
             cleaner: StreamCleaner::default(),
             pending_plan: None,
             session: None,
             plan: (0, 0),
+            children: children::ChildLines::default(),
         }
     }
 
@@ -144,7 +150,8 @@ impl<O: Write, E: Write> Printer<O, E> {
                     writeln!(self.err, "waypoint: note: {}", clean_line(note))?;
                 }
             }
-            Event::PlanUpdated { .. } => self.note_plan(event),
+            // A child's plan is its own: the run's is the root thread's.
+            Event::PlanUpdated { .. } if envelope.thread.is_root() => self.note_plan(event),
             Event::History { events } => {
                 // The past is not printed again, but the plan it ends with counts.
                 events.iter().for_each(|past| self.note_plan(&past.event));
@@ -165,7 +172,20 @@ impl<O: Write, E: Write> Printer<O, E> {
                     _ => {}
                 }
             }
-            OutputFormat::Text => self.text(event)?,
+            OutputFormat::Text if envelope.thread.is_root() => {
+                self.children.root(event);
+                self.text(event)?;
+            }
+            // A child's refused approval is said like the parent's.
+            OutputFormat::Text if matches!(event, Event::ApprovalRequested { .. }) => {
+                self.text(event)?;
+            }
+            OutputFormat::Text => {
+                if let Some(line) = self.children.line(envelope) {
+                    self.end_line()?;
+                    self.out.write_all(line.as_bytes())?;
+                }
+            }
         }
         self.out.flush()?;
         Ok(outcome)
@@ -320,19 +340,23 @@ impl<O: Write, E: Write> Printer<O, E> {
                 delay_ms,
                 reason,
             } => self.retrying(*attempt, *delay_ms, reason)?,
-            Event::ToolCallBegin { name, summary, .. } => {
+            Event::ToolCallBegin {
+                id, name, summary, ..
+            } => {
                 self.end_line()?;
-                self.running = Some((
+                self.running.push((
+                    id.clone(),
                     clean_line(name).into_owned(),
                     clean_line(&summary.line).into_owned(),
                 ));
             }
             Event::ToolCallEnd {
+                id,
                 status,
                 duration_ms,
                 output,
                 ..
-            } => self.tool_line(*status, *duration_ms, output)?,
+            } => self.tool_line(id, *status, *duration_ms, output)?,
             Event::PlanUpdated {
                 rendered,
                 diff,
@@ -424,7 +448,13 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     /// The finished tool call's line (`→ bash ls  [ok 12 ms]`, with the
     /// first line of its output when it failed), then the plan it changed.
-    fn tool_line(&mut self, status: ToolStatus, duration_ms: u64, output: &str) -> io::Result<()> {
+    fn tool_line(
+        &mut self,
+        id: &str,
+        status: ToolStatus,
+        duration_ms: u64,
+        output: &str,
+    ) -> io::Result<()> {
         self.end_line()?;
         let label = match status {
             ToolStatus::Ok => "ok",
@@ -438,13 +468,21 @@ impl<O: Write, E: Write> Printer<O, E> {
             let first: String = first.chars().take(160).collect();
             format!(": {}", clean_line(&first))
         };
-        let (name, summary) = self.running.take().unwrap_or_default();
+        let (name, summary) = match self.running.iter().position(|(i, _, _)| i == id) {
+            Some(at) => {
+                let (_, name, summary) = self.running.remove(at);
+                (name, summary)
+            }
+            None => Default::default(),
+        };
         let sep = if summary.is_empty() { "" } else { " " };
         writeln!(
             self.out,
             "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
         )?;
-        if let Some(plan) = self.pending_plan.take() {
+        if self.running.is_empty()
+            && let Some(plan) = self.pending_plan.take()
+        {
             self.out.write_all(plan.as_bytes())?;
         }
         Ok(())
@@ -465,7 +503,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             text.push_str(&line);
             text.push('\n');
         }
-        if self.running.is_some() {
+        if !self.running.is_empty() {
             self.pending_plan = Some(text);
         } else {
             self.end_line()?;

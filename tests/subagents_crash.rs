@@ -6,7 +6,9 @@
 //! then finishes: each child's cut-off turn is repaired in the transcript
 //! (its thread's turn ended, its note recorded), the parent's calls that
 //! ran them are answered as interrupted, no child runs again, no command
-//! runs twice, and every request after the resume is a valid one.
+//! runs twice, and every request after the resume is a valid one. Also
+//! headless text: children's lines indented under the parent's, and the
+//! `result` line counting their requests.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -95,7 +97,6 @@ fn waypoint(home: &Path, ws: &Path, url: &str) -> Command {
         .env(Anthropic::KEY_VAR, KEY)
         .args(["--provider", "anthropic", "--model", Anthropic::MODEL])
         .args(["--base-url", url])
-        .args(["--output-format", "jsonl"])
         .current_dir(ws)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -134,7 +135,7 @@ async fn children_cut_off_by_kill_9_are_repaired_and_never_run_twice() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let mut first = waypoint(home.path(), ws.path(), &server.url)
-        .args(["-p", "Explore with two helpers"])
+        .args(["--output-format", "jsonl", "-p", "Explore with two helpers"])
         .spawn()
         .unwrap();
     // Both children have run their command and wait for their model.
@@ -161,7 +162,7 @@ async fn children_cut_off_by_kill_9_are_repaired_and_never_run_twice() {
     let out = tokio::time::timeout(
         Duration::from_secs(60),
         waypoint(home.path(), ws.path(), &server.url)
-            .args(["-c", "-p", "go on"])
+            .args(["--output-format", "jsonl", "-c", "-p", "go on"])
             .output(),
     )
     .await
@@ -223,4 +224,83 @@ async fn children_cut_off_by_kill_9_are_repaired_and_never_run_twice() {
         })
         .count();
     assert_eq!(child_notes, 2);
+}
+
+/// A run that finishes: explore children that read and report.
+fn finishing() -> loopback::Responder {
+    Arc::new(|r: &Recorded| {
+        let explore = |name: &str| json!({"description": format!("Find {name}"), "prompt": format!("Read {name}."), "agent": "explore"});
+        match (sender(r), step_of(r)) {
+            ("P", 0) => sse(Turn::tool("todo_write", items(["in_progress", "pending"]))),
+            ("P", 1) => sse(
+                Turn::tool("todo_write", items(["completed", "in_progress"]))
+                    .with_tool("task", explore("A"))
+                    .with_tool("task", explore("B")),
+            ),
+            ("P", 2) => sse(Turn::tool("todo_write", items(["completed", "completed"]))),
+            ("P", _) => sse(Turn::text("Both found.")),
+            (child, 0) => sse(Turn::tool(
+                "read_file",
+                json!({"path": format!("{}.txt", child.to_lowercase())}),
+            )),
+            (child, _) => sse(Turn::text(&format!("{child} found."))),
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_text_indents_children_and_the_result_counts_their_requests() {
+    let server = FakeServer::<Anthropic>::responding(finishing()).await;
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "A\n").unwrap();
+    std::fs::write(ws.path().join("b.txt"), "B\n").unwrap();
+    let run = |format: &'static str| {
+        let mut cmd = waypoint(home.path(), ws.path(), &server.url);
+        cmd.args(["--output-format", format, "-p", "Find A and B"]);
+        async move {
+            let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+                .await
+                .expect("finished")
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    let text = run("text").await;
+    for child in ["A", "B"] {
+        let lower = child.to_lowercase();
+        assert!(
+            text.contains(&format!(
+                "  │ explore · Find {child} → read_file {lower}.txt  [ok "
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("  │ explore · Find {child} done\n")),
+            "{text}"
+        );
+        assert!(
+            !text.contains(&format!("{child} found.")),
+            "a child's answer is the parent's to read: {text}"
+        );
+    }
+    assert!(text.contains("→ task explore · Find A  [ok "), "{text}");
+    let jsonl = run("jsonl").await;
+    let result: Value = jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "result")
+        .expect("a result line");
+    // Four requests of the parent and two of each child, 100 tokens each.
+    assert_eq!(result["usage"]["input_tokens"], 800, "{result}");
+    assert_eq!(
+        result["plan"],
+        json!({"completed": 2, "total": 2}),
+        "{result}"
+    );
 }
