@@ -303,4 +303,36 @@ async fn headless_text_indents_children_and_the_result_counts_their_requests() {
         json!({"completed": 2, "total": 2}),
         "{result}"
     );
+
+    // The export shows each child: its task, account and conversation.
+    let id = result["session_id"].as_str().unwrap();
+    let out = waypoint(home.path(), ws.path(), &server.url)
+        .args(["export", id])
+        .output()
+        .await
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{md}");
+    let subagents = md
+        .split("\n## Subagents\n")
+        .nth(1)
+        .expect("a Subagents section");
+    for (n, child) in ["A", "B"].iter().enumerate() {
+        let head = format!("### explore · Find {child} (thread {})", n + 1);
+        assert!(subagents.contains(&head), "{subagents}");
+        assert!(
+            subagents.contains(&format!("{child} found.")),
+            "{subagents}"
+        );
+    }
+    assert_eq!(
+        subagents
+            .matches("- Account: 1 tool call · 284 tokens · ")
+            .count(),
+        2,
+        "{subagents}"
+    );
+    // The parent's conversation holds only the parent's prompt.
+    let parent = md.split("\n## Subagents\n").next().unwrap();
+    assert!(!parent.contains("Task: Find A"), "{parent}");
 }

@@ -12,7 +12,7 @@ use super::load::Loaded;
 use super::record::Record;
 use super::{short_id, size, utc};
 use crate::chat::{ContentBlock, Usage};
-use crate::events::{Event, ToolStatus};
+use crate::events::{Event, ThreadId, ToolStatus};
 use crate::pricing::{self, Price};
 use crate::todo::ledger::format_ms;
 use crate::todo::{Author, Ledger, PlanDiff, TodoItem, TodoStatus};
@@ -110,7 +110,8 @@ fn revisions(out: &mut String, records: &[Record<'_>]) {
 
 /// The session as Markdown; `prices` are the config's overrides.
 pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
-    let records = &loaded.records;
+    let (root, children) = by_thread(&loaded.records);
+    let records = &root;
     let mut out = String::new();
     header(&mut out, loaded, prices);
     if let Some(task) = records.iter().find_map(|r| match r {
@@ -122,7 +123,8 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
         let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
     }
     plan_table(&mut out, records, prices);
-    conversation(&mut out, records);
+    conversation(&mut out, records, "## Conversation");
+    subagents(&mut out, records, &children, prices);
     let _ = writeln!(
         out,
         "\n---\n_Exported by Waypoint {} · {} records · {}_",
@@ -208,8 +210,8 @@ fn plan_table(out: &mut String, records: &[Record<'_>], prices: &BTreeMap<String
 /// The conversation in order: the user's prompts, the assistant's text,
 /// each tool call folded into a `<details>` block, plan updates,
 /// compactions, and turns that stopped early.
-fn conversation(out: &mut String, records: &[Record<'_>]) {
-    let _ = writeln!(out, "\n## Conversation");
+fn conversation(out: &mut String, records: &[Record<'_>], title: &str) {
+    let _ = writeln!(out, "\n{title}");
     // Per call id: the tool's name and its summary line (the input until
     // the summary is recorded).
     let mut calls: BTreeMap<String, (String, String)> = BTreeMap::new();
@@ -352,6 +354,109 @@ fn totals(records: &[Record<'_>], prices: &BTreeMap<String, Price>) -> String {
         let _ = write!(line, " · {}", pricing::format_cost(cost));
     }
     line
+}
+
+/// A child thread's records, and the parent's call that started it.
+type Child<'a> = (Option<String>, Vec<Record<'a>>);
+
+/// The root thread's records, and each child's (its wrapped records
+/// unwrapped), by thread.
+fn by_thread<'a>(records: &[Record<'a>]) -> (Vec<Record<'a>>, BTreeMap<ThreadId, Child<'a>>) {
+    let mut root = Vec::new();
+    let mut children: BTreeMap<ThreadId, Child<'a>> = BTreeMap::new();
+    for record in records {
+        let thread = record.thread();
+        if thread.is_root() {
+            root.push(record.clone());
+            continue;
+        }
+        let child = children.entry(thread).or_default();
+        match record {
+            Record::Thread { record, .. } => child.1.push((**record).clone()),
+            Record::Event { envelope, .. } => {
+                if child.0.is_none() {
+                    child.0.clone_from(&envelope.parent_call);
+                }
+                child.1.push(record.clone());
+            }
+            _ => {}
+        }
+    }
+    (root, children)
+}
+
+/// Each subagent: its task, its account, its last plan and its own
+/// conversation.
+fn subagents(
+    out: &mut String,
+    root: &[Record<'_>],
+    children: &BTreeMap<ThreadId, Child<'_>>,
+    prices: &BTreeMap<String, Price>,
+) {
+    if children.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Subagents");
+    for (thread, (call, records)) in children {
+        let label = root
+            .iter()
+            .find_map(|r| match r.as_event() {
+                Some(Event::ToolCallBegin { id, summary, .. }) if Some(id) == call.as_ref() => {
+                    Some(crate::text::clean_line(&summary.line).into_owned())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| "a task".to_string());
+        let _ = writeln!(out, "\n### {label} ({thread})\n");
+        let done = root.iter().find_map(|r| match r.as_event() {
+            Some(Event::TaskDone {
+                child,
+                model,
+                usage,
+                tool_calls,
+                duration_ms,
+                ..
+            }) if child == thread => Some((model, usage, *tool_calls, *duration_ms)),
+            _ => None,
+        });
+        match done {
+            Some((model, usage, calls, ms)) => {
+                let cost = pricing::price_of(model, prices)
+                    .map(|p| format!(" · {}", pricing::format_cost(pricing::cost(p, usage))))
+                    .unwrap_or_default();
+                let tokens = crate::units::tokens(usage.prompt_tokens() + usage.output_tokens);
+                let _ = writeln!(
+                    out,
+                    "- Account: {} · {tokens} tokens{cost} · {}",
+                    crate::units::plural(calls as usize, "tool call"),
+                    format_ms(ms)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "- Account: it did not finish (the session stopped while it ran)"
+                );
+            }
+        }
+        let plan = records.iter().rev().find_map(|r| match r.as_event() {
+            Some(Event::PlanUpdated { items, .. }) => Some(items),
+            _ => None,
+        });
+        if let Some(items) = plan {
+            let (done, total) = crate::todo::progress(items);
+            let _ = writeln!(out, "- Plan ({done}/{total} completed):");
+            for item in items {
+                let mark = match item.status {
+                    TodoStatus::Completed => "x",
+                    TodoStatus::InProgress => ">",
+                    TodoStatus::Pending => " ",
+                };
+                let _ = writeln!(out, "  - [{mark}] {}", cell(&item.content));
+            }
+        }
+        conversation(out, records, "#### Its conversation");
+    }
 }
 
 /// A table cell: one line, pipes escaped.
