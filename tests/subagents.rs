@@ -612,4 +612,18 @@ async fn the_nested_plan_shows_both_children_on_screen() {
     let text = tui_support::screen_text(&mut app, 120, 40, clock.at(10.0));
     assert!(!text.contains("↳ explore"), "{text}");
     assert!(text.contains("[x] Write the summary"), "{text}");
+    // /cost lists each child, its requests counted in the totals.
+    tui_support::type_text(&mut app, "/cost", clock.at(10.0));
+    let _ = waypoint::tui::update::on_key(
+        &mut app,
+        tui_support::key(ratatui::crossterm::event::KeyCode::Enter),
+        clock.at(10.0),
+    );
+    let text = tui_support::screen_text(&mut app, 120, 40, clock.at(10.0));
+    assert!(text.contains("Tokens so far: ↑1300 in"), "{text}");
+    assert!(text.contains("Subagents (counted above):"), "{text}");
+    assert!(
+        text.contains("explore · Find A: 3 tool calls · 568 tok"),
+        "{text}"
+    );
 }

@@ -363,7 +363,7 @@ fn compact(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
     vec![Effect::Send(Op::Compact { focus })]
 }
 
-fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+fn cost(app: &mut App, _: &str, now: Instant) -> Vec<Effect> {
     let s = &app.status.accounts;
     let mut out = format!("Tokens so far: ↑{} in", s.prompt_tokens());
     if let Some(pc) = s.cached_percent() {
@@ -395,8 +395,38 @@ fn cost(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
             short(u.usage.output_tokens)
         ));
     }
+    out.push_str(&subagents_cost(app, now));
     app.notice(NoticeKind::Info, out);
     Vec::new()
+}
+
+/// `/cost`'s lines for the subagents: each one's task, calls, tokens,
+/// cost and time (their tokens are in the totals above).
+fn subagents_cost(app: &App, now: Instant) -> String {
+    let mut out = String::new();
+    for (thread, child) in app.threads.iter() {
+        if out.is_empty() {
+            out.push_str("\nSubagents (counted above):");
+        }
+        let label = child
+            .parent_call
+            .as_deref()
+            .and_then(|call| app.root.trace.entries.iter().find(|t| t.id == call))
+            .map(|t| crate::text::clean_line(&t.summary.line).into_owned())
+            .unwrap_or_else(|| thread.to_string());
+        let cost = child
+            .live
+            .cost()
+            .map(format_cost)
+            .unwrap_or_else(|| "price unknown".into());
+        out.push_str(&format!(
+            "\n  {label}: {} · {} tok · {cost} · {}",
+            crate::units::plural(child.view.trace.entries.len(), "tool call"),
+            short(child.live.tokens),
+            crate::tui::measure::clock(child.live.elapsed(now)),
+        ));
+    }
+    out
 }
 
 fn context(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
