@@ -1,8 +1,10 @@
 //! A scripted, offline model: plays the assistant turns of a scenario file
 //! in order, one per request. Used by the demo, tests and benchmarks.
+//! A subagent's requests play a script of their own: the scenario's
+//! `subagents` entry whose key its task (its first message) holds.
 //! Invariant: it never touches the network, and each request consumes
-//! exactly one scripted turn (after the last one it answers with a closing
-//! text and `end_turn`).
+//! exactly one scripted turn of its script (after the last one it answers
+//! with a closing text and `end_turn`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,6 +29,10 @@ pub struct Scenario {
     #[serde(default)]
     pub chunk_delay_ms: u64,
     pub turns: Vec<ScriptedTurn>,
+    /// Subagents' scripts, by a text of their task: a request whose
+    /// first message holds the key plays that script.
+    #[serde(default)]
+    pub subagents: std::collections::BTreeMap<String, Vec<ScriptedTurn>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -57,7 +63,11 @@ impl Scenario {
     /// step stays on screen for a moment.
     pub fn paced(mut self, factor: u64) -> Self {
         self.chunk_delay_ms = self.chunk_delay_ms.saturating_mul(factor);
-        for turn in &mut self.turns {
+        for turn in self
+            .turns
+            .iter_mut()
+            .chain(self.subagents.values_mut().flatten())
+        {
             turn.delay_ms = turn.delay_ms.saturating_mul(factor);
         }
         self
@@ -73,7 +83,10 @@ impl Scenario {
 
 pub struct ScriptedClient {
     scenario: Scenario,
+    /// Requests answered so far (it numbers the calls' ids).
     next: AtomicUsize,
+    /// Turns played of each script ("" is the main one).
+    played: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl ScriptedClient {
@@ -81,7 +94,45 @@ impl ScriptedClient {
         Self {
             scenario,
             next: AtomicUsize::new(0),
+            played: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
+    }
+
+    /// The script a request plays (a subagent's, when its first message
+    /// names one), and the turn of it that is next.
+    fn script(&self, messages: &[crate::chat::Message]) -> (&[ScriptedTurn], usize) {
+        let first: String = messages
+            .first()
+            .map(|m| {
+                m.content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let key = self
+            .scenario
+            .subagents
+            .keys()
+            .find(|k| first.contains(k.as_str()))
+            .cloned()
+            .unwrap_or_default();
+        let mut played = self
+            .played
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = played.entry(key.clone()).or_default();
+        let turn = *at;
+        *at += 1;
+        let script = self
+            .scenario
+            .subagents
+            .get(&key)
+            .unwrap_or(&self.scenario.turns);
+        (script, turn)
     }
 }
 
@@ -105,7 +156,8 @@ impl ModelClient for ScriptedClient {
                 tool_calls: Vec::new(),
                 delay_ms: 0,
             };
-            let turn = self.scenario.turns.get(index).unwrap_or(&fallback);
+            let (script, at) = self.script(request.messages);
+            let turn = script.get(at).unwrap_or(&fallback);
             if turn.delay_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(turn.delay_ms)).await;
             }
