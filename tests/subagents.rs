@@ -596,6 +596,8 @@ async fn the_nested_plan_shows_both_children_on_screen() {
         insta::assert_snapshot!(format!("two_children_nested_{w}x{h}"), terminal.backend());
     }
     let text = tui_support::screen_text(&mut app, 80, 24, now);
+    // Each task's cell says what its subagent ran last.
+    assert_eq!(text.matches("→ todo_write 2 items").count(), 2, "{text}");
     assert!(
         text.contains("↳ explore · Find A · 0/2 · thinking · 0:04 · 142 tok"),
         "{text}"
@@ -626,4 +628,19 @@ async fn the_nested_plan_shows_both_children_on_screen() {
         text.contains("explore · Find A: 3 tool calls · 568 tok"),
         "{text}"
     );
+    // The task's entry in the Tools pane expands to its subagent's calls.
+    let at = app
+        .root
+        .trace
+        .entries
+        .iter()
+        .position(|t| t.summary.line == "explore · Find A")
+        .unwrap();
+    app.focus = waypoint::tui::state::Focus::Trace;
+    app.root.trace.selected = Some(at);
+    app.root.trace.expanded = true;
+    let text = tui_support::screen_text(&mut app, 120, 40, clock.at(10.0));
+    assert!(text.contains("subagent (thread 1): 3 calls"), "{text}");
+    assert!(text.contains("✔ read_file a.txt · "), "{text}");
+    assert!(text.contains("Report A: a.txt line 1 holds it."), "{text}");
 }

@@ -80,6 +80,8 @@ pub struct Ctx<'a> {
     pub instructions: &'a [(String, u64)],
     /// A tool call waits for the user's approval (nothing runs).
     pub waiting: bool,
+    /// The subagents: a task call's expanded view lists its child's calls.
+    pub threads: &'a Threads,
 }
 
 impl Ctx<'_> {
@@ -132,6 +134,7 @@ impl App {
             workspace: self.status.place.workspace(),
             instructions: self.status.place.instructions(),
             waiting: self.overlays.approvals.is_open(),
+            threads: &self.threads,
         }
     }
 

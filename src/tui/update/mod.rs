@@ -115,6 +115,17 @@ pub fn on_envelope(app: &mut App, envelope: Envelope, now: Instant) -> Vec<Effec
         _ => None,
     };
     app.threads.apply(&envelope, price, now);
+    // The task's cell says what its subagent runs now.
+    if let (Event::ToolCallBegin { name, summary, .. }, Some(call)) =
+        (&envelope.event, &envelope.parent_call)
+    {
+        let shown = crate::tui::state::trace::shown_name(name, &summary.detail);
+        let progress = Event::ToolCallProgress {
+            id: call.clone(),
+            message: format!("→ {shown} {}", summary.line).trim_end().to_string(),
+        };
+        let _ = app.root.apply(&progress, None, now);
+    }
     match envelope.event {
         Event::ApprovalRequested { .. } => {
             app.status.apply(&envelope.event, now);

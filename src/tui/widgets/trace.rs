@@ -290,6 +290,7 @@ fn detail_head(
             ctx.palette.dim(),
         ));
     }
+    lines.extend(child_calls(t, ctx, width));
     if let Some(reason) = &t.refusal {
         lines.extend(refusal_lines(reason, ctx, width));
         lines.push(Line::raw(""));
@@ -298,6 +299,46 @@ fn detail_head(
         lines.extend_from_slice(diff);
         lines.push(Line::raw(""));
     }
+    lines
+}
+
+/// A task's subagent calls, one line each (status, tool, what it acted
+/// on, time), above the task's result; none for another call.
+fn child_calls(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+    let Some((thread, child)) = ctx
+        .threads
+        .iter()
+        .find(|(_, c)| c.parent_call.as_deref() == Some(t.id.as_str()))
+    else {
+        return Vec::new();
+    };
+    let p = ctx.palette;
+    let calls = &child.view.trace.entries;
+    let mut lines = vec![Line::styled(
+        format!(
+            "subagent ({thread}): {}",
+            crate::units::plural(calls.len(), "call")
+        ),
+        p.dim(),
+    )];
+    for call in calls {
+        let (mark, style) = match call.status {
+            TraceStatus::Running => ("⠿", p.active()),
+            TraceStatus::Ok => ("✔", p.success()),
+            TraceStatus::Error => ("✘", p.error()),
+            TraceStatus::Interrupted => ("■", p.warning()),
+        };
+        let time = short_duration(call.clock.elapsed(ctx.now));
+        let text = format!("{} {} · {time}", call.display_name(), call.summary.line);
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {mark} "), style),
+            Span::styled(
+                truncate(&crate::text::clean_line(&text), width.saturating_sub(4)),
+                p.text(),
+            ),
+        ]));
+    }
+    lines.push(Line::raw(""));
     lines
 }
 
