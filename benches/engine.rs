@@ -279,6 +279,7 @@ fn fifty_turn_scenario() -> Scenario {
         description: "50-turn benchmark session".into(),
         chunk_delay_ms: 0,
         turns,
+        subagents: BTreeMap::new(),
     }
 }
 

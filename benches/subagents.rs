@@ -199,7 +199,8 @@ fn bench_turns(c: &mut Criterion) {
         .sample_size(60)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    let cases: [(&str, fn() -> Scenario); 5] = [
+    type Case = (&'static str, fn() -> Scenario);
+    let cases: [Case; 5] = [
         ("work_by_the_parent", itself),
         ("work_by_one_child", || delegated(1, 0)),
         ("parent_part_of_a_delegation", wrapper),
