@@ -980,6 +980,26 @@ fn a_child_threads_plan_is_drawn_under_the_item_it_works_for() {
 }
 
 #[test]
+fn an_interrupt_counts_the_subagents_open_items_in_the_stop_line() {
+    let clock = Clock::new();
+    let mut a = with_child_plan(&clock);
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: waypoint::events::AbortReason::Interrupted,
+            message: "interrupted".into(),
+            error: None,
+        },
+        clock.at(5.0),
+    );
+    let text = screen_text(&mut a, 120, 40, clock.at(6.0));
+    assert!(
+        text.contains("■ stopped with 2 of 3 open (+2 in subagents)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn snapshots_of_a_nested_child_plan() {
     let clock = Clock::new();
     let now = clock.at(42.0);

@@ -224,8 +224,17 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>
     }
     painter.dropped(&mut out.lines);
     if let Some(open) = c.stopped_open {
+        // The subagents' open items are work left too.
+        let children: usize = nested
+            .iter()
+            .map(|n| n.plan.items.len() - n.plan.completed())
+            .sum();
+        let theirs = match children {
+            0 => String::new(),
+            n => format!(" (+{n} in subagents)"),
+        };
         out.lines.push(Line::styled(
-            format!("■ stopped with {open} of {} open", c.items.len()),
+            format!("■ stopped with {open} of {} open{theirs}", c.items.len()),
             ctx.palette.warning(),
         ));
     }
