@@ -644,3 +644,51 @@ async fn the_nested_plan_shows_both_children_on_screen() {
     assert!(text.contains("✔ read_file a.txt · "), "{text}");
     assert!(text.contains("Report A: a.txt line 1 holds it."), "{text}");
 }
+
+#[tokio::test]
+async fn in_ask_mode_a_wide_fan_out_is_put_to_the_user_first() {
+    let mut config = AgentConfig {
+        approval: ApprovalMode::Ask,
+        ..AgentConfig::default()
+    };
+    config.tools.task.ask_above = 1;
+    let mut run = start(explore_scripts(), config).await;
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore".into(),
+        })
+        .unwrap();
+    let question = loop {
+        let e = run.handle.events.recv().await.expect("engine");
+        if let Event::ApprovalRequested { id, reason, .. } = e.event {
+            break (id, reason);
+        }
+    };
+    let waypoint::events::ApprovalReason::Tool { question: words } = &question.1 else {
+        panic!("{question:?}");
+    };
+    assert_eq!(
+        words,
+        "Start 2 subagents at once? (more than [task] ask_above = 1; each spends tokens of its own)"
+    );
+    run.handle
+        .ops
+        .send(Op::Approve {
+            id: question.0,
+            decision: waypoint::events::Decision::Refuse {
+                reason: Some("not now".into()),
+            },
+        })
+        .unwrap();
+    let rest = root_turn(&mut run.handle.events).await;
+    assert!(matches!(
+        of(&rest, ThreadId::ROOT).last(),
+        Some(Event::TurnComplete { .. })
+    ));
+    assert!(rest.iter().all(|e| e.thread.is_root()), "no child started");
+    let results = results_in(&run.server, 2);
+    for result in &results[1..] {
+        assert!(result.contains("not now"), "{result}");
+    }
+}

@@ -86,10 +86,13 @@ impl Session {
         let started = Instant::now();
         let mut outputs: Vec<Option<ToolOutput>> = Vec::with_capacity(calls.len());
         let mut runs = Vec::new();
-        for (at, call) in calls.iter().enumerate() {
-            let summary = self.describe(call);
+        let summaries: Vec<ToolSummary> = calls.iter().map(|call| self.describe(call)).collect();
+        let fan_out = self.ask_fan_out(calls, &summaries, cancel).await;
+        for ((at, call), summary) in calls.iter().enumerate().zip(summaries) {
+            let agent = self.is_agent(call.name);
             let ready = match self.pre_hooks(call) {
                 Some(output) => Some(output),
+                None if agent && fan_out.is_some() => fan_out.clone(),
                 None => unusable_input(call),
             };
             let ready = match ready {
@@ -194,6 +197,54 @@ impl Session {
                     self.checkpoint_and_run(call, false, cancel).await
                 }
             },
+        }
+    }
+
+    /// Whether `name` runs a subagent.
+    fn is_agent(&self, name: &str) -> bool {
+        self.thread
+            .tools
+            .spec(name)
+            .is_some_and(|s| s.origin == crate::tools::Origin::Agent)
+    }
+
+    /// In ask mode, more subagents at once than `[task] ask_above` are
+    /// put to the user first, once for them all: what every one of them
+    /// answers when the user says no (or the turn is interrupted).
+    async fn ask_fan_out(
+        &mut self,
+        calls: &[Call<'_>],
+        summaries: &[ToolSummary],
+        cancel: &CancellationToken,
+    ) -> Option<ToolOutput> {
+        let agents: Vec<usize> = (0..calls.len())
+            .filter(|&at| self.is_agent(calls[at].name))
+            .collect();
+        let above = self.host.config.tools.task.ask_above;
+        let mode = super::shared::lock(&self.host.policy).mode;
+        let first = *agents.first()?;
+        if mode != crate::events::ApprovalMode::Ask || agents.len() <= above {
+            return None;
+        }
+        let question = format!(
+            "Start {} subagents at once? (more than [task] ask_above = {above}; each spends tokens of its own)",
+            agents.len()
+        );
+        let reason = ApprovalReason::Tool { question };
+        let call = &calls[first];
+        match self
+            .ask(call.parts(), summaries[first].clone(), reason, cancel)
+            .await
+        {
+            Some(Decision::Once | Decision::Always) => None,
+            Some(Decision::Refuse { reason }) => Some(ToolOutput::refused(
+                Refuser::User,
+                refusal(reason.as_deref()),
+            )),
+            None => Some(ToolOutput::interrupted(
+                "It was waiting for the user's approval and did not run.",
+                "",
+            )),
         }
     }
 

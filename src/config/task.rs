@@ -16,6 +16,7 @@ pub struct TaskLayer {
     pub max_tokens: Option<u64>,
     pub max_minutes: Option<u64>,
     pub session_tokens: Option<u64>,
+    pub ask_above: Option<usize>,
 }
 
 /// Subagents' places and limits.
@@ -30,6 +31,8 @@ pub struct TaskLimits {
     pub max_time: Duration,
     /// Tokens all the session's children may spend together.
     pub session_tokens: u64,
+    /// In ask mode, more subagents at once than this are put to the user first.
+    pub ask_above: usize,
 }
 
 impl Default for TaskLimits {
@@ -40,6 +43,7 @@ impl Default for TaskLimits {
             max_tokens: 1_000_000,
             max_time: Duration::from_secs(15 * 60),
             session_tokens: 5_000_000,
+            ask_above: 4,
         }
     }
 }
@@ -77,6 +81,7 @@ impl TaskLayer {
                 .saturating_mul(60),
             ),
             session_tokens: positive("task.session_tokens", self.session_tokens, d.session_tokens)?,
+            ask_above: self.ask_above.unwrap_or(d.ask_above),
         })
     }
 }
