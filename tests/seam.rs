@@ -176,6 +176,7 @@ fn every_op_and_event_round_trips_through_json() {
         Event::TaskDone {
             id: "toolu_7".into(),
             child: waypoint::events::ThreadId(2),
+            item: Some("3".into()),
             model: "claude-test".into(),
             usage: waypoint::chat::Usage::uncached(100, 42),
             tool_calls: 3,

@@ -692,3 +692,89 @@ async fn in_ask_mode_a_wide_fan_out_is_put_to_the_user_first() {
         assert!(result.contains("not now"), "{result}");
     }
 }
+
+#[tokio::test]
+async fn a_background_task_reports_later_and_its_item_waits_for_it() {
+    let background = json!({"description": "Find A", "prompt": "Look for A.", "agent": "explore", "background": true});
+    let scripts = HashMap::from([
+        (
+            "P",
+            vec![
+                sse(Turn::tool(
+                    "todo_write",
+                    parent_plan(["in_progress", "pending", "pending"]),
+                )),
+                sse(Turn::tool(
+                    "todo_write",
+                    parent_plan(["completed", "in_progress", "pending"]),
+                )
+                .with_tool("task", background)),
+                // While the child runs: completing its item is refused.
+                sse(Turn::tool(
+                    "todo_write",
+                    parent_plan(["completed", "completed", "pending"]),
+                )),
+                sse(Turn::text("Waiting for the helper.")),
+                sse(Turn::tool(
+                    "todo_write",
+                    parent_plan(["completed", "completed", "completed"]),
+                )),
+                sse(Turn::text("All done.")),
+            ],
+        ),
+        ("A", child("A")),
+    ]);
+    let mut run = start(scripts, AgentConfig::default()).await;
+    run.handle
+        .ops
+        .send(Op::Submit {
+            text: "Explore".into(),
+        })
+        .unwrap();
+    let envelopes = root_turn(&mut run.handle.events).await;
+    let root = of(&envelopes, ThreadId::ROOT);
+    assert!(
+        matches!(root.last(), Some(Event::TurnComplete { open_items: 0, .. })),
+        "{root:?}"
+    );
+    // The call answered at once; the parent went on while the child ran.
+    let started = &results_in(&run.server, 2)[1];
+    assert!(
+        started.starts_with("Started in the background (thread 1)."),
+        "{started}"
+    );
+    let refused = &results_in(&run.server, 3)[0];
+    assert!(
+        refused.contains("item 2 (\"Explore the code\") cannot be completed while 1 subagent started for it still runs"),
+        "{refused}"
+    );
+    // The parent's turn waited for the report, which came as a message.
+    let parent: Vec<Recorded> = run
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| sender(r) == "P")
+        .collect();
+    assert_eq!(parent.len(), 6);
+    let note = parent[4].messages().last().unwrap().to_string();
+    assert!(
+        note.contains("finished:]\\nReport A: a.txt line 1 holds it."),
+        "{note}"
+    );
+    let child_last = run
+        .server
+        .requests()
+        .iter()
+        .filter(|r| sender(r) == "A")
+        .map(|r| r.at)
+        .max()
+        .unwrap();
+    assert!(
+        parent[2].at < child_last,
+        "the parent made a request while the child ran"
+    );
+    // What the child spent is charged to the item it worked for.
+    assert!(root.iter().any(
+        |e| matches!(e, Event::TaskDone { item: Some(item), tool_calls: 3, .. } if item == "2")
+    ));
+}

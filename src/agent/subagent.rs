@@ -11,7 +11,7 @@
 //! result says so; the item the children work for cannot be completed
 //! while they run.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,21 @@ pub(super) struct TaskPool {
     /// Held by a child's call that writes files or runs commands, so such
     /// calls of parallel children never overlap.
     pub writes: tokio::sync::Mutex<()>,
+    /// Background tasks running, those finished and not yet told to the
+    /// parent, and the bell their ends ring.
+    background: AtomicUsize,
+    finished: Mutex<Vec<Background>>,
+    bell: tokio::sync::Notify,
+}
+
+/// A background task that finished: its call, its thread, the item it
+/// worked for, and its report.
+#[derive(Debug)]
+struct Background {
+    call: String,
+    finished: Finished,
+    item: Option<String>,
+    report: TaskReport,
 }
 
 impl TaskPool {
@@ -47,7 +62,17 @@ impl TaskPool {
             last: AtomicU32::new(0),
             spent: AtomicU64::new(0),
             writes: tokio::sync::Mutex::new(()),
+            background: AtomicUsize::new(0),
+            finished: Mutex::new(Vec::new()),
+            bell: tokio::sync::Notify::new(),
         }
+    }
+
+    /// A background task ended: kept for the parent, and the bell rung.
+    fn finish(&self, done: Background) {
+        super::shared::lock(&self.finished).push(done);
+        self.background.fetch_sub(1, Ordering::Relaxed);
+        self.bell.notify_one();
     }
 
     /// A resumed session's children had numbers up to `threads`: new ones
@@ -125,12 +150,22 @@ impl Subagents for Spawner<'_> {
 }
 
 /// Marks the plan item a child works for as busy until dropped.
-struct Busy<'a> {
-    plan: &'a SharedPlan,
+struct Busy {
+    plan: SharedPlan,
     id: String,
 }
 
-impl Drop for Busy<'_> {
+impl Busy {
+    fn new(plan: &SharedPlan, id: String) -> Self {
+        plan.lock().busy.push(id.clone());
+        Self {
+            plan: plan.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Busy {
     fn drop(&mut self) {
         let mut state = self.plan.lock();
         if let Some(at) = state.busy.iter().position(|id| *id == self.id) {
@@ -154,7 +189,7 @@ impl Spawner<'_> {
                 account: TaskAccount::default(),
             }),
         };
-        let _place = place.map_err(|_| "subagents cannot start any more".to_string())?;
+        let place = place.map_err(|_| "subagents cannot start any more".to_string())?;
         if pool.spent() >= limits.session_tokens {
             return Err(format!(
                 "the session's token budget for subagents ({} tokens, [task] session_tokens) is spent; do this work yourself",
@@ -168,15 +203,15 @@ impl Spawner<'_> {
             .manager
             .in_progress()
             .map(|i| i.id.clone());
-        let _busy = item.map(|id| {
-            parent.thread.plan.lock().busy.push(id.clone());
-            Busy {
-                plan: &parent.thread.plan,
-                id,
-            }
-        });
+        let busy = item.clone().map(|id| Busy::new(&parent.thread.plan, id));
         let mut child = parent.child(pool.next_thread(), self.call, &request, limits);
+        if request.background {
+            drop(place);
+            return Ok(self.start_background(child, request, item, busy));
+        }
         let end = child.work(&request, self.cancel).await;
+        drop(busy);
+        drop(place);
         let account = child.account(started.elapsed());
         let finished = Finished {
             child: child.host.events.thread(),
@@ -189,6 +224,59 @@ impl Spawner<'_> {
             end,
             account,
         })
+    }
+
+    /// Starts `child` on its own task: it waits for a place, works until
+    /// it answers or stops (or the parent's turn is interrupted), and
+    /// leaves its report for the parent. What the call answers at once.
+    fn start_background(
+        &self,
+        mut child: Session,
+        request: TaskRequest,
+        item: Option<String>,
+        busy: Option<Busy>,
+    ) -> TaskReport {
+        let pool = self.session.host.tasks.clone();
+        let thread = child.host.events.thread();
+        let token = self.cancel.clone();
+        let call = self.call.to_string();
+        pool.background.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let _busy = busy;
+            let started = Instant::now();
+            let place = tokio::select! {
+                place = pool.places.acquire() => place.ok(),
+                () = token.cancelled() => None,
+            };
+            let end = match place {
+                Some(_place) => child.work(&request, &token).await,
+                None => TaskEnd::Interrupted,
+            };
+            let account = child.account(started.elapsed());
+            let finished = Finished {
+                child: thread,
+                model: child.thread.client.model().to_string(),
+                account: account.clone(),
+            };
+            let report = TaskReport {
+                answer: child.final_answer(),
+                end,
+                account,
+            };
+            pool.finish(Background {
+                call,
+                finished,
+                item,
+                report,
+            });
+        });
+        TaskReport {
+            answer: format!(
+                "Started in the background ({thread}). Its result will come as a message when it finishes; go on with other work meanwhile. Keep the plan item it works for in progress: it cannot be completed before the task returns."
+            ),
+            end: TaskEnd::Started,
+            account: TaskAccount::default(),
+        }
     }
 }
 
@@ -351,14 +439,68 @@ impl Session {
             mine.into_iter().map(|(_, f)| f).collect()
         };
         for f in finished {
-            self.emit(Event::TaskDone {
-                id: id.to_string(),
-                child: f.child,
-                model: f.model,
-                usage: f.account.usage,
-                tool_calls: f.account.tool_calls,
-                duration_ms: u64::try_from(f.account.elapsed.as_millis()).unwrap_or(u64::MAX),
-            });
+            self.task_done(id, f, None);
+        }
+    }
+
+    /// Records what a finished subagent spent (the item it worked for is
+    /// charged with it).
+    fn task_done(&mut self, id: &str, f: Finished, item: Option<String>) {
+        self.emit(Event::TaskDone {
+            id: id.to_string(),
+            child: f.child,
+            item,
+            model: f.model,
+            usage: f.account.usage,
+            tool_calls: f.account.tool_calls,
+            duration_ms: u64::try_from(f.account.elapsed.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+
+    /// The root thread has background tasks running or reports not yet
+    /// told to its model.
+    pub(super) fn awaits_background(&self) -> bool {
+        let pool = &self.host.tasks;
+        self.host.events.thread().is_root()
+            && (pool.background.load(Ordering::Relaxed) > 0
+                || !super::shared::lock(&pool.finished).is_empty())
+    }
+
+    /// Tells the model of the background tasks that finished, each as a
+    /// note with its result (and records what each spent); whether any did.
+    pub(super) fn take_background(&mut self) -> bool {
+        let finished = std::mem::take(&mut *super::shared::lock(&self.host.tasks.finished));
+        let any = !finished.is_empty();
+        for done in finished {
+            let result = crate::tools::task::report_output(&done.report);
+            let note = format!(
+                "[The background task of your call {} ({}) finished:]\n{}",
+                done.call, done.finished.child, result.content
+            );
+            self.task_done(&done.call, done.finished, done.item);
+            self.add_user_text(note, false);
+        }
+        any
+    }
+
+    /// Waits until a background task finishes (or the turn is cancelled,
+    /// then until the interrupted ones have stopped, a second at most).
+    pub(super) async fn wait_background(&self, cancel: &CancellationToken) {
+        let pool = &self.host.tasks;
+        let rung = pool.bell.notified();
+        if !super::shared::lock(&pool.finished).is_empty() {
+            return;
+        }
+        tokio::select! {
+            () = rung => {}
+            () = cancel.cancelled() => {
+                let stopped = async {
+                    while pool.background.load(Ordering::Relaxed) > 0 {
+                        pool.bell.notified().await;
+                    }
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(1), stopped).await;
+            }
         }
     }
 }

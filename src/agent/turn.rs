@@ -48,6 +48,9 @@ impl Session {
             if let Some(end) = self.round_boundary(cancel).await {
                 return end;
             }
+            if self.host.events.thread().is_root() {
+                self.take_background();
+            }
             let reply = match self.request(cancel).await {
                 Ok(reply) => reply,
                 Err(end) => return end,
@@ -66,6 +69,15 @@ impl Session {
                         .into(),
                 });
                 self.add_user_text(TEXT_TOOL_CALL_NOTE, false);
+                continue;
+            }
+            if calls.is_empty() && self.awaits_background() {
+                // The turn ends only once its background tasks have reported.
+                self.wait_background(cancel).await;
+                if cancel.is_cancelled() {
+                    let message = "interrupted while background tasks ran".into();
+                    return self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted);
+                }
                 continue;
             }
             if calls.is_empty() {

@@ -429,6 +429,10 @@ pub enum Event {
     TaskDone {
         id: String,
         child: ThreadId,
+        /// The plan item it worked for (a background task's may no longer
+        /// be the one in progress); none: the one in progress.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item: Option<String>,
         model: String,
         usage: Usage,
         tool_calls: u32,

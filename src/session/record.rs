@@ -204,11 +204,12 @@ impl Record<'_> {
             Event::ToolCallBegin { plan_item_id, .. } => ledger.tool_call(plan_item_id.as_deref()),
             Event::Usage { model, request, .. } => ledger.usage(model, request),
             Event::TaskDone {
+                item,
                 model,
                 usage,
                 tool_calls,
                 ..
-            } => ledger.subagent(model, usage, *tool_calls),
+            } => ledger.subagent(item.as_deref(), model, usage, *tool_calls),
             _ => return false,
         }
         true

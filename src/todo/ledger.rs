@@ -162,13 +162,21 @@ impl Ledger {
     }
 
     /// A subagent finished: its tokens and tool calls are counted to the
-    /// item in progress, the one it worked for (its time is the item's
-    /// already: the item was in progress while it ran).
-    pub fn subagent(&mut self, model: &str, usage: &Usage, tool_calls: u32) {
-        self.usage(model, usage);
-        if let Some(id) = self.active.clone() {
-            let entry = self.entry(&id);
-            entry.tool_calls = entry.tool_calls.saturating_add(tool_calls);
+    /// item it worked for (`item`, else the one in progress; its time is
+    /// the item's already: the item was in progress while it ran).
+    pub fn subagent(&mut self, item: Option<&str>, model: &str, usage: &Usage, tool_calls: u32) {
+        let Some(id) = item.map(str::to_string).or_else(|| self.active.clone()) else {
+            return;
+        };
+        let at = self.place(&id);
+        let entry = &mut self.items[at];
+        entry.input_tokens = entry.input_tokens.saturating_add(usage.prompt_tokens());
+        entry.output_tokens = entry.output_tokens.saturating_add(usage.output_tokens);
+        entry.tool_calls = entry.tool_calls.saturating_add(tool_calls);
+        let by_model = &mut self.usage[at];
+        match by_model.iter_mut().find(|(m, _)| m == model) {
+            Some((_, u)) => u.add(usage),
+            None => by_model.push((model.to_string(), *usage)),
         }
     }
 

@@ -51,6 +51,9 @@ pub struct TaskRequest {
     pub description: String,
     pub prompt: String,
     pub agent: AgentKind,
+    /// It runs while the parent goes on; its result comes later, as a
+    /// message.
+    pub background: bool,
 }
 
 impl TaskRequest {
@@ -68,16 +71,12 @@ impl TaskRequest {
             })?,
             Some(_) => return Err("`agent` must be \"explore\" or \"general\"".into()),
         };
-        if input.get("background").and_then(Value::as_bool) == Some(true) {
-            return Err(
-                "`background: true` is not supported in this version: call `task` without it (tasks in one reply already run at the same time)"
-                    .into(),
-            );
-        }
+        let background = super::opt_bool_arg(input, "background")?.unwrap_or(false);
         Ok(Self {
             description,
             prompt,
             agent,
+            background,
         })
     }
 }
@@ -120,6 +119,8 @@ pub enum TaskEnd {
     Interrupted,
     /// Its model requests failed.
     Failed(String),
+    /// It was started in the background: the answer says how it will report.
+    Started,
 }
 
 /// A task done: the child's answer (its last words), how it ended, and
@@ -155,7 +156,8 @@ impl Tool for Task {
                 "properties": {
                     "description": {"type": "string", "description": "What the task is, in 3-5 words."},
                     "prompt": {"type": "string", "description": "The whole task for the subagent: what to do, where, and what to report back."},
-                    "agent": {"type": "string", "enum": ["explore", "general"], "description": "explore: read-only tools; general: your tools (default)."}
+                    "agent": {"type": "string", "enum": ["explore", "general"], "description": "explore: read-only tools; general: your tools (default)."},
+                    "background": {"type": "boolean", "description": "Run it while you go on with other work; its result comes as a message when it finishes (your turn waits for it before it ends)."}
                 },
                 "required": ["description", "prompt"]
             }),
@@ -218,6 +220,7 @@ pub fn report_output(report: &TaskReport) -> ToolOutput {
         TaskEnd::Failed(why) => ToolOutput::error(format!(
             "the subagent failed: {why}. What it had:\n{answer}\n[{account}]"
         )),
+        TaskEnd::Started => ToolOutput::ok(answer.to_string()),
     }
 }
 
