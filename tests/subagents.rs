@@ -614,6 +614,16 @@ async fn the_nested_plan_shows_both_children_on_screen() {
     let text = tui_support::screen_text(&mut app, 120, 40, clock.at(10.0));
     assert!(!text.contains("↳ explore"), "{text}");
     assert!(text.contains("[x] Write the summary"), "{text}");
+    // Selecting the item they worked for shows each child's account.
+    app.root.plan.view.selected = Some("2".into());
+    app.root.sync_plan();
+    let text = tui_support::screen_text(&mut app, 80, 24, clock.at(10.0));
+    assert!(
+        text.contains("↳ explore · Find A · 2/2 · done · 0:08 · 568 tok"),
+        "{text}"
+    );
+    app.root.plan.view.selected = None;
+    app.root.sync_plan();
     // /cost lists each child, its requests counted in the totals.
     tui_support::type_text(&mut app, "/cost", clock.at(10.0));
     let _ = waypoint::tui::update::on_key(

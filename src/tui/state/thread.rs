@@ -106,38 +106,41 @@ pub struct NestedPlan<'a> {
 
 impl ThreadView {
     /// The plans of the child threads to draw under this view's item in
-    /// progress: those with a plan whose parent call served that item (or
-    /// that name no call of this view's trace), in thread order.
+    /// progress and under its selected item: those whose parent call (in
+    /// this view's trace) served that item, in thread order.
     pub fn nested_plans<'a>(&self, threads: &'a Threads) -> Vec<NestedPlan<'a>> {
-        let Some(under) = self
+        let active = self
             .plan
             .items
             .iter()
-            .position(|i| i.status == TodoStatus::InProgress)
-        else {
+            .position(|i| i.status == TodoStatus::InProgress);
+        // The selected item shows the children that worked for it too.
+        let selected = self.plan.selected_index().filter(|s| Some(*s) != active);
+        if active.is_none() && selected.is_none() {
             return Vec::new();
-        };
-        let active = &self.plan.items[under].id;
+        }
         threads
             .iter()
             .filter(|(_, child)| !child.view.plan.items.is_empty() || child.live.started.is_some())
             .filter_map(|(id, child)| {
+                // A child whose call is not in this trace (an earlier
+                // session's) does not nest.
                 let call = child
                     .parent_call
                     .as_deref()
-                    .and_then(|call| self.trace.entries.iter().rev().find(|t| t.id == call));
-                // A call made for another item does not nest here.
-                if let Some(t) = call
-                    && t.plan_item.id.as_ref().is_some_and(|item| item != active)
-                {
-                    return None;
-                }
-                let label = call
-                    .map(|t| t.summary.line.clone())
+                    .and_then(|call| self.trace.entries.iter().rev().find(|t| t.id == call))?;
+                // Under the item its call was made for (the one in
+                // progress, when the call names none), if shown.
+                let under = match call.plan_item.id.as_deref() {
+                    None => active?,
+                    Some(item) => [active, selected]
+                        .into_iter()
+                        .flatten()
+                        .find(|&i| self.plan.items[i].id == item)?,
+                };
+                let label = Some(call.summary.line.clone())
                     .filter(|line| !line.is_empty())
                     .unwrap_or_else(|| id.to_string());
-                // A child of an earlier turn's call no longer nests.
-                call?;
                 Some(NestedPlan {
                     under,
                     label,
