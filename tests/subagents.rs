@@ -109,6 +109,16 @@ fn child(name: &str) -> Vec<Reply> {
     ]
 }
 
+/// A child's script whose request `step` takes `ms` to be answered.
+fn slowed(name: &str, step: usize, ms: u64) -> Vec<Reply> {
+    let mut script = child(name);
+    script[step] = Reply::Late {
+        delay: Duration::from_millis(ms),
+        reply: Box::new(script[step].clone()),
+    };
+    script
+}
+
 const ITEMS: [&str; 3] = ["Read the layout", "Explore the code", "Write the summary"];
 
 fn parent_plan(statuses: [&str; 3]) -> Value {
@@ -158,6 +168,15 @@ struct Run {
     server: FakeServer<Wire>,
     handle: AgentHandle,
     _dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn submit(&self, text: &str) {
+        self.handle
+            .ops
+            .send(Op::Submit { text: text.into() })
+            .unwrap();
+    }
 }
 
 async fn start(scripts: HashMap<&'static str, Vec<Reply>>, config: AgentConfig) -> Run {
@@ -233,12 +252,7 @@ fn explore_scripts() -> HashMap<&'static str, Vec<Reply>> {
 #[tokio::test]
 async fn two_explore_children_plan_run_together_and_report_to_the_parent() {
     let mut run = start(explore_scripts(), AgentConfig::default()).await;
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore A and B".into(),
-        })
-        .unwrap();
+    run.submit("Explore A and B");
     let envelopes = root_turn(&mut run.handle.events).await;
     let root = of(&envelopes, ThreadId::ROOT);
     assert!(
@@ -346,12 +360,7 @@ async fn a_child_over_its_token_budget_stops_and_says_so() {
     // Each request costs 142 tokens: the second one reaches the limit.
     config.tools.task.max_tokens = 200;
     let mut run = start(explore_scripts(), config).await;
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore".into(),
-        })
-        .unwrap();
+    run.submit("Explore");
     let envelopes = root_turn(&mut run.handle.events).await;
     assert!(matches!(
         of(&envelopes, ThreadId::ROOT).last(),
@@ -386,12 +395,7 @@ async fn a_child_whose_requests_fail_returns_an_error_and_the_parent_goes_on() {
         ("B", child("B")),
     ]);
     let mut run = start(scripts, AgentConfig::default()).await;
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore".into(),
-        })
-        .unwrap();
+    run.submit("Explore");
     let envelopes = root_turn(&mut run.handle.events).await;
     let root = of(&envelopes, ThreadId::ROOT);
     assert!(
@@ -419,26 +423,13 @@ async fn a_child_whose_requests_fail_returns_an_error_and_the_parent_goes_on() {
 #[tokio::test]
 async fn the_item_children_work_for_refuses_completion_while_they_run() {
     // The children take their time; meanwhile the user ticks item 2.
-    let slow = |name: &str| {
-        let mut script = child(name);
-        script[0] = Reply::Late {
-            delay: Duration::from_millis(1500),
-            reply: Box::new(script[0].clone()),
-        };
-        script
-    };
     let scripts = HashMap::from([
         ("P", parent(two_tasks())),
-        ("A", slow("A")),
-        ("B", slow("B")),
+        ("A", slowed("A", 0, 1500)),
+        ("B", slowed("B", 0, 1500)),
     ]);
     let mut run = start(scripts, AgentConfig::default()).await;
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore".into(),
-        })
-        .unwrap();
+    run.submit("Explore");
     // Wait until both children have started.
     let mut seen = Vec::new();
     while seen
@@ -501,10 +492,7 @@ async fn an_interrupt_kills_both_childrens_commands() {
         ..AgentConfig::default()
     };
     let mut run = start(scripts, config).await;
-    run.handle
-        .ops
-        .send(Op::Submit { text: "Go".into() })
-        .unwrap();
+    run.submit("Go");
     // Until a child's command runs (the other's waits its turn to run one).
     loop {
         let e = run.handle.events.recv().await.expect("engine");
@@ -558,29 +546,16 @@ async fn an_interrupt_kills_both_childrens_commands() {
 async fn the_nested_plan_shows_both_children_on_screen() {
     // Each child's second request takes its time: the screen is taken
     // while both have planned and wait for their model.
-    let waiting = |name: &str| {
-        let mut script = child(name);
-        script[1] = Reply::Late {
-            delay: Duration::from_millis(1500),
-            reply: Box::new(script[1].clone()),
-        };
-        script
-    };
     let scripts = HashMap::from([
         ("P", parent(two_tasks())),
-        ("A", waiting("A")),
-        ("B", waiting("B")),
+        ("A", slowed("A", 1, 1500)),
+        ("B", slowed("B", 1, 1500)),
     ]);
     let mut run = start(scripts, AgentConfig::default()).await;
     let clock = tui_support::Clock::new();
     let mut app = tui_support::app(&clock);
     app.status.engine.arrived();
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore A and B".into(),
-        })
-        .unwrap();
+    run.submit("Explore A and B");
     let mut asking = std::collections::HashSet::new();
     while asking.len() < 2 {
         let envelope = run.handle.events.recv().await.expect("engine");
@@ -663,12 +638,7 @@ async fn in_ask_mode_a_wide_fan_out_is_put_to_the_user_first() {
     };
     config.tools.task.ask_above = 1;
     let mut run = start(explore_scripts(), config).await;
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore".into(),
-        })
-        .unwrap();
+    run.submit("Explore");
     let question = loop {
         let e = run.handle.events.recv().await.expect("engine");
         if let Event::ApprovalRequested { id, reason, .. } = e.event {
@@ -735,12 +705,7 @@ async fn a_background_task_reports_later_and_its_item_waits_for_it() {
         ("A", child("A")),
     ]);
     let mut run = start(scripts, AgentConfig::default()).await;
-    run.handle
-        .ops
-        .send(Op::Submit {
-            text: "Explore".into(),
-        })
-        .unwrap();
+    run.submit("Explore");
     let envelopes = root_turn(&mut run.handle.events).await;
     let root = of(&envelopes, ThreadId::ROOT);
     assert!(

@@ -19,7 +19,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::{Host, Session, Thread, TurnEnd, reminders};
-use crate::chat::{ContentBlock, Role};
+use crate::chat::Role;
 use crate::config::TaskLimits;
 use crate::events::{Event, ThreadId};
 use crate::todo::SharedPlan;
@@ -415,16 +415,7 @@ impl Session {
             .iter()
             .rev()
             .filter(|m| m.role == Role::Assistant)
-            .map(|m| {
-                m.content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
+            .map(|m| m.text("\n"))
             .find(|text| !text.trim().is_empty())
             .unwrap_or_default()
     }

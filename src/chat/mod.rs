@@ -91,6 +91,20 @@ pub struct Message {
     pub content: Vec<ContentBlock>,
 }
 
+impl Message {
+    /// Its text blocks, joined by `sep` (reasoning and calls left out).
+    pub fn text(&self, sep: &str) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens billed at the full input price: for every provider,

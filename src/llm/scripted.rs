@@ -101,18 +101,7 @@ impl ScriptedClient {
     /// The script a request plays (a subagent's, when its first message
     /// names one), and the turn of it that is next.
     fn script(&self, messages: &[crate::chat::Message]) -> (&[ScriptedTurn], usize) {
-        let first: String = messages
-            .first()
-            .map(|m| {
-                m.content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let first = messages.first().map(|m| m.text("")).unwrap_or_default();
         let key = self
             .scenario
             .subagents
