@@ -112,9 +112,6 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         route(&mut r, &mut children, record);
     }
     let threads = children.keys().map(|t| t.0).max().unwrap_or(0);
-    for child in children.into_values() {
-        r.history.extend(child.history);
-    }
     if !repairs.is_empty() {
         notes.push(
             "the session was cut off mid-turn; the unfinished turn is marked as interrupted".into(),
@@ -159,7 +156,8 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
 }
 
 /// Gives `record` to the replayer of its thread (a child's made on
-/// first sight); the session's card sees every record.
+/// first sight; what it adds to the history goes to the root's, in
+/// order); the session's card sees every record.
 fn route(root: &mut Replayer, children: &mut BTreeMap<ThreadId, Replayer>, record: &Record<'_>) {
     let thread = record.thread();
     if thread.is_root() {
@@ -174,13 +172,19 @@ fn route(root: &mut Replayer, children: &mut BTreeMap<ThreadId, Replayer>, recor
     match record {
         Record::Thread { record, .. } => child.apply(record),
         Record::Event { envelope, .. } => {
-            if child.parent_call.is_none() {
+            if child.parent_call.is_none() && envelope.parent_call.is_some() {
                 child.parent_call.clone_from(&envelope.parent_call);
+                // Its first message came before any event said its call.
+                for past in root.history.iter_mut().filter(|e| e.thread == thread) {
+                    past.parent_call.clone_from(&envelope.parent_call);
+                }
             }
             child.apply(record);
         }
         _ => {}
     }
+    // The history keeps the order the records were written in.
+    root.history.append(&mut child.history);
 }
 
 #[derive(Default)]
@@ -463,5 +467,158 @@ impl Replayer {
             });
         }
         out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::events::{ThreadId, ToolDetail, ToolSummary};
+
+    fn at(thread: u32, call: Option<&str>, turn: u32, event: Event) -> Record<'static> {
+        Record::Event {
+            at: 1,
+            envelope: Cow::Owned(Envelope {
+                thread: ThreadId(thread),
+                parent_call: call.map(str::to_string),
+                turn,
+                event,
+            }),
+        }
+    }
+
+    fn user(text: &str, prompt: bool) -> Record<'static> {
+        Record::User {
+            text: Cow::Owned(text.into()),
+            prompt,
+            at: 1,
+        }
+    }
+
+    fn calls(ids: &[(&str, &str)]) -> Record<'static> {
+        let content = ids
+            .iter()
+            .map(|(id, name)| ContentBlock::ToolUse {
+                id: (*id).into(),
+                name: (*name).into(),
+                input: serde_json::json!({}).into(),
+            })
+            .collect::<Vec<_>>();
+        Record::Assistant {
+            content: Cow::Owned(content),
+            model: Cow::Borrowed("m"),
+            at: 1,
+        }
+    }
+
+    fn begin(id: &str, name: &str) -> Event {
+        Event::ToolCallBegin {
+            id: id.into(),
+            name: name.into(),
+            summary: ToolSummary {
+                line: String::new(),
+                detail: ToolDetail::Output,
+            },
+            input: Value::Null,
+            plan_item_id: None,
+            plan_item: None,
+        }
+    }
+
+    /// A parent whose task call started child 1, which was cut off while
+    /// its own `read_file` ran.
+    fn cut_off() -> Loaded {
+        let child = |record: Record<'static>| Record::Thread {
+            thread: ThreadId(1),
+            record: Box::new(record),
+        };
+        let records = vec![
+            user("go", true),
+            at(0, None, 1, Event::TurnStarted { resumed: false }),
+            calls(&[("t1", "task")]),
+            at(0, None, 1, begin("t1", "task")),
+            child(user("Task: look", true)),
+            at(1, Some("t1"), 1, Event::TurnStarted { resumed: false }),
+            child(calls(&[("c1", "read_file")])),
+            at(1, Some("t1"), 1, begin("c1", "read_file")),
+        ];
+        Loaded {
+            path: PathBuf::from("/nowhere.jsonl"),
+            header: Header::new("s", "/ws", "p", "m", 0),
+            lines: records.len(),
+            records,
+            notes: Vec::new(),
+            valid_len: 0,
+        }
+    }
+
+    #[test]
+    fn a_child_is_replayed_apart_repaired_and_kept_in_order() {
+        let restored = replay(cut_off()).unwrap();
+        // The parent's conversation has only its own messages.
+        let text = serde_json::to_string(restored.conversation.messages()).unwrap();
+        assert!(
+            !text.contains("Task: look") && !text.contains("c1"),
+            "{text}"
+        );
+        assert_eq!(restored.threads, 1);
+        // The child's cut-off call and turn are ended in its thread first,
+        // then the parent's task call is answered as cut off.
+        let ends: Vec<(u32, String)> = restored
+            .repairs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event { envelope, .. } => match &envelope.event {
+                    Event::ToolCallEnd { id, .. } => Some((envelope.thread.0, id.clone())),
+                    Event::TurnAborted { .. } => Some((envelope.thread.0, "end".into())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                (1, "c1".into()),
+                (1, "end".into()),
+                (0, "t1".into()),
+                (0, "end".into())
+            ]
+        );
+        assert!(
+            restored.repairs.iter().any(|r| matches!(r, Record::Thread { thread: ThreadId(1), record } if matches!(**record, Record::User { .. }))),
+            "the child's note is its own record"
+        );
+        // The history holds the child's events in the order written,
+        // addressed to its thread and call.
+        let order: Vec<(u32, &'static str)> = restored
+            .history
+            .iter()
+            .map(|e| {
+                let kind = match &e.event {
+                    Event::UserMessage { .. } => "user",
+                    Event::TurnStarted { .. } => "turn",
+                    Event::ToolCallBegin { .. } => "begin",
+                    Event::ToolCallEnd { .. } => "end",
+                    Event::TurnAborted { .. } => "aborted",
+                    _ => "other",
+                };
+                (e.thread.0, kind)
+            })
+            .collect();
+        assert_eq!(
+            &order[..6],
+            [
+                (0, "user"),
+                (0, "turn"),
+                (0, "begin"),
+                (1, "user"),
+                (1, "turn"),
+                (1, "begin")
+            ]
+        );
+        let child = restored.history.iter().find(|e| e.thread.0 == 1).unwrap();
+        assert_eq!(child.parent_call.as_deref(), Some("t1"));
     }
 }
