@@ -284,9 +284,11 @@ impl Spawner<'_> {
 fn first_message(request: &TaskRequest) -> String {
     let tools = match request.agent {
         AgentKind::Explore => {
-            "You have read-only tools: find and read, do not try to change anything."
+            "You have read-only tools (no subagents): find and read, do not try to change anything."
         }
-        AgentKind::General => "You have the main agent's tools and its approval mode.",
+        AgentKind::General => {
+            "You have the main agent's tools and its approval mode, but cannot start subagents."
+        }
     };
     format!(
         "You are a subagent ({kind}) of Waypoint's main agent, doing one task for it. {tools} Keep a plan with todo_write when the task has several steps. Your final message is your report: the main agent sees nothing else you wrote, so make it complete and concise (findings, file paths with line numbers, anything you changed).\n\nTask: {description}\n\n{prompt}",

@@ -144,7 +144,7 @@ pub trait Subagents: Send + Sync {
 /// The `task` tool.
 pub struct Task;
 
-const DESCRIPTION: &str = "Hand a self-contained piece of work to a subagent with a fresh context. It starts from your `prompt` alone (plus the project instructions), never from this conversation, so say everything it needs. `agent: \"explore\"` gets read-only tools (read_file, glob, its own plan) for finding and understanding code; `\"general\"` gets your tools and approval mode. Several `task` calls in one reply run at the same time. The result is the subagent's final answer with one line of account (tool calls, tokens, cost, time). Keep the plan item the tasks serve in progress until they return.";
+const DESCRIPTION: &str = "Run a subagent on a self-contained task. It starts from `prompt` alone (never this conversation): say all it needs. `explore`: read-only tools, for finding and understanding code; `general` (default): your tools and approval mode. Tasks in one reply run at once. Returns its final answer and its cost.";
 
 impl Tool for Task {
     fn spec(&self) -> ToolSpec {
