@@ -753,3 +753,74 @@ async fn a_background_task_reports_later_and_its_item_waits_for_it() {
         |e| matches!(e, Event::TaskDone { item: Some(item), tool_calls: 3, .. } if item == "2")
     ));
 }
+
+#[tokio::test]
+async fn a_general_childs_command_is_put_to_the_user_and_the_answer_reaches_it() {
+    let asking = |name: &str| {
+        vec![
+            sse(Turn::tool(
+                "bash",
+                json!({"command": format!("echo {name} > {}.out", name.to_lowercase())}),
+            )),
+            sse(Turn::text(&format!("Report {name}: wrote it."))),
+        ]
+    };
+    let tasks = Turn::default()
+        .with_tool("task", task("Find A", "general"))
+        .with_tool("task", task("Find B", "general"));
+    let scripts = HashMap::from([("P", parent(tasks)), ("A", asking("A")), ("B", asking("B"))]);
+    let config = AgentConfig {
+        approval: ApprovalMode::Ask,
+        ..AgentConfig::default()
+    };
+    let mut run = start(scripts, config).await;
+    run.submit("Write both");
+    let mut answered = Vec::new();
+    let mut seen = Vec::new();
+    while answered.len() < 2 {
+        let e = run.handle.events.recv().await.expect("engine");
+        if let Event::ApprovalRequested { id, .. } = &e.event {
+            assert!(!e.thread.is_root(), "a child asks: {e:?}");
+            // A's command is allowed, B's refused.
+            let decision = if answered.is_empty() {
+                waypoint::events::Decision::Once
+            } else {
+                waypoint::events::Decision::Refuse {
+                    reason: Some("not B".into()),
+                }
+            };
+            run.handle
+                .ops
+                .send(Op::Approve {
+                    id: id.clone(),
+                    decision,
+                })
+                .unwrap();
+            answered.push(e.thread);
+        }
+        seen.push(e);
+    }
+    let rest = root_turn(&mut run.handle.events).await;
+    assert!(matches!(
+        of(&rest, ThreadId::ROOT).last(),
+        Some(Event::TurnComplete { .. })
+    ));
+    assert_ne!(
+        answered[0], answered[1],
+        "each child asked for its own command"
+    );
+    let outs: Vec<bool> = ["a.out", "b.out"]
+        .iter()
+        .map(|f| run._dir.path().join(f).exists())
+        .collect();
+    assert_eq!(
+        outs.iter().filter(|x| **x).count(),
+        1,
+        "one command ran, one was refused: {outs:?}"
+    );
+    let results = results_in(&run.server, 2);
+    assert!(
+        results[1..].iter().all(|r| r.starts_with("Report ")),
+        "{results:?}"
+    );
+}

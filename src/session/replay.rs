@@ -103,6 +103,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
     // Children first: a subagent cut off mid-turn is ended before the
     // parent's call that ran it is answered.
     let mut repairs: Vec<Record<'static>> = children.values().flat_map(Replayer::repairs).collect();
+    repairs.extend(r.unreported(&children));
     repairs.extend(r.repairs());
     // The card as the file stands: the transcript's writer counts the
     // repairs when it appends them.
@@ -402,6 +403,45 @@ impl Replayer {
         self.history.push(envelope);
     }
 
+    /// Notes for the background tasks whose report never came (the
+    /// process stopped while they ran): their calls were answered when
+    /// they started, so only a note tells the model they did not finish.
+    fn unreported(&self, children: &BTreeMap<ThreadId, Replayer>) -> Vec<Record<'static>> {
+        let root = |e: &&Envelope| e.thread.is_root();
+        let reported: HashSet<ThreadId> = self
+            .history
+            .iter()
+            .filter(root)
+            .filter_map(|e| match &e.event {
+                Event::TaskDone { child, .. } => Some(*child),
+                _ => None,
+            })
+            .collect();
+        let answered: HashSet<&str> = self
+            .history
+            .iter()
+            .filter(root)
+            .filter_map(|e| match &e.event {
+                Event::ToolCallEnd { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        children
+            .iter()
+            .filter(|(thread, _)| !reported.contains(thread))
+            .filter_map(|(thread, child)| {
+                let call = child.parent_call.as_deref().filter(|c| answered.contains(c))?;
+                Some(Record::User {
+                    text: Cow::Owned(format!(
+                        "[The background task of your call {call} ({thread}) was cut off when Waypoint stopped: it did not finish and sent no report.]"
+                    )),
+                    prompt: false,
+                    at: self.card.updated_ms,
+                })
+            })
+            .collect()
+    }
+
     /// What a session cut off mid-turn needs: results for the last reply's
     /// unanswered tool calls, then a note and the turn's end.
     fn repairs(&self) -> Vec<Record<'static>> {
@@ -620,5 +660,40 @@ mod tests {
         );
         let child = restored.history.iter().find(|e| e.thread.0 == 1).unwrap();
         assert_eq!(child.parent_call.as_deref(), Some("t1"));
+    }
+
+    #[test]
+    fn a_background_task_cut_off_is_told_to_the_model() {
+        let mut loaded = cut_off();
+        loaded.records.push(Record::Event {
+            at: 2,
+            envelope: Cow::Owned(Envelope::root(
+                1,
+                Event::ToolCallEnd {
+                    id: "t1".into(),
+                    name: "task".into(),
+                    status: crate::events::ToolStatus::Ok,
+                    outcome: ToolOutcome::Ok,
+                    duration_ms: 1,
+                    output: "Started in the background (thread 1).".into(),
+                    exit_code: None,
+                },
+            )),
+        });
+        let restored = replay(loaded).unwrap();
+        let notes: Vec<String> = restored
+            .repairs
+            .iter()
+            .filter_map(|r| match r {
+                Record::User { text, .. } => Some(text.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            notes.iter().any(|n| n.contains(
+                "The background task of your call t1 (thread 1) was cut off when Waypoint stopped"
+            )),
+            "{notes:?}"
+        );
     }
 }
