@@ -776,11 +776,19 @@ async fn a_general_childs_command_is_put_to_the_user_and_the_answer_reaches_it()
     let mut run = start(scripts, config).await;
     run.submit("Write both");
     let mut answered = Vec::new();
-    let mut seen = Vec::new();
+    let clock = tui_support::Clock::new();
+    let mut app = tui_support::app(&clock);
     while answered.len() < 2 {
         let e = run.handle.events.recv().await.expect("engine");
+        waypoint::tui::update::on_envelope(&mut app, e.clone(), clock.at(1.0));
         if let Event::ApprovalRequested { id, .. } = &e.event {
             assert!(!e.thread.is_root(), "a child asks: {e:?}");
+            if answered.is_empty() {
+                // The prompt says whose command it is.
+                let text = tui_support::screen_text(&mut app, 120, 40, clock.at(1.0));
+                assert!(text.contains("For the subagent general · Find "), "{text}");
+                assert!(text.contains("Run this command?"), "{text}");
+            }
             // A's command is allowed, B's refused.
             let decision = if answered.is_empty() {
                 waypoint::events::Decision::Once
@@ -797,8 +805,8 @@ async fn a_general_childs_command_is_put_to_the_user_and_the_answer_reaches_it()
                 })
                 .unwrap();
             answered.push(e.thread);
+            let _ = app.overlays.approvals.pop();
         }
-        seen.push(e);
     }
     let rest = root_turn(&mut run.handle.events).await;
     assert!(matches!(

@@ -23,6 +23,8 @@ pub struct ApprovalRequest {
     pub command: Option<String>,
     pub cwd: String,
     pub reason: ApprovalReason,
+    /// The subagent whose call it is (its task), when not the main agent's.
+    pub by: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -89,6 +91,13 @@ impl Approvals {
             self.scroll = super::Scroll::top_only();
         }
         self.queue.push_back(request);
+    }
+
+    /// The request put last is a subagent's: `task` says which.
+    pub fn asked_by(&mut self, task: String) {
+        if let Some(last) = self.queue.back_mut() {
+            last.by = Some(task);
+        }
     }
 
     /// Takes the request on screen (it was answered); the next one shows

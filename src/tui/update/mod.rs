@@ -130,6 +130,12 @@ pub fn on_envelope(app: &mut App, envelope: Envelope, now: Instant) -> Vec<Effec
         Event::ApprovalRequested { .. } => {
             app.status.apply(&envelope.event, now);
             told(app, envelope.event);
+            let task = envelope
+                .parent_call
+                .as_deref()
+                .and_then(|call| app.root.trace.entries.iter().find(|t| t.id == call))
+                .map_or_else(|| envelope.thread.to_string(), |t| t.summary.line.clone());
+            app.overlays.approvals.asked_by(task);
         }
         // The approval mode is the session's, whichever thread took a switch.
         event @ Event::ApprovalMode { .. } => return session::on_event(app, event, now),
@@ -258,6 +264,7 @@ fn told(app: &mut App, event: Event) {
             command,
             cwd,
             reason,
+            by: None,
         }),
         _ => {}
     }

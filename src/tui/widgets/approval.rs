@@ -138,6 +138,15 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             clean_line(&request.summary.line)
         ),
     };
+    if let Some(task) = &request.by {
+        lines.extend(wrap(
+            &format!("For the subagent {}:", clean_line(task)),
+            width,
+            p.dim(),
+            Span::raw(""),
+            Span::raw(""),
+        ));
+    }
     lines.extend(wrap(
         &question,
         width,
