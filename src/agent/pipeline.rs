@@ -475,14 +475,16 @@ impl Session {
 }
 
 impl Session {
-    /// A subagent's call that writes or runs commands waits for the others'
-    /// to end (its turn, held until dropped); `Err` when cancelled first.
+    /// A call that writes or runs commands waits for the other agents'
+    /// (the parent's and its subagents') to end: its turn, held until
+    /// dropped; `Err` when cancelled first. Uncontended unless subagents
+    /// run beside it.
     async fn turn_to_write(
         &self,
         writes: bool,
         cancel: &CancellationToken,
     ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, ()> {
-        if !writes || self.host.events.thread().is_root() {
+        if !writes {
             return Ok(None);
         }
         tokio::select! {
