@@ -28,6 +28,9 @@ use crate::tools::{
 /// (bash kills its processes and drains its pipes in that time); after
 /// that its future is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(300);
+/// A subagent's: its own tools get [`CANCEL_GRACE`] first, then it ends
+/// its turn and says what it had.
+const TASK_CANCEL_GRACE: Duration = Duration::from_millis(1500);
 
 /// What the model reads for a call the turn's interrupt kept from starting.
 pub(super) const NOT_RUN_RESULT: &str =
@@ -425,7 +428,12 @@ impl Session {
                 streamed.push_str(chunk);
             }
         };
-        let grace = tokio::time::sleep(CANCEL_GRACE);
+        let grace_of = if self.is_agent(call.name) {
+            TASK_CANCEL_GRACE
+        } else {
+            CANCEL_GRACE
+        };
+        let grace = tokio::time::sleep(grace_of);
         tokio::pin!(grace);
         let mut cancelled = false;
         loop {
@@ -453,7 +461,7 @@ impl Session {
                 _ = tool_cancel.cancelled(), if !cancelled => {
                     cancelled = true;
                     serving.withdraw();
-                    grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                    grace.as_mut().reset(tokio::time::Instant::now() + grace_of);
                 }
                 _ = &mut grace, if cancelled => break,
                 Some(chunk) = out_rx.recv() => {
