@@ -408,6 +408,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::SummaryDelta { .. }
             | Event::McpTools { .. }
             | Event::TaskDone { .. }
+            | Event::Checkpoint { .. }
             | Event::Idle => {}
             Event::CompactionEnd {
                 before_tokens,

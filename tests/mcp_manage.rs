@@ -214,6 +214,12 @@ async fn changed_tools_join_at_the_next_turn_a_crash_fails_the_call_not_the_turn
     // Within the turn the tools do not change (the cache of the request
     // prefix holds); the new one joins at the next turn, after the others.
     assert!(!tool_names(&requests[1]).contains(&"mcp__dyn__extra".to_string()));
+    // The server's notice of its new tool is read in the background: the
+    // next turn is the first to start after the list was read again.
+    wait_for(&mut rig, &events, "dyn", |s| {
+        matches!(s, McpStatus::Ready { tools: 4, .. })
+    })
+    .await;
     rig.submit("Use it, then crash it.");
     let events = rig.turn_events().await;
     assert_completed(&events);

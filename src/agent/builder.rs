@@ -105,6 +105,7 @@ impl AgentBuilder {
             mode_request: mode_request.clone(),
             compact_request: compact_request.clone(),
             mcp: crate::mcp::Servers::none(),
+            checkpoints: Arc::default(),
         };
         let mut agent = Agent {
             session: Session { thread, host },

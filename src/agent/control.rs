@@ -33,6 +33,8 @@ pub(super) enum Step {
     Start { text: Option<String> },
     /// Compact the conversation now (`/compact` while idle).
     Compact { focus: Option<String> },
+    /// A checkpoint op (list, undo, diff), while idle.
+    Checkpoint(crate::events::CheckpointOp),
     /// Stop the engine (after the running turn has ended).
     Quit,
 }
@@ -189,6 +191,16 @@ impl Control {
                 Step::Quit
             }
             Op::Compact { focus } => self.compact(focus, phase),
+            Op::Checkpoint { action } => match phase {
+                Phase::Idle { .. } => Step::Checkpoint(action),
+                Phase::Running(_) => {
+                    self.error(
+                        ErrorKind::Checkpoint,
+                        "Not now: wait for the turn to end (or interrupt it with Ctrl+C) first.",
+                    );
+                    Step::Wait
+                }
+            },
         }
     }
 

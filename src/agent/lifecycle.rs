@@ -6,6 +6,7 @@
 use super::reminders::Reminders;
 use super::{Agent, RESUME_NOTE, Session};
 use crate::chat::Conversation;
+use crate::checkpoint::History;
 use crate::events::Event;
 use crate::session::{Header, Restored, SessionError, SessionStore, Transcript, now_ms, replay};
 use crate::todo::{Author, Ledger, PlanDiff, TodoManager};
@@ -64,7 +65,7 @@ impl Session {
         if let Some(store) = &self.host.store {
             self.host.transcript.replace(store.create(self.header()));
         }
-        self.announce(false, Vec::new());
+        self.announce(false, Vec::new(), History::default());
     }
 
     fn clear_state(&mut self) {
@@ -95,7 +96,7 @@ impl Session {
     }
 
     /// Says which session is recorded (drivers print it, and its id to resume).
-    fn announce(&mut self, resumed: bool, notes: Vec<String>) {
+    fn announce(&mut self, resumed: bool, notes: Vec<String>, checkpoints: History) {
         // The commands of a recorded session carry its id, so a resume
         // after a crash can find what they left running.
         let path = self.host.transcript.path();
@@ -103,6 +104,8 @@ impl Session {
         let Some(path) = path else {
             return;
         };
+        let mut notes = notes;
+        notes.extend(self.open_checkpoints(checkpoints));
         let event = Event::SessionStarted {
             id: self.host.transcript.id(),
             path: path.display().to_string(),
@@ -132,6 +135,7 @@ impl Session {
             history,
             turns,
             threads,
+            checkpoints,
             repairs,
             notes,
             ..
@@ -175,7 +179,7 @@ impl Session {
                 ended.join(", ")
             ));
         }
-        self.announce(true, notes);
+        self.announce(true, notes, checkpoints);
         self.emit(Event::History { events: history });
         self.send_stats();
         Ok(())
@@ -219,7 +223,7 @@ impl Agent {
                     .transcript
                     .replace(store.create(self.session.header()));
                 self.session.host.store = Some(store);
-                self.session.announce(false, Vec::new());
+                self.session.announce(false, Vec::new(), History::default());
                 Ok(())
             }
             SessionSetup::Resume(store, restored) => self.session.restore(store, *restored),

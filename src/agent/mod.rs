@@ -23,6 +23,7 @@ mod subagent;
 mod thread;
 mod tool_host;
 mod turn;
+mod undo;
 
 use std::sync::Arc;
 
@@ -175,8 +176,13 @@ impl Agent {
                     }
                     continue;
                 }
+                Step::Checkpoint(action) => {
+                    self.session.on_checkpoint(action).await;
+                    continue;
+                }
                 Step::Start { text: Some(text) } => {
                     let first = self.session.thread.conversation.is_empty();
+                    self.session.prompt_point(&text);
                     let attached = self.session.attachments(&text).await;
                     self.session.add_user_text(text, true);
                     if let Some(attached) = attached {
@@ -192,6 +198,7 @@ impl Agent {
                     false
                 }
                 Step::Start { text: None } => {
+                    self.session.prompt_point("(continued)");
                     let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);
                     if let Some(note) = self.session.take_plan_note() {

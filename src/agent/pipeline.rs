@@ -277,9 +277,11 @@ impl Session {
         }
     }
 
-    /// Stage 4, the checkpoint, then stage 5, the run. No checkpoints are
-    /// taken in this version (undo comes with them); the stage is where a
-    /// snapshot of what a writing call may change will be taken.
+    /// Stage 4, the checkpoint, then stage 5, the run: a call that may
+    /// write waits for the points asked for before it (their snapshots),
+    /// and an own tool's file keeps its pre-image (see
+    /// [`Session::checkpoint_before`], called where the call takes its
+    /// turn to write).
     async fn checkpoint_and_run(
         &mut self,
         call: &Call<'_>,
@@ -381,6 +383,11 @@ impl Session {
             let note = "It was waiting for another agent's write and did not run.";
             return (ToolOutput::interrupted(note, ""), Duration::ZERO);
         };
+        let kept = if writes {
+            self.checkpoint_before(call).await
+        } else {
+            None
+        };
         let spawner = super::subagent::Spawner {
             session: self,
             call: call.id,
@@ -442,6 +449,7 @@ impl Session {
                     while let Ok(chunk) = out_rx.try_recv() {
                         forward(chunk);
                     }
+                    self.checkpoint_after_call(call.id, kept);
                     return (out, serving.waited());
                 }
                 Some(request) = host_rx.recv() => {
@@ -475,6 +483,7 @@ impl Session {
             forward(chunk);
         }
         let waited = serving.waited();
+        self.checkpoint_after_call(call.id, kept);
         (
             ToolOutput::interrupted("", &cap_output(&streamed, cap)),
             waited,

@@ -106,6 +106,7 @@ impl Session {
             let record = Record::event(&revision, now_ms());
             self.record(&record);
             record.feed(&mut self.thread.ledger);
+            self.checkpoint_after(&revision.event);
             // Changes one after another by the same hand (no model write
             // between) are told as one net change.
             match self.thread.unsaid.last_mut() {

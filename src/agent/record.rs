@@ -55,6 +55,7 @@ impl Session {
         {
             *slot = input;
         }
+        self.checkpoint_after(&envelope.event);
         if ends_turn {
             self.sync_transcript();
         }

@@ -347,6 +347,7 @@ impl Session {
                 self.host.mcp.clone()
             },
             tasks: self.host.tasks.clone(),
+            checkpoints: self.host.checkpoints.clone(),
         };
         Session { thread: own, host }
     }

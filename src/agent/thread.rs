@@ -58,6 +58,11 @@ pub(super) struct RunFacts {
     pub budget: Option<super::subagent::Budget>,
     /// The accounts of finished subagents, by the call that ran them.
     pub tasks: Mutex<Vec<(String, super::subagent::Finished)>>,
+    /// The undo last previewed (the root's): what `confirm` applies.
+    pub undo: Option<(
+        crate::events::CheckpointOp,
+        crate::checkpoint::restore::Preview,
+    )>,
 }
 
 impl Thread {
@@ -137,4 +142,7 @@ pub(super) struct Host {
     pub mcp: crate::mcp::Servers,
     /// What the session's subagents share: places, thread numbers, budget.
     pub tasks: Arc<super::subagent::TaskPool>,
+    /// The session's checkpoints (shared with its subagents: their
+    /// writes are kept too).
+    pub checkpoints: Arc<crate::checkpoint::live::Checkpoints>,
 }

@@ -36,12 +36,16 @@ impl Session {
         loop {
             let over = self.thread.run.budget.as_ref().and_then(|b| b.exceeded());
             if let Some(why) = over {
-                return self.abort(AbortReason::MaxTurns, why, TurnEnd::Stopped);
+                return self
+                    .abort(AbortReason::MaxTurns, why, TurnEnd::Stopped)
+                    .await;
             }
             if round >= self.host.config.max_rounds {
                 let message =
                     format!("stopped after {round} model requests (--max-turns); resume to go on");
-                return self.abort(AbortReason::MaxTurns, message, TurnEnd::Stopped);
+                return self
+                    .abort(AbortReason::MaxTurns, message, TurnEnd::Stopped)
+                    .await;
             }
             round += 1;
             self.emit(Event::RoundStarted { round });
@@ -76,12 +80,15 @@ impl Session {
                 self.wait_background(cancel).await;
                 if cancel.is_cancelled() {
                     let message = "interrupted while background tasks ran".into();
-                    return self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted);
+                    return self
+                        .abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
+                        .await;
                 }
                 continue;
             }
             if calls.is_empty() {
                 let open_items = self.thread.plan.lock().manager.open_items().len();
+                self.turn_end_point().await;
                 self.emit(Event::TurnComplete {
                     stop_reason: reply.stop_reason,
                     open_items,
@@ -95,10 +102,11 @@ impl Session {
     }
 
     /// Ends the turn early: says why, and how it ended.
-    fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
+    async fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
         if reason == AbortReason::MaxTurns {
             self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
         }
+        self.turn_end_point().await;
         self.emit(Event::TurnAborted {
             reason,
             message,
@@ -121,10 +129,14 @@ impl Session {
         } else if self.over_threshold() {
             self.compact(CompactReason::Threshold, None, cancel).await;
         }
-        cancel.is_cancelled().then(|| {
-            let message = "interrupted while the conversation was compacted".into();
+        if !cancel.is_cancelled() {
+            return None;
+        }
+        let message = "interrupted while the conversation was compacted".into();
+        Some(
             self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
-        })
+                .await,
+        )
     }
 
     /// One model request (compacting and asking again once if the prompt
@@ -147,11 +159,9 @@ impl Session {
                         self.add_assistant(vec![ContentBlock::Text { text: partial }]);
                     }
                     let message = "interrupted while the model was answering".into();
-                    return Err(self.abort(
-                        AbortReason::Interrupted,
-                        message,
-                        TurnEnd::Interrupted,
-                    ));
+                    return Err(self
+                        .abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
+                        .await);
                 }
             }
         };
@@ -160,6 +170,7 @@ impl Session {
             Err(e) => {
                 tracing::error!(error = %e, "model request failed");
                 self.thread.run.stopped = Some(TaskEnd::Failed(e.to_string()));
+                self.turn_end_point().await;
                 self.emit(Event::TurnAborted {
                     reason: AbortReason::Failed,
                     message: e.to_string(),
@@ -238,7 +249,10 @@ impl Session {
         if cancel.is_cancelled() {
             self.add_tool_results(results, Vec::new());
             let message = "interrupted while tools were running".into();
-            return Some(self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted));
+            return Some(
+                self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
+                    .await,
+            );
         }
         let nag = {
             let plan = self.thread.plan.lock();

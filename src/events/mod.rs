@@ -12,9 +12,11 @@ use serde_json::Value;
 use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
+mod checkpoint;
 mod mcp;
 mod outcome;
 mod thread;
+pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use mcp::{McpAction, McpStatus};
 pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
 pub use thread::ThreadId;
@@ -48,6 +50,8 @@ pub enum Op {
     /// Compact the conversation now (summary, plan, last turns), with an
     /// optional focus for the summary.
     Compact { focus: Option<String> },
+    /// Checkpoints and undo (refused while a turn runs).
+    Checkpoint { action: CheckpointOp },
     /// Continue the stored session whose id starts with `id` (of this
     /// workspace) instead of the current one. A running turn is
     /// interrupted first.
@@ -225,6 +229,8 @@ pub enum ErrorKind {
     PlanFile,
     /// An MCP action (`/mcp approve`, `reconnect`, …) could not be done.
     Mcp,
+    /// A checkpoint op (undo, rewind, diff) could not be done.
+    Checkpoint,
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
@@ -474,6 +480,10 @@ pub enum Event {
         /// What failed, when `reason` is `Failed`.
         error: Option<ErrorKind>,
     },
+    /// The answer to an `Op::Checkpoint`.
+    Checkpoint {
+        answer: CheckpointAnswer,
+    },
     /// Something the user must see (the turn may go on or end).
     Error {
         kind: ErrorKind,
@@ -575,6 +585,7 @@ impl Event {
             | Event::SummaryDelta { .. }
             | Event::Queued { .. }
             | Event::Error { .. }
+            | Event::Checkpoint { .. }
             | Event::ModelChanged { .. }
             | Event::SessionReset
             | Event::SessionStarted { .. }

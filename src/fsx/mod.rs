@@ -127,6 +127,12 @@ impl Root {
         write::replace(self, rel, bytes, options)
     }
 
+    /// Removes the file or symlink `rel` (a link is removed, never
+    /// followed); false when there was none.
+    pub fn remove(&self, rel: &Path) -> io::Result<bool> {
+        write::remove(self, rel)
+    }
+
     /// Whether `openat2` is to be tried.
     fn fast(&self) -> bool {
         self.openat2 && !NO_OPENAT2.load(Ordering::Relaxed)

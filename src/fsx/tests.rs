@@ -10,6 +10,7 @@ use super::*;
 const OPTS: WriteOptions = WriteOptions {
     create_parents: true,
     temp_prefix: ".waypoint-",
+    mode: None,
 };
 
 /// A root (with and without openat2), its folder, and a folder outside.

@@ -18,10 +18,45 @@ pub struct WriteOptions {
     pub create_parents: bool,
     /// Name prefix of the temporary file (`.waypoint-`).
     pub temp_prefix: &'static str,
+    /// The permission bits to give the file (a restore's); `None` keeps
+    /// an existing file's, and a new one gets 0666 minus the umask.
+    pub mode: Option<u32>,
 }
 
 /// Temporary names tried before giving up (each is random).
 const TEMP_TRIES: usize = 8;
+
+/// Removes the file (or symlink: never followed) `rel`; false when there
+/// was none.
+pub(super) fn remove(root: &Root, rel: &Path) -> io::Result<bool> {
+    let rel = checked(rel)?;
+    if rel.as_os_str().is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is the root folder",
+        ));
+    }
+    let (Some(name), dir_rel) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it names no file",
+        ));
+    };
+    let dir = match root.open_beneath(dir_rel, libc::O_PATH | libc::O_DIRECTORY) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    match sys::lstatat(dir.as_fd(), name) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a folder",
+        )),
+        Ok(_) => sys::unlinkat(dir.as_fd(), name).map(|()| true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
 
 pub(super) fn replace(
     root: &Root,
@@ -135,8 +170,8 @@ pub(super) fn write_in(
     };
     let written = (|| {
         file.write_all(bytes).map_err(|e| context("writing", e))?;
-        if let Some(mode) = existing {
-            sys::fchmod(file.as_fd(), mode & 0o7777)
+        if let Some(mode) = options.mode.or(existing.map(u32::from)) {
+            sys::fchmod(file.as_fd(), (mode & 0o7777) as libc::mode_t)
                 .map_err(|e| context("keeping the permissions", e))?;
         }
         file.sync_all().map_err(|e| context("syncing", e))?;

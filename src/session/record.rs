@@ -123,6 +123,9 @@ pub enum Record<'a> {
         thread: ThreadId,
         record: Box<Record<'a>>,
     },
+    /// A checkpoint: a point snapshotted, an own tool's change of a file
+    /// (its pre-image kept), a command outside git, a restore.
+    Checkpoint { mark: crate::checkpoint::Mark },
     /// A record type this version does not know (written by a newer one,
     /// or by format 1: see [`super::v1`]).
     #[serde(other)]
@@ -224,13 +227,14 @@ impl Record<'_> {
             | Record::Approval { at, .. }
             | Record::Compaction { at, .. } => Some(*at),
             Record::Thread { record, .. } => record.at(),
-            Record::Unknown => None,
+            Record::Checkpoint { .. } | Record::Unknown => None,
         }
     }
 
     /// An owned copy, to keep.
     pub fn into_owned(self) -> Record<'static> {
         match self {
+            Record::Checkpoint { mark } => Record::Checkpoint { mark },
             Record::User { text, prompt, at } => Record::User {
                 text: Cow::Owned(text.into_owned()),
                 prompt,

@@ -53,6 +53,8 @@ pub struct Restored {
     pub turns: u32,
     /// The highest child thread's number (0 when no subagent ran).
     pub threads: u32,
+    /// Its checkpoints (points, own-tool changes, restores).
+    pub checkpoints: crate::checkpoint::History,
     /// Records that repair a session cut off mid-turn, to be appended.
     pub repairs: Vec<Record<'static>>,
     /// What was skipped or repaired, for the user.
@@ -150,6 +152,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         history: r.history,
         turns: r.turn,
         threads,
+        checkpoints: r.checkpoints,
         repairs,
         notes,
         resumable,
@@ -213,6 +216,8 @@ struct Replayer {
     last_outcome: Option<TurnOutcome>,
     /// Tool results found missing before a later message, and answered.
     lost: usize,
+    /// The session's checkpoints (the root's records).
+    checkpoints: crate::checkpoint::History,
 }
 
 impl Replayer {
@@ -321,6 +326,16 @@ impl Replayer {
                         text: summary.to_string(),
                     });
                 }
+            }
+            Record::Checkpoint { mark } => {
+                if let crate::checkpoint::Mark::Restore(restored) = mark
+                    && let Some(keep) = restored.messages
+                {
+                    let messages = self.conversation.messages();
+                    let kept = messages[..keep.min(messages.len())].to_vec();
+                    self.conversation = Conversation::from_messages(kept);
+                }
+                self.checkpoints.add(mark.clone());
             }
             Record::Thread { .. } | Record::Unknown => {}
         }

@@ -53,6 +53,8 @@ pub enum PlanEdit {
     Move { from: usize, to: usize },
     /// The plan is emptied (its revisions stay in the history).
     Clear,
+    /// The plan goes back to an earlier list (a rewind of the conversation).
+    Restore { items: Vec<super::TodoItem> },
 }
 
 /// The longest item text a user's edit may bring (a plan line, not a document).
@@ -165,6 +167,10 @@ impl TodoManager {
 fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanError> {
     Ok(match edit {
         PlanEdit::Add { text, after } => add(items, text, *after)?,
+        PlanEdit::Restore { items: earlier } => {
+            items.clone_from(earlier);
+            "the plan went back to an earlier revision".to_string()
+        }
         PlanEdit::Reword { n, text } => {
             let i = index(*n, items)?;
             let text = clean_text(text)?;

@@ -209,6 +209,7 @@ as it is: move it away, or choose another plan_file",
         let options = WriteOptions {
             create_parents: false,
             temp_prefix: ".waypoint-plan-",
+            mode: None,
         };
         self.files
             .replace(&self.rel, text.as_bytes(), &options)

@@ -111,6 +111,7 @@ pub(super) async fn atomic_write(
     let options = crate::fsx::WriteOptions {
         create_parents,
         temp_prefix: TEMP_PREFIX,
+        mode: None,
     };
     let written = tokio::task::spawn_blocking(move || files.replace(&rel, &bytes, &options))
         .await

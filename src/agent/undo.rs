@@ -1,0 +1,358 @@
+//! The engine's side of checkpoints: the points it asks for (a prompt, a
+//! root plan item's start, a turn's end), the checkpoint ops (list,
+//! preview, undo, diff) and what an undo tells the model. Invariants: only
+//! the root thread makes points (a subagent's work lands in its parent
+//! item's span); an undo is applied only as it was previewed, and the
+//! model hears of every undo at its next request.
+
+use std::sync::Arc;
+
+use super::Session;
+use crate::checkpoint::live::{Ask, Setup};
+use crate::checkpoint::{History, PointKind, Target};
+use crate::events::{CheckpointAnswer, CheckpointOp, ErrorKind, Event, PointInfo, ThreadId};
+use crate::session::Record;
+
+impl Session {
+    /// Opens the checkpoints of the session just started (or resumed
+    /// with `history`); notes for the user.
+    pub(super) fn open_checkpoints(&mut self, history: History) -> Vec<String> {
+        let (Some(path), Some(store)) = (self.host.transcript.path(), &self.host.store) else {
+            return Vec::new();
+        };
+        let log = self.host.transcript.for_thread(ThreadId::ROOT);
+        let sink = Arc::new(move |mark: &crate::checkpoint::Mark| {
+            if let Some(warning) = log.record(&Record::Checkpoint { mark: mark.clone() }) {
+                tracing::warn!(warning, "a checkpoint was not recorded");
+            }
+        });
+        self.host.checkpoints.open(Setup {
+            blobs: path.with_extension("blobs"),
+            shadows: store.dir().join("shadow"),
+            work_tree: self.host.workspace.root().to_path_buf(),
+            session: self.host.transcript.id(),
+            history,
+            sink,
+        })
+    }
+
+    /// Asks for a point of `kind` with the conversation at `messages`.
+    pub(super) fn checkpoint(&self, kind: PointKind, turn: u32, messages: usize) {
+        if !self.host.events.thread().is_root() {
+            return;
+        }
+        self.host.checkpoints.point(Ask {
+            kind,
+            turn,
+            messages,
+            plan: self.thread.plan.items(),
+        });
+    }
+
+    /// The point before the user's message `text` is worked on.
+    pub(super) fn prompt_point(&self, text: &str) {
+        let kind = PointKind::Prompt {
+            text: text.to_string(),
+        };
+        let messages = self.thread.conversation.messages().len();
+        self.checkpoint(kind, self.host.events.turn() + 1, messages);
+    }
+
+    /// The point a recorded event marks: a new root plan item in progress.
+    pub(super) fn checkpoint_after(&self, event: &Event) {
+        if !self.host.events.thread().is_root() || !self.host.checkpoints.enabled() {
+            return;
+        }
+        let turn = self.host.events.turn();
+        let messages = self.thread.conversation.messages().len();
+        match event {
+            Event::PlanUpdated { items, .. } => {
+                let now = crate::checkpoint::in_progress(items);
+                if now != self.host.checkpoints.current_item()
+                    && let Some(item) = items.iter().find(|i| Some(&i.id) == now.as_ref())
+                {
+                    let kind = PointKind::Item {
+                        id: item.id.clone(),
+                        content: item.content.clone(),
+                    };
+                    self.checkpoint(kind, turn, messages);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Before a call that may write runs: the points asked for so far
+    /// are snapshotted; an own tool's file (write_file, edit_file) is
+    /// read for its pre-image; a command outside git is noted as not
+    /// undoable.
+    pub(super) async fn checkpoint_before(&self, call: &super::pipeline::Call<'_>) -> Option<Kept> {
+        let checkpoints = &self.host.checkpoints;
+        if !checkpoints.enabled() {
+            return None;
+        }
+        checkpoints.settled().await;
+        let builtin = self
+            .thread
+            .tools
+            .spec(call.name)
+            .is_some_and(|s| s.origin == crate::tools::Origin::Builtin);
+        match self.thread.tools.target(call.name, call.input) {
+            crate::tools::Target::File(path) if builtin => {
+                let resolved = self.host.workspace.resolve(path).ok()?;
+                let rel = self
+                    .host
+                    .workspace
+                    .relative(&resolved)
+                    .to_str()?
+                    .to_string();
+                let before = checkpoints.before(&rel)?;
+                Some(Kept { path: rel, before })
+            }
+            crate::tools::Target::Command(command) => {
+                checkpoints.command(call.id, command);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// After the call: the own tool's change, with its pre-image.
+    pub(super) fn checkpoint_after_call(&self, call: &str, kept: Option<Kept>) {
+        if let Some(kept) = kept {
+            self.host.checkpoints.changed(call, &kept.path, kept.before);
+        }
+    }
+
+    /// The point at a turn's end, snapshotted before the end is announced:
+    /// a change the user makes once the turn is over is never taken for
+    /// the agent's.
+    pub(super) async fn turn_end_point(&self) {
+        if !self.host.events.thread().is_root() || !self.host.checkpoints.enabled() {
+            return;
+        }
+        let turn = self.host.events.turn();
+        let messages = self.thread.conversation.messages().len();
+        self.checkpoint(PointKind::TurnEnd, turn, messages);
+        self.host.checkpoints.settled().await;
+    }
+
+    /// Does what `action` asks; the answer (or why not) goes to the driver.
+    pub(super) async fn on_checkpoint(&mut self, action: CheckpointOp) {
+        let answer = match action.clone() {
+            CheckpointOp::List => Ok(self.list_points()),
+            CheckpointOp::Diff { since } => self
+                .host
+                .checkpoints
+                .diff(since)
+                .await
+                .map(|text| CheckpointAnswer::Diff { text }),
+            CheckpointOp::Undo {
+                target,
+                files,
+                conversation,
+                confirm: false,
+            } => self.preview_undo(action, target, files, conversation).await,
+            CheckpointOp::Undo { .. } => self.undo(action).await,
+        };
+        match answer {
+            Ok(answer) => self.emit(Event::Checkpoint { answer }),
+            Err(message) => self.emit(Event::Error {
+                kind: ErrorKind::Checkpoint,
+                message: format!("Nothing was undone: {message}."),
+            }),
+        }
+    }
+
+    fn list_points(&self) -> CheckpointAnswer {
+        let history = self.host.checkpoints.history();
+        let mut points: Vec<PointInfo> = history
+            .points
+            .iter()
+            .map(|p| PointInfo {
+                id: p.id,
+                label: p.label(),
+                turn: p.turn,
+                at: p.at,
+            })
+            .collect();
+        points.sort_by_key(|p| p.id);
+        CheckpointAnswer::List {
+            points,
+            commands: self.host.checkpoints.tracks_commands(),
+        }
+    }
+
+    async fn preview_undo(
+        &mut self,
+        action: CheckpointOp,
+        target: Target,
+        files: bool,
+        conversation: bool,
+    ) -> Result<CheckpointAnswer, String> {
+        if !self.host.checkpoints.enabled() {
+            return Err("checkpoints are kept only for a recorded session".into());
+        }
+        if conversation && matches!(target, Target::Item { .. }) {
+            return Err("the conversation goes back to a point, not to an item".into());
+        }
+        let mut preview = self.host.checkpoints.preview(&target).await?;
+        if !files {
+            preview.actions.clear();
+            preview.conflicts.clear();
+            preview.not_undoable.clear();
+        }
+        self.thread.run.undo = Some((action, preview.clone()));
+        Ok(CheckpointAnswer::Preview {
+            preview,
+            files,
+            conversation,
+        })
+    }
+
+    /// Applies the undo previewed last for the same request.
+    async fn undo(&mut self, action: CheckpointOp) -> Result<CheckpointAnswer, String> {
+        let CheckpointOp::Undo {
+            target,
+            files,
+            conversation,
+            ..
+        } = &action
+        else {
+            return Err("not an undo".into());
+        };
+        let previewed = self.thread.run.undo.take();
+        let Some((asked, preview)) = previewed.filter(|(asked, _)| {
+            matches!(asked, CheckpointOp::Undo { target: t, files: f, conversation: c, .. }
+                if t == target && f == files && c == conversation)
+        }) else {
+            return Err("preview it first (the undo applied is the one previewed)".into());
+        };
+        drop(asked);
+        let history = self.host.checkpoints.history();
+        let cut = match (conversation, preview.point.and_then(|id| history.point(id))) {
+            (true, Some(point)) => Some((
+                self.valid_cut(point.messages),
+                point.plan.clone(),
+                point.label(),
+            )),
+            (true, None) => return Err("that point does not say where the conversation was".into()),
+            (false, _) => None,
+        };
+        let before = Ask {
+            kind: PointKind::BeforeRestore,
+            turn: self.host.events.turn(),
+            messages: self.thread.conversation.messages().len(),
+            plan: self.thread.plan.items(),
+        };
+        let target_text = preview.target.clone();
+        let (applied, restored) = self
+            .host
+            .checkpoints
+            .apply(
+                preview.clone(),
+                target.clone(),
+                cut.as_ref().map(|c| c.0),
+                before,
+            )
+            .await?;
+        let mut report = preview.report();
+        if !applied.conflicts.is_empty() || applied.files.len() != preview.actions.len() {
+            report.push_str(&format!(
+                "Written: {} file(s); left alone: {}.\n",
+                applied.files.len(),
+                applied.conflicts.len()
+            ));
+        }
+        if let Some((messages, plan, label)) = cut {
+            self.rewind_conversation(messages, plan);
+            report.push_str(&format!("The conversation went back to {label}.\n"));
+        }
+        let note = undo_note(&target_text, &restored, &applied.conflicts);
+        self.add_user_text(note, false);
+        self.checkpoint(
+            PointKind::Restored {
+                target: target_text,
+            },
+            self.host.events.turn(),
+            self.thread.conversation.messages().len(),
+        );
+        Ok(CheckpointAnswer::Done { report })
+    }
+
+    /// The longest whole conversation of at most `messages` messages: a
+    /// point taken mid-round (a plan item's start) falls after a reply
+    /// whose calls are not answered yet, so the cut goes before it.
+    fn valid_cut(&self, messages: usize) -> usize {
+        let all = self.thread.conversation.messages();
+        let mut n = messages.min(all.len());
+        let whole = |n: usize| {
+            let asks = all[..n].last().is_some_and(|m| {
+                m.content
+                    .iter()
+                    .any(|b| matches!(b, crate::llm::ContentBlock::ToolUse { .. }))
+            });
+            !asks
+                && crate::chat::Conversation::from_messages(all[..n].to_vec())
+                    .validate()
+                    .is_ok()
+        };
+        while n > 0 && !whole(n) {
+            n -= 1;
+        }
+        n
+    }
+
+    /// Cuts the root conversation back to `messages` and the plan to
+    /// `plan` (a user revision the model is told of).
+    fn rewind_conversation(&mut self, messages: usize, plan: Vec<crate::todo::TodoItem>) {
+        let kept = self.thread.conversation.messages()
+            [..messages.min(self.thread.conversation.messages().len())]
+            .to_vec();
+        self.thread.conversation = crate::chat::Conversation::from_messages(kept);
+        if self.thread.plan.items() == plan {
+            return;
+        }
+        let edit = crate::todo::PlanEdit::Restore { items: plan };
+        let event =
+            super::plan::apply_user_edit(&self.thread.plan, &edit, crate::todo::Author::User);
+        // Sent now; recorded (once) as the user's revision it is.
+        let _ = self.host.events.send(event);
+        self.settle_user_changes();
+    }
+}
+
+/// A file an own tool is about to change, as it was.
+pub(super) struct Kept {
+    path: String,
+    before: Option<(Vec<u8>, u32)>,
+}
+
+/// What the model is told of an undo.
+fn undo_note(
+    target: &str,
+    restored: &crate::checkpoint::Restored,
+    conflicts: &[crate::checkpoint::restore::Conflict],
+) -> String {
+    let mut note = format!("[The user undid {target}.");
+    if restored.files.is_empty() {
+        note.push_str(" No file was changed.");
+    } else {
+        note.push_str(&format!(
+            " These files were put back as they were: {}.",
+            restored.files.join(", ")
+        ));
+    }
+    if !conflicts.is_empty() {
+        let left: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+        note.push_str(&format!(
+            " Left as they are (changed since): {}.",
+            left.join(", ")
+        ));
+    }
+    if restored.messages.is_some() {
+        note.push_str(" The conversation was cut back to that point; what came after it is gone.");
+    }
+    note.push_str(" Read files again before relying on their earlier content.]");
+    note
+}

@@ -1,0 +1,118 @@
+//! The pre-image store: file contents Waypoint's own tools replaced (and
+//! what they wrote), kept content-addressed (SHA-256) in a folder beside
+//! the session's transcript. Invariant: a blob's name is the hash of its
+//! bytes, and it appears under that name only once it is whole (written to
+//! a temporary name, synced, renamed), so a blob read back is the bytes put.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// A file content of the pre-image store, by hash.
+#[derive(Clone, Debug)]
+pub struct BlobStore {
+    dir: PathBuf,
+}
+
+/// The prefix of a pre-image store blob's reference (`sha256:HEX`); a
+/// shadow repository's are `git:HEX`.
+pub const OWN: &str = "sha256:";
+
+impl BlobStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Stores `bytes` (once: the same content is one file) and returns
+    /// their reference, `sha256:HEX`.
+    pub fn put(&self, bytes: &[u8]) -> Result<String, String> {
+        let hex = hex(&Sha256::digest(bytes));
+        let path = self.path_of(&hex);
+        if path.exists() {
+            return Ok(format!("{OWN}{hex}"));
+        }
+        let context = |e: std::io::Error| format!("keeping a file's earlier content: {e}");
+        let parent = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(parent).map_err(context)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(context)?;
+        tmp.write_all(bytes).map_err(context)?;
+        tmp.as_file().sync_all().map_err(context)?;
+        tmp.persist(&path).map_err(|e| context(e.error))?;
+        Ok(format!("{OWN}{hex}"))
+    }
+
+    /// The bytes of `reference` (`sha256:HEX`), checked against their hash.
+    pub fn get(&self, reference: &str) -> Result<Vec<u8>, String> {
+        let hex = reference
+            .strip_prefix(OWN)
+            .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| format!("`{reference}` is not a pre-image reference"))?;
+        let bytes = std::fs::read(self.path_of(hex))
+            .map_err(|e| format!("reading the kept content {}: {e}", &hex[..12]))?;
+        if self::hex(&Sha256::digest(&bytes)) != hex {
+            return Err(format!(
+                "the kept content {} is damaged (its hash differs)",
+                &hex[..12]
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Its size on disk, in bytes.
+    pub fn disk_bytes(&self) -> u64 {
+        dir_bytes(&self.dir)
+    }
+
+    fn path_of(&self, hex: &str) -> PathBuf {
+        self.dir.join(&hex[..2]).join(&hex[2..])
+    }
+}
+
+/// The bytes of the files under `dir`, recursively (0 if it is missing).
+pub fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn put_is_content_addressed_and_get_checks_the_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::new(dir.path().join("blobs"));
+        let a = store.put(b"hello\n").unwrap();
+        assert_eq!(store.put(b"hello\n").unwrap(), a);
+        assert!(a.starts_with(OWN));
+        assert_eq!(store.get(&a).unwrap(), b"hello\n");
+        let hex = a.strip_prefix(OWN).unwrap();
+        std::fs::write(store.path_of(hex), b"tampered").unwrap();
+        assert!(store.get(&a).unwrap_err().contains("damaged"));
+        assert!(store.get("sha256:zz").is_err());
+        assert!(store.disk_bytes() > 0);
+    }
+}

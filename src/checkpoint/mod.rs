@@ -1,0 +1,243 @@
+//! Checkpoints and undo. Two layers, neither touching the user's
+//! repository: the pre-images of every file Waypoint's own write and edit
+//! tools change ([`BlobStore`], beside the transcript), and in a git work
+//! tree a shadow repository ([`Shadow`]) snapshotting the whole tree at
+//! each point (a prompt, a plan item's start, a turn's end, a restore), so
+//! commands' changes are caught too. The session's transcript records
+//! every point, change and restore ([`Mark`]); a [`History`] read back
+//! from those records is what `/undo`, `/rewind`, "undo item N", `/diff`
+//! and `waypoint undo` plan from ([`restore`]). Invariant: a point's
+//! snapshot is taken before any later writing call runs, so a span
+//! between two points holds exactly what was done in it.
+
+mod blobs;
+pub mod live;
+pub mod restore;
+mod shadow;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use serde::{Deserialize, Serialize};
+
+use crate::todo::{TodoItem, TodoStatus};
+
+pub use blobs::{BlobStore, OWN, dir_bytes};
+pub use shadow::{DEFAULT_CAP, Delta, Entry, GIT, Shadow, Snapshot};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Why a point was taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PointKind {
+    /// Before the user's message `text` (its first line) was worked on.
+    Prompt { text: String },
+    /// A plan item became the one in progress.
+    Item { id: String, content: String },
+    /// A turn ended.
+    TurnEnd,
+    /// Just before a restore (so the restore can be undone).
+    BeforeRestore,
+    /// Just after a restore of `target`.
+    Restored { target: String },
+}
+
+/// A moment files (and the conversation) can go back to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Point {
+    pub id: u32,
+    #[serde(flatten)]
+    pub kind: PointKind,
+    /// The turn it belongs to (1 is the session's first).
+    pub turn: u32,
+    /// The root plan's item in progress from this point on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
+    /// The shadow repository's tree, in a git work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    /// The root conversation's length (messages) then.
+    pub messages: usize,
+    /// The root plan then.
+    #[serde(default)]
+    pub plan: Vec<TodoItem>,
+    /// Untracked files over the size cap, not in the snapshot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<(String, u64)>,
+    pub at: u64,
+}
+
+impl Point {
+    /// How the point is listed: `#3 item "Add tests" (turn 2)`.
+    pub fn label(&self) -> String {
+        let what = match &self.kind {
+            PointKind::Prompt { text } => format!("before \"{}\"", short(text)),
+            PointKind::Item { content, .. } => {
+                format!("start of \"{}\"", short(content))
+            }
+            PointKind::TurnEnd => "end of the turn".into(),
+            PointKind::BeforeRestore => "before a restore".into(),
+            PointKind::Restored { target } => format!("after undoing {}", short(target)),
+        };
+        format!("#{} {what} (turn {})", self.id, self.turn)
+    }
+}
+
+/// A file one of Waypoint's own tools changed (`before` is `None` for a
+/// file it created).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The latest point when it was made.
+    pub point: u32,
+    pub call: String,
+    /// Relative to the workspace.
+    pub path: String,
+    pub before: Option<Entry>,
+    pub after: Option<Entry>,
+    pub at: u64,
+}
+
+/// A command ran where only own-tool changes are kept (outside git): what
+/// it changed cannot be undone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRan {
+    pub point: u32,
+    pub call: String,
+    pub summary: String,
+}
+
+/// A restore done: what it aimed at, the files it wrote and the ones it
+/// refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Restored {
+    /// What was undone, as the user asked (`the last turn`, `item 2`, `#4`).
+    pub target: String,
+    /// What the user asked to undo.
+    pub undid: Target,
+    /// The point files went back to, for a rewind or `/undo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<u32>,
+    /// The point taken just before it (rewinding to it undoes the restore).
+    pub before: u32,
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub conflicts: Vec<String>,
+    /// The conversation was cut back to this many messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<usize>,
+    pub at: u64,
+}
+
+/// One checkpoint record of the transcript.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mark", rename_all = "snake_case")]
+pub enum Mark {
+    Point(Point),
+    Change(FileChange),
+    Command(CommandRan),
+    Restore(Restored),
+}
+
+/// What undo reverts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "to", rename_all = "snake_case")]
+pub enum Target {
+    /// The last turn not undone yet.
+    LastTurn,
+    /// Everything since point `id`.
+    Point { id: u32 },
+    /// The changes made while the root plan's item `id` was in progress.
+    Item { id: String },
+}
+
+/// The session's checkpoints, as recorded.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    pub points: Vec<Point>,
+    pub changes: Vec<FileChange>,
+    pub commands: Vec<CommandRan>,
+    pub restores: Vec<Restored>,
+}
+
+impl History {
+    pub fn add(&mut self, mark: Mark) {
+        match mark {
+            Mark::Point(p) => self.points.push(p),
+            Mark::Change(c) => self.changes.push(c),
+            Mark::Command(c) => self.commands.push(c),
+            Mark::Restore(r) => self.restores.push(r),
+        }
+    }
+
+    pub fn point(&self, id: u32) -> Option<&Point> {
+        self.points.iter().find(|p| p.id == id)
+    }
+
+    /// The next point's id.
+    pub fn next_id(&self) -> u32 {
+        self.points.iter().map(|p| p.id + 1).max().unwrap_or(1)
+    }
+
+    /// The latest point (the state the agent last left).
+    pub fn latest(&self) -> Option<&Point> {
+        self.points.iter().max_by_key(|p| p.id)
+    }
+
+    /// The start of the last turn whose changes are not undone yet:
+    /// each `/undo` goes one turn further back.
+    pub fn last_turn_start(&self) -> Option<&Point> {
+        let undone_to = self
+            .restores
+            .iter()
+            .rev()
+            .take_while(|r| r.undid == Target::LastTurn)
+            .filter_map(|r| r.to)
+            .min();
+        self.points
+            .iter()
+            .filter(|p| matches!(p.kind, PointKind::Prompt { .. }))
+            .filter(|p| undone_to.is_none_or(|to| p.id < to))
+            .max_by_key(|p| p.id)
+    }
+
+    /// The spans `(start, end)` of points during which the root plan's
+    /// item `id` was in progress, oldest first; `end` is the next point.
+    pub fn item_spans(&self, id: &str) -> Vec<(&Point, &Point)> {
+        let mut sorted: Vec<&Point> = self.points.iter().collect();
+        sorted.sort_by_key(|p| p.id);
+        sorted
+            .windows(2)
+            .filter(|w| w[0].item.as_deref() == Some(id))
+            .map(|w| (w[0], w[1]))
+            .collect()
+    }
+
+    /// The root plan's item at 1-based position `n` in the latest plan a
+    /// point knows.
+    pub fn item_at(&self, n: usize) -> Option<TodoItem> {
+        self.latest()?.plan.get(n.checked_sub(1)?).cloned()
+    }
+
+    /// Whether an item with this id was ever in progress.
+    pub fn item_worked(&self, id: &str) -> bool {
+        self.points.iter().any(|p| p.item.as_deref() == Some(id))
+    }
+}
+
+/// The id of the plan's item in progress.
+pub fn in_progress(plan: &[TodoItem]) -> Option<String> {
+    plan.iter()
+        .find(|i| i.status == TodoStatus::InProgress)
+        .map(|i| i.id.clone())
+}
+
+/// The first line of `text`, at most 48 characters.
+fn short(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(47) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}

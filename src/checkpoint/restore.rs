@@ -1,0 +1,654 @@
+//! Planning and applying a restore. A plan ([`Preview`]) says, per file,
+//! what it will be written back to (with its diff), which files are
+//! conflicts (changed since Waypoint's last point by someone else, or a
+//! later step's change on the same lines) and what cannot be undone
+//! (commands outside git). Applying writes each file atomically, after a
+//! journal of every action reached the disk, so a restore cut off by
+//! kill -9 is finished (never left half done) when the session is next
+//! opened. Invariants: nothing is written over a file whose content is
+//! not the one the preview was made from; the user's repository is never
+//! touched (no stash, reset or checkout).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use similar::{ChangeTag, TextDiff};
+
+use super::{BlobStore, Delta, Entry, FileChange, GIT, History, OWN, Point, Shadow, Target};
+use crate::fsx::{Root, WriteOptions};
+
+/// The most of a preview's diff text kept per file.
+const DIFF_CAP: usize = 16 * 1024;
+
+/// A file a restore writes back (`to: None` removes it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Action {
+    pub path: String,
+    pub to: Option<Entry>,
+    /// SHA-256 of the content the file must still have when it is written.
+    pub expect: Option<String>,
+    pub added: usize,
+    pub removed: usize,
+    /// Its unified diff (current → restored), capped.
+    pub diff: String,
+    /// Merged with a later step's change to the same file.
+    #[serde(default)]
+    pub merged: bool,
+}
+
+/// A file a restore leaves alone, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    pub path: String,
+    pub why: String,
+}
+
+/// What a restore will do; nothing is written until it is applied.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preview {
+    /// What it undoes, in words (`the last turn (to #3)`, `item 2 "Add tests"`).
+    pub target: String,
+    /// The point files go back to (for a rewind of the conversation).
+    pub point: Option<u32>,
+    pub actions: Vec<Action>,
+    pub conflicts: Vec<Conflict>,
+    /// Commands whose changes cannot be undone (outside git).
+    pub not_undoable: Vec<String>,
+    /// Untracked files over the size cap, never snapshotted.
+    pub skipped: Vec<(String, u64)>,
+}
+
+impl Preview {
+    /// `3 files (+12 −4), 1 conflict`.
+    pub fn summary(&self) -> String {
+        let added: usize = self.actions.iter().map(|a| a.added).sum();
+        let removed: usize = self.actions.iter().map(|a| a.removed).sum();
+        let n = self.actions.len();
+        let mut text = format!(
+            "{n} file{} (+{added} −{removed})",
+            if n == 1 { "" } else { "s" }
+        );
+        if !self.conflicts.is_empty() {
+            let c = self.conflicts.len();
+            text.push_str(&format!(", {c} conflict{}", if c == 1 { "" } else { "s" }));
+        }
+        if !self.not_undoable.is_empty() {
+            let c = self.not_undoable.len();
+            text.push_str(&format!(
+                ", {c} command{} not undoable",
+                if c == 1 { "" } else { "s" }
+            ));
+        }
+        text
+    }
+
+    /// The whole report: per file its change, each conflict and why,
+    /// what cannot be undone.
+    pub fn report(&self) -> String {
+        let mut out = format!("Undo {}: {}\n", self.target, self.summary());
+        for a in &self.actions {
+            let how = match (&a.to, a.merged) {
+                (None, _) => "remove",
+                (Some(_), true) => "merge",
+                (Some(_), false) => "restore",
+            };
+            out.push_str(&format!(
+                "  {how:<7} {} (+{} −{})\n",
+                a.path, a.added, a.removed
+            ));
+        }
+        for c in &self.conflicts {
+            out.push_str(&format!("  conflict {}: {}\n", c.path, c.why));
+        }
+        for c in &self.not_undoable {
+            out.push_str(&format!("  not undoable: {c}\n"));
+        }
+        for (path, size) in &self.skipped {
+            out.push_str(&format!(
+                "  not snapshotted (over the size cap): {path} ({})\n",
+                crate::units::bytes(*size)
+            ));
+        }
+        out
+    }
+}
+
+/// Where a session's checkpoints are read from and restored to.
+#[derive(Debug)]
+pub struct Store {
+    pub shadow: Option<Shadow>,
+    pub blobs: BlobStore,
+    pub root: Root,
+}
+
+/// A path's states across the spans undone.
+struct Case {
+    path: String,
+    /// Its state at the start of the first span that changed it.
+    start: Option<Entry>,
+    /// At the end of the last span that changed it.
+    end: Option<Entry>,
+    /// As the agent last left it.
+    latest: Option<Entry>,
+    /// Someone other than Waypoint changed it since.
+    changed_since: bool,
+}
+
+impl Store {
+    /// The bytes of a blob reference (either layer's).
+    pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
+        if entry.blob.starts_with(OWN) {
+            return self.blobs.get(&entry.blob);
+        }
+        match &self.shadow {
+            Some(shadow) if entry.blob.starts_with(GIT) => shadow.read(&entry.blob),
+            _ => Err(format!("`{}` cannot be read here", entry.blob)),
+        }
+    }
+
+    /// The file `path` as it is now (`None` when there is none).
+    pub fn current(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        match self.root.open_file(Path::new(path)) {
+            Ok(mut file) => {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut file, &mut bytes)
+                    .map_err(|e| format!("reading {path}: {e}"))?;
+                Ok(Some(bytes))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("reading {path}: {e}")),
+        }
+    }
+
+    /// Plans undoing `target`. `now` is a snapshot just taken (in a git
+    /// work tree), the state files are compared with.
+    pub fn plan(
+        &self,
+        history: &History,
+        target: &Target,
+        now: Option<&str>,
+    ) -> Result<Preview, String> {
+        let (what, spans, point) = spans(history, target)?;
+        let latest = history
+            .latest()
+            .ok_or("no checkpoint was taken in this session")?;
+        let mut preview = Preview {
+            target: what,
+            point,
+            skipped: latest.skipped.clone(),
+            ..Preview::default()
+        };
+        let cases = match (&self.shadow, now, latest.tree.as_deref()) {
+            (Some(shadow), Some(now), Some(tree)) => git_cases(shadow, &spans, tree, now, history)?,
+            _ => {
+                let ids: Vec<(u32, Option<u32>)> =
+                    spans.iter().map(|(s, e)| (s.id, e.map(|e| e.id))).collect();
+                preview.not_undoable = history
+                    .commands
+                    .iter()
+                    .filter(|c| in_spans(c.point, &ids))
+                    .map(|c| c.summary.clone())
+                    .collect();
+                self.own_cases(history, &ids)?
+            }
+        };
+        for case in cases {
+            match self.decide(&case)? {
+                Ok(action) => preview.actions.push(action),
+                Err(why) => preview.conflicts.push(Conflict {
+                    path: case.path,
+                    why,
+                }),
+            }
+        }
+        Ok(preview)
+    }
+
+    /// The pre-image layer's cases: the own tools' changes in the spans.
+    fn own_cases(
+        &self,
+        history: &History,
+        spans: &[(u32, Option<u32>)],
+    ) -> Result<Vec<Case>, String> {
+        let mut by_path: BTreeMap<&str, (Option<&FileChange>, Option<&FileChange>)> =
+            BTreeMap::new();
+        for change in history.changes.iter().filter(|c| in_spans(c.point, spans)) {
+            let slot = by_path.entry(&change.path).or_default();
+            slot.0.get_or_insert(change);
+            slot.1 = Some(change);
+        }
+        let mut cases = Vec::new();
+        for (path, (first, last)) in by_path {
+            let (Some(first), Some(last)) = (first, last) else {
+                continue;
+            };
+            let latest = history
+                .changes
+                .iter()
+                .rev()
+                .find(|c| c.path == path)
+                .and_then(|c| c.after.clone());
+            let now = self.current(path)?;
+            let known = match &latest {
+                Some(entry) => Some(self.read(entry)?),
+                None => None,
+            };
+            cases.push(Case {
+                path: path.to_string(),
+                start: first.before.clone(),
+                end: last.after.clone(),
+                changed_since: now != known,
+                latest,
+            });
+        }
+        Ok(cases)
+    }
+
+    /// One path's action, or why it is a conflict.
+    fn decide(&self, case: &Case) -> Result<Result<Action, String>, String> {
+        if case.changed_since {
+            return Ok(Err(
+                "changed since Waypoint's last checkpoint (by you or another program); left as it is"
+                    .into(),
+            ));
+        }
+        let current = match &case.latest {
+            Some(entry) => Some(self.read(entry)?),
+            None => None,
+        };
+        if case.latest == case.end {
+            let target = match &case.start {
+                Some(entry) => Some(self.read(entry)?),
+                None => None,
+            };
+            return Ok(Ok(action(
+                &case.path,
+                current.as_deref(),
+                target.as_deref(),
+                case.start.clone(),
+                false,
+            )));
+        }
+        // A later step changed the file again: take back only this
+        // span's change, when it does not touch the same lines.
+        let (Some(start), Some(end), Some(latest), Some(current)) =
+            (&case.start, &case.end, &case.latest, &current)
+        else {
+            return Ok(Err(
+                "a later step created or removed it again; left as it is".into(),
+            ));
+        };
+        let base = self.read(end)?;
+        let other = self.read(start)?;
+        match merge(current, &base, &other)? {
+            Some(merged) => {
+                let blob = self.blobs.put(&merged)?;
+                let entry = Entry {
+                    blob,
+                    mode: latest.mode,
+                };
+                Ok(Ok(action(
+                    &case.path,
+                    Some(current),
+                    Some(&merged),
+                    Some(entry),
+                    true,
+                )))
+            }
+            None => Ok(Err(
+                "a later step changed the same lines; left as it is".into()
+            )),
+        }
+    }
+}
+
+/// The spans a target covers, what it is called, and the point files go
+/// back to (for a whole rewind).
+fn spans<'h>(
+    history: &'h History,
+    target: &Target,
+) -> Result<(String, Vec<(&'h Point, Option<&'h Point>)>, Option<u32>), String> {
+    let since = |point: &'h Point| -> Vec<(&'h Point, Option<&'h Point>)> { vec![(point, None)] };
+    match target {
+        Target::LastTurn => {
+            let point = history
+                .last_turn_start()
+                .ok_or("there is no turn to undo")?;
+            // Its own span: from its prompt to its end (a later undo's
+            // changes stay; they are merged with, not reverted).
+            let end = history
+                .points
+                .iter()
+                .filter(|p| p.id > point.id && p.turn == point.turn)
+                .filter(|p| matches!(p.kind, super::PointKind::TurnEnd))
+                .min_by_key(|p| p.id);
+            let name = format!("the last turn (turn {})", point.turn);
+            Ok((name, vec![(point, end)], Some(point.id)))
+        }
+        Target::Point { id } => {
+            let point = history
+                .point(*id)
+                .ok_or_else(|| format!("there is no checkpoint #{id}"))?;
+            Ok((point.label(), since(point), Some(point.id)))
+        }
+        Target::Item { id } => {
+            let spans: Vec<_> = history
+                .item_spans(id)
+                .into_iter()
+                .map(|(s, e)| (s, Some(e)))
+                .collect();
+            let open = history
+                .latest()
+                .filter(|p| p.item.as_deref() == Some(id.as_str()))
+                .map(|p| (p, None));
+            let spans: Vec<_> = spans.into_iter().chain(open).collect();
+            let Some((first, _)) = spans.first() else {
+                return Err(format!("item {id} was never in progress in this session"));
+            };
+            let name = match &first.kind {
+                super::PointKind::Item { content, .. } => format!("item \"{content}\""),
+                _ => format!("item {id}"),
+            };
+            Ok((name, spans, None))
+        }
+    }
+}
+
+fn in_spans(point: u32, spans: &[(u32, Option<u32>)]) -> bool {
+    spans
+        .iter()
+        .any(|&(s, e)| point >= s && e.is_none_or(|e| point < e))
+}
+
+/// The shadow layer's cases: tree diffs of the spans, against the tree
+/// the agent last left (`latest`) and the one just taken (`now`).
+fn git_cases(
+    shadow: &Shadow,
+    spans: &[(&Point, Option<&Point>)],
+    latest: &str,
+    now: &str,
+    history: &History,
+) -> Result<Vec<Case>, String> {
+    let _ = history;
+    let mut by_path: BTreeMap<String, (Option<Entry>, Option<Entry>, String)> = BTreeMap::new();
+    for (start, end) in spans {
+        let from = start
+            .tree
+            .as_deref()
+            .ok_or_else(|| format!("checkpoint #{} has no snapshot", start.id))?;
+        let to = match end {
+            Some(end) => end
+                .tree
+                .as_deref()
+                .ok_or_else(|| format!("checkpoint #{} has no snapshot", end.id))?,
+            None => latest,
+        };
+        for delta in shadow.diff(from, to, &[])? {
+            if delta.to.as_ref().is_some_and(|e| e.mode == 0o160000)
+                || delta.from.as_ref().is_some_and(|e| e.mode == 0o160000)
+            {
+                continue;
+            }
+            let slot = by_path
+                .entry(delta.path.clone())
+                .or_insert_with(|| (delta.from.clone(), None, String::new()));
+            slot.1 = delta.to;
+            slot.2 = to.to_string();
+        }
+    }
+    let paths: Vec<String> = by_path.keys().cloned().collect();
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let user: BTreeMap<String, Delta> = shadow
+        .diff(latest, now, &paths)?
+        .into_iter()
+        .map(|d| (d.path.clone(), d))
+        .collect();
+    let mut later: BTreeMap<String, Delta> = BTreeMap::new();
+    let mut by_end: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (path, (_, _, end)) in &by_path {
+        by_end.entry(end.as_str()).or_default().push(path.clone());
+    }
+    for (end, paths) in by_end {
+        if end != latest {
+            later.extend(
+                shadow
+                    .diff(end, latest, &paths)?
+                    .into_iter()
+                    .map(|d| (d.path.clone(), d)),
+            );
+        }
+    }
+    Ok(by_path
+        .into_iter()
+        .map(|(path, (start, end, _))| {
+            let latest = match later.get(&path) {
+                Some(delta) => delta.to.clone(),
+                None => end.clone(),
+            };
+            Case {
+                changed_since: user.contains_key(&path),
+                path,
+                start,
+                end,
+                latest,
+            }
+        })
+        .collect())
+}
+
+/// The action writing `target` (or removing the file) over `current`.
+fn action(
+    path: &str,
+    current: Option<&[u8]>,
+    target: Option<&[u8]>,
+    to: Option<Entry>,
+    merged: bool,
+) -> Action {
+    let (added, removed, diff) = diff_of(path, current.unwrap_or(b""), target.unwrap_or(b""));
+    Action {
+        path: path.to_string(),
+        to,
+        expect: current.map(sha256),
+        added,
+        removed,
+        diff,
+        merged,
+    }
+}
+
+/// Lines added and removed from `old` to `new`, and their unified diff.
+pub fn diff_of(path: &str, old: &[u8], new: &[u8]) -> (usize, usize, String) {
+    let (Ok(old), Ok(new)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
+        return (0, 0, format!("Binary file {path} differs\n"));
+    };
+    let diff = TextDiff::from_lines(old, new);
+    let (mut added, mut removed) = (0, 0);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Insert => added += 1,
+            ChangeTag::Delete => removed += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    let mut text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    if text.len() > DIFF_CAP {
+        let mut cut = DIFF_CAP;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n… (diff cut)\n");
+    }
+    (added, removed, text)
+}
+
+/// `current` with the change from `base` to `other` merged in (git
+/// merge-file); `None` when they touch the same lines.
+fn merge(current: &[u8], base: &[u8], other: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("merging: {e}"))?;
+    let put = |name: &str, bytes: &[u8]| -> Result<PathBuf, String> {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).map_err(|e| format!("merging: {e}"))?;
+        Ok(path)
+    };
+    let (a, b, c) = (
+        put("current", current)?,
+        put("base", base)?,
+        put("other", other)?,
+    );
+    let out = Command::new("git")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args(["merge-file", "-p", "--quiet"])
+        .args([&a, &b, &c])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("merging needs git: {e}"))?;
+    Ok(out.status.success().then_some(out.stdout))
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// A restore in progress, on disk until it is done.
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    actions: Vec<Action>,
+    done: usize,
+}
+
+/// What applying did: the files written, the ones refused and why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    pub files: Vec<String>,
+    pub conflicts: Vec<Conflict>,
+}
+
+impl Store {
+    fn journal_path(&self) -> PathBuf {
+        self.blobs.dir().join("restore.json")
+    }
+
+    /// Applies `preview`'s actions: the journal first, then each file
+    /// atomically. A file whose content is no longer the one the preview
+    /// saw is left alone (a conflict).
+    pub fn apply(&self, preview: &Preview) -> Result<Applied, String> {
+        let mut journal = Journal {
+            actions: preview.actions.clone(),
+            done: 0,
+        };
+        self.write_journal(&journal)?;
+        let mut applied = Applied {
+            conflicts: preview.conflicts.clone(),
+            ..Applied::default()
+        };
+        for at in 0..journal.actions.len() {
+            let action = &journal.actions[at];
+            let now = self.current(&action.path)?;
+            if now.as_deref().map(sha256) != action.expect {
+                applied.conflicts.push(Conflict {
+                    path: action.path.clone(),
+                    why: "changed after the preview; left as it is".into(),
+                });
+            } else {
+                self.write(action)?;
+                applied.files.push(action.path.clone());
+            }
+            journal.done = at + 1;
+            self.write_journal(&journal)?;
+        }
+        let _ = std::fs::remove_file(self.journal_path());
+        Ok(applied)
+    }
+
+    /// Finishes a restore a crash cut off (its journal is still there):
+    /// the files it had not reached are written now. The files it did
+    /// reach are written again (the same bytes).
+    pub fn recover(&self) -> Result<Option<Applied>, String> {
+        let path = self.journal_path();
+        let Ok(text) = std::fs::read(&path) else {
+            return Ok(None);
+        };
+        let Ok(journal) = serde_json::from_slice::<Journal>(&text) else {
+            // Cut off while the journal itself was written: nothing ran yet.
+            let _ = std::fs::remove_file(&path);
+            return Ok(None);
+        };
+        let mut applied = Applied::default();
+        for action in &journal.actions {
+            self.write(action)?;
+            applied.files.push(action.path.clone());
+        }
+        let _ = std::fs::remove_file(&path);
+        Ok(Some(applied))
+    }
+
+    fn write_journal(&self, journal: &Journal) -> Result<(), String> {
+        let context = |e: std::io::Error| format!("writing the restore's journal: {e}");
+        std::fs::create_dir_all(self.blobs.dir()).map_err(context)?;
+        let bytes = serde_json::to_vec(journal).map_err(|e| format!("restore journal: {e}"))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(self.blobs.dir()).map_err(context)?;
+        tmp.write_all(&bytes).map_err(context)?;
+        tmp.as_file().sync_all().map_err(context)?;
+        tmp.persist(self.journal_path())
+            .map_err(|e| context(e.error))?;
+        Ok(())
+    }
+
+    /// Writes one action's file (atomically) or removes it.
+    fn write(&self, action: &Action) -> Result<(), String> {
+        let rel = Path::new(&action.path);
+        let Some(to) = &action.to else {
+            return self
+                .root
+                .remove(rel)
+                .map(|_| ())
+                .map_err(|e| format!("removing {}: {e}", action.path));
+        };
+        if !to.is_file() {
+            return Err(format!(
+                "{} was a symlink or a submodule then: not restored",
+                action.path
+            ));
+        }
+        let bytes = self.read(to)?;
+        let options = WriteOptions {
+            create_parents: true,
+            temp_prefix: ".waypoint-restore-",
+            mode: Some(to.mode & 0o777),
+        };
+        // A symlink now at the path is replaced, not written through.
+        let _ = self.symlink_gone(rel);
+        self.root
+            .replace(rel, &bytes, &options)
+            .map(|_| ())
+            .map_err(|e| format!("restoring {}: {e}", action.path))
+    }
+
+    /// Removes a symlink at `rel` (a restore writes a file in its place).
+    fn symlink_gone(&self, rel: &Path) -> std::io::Result<()> {
+        let full = self.root.path().join(rel);
+        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink()) {
+            self.root.remove(rel)?;
+        }
+        Ok(())
+    }
+}

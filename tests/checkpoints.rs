@@ -1,0 +1,321 @@
+//! Checkpoints and undo through the engine, on real git repositories the
+//! tests make (and on a plain folder): write_file, edit_file and bash
+//! (`sed -i`, `rm`, `mv`, a new file, `chmod +x`) change files across
+//! three plan items; undoing item 2 takes back exactly item 2's changes
+//! (merged around item 1's and a later turn's changes to the same file);
+//! `/undo` takes back the last turn; a rewind to item 1's start restores
+//! the files, the plan and the conversation. The user's `.git` is compared
+//! byte for byte before and after (nothing excluded). Outside git, own
+//! edits undo exactly and commands are reported as not undoable; a file
+//! the user changed after the agent is a conflict and left alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted_support;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use scripted_support::{plan, scenario, start_with, stop, turn_end, until};
+use serde_json::json;
+use waypoint::agent::{AgentConfig, AgentHandle, SessionSetup};
+use waypoint::checkpoint::Target;
+use waypoint::checkpoint::restore::Preview;
+use waypoint::events::{CheckpointAnswer, CheckpointOp, Event, Op, PointInfo};
+use waypoint::session::SessionStore;
+
+const ITEMS: [&str; 3] = ["Edit a", "Reshape files", "Add h"];
+
+fn three(statuses: [&str; 3]) -> serde_json::Value {
+    plan(&[
+        (ITEMS[0], statuses[0]),
+        (ITEMS[1], statuses[1]),
+        (ITEMS[2], statuses[2]),
+    ])
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Every file under `dir` (recursively), by path: its bytes and mode.
+fn tree_of(dir: &Path, skip_git: bool) -> BTreeMap<String, (Vec<u8>, u32)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = e.path();
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            if skip_git && rel == ".git" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                out.insert(rel, (bytes, meta.permissions().mode()));
+            }
+        }
+    }
+    out
+}
+
+fn text(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+fn executable(dir: &Path, name: &str) -> bool {
+    std::fs::metadata(dir.join(name))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o111
+        != 0
+}
+
+struct Rig {
+    h: AgentHandle,
+    ws: tempfile::TempDir,
+    _home: tempfile::TempDir,
+}
+
+fn rig(turns: serde_json::Value, ws: tempfile::TempDir) -> Rig {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(home.path().join("sessions"));
+    let h = start_with(
+        scenario(turns),
+        ws.path(),
+        AgentConfig::default(),
+        SessionSetup::New(store),
+    );
+    Rig { h, ws, _home: home }
+}
+
+impl Rig {
+    async fn turn(&mut self, text: &str) -> Vec<Event> {
+        self.h.ops.send(Op::Submit { text: text.into() }).unwrap();
+        until(&mut self.h.events, turn_end).await
+    }
+
+    async fn ask(&mut self, action: CheckpointOp) -> Result<CheckpointAnswer, String> {
+        self.h.ops.send(Op::Checkpoint { action }).unwrap();
+        let events = until(&mut self.h.events, |e| {
+            matches!(e, Event::Checkpoint { .. } | Event::Error { .. })
+        })
+        .await;
+        match events.last() {
+            Some(Event::Checkpoint { answer }) => Ok(answer.clone()),
+            Some(Event::Error { message, .. }) => Err(message.clone()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Previews undoing `target`, then applies it; the preview and the
+    /// report.
+    async fn undo(&mut self, target: Target, conversation: bool) -> (Preview, String) {
+        let op = |confirm| CheckpointOp::Undo {
+            target: target.clone(),
+            files: true,
+            conversation,
+            confirm,
+        };
+        let Ok(CheckpointAnswer::Preview { preview, .. }) = self.ask(op(false)).await else {
+            panic!("no preview")
+        };
+        let Ok(CheckpointAnswer::Done { report }) = self.ask(op(true)).await else {
+            panic!("not done")
+        };
+        (preview, report)
+    }
+
+    async fn points(&mut self) -> Vec<PointInfo> {
+        match self.ask(CheckpointOp::List).await {
+            Ok(CheckpointAnswer::List { points, .. }) => points,
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// The session: three items over turn 1, one command in turn 2.
+fn session_turns() -> serde_json::Value {
+    let bash = "sed -i 's/three/THREE/' b.txt && rm d.txt && mv e.txt f.txt && echo new > g.txt && chmod +x c.sh";
+    json!([
+        {"tool_calls": [{"name": "todo_write", "input": three(["in_progress", "pending", "pending"])}]},
+        {"tool_calls": [
+            {"name": "write_file", "input": {"path": "new.txt", "content": "made in item 1\n"}},
+            {"name": "edit_file", "input": {"path": "a.txt", "old_text": "two", "new_text": "TWO"}}
+        ]},
+        {"tool_calls": [{"name": "todo_write", "input": three(["completed", "in_progress", "pending"])}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": bash}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"path": "a.txt", "old_text": "one", "new_text": "ONE"}}]},
+        {"tool_calls": [{"name": "todo_write", "input": three(["completed", "completed", "in_progress"])}]},
+        {"tool_calls": [
+            {"name": "write_file", "input": {"path": "h.txt", "content": "item 3\n"}},
+            {"name": "edit_file", "input": {"path": "b.txt", "old_text": "alpha", "new_text": "ALPHA"}}
+        ]},
+        {"tool_calls": [{"name": "todo_write", "input": three(["completed", "completed", "completed"])}]},
+        {"text": "All three done."},
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo extra >> a.txt"}}]},
+        {"text": "Added a line."}
+    ])
+}
+
+fn seed(dir: &Path) {
+    std::fs::write(dir.join("a.txt"), "one\ntwo\nthree\nfour\nfive\nsix\n").unwrap();
+    std::fs::write(
+        dir.join("b.txt"),
+        "alpha\nbeta\ngamma\ndelta\nepsilon\nthree\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("c.sh"), "echo c\n").unwrap();
+    std::fs::write(dir.join("d.txt"), "to be removed\n").unwrap();
+    std::fs::write(dir.join("e.txt"), "to be moved\n").unwrap();
+    std::fs::set_permissions(dir.join("c.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+#[tokio::test]
+async fn undo_an_item_the_last_turn_and_rewind_in_a_git_repository_leave_dot_git_untouched() {
+    let ws = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    git(ws.path(), &["init", "-q"]);
+    git(ws.path(), &["add", "-A"]);
+    git(ws.path(), &["commit", "-q", "-m", "start"]);
+    git(ws.path(), &["stash", "list"]);
+    let dot_git = tree_of(&ws.path().join(".git"), false);
+    let original = tree_of(ws.path(), true);
+    let mut r = rig(session_turns(), ws);
+    let dir = r.ws.path().to_path_buf();
+
+    r.turn("reshape the files").await;
+    r.turn("add a line").await;
+    assert_eq!(
+        text(&dir, "a.txt"),
+        "ONE\nTWO\nthree\nfour\nfive\nsix\nextra\n"
+    );
+    assert!(executable(&dir, "c.sh"));
+
+    // `/undo`: the last turn (its command's line) only.
+    let (preview, _) = r.undo(Target::LastTurn, false).await;
+    assert_eq!(preview.actions.len(), 1, "{}", preview.report());
+    assert_eq!(text(&dir, "a.txt"), "ONE\nTWO\nthree\nfour\nfive\nsix\n");
+
+    // Undo item 2: its command and its edit, and nothing of items 1 and 3.
+    let (preview, report) = r.undo(Target::Item { id: "2".into() }, false).await;
+    assert!(preview.conflicts.is_empty(), "{report}");
+    let paths: Vec<&str> = preview.actions.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["a.txt", "b.txt", "c.sh", "d.txt", "e.txt", "f.txt", "g.txt"],
+        "{report}"
+    );
+    assert_eq!(text(&dir, "a.txt"), "one\nTWO\nthree\nfour\nfive\nsix\n");
+    assert_eq!(
+        text(&dir, "b.txt"),
+        "ALPHA\nbeta\ngamma\ndelta\nepsilon\nthree\n"
+    );
+    assert_eq!(text(&dir, "d.txt"), "to be removed\n");
+    assert_eq!(text(&dir, "e.txt"), "to be moved\n");
+    assert!(!dir.join("f.txt").exists() && !dir.join("g.txt").exists());
+    assert!(!executable(&dir, "c.sh"), "the mode went back too");
+    assert_eq!(text(&dir, "new.txt"), "made in item 1\n");
+    assert_eq!(text(&dir, "h.txt"), "item 3\n");
+
+    // Rewind to item 1's start: files, plan and conversation.
+    let points = r.points().await;
+    let start = points
+        .iter()
+        .find(|p| p.label.contains("start of \"Edit a\""))
+        .unwrap_or_else(|| panic!("{points:?}"));
+    let (_, report) = r.undo(Target::Point { id: start.id }, true).await;
+    assert!(report.contains("The conversation went back"), "{report}");
+    assert_eq!(tree_of(&dir, true), original, "{report}");
+
+    // The plan is back to item 1 in progress, and the model hears of it.
+    let plan_events = r.turn("what now?").await;
+    let _ = plan_events;
+    stop(r.h).await;
+
+    assert_eq!(
+        tree_of(&dir.join(".git"), false),
+        dot_git,
+        "the user's .git is byte for byte as it was"
+    );
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+}
+
+#[tokio::test]
+async fn outside_git_own_edits_undo_exactly_and_commands_are_reported() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let original = tree_of(ws.path(), false);
+    let mut r = rig(
+        json!([
+            {"tool_calls": [
+                {"name": "edit_file", "input": {"path": "a.txt", "old_text": "two", "new_text": "TWO"}},
+                {"name": "write_file", "input": {"path": "sub/new.txt", "content": "new\n"}},
+                {"name": "bash", "input": {"command": "echo made > cmd.txt"}}
+            ]},
+            {"text": "Done."}
+        ]),
+        ws,
+    );
+    let dir = r.ws.path().to_path_buf();
+    r.turn("change things").await;
+    let (preview, report) = r.undo(Target::LastTurn, false).await;
+    assert_eq!(preview.not_undoable, ["echo made > cmd.txt"], "{report}");
+    assert!(
+        report.contains("not undoable: echo made > cmd.txt"),
+        "{report}"
+    );
+    assert_eq!(text(&dir, "a.txt"), "one\ntwo\n");
+    assert!(!dir.join("sub/new.txt").exists());
+    // The command's file stays: it could not be undone, and said so.
+    let mut now = tree_of(&dir, false);
+    assert!(now.remove("cmd.txt").is_some());
+    assert_eq!(now, original);
+    stop(r.h).await;
+}
+
+#[tokio::test]
+async fn a_file_the_user_changed_after_the_agent_is_a_conflict_and_the_rest_applies() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "one\n").unwrap();
+    std::fs::write(ws.path().join("b.txt"), "bee\n").unwrap();
+    git(ws.path(), &["init", "-q"]);
+    let mut r = rig(
+        json!([
+            {"tool_calls": [
+                {"name": "write_file", "input": {"path": "a.txt", "content": "agent\n"}},
+                {"name": "write_file", "input": {"path": "b.txt", "content": "agent bee\n"}}
+            ]},
+            {"text": "Done."}
+        ]),
+        ws,
+    );
+    let dir = r.ws.path().to_path_buf();
+    r.turn("write").await;
+    std::fs::write(dir.join("a.txt"), "the user's own\n").unwrap();
+    let (preview, report) = r.undo(Target::LastTurn, false).await;
+    assert_eq!(preview.conflicts.len(), 1, "{report}");
+    assert_eq!(preview.conflicts[0].path, "a.txt");
+    assert!(
+        preview.conflicts[0].why.contains("changed since"),
+        "{report}"
+    );
+    assert_eq!(text(&dir, "a.txt"), "the user's own\n", "never overwritten");
+    assert_eq!(text(&dir, "b.txt"), "bee\n");
+    stop(r.h).await;
+}
