@@ -126,6 +126,7 @@ impl Session {
                     path,
                     valid_len,
                     card,
+                    checkpoints,
                 },
             conversation,
             plan,
@@ -135,7 +136,6 @@ impl Session {
             history,
             turns,
             threads,
-            checkpoints,
             repairs,
             notes,
             ..

@@ -374,10 +374,7 @@ impl Session {
         let tool_cancel = cancel.child_token();
         // A tool that can write files marks the plan file's changes
         // meanwhile as its own, not the user's.
-        let writes =
-            self.thread.tools.spec(call.name).is_some_and(|s| {
-                matches!(s.access, Access::Write | Access::Exec | Access::External)
-            });
+        let writes = self.may_write(call.name);
         let _running = writes.then(|| self.thread.plan.tool_running());
         let Ok(_writing) = self.turn_to_write(writes, &tool_cancel).await else {
             let note = "It was waiting for another agent's write and did not run.";
@@ -435,11 +432,7 @@ impl Session {
                 streamed.push_str(chunk);
             }
         };
-        let grace_of = if self.is_agent(call.name) {
-            TASK_CANCEL_GRACE
-        } else {
-            CANCEL_GRACE
-        };
+        let grace_of = self.grace_of(call.name);
         let grace = tokio::time::sleep(grace_of);
         tokio::pin!(grace);
         let mut cancelled = false;
@@ -492,6 +485,23 @@ impl Session {
 }
 
 impl Session {
+    /// Whether a call of `name` may write files (or run what does).
+    fn may_write(&self, name: &str) -> bool {
+        self.thread
+            .tools
+            .spec(name)
+            .is_some_and(|s| matches!(s.access, Access::Write | Access::Exec | Access::External))
+    }
+
+    /// How long a cancelled call of `name` gets to stop on its own.
+    fn grace_of(&self, name: &str) -> Duration {
+        if self.is_agent(name) {
+            TASK_CANCEL_GRACE
+        } else {
+            CANCEL_GRACE
+        }
+    }
+
     /// A call that writes or runs commands waits for the other agents'
     /// (the parent's and its subagents') to end: its turn, held until
     /// dropped; `Err` when cancelled first. Uncontended unless subagents

@@ -65,20 +65,18 @@ impl Session {
         }
         let turn = self.host.events.turn();
         let messages = self.thread.conversation.messages().len();
-        match event {
-            Event::PlanUpdated { items, .. } => {
-                let now = crate::checkpoint::in_progress(items);
-                if now != self.host.checkpoints.current_item()
-                    && let Some(item) = items.iter().find(|i| Some(&i.id) == now.as_ref())
-                {
-                    let kind = PointKind::Item {
-                        id: item.id.clone(),
-                        content: item.content.clone(),
-                    };
-                    self.checkpoint(kind, turn, messages);
-                }
-            }
-            _ => {}
+        let Event::PlanUpdated { items, .. } = event else {
+            return;
+        };
+        let now = crate::checkpoint::in_progress(items);
+        if now != self.host.checkpoints.current_item()
+            && let Some(item) = items.iter().find(|i| Some(&i.id) == now.as_ref())
+        {
+            let kind = PointKind::Item {
+                id: item.id.clone(),
+                content: item.content.clone(),
+            };
+            self.checkpoint(kind, turn, messages);
         }
     }
 

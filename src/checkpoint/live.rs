@@ -11,12 +11,16 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use super::restore::{Applied, Preview, Store, diff_of};
+use super::apply::Applied;
+use super::restore::{Preview, Store, diff_of};
 use super::{
     BlobStore, CommandRan, Entry, FileChange, History, Mark, Point, PointKind, Restored, Shadow,
     Target, lock,
 };
 use crate::todo::TodoItem;
+
+/// A file's content and mode, `None` when there is no file.
+type FileState = Option<(Vec<u8>, u32)>;
 
 /// Where the checkpoints write their records (the transcript).
 pub type Sink = Arc<dyn Fn(&Mark) + Send + Sync>;
@@ -179,7 +183,7 @@ impl Checkpoints {
             messages: ask.messages,
             plan: ask.plan,
             skipped: Vec::new(),
-            at: crate::session::now_ms(),
+            at: super::now_ms(),
         };
         open.asked.fetch_add(1, Ordering::SeqCst);
         let _ = open.jobs.send(Job::Point(point));
@@ -244,7 +248,7 @@ impl Checkpoints {
             path: path.to_string(),
             before,
             after,
-            at: crate::session::now_ms(),
+            at: super::now_ms(),
         });
         (open.sink)(&mark);
         lock(&open.history).add(mark);
@@ -314,9 +318,9 @@ impl Checkpoints {
                 messages: before.messages,
                 plan: before.plan,
                 skipped: Vec::new(),
-                at: crate::session::now_ms(),
+                at: super::now_ms(),
             };
-            let old: Vec<(String, Option<(Vec<u8>, u32)>)> = preview
+            let old: Vec<(String, FileState)> = preview
                 .actions
                 .iter()
                 .filter_map(|a| Some((a.path.clone(), read_entry(&open.store, &a.path)?)))
@@ -336,7 +340,7 @@ impl Checkpoints {
                     .map(|c| format!("{}: {}", c.path, c.why))
                     .collect(),
                 messages,
-                at: crate::session::now_ms(),
+                at: super::now_ms(),
             };
             let mark = Mark::Restore(restored.clone());
             (open.sink)(&mark);

@@ -10,6 +10,7 @@
 //! snapshot is taken before any later writing call runs, so a span
 //! between two points holds exactly what was done in it.
 
+pub mod apply;
 mod blobs;
 pub mod live;
 pub mod restore;
@@ -23,6 +24,13 @@ use crate::todo::{TodoItem, TodoStatus};
 
 pub use blobs::{BlobStore, OWN, dir_bytes};
 pub use shadow::{DEFAULT_CAP, Delta, Entry, GIT, Shadow, Snapshot};
+
+/// Unix time in milliseconds.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

@@ -10,7 +10,6 @@
 //! touched (no stash, reset or checkout).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -19,7 +18,7 @@ use sha2::{Digest, Sha256};
 use similar::{ChangeTag, TextDiff};
 
 use super::{BlobStore, Delta, Entry, FileChange, GIT, History, OWN, Point, Shadow, Target};
-use crate::fsx::{Root, WriteOptions};
+use crate::fsx::Root;
 
 /// The most of a preview's diff text kept per file.
 const DIFF_CAP: usize = 16 * 1024;
@@ -306,13 +305,16 @@ impl Store {
     }
 }
 
+/// A span between two points (`None`: up to now).
+type Span<'h> = (&'h Point, Option<&'h Point>);
+
 /// The spans a target covers, what it is called, and the point files go
 /// back to (for a whole rewind).
 fn spans<'h>(
     history: &'h History,
     target: &Target,
-) -> Result<(String, Vec<(&'h Point, Option<&'h Point>)>, Option<u32>), String> {
-    let since = |point: &'h Point| -> Vec<(&'h Point, Option<&'h Point>)> { vec![(point, None)] };
+) -> Result<(String, Vec<Span<'h>>, Option<u32>), String> {
+    let since = |point: &'h Point| -> Vec<Span<'h>> { vec![(point, None)] };
     match target {
         Target::LastTurn => {
             let point = history
@@ -526,129 +528,4 @@ pub fn sha256(bytes: &[u8]) -> String {
             let _ = write!(s, "{b:02x}");
             s
         })
-}
-
-/// A restore in progress, on disk until it is done.
-#[derive(Debug, Serialize, Deserialize)]
-struct Journal {
-    actions: Vec<Action>,
-    done: usize,
-}
-
-/// What applying did: the files written, the ones refused and why.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Applied {
-    pub files: Vec<String>,
-    pub conflicts: Vec<Conflict>,
-}
-
-impl Store {
-    fn journal_path(&self) -> PathBuf {
-        self.blobs.dir().join("restore.json")
-    }
-
-    /// Applies `preview`'s actions: the journal first, then each file
-    /// atomically. A file whose content is no longer the one the preview
-    /// saw is left alone (a conflict).
-    pub fn apply(&self, preview: &Preview) -> Result<Applied, String> {
-        let mut journal = Journal {
-            actions: preview.actions.clone(),
-            done: 0,
-        };
-        self.write_journal(&journal)?;
-        let mut applied = Applied {
-            conflicts: preview.conflicts.clone(),
-            ..Applied::default()
-        };
-        for at in 0..journal.actions.len() {
-            let action = &journal.actions[at];
-            let now = self.current(&action.path)?;
-            if now.as_deref().map(sha256) != action.expect {
-                applied.conflicts.push(Conflict {
-                    path: action.path.clone(),
-                    why: "changed after the preview; left as it is".into(),
-                });
-            } else {
-                self.write(action)?;
-                applied.files.push(action.path.clone());
-            }
-            journal.done = at + 1;
-            self.write_journal(&journal)?;
-        }
-        let _ = std::fs::remove_file(self.journal_path());
-        Ok(applied)
-    }
-
-    /// Finishes a restore a crash cut off (its journal is still there):
-    /// the files it had not reached are written now. The files it did
-    /// reach are written again (the same bytes).
-    pub fn recover(&self) -> Result<Option<Applied>, String> {
-        let path = self.journal_path();
-        let Ok(text) = std::fs::read(&path) else {
-            return Ok(None);
-        };
-        let Ok(journal) = serde_json::from_slice::<Journal>(&text) else {
-            // Cut off while the journal itself was written: nothing ran yet.
-            let _ = std::fs::remove_file(&path);
-            return Ok(None);
-        };
-        let mut applied = Applied::default();
-        for action in &journal.actions {
-            self.write(action)?;
-            applied.files.push(action.path.clone());
-        }
-        let _ = std::fs::remove_file(&path);
-        Ok(Some(applied))
-    }
-
-    fn write_journal(&self, journal: &Journal) -> Result<(), String> {
-        let context = |e: std::io::Error| format!("writing the restore's journal: {e}");
-        std::fs::create_dir_all(self.blobs.dir()).map_err(context)?;
-        let bytes = serde_json::to_vec(journal).map_err(|e| format!("restore journal: {e}"))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(self.blobs.dir()).map_err(context)?;
-        tmp.write_all(&bytes).map_err(context)?;
-        tmp.as_file().sync_all().map_err(context)?;
-        tmp.persist(self.journal_path())
-            .map_err(|e| context(e.error))?;
-        Ok(())
-    }
-
-    /// Writes one action's file (atomically) or removes it.
-    fn write(&self, action: &Action) -> Result<(), String> {
-        let rel = Path::new(&action.path);
-        let Some(to) = &action.to else {
-            return self
-                .root
-                .remove(rel)
-                .map(|_| ())
-                .map_err(|e| format!("removing {}: {e}", action.path));
-        };
-        if !to.is_file() {
-            return Err(format!(
-                "{} was a symlink or a submodule then: not restored",
-                action.path
-            ));
-        }
-        let bytes = self.read(to)?;
-        let options = WriteOptions {
-            create_parents: true,
-            temp_prefix: ".waypoint-restore-",
-            mode: Some(to.mode & 0o777),
-        };
-        // A symlink now at the path is replaced, not written through.
-        let _ = self.symlink_gone(rel);
-        self.root
-            .replace(rel, &bytes, &options)
-            .map(|_| ())
-            .map_err(|e| format!("restoring {}: {e}", action.path))
-    }
-
-    /// Removes a symlink at `rel` (a restore writes a file in its place).
-    fn symlink_gone(&self, rel: &Path) -> std::io::Result<()> {
-        let full = self.root.path().join(rel);
-        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink()) {
-            self.root.remove(rel)?;
-        }
-        Ok(())
-    }
 }

@@ -480,7 +480,6 @@ pub enum Event {
         /// What failed, when `reason` is `Failed`.
         error: Option<ErrorKind>,
     },
-    /// The answer to an `Op::Checkpoint`.
     Checkpoint {
         answer: CheckpointAnswer,
     },

@@ -170,7 +170,7 @@ pub(super) fn write_in(
     };
     let written = (|| {
         file.write_all(bytes).map_err(|e| context("writing", e))?;
-        if let Some(mode) = options.mode.or(existing.map(u32::from)) {
+        if let Some(mode) = options.mode.or(existing) {
             sys::fchmod(file.as_fd(), (mode & 0o7777) as libc::mode_t)
                 .map_err(|e| context("keeping the permissions", e))?;
         }

@@ -53,8 +53,6 @@ pub struct Restored {
     pub turns: u32,
     /// The highest child thread's number (0 when no subagent ran).
     pub threads: u32,
-    /// Its checkpoints (points, own-tool changes, restores).
-    pub checkpoints: crate::checkpoint::History,
     /// Records that repair a session cut off mid-turn, to be appended.
     pub repairs: Vec<Record<'static>>,
     /// What was skipped or repaired, for the user.
@@ -74,6 +72,8 @@ pub struct StoredFile {
     /// The card of the records read; the repairs are counted when the
     /// transcript's writer appends them.
     pub card: Card,
+    /// Its checkpoints (points, own-tool changes, restores).
+    pub checkpoints: crate::checkpoint::History,
 }
 
 /// Rebuilds a session from its records.
@@ -143,6 +143,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
             path,
             valid_len,
             card,
+            checkpoints: std::mem::take(&mut r.checkpoints),
         },
         conversation: r.conversation,
         plan,
@@ -152,7 +153,6 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         history: r.history,
         turns: r.turn,
         threads,
-        checkpoints: r.checkpoints,
         repairs,
         notes,
         resumable,
