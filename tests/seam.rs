@@ -66,6 +66,17 @@ fn every_op_and_event_round_trips_through_json() {
             focus: Some("the parser".into()),
         },
         Op::Compact { focus: None },
+        Op::Checkpoint {
+            action: waypoint::events::CheckpointOp::Undo {
+                target: waypoint::checkpoint::Target::Item { id: "2".into() },
+                files: true,
+                conversation: false,
+                confirm: false,
+            },
+        },
+        Op::Checkpoint {
+            action: waypoint::events::CheckpointOp::Diff { since: Some(3) },
+        },
         Op::OpenSession { id: "3f2a".into() },
         Op::Approve {
             id: "t1".into(),
@@ -236,6 +247,11 @@ fn every_op_and_event_round_trips_through_json() {
         Event::Error {
             kind: ErrorKind::EmptyMessage,
             message: "empty".into(),
+        },
+        Event::Checkpoint {
+            answer: waypoint::events::CheckpointAnswer::Done {
+                report: "Undo item \"Add tests\": 1 file (+1 −2)".into(),
+            },
         },
         Event::ModelChanged {
             provider: "anthropic".into(),

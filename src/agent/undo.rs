@@ -21,9 +21,13 @@ impl Session {
             return Vec::new();
         };
         let log = self.host.transcript.for_thread(ThreadId::ROOT);
+        let events = self.host.events.clone();
         let sink = Arc::new(move |mark: &crate::checkpoint::Mark| {
-            if let Some(warning) = log.record(&Record::Checkpoint { mark: mark.clone() }) {
-                tracing::warn!(warning, "a checkpoint was not recorded");
+            if let Some(message) = log.record(&Record::Checkpoint { mark: mark.clone() }) {
+                events.send(Event::Error {
+                    kind: ErrorKind::SessionSave,
+                    message,
+                });
             }
         });
         self.host.checkpoints.open(Setup {
@@ -73,7 +77,7 @@ impl Session {
             && let Some(item) = items.iter().find(|i| Some(&i.id) == now.as_ref())
         {
             let kind = PointKind::Item {
-                id: item.id.clone(),
+                item_id: item.id.clone(),
                 content: item.content.clone(),
             };
             self.checkpoint(kind, turn, messages);

@@ -43,7 +43,7 @@ pub enum PointKind {
     /// Before the user's message `text` (its first line) was worked on.
     Prompt { text: String },
     /// A plan item became the one in progress.
-    Item { id: String, content: String },
+    Item { item_id: String, content: String },
     /// A turn ended.
     TurnEnd,
     /// Just before a restore (so the restore can be undone).

@@ -120,7 +120,7 @@ impl SessionStore {
             .ok_or_else(|| SessionError::NoneHere(workspace.to_string()))
     }
 
-    /// Deletes a session (its transcript and its card), holding the
+    /// Deletes a session (its transcript, its card and its checkpoints), holding the
     /// transcript's lock while it does: a session another Waypoint has open
     /// is refused (`InUse`), never deleted under it.
     pub fn remove(&self, info: &SessionInfo) -> Result<(), SessionError> {
@@ -131,6 +131,9 @@ impl SessionStore {
             Err(e) => return Err(SessionError::io(&info.path, e)),
         }
         std::fs::remove_file(&info.path).map_err(|e| SessionError::io(&info.path, e))?;
+        // Its checkpoints go with it: the kept pre-images, its snapshots.
+        let _ = std::fs::remove_dir_all(info.path.with_extension("blobs"));
+        crate::checkpoint::Shadow::forget(&self.dir.join("shadow"), &info.card.id);
         let card = card_path(&info.path);
         match std::fs::remove_file(&card) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SessionError::io(&card, e)),

@@ -84,6 +84,24 @@ pub const COMMANDS: &[Command] = &[
         run: export,
     },
     Command {
+        name: "undo",
+        args: "[item N or #P]",
+        help: "undo the last turn's file changes (preview first); item N: only that plan item's; #P: back to point P",
+        run: super::slash_undo::undo,
+    },
+    Command {
+        name: "rewind",
+        args: "[P [WHAT]]",
+        help: "list the checkpoints; P: go back to one (WHAT: files, conversation or both)",
+        run: super::slash_undo::rewind,
+    },
+    Command {
+        name: "diff",
+        args: "[P]",
+        help: "what the agent changed in this session (since point P)",
+        run: super::slash_undo::diff,
+    },
+    Command {
         name: "plan",
         args: "<EDIT>",
         help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, clear",
@@ -549,6 +567,7 @@ pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
             effects.push(Effect::Send(Op::NewSession));
             effects
         }
+        Confirm::Undo => super::slash_undo::confirmed(app),
     }
 }
 
@@ -566,11 +585,11 @@ mod tests {
         assert_eq!(names("mo"), vec!["model"]);
         assert_eq!(names("q"), vec!["quit"]);
         // "e" starts export; it is contained in help, model, context,
-        // resume, clear, new.
+        // resume, rewind, clear, new.
         assert_eq!(
             names("e"),
             vec![
-                "export", "help", "model", "context", "resume", "clear", "new"
+                "export", "help", "model", "context", "resume", "rewind", "clear", "new"
             ]
         );
         assert_eq!(names("hp"), vec!["help"]);

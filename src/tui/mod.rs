@@ -12,6 +12,7 @@ pub mod measure;
 pub mod outside;
 pub mod sessions;
 pub mod slash_mcp;
+pub mod slash_undo;
 pub mod spill;
 pub mod state;
 pub mod style;

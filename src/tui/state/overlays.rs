@@ -7,6 +7,8 @@
 pub enum Confirm {
     /// `/new` while a turn runs: interrupt it and start afresh?
     NewSession,
+    /// An undo's preview is shown: write the files back?
+    Undo,
 }
 
 impl Confirm {
@@ -15,6 +17,7 @@ impl Confirm {
             Confirm::NewSession => {
                 "A turn is running. Stop it and start a new session (conversation and plan cleared)?"
             }
+            Confirm::Undo => "Undo as shown above (files written back, conflicts left alone)?",
         }
     }
 }
@@ -34,6 +37,8 @@ pub struct Overlays {
     pub help_scroll: super::Scroll,
     pub popup: Popup,
     pub confirm: Option<Confirm>,
+    /// The undo asked for, until it is previewed and answered.
+    pub undo: Option<crate::events::CheckpointOp>,
     /// The session picker, when open.
     pub picker: Option<super::Picker>,
     /// Tool calls waiting for approval (the prompt shows while any does).

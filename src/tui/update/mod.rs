@@ -9,6 +9,7 @@
 //! typed text is only ever removed by sending it or Ctrl+C.
 
 mod approval;
+mod checkpoint;
 mod daily;
 mod keys;
 mod overlays;
@@ -190,6 +191,7 @@ fn told(app: &mut App, event: Event) {
             let (kind, text) = aborted(reason, &message, error);
             app.notice(kind, text);
         }
+        Event::Checkpoint { answer } => checkpoint::answered(app, answer),
         Event::Error { kind, message } => {
             // A refused plan edit changed nothing; the message says why.
             let message = if kind == ErrorKind::PlanEdit {

@@ -1,0 +1,54 @@
+//! The checkpoints' answers as the app shows them: the points, an undo's
+//! preview (then the y/n question), its report, a diff. Invariant: the
+//! question opens only over a preview of the undo the user asked for.
+
+use crate::events::CheckpointAnswer;
+use crate::tui::state::{App, Confirm, NoticeKind};
+
+/// The engine's answer: the points, a preview to confirm, a report, a diff.
+pub(super) fn answered(app: &mut App, answer: CheckpointAnswer) {
+    match answer {
+        CheckpointAnswer::List { points, commands } => {
+            let mut out = String::from(
+                "Checkpoints (/rewind P goes back to one; /diff P shows what changed since):",
+            );
+            for p in &points {
+                out.push_str(&format!("\n  {}", p.label));
+            }
+            if points.is_empty() {
+                out.push_str("\n  none yet: one is taken at each message, plan item and turn end");
+            }
+            if !commands {
+                out.push_str("\nOutside git only Waypoint's own edits are kept: what commands change cannot be undone.");
+            }
+            app.notice(NoticeKind::Info, out);
+        }
+        CheckpointAnswer::Preview {
+            preview,
+            conversation,
+            ..
+        } => {
+            if preview.actions.is_empty() && !conversation {
+                app.overlays.undo = None;
+                app.notice(
+                    NoticeKind::Info,
+                    format!("Nothing to write back.\n{}", preview.report()),
+                );
+                return;
+            }
+            let mut text = preview.report();
+            for action in preview.actions.iter().take(8) {
+                text.push_str(&action.diff);
+            }
+            if conversation {
+                text.push_str("The conversation and the plan go back to that point too.\n");
+            }
+            app.notice(NoticeKind::Info, text);
+            app.overlays.confirm = Some(Confirm::Undo);
+        }
+        CheckpointAnswer::Done { report } => {
+            app.notice(NoticeKind::Info, format!("Undone. {report}"));
+        }
+        CheckpointAnswer::Diff { text } => app.notice(NoticeKind::Info, text),
+    }
+}
