@@ -201,6 +201,26 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// List a stored session's checkpoints: the points `waypoint undo --to` goes back to.
+    Checkpoints {
+        /// The session's id, or its first characters.
+        id: String,
+    },
+    /// Undo a stored session's file changes: its last turn (the default), everything since a
+    /// point, or one plan item's; prints the preview first, leaves conflicts alone.
+    Undo {
+        /// The session's id, or its first characters.
+        id: String,
+        /// Go back to this point (`waypoint checkpoints ID` lists them).
+        #[arg(long, value_name = "POINT", conflicts_with = "item")]
+        to: Option<u32>,
+        /// Undo only what was done while plan item N was in progress.
+        #[arg(long, value_name = "N")]
+        item: Option<usize>,
+        /// Print the preview; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Write a stored session as Markdown (or its raw records).
     Export {
         /// The session's id, or its first characters.

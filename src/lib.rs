@@ -29,4 +29,5 @@ pub mod text;
 pub mod todo;
 pub mod tools;
 pub mod tui;
+pub mod undo_cli;
 pub mod units;

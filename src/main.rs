@@ -95,6 +95,9 @@ async fn run(cli: Cli) -> Result<i32> {
     if let Some(code) = subcommand(&cli, &settings, &store, config_path.as_deref())? {
         return Ok(code);
     }
+    if let Some(code) = waypoint::undo_cli::command(cli.command.as_ref(), &store).await {
+        return code.map_err(|e| eyre!(e));
+    }
     if let Some(Command::Mcp { action }) = &cli.command {
         let dir = cli
             .workspace

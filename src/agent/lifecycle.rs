@@ -104,8 +104,7 @@ impl Session {
         let Some(path) = path else {
             return;
         };
-        let mut notes = notes;
-        notes.extend(self.open_checkpoints(checkpoints));
+        self.open_checkpoints(checkpoints);
         let event = Event::SessionStarted {
             id: self.host.transcript.id(),
             path: path.display().to_string(),

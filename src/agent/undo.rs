@@ -16,12 +16,13 @@ use crate::session::Record;
 impl Session {
     /// Opens the checkpoints of the session just started (or resumed
     /// with `history`); notes for the user.
-    pub(super) fn open_checkpoints(&mut self, history: History) -> Vec<String> {
+    pub(super) fn open_checkpoints(&mut self, history: History) {
         let (Some(path), Some(store)) = (self.host.transcript.path(), &self.host.store) else {
-            return Vec::new();
+            return;
         };
         let log = self.host.transcript.for_thread(ThreadId::ROOT);
         let events = self.host.events.clone();
+        let notices = self.host.events.clone();
         let sink = Arc::new(move |mark: &crate::checkpoint::Mark| {
             if let Some(message) = log.record(&Record::Checkpoint { mark: mark.clone() }) {
                 events.send(Event::Error {
@@ -37,7 +38,13 @@ impl Session {
             session: self.host.transcript.id(),
             history,
             sink,
-        })
+            notify: Arc::new(move |message| {
+                notices.send(Event::Error {
+                    kind: ErrorKind::Checkpoint,
+                    message,
+                });
+            }),
+        });
     }
 
     /// Asks for a point of `kind` with the conversation at `messages`.
@@ -141,6 +148,7 @@ impl Session {
 
     /// Does what `action` asks; the answer (or why not) goes to the driver.
     pub(super) async fn on_checkpoint(&mut self, action: CheckpointOp) {
+        self.host.checkpoints.settled().await;
         let answer = match action.clone() {
             CheckpointOp::List => Ok(self.list_points()),
             CheckpointOp::Diff { since } => self
@@ -270,7 +278,7 @@ impl Session {
             self.rewind_conversation(messages, plan);
             report.push_str(&format!("The conversation went back to {label}.\n"));
         }
-        let note = undo_note(&target_text, &restored, &applied.conflicts);
+        let note = crate::checkpoint::undo_note(&target_text, &restored, &applied.conflicts);
         self.add_user_text(note, false);
         self.checkpoint(
             PointKind::Restored {
@@ -328,33 +336,4 @@ impl Session {
 pub(super) struct Kept {
     path: String,
     before: Option<(Vec<u8>, u32)>,
-}
-
-/// What the model is told of an undo.
-fn undo_note(
-    target: &str,
-    restored: &crate::checkpoint::Restored,
-    conflicts: &[crate::checkpoint::restore::Conflict],
-) -> String {
-    let mut note = format!("[The user undid {target}.");
-    if restored.files.is_empty() {
-        note.push_str(" No file was changed.");
-    } else {
-        note.push_str(&format!(
-            " These files were put back as they were: {}.",
-            restored.files.join(", ")
-        ));
-    }
-    if !conflicts.is_empty() {
-        let left: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
-        note.push_str(&format!(
-            " Left as they are (changed since): {}.",
-            left.join(", ")
-        ));
-    }
-    if restored.messages.is_some() {
-        note.push_str(" The conversation was cut back to that point; what came after it is gone.");
-    }
-    note.push_str(" Read files again before relying on their earlier content.]");
-    note
 }

@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::restore::{Action, Conflict, Preview, Store, sha256};
 use crate::fsx::WriteOptions;
 
-/// A restore in progress, on disk until it is done.
+/// A restore in progress, on disk until it is done: its actions (written
+/// once, diffs left out), and beside it a log of the actions done.
 #[derive(Debug, Serialize, Deserialize)]
 struct Journal {
     actions: Vec<Action>,
-    done: usize,
 }
 
 /// What applying did: the files written, the ones refused and why.
@@ -31,58 +31,100 @@ impl Store {
         self.blobs.dir().join("restore.json")
     }
 
+    fn done_path(&self) -> PathBuf {
+        self.blobs.dir().join("restore.done")
+    }
+
     /// Applies `preview`'s actions: the journal first, then each file
-    /// atomically. A file whose content is no longer the one the preview
-    /// saw is left alone (a conflict).
+    /// atomically, each one logged as done. A file whose content is no
+    /// longer the one the preview saw is left alone (a conflict).
     pub fn apply(&self, preview: &Preview) -> Result<Applied, String> {
-        let mut journal = Journal {
-            actions: preview.actions.clone(),
-            done: 0,
-        };
+        let actions: Vec<Action> = preview
+            .actions
+            .iter()
+            .map(|a| Action {
+                diff: String::new(),
+                ..a.clone()
+            })
+            .collect();
+        let journal = Journal { actions };
+        self.finish_journal();
         self.write_journal(&journal)?;
         let mut applied = Applied {
             conflicts: preview.conflicts.clone(),
             ..Applied::default()
         };
-        for at in 0..journal.actions.len() {
-            let action = &journal.actions[at];
-            let now = self.current(&action.path)?;
-            if now.as_deref().map(sha256) != action.expect {
-                applied.conflicts.push(Conflict {
-                    path: action.path.clone(),
-                    why: "changed after the preview; left as it is".into(),
-                });
-            } else {
-                self.write(action)?;
-                applied.files.push(action.path.clone());
-            }
-            journal.done = at + 1;
-            self.write_journal(&journal)?;
-        }
-        let _ = std::fs::remove_file(self.journal_path());
+        self.run(&journal, &[], &mut applied)?;
+        self.finish_journal();
         Ok(applied)
     }
 
     /// Finishes a restore a crash cut off (its journal is still there):
-    /// the files it had not reached are written now. The files it did
-    /// reach are written again (the same bytes).
+    /// the files it had not reached are written now, by the same rules
+    /// (one changed meanwhile is left alone).
     pub fn recover(&self) -> Result<Option<Applied>, String> {
-        let path = self.journal_path();
-        let Ok(text) = std::fs::read(&path) else {
+        let Ok(text) = std::fs::read(self.journal_path()) else {
             return Ok(None);
         };
         let Ok(journal) = serde_json::from_slice::<Journal>(&text) else {
             // Cut off while the journal itself was written: nothing ran yet.
-            let _ = std::fs::remove_file(&path);
+            self.finish_journal();
             return Ok(None);
         };
+        let done: Vec<usize> = std::fs::read_to_string(self.done_path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
         let mut applied = Applied::default();
-        for action in &journal.actions {
-            self.write(action)?;
-            applied.files.push(action.path.clone());
-        }
-        let _ = std::fs::remove_file(&path);
+        self.run(&journal, &done, &mut applied)?;
+        self.finish_journal();
         Ok(Some(applied))
+    }
+
+    /// Runs the journal's actions not in `done`, logging each one.
+    fn run(&self, journal: &Journal, done: &[usize], applied: &mut Applied) -> Result<(), String> {
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.done_path())
+            .map_err(|e| format!("writing the restore's progress: {e}"))?;
+        for (at, action) in journal.actions.iter().enumerate() {
+            if done.contains(&at) {
+                applied.files.push(action.path.clone());
+                continue;
+            }
+            let now = self.current(&action.path)?;
+            let now_hash = now.as_deref().map(sha256);
+            if now_hash == action.expect {
+                self.write(action)?;
+                applied.files.push(action.path.clone());
+            } else if self.is_target(action, now.as_deref())? {
+                // Written before the crash; its line in the log was not.
+                applied.files.push(action.path.clone());
+            } else {
+                applied.conflicts.push(Conflict {
+                    path: action.path.clone(),
+                    why: "changed after the preview; left as it is".into(),
+                });
+            }
+            let _ = writeln!(log, "{at}");
+        }
+        Ok(())
+    }
+
+    /// Whether `now` is already what `action` writes.
+    fn is_target(&self, action: &Action, now: Option<&[u8]>) -> Result<bool, String> {
+        Ok(match (&action.to, now) {
+            (None, None) => true,
+            (Some(to), Some(now)) => self.read(to)? == now,
+            _ => false,
+        })
+    }
+
+    fn finish_journal(&self) {
+        let _ = std::fs::remove_file(self.journal_path());
+        let _ = std::fs::remove_file(self.done_path());
     }
 
     fn write_journal(&self, journal: &Journal) -> Result<(), String> {

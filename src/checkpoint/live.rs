@@ -36,13 +36,22 @@ pub struct Setup {
     /// The session's checkpoints so far (a resumed one's).
     pub history: History,
     pub sink: Sink,
+    /// Where what the user should know goes (a restore finished after a
+    /// crash, a shadow repository that failed).
+    pub notify: Arc<dyn Fn(String) + Send + Sync>,
 }
 
-/// A point asked for, its snapshot still to take.
+/// The checkpoints' thread's work, in order.
 enum Job {
+    /// Opens the shadow repository, finishes a cut-off restore, and
+    /// hashes the work tree once so the first real snapshot is quick.
+    Open {
+        shadows: PathBuf,
+        work_tree: PathBuf,
+        session: String,
+    },
+    /// A point asked for, its snapshot still to take.
     Point(Point),
-    /// Hashes the work tree once so the first real snapshot is quick.
-    Warm,
 }
 
 struct Open {
@@ -78,48 +87,26 @@ pub struct Ask {
 }
 
 impl Checkpoints {
-    /// Opens the checkpoints of a session: its stores, a restore a crash
-    /// cut off finished. Returns notes for the user.
-    pub fn open(&self, setup: Setup) -> Vec<String> {
-        let mut notes = Vec::new();
+    /// Opens the checkpoints of a session. What takes time (the shadow
+    /// repository, finishing a restore a crash cut off, hashing the work
+    /// tree once) is done on the checkpoints' thread, off the first
+    /// frame; anything the user should know goes to `setup.notify`.
+    pub fn open(&self, setup: Setup) {
         let root = match crate::fsx::Root::new(&setup.work_tree) {
             Ok(root) => root,
             Err(e) => {
                 *lock(&self.open) = None;
-                return vec![format!(
+                (setup.notify)(format!(
                     "Checkpoints are off: the workspace cannot be opened ({e})."
-                )];
-            }
-        };
-        let shadow = match Shadow::open(
-            &setup.shadows,
-            &setup.work_tree,
-            &setup.session,
-            super::DEFAULT_CAP,
-        ) {
-            Ok(shadow) => shadow,
-            Err(e) => {
-                notes.push(format!(
-                    "Only Waypoint's own edits can be undone: the shadow repository failed ({e})."
                 ));
-                None
+                return;
             }
         };
         let store = Arc::new(Store {
-            shadow,
+            shadow: std::sync::OnceLock::new(),
             blobs: BlobStore::new(setup.blobs),
             root,
         });
-        match store.recover() {
-            Ok(Some(applied)) => notes.push(format!(
-                "A restore cut off earlier was finished: {} file(s) written.",
-                applied.files.len()
-            )),
-            Ok(None) => {}
-            Err(e) => notes.push(format!(
-                "A restore cut off earlier could not be finished: {e}"
-            )),
-        }
         let next = setup.history.next_id();
         let current = setup.history.latest().map_or(0, |p| p.id);
         let history = Arc::new(Mutex::new(setup.history));
@@ -129,17 +116,22 @@ impl Checkpoints {
             store: store.clone(),
             history: history.clone(),
             sink: setup.sink.clone(),
+            notify: setup.notify.clone(),
             done: done_tx,
         };
         let spawned = std::thread::Builder::new()
             .name("waypoint-checkpoints".into())
             .spawn(move || worker.run(rx));
         if let Err(e) = spawned {
-            notes.push(format!("Checkpoints are off: {e}"));
+            (setup.notify)(format!("Checkpoints are off: {e}"));
             *lock(&self.open) = None;
-            return notes;
+            return;
         }
-        let _ = jobs.send(Job::Warm);
+        let _ = jobs.send(Job::Open {
+            shadows: setup.shadows,
+            work_tree: setup.work_tree,
+            session: setup.session,
+        });
         *lock(&self.open) = Some(Arc::new(Open {
             store,
             history,
@@ -150,7 +142,6 @@ impl Checkpoints {
             next: AtomicU32::new(next),
             sink: setup.sink,
         }));
-        notes
     }
 
     fn get(&self) -> Option<Arc<Open>> {
@@ -159,7 +150,7 @@ impl Checkpoints {
 
     /// Whether command changes are caught too (a git work tree).
     pub fn tracks_commands(&self) -> bool {
-        self.get().is_some_and(|o| o.store.shadow.is_some())
+        self.get().is_some_and(|o| o.store.shadow().is_some())
     }
 
     /// Whether checkpoints are kept at all.
@@ -259,7 +250,7 @@ impl Checkpoints {
         let Some(open) = self.get() else {
             return;
         };
-        if open.store.shadow.is_some() {
+        if open.store.shadow().is_some() {
             return;
         }
         let mark = Mark::Command(CommandRan {
@@ -348,7 +339,7 @@ impl Checkpoints {
             Ok((applied, restored, old))
         })
         .await?;
-        if open.store.shadow.is_none() {
+        if open.store.shadow().is_none() {
             for (path, before) in old {
                 if restored.files.contains(&path) {
                     self.changed("restore", &path, before);
@@ -430,7 +421,7 @@ fn read_entry(store: &Store, path: &str) -> Option<Option<(Vec<u8>, u32)>> {
 
 /// A snapshot now (in a git work tree), under ref `name`.
 fn snapshot_now(open: &Open, name: &str) -> Result<Option<String>, String> {
-    match &open.store.shadow {
+    match open.store.shadow() {
         Some(shadow) => Ok(Some(shadow.snapshot(name)?.tree)),
         None => Ok(None),
     }
@@ -449,22 +440,50 @@ struct Worker {
     store: Arc<Store>,
     history: Arc<Mutex<History>>,
     sink: Sink,
+    notify: Arc<dyn Fn(String) + Send + Sync>,
     done: tokio::sync::watch::Sender<u64>,
 }
 
 impl Worker {
+    fn open(&self, shadows: &std::path::Path, work_tree: &std::path::Path, session: &str) {
+        let shadow = match Shadow::open(shadows, work_tree, session, super::DEFAULT_CAP) {
+            Ok(shadow) => shadow,
+            Err(e) => {
+                (self.notify)(format!(
+                    "Only Waypoint's own edits can be undone: the shadow repository failed ({e})."
+                ));
+                None
+            }
+        };
+        let _ = self.store.shadow.set(shadow);
+        match self.store.recover() {
+            Ok(Some(applied)) => (self.notify)(format!(
+                "A restore cut off earlier was finished: {} file(s) written, {} left alone.",
+                applied.files.len(),
+                applied.conflicts.len()
+            )),
+            Ok(None) => {}
+            Err(e) => (self.notify)(format!(
+                "A restore cut off earlier could not be finished: {e}"
+            )),
+        }
+        if let Some(shadow) = self.store.shadow()
+            && let Err(e) = shadow.snapshot("start")
+        {
+            tracing::warn!(error = %e, "the first snapshot failed");
+        }
+    }
+
     fn run(self, jobs: mpsc::Receiver<Job>) {
         while let Ok(job) = jobs.recv() {
             match job {
-                Job::Warm => {
-                    if let Some(shadow) = &self.store.shadow
-                        && let Err(e) = shadow.snapshot("start")
-                    {
-                        tracing::warn!(error = %e, "the first snapshot failed");
-                    }
-                }
+                Job::Open {
+                    shadows,
+                    work_tree,
+                    session,
+                } => self.open(&shadows, &work_tree, &session),
                 Job::Point(mut point) => {
-                    if let Some(shadow) = &self.store.shadow {
+                    if let Some(shadow) = self.store.shadow() {
                         match shadow.snapshot(&point.id.to_string()) {
                             Ok(snap) => {
                                 point.tree = Some(snap.tree);

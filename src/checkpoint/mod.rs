@@ -249,3 +249,28 @@ fn short(text: &str) -> String {
         None => line.to_string(),
     }
 }
+
+/// What the model is told of an undo (added to the conversation).
+pub fn undo_note(target: &str, restored: &Restored, conflicts: &[restore::Conflict]) -> String {
+    let mut note = format!("[The user undid {target}.");
+    if restored.files.is_empty() {
+        note.push_str(" No file was changed.");
+    } else {
+        note.push_str(&format!(
+            " These files were put back as they were: {}.",
+            restored.files.join(", ")
+        ));
+    }
+    if !conflicts.is_empty() {
+        let left: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+        note.push_str(&format!(
+            " Left as they are (changed since): {}.",
+            left.join(", ")
+        ));
+    }
+    if restored.messages.is_some() {
+        note.push_str(" The conversation was cut back to that point; what came after it is gone.");
+    }
+    note.push_str(" Read files again before relying on their earlier content.]");
+    note
+}

@@ -119,7 +119,9 @@ impl Preview {
 /// Where a session's checkpoints are read from and restored to.
 #[derive(Debug)]
 pub struct Store {
-    pub shadow: Option<Shadow>,
+    /// The shadow repository, once the checkpoints' thread opened it
+    /// (`None` inside: not a git work tree, or it failed).
+    pub shadow: std::sync::OnceLock<Option<Shadow>>,
     pub blobs: BlobStore,
     pub root: Root,
 }
@@ -138,12 +140,17 @@ struct Case {
 }
 
 impl Store {
+    /// The shadow repository, when there is one (and it is open).
+    pub fn shadow(&self) -> Option<&Shadow> {
+        self.shadow.get().and_then(Option::as_ref)
+    }
+
     /// The bytes of a blob reference (either layer's).
     pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
         if entry.blob.starts_with(OWN) {
             return self.blobs.get(&entry.blob);
         }
-        match &self.shadow {
+        match self.shadow() {
             Some(shadow) if entry.blob.starts_with(GIT) => shadow.read(&entry.blob),
             _ => Err(format!("`{}` cannot be read here", entry.blob)),
         }
@@ -181,7 +188,7 @@ impl Store {
             skipped: latest.skipped.clone(),
             ..Preview::default()
         };
-        let cases = match (&self.shadow, now, latest.tree.as_deref()) {
+        let cases = match (self.shadow(), now, latest.tree.as_deref()) {
             (Some(shadow), Some(now), Some(tree)) => git_cases(shadow, &spans, tree, now, history)?,
             _ => {
                 let ids: Vec<(u32, Option<u32>)> =
