@@ -149,6 +149,14 @@ impl Shadow {
             )
             .map_err(context)?;
         }
+        // A new session's index starts as a copy of the newest one of the
+        // workspace: a cache of what each file hashed to, so its first
+        // snapshot re-reads only what changed (not the whole tree).
+        if !self.index.exists()
+            && let Some(newest) = newest_index(&self.git_dir)
+        {
+            let _ = std::fs::copy(newest, &self.index);
+        }
         // A snapshot cut off (kill -9) leaves its lock; this session's
         // index is only ever used by this session's one process.
         let _ = std::fs::remove_file(self.index.with_extension("lock"));
@@ -329,6 +337,21 @@ impl Shadow {
             }
         }
     }
+}
+
+/// The most recently written session index in `git_dir`.
+fn newest_index(git_dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(git_dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("index-") && !name.ends_with(".lock")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, path)| path)
 }
 
 /// The user's repository's git folder, when `work_tree` is in one (read
