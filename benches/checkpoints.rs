@@ -84,7 +84,9 @@ fn bench(c: &mut Criterion) {
                 step += 1;
                 let name = format!("p{step}");
                 for f in 0..3 {
-                    let path = ws.path().join(format!("mod{:03}/file{f:03}.rs", step % 200));
+                    let path = ws
+                        .path()
+                        .join(format!("mod{:03}/file{f:03}.rs", step % 200));
                     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
                     writeln!(file, "// step {step}").unwrap();
                 }

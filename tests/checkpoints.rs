@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod scripted_support;
+mod tui_support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -24,6 +25,8 @@ use waypoint::checkpoint::Target;
 use waypoint::checkpoint::restore::Preview;
 use waypoint::events::{CheckpointAnswer, CheckpointOp, Event, Op, PointInfo};
 use waypoint::session::SessionStore;
+use waypoint::tui::state::App;
+use waypoint::tui::update::{self, Effect};
 
 const ITEMS: [&str; 3] = ["Edit a", "Reshape files", "Add h"];
 
@@ -317,5 +320,77 @@ async fn a_file_the_user_changed_after_the_agent_is_a_conflict_and_the_rest_appl
     );
     assert_eq!(text(&dir, "a.txt"), "the user's own\n", "never overwritten");
     assert_eq!(text(&dir, "b.txt"), "bee\n");
+    stop(r.h).await;
+}
+
+/// Feeds `events` to the app.
+fn show(a: &mut App, events: Vec<Event>, clock: &tui_support::Clock) {
+    for e in events {
+        update::on_event(a, e, clock.at(1.0));
+    }
+}
+
+/// Sends the ops among `effects` to the engine; how many.
+fn forward(h: &AgentHandle, effects: Vec<Effect>) -> usize {
+    let mut sent = 0;
+    for effect in effects {
+        if let Effect::Send(op) = effect {
+            h.ops.send(op).unwrap();
+            sent += 1;
+        }
+    }
+    sent
+}
+
+#[tokio::test]
+async fn in_the_app_u_on_a_plan_item_previews_its_undo_and_y_applies_it() {
+    use ratatui::crossterm::event::KeyCode;
+    use tui_support::{Clock, app, key, screen, screen_text};
+    let ws = tempfile::tempdir().unwrap();
+    seed(ws.path());
+    git(ws.path(), &["init", "-q"]);
+    let mut r = rig(session_turns(), ws);
+    let dir = r.ws.path().to_path_buf();
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    a.status.engine.arrived();
+    // The first turn (three items), shown as the app would.
+    r.h.ops
+        .send(Op::Submit {
+            text: "reshape the files".into(),
+        })
+        .unwrap();
+    let events = until(&mut r.h.events, turn_end).await;
+    show(&mut a, events, &clock);
+    // Plan pane, item 2, `u`.
+    while a.focus != waypoint::tui::state::Focus::Checklist {
+        update::on_key(&mut a, key(KeyCode::Tab), clock.at(1.0));
+    }
+    for _ in 0..2 {
+        update::on_key(&mut a, key(KeyCode::Down), clock.at(1.0));
+    }
+    assert_eq!(a.root.plan.selected_index(), Some(1));
+    let effects = update::on_key(&mut a, key(KeyCode::Char('u')), clock.at(1.0));
+    assert_eq!(forward(&r.h, effects), 1);
+    let answer = until(&mut r.h.events, |e| matches!(e, Event::Checkpoint { .. })).await;
+    show(&mut a, answer, &clock);
+    let t = screen(&mut a, 80, 24, clock.at(2.0));
+    insta::assert_snapshot!("undo_item_preview_80x24", t.backend());
+    let s = screen_text(&mut a, 120, 40, clock.at(2.0));
+    assert!(s.contains("7 files (+4 −4)? Files are"), "{s}");
+    assert!(s.contains("remove  g.txt"), "{s}");
+    assert!(
+        !dir.join("d.txt").exists(),
+        "nothing is written before the yes"
+    );
+    // `y`: the same undo, confirmed.
+    let effects = update::on_key(&mut a, key(KeyCode::Char('y')), clock.at(3.0));
+    assert_eq!(forward(&r.h, effects), 1);
+    let answer = until(&mut r.h.events, |e| matches!(e, Event::Checkpoint { .. })).await;
+    show(&mut a, answer, &clock);
+    assert_eq!(text(&dir, "d.txt"), "to be removed\n");
+    assert!(!dir.join("g.txt").exists());
+    let s = screen_text(&mut a, 120, 40, clock.at(4.0));
+    assert!(s.contains("Undone."), "{s}");
     stop(r.h).await;
 }

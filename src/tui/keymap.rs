@@ -169,12 +169,14 @@ pub enum ItemEdit {
     Remove,
     MoveDown,
     MoveUp,
+    /// Undo the files the item's calls changed (preview first).
+    Undo,
 }
 
 impl Action {
     /// Every action a key can name; a test checks each has a binding and
     /// each kind of action is here.
-    pub const ALL: [Action; 74] = [
+    pub const ALL: [Action; 75] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -281,6 +283,7 @@ impl Action {
         Action::PlanEdit(ItemEdit::Remove),
         Action::PlanEdit(ItemEdit::MoveDown),
         Action::PlanEdit(ItemEdit::MoveUp),
+        Action::PlanEdit(ItemEdit::Undo),
         Action::PromptSend,
         Action::PromptCancel,
         Action::OpenCell,

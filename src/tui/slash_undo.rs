@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::update::Effect;
 use crate::checkpoint::Target;
 use crate::events::{CheckpointOp, Op};
-use crate::tui::state::{App, NoticeKind};
+use crate::tui::state::{App, NoticeKind, PendingUndo};
 
 const USAGE: &str = "/undo (the last turn) | /undo item N | /undo #P (back to point P)";
 
@@ -100,14 +100,17 @@ fn ask(app: &mut App, op: CheckpointOp) -> Vec<Effect> {
         return Vec::new();
     }
     if matches!(op, CheckpointOp::Undo { .. }) {
-        app.overlays.undo = Some(op.clone());
+        app.overlays.undo = Some(PendingUndo {
+            op: op.clone(),
+            summary: None,
+        });
     }
     vec![Effect::Send(Op::Checkpoint { action: op })]
 }
 
 /// The user said yes to the preview: the same op, confirmed.
 pub fn confirmed(app: &mut App) -> Vec<Effect> {
-    match app.overlays.undo.take() {
+    match app.overlays.undo.take().map(|u| u.op) {
         Some(CheckpointOp::Undo {
             target,
             files,

@@ -113,7 +113,20 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
         widgets::picker::render(frame, picker, &ctx, r);
     }
     if let Some(question) = app.overlays.confirm {
-        draw_confirm(frame, question.question(), &ctx, area);
+        // An undo's question says what it does (the preview is above).
+        let undo = match (question, &app.overlays.undo) {
+            (crate::tui::state::Confirm::Undo, Some(pending)) => pending
+                .summary
+                .as_ref()
+                .map(|s| format!("Undo {s}? Files are written back; conflicts stay as they are.")),
+            _ => None,
+        };
+        draw_confirm(
+            frame,
+            undo.as_deref().unwrap_or(question.question()),
+            &ctx,
+            area,
+        );
     }
     // Over any question: its keys are the ones taken while it shows.
     if let Some(approval) = &layout.approval {

@@ -138,6 +138,11 @@ pub const BINDINGS: &[Binding] = &[
         "add after the selection, edit, done, remove, move down / up",
     ),
     bind(
+        Plan,
+        &[(ch('u'), Action::PlanEdit(ItemEdit::Undo))],
+        "undo the selected item's file changes (a preview asks first)",
+    ),
+    bind(
         PlanPrompt,
         &[(plain(KeyCode::Enter), Action::PromptSend)],
         "add or reword the item as typed",

@@ -29,7 +29,7 @@ pub use conversation::{ConvEntry, Conversation, EntryKind, LayoutIndex, NoticeKi
 pub use files::FilePicker;
 pub use input::{HISTORY_CAP, Input, PASTE_LINES, Pasted};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
-pub use overlays::{Confirm, Overlays, Popup};
+pub use overlays::{Confirm, Overlays, PendingUndo, Popup};
 pub use picker::{PICKER_PAGE, Picker};
 pub use plan::{
     Change, Checklist, HIGHLIGHT_FOR, Highlight, ItemAccounts, PlanPrompt, PlanView, PromptKind,

@@ -22,6 +22,14 @@ impl Confirm {
     }
 }
 
+/// An undo asked for: the op, and once previewed, what it will do in a
+/// line (the question shows it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingUndo {
+    pub op: crate::events::CheckpointOp,
+    pub summary: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Popup {
     /// The highlighted match.
@@ -38,7 +46,7 @@ pub struct Overlays {
     pub popup: Popup,
     pub confirm: Option<Confirm>,
     /// The undo asked for, until it is previewed and answered.
-    pub undo: Option<crate::events::CheckpointOp>,
+    pub undo: Option<PendingUndo>,
     /// The session picker, when open.
     pub picker: Option<super::Picker>,
     /// Tool calls waiting for approval (the prompt shows while any does).

@@ -36,14 +36,23 @@ pub(super) fn answered(app: &mut App, answer: CheckpointAnswer) {
                 );
                 return;
             }
-            let mut text = preview.report();
+            // The diffs first, the summary last: what stays in view
+            // above the question is what will happen.
+            let mut text = String::new();
             for action in preview.actions.iter().take(8) {
                 text.push_str(&action.diff);
             }
+            if preview.actions.len() > 8 {
+                text.push_str("… (/diff shows every file)\n");
+            }
+            text.push_str(&preview.report());
             if conversation {
                 text.push_str("The conversation and the plan go back to that point too.\n");
             }
             app.notice(NoticeKind::Info, text);
+            if let Some(pending) = &mut app.overlays.undo {
+                pending.summary = Some(format!("{}: {}", preview.target, preview.summary()));
+            }
             app.overlays.confirm = Some(Confirm::Undo);
         }
         CheckpointAnswer::Done { report } => {

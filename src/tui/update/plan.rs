@@ -5,6 +5,8 @@
 //! with a revision, or an error); an edit names items by their 1-based
 //! place in the live plan as the pane shows it.
 
+use std::time::Instant;
+
 use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
@@ -124,6 +126,9 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
         (ItemEdit::MoveUp, Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
         // Already at the bottom (top).
         (ItemEdit::MoveDown | ItemEdit::MoveUp, Some(_)) => return Vec::new(),
+        (ItemEdit::Undo, Some((n, _))) => {
+            return crate::tui::slash_undo::undo(app, &format!("item {n}"), Instant::now());
+        }
         _ => {
             app.notice(
                 NoticeKind::Info,
