@@ -168,6 +168,10 @@ pub async fn undo(
         kind: PointKind::BeforeRestore,
         turn: restored.turns,
         messages: restored.conversation.messages().len(),
+        tail: crate::checkpoint::tail_of(
+            restored.conversation.messages(),
+            restored.conversation.messages().len(),
+        ),
         plan: plan.clone(),
     };
     let text = preview.target.clone();
@@ -178,6 +182,10 @@ pub async fn undo(
         },
         turn: restored.turns,
         messages: restored.conversation.messages().len(),
+        tail: crate::checkpoint::tail_of(
+            restored.conversation.messages(),
+            restored.conversation.messages().len(),
+        ),
         plan,
     });
     checkpoints.settled().await;

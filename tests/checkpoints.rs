@@ -88,18 +88,28 @@ struct Rig {
     h: AgentHandle,
     ws: tempfile::TempDir,
     _home: tempfile::TempDir,
+    model: std::sync::Arc<scripted_support::Recording>,
+    /// The events the last checkpoint op's answer came with.
+    seen: Vec<Event>,
 }
 
 fn rig(turns: serde_json::Value, ws: tempfile::TempDir) -> Rig {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::new(home.path().join("sessions"));
+    let model = scenario(turns);
     let h = start_with(
-        scenario(turns),
+        model.clone(),
         ws.path(),
         AgentConfig::default(),
         SessionSetup::New(store),
     );
-    Rig { h, ws, _home: home }
+    Rig {
+        h,
+        ws,
+        _home: home,
+        model,
+        seen: Vec::new(),
+    }
 }
 
 impl Rig {
@@ -114,6 +124,7 @@ impl Rig {
             matches!(e, Event::Checkpoint { .. } | Event::Error { .. })
         })
         .await;
+        self.seen.clone_from(&events);
         match events.last() {
             Some(Event::Checkpoint { answer }) => Ok(answer.clone()),
             Some(Event::Error { message, .. }) => Err(message.clone()),
@@ -241,9 +252,31 @@ async fn undo_an_item_the_last_turn_and_rewind_in_a_git_repository_leave_dot_git
     assert!(report.contains("The conversation went back"), "{report}");
     assert_eq!(tree_of(&dir, true), original, "{report}");
 
-    // The plan is back to item 1 in progress, and the model hears of it.
-    let plan_events = r.turn("what now?").await;
-    let _ = plan_events;
+    // The app is sent the session as it now reads: the later message is gone.
+    let shown = r
+        .seen
+        .iter()
+        .find_map(|e| match e {
+            Event::History { events } => Some(format!("{events:?}")),
+            _ => None,
+        })
+        .expect("the rewound session is shown again");
+    assert!(shown.contains("reshape the files"), "{shown}");
+    assert!(!shown.contains("add a line"), "{shown}");
+    // The plan is back to item 1 in progress.
+    let plan = r.seen.iter().rev().find_map(|e| match e {
+        Event::PlanUpdated { items, .. } => Some(items.clone()),
+        _ => None,
+    });
+    let plan = plan.expect("the plan went back");
+    assert_eq!(plan[0].status, waypoint::todo::TodoStatus::InProgress);
+    assert_eq!(plan[1].status, waypoint::todo::TodoStatus::Pending);
+    // The model's next request: cut back, and told why.
+    r.turn("what now?").await;
+    let last = r.model.requests.lock().unwrap().last().cloned().unwrap();
+    let text = format!("{last:?}");
+    assert!(!text.contains("add a line"), "{text}");
+    assert!(text.contains("The conversation was cut back"), "{text}");
     stop(r.h).await;
 
     assert_eq!(

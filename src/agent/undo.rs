@@ -56,6 +56,7 @@ impl Session {
             kind,
             turn,
             messages,
+            tail: self.tail(messages),
             plan: self.thread.plan.items(),
         });
     }
@@ -241,6 +242,12 @@ impl Session {
         drop(asked);
         let history = self.host.checkpoints.history();
         let cut = match (conversation, preview.point.and_then(|id| history.point(id))) {
+            (true, Some(point)) if point.tail != self.tail(point.messages) => {
+                return Err(
+                    "the conversation was compacted (or rewound) since that point; /rewind P files still goes back"
+                        .into(),
+                );
+            }
             (true, Some(point)) => Some((
                 self.valid_cut(point.messages),
                 point.plan.clone(),
@@ -249,10 +256,12 @@ impl Session {
             (true, None) => return Err("that point does not say where the conversation was".into()),
             (false, _) => None,
         };
+        let messages = self.thread.conversation.messages().len();
         let before = Ask {
             kind: PointKind::BeforeRestore,
             turn: self.host.events.turn(),
-            messages: self.thread.conversation.messages().len(),
+            messages,
+            tail: self.tail(messages),
             plan: self.thread.plan.items(),
         };
         let target_text = preview.target.clone();
@@ -280,6 +289,9 @@ impl Session {
         }
         let note = crate::checkpoint::undo_note(&target_text, &restored, &applied.conflicts);
         self.add_user_text(note, false);
+        if restored.messages.is_some() {
+            self.show_rewound();
+        }
         self.checkpoint(
             PointKind::Restored {
                 target: target_text,
@@ -288,6 +300,27 @@ impl Session {
             self.thread.conversation.messages().len(),
         );
         Ok(CheckpointAnswer::Done { report })
+    }
+
+    /// After a rewind, the driver is sent the session as it now reads
+    /// (the transcript replayed: what came after the point is gone).
+    fn show_rewound(&mut self) {
+        self.sync_transcript();
+        let Some(path) = self.host.transcript.path() else {
+            return;
+        };
+        match crate::session::load(&path).and_then(crate::session::replay) {
+            Ok(read) => self.emit(Event::History {
+                events: read.history,
+            }),
+            Err(e) => tracing::warn!(error = %e, "the rewound session was not shown again"),
+        }
+    }
+
+    /// The fingerprint of the conversation's message `messages - 1`
+    /// (what a point's `tail` holds).
+    fn tail(&self, messages: usize) -> Option<String> {
+        crate::checkpoint::tail_of(self.thread.conversation.messages(), messages)
     }
 
     /// The longest whole conversation of at most `messages` messages: a

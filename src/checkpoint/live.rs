@@ -83,6 +83,8 @@ pub struct Ask {
     pub kind: PointKind,
     pub turn: u32,
     pub messages: usize,
+    /// A fingerprint of the conversation's last message then (see [`Point::tail`]).
+    pub tail: Option<String>,
     pub plan: Vec<TodoItem>,
 }
 
@@ -172,6 +174,7 @@ impl Checkpoints {
             turn: ask.turn,
             tree: None,
             messages: ask.messages,
+            tail: ask.tail,
             plan: ask.plan,
             skipped: Vec::new(),
             at: super::now_ms(),
@@ -307,6 +310,7 @@ impl Checkpoints {
                 turn: before.turn,
                 tree: snapshot_now(&open, &before_id.to_string())?,
                 messages: before.messages,
+                tail: before.tail,
                 plan: before.plan,
                 skipped: Vec::new(),
                 at: super::now_ms(),

@@ -68,6 +68,10 @@ pub struct Point {
     pub tree: Option<String>,
     /// The root conversation's length (messages) then.
     pub messages: usize,
+    /// A fingerprint (SHA-256) of its last message then: a rewind of the
+    /// conversation checks it, so one compacted since is never cut wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<String>,
     /// The root plan then.
     #[serde(default)]
     pub plan: Vec<TodoItem>,
@@ -273,4 +277,12 @@ pub fn undo_note(target: &str, restored: &Restored, conflicts: &[restore::Confli
     }
     note.push_str(" Read files again before relying on their earlier content.]");
     note
+}
+
+/// The fingerprint a point keeps of the conversation's message at
+/// `messages - 1` (none for an empty conversation): SHA-256 of its JSON.
+pub fn tail_of<M: Serialize>(conversation: &[M], messages: usize) -> Option<String> {
+    let last = conversation.get(messages.checked_sub(1)?)?;
+    let bytes = serde_json::to_vec(last).ok()?;
+    Some(restore::sha256(&bytes))
 }

@@ -218,6 +218,9 @@ struct Replayer {
     lost: usize,
     /// The session's checkpoints (the root's records).
     checkpoints: crate::checkpoint::History,
+    /// (conversation length, history length) each time the conversation
+    /// grew: where a rewind cuts the history the driver shows.
+    cuts: Vec<(usize, usize)>,
 }
 
 impl Replayer {
@@ -334,10 +337,19 @@ impl Replayer {
                     let messages = self.conversation.messages();
                     let kept = messages[..keep.min(messages.len())].to_vec();
                     self.conversation = Conversation::from_messages(kept);
+                    let shown = self.cuts.iter().rev().find(|(c, _)| *c <= keep);
+                    self.history.truncate(shown.map_or(0, |&(_, h)| h));
+                    self.cuts.retain(|(c, _)| *c <= keep);
                 }
                 self.checkpoints.add(mark.clone());
             }
             Record::Thread { .. } | Record::Unknown => {}
+        }
+        let len = self.conversation.messages().len();
+        if self.cuts.last().is_none_or(|&(c, _)| c != len) {
+            self.cuts.push((len, self.history.len()));
+        } else if let Some(last) = self.cuts.last_mut() {
+            last.1 = self.history.len();
         }
     }
 
