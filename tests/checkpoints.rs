@@ -427,3 +427,81 @@ async fn in_the_app_u_on_a_plan_item_previews_its_undo_and_y_applies_it() {
     assert!(s.contains("Undone."), "{s}");
     stop(r.h).await;
 }
+
+#[tokio::test]
+async fn a_later_change_on_the_same_lines_is_a_conflict_a_restore_can_be_undone_and_diff_shows_the_session()
+ {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(ws.path().join("b.txt"), "bee\n").unwrap();
+    git(ws.path(), &["init", "-q"]);
+    let two = |s: [&str; 2]| plan(&[("First", s[0]), ("Second", s[1])]);
+    let mut r = rig(
+        json!([
+            {"tool_calls": [{"name": "todo_write", "input": two(["in_progress", "pending"])}]},
+            {"tool_calls": [
+                {"name": "edit_file", "input": {"path": "a.txt", "old_text": "one", "new_text": "ONE"}},
+                {"name": "write_file", "input": {"path": "b.txt", "content": "BEE\n"}}
+            ]},
+            {"tool_calls": [{"name": "todo_write", "input": two(["completed", "in_progress"])}]},
+            {"tool_calls": [{"name": "edit_file", "input": {"path": "a.txt", "old_text": "ONE", "new_text": "uno"}}]},
+            {"tool_calls": [{"name": "todo_write", "input": two(["completed", "completed"])}]},
+            {"text": "Done."}
+        ]),
+        ws,
+    );
+    let dir = r.ws.path().to_path_buf();
+    r.turn("go").await;
+
+    // /diff: the session's changes, forward.
+    let Ok(CheckpointAnswer::Diff { text: diff }) = r.ask(CheckpointOp::Diff { since: None }).await
+    else {
+        panic!("no diff")
+    };
+    assert!(diff.contains("-one\n+uno\n"), "{diff}");
+    assert!(diff.contains("-bee\n+BEE\n"), "{diff}");
+
+    // Item 1's change to a.txt was changed again on the same line by
+    // item 2: a conflict; its b.txt goes back.
+    let (preview, report) = r.undo(Target::Item { id: "1".into() }, false).await;
+    assert_eq!(preview.conflicts.len(), 1, "{report}");
+    assert_eq!(preview.conflicts[0].path, "a.txt");
+    assert!(preview.conflicts[0].why.contains("same lines"), "{report}");
+    assert_eq!(text(&dir, "a.txt"), "uno\ntwo\nthree\n");
+    assert_eq!(text(&dir, "b.txt"), "bee\n");
+
+    // The restore is a point: going back to just before it undoes it.
+    let points = r.points().await;
+    let before = points
+        .iter()
+        .rev()
+        .find(|p| p.label.contains("before a restore"))
+        .unwrap_or_else(|| panic!("{points:?}"));
+    let op = |confirm| CheckpointOp::Undo {
+        target: Target::Point { id: before.id },
+        files: true,
+        conversation: false,
+        confirm,
+    };
+    assert!(matches!(
+        r.ask(op(false)).await,
+        Ok(CheckpointAnswer::Preview { .. })
+    ));
+    assert!(matches!(
+        r.ask(op(true)).await,
+        Ok(CheckpointAnswer::Done { .. })
+    ));
+    assert_eq!(text(&dir, "b.txt"), "BEE\n");
+    assert_eq!(text(&dir, "a.txt"), "uno\ntwo\nthree\n");
+
+    // Confirming what was not previewed is refused.
+    let unseen = CheckpointOp::Undo {
+        target: Target::LastTurn,
+        files: true,
+        conversation: false,
+        confirm: true,
+    };
+    let refused = r.ask(unseen).await.unwrap_err();
+    assert!(refused.contains("preview it first"), "{refused}");
+    stop(r.h).await;
+}

@@ -87,6 +87,16 @@ impl Log {
         lock(&self.transcript).record(&wrapped)
     }
 
+    /// A handle that writes to this session's transcript while the
+    /// session is open, and never keeps it (or its lock) alive: for work
+    /// that may outlive the session (the checkpoints' thread).
+    pub(super) fn weak(&self) -> WeakLog {
+        WeakLog {
+            transcript: Arc::downgrade(&self.transcript),
+            session: self.id(),
+        }
+    }
+
     /// The records reach the disk (see [`Transcript::sync`]).
     pub(super) fn sync(&self) -> Option<String> {
         lock(&self.transcript).sync()
@@ -105,6 +115,25 @@ impl Log {
     /// Where it is written, when it is.
     pub(super) fn path(&self) -> Option<PathBuf> {
         lock(&self.transcript).path().map(PathBuf::from)
+    }
+}
+
+/// See [`Log::weak`]: the root thread's records, for one session.
+pub(super) struct WeakLog {
+    transcript: std::sync::Weak<Mutex<Transcript>>,
+    session: String,
+}
+
+impl WeakLog {
+    /// Writes `record` if the session is still the one open; `None` too
+    /// when it is not.
+    pub(super) fn record(&self, record: &Record<'_>) -> Option<String> {
+        let transcript = self.transcript.upgrade()?;
+        let mut transcript = lock(&transcript);
+        if transcript.id() != self.session {
+            return None;
+        }
+        transcript.record(record)
     }
 }
 

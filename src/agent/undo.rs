@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::Session;
 use crate::checkpoint::live::{Ask, Setup};
 use crate::checkpoint::{History, PointKind, Target};
-use crate::events::{CheckpointAnswer, CheckpointOp, ErrorKind, Event, PointInfo, ThreadId};
+use crate::events::{CheckpointAnswer, CheckpointOp, ErrorKind, Event, PointInfo};
 use crate::session::Record;
 
 impl Session {
@@ -20,7 +20,9 @@ impl Session {
         let (Some(path), Some(store)) = (self.host.transcript.path(), &self.host.store) else {
             return;
         };
-        let log = self.host.transcript.for_thread(ThreadId::ROOT);
+        // The checkpoints' thread may outlive the session: it never keeps
+        // the transcript (or its lock) alive, nor writes to the next one.
+        let log = self.host.transcript.weak();
         let events = self.host.events.clone();
         let notices = self.host.events.clone();
         let sink = Arc::new(move |mark: &crate::checkpoint::Mark| {

@@ -110,13 +110,7 @@ impl Shadow {
         };
         if !self.git_dir.join("HEAD").exists() {
             std::fs::create_dir_all(&self.git_dir).map_err(context)?;
-            let mut init = Command::new("git");
-            for (key, _) in std::env::vars_os() {
-                if key.as_bytes().starts_with(b"GIT_") {
-                    init.env_remove(key);
-                }
-            }
-            let out = init
+            let out = git_command()
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .args(["init", "-q", "--bare"])
@@ -179,12 +173,7 @@ impl Shadow {
     /// A git command on the shadow repository, the user's environment
     /// for git left out.
     fn command(&self) -> Command {
-        let mut cmd = Command::new("git");
-        for (key, _) in std::env::vars_os() {
-            if key.as_bytes().starts_with(b"GIT_") {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = git_command();
         cmd.env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
             .env("GIT_INDEX_FILE", &self.index)
@@ -326,7 +315,7 @@ impl Shadow {
             if sessions == 0 {
                 let _ = std::fs::remove_dir_all(&dir);
             } else {
-                let mut cmd = Command::new("git");
+                let mut cmd = git_command();
                 cmd.env("GIT_DIR", &dir)
                     .env("GIT_CONFIG_NOSYSTEM", "1")
                     .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -337,6 +326,18 @@ impl Shadow {
             }
         }
     }
+}
+
+/// `git`, with the user's `GIT_*` variables left out (they would point
+/// it at the user's repository, index or config).
+fn git_command() -> Command {
+    let mut cmd = Command::new("git");
+    for (key, _) in std::env::vars_os() {
+        if key.as_bytes().starts_with(b"GIT_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
 }
 
 /// The most recently written session index in `git_dir`.
@@ -357,13 +358,7 @@ fn newest_index(git_dir: &Path) -> Option<PathBuf> {
 /// The user's repository's git folder, when `work_tree` is in one (read
 /// only: `rev-parse` writes nothing).
 fn user_repository(work_tree: &Path) -> Option<PathBuf> {
-    let mut cmd = Command::new("git");
-    for (key, _) in std::env::vars_os() {
-        if key.as_bytes().starts_with(b"GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    let out = cmd
+    let out = git_command()
         .env("GIT_OPTIONAL_LOCKS", "0")
         .args(["rev-parse", "--absolute-git-dir"])
         .current_dir(work_tree)

@@ -230,7 +230,18 @@ impl Target {
 /// the file is closed): a second Waypoint continuing the same session would
 /// interleave its records with this one's.
 fn lock(file: &File) -> std::io::Result<()> {
-    if try_lock(file)? {
+    // A lock can outlive its holder by a moment: a process forked by
+    // another thread (a command, git) holds a copy of every descriptor
+    // until it execs (they close on exec). A holder still there after
+    // this wait is another Waypoint.
+    const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let mut held = !try_lock(file)?;
+    while held && started.elapsed() < SETTLE {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        held = !try_lock(file)?;
+    }
+    if !held {
         Ok(())
     } else {
         // `WouldBlock`: the opener turns it into `SessionError::Locked`.
