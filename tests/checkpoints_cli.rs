@@ -192,6 +192,20 @@ async fn headless_undo_of_one_item_previews_restores_and_tells_the_model() {
     assert!(body.contains("The user undid item"), "{body}");
     assert!(body.contains("keep.txt"), "{body}");
     assert_eq!(files(&ws.path().join(".git"), false), dot_git);
+
+    // Removing the session removes its checkpoints: the pre-images, and
+    // the workspace's shadow repository with its last session.
+    let sessions = home.path().join("sessions");
+    assert!(sessions.join(format!("{id}.blobs")).exists());
+    assert!(std::fs::read_dir(sessions.join("shadow")).unwrap().count() > 0);
+    let (ok, out, err) =
+        run(waypoint(home.path(), ws.path(), &server.url).args(["sessions", "rm", &id])).await;
+    assert!(ok, "{out}\n{err}");
+    assert!(!sessions.join(format!("{id}.blobs")).exists());
+    assert_eq!(
+        std::fs::read_dir(sessions.join("shadow")).unwrap().count(),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::restore::{Action, Conflict, Preview, Store, sha256};
+use super::restore::{Action, Conflict, Preview, Store};
+use super::{Restored, sha256};
 use crate::fsx::WriteOptions;
 
 /// A restore in progress, on disk until it is done: its actions (written
@@ -177,4 +178,29 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// What the model is told of an undo (added to the conversation).
+pub fn undo_note(target: &str, restored: &Restored, conflicts: &[Conflict]) -> String {
+    let mut note = format!("[The user undid {target}.");
+    if restored.files.is_empty() {
+        note.push_str(" No file was changed.");
+    } else {
+        note.push_str(&format!(
+            " These files were put back as they were: {}.",
+            restored.files.join(", ")
+        ));
+    }
+    if !conflicts.is_empty() {
+        let left: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+        note.push_str(&format!(
+            " Left as they are (changed since): {}.",
+            left.join(", ")
+        ));
+    }
+    if restored.messages.is_some() {
+        note.push_str(" The conversation was cut back to that point; what came after it is gone.");
+    }
+    note.push_str(" Read files again before relying on their earlier content.]");
+    note
 }

@@ -73,6 +73,11 @@ impl BlobStore {
     }
 }
 
+/// The SHA-256 of `bytes`, in hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// The bytes of the files under `dir`, recursively (0 if it is missing).
 pub fn dir_bytes(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {

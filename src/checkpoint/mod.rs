@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::todo::{TodoItem, TodoStatus};
 
-pub use blobs::{BlobStore, OWN, dir_bytes};
+pub use apply::undo_note;
+pub use blobs::{BlobStore, OWN, dir_bytes, sha256};
 pub use shadow::{DEFAULT_CAP, Delta, Entry, GIT, Shadow, Snapshot};
 
 /// Unix time in milliseconds.
@@ -254,35 +255,10 @@ fn short(text: &str) -> String {
     }
 }
 
-/// What the model is told of an undo (added to the conversation).
-pub fn undo_note(target: &str, restored: &Restored, conflicts: &[restore::Conflict]) -> String {
-    let mut note = format!("[The user undid {target}.");
-    if restored.files.is_empty() {
-        note.push_str(" No file was changed.");
-    } else {
-        note.push_str(&format!(
-            " These files were put back as they were: {}.",
-            restored.files.join(", ")
-        ));
-    }
-    if !conflicts.is_empty() {
-        let left: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
-        note.push_str(&format!(
-            " Left as they are (changed since): {}.",
-            left.join(", ")
-        ));
-    }
-    if restored.messages.is_some() {
-        note.push_str(" The conversation was cut back to that point; what came after it is gone.");
-    }
-    note.push_str(" Read files again before relying on their earlier content.]");
-    note
-}
-
 /// The fingerprint a point keeps of the conversation's message at
 /// `messages - 1` (none for an empty conversation): SHA-256 of its JSON.
 pub fn tail_of<M: Serialize>(conversation: &[M], messages: usize) -> Option<String> {
     let last = conversation.get(messages.checked_sub(1)?)?;
     let bytes = serde_json::to_vec(last).ok()?;
-    Some(restore::sha256(&bytes))
+    Some(sha256(&bytes))
 }

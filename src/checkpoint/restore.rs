@@ -1,23 +1,21 @@
-//! Planning and applying a restore. A plan ([`Preview`]) says, per file,
-//! what it will be written back to (with its diff), which files are
-//! conflicts (changed since Waypoint's last point by someone else, or a
-//! later step's change on the same lines) and what cannot be undone
-//! (commands outside git). Applying writes each file atomically, after a
-//! journal of every action reached the disk, so a restore cut off by
-//! kill -9 is finished (never left half done) when the session is next
-//! opened. Invariants: nothing is written over a file whose content is
-//! not the one the preview was made from; the user's repository is never
-//! touched (no stash, reset or checkout).
+//! Planning a restore. A plan ([`Preview`]) says, per file, what it will
+//! be written back to (with its diff), which files are conflicts (changed
+//! since Waypoint's last point by someone else, or a later step's change
+//! on the same lines) and what cannot be undone (commands outside git);
+//! [`super::apply`] carries it out. Invariants: planning writes nothing
+//! to the work tree; each action records the content (its hash) the file
+//! must still have when it is written.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use similar::{ChangeTag, TextDiff};
 
-use super::{BlobStore, Delta, Entry, FileChange, GIT, History, OWN, Point, Shadow, Target};
+use super::{
+    BlobStore, Delta, Entry, FileChange, GIT, History, OWN, Point, Shadow, Target, sha256,
+};
 use crate::fsx::Root;
 
 /// The most of a preview's diff text kept per file.
@@ -525,14 +523,4 @@ fn merge(current: &[u8], base: &[u8], other: &[u8]) -> Result<Option<Vec<u8>>, S
         .output()
         .map_err(|e| format!("merging needs git: {e}"))?;
     Ok(out.status.success().then_some(out.stdout))
-}
-
-pub fn sha256(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }

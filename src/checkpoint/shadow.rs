@@ -97,6 +97,14 @@ impl Shadow {
         Ok(Some(shadow))
     }
 
+    /// The untracked files left out for their size (a poisoned lock's
+    /// data is plain and stays usable).
+    fn skipped(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+        self.skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     pub fn git_dir(&self) -> &Path {
         &self.git_dir
     }
@@ -162,7 +170,7 @@ impl Shadow {
     fn write_excludes(&self) -> Result<(), String> {
         let mut text = self.user_excludes.clone();
         text.extend_from_slice(b"\n# untracked files over the size cap\n");
-        for path in super::lock(&self.skipped).keys() {
+        for path in self.skipped().keys() {
             text.extend_from_slice(&ignore_line(path));
             text.push(b'\n');
         }
@@ -237,7 +245,7 @@ impl Shadow {
             };
             if meta.is_file() && meta.len() > self.cap {
                 let path = String::from_utf8_lossy(path).into_owned();
-                super::lock(&self.skipped).insert(path, meta.len());
+                self.skipped().insert(path, meta.len());
                 grew = true;
             }
         }
@@ -255,7 +263,8 @@ impl Shadow {
         }
         let name = format!("refs/waypoint/{}/{name}", self.session);
         self.run(&["update-ref", &name, &tree], None)?;
-        let skipped = super::lock(&self.skipped)
+        let skipped = self
+            .skipped()
             .iter()
             .map(|(p, s)| (p.clone(), *s))
             .collect();
