@@ -11,15 +11,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod scripted_support;
+mod support;
 mod tui_support;
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
 use scripted_support::{plan, scenario, start_with, stop, turn_end, until};
 use serde_json::json;
+use support::repo::{git, tree_of};
 use waypoint::agent::{AgentConfig, AgentHandle, SessionSetup};
 use waypoint::checkpoint::Target;
 use waypoint::checkpoint::restore::Preview;
@@ -36,39 +37,6 @@ fn three(statuses: [&str; 3]) -> serde_json::Value {
         (ITEMS[1], statuses[1]),
         (ITEMS[2], statuses[2]),
     ])
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-/// Every file under `dir` (recursively), by path: its bytes and mode.
-fn tree_of(dir: &Path, skip_git: bool) -> BTreeMap<String, (Vec<u8>, u32)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = e.path();
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            if skip_git && rel == ".git" {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap_or_default();
-                out.insert(rel, (bytes, meta.permissions().mode()));
-            }
-        }
-    }
-    out
 }
 
 fn text(dir: &Path, name: &str) -> String {

@@ -11,6 +11,7 @@
 
 mod common;
 mod loopback;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use std::time::Duration;
 use common::{Anthropic, Turn, sse};
 use loopback::{FakeServer, ProviderWire, Recorded, plan};
 use serde_json::json;
+use support::repo::{git, tree_of};
 use tokio::process::Command;
 
 const KEY: &str = "sk-checkpoints-cli-test";
@@ -56,35 +58,12 @@ async fn run(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// Every file under `dir`: its bytes.
 fn files(dir: &Path, skip_git: bool) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = e.path();
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            if skip_git && rel == ".git" {
-                continue;
-            }
-            if e.file_type().unwrap().is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(rel, std::fs::read(&path).unwrap_or_default());
-            }
-        }
-    }
-    out
+    tree_of(dir, skip_git)
+        .into_iter()
+        .map(|(path, (bytes, _))| (path, bytes))
+        .collect()
 }
 
 fn session_id(home: &Path) -> String {
