@@ -60,8 +60,10 @@ struct Open {
     jobs: mpsc::Sender<Job>,
     asked: AtomicU64,
     done: tokio::sync::watch::Receiver<u64>,
-    /// The latest point asked for.
+    /// The latest point asked for, and the root plan's item in progress
+    /// as it said.
     current: AtomicU32,
+    item: Mutex<Option<String>>,
     next: AtomicU32,
     sink: Sink,
 }
@@ -111,6 +113,7 @@ impl Checkpoints {
         });
         let next = setup.history.next_id();
         let current = setup.history.latest().map_or(0, |p| p.id);
+        let item = setup.history.latest().and_then(|p| p.item.clone());
         let history = Arc::new(Mutex::new(setup.history));
         let (jobs, rx) = mpsc::channel();
         let (done_tx, done) = tokio::sync::watch::channel(0u64);
@@ -141,6 +144,7 @@ impl Checkpoints {
             asked: AtomicU64::new(1),
             done,
             current: AtomicU32::new(current),
+            item: Mutex::new(item),
             next: AtomicU32::new(next),
             sink: setup.sink,
         }));
@@ -167,9 +171,11 @@ impl Checkpoints {
         };
         let id = open.next.fetch_add(1, Ordering::SeqCst);
         open.current.store(id, Ordering::SeqCst);
+        let item = super::in_progress(&ask.plan);
+        lock(&open.item).clone_from(&item);
         let point = Point {
             id,
-            item: super::in_progress(&ask.plan),
+            item,
             kind: ask.kind,
             turn: ask.turn,
             tree: None,
@@ -183,11 +189,10 @@ impl Checkpoints {
         let _ = open.jobs.send(Job::Point(point));
     }
 
-    /// The root plan's item in progress as the latest point saw it.
+    /// The root plan's item in progress as the latest point asked for saw it.
     pub fn current_item(&self) -> Option<String> {
         let open = self.get()?;
-        let history = lock(&open.history);
-        history.latest().and_then(|p| p.item.clone())
+        lock(&open.item).clone()
     }
 
     /// Waits until every point asked for has its snapshot.

@@ -198,20 +198,20 @@ impl History {
         self.points.iter().max_by_key(|p| p.id)
     }
 
-    /// The start of the last turn whose changes are not undone yet:
-    /// each `/undo` goes one turn further back.
+    /// The start of the last turn whose changes were not taken back by
+    /// `/undo` yet: each `/undo` goes one turn further back, and a turn
+    /// made after an undo is the next one taken back.
     pub fn last_turn_start(&self) -> Option<&Point> {
-        let undone_to = self
+        let undone: Vec<u32> = self
             .restores
             .iter()
-            .rev()
-            .take_while(|r| r.undid == Target::LastTurn)
+            .filter(|r| r.undid == Target::LastTurn)
             .filter_map(|r| r.to)
-            .min();
+            .collect();
         self.points
             .iter()
             .filter(|p| matches!(p.kind, PointKind::Prompt { .. }))
-            .filter(|p| undone_to.is_none_or(|to| p.id < to))
+            .filter(|p| !undone.contains(&p.id))
             .max_by_key(|p| p.id)
     }
 
@@ -261,4 +261,55 @@ pub fn tail_of<M: Serialize>(conversation: &[M], messages: usize) -> Option<Stri
     let last = conversation.get(messages.checked_sub(1)?)?;
     let bytes = serde_json::to_vec(last).ok()?;
     Some(sha256(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(id: u32, kind: PointKind) -> Mark {
+        Mark::Point(Point {
+            id,
+            kind,
+            turn: id,
+            item: None,
+            tree: None,
+            messages: 0,
+            tail: None,
+            plan: Vec::new(),
+            skipped: Vec::new(),
+            at: 0,
+        })
+    }
+
+    fn undo_turn(to: u32) -> Mark {
+        Mark::Restore(Restored {
+            target: "the last turn".into(),
+            undid: Target::LastTurn,
+            to: Some(to),
+            before: 0,
+            files: Vec::new(),
+            conflicts: Vec::new(),
+            messages: None,
+            at: 0,
+        })
+    }
+
+    #[test]
+    fn each_undo_goes_a_turn_further_back_and_a_new_turn_comes_first() {
+        let prompt = || PointKind::Prompt { text: "go".into() };
+        let mut h = History::default();
+        for id in [1, 3, 5] {
+            h.add(point(id, prompt()));
+            h.add(point(id + 1, PointKind::TurnEnd));
+        }
+        assert_eq!(h.last_turn_start().map(|p| p.id), Some(5));
+        h.add(undo_turn(5));
+        assert_eq!(h.last_turn_start().map(|p| p.id), Some(3));
+        h.add(undo_turn(3));
+        h.add(point(9, prompt()));
+        assert_eq!(h.last_turn_start().map(|p| p.id), Some(9), "the new turn");
+        h.add(undo_turn(9));
+        assert_eq!(h.last_turn_start().map(|p| p.id), Some(1));
+    }
 }
