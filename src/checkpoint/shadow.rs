@@ -367,8 +367,11 @@ fn newest_index(git_dir: &Path) -> Option<PathBuf> {
 /// The user's repository's git folder, when `work_tree` is in one (read
 /// only: `rev-parse` writes nothing).
 fn user_repository(work_tree: &Path) -> Option<PathBuf> {
+    // A hostile repository's own config runs nothing here: rev-parse
+    // reads no index, and fsmonitor and hooks are switched off anyway.
     let out = git_command()
         .env("GIT_OPTIONAL_LOCKS", "0")
+        .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"])
         .args(["rev-parse", "--absolute-git-dir"])
         .current_dir(work_tree)
         .stdin(Stdio::null())
