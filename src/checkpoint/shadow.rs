@@ -371,7 +371,12 @@ fn user_repository(work_tree: &Path) -> Option<PathBuf> {
     // reads no index, and fsmonitor and hooks are switched off anyway.
     let out = git_command()
         .env("GIT_OPTIONAL_LOCKS", "0")
-        .args(["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"])
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
         .args(["rev-parse", "--absolute-git-dir"])
         .current_dir(work_tree)
         .stdin(Stdio::null())
