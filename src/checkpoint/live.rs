@@ -381,9 +381,12 @@ impl Checkpoints {
             let mut text = String::new();
             for action in &plan.actions {
                 // The plan goes back; the diff goes forward.
-                let back = action_bytes(&open.store, action)?;
-                let current = open.store.current(&action.path)?.unwrap_or_default();
-                text.push_str(&diff_of(&action.path, &back, &current).2);
+                let back = match &action.to {
+                    Some(entry) => Some(open.store.read(entry)?),
+                    None => None,
+                };
+                let current = open.store.current(&action.path)?;
+                text.push_str(&diff_of(&action.path, back.as_deref(), current.as_deref()).2);
             }
             for c in &plan.conflicts {
                 text.push_str(&format!("# {}: also changed outside Waypoint\n", c.path));
@@ -401,14 +404,6 @@ impl Checkpoints {
 }
 
 const OFF: &str = "checkpoints are off: this session is not recorded";
-
-/// The bytes an action writes (empty for a removal).
-fn action_bytes(store: &Store, action: &super::restore::Action) -> Result<Vec<u8>, String> {
-    match &action.to {
-        Some(entry) => store.read(entry),
-        None => Ok(Vec::new()),
-    }
-}
 
 /// `path`'s content and mode now: `Some(None)` when there is no file,
 /// `None` when it cannot be read (too big to keep, not a regular file).

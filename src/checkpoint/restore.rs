@@ -457,7 +457,7 @@ fn action(
     to: Option<Entry>,
     merged: bool,
 ) -> Action {
-    let (added, removed, diff) = diff_of(path, current.unwrap_or(b""), target.unwrap_or(b""));
+    let (added, removed, diff) = diff_of(path, current, target);
     Action {
         path: path.to_string(),
         to,
@@ -469,8 +469,15 @@ fn action(
     }
 }
 
-/// Lines added and removed from `old` to `new`, and their unified diff.
-pub fn diff_of(path: &str, old: &[u8], new: &[u8]) -> (usize, usize, String) {
+/// Lines added and removed from `old` to `new` (`None`: no file), and
+/// their unified diff (a missing side named `/dev/null`, as git does).
+pub fn diff_of(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> (usize, usize, String) {
+    let side = |prefix: &str, bytes: Option<&[u8]>| match bytes {
+        Some(_) => format!("{prefix}/{path}"),
+        None => "/dev/null".to_string(),
+    };
+    let (from, to) = (side("a", old), side("b", new));
+    let (old, new) = (old.unwrap_or(b""), new.unwrap_or(b""));
     let (Ok(old), Ok(new)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
         return (0, 0, format!("Binary file {path} differs\n"));
     };
@@ -486,7 +493,7 @@ pub fn diff_of(path: &str, old: &[u8], new: &[u8]) -> (usize, usize, String) {
     let mut text = diff
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .header(&from, &to)
         .to_string();
     if text.len() > DIFF_CAP {
         let mut cut = DIFF_CAP;
