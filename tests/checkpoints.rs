@@ -128,7 +128,7 @@ impl Rig {
 
 /// The session: three items over turn 1, one command in turn 2.
 fn session_turns() -> serde_json::Value {
-    let bash = "sed -i 's/three/THREE/' b.txt && rm d.txt && mv e.txt f.txt && echo new > g.txt && chmod +x c.sh";
+    let bash = "sed -i 's/three/THREE/' b.txt && rm d.txt && mv e.txt f.txt && echo new > g.txt && chmod +x c.sh && ln -s c.sh link.sh && rm old_link";
     json!([
         {"tool_calls": [{"name": "todo_write", "input": three(["in_progress", "pending", "pending"])}]},
         {"tool_calls": [
@@ -161,6 +161,7 @@ fn seed(dir: &Path) {
     std::fs::write(dir.join("d.txt"), "to be removed\n").unwrap();
     std::fs::write(dir.join("e.txt"), "to be moved\n").unwrap();
     std::fs::set_permissions(dir.join("c.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink("a.txt", dir.join("old_link")).unwrap();
 }
 
 #[tokio::test]
@@ -195,7 +196,9 @@ async fn undo_an_item_the_last_turn_and_rewind_in_a_git_repository_leave_dot_git
     let paths: Vec<&str> = preview.actions.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(
         paths,
-        ["a.txt", "b.txt", "c.sh", "d.txt", "e.txt", "f.txt", "g.txt"],
+        [
+            "a.txt", "b.txt", "c.sh", "d.txt", "e.txt", "f.txt", "g.txt", "link.sh", "old_link"
+        ],
         "{report}"
     );
     assert_eq!(text(&dir, "a.txt"), "one\nTWO\nthree\nfour\nfive\nsix\n");
@@ -207,6 +210,14 @@ async fn undo_an_item_the_last_turn_and_rewind_in_a_git_repository_leave_dot_git
     assert_eq!(text(&dir, "e.txt"), "to be moved\n");
     assert!(!dir.join("f.txt").exists() && !dir.join("g.txt").exists());
     assert!(!executable(&dir, "c.sh"), "the mode went back too");
+    assert!(
+        !dir.join("link.sh").exists() && std::fs::symlink_metadata(dir.join("link.sh")).is_err()
+    );
+    assert_eq!(
+        std::fs::read_link(dir.join("old_link")).unwrap(),
+        Path::new("a.txt"),
+        "the link is back as a link"
+    );
     assert_eq!(text(&dir, "new.txt"), "made in item 1\n");
     assert_eq!(text(&dir, "h.txt"), "item 3\n");
 
@@ -378,7 +389,7 @@ async fn in_the_app_u_on_a_plan_item_previews_its_undo_and_y_applies_it() {
     let t = screen(&mut a, 80, 24, clock.at(2.0));
     insta::assert_snapshot!("undo_item_preview_80x24", t.backend());
     let s = screen_text(&mut a, 120, 40, clock.at(2.0));
-    assert!(s.contains("7 files (+4 −4)? Files are"), "{s}");
+    assert!(s.contains("9 files (+5 −5)? Files are"), "{s}");
     assert!(s.contains("remove  g.txt"), "{s}");
     assert!(
         !dir.join("d.txt").exists(),

@@ -150,33 +150,29 @@ impl Store {
                 .map(|_| ())
                 .map_err(|e| format!("removing {}: {e}", action.path));
         };
-        if !to.is_file() {
-            return Err(format!(
-                "{} was a symlink or a submodule then: not restored",
-                action.path
-            ));
-        }
         let bytes = self.read(to)?;
+        if to.is_link() {
+            use std::os::unix::ffi::OsStrExt;
+            return self
+                .root
+                .symlink(rel, std::ffi::OsStr::from_bytes(&bytes))
+                .map_err(|e| format!("restoring the link {}: {e}", action.path));
+        }
         let options = WriteOptions {
             create_parents: true,
             temp_prefix: ".waypoint-restore-",
             mode: Some(to.mode & 0o777),
         };
-        // A symlink now at the path is replaced, not written through.
-        let _ = self.symlink_gone(rel);
+        // A symlink now at the path is replaced, never written through.
+        if self.root.read_link(rel).is_ok_and(|l| l.is_some()) {
+            self.root
+                .remove(rel)
+                .map_err(|e| format!("restoring {}: {e}", action.path))?;
+        }
         self.root
             .replace(rel, &bytes, &options)
             .map(|_| ())
             .map_err(|e| format!("restoring {}: {e}", action.path))
-    }
-
-    /// Removes a symlink at `rel` (a restore writes a file in its place).
-    fn symlink_gone(&self, rel: &Path) -> std::io::Result<()> {
-        let full = self.root.path().join(rel);
-        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink()) {
-            self.root.remove(rel)?;
-        }
-        Ok(())
     }
 }
 

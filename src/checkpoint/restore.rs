@@ -155,7 +155,15 @@ impl Store {
     }
 
     /// The file `path` as it is now (`None` when there is none).
+    /// A symlink is read as its target (as a snapshot holds it).
     pub fn current(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        if let Some(target) = self
+            .root
+            .read_link(Path::new(path))
+            .map_err(|e| format!("reading {path}: {e}"))?
+        {
+            return Ok(Some(target));
+        }
         match self.root.open_file(Path::new(path)) {
             Ok(mut file) => {
                 let mut bytes = Vec::new();
@@ -254,6 +262,15 @@ impl Store {
 
     /// One path's action, or why it is a conflict.
     fn decide(&self, case: &Case) -> Result<Result<Action, String>, String> {
+        let odd = [&case.start, &case.end, &case.latest]
+            .into_iter()
+            .flatten()
+            .any(|e| !e.is_file() && !e.is_link());
+        if odd {
+            return Ok(Err(
+                "a submodule (or another kind of entry): not restored".into()
+            ));
+        }
         if case.changed_since {
             return Ok(Err(
                 "changed since Waypoint's last checkpoint (by you or another program); left as it is"
@@ -279,8 +296,11 @@ impl Store {
         }
         // A later step changed the file again: take back only this
         // span's change, when it does not touch the same lines.
-        let (Some(start), Some(end), Some(latest), Some(current)) =
-            (&case.start, &case.end, &case.latest, &current)
+        let files = [&case.start, &case.end, &case.latest]
+            .into_iter()
+            .all(|e| e.as_ref().is_some_and(Entry::is_file));
+        let (true, Some(start), Some(end), Some(latest), Some(current)) =
+            (files, &case.start, &case.end, &case.latest, &current)
         else {
             return Ok(Err(
                 "a later step created or removed it again; left as it is".into(),
@@ -395,11 +415,6 @@ fn git_cases(
             None => latest,
         };
         for delta in shadow.diff(from, to, &[])? {
-            if delta.to.as_ref().is_some_and(|e| e.mode == 0o160000)
-                || delta.from.as_ref().is_some_and(|e| e.mode == 0o160000)
-            {
-                continue;
-            }
             let slot = by_path
                 .entry(delta.path.clone())
                 .or_insert_with(|| (delta.from.clone(), None, String::new()));

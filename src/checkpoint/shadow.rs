@@ -37,6 +37,11 @@ impl Entry {
     pub fn is_file(&self) -> bool {
         self.mode & 0o170000 == 0o100000
     }
+
+    /// A symlink (its blob is the link's target).
+    pub fn is_link(&self) -> bool {
+        self.mode & 0o170000 == 0o120000
+    }
 }
 
 /// A path that differs between two snapshots.

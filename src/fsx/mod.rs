@@ -133,6 +133,18 @@ impl Root {
         write::remove(self, rel)
     }
 
+    /// The target of the symlink `rel` (never followed); `None` when it
+    /// is not one.
+    pub fn read_link(&self, rel: &Path) -> io::Result<Option<Vec<u8>>> {
+        write::read_link(self, rel)
+    }
+
+    /// Makes `rel` a symlink to `target` (what was a file or link there
+    /// goes; a folder is refused).
+    pub fn symlink(&self, rel: &Path, target: &OsStr) -> io::Result<()> {
+        write::symlink(self, rel, target)
+    }
+
     /// Whether `openat2` is to be tried.
     fn fast(&self) -> bool {
         self.openat2 && !NO_OPENAT2.load(Ordering::Relaxed)

@@ -155,6 +155,13 @@ pub fn unlinkat(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
     check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) })
 }
 
+/// `symlinkat(target, dir, name)`.
+pub fn symlinkat(target: &OsStr, dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<()> {
+    let (target, name) = (cstr(target)?, cstr(name)?);
+    // SAFETY: both are valid C strings.
+    check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })
+}
+
 /// `fchmod(fd, mode)`.
 pub fn fchmod(fd: BorrowedFd<'_>, mode: libc::mode_t) -> io::Result<()> {
     // SAFETY: plain syscall on a valid fd.

@@ -58,6 +58,59 @@ pub(super) fn remove(root: &Root, rel: &Path) -> io::Result<bool> {
     }
 }
 
+/// The target of the symlink `rel` (the link itself, never followed);
+/// `None` when `rel` is not a symlink (or there is nothing there).
+pub(super) fn read_link(root: &Root, rel: &Path) -> io::Result<Option<Vec<u8>>> {
+    let rel = checked(rel)?;
+    let (Some(name), dir_rel) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
+        return Ok(None);
+    };
+    let dir = match root.open_beneath(dir_rel, libc::O_PATH | libc::O_DIRECTORY) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match sys::lstatat(dir.as_fd(), name) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
+            use std::os::unix::ffi::OsStringExt;
+            sys::readlinkat(dir.as_fd(), name).map(|t| Some(t.into_vec()))
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes `rel` a symlink to `target` (missing folders made), replacing a
+/// file or link there; a folder there is refused.
+pub(super) fn symlink(root: &Root, rel: &Path, target: &OsStr) -> io::Result<()> {
+    let rel = checked(rel)?;
+    let (Some(name), dir_rel) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it names no file",
+        ));
+    };
+    // The folders on the way are made (the walk never leaves the root);
+    // the last name itself is never followed.
+    if !dir_rel.as_os_str().is_empty() {
+        root.walk(&dir_rel.join("_"), true)?;
+    }
+    let dir = root.open_beneath(dir_rel, libc::O_PATH | libc::O_DIRECTORY)?;
+    match sys::lstatat(dir.as_fd(), name) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a folder",
+            ));
+        }
+        Ok(_) => sys::unlinkat(dir.as_fd(), name)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    sys::symlinkat(target, dir.as_fd(), name)
+}
+
 pub(super) fn replace(
     root: &Root,
     rel: &Path,
