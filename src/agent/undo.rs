@@ -77,8 +77,6 @@ impl Session {
         if !self.host.events.thread().is_root() || !self.host.checkpoints.enabled() {
             return;
         }
-        let turn = self.host.events.turn();
-        let messages = self.thread.conversation.messages().len();
         let Event::PlanUpdated { items, .. } = event else {
             return;
         };
@@ -90,7 +88,8 @@ impl Session {
                 item_id: item.id.clone(),
                 content: item.content.clone(),
             };
-            self.checkpoint(kind, turn, messages);
+            let messages = self.thread.conversation.messages().len();
+            self.checkpoint(kind, self.host.events.turn(), messages);
         }
     }
 
@@ -235,13 +234,12 @@ impl Session {
             return Err("not an undo".into());
         };
         let previewed = self.thread.run.undo.take();
-        let Some((asked, preview)) = previewed.filter(|(asked, _)| {
+        let Some((_, preview)) = previewed.filter(|(asked, _)| {
             matches!(asked, CheckpointOp::Undo { target: t, files: f, conversation: c, .. }
                 if t == target && f == files && c == conversation)
         }) else {
             return Err("preview it first (the undo applied is the one previewed)".into());
         };
-        drop(asked);
         let history = self.host.checkpoints.history();
         let cut = match (conversation, preview.point.and_then(|id| history.point(id))) {
             (true, Some(point)) if point.tail != self.tail(point.messages) => {
@@ -267,18 +265,13 @@ impl Session {
             plan: self.thread.plan.items(),
         };
         let target_text = preview.target.clone();
+        let (mut report, planned) = (preview.report(), preview.actions.len());
         let (applied, restored) = self
             .host
             .checkpoints
-            .apply(
-                preview.clone(),
-                target.clone(),
-                cut.as_ref().map(|c| c.0),
-                before,
-            )
+            .apply(preview, target.clone(), cut.as_ref().map(|c| c.0), before)
             .await?;
-        let mut report = preview.report();
-        if !applied.conflicts.is_empty() || applied.files.len() != preview.actions.len() {
+        if !applied.conflicts.is_empty() || applied.files.len() != planned {
             report.push_str(&format!(
                 "Written: {} file(s); left alone: {}.\n",
                 applied.files.len(),
@@ -370,5 +363,5 @@ impl Session {
 /// A file an own tool is about to change, as it was.
 pub(super) struct Kept {
     path: String,
-    before: Option<(Vec<u8>, u32)>,
+    before: crate::checkpoint::live::FileState,
 }

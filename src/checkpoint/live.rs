@@ -20,7 +20,7 @@ use super::{
 use crate::todo::TodoItem;
 
 /// A file's content and mode, `None` when there is no file.
-type FileState = Option<(Vec<u8>, u32)>;
+pub type FileState = Option<(Vec<u8>, u32)>;
 
 /// Where the checkpoints write their records (the transcript).
 pub type Sink = Arc<dyn Fn(&Mark) + Send + Sync>;
@@ -88,6 +88,32 @@ pub struct Ask {
     /// A fingerprint of the conversation's last message then (see [`Point::tail`]).
     pub tail: Option<String>,
     pub plan: Vec<TodoItem>,
+}
+
+impl Ask {
+    /// The point this asks for, as `id`, with its snapshot's `tree`.
+    fn into_point(self, id: u32, tree: Option<String>) -> Point {
+        Point {
+            id,
+            item: super::in_progress(&self.plan),
+            kind: self.kind,
+            turn: self.turn,
+            tree,
+            messages: self.messages,
+            tail: self.tail,
+            plan: self.plan,
+            skipped: Vec::new(),
+            at: super::now_ms(),
+        }
+    }
+}
+
+impl Open {
+    /// Hands `mark` to the sink and keeps it in the history.
+    fn record(&self, mark: Mark) {
+        (self.sink)(&mark);
+        lock(&self.history).add(mark);
+    }
 }
 
 impl Checkpoints {
@@ -171,20 +197,8 @@ impl Checkpoints {
         };
         let id = open.next.fetch_add(1, Ordering::SeqCst);
         open.current.store(id, Ordering::SeqCst);
-        let item = super::in_progress(&ask.plan);
-        lock(&open.item).clone_from(&item);
-        let point = Point {
-            id,
-            item,
-            kind: ask.kind,
-            turn: ask.turn,
-            tree: None,
-            messages: ask.messages,
-            tail: ask.tail,
-            plan: ask.plan,
-            skipped: Vec::new(),
-            at: super::now_ms(),
-        };
+        let point = ask.into_point(id, None);
+        lock(&open.item).clone_from(&point.item);
         open.asked.fetch_add(1, Ordering::SeqCst);
         let _ = open.jobs.send(Job::Point(point));
     }
@@ -207,14 +221,14 @@ impl Checkpoints {
 
     /// The content of `path` now, for a change about to be made by an
     /// own tool (kept when the change is recorded).
-    pub fn before(&self, path: &str) -> Option<Option<(Vec<u8>, u32)>> {
+    pub fn before(&self, path: &str) -> Option<FileState> {
         let open = self.get()?;
         read_entry(&open.store, path)
     }
 
     /// Records an own tool's change of `path` (`before` as read by
     /// [`Checkpoints::before`]).
-    pub fn changed(&self, call: &str, path: &str, before: Option<(Vec<u8>, u32)>) {
+    pub fn changed(&self, call: &str, path: &str, before: FileState) {
         let Some(open) = self.get() else {
             return;
         };
@@ -224,7 +238,7 @@ impl Checkpoints {
         if after == before {
             return;
         }
-        let keep = |state: Option<(Vec<u8>, u32)>| -> Result<Option<Entry>, String> {
+        let keep = |state: FileState| -> Result<Option<Entry>, String> {
             state
                 .map(|(bytes, mode)| {
                     Ok(Entry {
@@ -249,8 +263,7 @@ impl Checkpoints {
             after,
             at: super::now_ms(),
         });
-        (open.sink)(&mark);
-        lock(&open.history).add(mark);
+        open.record(mark);
     }
 
     /// Records a command that ran where its changes cannot be undone.
@@ -266,8 +279,7 @@ impl Checkpoints {
             call: call.to_string(),
             summary: summary.to_string(),
         });
-        (open.sink)(&mark);
-        lock(&open.history).add(mark);
+        open.record(mark);
     }
 
     /// The session's checkpoints so far.
@@ -308,25 +320,18 @@ impl Checkpoints {
         let worker_open = open.clone();
         let (applied, restored, old) = blocking(move || {
             let open = worker_open;
-            let point = Point {
-                id: before_id,
-                item: super::in_progress(&before.plan),
+            let tree = snapshot_now(&open, &before_id.to_string())?;
+            let point = Ask {
                 kind: PointKind::BeforeRestore,
-                turn: before.turn,
-                tree: snapshot_now(&open, &before_id.to_string())?,
-                messages: before.messages,
-                tail: before.tail,
-                plan: before.plan,
-                skipped: Vec::new(),
-                at: super::now_ms(),
-            };
+                ..before
+            }
+            .into_point(before_id, tree);
             let old: Vec<(String, FileState)> = preview
                 .actions
                 .iter()
                 .filter_map(|a| Some((a.path.clone(), read_entry(&open.store, &a.path)?)))
                 .collect();
-            (open.sink)(&Mark::Point(point.clone()));
-            lock(&open.history).add(Mark::Point(point));
+            open.record(Mark::Point(point));
             let applied = open.store.apply(&preview)?;
             let restored = Restored {
                 target: preview.target.clone(),
@@ -342,9 +347,7 @@ impl Checkpoints {
                 messages,
                 at: super::now_ms(),
             };
-            let mark = Mark::Restore(restored.clone());
-            (open.sink)(&mark);
-            lock(&open.history).add(mark);
+            open.record(Mark::Restore(restored.clone()));
             Ok((applied, restored, old))
         })
         .await?;
@@ -407,14 +410,14 @@ const OFF: &str = "checkpoints are off: this session is not recorded";
 
 /// `path`'s content and mode now: `Some(None)` when there is no file,
 /// `None` when it cannot be read (too big to keep, not a regular file).
-fn read_entry(store: &Store, path: &str) -> Option<Option<(Vec<u8>, u32)>> {
+fn read_entry(store: &Store, path: &str) -> Option<FileState> {
     const KEEP_MAX: u64 = 64 * 1024 * 1024;
     let rel = std::path::Path::new(path);
     match store.root.metadata(rel) {
         Ok(meta) if meta.is_file() && meta.len() <= KEEP_MAX => {
             use std::os::unix::fs::PermissionsExt;
             let mode = 0o100000 | (meta.permissions().mode() & 0o777);
-            let bytes = store.current(path).ok()??;
+            let bytes = store.read_through(path).ok()??;
             Some(Some((bytes, mode)))
         }
         Ok(_) => None,
