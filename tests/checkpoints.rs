@@ -484,3 +484,29 @@ async fn a_later_change_on_the_same_lines_is_a_conflict_a_restore_can_be_undone_
     assert!(refused.contains("preview it first"), "{refused}");
     stop(r.h).await;
 }
+
+#[tokio::test]
+async fn outside_git_an_edit_through_a_link_undoes_through_it_and_the_link_stays() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("real.txt"), "real\n").unwrap();
+    std::os::unix::fs::symlink("real.txt", ws.path().join("alias.txt")).unwrap();
+    let mut r = rig(
+        json!([
+            {"tool_calls": [{"name": "edit_file", "input": {"path": "alias.txt", "old_text": "real", "new_text": "edited"}}]},
+            {"text": "Done."}
+        ]),
+        ws,
+    );
+    let dir = r.ws.path().to_path_buf();
+    r.turn("edit").await;
+    assert_eq!(text(&dir, "real.txt"), "edited\n");
+    let (preview, report) = r.undo(Target::LastTurn, false).await;
+    assert!(preview.conflicts.is_empty(), "{report}");
+    assert_eq!(text(&dir, "real.txt"), "real\n");
+    assert_eq!(
+        std::fs::read_link(dir.join("alias.txt")).unwrap(),
+        Path::new("real.txt"),
+        "the link stays a link"
+    );
+    stop(r.h).await;
+}

@@ -163,8 +163,10 @@ impl Store {
             temp_prefix: ".waypoint-restore-",
             mode: Some(to.mode & 0o777),
         };
-        // A symlink now at the path is replaced, never written through.
-        if self.root.read_link(rel).is_ok_and(|l| l.is_some()) {
+        // With snapshots, a symlink now at the path is replaced (the
+        // snapshot held a file there); without, the own tools' writes went
+        // through it and the restore does too.
+        if self.shadow().is_some() && self.root.read_link(rel).is_ok_and(|l| l.is_some()) {
             self.root
                 .remove(rel)
                 .map_err(|e| format!("restoring {}: {e}", action.path))?;

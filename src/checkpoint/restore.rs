@@ -154,16 +154,24 @@ impl Store {
         }
     }
 
-    /// The file `path` as it is now (`None` when there is none).
-    /// A symlink is read as its target (as a snapshot holds it).
+    /// The file `path` as it is now, as the layer in use sees it (`None`
+    /// when there is none): with a shadow repository a symlink is its
+    /// target's name (as a snapshot holds it); without one, links are
+    /// read through (as Waypoint's own tools write through them).
     pub fn current(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
-        if let Some(target) = self
-            .root
-            .read_link(Path::new(path))
-            .map_err(|e| format!("reading {path}: {e}"))?
+        if self.shadow().is_some()
+            && let Some(target) = self
+                .root
+                .read_link(Path::new(path))
+                .map_err(|e| format!("reading {path}: {e}"))?
         {
             return Ok(Some(target));
         }
+        self.read_through(path)
+    }
+
+    /// The file `path` now, a symlink followed (within the workspace).
+    pub fn read_through(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
         match self.root.open_file(Path::new(path)) {
             Ok(mut file) => {
                 let mut bytes = Vec::new();
