@@ -203,7 +203,7 @@ impl Store {
             ..Preview::default()
         };
         let cases = match (self.shadow(), now, latest.tree.as_deref()) {
-            (Some(shadow), Some(now), Some(tree)) => git_cases(shadow, &spans, tree, now, history)?,
+            (Some(shadow), Some(now), Some(tree)) => git_cases(shadow, &spans, tree, now)?,
             _ => {
                 let ids: Vec<(u32, Option<u32>)> =
                     spans.iter().map(|(s, e)| (s.id, e.map(|e| e.id))).collect();
@@ -347,7 +347,6 @@ fn spans<'h>(
     history: &'h History,
     target: &Target,
 ) -> Result<(String, Vec<Span<'h>>, Option<u32>), String> {
-    let since = |point: &'h Point| -> Vec<Span<'h>> { vec![(point, None)] };
     match target {
         Target::LastTurn => {
             let point = history
@@ -368,7 +367,7 @@ fn spans<'h>(
             let point = history
                 .point(*id)
                 .ok_or_else(|| format!("there is no checkpoint #{id}"))?;
-            Ok((point.label(), since(point), Some(point.id)))
+            Ok((point.label(), vec![(point, None)], Some(point.id)))
         }
         Target::Item { id } => {
             let spans: Vec<_> = history
@@ -401,14 +400,15 @@ fn in_spans(point: u32, spans: &[(u32, Option<u32>)]) -> bool {
 
 /// The shadow layer's cases: tree diffs of the spans, against the tree
 /// the agent last left (`latest`) and the one just taken (`now`).
+/// Whole trees are compared and the paths picked here (never a pathspec:
+/// a name like `*.txt` would match others, and thousands would not fit a
+/// command line).
 fn git_cases(
     shadow: &Shadow,
-    spans: &[(&Point, Option<&Point>)],
+    spans: &[Span<'_>],
     latest: &str,
     now: &str,
-    history: &History,
 ) -> Result<Vec<Case>, String> {
-    let _ = history;
     let mut by_path: BTreeMap<String, (Option<Entry>, Option<Entry>, String)> = BTreeMap::new();
     for (start, end) in spans {
         let from = start
@@ -422,7 +422,7 @@ fn git_cases(
                 .ok_or_else(|| format!("checkpoint #{} has no snapshot", end.id))?,
             None => latest,
         };
-        for delta in shadow.diff(from, to, &[])? {
+        for delta in shadow.diff(from, to)? {
             let slot = by_path
                 .entry(delta.path.clone())
                 .or_insert_with(|| (delta.from.clone(), None, String::new()));
@@ -430,28 +430,26 @@ fn git_cases(
             slot.2 = to.to_string();
         }
     }
-    let paths: Vec<String> = by_path.keys().cloned().collect();
-    if paths.is_empty() {
+    if by_path.is_empty() {
         return Ok(Vec::new());
     }
-    let user: BTreeMap<String, Delta> = shadow
-        .diff(latest, now, &paths)?
-        .into_iter()
-        .map(|d| (d.path.clone(), d))
-        .collect();
+    let ours = |deltas: Vec<Delta>| -> BTreeMap<String, Delta> {
+        deltas
+            .into_iter()
+            .filter(|d| by_path.contains_key(&d.path))
+            .map(|d| (d.path.clone(), d))
+            .collect()
+    };
+    let user = ours(shadow.diff(latest, now)?);
+    // What later steps changed again, from each span's end to the latest.
+    let ends: std::collections::BTreeSet<&str> =
+        by_path.values().map(|(_, _, end)| end.as_str()).collect();
     let mut later: BTreeMap<String, Delta> = BTreeMap::new();
-    let mut by_end: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for (path, (_, _, end)) in &by_path {
-        by_end.entry(end.as_str()).or_default().push(path.clone());
-    }
-    for (end, paths) in by_end {
-        if end != latest {
-            later.extend(
-                shadow
-                    .diff(end, latest, &paths)?
-                    .into_iter()
-                    .map(|d| (d.path.clone(), d)),
-            );
+    for end in ends.into_iter().filter(|&end| end != latest) {
+        for (path, delta) in ours(shadow.diff(end, latest)?) {
+            if by_path.get(&path).is_some_and(|(_, _, e)| e == end) {
+                later.insert(path, delta);
+            }
         }
     }
     Ok(by_path

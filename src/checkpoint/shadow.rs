@@ -276,10 +276,9 @@ impl Shadow {
         Ok(Snapshot { tree, skipped })
     }
 
-    /// The paths that differ from the tree `from` to the tree `to`
-    /// (limited to `paths` when given).
-    pub fn diff(&self, from: &str, to: &str, paths: &[String]) -> Result<Vec<Delta>, String> {
-        let mut args = vec![
+    /// The paths that differ from the tree `from` to the tree `to`.
+    pub fn diff(&self, from: &str, to: &str) -> Result<Vec<Delta>, String> {
+        let args = [
             "diff-tree",
             "-r",
             "-z",
@@ -288,11 +287,8 @@ impl Shadow {
             "--raw",
             from,
             to,
-            "--",
         ];
-        args.extend(paths.iter().map(String::as_str));
-        let out = self.run(&args, None)?;
-        parse_raw(&out)
+        parse_raw(&self.run(&args, None)?)
     }
 
     /// The bytes of a `git:HEX` reference.
