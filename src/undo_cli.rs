@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::checkpoint::live::{Ask, Checkpoints, Setup};
 use crate::checkpoint::{PointKind, Target, undo_note};
-use crate::session::{Record, SessionError, SessionStore, Transcript, load, now_ms, replay};
+use crate::session::{Record, SessionStore, Transcript, load, now_ms, replay};
 
 /// What `waypoint undo` takes back.
 #[derive(Clone, Debug)]
@@ -35,18 +35,7 @@ fn open(store: &SessionStore, id: &str) -> Result<Opened, String> {
     let restored =
         replay(load(&info.path).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     let file = &restored.file;
-    let transcript = Transcript::reopen(
-        &file.path,
-        file.header.clone(),
-        file.card.clone(),
-        file.valid_len,
-    )
-    .map_err(|e| match e.kind() {
-        std::io::ErrorKind::WouldBlock => {
-            SessionError::Locked(crate::session::short_id(&file.header.id).to_string()).to_string()
-        }
-        _ => format!("cannot open {}: {e}", file.path.display()),
-    })?;
+    let transcript = file.reopen().map_err(|e| e.to_string())?;
     let transcript = Arc::new(Mutex::new(transcript));
     {
         let mut t = lock(&transcript);

@@ -8,7 +8,7 @@ use super::{Agent, RESUME_NOTE, Session};
 use crate::chat::Conversation;
 use crate::checkpoint::History;
 use crate::events::Event;
-use crate::session::{Header, Restored, SessionError, SessionStore, Transcript, now_ms, replay};
+use crate::session::{Header, Restored, SessionError, SessionStore, now_ms, replay};
 use crate::todo::{Author, Ledger, PlanDiff, TodoManager};
 
 /// How the engine keeps its session.
@@ -118,15 +118,9 @@ impl Session {
     /// current ones, its transcript is appended to (repairs first), and its
     /// history is sent to the driver.
     fn restore(&mut self, store: SessionStore, restored: Restored) -> Result<(), SessionError> {
+        let transcript = restored.file.reopen()?;
         let Restored {
-            file:
-                crate::session::replay::StoredFile {
-                    header,
-                    path,
-                    valid_len,
-                    card,
-                    checkpoints,
-                },
+            file,
             conversation,
             plan,
             revisions,
@@ -139,14 +133,7 @@ impl Session {
             notes,
             ..
         } = restored;
-        let id = header.id.clone();
-        let transcript = Transcript::reopen(&path, header, card, valid_len).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::WouldBlock {
-                SessionError::Locked(crate::session::short_id(&id).to_string())
-            } else {
-                SessionError::io(&path, e)
-            }
-        })?;
+        let (id, checkpoints) = (file.header.id, file.checkpoints);
         self.clear_state();
         self.host.transcript.replace(transcript);
         self.host.store = Some(store);

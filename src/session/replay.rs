@@ -76,6 +76,26 @@ pub struct StoredFile {
     pub checkpoints: crate::checkpoint::History,
 }
 
+impl StoredFile {
+    /// Opens the transcript again for appending (its lock taken): a
+    /// session open in another Waypoint is `SessionError::Locked`.
+    pub fn reopen(&self) -> Result<crate::session::Transcript, SessionError> {
+        crate::session::Transcript::reopen(
+            &self.path,
+            self.header.clone(),
+            self.card.clone(),
+            self.valid_len,
+        )
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                SessionError::Locked(crate::session::short_id(&self.header.id).to_string())
+            } else {
+                SessionError::io(&self.path, e)
+            }
+        })
+    }
+}
+
 /// Rebuilds a session from its records.
 pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
     let Loaded {
