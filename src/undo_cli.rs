@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::checkpoint::live::{Ask, Checkpoints, Setup};
-use crate::checkpoint::{PointKind, Target, undo_note};
+use crate::checkpoint::{PointKind, Target, lock, undo_note};
 use crate::session::{Record, SessionStore, Transcript, load, now_ms, replay};
 
 /// What `waypoint undo` takes back.
@@ -64,10 +64,6 @@ fn open(store: &SessionStore, id: &str) -> Result<Opened, String> {
         transcript,
         checkpoints,
     })
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `waypoint checkpoints ID`: the session's points, oldest first.
