@@ -171,7 +171,6 @@ async fn undo_an_item_the_last_turn_and_rewind_in_a_git_repository_leave_dot_git
     git(ws.path(), &["init", "-q"]);
     git(ws.path(), &["add", "-A"]);
     git(ws.path(), &["commit", "-q", "-m", "start"]);
-    git(ws.path(), &["stash", "list"]);
     let dot_git = tree_of(&ws.path().join(".git"), false);
     let original = tree_of(ws.path(), true);
     let mut r = rig(session_turns(), ws);
