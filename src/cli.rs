@@ -201,6 +201,12 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// The hooks: list those that run here (the config file's, this project's
+    /// `.claude/settings.json`), approve this project's.
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
     /// List a stored session's checkpoints: the points `waypoint undo --to` goes back to.
     Checkpoints {
         /// The session's id, or its first characters.
@@ -287,6 +293,15 @@ pub enum McpAction {
     Remove { name: String },
     /// Approve the servers of this project's `.mcp.json` as they are written now (remembered for
     /// the project; a changed entry is asked for again).
+    Approve,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Every hook that runs in this workspace, and those that wait for approval.
+    List,
+    /// Approve this project's `.claude/settings.json` hooks as they are written now (remembered
+    /// for the project; a changed block is asked for again).
     Approve,
 }
 

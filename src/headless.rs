@@ -6,13 +6,14 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::events::{AbortReason, Envelope, Event, McpStatus, StopReason, ToolStatus};
+use crate::events::{AbortReason, Envelope, ErrorKind, Event, StopReason, ToolStatus};
 use crate::llm::Usage;
 use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
 use crate::todo::{Author, PlanDiff};
 
 mod children;
+mod notes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -130,10 +131,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         let outcome = match event {
             _ if !envelope.thread.is_root() => None,
             Event::TurnComplete { open_items: 0, .. } => Some(Outcome::Completed),
+            Event::Error {
+                kind: ErrorKind::PromptBlocked,
+                ..
+            } => Some(Outcome::Failed),
             Event::TurnComplete { .. } => Some(Outcome::OpenItems),
             Event::TurnAborted { reason, .. } => Some(match reason {
                 AbortReason::Interrupted => Outcome::Interrupted,
-                AbortReason::MaxTurns => Outcome::MaxTurns,
+                AbortReason::MaxTurns | AbortReason::Hook => Outcome::MaxTurns,
                 AbortReason::Failed => Outcome::Failed,
             }),
             _ => None,
@@ -254,6 +259,15 @@ impl<O: Write, E: Write> Printer<O, E> {
         writeln!(self.err, "waypoint: {}", clean_line(message))
     }
 
+    /// A hook that blocked or failed, on `err` (one that went on says nothing).
+    fn hook_line(&mut self, report: &crate::events::HookReport) -> io::Result<()> {
+        let Some(line) = crate::hooks::report_line(report) else {
+            return Ok(());
+        };
+        self.end_line()?;
+        self.error_line(&line)
+    }
+
     fn write_text(&mut self, text: &str) -> io::Result<()> {
         if !text.is_empty() {
             self.out.write_all(text.as_bytes())?;
@@ -269,49 +283,6 @@ impl<O: Write, E: Write> Printer<O, E> {
         self.cleaner.finish();
         if std::mem::take(&mut self.mid_line) {
             self.out.write_all(b"\n")?;
-        }
-        Ok(())
-    }
-
-    /// A line on stderr for a server that failed, is slow, or waits for
-    /// the user's approval.
-    fn mcp_line(&mut self, name: &str, status: &McpStatus) -> io::Result<()> {
-        match status {
-            McpStatus::Failed { error, stderr } => {
-                self.end_line()?;
-                let last = stderr.lines().last().unwrap_or_default();
-                let tail = if last.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (stderr: {})", clean_line(last))
-                };
-                writeln!(
-                    self.err,
-                    "waypoint: MCP server {} failed: {}{tail}",
-                    clean_line(name),
-                    clean_line(error)
-                )?;
-            }
-            McpStatus::Slow { after_ms } => {
-                self.end_line()?;
-                writeln!(
-                    self.err,
-                    "waypoint: MCP server {} is still starting after {} s",
-                    clean_line(name),
-                    after_ms / 1000
-                )?;
-            }
-            McpStatus::NeedsApproval { command } => {
-                self.end_line()?;
-                writeln!(
-                    self.err,
-                    "waypoint: MCP server {} of this project's .mcp.json ({}) was not started: \
-                     approve it with `waypoint mcp approve` (or /mcp approve in the app)",
-                    clean_line(name),
-                    clean_line(command)
-                )?;
-            }
-            McpStatus::Starting | McpStatus::Ready { .. } | McpStatus::Disabled => {}
         }
         Ok(())
     }
@@ -381,6 +352,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.error_line(message)?;
             }
             Event::McpServer { name, status } => self.mcp_line(name, status)?,
+            Event::Hook { report } => self.hook_line(report)?,
             Event::McpTools { deferred, .. } if *deferred > 0 => {
                 self.end_line()?;
                 writeln!(

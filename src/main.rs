@@ -98,12 +98,8 @@ async fn run(cli: Cli) -> Result<i32> {
     if let Some(code) = waypoint::undo_cli::command(cli.command.as_ref(), &store).await {
         return code.map_err(|e| eyre!(e));
     }
-    if let Some(Command::Mcp { action }) = &cli.command {
-        let dir = cli
-            .workspace
-            .clone()
-            .map_or_else(std::env::current_dir, Ok)?;
-        return Ok(waypoint::mcp::cli::run(&settings, action, &dir).await?);
+    if let Some(code) = waypoint::workspace_cli::workspace_command(&cli, &settings).await {
+        return Ok(code?);
     }
     let interactive =
         cli.print.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -539,6 +535,11 @@ fn settle_safety(
     }
     let (mode, note) = setup::safety(settings, config, workspace.root(), interactive, demo);
     config.tools.mcp = waypoint::mcp::project::settings(settings, workspace.root(), &env_var);
+    config.tools.hooks = std::sync::Arc::new(waypoint::hooks::load(
+        &settings.hooks,
+        workspace.root(),
+        &env_var,
+    ));
     let environment = format!(
         "{}\n{}",
         context::environment(workspace.root(), &context::today()),

@@ -189,6 +189,8 @@ impl Session {
         focus: Option<String>,
         cancel: &CancellationToken,
     ) {
+        self.pre_compact_hooks(reason == CompactReason::User, focus.as_deref(), cancel)
+            .await;
         let before = self.estimate();
         self.emit(Event::CompactionBegin { reason });
         let window = self.window();

@@ -11,6 +11,8 @@ mod builder;
 mod client;
 pub mod compact;
 mod control;
+mod hook_calls;
+mod hooks;
 mod lifecycle;
 pub mod mentions;
 mod outbox;
@@ -107,6 +109,44 @@ struct Session {
     host: Host,
 }
 
+impl Session {
+    /// Adds the user's `prompt` (with what its `@` mentions attach, the
+    /// user's plan changes and the hooks' notes) for a turn to answer;
+    /// false when a `UserPromptSubmit` hook blocked it (nothing is added).
+    async fn start_prompt(&mut self, text: String) -> bool {
+        let first = self.thread.conversation.is_empty();
+        let hooked = match self.prompt_hooks(&text).await {
+            Ok(notes) => notes,
+            Err(why) => {
+                self.emit(Event::Error {
+                    kind: ErrorKind::PromptBlocked,
+                    message: format!(
+                        "A UserPromptSubmit hook blocked the prompt (not sent): {why}"
+                    ),
+                });
+                return false;
+            }
+        };
+        self.prompt_point(&text);
+        let attached = self.attachments(&text).await;
+        self.add_user_text(text, true);
+        let started = std::mem::take(&mut self.thread.run.hook_notes);
+        for note in started.into_iter().chain(hooked) {
+            self.add_user_text(note, false);
+        }
+        if let Some(attached) = attached {
+            self.add_user_text(attached, false);
+        }
+        if let Some(note) = self.take_plan_note() {
+            self.add_user_text(note, false);
+        }
+        if first {
+            self.add_user_text(reminders::INITIAL_REMINDER, false);
+        }
+        true
+    }
+}
+
 /// What [`Agent::drive`] runs.
 enum Work {
     Turn { resumed: bool },
@@ -144,6 +184,7 @@ impl Agent {
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         self.session.announce_mode();
         self.session.start_mcp();
+        self.session.session_start_hooks().await;
         self.control.share_mcp(self.session.host.mcp.clone());
         // Stops watching the plan file when the engine stops.
         let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
@@ -181,19 +222,8 @@ impl Agent {
                     continue;
                 }
                 Step::Start { text: Some(text) } => {
-                    let first = self.session.thread.conversation.is_empty();
-                    self.session.prompt_point(&text);
-                    let attached = self.session.attachments(&text).await;
-                    self.session.add_user_text(text, true);
-                    if let Some(attached) = attached {
-                        self.session.add_user_text(attached, false);
-                    }
-                    if let Some(note) = self.session.take_plan_note() {
-                        self.session.add_user_text(note, false);
-                    }
-                    if first {
-                        self.session
-                            .add_user_text(reminders::INITIAL_REMINDER, false);
+                    if !self.session.start_prompt(text).await {
+                        continue;
                     }
                     false
                 }
@@ -201,6 +231,9 @@ impl Agent {
                     self.session.prompt_point("(continued)");
                     let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);
+                    for note in std::mem::take(&mut self.session.thread.run.hook_notes) {
+                        self.session.add_user_text(note, false);
+                    }
                     if let Some(note) = self.session.take_plan_note() {
                         self.session.add_user_text(note, false);
                     }

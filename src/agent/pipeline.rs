@@ -19,6 +19,7 @@ use super::approval::{Gate, refusal};
 use super::compact::fit_result;
 use super::tool_host::Serving;
 use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
+use crate::hooks::Decision as HookDecision;
 use crate::llm::ContentBlock;
 use crate::tools::{
     Access, Failure, Refuser, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput, cap_output,
@@ -64,14 +65,23 @@ impl Session {
         let started = Instant::now();
         let waited_before = self.thread.run.approval_wait;
         let summary = self.describe(&call);
-        let output = match self.pre_hooks(&call) {
+        let mut pre = self.pre_hooks(&call, cancel).await;
+        let changed = pre.input.clone();
+        let call = Call {
+            input: changed.as_ref().unwrap_or(call.input),
+            ..call
+        };
+        let output = match pre.refusal.take() {
             Some(output) => output,
             None => match unusable_input(&call) {
                 Some(output) => output,
-                None => self.gate_and_run(&call, summary, cancel).await,
+                None => {
+                    self.gate_and_run(&call, summary, &pre.permission, cancel)
+                        .await
+                }
             },
         };
-        let output = self.post_hooks(&call, output);
+        let output = self.post_hooks(&call, output, pre, cancel).await;
         let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
         let ran = started.elapsed().saturating_sub(waited);
         self.finish(&call, output, ran)
@@ -93,10 +103,10 @@ impl Session {
         let fan_out = self.ask_fan_out(calls, &summaries, cancel).await;
         for ((at, call), summary) in calls.iter().enumerate().zip(summaries) {
             let agent = self.is_agent(call.name);
-            let ready = match self.pre_hooks(call) {
-                Some(output) => Some(output),
-                None if agent && fan_out.is_some() => fan_out.clone(),
-                None => unusable_input(call),
+            // Calls run together only when no hook acts on calls.
+            let ready = match fan_out.clone() {
+                Some(output) if agent => Some(output),
+                _ => unusable_input(call),
             };
             let ready = match ready {
                 Some(output) => Some(output),
@@ -108,7 +118,10 @@ impl Session {
                             runs.push((at, sandboxed));
                             None
                         }
-                        Gate::Ask(_) => Some(self.gate_and_run(call, summary, cancel).await),
+                        Gate::Ask(_) => Some(
+                            self.gate_and_run(call, summary, &HookDecision::Continue, cancel)
+                                .await,
+                        ),
                     }
                 }
             };
@@ -130,7 +143,6 @@ impl Session {
         let mut done = Vec::with_capacity(calls.len());
         for (call, output) in calls.iter().zip(outputs) {
             let output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
-            let output = self.post_hooks(call, output);
             done.push(self.finish(call, output, ran));
         }
         done
@@ -162,13 +174,6 @@ impl Session {
         summary
     }
 
-    /// Stage 2: the hooks that run before a call. None are configured in
-    /// this version, so every call goes on (`None`); a hook that refuses a
-    /// call will answer it here.
-    fn pre_hooks(&mut self, _call: &Call<'_>) -> Option<ToolOutput> {
-        None
-    }
-
     /// Stage 3: the approval mode, the rules and the user decide; then the
     /// call runs (stages 4 and 5), and a command the sandbox stopped may be
     /// run again outside it if the user says so.
@@ -176,10 +181,12 @@ impl Session {
         &mut self,
         call: &Call<'_>,
         summary: ToolSummary,
+        permission: &HookDecision,
         cancel: &CancellationToken,
     ) -> ToolOutput {
         self.apply_mode_request();
-        match self.gate(call.name, call.input) {
+        let gate = self.gate(call.name, call.input);
+        match self.hooked_gate(gate, permission) {
             Gate::Refuse(by, why) => ToolOutput::refused(by, why),
             Gate::Run { sandboxed } => {
                 let out = self.checkpoint_and_run(call, sandboxed, cancel).await;
@@ -290,12 +297,6 @@ impl Session {
     ) -> ToolOutput {
         let (output, waited) = self.execute(call, sandboxed, cancel).await;
         self.thread.run.approval_wait += waited;
-        output
-    }
-
-    /// Stage 6: the hooks that run after a call. None are configured in
-    /// this version, so the output goes on unchanged.
-    fn post_hooks(&mut self, _call: &Call<'_>, output: ToolOutput) -> ToolOutput {
         output
     }
 

@@ -92,7 +92,11 @@ impl Session {
         if changes.is_empty() {
             return;
         }
+        let mut overrides = Vec::new();
         for change in changes {
+            if change.author == Author::User {
+                overrides.push((change.before.clone(), change.items.clone()));
+            }
             // Recorded as it was sent, in the turn it is settled in.
             let revision = self.host.events.envelope(Event::PlanUpdated {
                 items: change.items.clone(),
@@ -118,6 +122,9 @@ impl Session {
                     .unsaid
                     .push((change.author, change.before, change.items)),
             }
+        }
+        for (before, after) in overrides {
+            self.note_overrides(&before, &after);
         }
         self.send_stats();
     }

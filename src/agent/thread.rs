@@ -58,6 +58,12 @@ pub(super) struct RunFacts {
     pub budget: Option<super::subagent::Budget>,
     /// The accounts of finished subagents, by the call that ran them.
     pub tasks: Mutex<Vec<(String, super::subagent::Finished)>>,
+    /// Why a hook said to stop (`continue: false`): the turn ends after
+    /// this round.
+    pub hook_stop: Option<String>,
+    /// What `SessionStart` hooks said for the model: added before the
+    /// next prompt.
+    pub hook_notes: Vec<String>,
     /// The undo last previewed (the root's): what `confirm` applies.
     pub undo: Option<(
         crate::events::CheckpointOp,

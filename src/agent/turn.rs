@@ -33,6 +33,7 @@ impl Session {
         self.sync_mcp(true);
         let mut round = 0;
         let mut corrections = 0;
+        let mut stop_continues = 0;
         loop {
             let over = self.thread.run.budget.as_ref().and_then(|b| b.exceeded());
             if let Some(why) = over {
@@ -86,6 +87,12 @@ impl Session {
                 }
                 continue;
             }
+            if calls.is_empty()
+                && let Some(why) = self.stop_hooks(&mut stop_continues, cancel).await
+            {
+                self.add_user_text(format!("[A Stop hook keeps the turn going: {why}]"), false);
+                continue;
+            }
             if calls.is_empty() {
                 let open_items = self.thread.plan.lock().manager.open_items().len();
                 self.turn_end_point().await;
@@ -97,6 +104,9 @@ impl Session {
             }
             if let Some(end) = self.run_calls(calls, &reply.invalid_inputs, cancel).await {
                 return end;
+            }
+            if let Some(why) = self.thread.run.hook_stop.take() {
+                return self.abort(AbortReason::Hook, why, TurnEnd::Stopped).await;
             }
         }
     }
@@ -226,7 +236,9 @@ impl Session {
             let together = rest
                 .iter()
                 .take_while(|c| {
-                    c.invalid_input.is_none() && self.thread.tools.parallel(c.name, c.input)
+                    c.invalid_input.is_none()
+                        && !self.hooks_on_calls()
+                        && self.thread.tools.parallel(c.name, c.input)
                 })
                 .count();
             let done = if together > 1 {

@@ -141,12 +141,16 @@ impl Approvals {
     /// `$WAYPOINT_HOME/mcp-approved.json`, else the platform data
     /// folder's (`~/.local/share/waypoint/mcp-approved.json` on Linux).
     pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Option<Self> {
-        const NAME: &str = "mcp-approved.json";
+        Self::from_env_named(env, "mcp-approved.json")
+    }
+
+    /// The approvals file `name` in the same folder as [`Self::from_env`]'s.
+    pub fn from_env_named(env: impl Fn(&str) -> Option<String>, name: &str) -> Option<Self> {
         if let Some(home) = env("WAYPOINT_HOME").filter(|h| !h.trim().is_empty()) {
-            return Some(Self::new(PathBuf::from(home).join(NAME)));
+            return Some(Self::new(PathBuf::from(home).join(name)));
         }
         directories::ProjectDirs::from("", "", "waypoint")
-            .map(|d| Self::new(d.data_dir().join(NAME)))
+            .map(|d| Self::new(d.data_dir().join(name)))
     }
 
     fn load(&self) -> Approved {

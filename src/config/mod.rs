@@ -57,6 +57,12 @@ pub struct Layer {
     pub mcp_tool_share: Option<f64>,
     /// `[task]`: subagents' places and limits (only at the top level).
     pub task: Option<TaskLayer>,
+    /// `[[hooks.EVENT]]`: commands run at a session's moments (only at
+    /// the top level).
+    #[serde(default)]
+    pub hooks: BTreeMap<String, Vec<HookEntry>>,
+    /// Run every project's `.claude/settings.json` hooks without asking.
+    pub hooks_from_claude: Option<bool>,
     /// Shell commands allowed without asking (matched on parsed words).
     #[serde(default)]
     pub allow: Vec<String>,
@@ -179,6 +185,8 @@ pub struct Settings {
     /// The `allow` and `deny` rules for shell commands (the file's and the
     /// profile's together).
     pub rules: Rules,
+    /// The config file's hooks.
+    pub hooks: HooksConfig,
 }
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -309,11 +317,33 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             .and_then(|(_, l)| l.mcp_tool_share)
             .unwrap_or(mcp::BUDGET_SHARE),
         task: task_limits(file_layer.as_ref())?,
+        hooks: hooks_config(file_layer.as_ref())?,
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
     check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
+}
+
+/// The file's hooks; an event name that is none is an error naming it.
+fn hooks_config(file: Option<&(&std::path::Path, Layer)>) -> Result<HooksConfig, ConfigError> {
+    let Some((path, layer)) = file else {
+        return Ok(HooksConfig::default());
+    };
+    let config = HooksConfig {
+        entries: layer.hooks.clone(),
+        from_claude: layer.hooks_from_claude.unwrap_or(false),
+        file: Some(path.to_path_buf()),
+    };
+    match config.unknown_events(&HOOK_EVENTS).first() {
+        None => Ok(config),
+        Some(name) => Err(ConfigError::Value {
+            name: "hooks",
+            value: name.clone(),
+            from: Source::File(path.to_path_buf()),
+            message: format!("is not a hook event (one of {})", HOOK_EVENTS.join(", ")),
+        }),
+    }
 }
 
 /// The file's `[task]` limits over the defaults.
@@ -395,6 +425,7 @@ fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
 
 mod describe;
 mod file;
+mod hooks;
 mod kinds;
 mod layers;
 mod mcp;
@@ -409,6 +440,7 @@ use provider::{Connection, connection};
 
 pub use kinds::{ProviderKind, Theme};
 
+pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
 pub use mcp::{Approvals, McpServerConfig, McpSettings};
 pub use safety::SandboxLayer;
 pub use task::{TaskLayer, TaskLimits};

@@ -13,10 +13,13 @@ use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 mod checkpoint;
+mod durable;
+mod hook;
 mod mcp;
 mod outcome;
 mod thread;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
+pub use hook::{HookReport, HookResult};
 pub use mcp::{McpAction, McpStatus};
 pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
 pub use thread::ThreadId;
@@ -227,6 +230,10 @@ pub enum ErrorKind {
     PlanEdit,
     /// The plan file (`--plan-file`) could not be written.
     PlanFile,
+    /// A hook's settings could not be read, or wait for approval.
+    Hook,
+    /// A `UserPromptSubmit` hook blocked the user's prompt: it was not sent.
+    PromptBlocked,
     /// An MCP action (`/mcp approve`, `reconnect`, …) could not be done.
     Mcp,
     /// A checkpoint op (undo, rewind, diff) could not be done.
@@ -295,6 +302,8 @@ pub enum AbortReason {
     Interrupted,
     MaxTurns,
     Failed,
+    /// A hook said to stop (`continue: false`).
+    Hook,
 }
 
 /// An event with its address: the thread it is of, the parent's tool call
@@ -550,51 +559,11 @@ pub enum Event {
         tokens: u64,
         budget: u64,
     },
+    /// A hook ran (its event, command, how it ended and how long it
+    /// took); recorded, and shown in the trace.
+    Hook {
+        report: HookReport,
+    },
     /// The engine waits for the next op.
     Idle,
-}
-
-impl Event {
-    /// A fact a resumed session needs, so the transcript keeps it as sent
-    /// (in its envelope): a turn's start and end, each request's start and
-    /// usage, each call's start and end (the end holds the result the
-    /// model read), each plan revision, each compaction's start and end.
-    /// The rest is streamed pieces (the reply itself is kept whole), or
-    /// the state of this process (modes, ids, the waits for an answer).
-    pub fn is_durable(&self) -> bool {
-        match self {
-            Event::TurnStarted { .. }
-            | Event::RoundStarted { .. }
-            | Event::ToolCallBegin { .. }
-            | Event::ToolCallEnd { .. }
-            | Event::PlanUpdated { .. }
-            | Event::Usage { .. }
-            | Event::TaskDone { .. }
-            | Event::ContextUsage { .. }
-            | Event::CompactionBegin { .. }
-            | Event::CompactionEnd { .. }
-            | Event::TurnComplete { .. }
-            | Event::TurnAborted { .. } => true,
-            Event::TextDelta { .. }
-            | Event::ReasoningDelta { .. }
-            | Event::Retrying { .. }
-            | Event::ToolCallOutputDelta { .. }
-            | Event::ToolCallProgress { .. }
-            | Event::PlanStats { .. }
-            | Event::SummaryDelta { .. }
-            | Event::Queued { .. }
-            | Event::Error { .. }
-            | Event::Checkpoint { .. }
-            | Event::ModelChanged { .. }
-            | Event::SessionReset
-            | Event::SessionStarted { .. }
-            | Event::History { .. }
-            | Event::UserMessage { .. }
-            | Event::ApprovalRequested { .. }
-            | Event::ApprovalMode { .. }
-            | Event::McpServer { .. }
-            | Event::McpTools { .. }
-            | Event::Idle => false,
-        }
-    }
 }

@@ -90,4 +90,6 @@ pub enum Refuser {
     User,
     /// The plan's rules (an invalid `todo_write`).
     Plan,
+    /// A hook (`PreToolUse` exit 2 or `deny`; `ItemCompleting`).
+    Hook,
 }

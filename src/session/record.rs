@@ -138,7 +138,7 @@ pub fn turn_outcome(event: &Event) -> Option<TurnOutcome> {
         Event::TurnComplete { .. } => Some(TurnOutcome::Complete),
         Event::TurnAborted { reason, .. } => Some(match reason {
             AbortReason::Interrupted => TurnOutcome::Interrupted,
-            AbortReason::MaxTurns => TurnOutcome::MaxTurns,
+            AbortReason::MaxTurns | AbortReason::Hook => TurnOutcome::MaxTurns,
             AbortReason::Failed => TurnOutcome::Failed,
         }),
         _ => None,

@@ -61,8 +61,7 @@ pub enum PlanEdit {
 pub const MAX_EDIT_CHARS: usize = super::MAX_ITEM_CHARS;
 
 /// The usage of `/plan`, for errors and help.
-pub const PLAN_USAGE: &str =
-    "/plan add TEXT | edit N TEXT | done N | undone N | start N | remove N | move N M | clear";
+pub const PLAN_USAGE: &str = "/plan add TEXT | edit N TEXT | done N [--force] | undone N | start N | remove N | move N M | clear";
 
 impl PlanEdit {
     /// Reads the arguments of `/plan` (`add Write docs`, `done 3`, `move 4 1`, …).
@@ -95,7 +94,9 @@ impl PlanEdit {
                 })
             }
             "done" | "undone" | "start" => Ok(PlanEdit::Status {
-                n: number(rest)?,
+                // `--force`: the user's `done` completes an item a hook
+                // keeps open (any user edit does; it is recorded as such).
+                n: number(rest.strip_suffix("--force").unwrap_or(rest).trim())?,
                 status: match verb {
                     "done" => TodoStatus::Completed,
                     "start" => TodoStatus::InProgress,

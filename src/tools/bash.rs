@@ -30,7 +30,7 @@ use stream::{End, Streams};
 const SECRET_VARS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 
 /// Whether the variable `name` holds a secret the command must not see.
-fn is_secret(name: &std::ffi::OsStr) -> bool {
+pub fn is_secret(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy().to_ascii_uppercase();
     SECRET_VARS.contains(&name.as_str()) || name.ends_with("_API_KEY")
 }
@@ -105,11 +105,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     let pid = Some(child.id());
     sweep.session = pid;
     sweep.shell = pid;
-    let mut group = GroupGuard {
-        pgid: pid,
-        sweep,
-        swept: false,
-    };
+    let mut group = GroupGuard::new(pid, sweep);
     let mut streams = Streams::new(&mut child, env);
     let (end, status) = streams.until_end(&mut child, env, timeout).await;
     // Kill the whole group first (the shell is still unreaped on timeout or
@@ -266,7 +262,7 @@ fn fmt_duration(d: Duration) -> String {
 /// Sends SIGKILL to the process group, then to every process of the call
 /// that left it, when asked or when dropped (e.g. the tool future is
 /// aborted), so no descendant outlives the call.
-struct GroupGuard {
+pub struct GroupGuard {
     pgid: Option<i32>,
     sweep: Sweep,
     /// The call's end was swept already; the drop has nothing left to do.
@@ -274,7 +270,17 @@ struct GroupGuard {
 }
 
 impl GroupGuard {
-    fn kill_group(&mut self) {
+    /// Guards the group `pgid` leads (a child made with
+    /// [`spawn::own_session`]) and what `sweep` finds of it.
+    pub fn new(pgid: Option<i32>, sweep: Sweep) -> Self {
+        Self {
+            pgid,
+            sweep,
+            swept: false,
+        }
+    }
+
+    pub fn kill_group(&mut self) {
         if let Some(pgid) = self.pgid.take()
             && pgid > 0
         {
@@ -287,7 +293,7 @@ impl GroupGuard {
     }
 
     /// Kills and reaps what left the group; the drop then has nothing to do.
-    async fn sweep(&mut self) {
+    pub async fn sweep(&mut self) {
         self.sweep.run_and_reap().await;
         self.swept = true;
     }

@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod fs;
 pub mod glob;
+pub mod hook_run;
 mod host;
 pub mod procs;
 mod registry;
@@ -57,6 +58,9 @@ pub struct ToolConfig {
     pub mcp: crate::config::McpSettings,
     /// `[task]`: subagents' places and limits.
     pub task: crate::config::TaskLimits,
+    /// The hooks that run at the session's moments (around calls, and
+    /// the engine's own).
+    pub hooks: std::sync::Arc<crate::hooks::HookSet>,
 }
 
 impl Default for ToolConfig {
@@ -71,6 +75,7 @@ impl Default for ToolConfig {
             session: None,
             mcp: crate::config::McpSettings::default(),
             task: crate::config::TaskLimits::default(),
+            hooks: std::sync::Arc::default(),
         }
     }
 }

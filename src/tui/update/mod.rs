@@ -280,6 +280,7 @@ fn aborted(reason: AbortReason, message: &str, error: Option<ErrorKind>) -> (Not
             "Interrupted. Press Enter on an empty input (or Ctrl+R) to resume with the plan intact, or type new guidance.".to_string(),
         ),
         AbortReason::MaxTurns => (NoticeKind::Warning, format!("Stopped: {message}. Ctrl+R resumes.")),
+        AbortReason::Hook => (NoticeKind::Warning, format!("Stopped by a hook: {message}. Ctrl+R resumes.")),
         // A setting or the credentials: fixable, and resuming reloads them.
         AbortReason::Failed if matches!(error, Some(ErrorKind::Config | ErrorKind::Auth)) => (
             NoticeKind::Error,

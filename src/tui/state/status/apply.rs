@@ -43,7 +43,9 @@ impl Status {
             Event::TurnAborted { reason, .. } => {
                 let activity = match reason {
                     AbortReason::Interrupted => Activity::Interrupted,
-                    AbortReason::MaxTurns | AbortReason::Failed => Activity::Failed,
+                    AbortReason::MaxTurns | AbortReason::Failed | AbortReason::Hook => {
+                        Activity::Failed
+                    }
                 };
                 turn.end(activity, now);
                 turn.set_resumable(true);

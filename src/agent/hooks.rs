@@ -1,0 +1,376 @@
+//! The engine's side of hooks: builds each event's payload (Claude Code's
+//! field names: `session_id`, `transcript_path`, `cwd`,
+//! `hook_event_name`, `permission_mode`, and the event's own), runs the
+//! matching hooks at once, records and shows each run, and folds their
+//! verdicts into one: a block wins over an ask, an ask over an allow.
+//! Invariant: with no hook configured for a moment, nothing here runs and
+//! nothing is spent.
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use super::shared::lock;
+use crate::events::{ApprovalMode, ErrorKind, Event, HookReport, HookResult};
+use crate::hooks::run::{Ended, HookRun};
+use crate::hooks::{Decision, Hook, HookEvent, STOP_CONTINUES, Verdict};
+use crate::todo::{TodoItem, TodoStatus};
+use crate::tools::hook_run::Place;
+
+/// What a moment's hooks said together.
+#[derive(Debug, Default)]
+pub(super) struct Hooked {
+    pub decision: Decision,
+    /// The input a call runs with instead (the last hook's that gave one).
+    pub updated_input: Option<Map<String, Value>>,
+    /// What the model is to read besides (each hook's, in order).
+    pub context: Vec<String>,
+    /// Why the agent must stop (`continue: false`), the first hook's.
+    pub stop: Option<String>,
+}
+
+impl Hooked {
+    fn merge(&mut self, verdict: Verdict) {
+        self.decision = match (std::mem::take(&mut self.decision), verdict.decision) {
+            (Decision::Block(a), Decision::Block(b)) => Decision::Block(format!("{a}\n{b}")),
+            (Decision::Block(a), _) | (_, Decision::Block(a)) => Decision::Block(a),
+            (Decision::Ask(a), _) | (_, Decision::Ask(a)) => Decision::Ask(a),
+            (Decision::Allow, _) | (_, Decision::Allow) => Decision::Allow,
+            _ => Decision::Continue,
+        };
+        if verdict.updated_input.is_some() {
+            self.updated_input = verdict.updated_input;
+        }
+        self.context.extend(verdict.context);
+        if self.stop.is_none() {
+            self.stop = verdict.stop;
+        }
+    }
+
+    /// The block's reason, when the hooks blocked.
+    pub fn blocked(&self) -> Option<&str> {
+        match &self.decision {
+            Decision::Block(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+/// Claude Code's name for an approval mode (`permission_mode`).
+fn permission_mode(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::ReadOnly => "plan",
+        ApprovalMode::Ask | ApprovalMode::Auto => "default",
+        ApprovalMode::AutoEdit => "acceptEdits",
+        ApprovalMode::Yolo => "bypassPermissions",
+    }
+}
+
+impl Session {
+    /// Whether any hook runs at `event`.
+    pub(super) fn hooks_at(&self, event: HookEvent) -> bool {
+        self.host.config.tools.hooks.has(event)
+    }
+
+    /// Runs the hooks of `event` whose matcher takes one of `subjects`,
+    /// with `fields` (an object) beside the common ones on their stdin;
+    /// each run is recorded and shown (`label`: what it concerned).
+    pub(super) async fn run_hooks(
+        &mut self,
+        event: HookEvent,
+        subjects: &[&str],
+        label: Option<&str>,
+        fields: Value,
+        cancel: &CancellationToken,
+    ) -> Hooked {
+        let hooks: Vec<Hook> = self
+            .host
+            .config
+            .tools
+            .hooks
+            .matching(event, subjects)
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut hooked = Hooked::default();
+        if hooks.is_empty() {
+            return hooked;
+        }
+        let payload = self.hook_payload(event, fields);
+        let runs = self.run_all(&hooks, &payload, cancel).await;
+        for run in runs {
+            let verdict = Verdict::of(event, &run);
+            self.report_hook(event, label, &run, &verdict);
+            hooked.merge(verdict);
+        }
+        hooked
+    }
+
+    /// Runs `hooks` at once with `payload`, in the sandbox in auto mode.
+    async fn run_all(
+        &self,
+        hooks: &[Hook],
+        payload: &Value,
+        cancel: &CancellationToken,
+    ) -> Vec<HookRun> {
+        let bytes = serde_json::to_vec(payload).unwrap_or_default();
+        let auto = lock(&self.host.policy).mode == ApprovalMode::Auto;
+        let confinement = match self.host.config.tools.sandbox.as_ref().filter(|_| auto) {
+            Some(sandbox) => match sandbox.prepare() {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    let failed = |hook: &Hook| HookRun {
+                        command: hook.command.clone(),
+                        ended: Ended::Failed(format!("the sandbox could not be prepared: {e}")),
+                        stdout: String::new(),
+                        stderr: String::new(),
+                        duration: std::time::Duration::ZERO,
+                    };
+                    return hooks.iter().map(failed).collect();
+                }
+            },
+            None => None,
+        };
+        let session = self.host.config.tools.session.clone();
+        let place = Place {
+            root: self.host.workspace.root(),
+            session: session.as_deref(),
+            confinement: confinement.as_ref(),
+            cancel,
+        };
+        futures_util::future::join_all(
+            hooks
+                .iter()
+                .map(|h| crate::tools::hook_run::run(&h.command, &bytes, h.timeout, &place)),
+        )
+        .await
+    }
+
+    /// The payload: the common fields, then the event's.
+    fn hook_payload(&self, event: HookEvent, fields: Value) -> Value {
+        let mode = lock(&self.host.policy).mode;
+        let mut payload = json!({
+            "session_id": self.host.transcript.id(),
+            "transcript_path": self.host.transcript.path().map(|p| p.display().to_string()),
+            "cwd": self.host.workspace.root().display().to_string(),
+            "hook_event_name": event.name(),
+            "permission_mode": permission_mode(mode),
+        });
+        if let (Some(all), Value::Object(own)) = (payload.as_object_mut(), fields) {
+            all.extend(own);
+        }
+        payload
+    }
+
+    /// One run, told and recorded (a hook's `systemMessage` and a
+    /// failure reach the user through its report).
+    fn report_hook(
+        &mut self,
+        event: HookEvent,
+        label: Option<&str>,
+        run: &HookRun,
+        verdict: &Verdict,
+    ) {
+        let result = match (&run.ended, &verdict.decision) {
+            (Ended::TimedOut, _) => HookResult::TimedOut,
+            (Ended::Cancelled, _) => HookResult::Interrupted,
+            (_, Decision::Block(_)) => HookResult::Blocked,
+            (Ended::Exited(0), _) => HookResult::Ok,
+            _ => HookResult::Failed,
+        };
+        let message = match &verdict.decision {
+            Decision::Block(why) => Some(why.clone()),
+            _ => verdict.message.clone(),
+        };
+        tracing::info!(event = %event, command = %run.command, ?result, "hook ran");
+        self.emit(Event::Hook {
+            report: HookReport {
+                event: event.name().to_string(),
+                command: run.command.clone(),
+                subject: label.map(str::to_string),
+                result,
+                exit_code: run.exit_code(),
+                duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+                message,
+            },
+        });
+    }
+}
+
+impl Session {
+    /// `UserPromptSubmit` for `prompt`: what the hooks add for the model,
+    /// or why they blocked it (it is then not sent).
+    pub(super) async fn prompt_hooks(&mut self, prompt: &str) -> Result<Vec<String>, String> {
+        if !self.hooks_at(HookEvent::UserPromptSubmit) {
+            return Ok(Vec::new());
+        }
+        let cancel = CancellationToken::new();
+        let start: String = prompt.chars().take(40).collect();
+        let fields = json!({ "prompt": prompt });
+        let hooked = self
+            .run_hooks(
+                HookEvent::UserPromptSubmit,
+                &[],
+                Some(&start),
+                fields,
+                &cancel,
+            )
+            .await;
+        if let Some(why) = hooked.blocked().or(hooked.stop.as_deref()) {
+            return Err(why.to_string());
+        }
+        Ok(hooked
+            .context
+            .into_iter()
+            .map(|c| format!("[UserPromptSubmit hook: {c}]"))
+            .collect())
+    }
+
+    /// `SessionStart` (`source`: startup or resume): what the hooks add
+    /// for the model, kept for the first prompt.
+    pub(super) async fn session_start_hooks(&mut self) {
+        self.tell_hook_setup();
+        if !self.hooks_at(HookEvent::SessionStart) {
+            return;
+        }
+        let source = if self.thread.conversation.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        let cancel = CancellationToken::new();
+        let fields = json!({ "source": source });
+        let hooked = self
+            .run_hooks(
+                HookEvent::SessionStart,
+                &[source],
+                Some(source),
+                fields,
+                &cancel,
+            )
+            .await;
+        let notes = hooked
+            .context
+            .into_iter()
+            .map(|c| format!("[SessionStart hook: {c}]"));
+        self.thread.run.hook_notes.extend(notes);
+    }
+
+    /// Tells the user what of the hooks' settings could not be read, and
+    /// which project hooks wait for approval (and so do not run).
+    fn tell_hook_setup(&mut self) {
+        let set = self.host.config.tools.hooks.clone();
+        for problem in &set.problems {
+            self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message: format!("Hook settings: {problem}"),
+            });
+        }
+        if let Some(waiting) = &set.waiting {
+            let files: Vec<String> = waiting
+                .files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect();
+            self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message: format!(
+                    "This project's {} has {} hook(s) that do not run until you approve them: /hooks to see them, /hooks approve (or `waypoint hooks approve`) to run them in this project.",
+                    files.join(" and "),
+                    waiting.count
+                ),
+            });
+        }
+    }
+
+    /// `Stop` (the root's turn) or `SubagentStop` (a child's), as the
+    /// model ends its turn: why to go on, when a hook keeps the turn going
+    /// (`continued` times so far; at most [`STOP_CONTINUES`] in a row).
+    pub(super) async fn stop_hooks(
+        &mut self,
+        continued: &mut u32,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let event = if self.host.events.thread().is_root() {
+            HookEvent::Stop
+        } else {
+            HookEvent::SubagentStop
+        };
+        if !self.hooks_at(event) {
+            return None;
+        }
+        let fields = json!({ "stop_hook_active": *continued > 0 });
+        let hooked = self.run_hooks(event, &[], None, fields, cancel).await;
+        let why = hooked.blocked()?.to_string();
+        if hooked.stop.is_some() || cancel.is_cancelled() {
+            return None;
+        }
+        if *continued >= STOP_CONTINUES {
+            self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message: format!(
+                    "A {event} hook asked to go on {STOP_CONTINUES} times in a row; the turn ends here."
+                ),
+            });
+            return None;
+        }
+        *continued += 1;
+        Some(why)
+    }
+
+    /// `PreCompact` (`trigger`: manual or auto), before a compaction.
+    pub(super) async fn pre_compact_hooks(
+        &mut self,
+        manual: bool,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) {
+        if !self.hooks_at(HookEvent::PreCompact) {
+            return;
+        }
+        let trigger = if manual { "manual" } else { "auto" };
+        let fields = json!({ "trigger": trigger, "custom_instructions": focus.unwrap_or("") });
+        self.run_hooks(
+            HookEvent::PreCompact,
+            &[trigger],
+            Some(trigger),
+            fields,
+            cancel,
+        )
+        .await;
+    }
+
+    /// The user completed items `ItemCompleting` hooks guard: their word
+    /// overrides the gate, recorded as such (the hooks are not run).
+    pub(super) fn note_overrides(&mut self, before: &[TodoItem], after: &[TodoItem]) {
+        if !self.hooks_at(HookEvent::ItemCompleting) {
+            return;
+        }
+        for item in after.iter().filter(|i| i.status == TodoStatus::Completed) {
+            let was_open = before
+                .iter()
+                .any(|b| b.id == item.id && b.status != TodoStatus::Completed);
+            let guards = self
+                .host
+                .config
+                .tools
+                .hooks
+                .matching(HookEvent::ItemCompleting, &[&item.content]);
+            let Some(hook) = guards.first().filter(|_| was_open) else {
+                continue;
+            };
+            let command = hook.command.clone();
+            self.emit(Event::Hook {
+                report: HookReport {
+                    event: HookEvent::ItemCompleting.name().to_string(),
+                    command,
+                    subject: Some(item.content.clone()),
+                    result: HookResult::Overridden,
+                    exit_code: None,
+                    duration_ms: 0,
+                    message: Some("the user completed the item; the hook was not asked".into()),
+                },
+            });
+        }
+    }
+}

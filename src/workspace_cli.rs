@@ -1,0 +1,116 @@
+//! The commands that act on a workspace without a session: `waypoint
+//! mcp …` (see [`crate::mcp::cli`]) and `waypoint hooks list|approve`: which hooks run in this workspace (the
+//! config file's, the project's), which wait for approval and what could
+//! not be read; approving the project's. Exit codes: 0 done, 1 the
+//! approval could not be saved.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::cli::HooksAction;
+use crate::hooks::{Hook, HookOrigin, HookSet};
+use crate::text::clean_line;
+
+pub fn run(
+    settings: &crate::config::Settings,
+    action: &HooksAction,
+    workspace: &Path,
+) -> io::Result<i32> {
+    let env = |k: &str| std::env::var(k).ok();
+    let set = crate::hooks::load(&settings.hooks, workspace, &env);
+    let out = &mut io::stdout().lock();
+    match action {
+        HooksAction::List => list(&set, out).map(|()| 0),
+        HooksAction::Approve => {
+            let Some(waiting) = &set.waiting else {
+                writeln!(out, "No hook of this project waits for approval.")?;
+                return Ok(0);
+            };
+            match crate::hooks::config::approve(waiting, workspace, &env) {
+                Ok(()) => {
+                    writeln!(
+                        out,
+                        "Approved {} hook(s) of {} for {} (asked again if they change).",
+                        waiting.count,
+                        files(&waiting.files),
+                        workspace.display()
+                    )?;
+                    Ok(0)
+                }
+                Err(e) => {
+                    eprintln!("waypoint: {e}");
+                    Ok(1)
+                }
+            }
+        }
+    }
+}
+
+/// `waypoint mcp …` and `waypoint hooks …`, which act on the workspace
+/// (`--workspace`, else the current folder); `None` for another command.
+pub async fn workspace_command(
+    cli: &crate::cli::Cli,
+    settings: &crate::config::Settings,
+) -> Option<std::io::Result<i32>> {
+    let dir = match cli.workspace.clone().map_or_else(std::env::current_dir, Ok) {
+        Ok(dir) => dir,
+        Err(e) => return Some(Err(e)),
+    };
+    match cli.command.as_ref()? {
+        crate::cli::Command::Mcp { action } => {
+            Some(crate::mcp::cli::run(settings, action, &dir).await)
+        }
+        crate::cli::Command::Hooks { action } => Some(run(settings, action, &dir)),
+        _ => None,
+    }
+}
+
+fn files(files: &[std::path::PathBuf]) -> String {
+    files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// One line a hook: event, matcher, timeout, command, where it is written.
+fn line(hook: &Hook) -> String {
+    let matcher = hook
+        .matcher
+        .as_ref()
+        .map_or_else(|| "*".to_string(), |m| m.text.clone());
+    let from = match &hook.origin {
+        HookOrigin::Config(path) => path.display().to_string(),
+        HookOrigin::Project(path) => path.display().to_string(),
+    };
+    format!(
+        "{:<16} {:<14} {:>4}s  {}  ({from})",
+        hook.event.name(),
+        clean_line(&matcher),
+        hook.timeout.as_secs(),
+        clean_line(&hook.command),
+    )
+}
+
+fn list(set: &HookSet, out: &mut dyn Write) -> io::Result<()> {
+    if set.is_empty() {
+        writeln!(out, "No hooks run here.")?;
+    }
+    for hook in set.all() {
+        writeln!(out, "{}", line(hook))?;
+    }
+    if let Some(waiting) = &set.waiting {
+        writeln!(
+            out,
+            "\nWaiting for approval (`waypoint hooks approve`), from {}:",
+            files(&waiting.files)
+        )?;
+        for command in &waiting.commands {
+            writeln!(out, "  {command}")?;
+        }
+    }
+    for problem in &set.problems {
+        writeln!(out, "skipped: {}", clean_line(problem))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,379 @@
+//! Hooks through the real binary on a loopback model, one test per
+//! event: `PreToolUse` blocking `rm` (exit 2, stderr to the model),
+//! changing the command (`updatedInput`) and making yolo ask
+//! (`permissionDecision: ask`); `PostToolUse` context reaching the
+//! model; `UserPromptSubmit` blocking a prompt; `Stop` keeping a turn
+//! going at most 3 times; a hook past its timeout killed while the turn
+//! goes on; `ItemCompleting` keeping an item open until the model fixes
+//! the cause, and the user's override; a Claude Code project's
+//! `.claude/settings.json` hook (a JSON-reading Python script) that does
+//! not run before `waypoint hooks approve` and runs unchanged after.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod loopback;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Anthropic, Turn, sse};
+use loopback::{FakeServer, ProviderWire, Recorded, plan};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+const KEY: &str = "sk-hooks-test";
+
+/// A home with a config file, and a workspace.
+struct Setup {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(config: &str) -> Self {
+        let setup = Self {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(setup.home.path().join("config.toml"), config).unwrap();
+        setup
+    }
+
+    fn ws(&self) -> &Path {
+        self.ws.path()
+    }
+
+    fn waypoint(&self, url: &str) -> Command {
+        let home = self.home.path();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("WAYPOINT_HOME", home)
+            .env("WAYPOINT_CONFIG", home.join("config.toml"))
+            .env("WAYPOINT_LOG", home.join("waypoint.log"))
+            .env("WAYPOINT_APPROVAL", "yolo")
+            .env(Anthropic::KEY_VAR, KEY)
+            .args(["--provider", "anthropic", "--model", Anthropic::MODEL])
+            .args(["--base-url", url])
+            .current_dir(self.ws())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    async fn run(&self, url: &str, args: &[&str]) -> (i32, String, String) {
+        let out = tokio::time::timeout(
+            Duration::from_secs(120),
+            self.waypoint(url).args(args).output(),
+        )
+        .await
+        .expect("it finished")
+        .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The session's transcript, as text.
+    fn transcript(&self) -> String {
+        let dir = self.home.path().join("sessions");
+        let file: PathBuf = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .expect("a transcript");
+        std::fs::read_to_string(file).unwrap()
+    }
+}
+
+/// How many replies the model has given in this request's conversation.
+fn step(r: &Recorded) -> usize {
+    r.messages()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .count()
+}
+
+/// The text of every tool result and user text in the last request.
+fn last_said(server: &FakeServer<Anthropic>) -> String {
+    let last = server.requests().pop().expect("a request");
+    last.messages()
+        .last()
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
+fn toml_str(s: &str) -> String {
+    format!("{s:?}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_exiting_2_blocks_rm_and_the_model_reads_why() {
+    let config = format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = {}\n",
+        toml_str(
+            r#"if grep -q '"command": *"rm ' ; then echo "rm is not allowed here; move files to trash/ instead" >&2; exit 2; fi"#
+        )
+    );
+    let setup = Setup::new(&config);
+    std::fs::write(setup.ws().join("keep.txt"), "keep\n").unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool("bash", json!({"command": "rm keep.txt"}))),
+        _ => sse(Turn::text("Understood.")),
+    }))
+    .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "tidy up"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(setup.ws().join("keep.txt").exists(), "rm did not run");
+    let said = last_said(&server);
+    assert!(said.contains("Refused by a PreToolUse hook"), "{said}");
+    assert!(said.contains("rm is not allowed here"), "{said}");
+    assert!(err.contains("PreToolUse hook"), "{err}");
+    // Recorded in the session: event, command, exit code, duration.
+    let transcript = setup.transcript();
+    assert!(transcript.contains(r#""type":"hook""#), "{transcript}");
+    assert!(transcript.contains(r#""result":"blocked""#));
+    assert!(transcript.contains(r#""exit_code":2"#));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updated_input_changes_the_command_that_runs() {
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": {"command": "echo safer > out.txt"}}});
+    let config = format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = {}\n",
+        toml_str(&format!("cat > /dev/null; echo '{answer}'"))
+    );
+    let setup = Setup::new(&config);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "bash",
+            json!({"command": "echo risky > out.txt"}),
+        )),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "write it"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(
+        std::fs::read_to_string(setup.ws().join("out.txt")).unwrap(),
+        "safer\n"
+    );
+    let said = last_said(&server);
+    assert!(
+        said.contains("A PreToolUse hook changed this call's input"),
+        "the model is told: {said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_decision_ask_makes_yolo_ask() {
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "ask", "permissionDecisionReason": "deploys need a human"}});
+    let config = format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = {}\n",
+        toml_str(&format!("echo '{answer}'"))
+    );
+    let setup = Setup::new(&config);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool("bash", json!({"command": "touch deployed"}))),
+        _ => sse(Turn::text("Waiting for you.")),
+    }))
+    .await;
+    let (_, out, err) = setup.run(&server.url, &["-p", "deploy"]).await;
+    // Headless cannot answer a question: the call is asked and refused.
+    assert!(err.contains("needs approval"), "{out}\n{err}");
+    assert!(!setup.ws().join("deployed").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_tool_use_context_reaches_the_model() {
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+        "additionalContext": "lint: 2 warnings in main.rs"}});
+    let config = format!(
+        "[[hooks.PostToolUse]]\nmatcher = \"Write|Edit\"\ncommand = {}\n",
+        toml_str(&format!(
+            "python3 -c 'import json,sys; e=json.load(sys.stdin); assert e[\"tool_name\"]==\"Write\" and e[\"tool_input\"][\"file_path\"]==\"main.rs\"' && echo '{answer}'"
+        ))
+    );
+    let setup = Setup::new(&config);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "write_file",
+            json!({"path": "main.rs", "content": "fn main() {}\n"}),
+        )),
+        _ => sse(Turn::text("Written.")),
+    }))
+    .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "write main"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let said = last_said(&server);
+    assert!(
+        said.contains("PostToolUse hook: lint: 2 warnings in main.rs"),
+        "{said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_prompt_submit_hook_blocks_a_prompt_and_adds_context_to_another() {
+    let config = format!(
+        "[[hooks.UserPromptSubmit]]\ncommand = {}\n",
+        toml_str(
+            r#"if grep -q 'password' ; then echo "prompts must not hold secrets" >&2; exit 2; fi; echo "branch: main""#
+        )
+    );
+    let setup = Setup::new(&config);
+    let server =
+        FakeServer::<Anthropic>::responding(Arc::new(|_: &Recorded| sse(Turn::text("Hello."))))
+            .await;
+    let (code, out, err) = setup
+        .run(&server.url, &["-p", "my password is hunter2"])
+        .await;
+    assert!(
+        err.contains("prompts must not hold secrets"),
+        "{out}\n{err}"
+    );
+    assert_ne!(code, 0);
+    assert!(server.requests().is_empty(), "the prompt was never sent");
+
+    let (code, out, err) = setup.run(&server.url, &["-p", "hello"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let said = last_said(&server);
+    assert!(
+        said.contains("[UserPromptSubmit hook: branch: main]"),
+        "{said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hook_exiting_2_keeps_the_turn_going_at_most_three_times() {
+    let config = format!(
+        "[[hooks.Stop]]\ncommand = {}\n",
+        toml_str(r#"echo "the tests were not run yet" >&2; exit 2"#)
+    );
+    let setup = Setup::new(&config);
+    let server =
+        FakeServer::<Anthropic>::responding(Arc::new(|_: &Recorded| sse(Turn::text("I am done."))))
+            .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "finish"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    // The first stop and three kept going: four requests, no more.
+    assert_eq!(server.requests().len(), 4);
+    let said = last_said(&server);
+    assert!(
+        said.contains("A Stop hook keeps the turn going: the tests were not run yet"),
+        "{said}"
+    );
+    assert!(err.contains("3 times in a row"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_past_its_timeout_is_killed_and_the_turn_goes_on() {
+    let config = "[[hooks.PreToolUse]]\ncommand = \"sleep 30\"\ntimeout = 1\n";
+    let setup = Setup::new(config);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool("bash", json!({"command": "echo ran > ran.txt"}))),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let started = std::time::Instant::now();
+    let (code, out, err) = setup.run(&server.url, &["-p", "go"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(setup.ws().join("ran.txt").exists(), "the call went on");
+    assert!(err.contains("timed out and was killed"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(25));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_completing_hook_keeps_the_item_open_until_the_cause_is_fixed() {
+    let config = format!(
+        "[[hooks.ItemCompleting]]\nmatcher = \"(?i)tests\"\ncommand = {}\n",
+        toml_str(
+            r#"test -f tests_pass || { echo "the tests fail: run ./check first" >&2; exit 2; }"#
+        )
+    );
+    let setup = Setup::new(&config);
+    let two = |a: &str, b: &str| plan(&[("Write code", a), ("Add tests", b)]);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(move |r: &Recorded| match step(r) {
+        0 => sse(Turn::tool("todo_write", two("completed", "in_progress"))),
+        1 => sse(Turn::tool("todo_write", two("completed", "completed"))),
+        2 => sse(Turn::tool("bash", json!({"command": "touch tests_pass"}))),
+        3 => sse(Turn::tool("todo_write", two("completed", "completed"))),
+        _ => sse(Turn::text("All done.")),
+    }))
+    .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "build it"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let requests = server.requests();
+    let refused = requests[2].messages().last().unwrap().to_string();
+    assert!(refused.contains("plan refused"), "{refused}");
+    assert!(
+        refused.contains("item 2 \\\"Add tests\\\" stays open"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("the tests fail: run ./check first"),
+        "{refused}"
+    );
+    let accepted = requests[4].messages().last().unwrap().to_string();
+    assert!(!accepted.contains("plan refused"), "{accepted}");
+    // The first item completed freely (its text does not match).
+    let transcript = setup.transcript();
+    assert_eq!(transcript.matches(r#""event":"ItemCompleting""#).count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_project_hook_runs_unchanged_once_approved() {
+    let setup = Setup::new("");
+    let hooks = setup.ws().join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks/validate_bash.py"),
+        hooks.join("validate_bash.py"),
+    )
+    .unwrap();
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/validate_bash.py"}
+    ]}]}});
+    std::fs::write(
+        setup.ws().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    std::fs::write(setup.ws().join("a.txt"), "needle\n").unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool("bash", json!({"command": "grep needle a.txt"}))),
+        _ => sse(Turn::text("Searched.")),
+    }))
+    .await;
+    // Not approved: it does not run, and the user is told.
+    let (code, out, err) = setup.run(&server.url, &["-p", "search"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("do not run until you approve them"), "{err}");
+    assert!(!last_said(&server).contains("ripgrep"));
+
+    let (code, listed, _) = setup.run(&server.url, &["hooks", "list"]).await;
+    assert_eq!(code, 0);
+    assert!(listed.contains("Waiting for approval"), "{listed}");
+    let (code, approved, err) = setup.run(&server.url, &["hooks", "approve"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(approved.contains("Approved 1 hook(s)"), "{approved}");
+
+    let (code, out, err) = setup.run(&server.url, &["-p", "search again"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let said = last_said(&server);
+    assert!(said.contains("Refused by a PreToolUse hook"), "{said}");
+    assert!(
+        said.contains("Use 'rg' (ripgrep) instead of 'grep'"),
+        "{said}"
+    );
+}
