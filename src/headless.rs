@@ -379,6 +379,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::CompactionBegin { .. }
             | Event::SummaryDelta { .. }
             | Event::McpTools { .. }
+            | Event::Hooks { .. }
             | Event::TaskDone { .. }
             | Event::Checkpoint { .. }
             | Event::Idle => {}

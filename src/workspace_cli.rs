@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::cli::HooksAction;
-use crate::hooks::{Hook, HookOrigin, HookSet};
+use crate::hooks::HookSet;
 use crate::text::clean_line;
 
 pub fn run(
@@ -52,11 +52,18 @@ pub async fn workspace_command(
     cli: &crate::cli::Cli,
     settings: &crate::config::Settings,
 ) -> Option<std::io::Result<i32>> {
+    let command = cli.command.as_ref()?;
+    if !matches!(
+        command,
+        crate::cli::Command::Mcp { .. } | crate::cli::Command::Hooks { .. }
+    ) {
+        return None;
+    }
     let dir = match cli.workspace.clone().map_or_else(std::env::current_dir, Ok) {
         Ok(dir) => dir,
         Err(e) => return Some(Err(e)),
     };
-    match cli.command.as_ref()? {
+    match command {
         crate::cli::Command::Mcp { action } => {
             Some(crate::mcp::cli::run(settings, action, &dir).await)
         }
@@ -73,31 +80,12 @@ fn files(files: &[std::path::PathBuf]) -> String {
         .join(" and ")
 }
 
-/// One line a hook: event, matcher, timeout, command, where it is written.
-fn line(hook: &Hook) -> String {
-    let matcher = hook
-        .matcher
-        .as_ref()
-        .map_or_else(|| "*".to_string(), |m| m.text.clone());
-    let from = match &hook.origin {
-        HookOrigin::Config(path) => path.display().to_string(),
-        HookOrigin::Project(path) => path.display().to_string(),
-    };
-    format!(
-        "{:<16} {:<14} {:>4}s  {}  ({from})",
-        hook.event.name(),
-        clean_line(&matcher),
-        hook.timeout.as_secs(),
-        clean_line(&hook.command),
-    )
-}
-
 fn list(set: &HookSet, out: &mut dyn Write) -> io::Result<()> {
     if set.is_empty() {
         writeln!(out, "No hooks run here.")?;
     }
     for hook in set.all() {
-        writeln!(out, "{}", line(hook))?;
+        writeln!(out, "{}", hook.line())?;
     }
     if let Some(waiting) = &set.waiting {
         writeln!(

@@ -94,6 +94,7 @@ fn every_op_and_event_round_trips_through_json() {
         Op::Mcp {
             action: waypoint::events::McpAction::Approve,
         },
+        Op::ApproveHooks,
         Op::Mcp {
             action: waypoint::events::McpAction::Reconnect {
                 name: "docs".into(),
@@ -280,6 +281,21 @@ fn every_op_and_event_round_trips_through_json() {
             deferred: 412,
             tokens: 90_000,
             budget: 20_000,
+        },
+        Event::Hooks {
+            active: vec!["PreToolUse Bash 60s ./check.sh (config.toml)".into()],
+            waiting: vec!["Stop: make lint".into()],
+        },
+        Event::Hook {
+            report: waypoint::events::HookReport {
+                event: "ItemCompleting".into(),
+                command: "cargo test".into(),
+                subject: Some("Add tests".into()),
+                result: waypoint::events::HookResult::Blocked,
+                exit_code: Some(2),
+                duration_ms: 1200,
+                message: Some("2 tests failed".into()),
+            },
         },
         Event::Idle,
         Event::PlanStats {

@@ -50,6 +50,8 @@ pub(super) struct Control {
     pub(super) reset_pending: bool,
     /// A stored session to switch to once the running turn has ended.
     pub(super) open_pending: Option<String>,
+    /// `/hooks approve`, done once the running turn has ended.
+    approve_hooks: bool,
     /// Why the last `ReloadSettings` failed: a `Resume` right after it is
     /// held back (it would only fail the same way) until a reload works.
     pub(super) reload_failed: Option<String>,
@@ -84,6 +86,7 @@ impl Control {
             pending_client: None,
             reset_pending: false,
             open_pending: None,
+            approve_hooks: false,
             reload_failed: None,
             compact_request,
             approvals,
@@ -97,6 +100,11 @@ impl Control {
     /// The session's servers, which the user's `/mcp` actions reach.
     pub(super) fn share_mcp(&mut self, servers: crate::mcp::Servers) {
         self.mcp = servers;
+    }
+
+    /// Whether `/hooks approve` waits to be done (once: it is taken).
+    pub(super) fn take_hooks_approval(&mut self) -> bool {
+        std::mem::take(&mut self.approve_hooks)
     }
 
     fn emit(&self, event: Event) {
@@ -176,6 +184,10 @@ impl Control {
                 if let Phase::Running(cancel) = phase {
                     cancel.cancel();
                 }
+                Step::Wait
+            }
+            Op::ApproveHooks => {
+                self.approve_hooks = true;
                 Step::Wait
             }
             Op::Mcp { action } => {

@@ -256,10 +256,50 @@ impl Session {
         self.thread.run.hook_notes.extend(notes);
     }
 
+    /// Approves the project's waiting hooks as written now: they run
+    /// from the next moment on (and in later sessions of the project).
+    pub(super) fn approve_hooks(&mut self) {
+        let set = self.host.config.tools.hooks.clone();
+        let Some(waiting) = &set.waiting else {
+            self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message: "No hook of this project waits for approval.".into(),
+            });
+            return;
+        };
+        let env = |k: &str| std::env::var(k).ok();
+        if let Err(e) = crate::hooks::config::approve(waiting, self.host.workspace.root(), &env) {
+            self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message: format!("The project's hooks were not approved: {e}"),
+            });
+            return;
+        }
+        let mut set = (*set).clone();
+        set.activate();
+        self.host.config.tools.hooks = std::sync::Arc::new(set);
+        self.tell_hooks();
+    }
+
+    /// Sends the hooks that run and those that wait, one line each.
+    fn tell_hooks(&mut self) {
+        let set = self.host.config.tools.hooks.clone();
+        let active = set.all().iter().map(crate::hooks::Hook::line).collect();
+        let waiting = set
+            .waiting
+            .as_ref()
+            .map(|w| w.commands.clone())
+            .unwrap_or_default();
+        self.emit(Event::Hooks { active, waiting });
+    }
+
     /// Tells the user what of the hooks' settings could not be read, and
     /// which project hooks wait for approval (and so do not run).
     fn tell_hook_setup(&mut self) {
         let set = self.host.config.tools.hooks.clone();
+        if !set.is_empty() || set.waiting.is_some() {
+            self.tell_hooks();
+        }
         for problem in &set.problems {
             self.emit(Event::Error {
                 kind: ErrorKind::Hook,

@@ -288,6 +288,9 @@ impl Agent {
             });
             self.session.thread.client = client;
         }
+        if self.control.take_hooks_approval() {
+            self.session.approve_hooks();
+        }
         if std::mem::take(&mut self.control.reset_pending) {
             self.session.reset();
         }

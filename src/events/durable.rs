@@ -43,6 +43,7 @@ impl Event {
             | Event::ApprovalMode { .. }
             | Event::McpServer { .. }
             | Event::McpTools { .. }
+            | Event::Hooks { .. }
             | Event::Idle => false,
         }
     }

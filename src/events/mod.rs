@@ -48,6 +48,9 @@ pub enum Op {
     NewSession,
     /// Act on the MCP servers; their tools change at the next turn.
     Mcp { action: McpAction },
+    /// Approve this project's `.claude/settings.json` hooks as written
+    /// now (remembered for the project): they run from then on.
+    ApproveHooks,
     /// Stop the engine.
     Quit,
     /// Compact the conversation now (summary, plan, last turns), with an
@@ -558,6 +561,12 @@ pub enum Event {
         deferred: usize,
         tokens: u64,
         budget: u64,
+    },
+    /// The hooks that run (one line each), and the project's that wait
+    /// for the user's approval: sent at the start and when they change.
+    Hooks {
+        active: Vec<String>,
+        waiting: Vec<String>,
     },
     /// A hook ran (its event, command, how it ended and how long it
     /// took); recorded, and shown in the trace.

@@ -30,7 +30,7 @@ const APPROVED_AS: &str = "claude-settings";
 const MAX_BYTES: usize = 1024 * 1024;
 
 /// A project's hooks that wait for the user's approval.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Waiting {
     /// The files they are written in.
     pub files: Vec<PathBuf>,
@@ -40,6 +40,8 @@ pub struct Waiting {
     pub print: u64,
     /// Each command, in one line (for the question).
     pub commands: Vec<String>,
+    /// The hooks, ready to run once approved.
+    pub hooks: Vec<Hook>,
 }
 
 /// The hooks of a session in `workspace`: the config's, and the
@@ -78,6 +80,7 @@ pub fn load(
                     .iter()
                     .map(|h| format!("{}: {}", h.event, one_line(&h.command)))
                     .collect(),
+                hooks: project,
             });
         }
     }

@@ -131,6 +131,26 @@ pub struct Hook {
     pub origin: HookOrigin,
 }
 
+impl Hook {
+    /// One line: event, matcher, timeout, command, where it is written.
+    pub fn line(&self) -> String {
+        let matcher = self
+            .matcher
+            .as_ref()
+            .map_or_else(|| "*".to_string(), |m| m.text.clone());
+        let from = match &self.origin {
+            HookOrigin::Config(path) | HookOrigin::Project(path) => path.display().to_string(),
+        };
+        format!(
+            "{:<16} {:<14} {:>4}s  {}  ({from})",
+            self.event.name(),
+            crate::text::clean_line(&matcher),
+            self.timeout.as_secs(),
+            crate::text::clean_line(&self.command),
+        )
+    }
+}
+
 /// A matcher as written, and the regex it compiles to.
 #[derive(Clone, Debug)]
 pub struct Matcher {
@@ -189,6 +209,13 @@ impl HookSet {
 
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
+    }
+
+    /// The project's waiting hooks run from now on (the user approved them).
+    pub fn activate(&mut self) {
+        if let Some(waiting) = self.waiting.take() {
+            self.hooks.extend(waiting.hooks);
+        }
     }
 
     /// Whether any hook runs at `event`.

@@ -66,6 +66,12 @@ pub const COMMANDS: &[Command] = &[
         run: super::slash_mcp::run,
     },
     Command {
+        name: "hooks",
+        args: "[approve]",
+        help: "the hooks that run; approve: run this project's .claude/settings.json hooks",
+        run: super::slash_hooks::run,
+    },
+    Command {
         name: "compact",
         args: "[FOCUS]",
         help: "summarise the conversation now to free context; FOCUS: what the summary keeps",

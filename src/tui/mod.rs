@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod measure;
 pub mod outside;
 pub mod sessions;
+pub mod slash_hooks;
 pub mod slash_mcp;
 pub mod slash_undo;
 pub mod spill;

@@ -102,6 +102,16 @@ pub struct Status {
     pub ui: UiFlags,
     /// The MCP servers' states.
     pub mcp: McpView,
+    /// The hooks that run and those that wait for approval, one line
+    /// each, as the engine told them.
+    pub hooks: HooksView,
+}
+
+/// See [`Status::hooks`].
+#[derive(Debug, Default)]
+pub struct HooksView {
+    pub active: Vec<String>,
+    pub waiting: Vec<String>,
 }
 
 impl Status {
@@ -113,6 +123,7 @@ impl Status {
             engine: Presence::default(),
             ui: UiFlags::default(),
             mcp: McpView::default(),
+            hooks: HooksView::default(),
         }
     }
 

@@ -333,9 +333,46 @@ impl Trace {
                     t.clock.wait();
                 }
             }
+            Event::Hook { report } => change = self.hook(report, now),
             Event::SessionReset => self.clear(),
             _ => {}
         }
+        change
+    }
+
+    /// A hook's run: an entry of its own in the Tools pane, ended as it
+    /// starts (the conversation has no cell for it: one that blocked or
+    /// failed is a notice).
+    fn hook(&mut self, report: &crate::events::HookReport, now: Instant) -> TraceChange {
+        use crate::events::HookResult;
+        let about = report
+            .subject
+            .as_deref()
+            .map(|s| format!(" · {}", clean_line(s)))
+            .unwrap_or_default();
+        let summary = ToolSummary {
+            line: format!("{}{about} · {}", report.event, clean_line(&report.command)),
+            detail: ToolDetail::Output,
+        };
+        let id = format!("hook-{}", self.next_serial + 1);
+        self.begin(id, "hook".into(), summary, PlanLink::default(), now);
+        let (status, outcome) = match report.result {
+            HookResult::Ok | HookResult::Overridden => (ToolStatus::Ok, ToolOutcome::Ok),
+            HookResult::Interrupted => (ToolStatus::Interrupted, ToolOutcome::Ok),
+            _ => (ToolStatus::Error, ToolOutcome::Ok),
+        };
+        let output = report.message.clone().unwrap_or_default();
+        let Some(entry) = self.entries.last_mut() else {
+            return TraceChange::default();
+        };
+        let mut change = entry.end(
+            status,
+            &outcome,
+            report.duration_ms,
+            &output,
+            report.exit_code,
+        );
+        change.cell = None;
         change
     }
 }

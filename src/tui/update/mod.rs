@@ -199,7 +199,17 @@ fn told(app: &mut App, event: Event) {
             } else {
                 message
             };
-            app.notice(NoticeKind::Error, message);
+            let notice = if kind == ErrorKind::Hook {
+                NoticeKind::Warning
+            } else {
+                NoticeKind::Error
+            };
+            app.notice(notice, message);
+        }
+        Event::Hook { report } => {
+            if let Some(line) = crate::hooks::report_line(&report) {
+                app.notice(NoticeKind::Warning, line);
+            }
         }
         Event::SessionReset => {
             // The engine dropped the conversation and the plan (an empty

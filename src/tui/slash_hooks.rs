@@ -1,0 +1,47 @@
+//! `/hooks`: the hooks that run in this session and the project's that
+//! wait for approval (as the engine told them); `/hooks approve` approves
+//! the project's, which run from then on.
+
+use std::time::Instant;
+
+use super::state::{App, NoticeKind};
+use super::update::Effect;
+use crate::text::clean_line;
+
+pub fn run(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
+    match args.trim() {
+        "" => {
+            app.notice(NoticeKind::Info, list(app));
+            Vec::new()
+        }
+        "approve" => vec![Effect::Send(crate::events::Op::ApproveHooks)],
+        _ => {
+            app.notice(NoticeKind::Warning, "Usage: /hooks, /hooks approve.");
+            Vec::new()
+        }
+    }
+}
+
+fn list(app: &App) -> String {
+    let hooks = &app.status.hooks;
+    let mut out = if hooks.active.is_empty() {
+        "No hooks run. Add one as [[hooks.PreToolUse]] (matcher, command, timeout) in the config file (README: Hooks).".to_string()
+    } else {
+        let lines: Vec<String> = hooks
+            .active
+            .iter()
+            .map(|l| format!("  {}", clean_line(l)))
+            .collect();
+        format!(
+            "Hooks (event, matcher, timeout, command):\n{}",
+            lines.join("\n")
+        )
+    };
+    if !hooks.waiting.is_empty() {
+        out.push_str("\nThis project's hooks wait for approval (/hooks approve runs them):");
+        for line in &hooks.waiting {
+            out.push_str(&format!("\n  {}", clean_line(line)));
+        }
+    }
+    out
+}
