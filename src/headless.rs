@@ -380,6 +380,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::SummaryDelta { .. }
             | Event::McpTools { .. }
             | Event::Hooks { .. }
+            | Event::Catalog { .. }
             | Event::TaskDone { .. }
             | Event::Checkpoint { .. }
             | Event::Idle => {}

@@ -26,6 +26,7 @@ pub mod safety;
 pub mod secrets;
 pub mod session;
 pub mod setup;
+pub mod skills;
 pub mod text;
 pub mod todo;
 pub mod tools;

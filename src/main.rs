@@ -534,12 +534,7 @@ fn settle_safety(
         tracing::info!(path = %file.path.display(), bytes = file.size, "project instructions");
     }
     let (mode, note) = setup::safety(settings, config, workspace.root(), interactive, demo);
-    config.tools.mcp = waypoint::mcp::project::settings(settings, workspace.root(), &env_var);
-    config.tools.hooks = std::sync::Arc::new(waypoint::hooks::load(
-        &settings.hooks,
-        workspace.root(),
-        &env_var,
-    ));
+    setup::workspace_parts(settings, config, workspace.root(), &env_var);
     let environment = format!(
         "{}\n{}",
         context::environment(workspace.root(), &context::today()),

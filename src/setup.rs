@@ -43,6 +43,25 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
     }
 }
 
+/// What a session takes from its workspace besides the files: the MCP
+/// servers (the config's and the project's `.mcp.json`), the hooks (the
+/// config's, and the project's once approved), the skills and custom
+/// commands (the project's and the user's).
+pub fn workspace_parts(
+    settings: &Settings,
+    config: &mut AgentConfig,
+    root: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) {
+    config.tools.mcp = crate::mcp::project::settings(settings, root, env);
+    config.tools.hooks = Arc::new(crate::hooks::load(&settings.hooks, root, env));
+    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let config_dir =
+        directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().to_path_buf());
+    let places = crate::skills::Places::of(root, home.as_deref(), config_dir.as_deref());
+    config.tools.catalog = Arc::new(crate::skills::Catalog::discover(&places));
+}
+
 /// The model client the settings describe.
 pub fn build_client(
     s: &Settings,

@@ -282,6 +282,14 @@ fn every_op_and_event_round_trips_through_json() {
             tokens: 90_000,
             budget: 20_000,
         },
+        Event::Catalog {
+            entries: vec![waypoint::events::CatalogEntry {
+                name: "fix-issue".into(),
+                hint: Some("NUMBER".into()),
+                description: "Fix a numbered issue".into(),
+                skill: false,
+            }],
+        },
         Event::Hooks {
             active: vec!["PreToolUse Bash 60s ./check.sh (config.toml)".into()],
             waiting: vec!["Stop: make lint".into()],

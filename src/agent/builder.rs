@@ -81,17 +81,33 @@ impl AgentBuilder {
         config.system_prompt = config
             .system_prompt
             .replace("{workspace}", &workspace.root().display().to_string());
+        let mut tools = tools.unwrap_or_else(ToolRegistry::standard);
+        let skills = &config.tools.catalog.skills;
+        if !skills.is_empty() {
+            // Their names and descriptions, within 2% of the window (a
+            // token is about 4 bytes); built once, so the prompt stays
+            // byte-stable for the provider's cache.
+            let window = config
+                .context_window
+                .filter(|w| *w > 0)
+                .or_else(|| crate::models::known(client.model()).map(|m| m.context_window))
+                .unwrap_or(super::compact::DEFAULT_CONTEXT_WINDOW);
+            let budget = usize::try_from(window / 50 * 4).unwrap_or(usize::MAX);
+            let block = crate::skills::prompt_block(skills, budget);
+            config.system_prompt = format!(
+                "{}
+
+{block}",
+                config.system_prompt.trim_end()
+            );
+            tools.add(Arc::new(crate::tools::skill::SkillTool));
+        }
         let compact_request = Arc::new(Mutex::new(None));
         let mode_request = Arc::new(Mutex::new(None));
         let approvals = Answers::default();
         let plan = SharedPlan::default();
         let events = Outbox::root(events);
-        let thread = Thread::new(
-            client,
-            tools.unwrap_or_else(ToolRegistry::standard),
-            plan.clone(),
-            &config,
-        );
+        let thread = Thread::new(client, tools, plan.clone(), &config);
         let tasks = Arc::new(super::subagent::TaskPool::new(&config.tools.task));
         let host = Host {
             tasks,

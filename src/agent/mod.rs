@@ -13,6 +13,7 @@ pub mod compact;
 mod control;
 mod hook_calls;
 mod hooks;
+mod invoke;
 mod lifecycle;
 pub mod mentions;
 mod outbox;
@@ -128,10 +129,11 @@ impl Session {
             }
         };
         self.prompt_point(&text);
-        let attached = self.attachments(&text).await;
+        let invoked = self.invoked(&text);
+        let attached = self.attachments(invoked.as_deref().unwrap_or(&text)).await;
         self.add_user_text(text, true);
         let started = std::mem::take(&mut self.thread.run.hook_notes);
-        for note in started.into_iter().chain(hooked) {
+        for note in started.into_iter().chain(hooked).chain(invoked) {
             self.add_user_text(note, false);
         }
         if let Some(attached) = attached {
@@ -184,6 +186,7 @@ impl Agent {
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         self.session.announce_mode();
         self.session.start_mcp();
+        self.session.tell_catalog();
         self.session.session_start_hooks().await;
         self.control.share_mcp(self.session.host.mcp.clone());
         // Stops watching the plan file when the engine stops.

@@ -44,6 +44,7 @@ impl Event {
             | Event::McpServer { .. }
             | Event::McpTools { .. }
             | Event::Hooks { .. }
+            | Event::Catalog { .. }
             | Event::Idle => false,
         }
     }

@@ -12,12 +12,14 @@ use serde_json::Value;
 use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
+mod catalog;
 mod checkpoint;
 mod durable;
 mod hook;
 mod mcp;
 mod outcome;
 mod thread;
+pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
 pub use mcp::{McpAction, McpStatus};
@@ -237,6 +239,8 @@ pub enum ErrorKind {
     Hook,
     /// A `UserPromptSubmit` hook blocked the user's prompt: it was not sent.
     PromptBlocked,
+    /// A skill or custom command file could not be read (it is skipped).
+    Catalog,
     /// An MCP action (`/mcp approve`, `reconnect`, …) could not be done.
     Mcp,
     /// A checkpoint op (undo, rewind, diff) could not be done.
@@ -561,6 +565,11 @@ pub enum Event {
         deferred: usize,
         tokens: u64,
         budget: u64,
+    },
+    /// The session's skills and custom commands (typed as `/NAME`): sent
+    /// at the start when there are any.
+    Catalog {
+        entries: Vec<CatalogEntry>,
     },
     /// The hooks that run (one line each), and the project's that wait
     /// for the user's approval: sent at the start and when they change.

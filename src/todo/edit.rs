@@ -55,6 +55,8 @@ pub enum PlanEdit {
     Clear,
     /// The plan goes back to an earlier list (a rewind of the conversation).
     Restore { items: Vec<super::TodoItem> },
+    /// The plan becomes a skill's `## Plan` checklist, every item pending.
+    Template { skill: String, items: Vec<String> },
 }
 
 /// The longest item text a user's edit may bring (a plan line, not a document).
@@ -171,6 +173,24 @@ fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanErro
         PlanEdit::Restore { items: earlier } => {
             items.clone_from(earlier);
             "the plan went back to an earlier revision".to_string()
+        }
+        PlanEdit::Template {
+            skill,
+            items: texts,
+        } => {
+            check_count(texts.len())?;
+            let mut fresh = Vec::with_capacity(texts.len());
+            for text in texts {
+                let text = clean_text(text)?;
+                fresh.push(TodoItem {
+                    id: String::new(),
+                    content: text.clone(),
+                    status: TodoStatus::Pending,
+                    active_form: text,
+                });
+            }
+            *items = fresh;
+            format!("set the plan from the skill `{skill}`")
         }
         PlanEdit::Reword { n, text } => {
             let i = index(*n, items)?;

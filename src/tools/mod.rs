@@ -11,6 +11,7 @@ pub mod hook_run;
 mod host;
 pub mod procs;
 mod registry;
+pub mod skill;
 pub mod spawn;
 pub mod task;
 #[cfg(test)]
@@ -61,6 +62,8 @@ pub struct ToolConfig {
     /// The hooks that run at the session's moments (around calls, and
     /// the engine's own).
     pub hooks: std::sync::Arc<crate::hooks::HookSet>,
+    /// The session's skills and custom commands.
+    pub catalog: std::sync::Arc<crate::skills::Catalog>,
 }
 
 impl Default for ToolConfig {
@@ -76,6 +79,7 @@ impl Default for ToolConfig {
             mcp: crate::config::McpSettings::default(),
             task: crate::config::TaskLimits::default(),
             hooks: std::sync::Arc::default(),
+            catalog: std::sync::Arc::default(),
         }
     }
 }

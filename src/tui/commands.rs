@@ -149,7 +149,7 @@ pub fn markdown_table() -> String {
 
 /// How well `name` matches `filter`: prefix, then substring, then the
 /// letters in order; `None` when it does not match.
-fn score(name: &str, filter: &str) -> Option<u8> {
+pub(super) fn score(name: &str, filter: &str) -> Option<u8> {
     if name.starts_with(filter) {
         return Some(0);
     }
@@ -193,19 +193,6 @@ pub fn popup_open(app: &App) -> bool {
         && app.overlays.popup.dismissed_for.as_deref() != Some(text.as_str())
 }
 
-/// The highlighted command of the open list.
-pub fn chosen(app: &App) -> Option<&'static Command> {
-    let found = matches(&filter(app));
-    found
-        .get(
-            app.overlays
-                .popup
-                .selected
-                .min(found.len().saturating_sub(1)),
-        )
-        .copied()
-}
-
 /// Runs `text` when it is a slash command (`None`: it is a message). Text
 /// starting with `//` or `/ ` is a message starting with `/`.
 pub fn run(app: &mut App, text: &str, now: Instant) -> Option<Vec<Effect>> {
@@ -218,6 +205,9 @@ pub fn run(app: &mut App, text: &str, now: Instant) -> Option<Vec<Effect>> {
         .map_or((rest, ""), |(n, a)| (n, a.trim()));
     match COMMANDS.iter().find(|c| c.name == name) {
         Some(command) => Some((command.run)(app, args, now)),
+        // A skill or custom command: sent as a message, which the engine
+        // expands.
+        None if app.status.catalog.iter().any(|e| e.name == name) => None,
         None => {
             app.notice(
                 NoticeKind::Error,

@@ -10,6 +10,7 @@ pub mod layout;
 pub mod markdown;
 pub mod measure;
 pub mod outside;
+pub mod popup;
 pub mod sessions;
 pub mod slash_hooks;
 pub mod slash_mcp;

@@ -76,7 +76,7 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
         out.files = Some(widgets::files::area(area, areas.input, files));
     }
     if commands::popup_open(app) {
-        let found = commands::matches(&commands::filter(app)).len();
+        let found = super::popup::entries(app).len();
         out.popup = Some(widgets::commands::area(area, areas.input, found));
     }
     out
@@ -102,7 +102,7 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
     draw_input(frame, app, &ctx, areas.input);
     status::render(frame, &app.status, &ctx, areas.status);
     if let Some(r) = layout.popup {
-        let found = commands::matches(&commands::filter(app));
+        let found = super::popup::entries(app);
         let filter = commands::filter(app);
         widgets::commands::render(frame, &found, app.overlays.popup.selected, &filter, &ctx, r);
     }

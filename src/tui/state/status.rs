@@ -105,6 +105,8 @@ pub struct Status {
     /// The hooks that run and those that wait for approval, one line
     /// each, as the engine told them.
     pub hooks: HooksView,
+    /// The session's skills and custom commands, for the command list.
+    pub catalog: Vec<crate::events::CatalogEntry>,
 }
 
 /// See [`Status::hooks`].
@@ -124,6 +126,7 @@ impl Status {
             ui: UiFlags::default(),
             mcp: McpView::default(),
             hooks: HooksView::default(),
+            catalog: Vec::new(),
         }
     }
 

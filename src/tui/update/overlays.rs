@@ -15,12 +15,13 @@ use crate::tui::state::{App, NoticeKind, PICKER_PAGE};
 /// arguments and was only completed (so they can be typed), `None`
 /// without a popup.
 pub(super) fn run_command(app: &mut App) -> Option<bool> {
-    let chosen = commands::chosen(app)?;
-    if chosen.needs_args() && commands::filter(app) != chosen.name {
-        app.input.set_text(&format!("/{} ", chosen.name));
+    let chosen = crate::tui::popup::chosen(app)?;
+    let (name, complete) = (chosen.name.to_string(), chosen.needs_args);
+    if complete && commands::filter(app) != name {
+        app.input.set_text(&format!("/{name} "));
         return Some(false);
     }
-    app.input.set_text(&format!("/{}", chosen.name));
+    app.input.set_text(&format!("/{name}"));
     Some(true)
 }
 
@@ -28,7 +29,7 @@ pub(super) fn run_command(app: &mut App) -> Option<bool> {
 pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
     match action {
         Action::CommandMove { up } => {
-            let count = commands::matches(&commands::filter(app)).len();
+            let count = crate::tui::popup::entries(app).len();
             let sel = &mut app.overlays.popup.selected;
             *sel = if up {
                 sel.checked_sub(1).unwrap_or(count.saturating_sub(1))
@@ -39,8 +40,8 @@ pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Eff
             };
         }
         Action::CommandComplete => {
-            let chosen = commands::chosen(app)?;
-            app.input.set_text(&format!("/{} ", chosen.name));
+            let name = crate::tui::popup::chosen(app)?.name.to_string();
+            app.input.set_text(&format!("/{name} "));
         }
         Action::CommandClose => app.overlays.popup.dismissed_for = Some(app.input.text()),
         Action::HelpScroll { up, page } => app.overlays.help_scroll.step(up, page),

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::tui::commands::Command;
+use crate::tui::popup::Entry;
 use crate::tui::state::Ctx;
 use crate::tui::wrap::truncate;
 
@@ -29,7 +29,7 @@ pub fn area(screen: Rect, input: Rect, found: usize) -> Rect {
 
 pub fn render(
     frame: &mut Frame,
-    found: &[&Command],
+    found: &[Entry<'_>],
     selected: usize,
     filter: &str,
     ctx: &Ctx<'_>,

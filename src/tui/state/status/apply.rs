@@ -66,6 +66,7 @@ impl Status {
             } => self.accounts.add_usage(model, *request, *totals),
             Event::ContextUsage { used, window } => self.accounts.set_context(*used, *window),
             Event::McpServer { name, status } => self.mcp.set(&clean_line(name), status.clone()),
+            Event::Catalog { entries } => self.catalog.clone_from(entries),
             Event::Hooks { active, waiting } => {
                 self.hooks.active.clone_from(active);
                 self.hooks.waiting.clone_from(waiting);

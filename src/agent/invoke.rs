@@ -1,0 +1,106 @@
+//! Skills and custom commands, from the engine's side: a prompt typed as
+//! `/NAME args` that names one brings its text to the model (a skill's
+//! instructions, a command's prompt with the arguments put in), and a
+//! skill's `## Plan` checklist seeds the plan as a user revision, whether
+//! the user typed `/NAME` or the model called the `skill` tool. The app
+//! is told the names at the start, for its command list.
+
+use super::Session;
+use crate::events::{CatalogEntry, ErrorKind, Event};
+use crate::todo::{Author, PlanEdit};
+
+impl Session {
+    /// Tells the app the skills and commands, and what could not be read.
+    pub(super) fn tell_catalog(&mut self) {
+        let catalog = self.host.config.tools.catalog.clone();
+        for problem in &catalog.problems {
+            self.emit(Event::Error {
+                kind: ErrorKind::Catalog,
+                message: format!("Skipped: {problem}"),
+            });
+        }
+        if catalog.is_empty() {
+            return;
+        }
+        let skills = catalog.skills.iter().map(|s| CatalogEntry {
+            name: s.name.clone(),
+            hint: None,
+            description: s.description.clone(),
+            skill: true,
+        });
+        let commands = catalog.commands.iter().map(|c| CatalogEntry {
+            name: c.name.clone(),
+            hint: c
+                .hint
+                .as_deref()
+                .map(|h| crate::text::clean_line(h).into_owned()),
+            description: c.description.clone(),
+            skill: false,
+        });
+        let entries = commands.chain(skills).collect();
+        self.emit(Event::Catalog { entries });
+    }
+
+    /// What a prompt typed as `/NAME args` brings when NAME is a custom
+    /// command or a skill (the command's prompt, or the skill's
+    /// instructions; a skill's plan is seeded); `None` for any other.
+    pub(super) fn invoked(&mut self, text: &str) -> Option<String> {
+        let rest = text.trim().strip_prefix('/')?;
+        let (name, args) = rest
+            .split_once(char::is_whitespace)
+            .map_or((rest, ""), |(n, a)| (n, a.trim()));
+        let catalog = self.host.config.tools.catalog.clone();
+        if let Some(command) = catalog.command(name) {
+            let expanded = crate::skills::expand(&command.body, args);
+            return Some(format!(
+                "[The user ran the command /{name} ({}); its prompt follows.]\n\n{expanded}",
+                command.path.display()
+            ));
+        }
+        let skill = catalog.skill(name)?;
+        Some(match crate::skills::body(skill) {
+            Ok(body) => {
+                self.seed_plan(name, &body);
+                format!(
+                    "[The user invoked the skill `{name}`: follow it.]\n\n{}",
+                    crate::tools::skill::loaded(skill, &body, args)
+                )
+            }
+            Err(why) => {
+                format!("[The user invoked the skill `{name}`, but it could not be read: {why}.]")
+            }
+        })
+    }
+
+    /// After a `skill` call that loaded its skill: the skill's plan.
+    pub(super) fn skill_called(&mut self, input: &serde_json::Value) {
+        let catalog = self.host.config.tools.catalog.clone();
+        let name = input
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("")
+            .trim();
+        if let Some(skill) = catalog.skill(name)
+            && let Ok(body) = crate::skills::body(skill)
+        {
+            self.seed_plan(name, &body);
+        }
+    }
+
+    /// The skill's `## Plan` checklist becomes the plan, as the user's
+    /// revision (the model hears of it as of any), when the plan has no
+    /// open item: a plan at work is never replaced.
+    fn seed_plan(&mut self, skill: &str, body: &str) {
+        let items = crate::skills::plan_template(body);
+        if items.is_empty() || !self.thread.plan.lock().manager.open_items().is_empty() {
+            return;
+        }
+        let edit = PlanEdit::Template {
+            skill: skill.to_string(),
+            items,
+        };
+        let event = super::plan::apply_user_edit(&self.thread.plan, &edit, Author::User);
+        // Sent as the dispatcher sends a user's edit; recorded when settled.
+        self.host.events.send(event);
+    }
+}

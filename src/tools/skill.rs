@@ -1,0 +1,84 @@
+//! The `skill` tool: loads a skill's instructions (its `SKILL.md` body,
+//! read again now) when the model decides a task needs it; only names
+//! and descriptions are in the system prompt. A skill with a `## Plan`
+//! checklist also seeds the plan (done by the engine after the call, as
+//! a user revision). Offered only when the session has skills.
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::{
+    Access, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSpec, ToolSummary, str_arg, str_or_empty,
+    summary_line,
+};
+
+/// The `skill` tool.
+pub struct SkillTool;
+
+impl Tool for SkillTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "skill",
+            "Load a skill's instructions by name (the skills are listed in the system prompt). \
+Call it before starting a task a skill is written for, then follow what it says.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "arguments": {"type": "string", "description": "what the skill is to work on, if anything"}
+                },
+                "required": ["name"]
+            }),
+            Access::Read,
+        )
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: summary_line(str_or_empty(input, "name")),
+            detail: ToolDetail::Output,
+        }
+    }
+    fn parallel(&self, _input: &Value) -> bool {
+        true
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { run(input, &ctx.env.config.catalog) })
+    }
+}
+
+/// A skill's instructions as the model reads them, or why not.
+pub fn run(input: &Value, catalog: &crate::skills::Catalog) -> ToolOutput {
+    let name = match str_arg(input, "name") {
+        Ok(name) => name.trim(),
+        Err(e) => return ToolOutput::error(e),
+    };
+    let Some(skill) = catalog.skill(name) else {
+        let names: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
+        return ToolOutput::error(format!(
+            "there is no skill `{name}`; the skills are: {}",
+            names.join(", ")
+        ));
+    };
+    match crate::skills::body(skill) {
+        Ok(body) => ToolOutput::ok(loaded(skill, &body, str_or_empty(input, "arguments"))),
+        Err(why) => ToolOutput::error(format!("the skill `{name}` could not be read: {why}")),
+    }
+}
+
+/// The text of a loaded skill: where it is (its folder may hold files
+/// it names), its instructions, and the arguments.
+pub fn loaded(skill: &crate::skills::Skill, body: &str, arguments: &str) -> String {
+    let folder = skill
+        .path
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let mut out = format!(
+        "Skill `{}` (its folder: {folder}; files it names are there).\n\n{body}",
+        skill.name
+    );
+    if !arguments.trim().is_empty() {
+        out.push_str(&format!("\n\nArguments: {}", arguments.trim()));
+    }
+    out
+}
