@@ -377,3 +377,87 @@ async fn a_claude_code_project_hook_runs_unchanged_once_approved() {
         "{said}"
     );
 }
+
+/// The first user message's text of a request (a child's holds its task).
+fn first_text(r: &Recorded) -> String {
+    r.messages()
+        .first()
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_start_item_started_and_plan_updated_hooks_reach_the_model() {
+    let config = format!(
+        "[[hooks.SessionStart]]\nmatcher = \"startup\"\ncommand = {}\n\
+         [[hooks.ItemStarted]]\ncommand = {}\n\
+         [[hooks.PlanUpdated]]\ncommand = {}\n",
+        toml_str("echo 'the main branch is protected'"),
+        toml_str(
+            r#"python3 -c 'import json,sys; e=json.load(sys.stdin); print(json.dumps({"hookSpecificOutput": {"additionalContext": "started item %d: %s" % (e["item_number"], e["item"]["content"])}}))'"#
+        ),
+        toml_str(
+            r#"python3 -c 'import json,sys; e=json.load(sys.stdin); print(len(e["plan"]), file=sys.stderr)'; exit 2"#
+        ),
+    );
+    let setup = Setup::new(&config);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "todo_write",
+            plan(&[("Read the code", "in_progress"), ("Fix it", "pending")]),
+        )),
+        _ => sse(Turn::text("Working.")),
+    }))
+    .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "fix the bug"]).await;
+    assert_eq!(code, 4, "open items: {out}\n{err}");
+    let requests = server.requests();
+    let first = requests[0].messages()[0].to_string();
+    assert!(
+        first.contains("[SessionStart hook: the main branch is protected]"),
+        "{first}"
+    );
+    let after = last_said(&server);
+    assert!(
+        after.contains("[ItemStarted hook: started item 1: Read the code]"),
+        "{after}"
+    );
+    assert!(after.contains("[PlanUpdated hook: 2]"), "{after}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_stop_hook_keeps_a_child_going_once() {
+    let config = format!(
+        "[[hooks.SubagentStop]]\ncommand = {}\n",
+        toml_str(
+            r#"test -f checked && exit 0; touch checked; echo "check the tests too" >&2; exit 2"#
+        )
+    );
+    let setup = Setup::new(&config);
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| {
+        if first_text(r).contains("Task: Find X") {
+            return sse(Turn::text("X is in x.rs."));
+        }
+        match step(r) {
+            0 => sse(Turn::tool(
+                "task",
+                json!({"description": "Find X", "prompt": "Find where X is.", "agent": "explore"}),
+            )),
+            _ => sse(Turn::text("Done.")),
+        }
+    }))
+    .await;
+    let (code, out, err) = setup.run(&server.url, &["-p", "where is X"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let child: Vec<Recorded> = server
+        .requests()
+        .into_iter()
+        .filter(|r| first_text(r).contains("Task: Find X"))
+        .collect();
+    assert_eq!(child.len(), 2, "the child went on once");
+    let kept = child[1].messages().last().unwrap().to_string();
+    assert!(
+        kept.contains("A SubagentStop hook keeps the turn going: check the tests too"),
+        "{kept}"
+    );
+}

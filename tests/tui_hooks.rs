@@ -133,3 +133,47 @@ async fn a_kept_item_shows_in_the_trace_and_the_users_done_overrides_it() {
     let s = screen_text(&mut a, 120, 40, clock.at(5.0));
     assert!(s.contains("was overridden by the user"), "{s}");
 }
+
+#[tokio::test]
+async fn a_pre_compact_hook_runs_before_a_compaction_with_its_focus() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.json");
+    let event = HookEvent::PreCompact;
+    let hooks = HookSet::new(vec![Hook {
+        event,
+        matcher: Matcher::new("manual", event.subject()).unwrap(),
+        command: format!("cat > {}", seen.display()),
+        timeout: Duration::from_secs(10),
+        origin: HookOrigin::Config(PathBuf::from("config.toml")),
+    }]);
+    let config = AgentConfig {
+        tools: ToolConfig {
+            hooks: Arc::new(hooks),
+            ..ToolConfig::default()
+        },
+        ..AgentConfig::default()
+    };
+    let mut r = Rig::with(
+        vec![
+            sse(Turn::text("A first answer.")),
+            sse(Turn::text("Summary: the user asked; I answered.")),
+        ],
+        config,
+        loopback::ClientOpts::default(),
+    )
+    .await;
+    r.submit("hello");
+    r.turn_events().await;
+    r.handle
+        .ops
+        .send(Op::Compact {
+            focus: Some("keep the API names".into()),
+        })
+        .unwrap();
+    r.until(|e| matches!(e, Event::CompactionEnd { .. })).await;
+    let payload: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(payload["hook_event_name"], "PreCompact");
+    assert_eq!(payload["trigger"], "manual");
+    assert_eq!(payload["custom_instructions"], "keep the API names");
+}

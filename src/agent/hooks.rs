@@ -324,7 +324,8 @@ impl Session {
     }
 
     /// `Stop` (the root's turn) or `SubagentStop` (a child's), as the
-    /// model ends its turn: why to go on, when a hook keeps the turn going
+    /// model ends its turn: the note that says why to go on, when a hook
+    /// keeps the turn going
     /// (`continued` times so far; at most [`STOP_CONTINUES`] in a row).
     pub(super) async fn stop_hooks(
         &mut self,
@@ -355,7 +356,7 @@ impl Session {
             return None;
         }
         *continued += 1;
-        Some(why)
+        Some(format!("[A {event} hook keeps the turn going: {why}]"))
     }
 
     /// `PreCompact` (`trigger`: manual or auto), before a compaction.

@@ -90,7 +90,7 @@ impl Session {
             if calls.is_empty()
                 && let Some(why) = self.stop_hooks(&mut stop_continues, cancel).await
             {
-                self.add_user_text(format!("[A Stop hook keeps the turn going: {why}]"), false);
+                self.add_user_text(why, false);
                 continue;
             }
             if calls.is_empty() {
