@@ -10,20 +10,17 @@
 //! not run before `waypoint hooks approve` and runs unchanged after.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
 mod common;
 mod loopback;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Anthropic, Turn, sse};
 use loopback::{FakeServer, ProviderWire, Recorded, plan};
 use serde_json::{Value, json};
-use tokio::process::Command;
-
-const KEY: &str = "sk-hooks-test";
 
 /// A home with a config file, and a workspace.
 struct Setup {
@@ -45,40 +42,12 @@ impl Setup {
         self.ws.path()
     }
 
-    fn waypoint(&self, url: &str) -> Command {
-        let home = self.home.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("WAYPOINT_HOME", home)
-            .env("WAYPOINT_CONFIG", home.join("config.toml"))
-            .env("WAYPOINT_LOG", home.join("waypoint.log"))
-            .env("WAYPOINT_APPROVAL", "yolo")
-            .env(Anthropic::KEY_VAR, KEY)
-            .args(["--provider", "anthropic", "--model", Anthropic::MODEL])
-            .args(["--base-url", url])
-            .current_dir(self.ws())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        cmd
-    }
-
     async fn run(&self, url: &str, args: &[&str]) -> (i32, String, String) {
-        let out = tokio::time::timeout(
-            Duration::from_secs(120),
-            self.waypoint(url).args(args).output(),
-        )
-        .await
-        .expect("it finished")
-        .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let home = self.home.path();
+        let mut cmd = cli_support::on_loopback(home, self.ws(), url, Anthropic::MODEL);
+        cmd.env("WAYPOINT_CONFIG", home.join("config.toml"))
+            .args(args);
+        cli_support::output(&mut cmd).await
     }
 
     /// The session's transcript, as text.

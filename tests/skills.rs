@@ -8,18 +8,16 @@
 //! `@file` attached.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
 mod common;
 mod loopback;
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::{Anthropic, Turn, sse};
 use loopback::{FakeServer, ProviderWire, Recorded};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -27,31 +25,7 @@ fn write(path: &Path, text: &str) {
 }
 
 async fn run(home: &Path, ws: &Path, url: &str, args: &[&str]) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("WAYPOINT_HOME", home)
-        .env("WAYPOINT_LOG", home.join("waypoint.log"))
-        .env("WAYPOINT_APPROVAL", "yolo")
-        .env(Anthropic::KEY_VAR, "sk-skills-test")
-        .args(["--provider", "anthropic", "--model", Anthropic::MODEL])
-        .args(["--base-url", url])
-        .args(args)
-        .current_dir(ws)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("it finished")
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    cli_support::output(cli_support::on_loopback(home, ws, url, Anthropic::MODEL).args(args)).await
 }
 
 fn step(r: &Recorded) -> usize {

@@ -63,18 +63,9 @@ impl Session {
     ) -> PreHooked {
         let mut pre = PreHooked::default();
         if self.hooks_at(HookEvent::PreToolUse) {
-            let (names, fields) = tool_fields(call);
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let hooked = self
-                .run_hooks(
-                    HookEvent::PreToolUse,
-                    &names,
-                    Some(call.name),
-                    fields,
-                    cancel,
-                )
+                .call_hooks(HookEvent::PreToolUse, call, None, cancel)
                 .await;
-            self.hook_stop(&hooked);
             match hooked.decision {
                 Decision::Block(why) => {
                     pre.blocked = true;
@@ -205,23 +196,14 @@ impl Session {
                 .map(|c| format!("[PreToolUse hook: {c}]")),
         );
         if self.hooks_at(HookEvent::PostToolUse) && !pre.blocked {
-            let (names, mut fields) = tool_fields(call);
-            fields["tool_response"] = json!({
+            let response = json!({
                 "output": output.content,
                 "is_error": output.outcome.is_error(),
                 "exit_code": output.exit_code,
             });
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let hooked = self
-                .run_hooks(
-                    HookEvent::PostToolUse,
-                    &names,
-                    Some(call.name),
-                    fields,
-                    cancel,
-                )
+                .call_hooks(HookEvent::PostToolUse, call, Some(response), cancel)
                 .await;
-            self.hook_stop(&hooked);
             if let Some(why) = hooked.blocked() {
                 notes.push(format!("[PostToolUse hook: {why}]"));
             }
@@ -281,6 +263,27 @@ impl Session {
             notes.extend(said("PlanUpdated", &hooked));
         }
         notes
+    }
+
+    /// The hooks of `event` for `call` (with its result, after it), and
+    /// a `continue: false` among them kept for the turn.
+    async fn call_hooks(
+        &mut self,
+        event: HookEvent,
+        call: &Call<'_>,
+        response: Option<Value>,
+        cancel: &CancellationToken,
+    ) -> Hooked {
+        let (names, mut fields) = tool_fields(call);
+        if let Some(response) = response {
+            fields["tool_response"] = response;
+        }
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let hooked = self
+            .run_hooks(event, &names, Some(call.name), fields, cancel)
+            .await;
+        self.hook_stop(&hooked);
+        hooked
     }
 
     /// A hook's `continue: false`: the turn stops after this round.

@@ -41,3 +41,32 @@ pub async fn output(cmd: &mut Command) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// `waypoint` on the loopback Anthropic server at `url`: `home` is its
+/// HOME and `WAYPOINT_HOME` (a config file there is found through
+/// `WAYPOINT_CONFIG` when the test sets it), the workspace `ws`, yolo, a
+/// test key and `model`.
+pub fn on_loopback(home: &Path, ws: &Path, url: &str, model: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("WAYPOINT_HOME", home)
+        .env("WAYPOINT_LOG", home.join("waypoint.log"))
+        .env("WAYPOINT_APPROVAL", "yolo")
+        .env("ANTHROPIC_API_KEY", "sk-loopback-test")
+        .args([
+            "--provider",
+            "anthropic",
+            "--model",
+            model,
+            "--base-url",
+            url,
+        ])
+        .current_dir(ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
