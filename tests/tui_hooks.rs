@@ -177,3 +177,57 @@ async fn a_pre_compact_hook_runs_before_a_compaction_with_its_focus() {
     assert_eq!(payload["trigger"], "manual");
     assert_eq!(payload["custom_instructions"], "keep the API names");
 }
+
+#[tokio::test]
+async fn a_hook_asking_makes_yolo_ask_and_the_users_yes_runs_the_call() {
+    let ws = tempfile::tempdir().unwrap();
+    let event = HookEvent::PreToolUse;
+    let answer = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"deploys need a human"}}"#;
+    let hooks = HookSet::new(vec![Hook {
+        event,
+        matcher: Matcher::new("Bash", event.subject()).unwrap(),
+        command: format!("echo '{answer}'"),
+        timeout: Duration::from_secs(10),
+        origin: HookOrigin::Config(PathBuf::from("config.toml")),
+    }]);
+    let config = AgentConfig {
+        tools: ToolConfig {
+            hooks: Arc::new(hooks),
+            ..ToolConfig::default()
+        },
+        approval: waypoint::events::ApprovalMode::Yolo,
+        ..AgentConfig::default()
+    };
+    let marker = ws.path().join("deployed");
+    let mut r = Rig::with(
+        vec![
+            sse(Turn::tool(
+                "bash",
+                serde_json::json!({"command": format!("touch {}", marker.display())}),
+            )),
+            sse(Turn::text("Deployed.")),
+        ],
+        config,
+        loopback::ClientOpts::default(),
+    )
+    .await;
+    r.submit("deploy");
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await;
+    let Some(Event::ApprovalRequested { id, reason, .. }) = asked.last() else {
+        panic!("no question: {asked:?}");
+    };
+    let question = format!("{reason:?}");
+    assert!(question.contains("deploys need a human"), "{question}");
+    assert!(!marker.exists(), "nothing runs before the answer");
+    r.handle
+        .ops
+        .send(Op::Approve {
+            id: id.clone(),
+            decision: waypoint::events::Decision::Once,
+        })
+        .unwrap();
+    r.turn_events().await;
+    assert!(marker.exists(), "the user's yes ran it");
+}
