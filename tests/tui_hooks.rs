@@ -1,7 +1,8 @@
 //! Hooks in the app, against the real engine: an `ItemCompleting` gate
 //! that keeps "Add tests" open shows as a line in the Tools pane and a
 //! notice (snapshot), `/hooks` lists the hooks that run, and the user's
-//! `d` on the kept item completes it: an override the engine records.
+//! `d` on the kept item asks, then completes it: an override the engine
+//! records. A hook's `ask` makes yolo ask; `PreCompact` sees its focus.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -124,7 +125,12 @@ async fn a_kept_item_shows_in_the_trace_and_the_users_done_overrides_it() {
     update::on_key(&mut a, key(KeyCode::Down), clock.at(4.0));
     update::on_key(&mut a, key(KeyCode::Down), clock.at(4.0));
     assert_eq!(a.root.plan.selected_index(), Some(1));
+    // The gate kept it open last: `d` asks first.
     let effects = update::on_key(&mut a, key(KeyCode::Char('d')), clock.at(4.0));
+    assert!(effects.is_empty(), "{effects:?}");
+    let s = screen_text(&mut a, 120, 40, clock.at(4.0));
+    assert!(s.contains("Complete it anyway"), "{s}");
+    let effects = update::on_key(&mut a, key(KeyCode::Char('y')), clock.at(4.0));
     assert_eq!(forward(&r, effects), 1);
     let events = r
         .until(|e| matches!(e, Event::Hook { report } if report.result == HookResult::Overridden))

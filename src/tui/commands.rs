@@ -564,6 +564,13 @@ pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
             effects
         }
         Confirm::Undo => super::slash_undo::confirmed(app),
+        Confirm::ForceDone { n } => vec![Effect::Send(Op::EditPlan {
+            thread: crate::events::ThreadId::ROOT,
+            edit: crate::todo::PlanEdit::Status {
+                n,
+                status: crate::todo::TodoStatus::Completed,
+            },
+        })],
     }
 }
 

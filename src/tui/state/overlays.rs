@@ -9,6 +9,9 @@ pub enum Confirm {
     NewSession,
     /// An undo's preview is shown: write the files back?
     Undo,
+    /// `d` on item `n`, which an `ItemCompleting` hook kept open last:
+    /// complete it anyway (the user's override)?
+    ForceDone { n: usize },
 }
 
 impl Confirm {
@@ -18,6 +21,9 @@ impl Confirm {
                 "A turn is running. Stop it and start a new session (conversation and plan cleared)?"
             }
             Confirm::Undo => "Undo as shown above (files written back, conflicts left alone)?",
+            Confirm::ForceDone { .. } => {
+                "An ItemCompleting hook kept this item open (see the Tools pane). Complete it anyway, as your override (recorded)?"
+            }
         }
     }
 }

@@ -113,6 +113,13 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
             plan.view.reveal = true;
             return Vec::new();
         }
+        (ItemEdit::ToggleDone, Some((n, item)))
+            if item.status != TodoStatus::Completed
+                && gate_kept(&app.root.trace, &item.content) =>
+        {
+            app.overlays.confirm = Some(crate::tui::state::Confirm::ForceDone { n });
+            return Vec::new();
+        }
         (ItemEdit::ToggleDone, Some((n, item))) => PlanEdit::Status {
             n,
             status: if item.status == TodoStatus::Completed {
@@ -182,6 +189,18 @@ pub fn prompt_paste(app: &mut App, text: &str) -> bool {
 
 /// Sends `edit` to the engine (it answers with a user revision, or says
 /// why not); from the pane's keys and `/plan`.
+/// Whether the last `ItemCompleting` hook run for the item `content`
+/// kept it open (blocked or failed).
+fn gate_kept(trace: &crate::tui::state::trace::Trace, content: &str) -> bool {
+    let head = format!("ItemCompleting · {} · ", crate::text::clean_line(content));
+    trace
+        .entries
+        .iter()
+        .rev()
+        .find(|t| t.name == "hook" && t.summary.line.starts_with(&head))
+        .is_some_and(|t| t.status == crate::tui::state::TraceStatus::Error)
+}
+
 pub fn send_edit(app: &mut App, edit: PlanEdit) -> Vec<Effect> {
     if !app.status.engine.present() {
         app.notice(
