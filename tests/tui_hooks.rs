@@ -141,17 +141,27 @@ async fn a_kept_item_shows_in_the_trace_and_the_users_done_overrides_it() {
 }
 
 #[tokio::test]
-async fn a_pre_compact_hook_runs_before_a_compaction_with_its_focus() {
+async fn pre_compact_runs_before_a_compaction_and_session_start_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("seen.json");
     let event = HookEvent::PreCompact;
-    let hooks = HookSet::new(vec![Hook {
-        event,
-        matcher: Matcher::new("manual", event.subject()).unwrap(),
-        command: format!("cat > {}", seen.display()),
-        timeout: Duration::from_secs(10),
-        origin: HookOrigin::Config(PathBuf::from("config.toml")),
-    }]);
+    let start = HookEvent::SessionStart;
+    let hooks = HookSet::new(vec![
+        Hook {
+            event,
+            matcher: Matcher::new("manual", event.subject()).unwrap(),
+            command: format!("cat > {}", seen.display()),
+            timeout: Duration::from_secs(10),
+            origin: HookOrigin::Config(PathBuf::from("config.toml")),
+        },
+        Hook {
+            event: start,
+            matcher: Matcher::new("compact", start.subject()).unwrap(),
+            command: "echo 'after a compaction: re-read PLAN.md'".into(),
+            timeout: Duration::from_secs(10),
+            origin: HookOrigin::Config(PathBuf::from("config.toml")),
+        },
+    ]);
     let config = AgentConfig {
         tools: ToolConfig {
             hooks: Arc::new(hooks),
@@ -163,6 +173,7 @@ async fn a_pre_compact_hook_runs_before_a_compaction_with_its_focus() {
         vec![
             sse(Turn::text("A first answer.")),
             sse(Turn::text("Summary: the user asked; I answered.")),
+            sse(Turn::text("Re-reading it.")),
         ],
         config,
         loopback::ClientOpts::default(),
@@ -182,6 +193,14 @@ async fn a_pre_compact_hook_runs_before_a_compaction_with_its_focus() {
     assert_eq!(payload["hook_event_name"], "PreCompact");
     assert_eq!(payload["trigger"], "manual");
     assert_eq!(payload["custom_instructions"], "keep the API names");
+    // `SessionStart` with source `compact` speaks before the next message.
+    r.submit("go on");
+    r.turn_events().await;
+    let sent = r.server.requests().pop().unwrap().body.to_string();
+    assert!(
+        sent.contains("[SessionStart hook: after a compaction: re-read PLAN.md]"),
+        "{sent}"
+    );
 }
 
 #[tokio::test]

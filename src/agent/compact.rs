@@ -260,6 +260,8 @@ impl Session {
             after_tokens: after,
             fallback,
         });
+        // `SessionStart` hooks see the compacted session before the next message.
+        self.thread.run.start_source = Some("compact");
     }
 
     /// Asks the model for a summary, streamed as `SummaryDelta`; `None` on

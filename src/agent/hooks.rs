@@ -226,18 +226,32 @@ impl Session {
             .collect())
     }
 
-    /// `SessionStart` (`source`: startup or resume): what the hooks add
-    /// for the model, kept for the first prompt.
-    pub(super) async fn session_start_hooks(&mut self) {
+    /// The engine starts: the user hears about the hooks' settings, and
+    /// `SessionStart` runs (`startup`, or `resume` for a continued session).
+    pub(super) async fn start_hooks(&mut self) {
         self.tell_hook_setup();
-        if !self.hooks_at(HookEvent::SessionStart) {
-            return;
-        }
         let source = if self.thread.conversation.is_empty() {
             "startup"
         } else {
             "resume"
         };
+        self.session_start_hooks(source).await;
+    }
+
+    /// `SessionStart` again when the session started afresh since
+    /// (`clear` after a new session, `compact` after a compaction).
+    pub(super) async fn restart_hooks(&mut self) {
+        if let Some(source) = self.thread.run.start_source.take() {
+            self.session_start_hooks(source).await;
+        }
+    }
+
+    /// `SessionStart` (`source`: startup, resume, clear or compact): what
+    /// the hooks add for the model, kept for the next prompt.
+    pub(super) async fn session_start_hooks(&mut self, source: &str) {
+        if !self.hooks_at(HookEvent::SessionStart) {
+            return;
+        }
         let cancel = CancellationToken::new();
         let fields = json!({ "source": source });
         let hooked = self

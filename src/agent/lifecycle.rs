@@ -66,6 +66,7 @@ impl Session {
             self.host.transcript.replace(store.create(self.header()));
         }
         self.announce(false, Vec::new(), History::default());
+        self.thread.run.start_source = Some("clear");
     }
 
     fn clear_state(&mut self) {

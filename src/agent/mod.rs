@@ -116,6 +116,7 @@ impl Session {
     /// false when a `UserPromptSubmit` hook blocked it (nothing is added).
     async fn start_prompt(&mut self, text: String) -> bool {
         let first = self.thread.conversation.is_empty();
+        self.restart_hooks().await;
         let hooked = match self.prompt_hooks(&text).await {
             Ok(notes) => notes,
             Err(why) => {
@@ -187,7 +188,7 @@ impl Agent {
         self.session.announce_mode();
         self.session.start_mcp();
         self.session.tell_catalog();
-        self.session.session_start_hooks().await;
+        self.session.start_hooks().await;
         self.control.share_mcp(self.session.host.mcp.clone());
         // Stops watching the plan file when the engine stops.
         let _watch = self.session.start_plan_file().map(|t| t.drop_guard());

@@ -64,6 +64,9 @@ pub(super) struct RunFacts {
     /// What `SessionStart` hooks said for the model: added before the
     /// next prompt.
     pub hook_notes: Vec<String>,
+    /// Why `SessionStart` runs again before the next prompt (`clear`,
+    /// `compact`), when it does.
+    pub start_source: Option<&'static str>,
     /// The undo last previewed (the root's): what `confirm` applies.
     pub undo: Option<(
         crate::events::CheckpointOp,

@@ -254,7 +254,8 @@ pub fn claude_tool_name(name: &str) -> Option<&'static str> {
 }
 
 /// A hook's run in one line for the user when it blocked, failed or was
-/// overridden; `None` when it went on.
+/// overridden, or said something (`systemMessage`); `None` when it went
+/// on silently.
 pub fn report_line(report: &crate::events::HookReport) -> Option<String> {
     use crate::events::HookResult;
     let about = report
@@ -269,7 +270,12 @@ pub fn report_line(report: &crate::events::HookReport) -> Option<String> {
         .unwrap_or_default();
     let command = run::short(&report.command);
     let what = match report.result {
-        HookResult::Ok | HookResult::Interrupted => return None,
+        // A hook that went on speaks only through its `systemMessage`.
+        HookResult::Ok => {
+            let said = crate::text::clean_line(report.message.as_deref()?).into_owned();
+            return Some(format!("{} hook `{command}`{about}: {said}", report.event));
+        }
+        HookResult::Interrupted => return None,
         HookResult::Blocked => "blocked it",
         HookResult::Failed => "failed; going on",
         HookResult::TimedOut => "timed out and was killed; going on",
