@@ -430,3 +430,46 @@ async fn a_subagent_stop_hook_keeps_a_child_going_once() {
         "{kept}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_auto_mode_a_hook_runs_in_the_sandbox() {
+    if waypoint::safety::landlock_abi().is_none() {
+        eprintln!("skipped the sandboxed hook test: this kernel has no Landlock");
+        return;
+    }
+    // A HOME outside the temp folder (which the sandbox lets commands
+    // write), and a temp folder of the run's own.
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&base).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("home-")
+        .tempdir_in(&base)
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[[hooks.PreToolUse]]\ncommand = \"echo pwned >> \\\"$HOME/.bashrc\\\"\"\n",
+    )
+    .unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool("bash", json!({"command": "echo hi"}))),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let mut cmd = cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
+    cmd.env("WAYPOINT_CONFIG", home.path().join("config.toml"))
+        .env("WAYPOINT_APPROVAL", "auto")
+        .env("TMPDIR", tmp.path())
+        .args(["-p", "say hi"]);
+    let (code, out, err) = cli_support::output(&mut cmd).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !home.path().join(".bashrc").exists(),
+        "the hook could not write outside the sandbox"
+    );
+    assert!(
+        err.contains("PreToolUse hook"),
+        "the failure is told: {err}"
+    );
+}
