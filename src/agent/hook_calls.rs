@@ -130,6 +130,7 @@ impl Session {
                     cancel,
                 )
                 .await;
+            self.hook_stop(&hooked);
             if let Some(why) = hooked.blocked() {
                 kept.push(format!("item {n} \"{}\" stays open: {why}", item.content));
             }
@@ -253,6 +254,7 @@ impl Session {
                     cancel,
                 )
                 .await;
+            self.hook_stop(&hooked);
             notes.extend(said("ItemStarted", &hooked));
         }
         if self.hooks_at(HookEvent::PlanUpdated) {
@@ -260,6 +262,7 @@ impl Session {
             let hooked = self
                 .run_hooks(HookEvent::PlanUpdated, &[], None, fields, cancel)
                 .await;
+            self.hook_stop(&hooked);
             notes.extend(said("PlanUpdated", &hooked));
         }
         notes

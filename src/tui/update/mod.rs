@@ -199,7 +199,7 @@ fn told(app: &mut App, event: Event) {
             } else {
                 message
             };
-            let notice = if kind == ErrorKind::Hook {
+            let notice = if matches!(kind, ErrorKind::Hook | ErrorKind::Catalog) {
                 NoticeKind::Warning
             } else {
                 NoticeKind::Error
