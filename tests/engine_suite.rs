@@ -786,6 +786,7 @@ async fn first_request_is_small_and_states_every_plan_rule<W: ProviderWire>() {
             "write_file",
             "edit_file",
             "glob",
+            "grep",
             "task"
         ]
     );

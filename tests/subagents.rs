@@ -299,7 +299,10 @@ async fn two_explore_children_plan_run_together_and_report_to_the_parent() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     offered.sort_unstable();
-    assert_eq!(offered, ["glob", "read_file", "todo_read", "todo_write"]);
+    assert_eq!(
+        offered,
+        ["glob", "grep", "read_file", "todo_read", "todo_write"]
+    );
     // It never sees the parent's conversation.
     assert!(!a_request.body.to_string().contains("Explore A and B"));
 

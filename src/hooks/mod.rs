@@ -247,6 +247,7 @@ pub fn claude_tool_name(name: &str) -> Option<&'static str> {
         "write_file" => "Write",
         "edit_file" => "Edit",
         "glob" => "Glob",
+        "grep" => "Grep",
         "todo_write" => "TodoWrite",
         "task" => "Task",
         _ => return None,

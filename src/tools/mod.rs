@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod fs;
 pub mod glob;
+pub mod grep;
 pub mod hook_run;
 mod host;
 pub mod procs;

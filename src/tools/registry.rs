@@ -44,7 +44,7 @@ impl ToolRegistryBuilder {
     /// Adds the standard tools: the plan tools, then bash, the file tools
     /// and glob.
     pub fn standard(mut self) -> Self {
-        let tools: [Arc<dyn Tool>; 8] = [
+        let tools: [Arc<dyn Tool>; 9] = [
             Arc::new(TodoWrite),
             Arc::new(TodoRead),
             Arc::new(Bash),
@@ -52,6 +52,7 @@ impl ToolRegistryBuilder {
             Arc::new(WriteFile),
             Arc::new(EditFile),
             Arc::new(Glob),
+            Arc::new(super::grep::Grep),
             Arc::new(super::task::Task),
         ];
         for tool in tools {
@@ -229,6 +230,7 @@ mod tests {
                 "write_file",
                 "edit_file",
                 "glob",
+                "grep",
                 "task"
             ]
         );
@@ -345,7 +347,7 @@ mod tests {
         );
         assert_eq!(
             out.content,
-            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, task"
+            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, grep, task"
         );
     }
 }
@@ -412,6 +414,6 @@ mod open {
         r.retain(|s| !s.name.starts_with("echo"));
         assert_eq!(r.definitions(), ToolRegistry::standard().definitions());
         let explore = r.subset(|s| s.access == crate::tools::Access::Read);
-        assert_eq!(explore.names(), ["todo_read", "read_file", "glob"]);
+        assert_eq!(explore.names(), ["todo_read", "read_file", "glob", "grep"]);
     }
 }
