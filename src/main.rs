@@ -22,7 +22,8 @@ use waypoint::secrets;
 use waypoint::session::SessionStore;
 use waypoint::setup;
 use waypoint::tools::Workspace;
-use waypoint::tui::app::{StartEngine, TuiOptions};
+use waypoint::tui::app::{AppSettings, StartEngine, TuiOptions};
+use waypoint::tui::notify::Notifier;
 use waypoint::tui::style::Palette;
 
 const DEMO_PROMPT: &str = "Write a small greeting script, run it, and add a test.";
@@ -502,7 +503,10 @@ async fn run_tui(
         pick_session: pick,
         instructions,
         notice: safety_note,
-        max_retries: Some(settings.max_retries.value),
+        settings: AppSettings {
+            max_retries: Some(settings.max_retries.value),
+            notify: Notifier::new(&settings.notify, &env_var),
+        },
     })
     .await
     .wrap_err("the terminal failed")?;

@@ -63,6 +63,11 @@ pub struct Layer {
     pub hooks: BTreeMap<String, Vec<HookEntry>>,
     /// Run every project's `.claude/settings.json` hooks without asking.
     pub hooks_from_claude: Option<bool>,
+    /// When the app sends a terminal notification (only at the top level).
+    pub notify: Option<NotifyMode>,
+    pub notify_method: Option<NotifyMethod>,
+    /// Seconds past which a turn's end notifies even when focused.
+    pub notify_after: Option<u64>,
     /// Shell commands allowed without asking (matched on parsed words).
     #[serde(default)]
     pub allow: Vec<String>,
@@ -187,6 +192,8 @@ pub struct Settings {
     pub rules: Rules,
     /// The config file's hooks.
     pub hooks: HooksConfig,
+    /// When and how the app sends terminal notifications.
+    pub notify: NotifySettings,
 }
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -318,11 +325,25 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             .unwrap_or(mcp::BUDGET_SHARE),
         task: task_limits(file_layer.as_ref())?,
         hooks: hooks_config(file_layer.as_ref())?,
+        notify: notify_settings(file_layer.as_ref()),
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
     check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
+}
+
+/// The file's notification settings over the defaults.
+fn notify_settings(file: Option<&(&std::path::Path, Layer)>) -> NotifySettings {
+    let defaults = NotifySettings::default();
+    let Some((_, layer)) = file else {
+        return defaults;
+    };
+    NotifySettings {
+        mode: layer.notify.unwrap_or(defaults.mode),
+        method: layer.notify_method.unwrap_or(defaults.method),
+        after_secs: layer.notify_after.unwrap_or(defaults.after_secs),
+    }
 }
 
 /// The file's hooks; an event name that is none is an error naming it.
@@ -429,6 +450,7 @@ mod hooks;
 mod kinds;
 mod layers;
 mod mcp;
+mod notify;
 mod provider;
 mod safety;
 mod task;
@@ -442,6 +464,7 @@ pub use kinds::{ProviderKind, Theme};
 
 pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
 pub use mcp::{Approvals, McpServerConfig, McpSettings};
+pub use notify::{NotifyMethod, NotifyMode, NotifySettings};
 pub use safety::SandboxLayer;
 pub use task::{TaskLayer, TaskLimits};
 

@@ -53,8 +53,16 @@ pub struct TuiOptions {
     pub instructions: Vec<(String, u64)>,
     /// A warning for the first screen (e.g. why there is no sandbox).
     pub notice: Option<String>,
-    /// How many times a failed request is retried.
+    /// What the app follows of the settings.
+    pub settings: AppSettings,
+}
+
+/// The settings the app itself follows.
+pub struct AppSettings {
+    /// How many times a failed request is retried (for the status line).
     pub max_retries: Option<u32>,
+    /// When and how to send terminal notifications.
+    pub notify: super::notify::Notifier,
 }
 
 /// What the models cost.
@@ -173,7 +181,8 @@ fn open_app(opts: &mut TuiOptions, now: Instant) -> App {
     if let Some(notice) = opts.notice.take() {
         app.notice(NoticeKind::Warning, notice);
     }
-    app.status.engine.set_max_retries(opts.max_retries);
+    app.status.engine.set_max_retries(opts.settings.max_retries);
+    app.notify = opts.settings.notify.clone();
     // Read once: the status line shows where the session works.
     let home = std::env::var("HOME").ok();
     let branch = crate::context::git_branch(std::path::Path::new(app.status.place.workspace()));
@@ -327,6 +336,13 @@ impl Loop {
                 effects: Vec::new(),
                 dirty: update::on_mouse(app, m),
             },
+            Some(Ok(focus @ (TermEvent::FocusGained | TermEvent::FocusLost))) => {
+                app.notify.set_focus(focus == TermEvent::FocusGained);
+                Wake::Changed {
+                    effects: Vec::new(),
+                    dirty: false,
+                }
+            }
             Some(Ok(TermEvent::Paste(text))) => {
                 update::on_paste(app, &text);
                 Wake::redraw(Vec::new())
@@ -334,10 +350,6 @@ impl Loop {
             Some(Ok(TermEvent::Resize(..))) => match guard.terminal.autoresize() {
                 Ok(()) => Wake::redraw(Vec::new()),
                 Err(e) => Wake::Failed(e),
-            },
-            Some(Ok(_)) => Wake::Changed {
-                effects: Vec::new(),
-                dirty: false,
             },
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "terminal input error");
@@ -446,6 +458,10 @@ async fn outside_effects(
                 }
             }
             Effect::MouseCapture(on) => terminal::set_mouse(&mut guard.terminal, on)?,
+            Effect::Notify(sequence) => {
+                // A terminal that cannot show it loses nothing.
+                let _ = terminal::write_sequence(&mut guard.terminal, &sequence);
+            }
             other => rest.push(other),
         }
     }
@@ -499,7 +515,11 @@ fn apply(
                 });
             }
             // Carried out by `outside_effects` before.
-            Effect::Edit(_) | Effect::Copy(_) | Effect::MouseCapture(_) | Effect::Redraw => {}
+            Effect::Edit(_)
+            | Effect::Copy(_)
+            | Effect::MouseCapture(_)
+            | Effect::Redraw
+            | Effect::Notify(_) => {}
             Effect::Quit => quit = true,
         }
     }

@@ -9,6 +9,7 @@ pub mod keymap;
 pub mod layout;
 pub mod markdown;
 pub mod measure;
+pub mod notify;
 pub mod outside;
 pub mod popup;
 pub mod sessions;

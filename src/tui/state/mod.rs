@@ -103,6 +103,8 @@ pub struct App {
     pub input: Input,
     pub status: Status,
     pub overlays: Overlays,
+    /// When to send a terminal notification (never, unless set up).
+    pub notify: crate::tui::notify::Notifier,
 }
 
 impl App {
@@ -120,6 +122,7 @@ impl App {
             input: Input::default(),
             status: Status::new(model.into(), workspace.into(), now),
             overlays: Overlays::default(),
+            notify: crate::tui::notify::Notifier::default(),
         }
     }
 

@@ -58,6 +58,8 @@ pub enum Effect {
     Copy(String),
     /// Switch mouse capture on (`true`) or off.
     MouseCapture(bool),
+    /// Write a terminal notification (a sequence made by `tui::notify`).
+    Notify(String),
     Quit,
 }
 
@@ -103,6 +105,19 @@ pub fn engine_stopped(app: &mut App, now: Instant) {
 /// on first sight; the status line and the notices are the root's). A
 /// child's call that waits for approval waits for the user all the same.
 pub fn on_envelope(app: &mut App, envelope: Envelope, now: Instant) -> Vec<Effect> {
+    // A turn's end is the root's; an approval waits for the user whoever asks.
+    let notify = match &envelope.event {
+        Event::ApprovalRequested { .. } => app.notify.on_event(&envelope.event, now),
+        event if envelope.thread.is_root() => app.notify.on_event(event, now),
+        _ => None,
+    };
+    let mut effects = routed(app, envelope, now);
+    effects.extend(notify.map(Effect::Notify));
+    effects
+}
+
+/// [`on_envelope`] past the notification.
+fn routed(app: &mut App, envelope: Envelope, now: Instant) -> Vec<Effect> {
     if envelope.thread.is_root() {
         return on_event(app, envelope.event, now);
     }

@@ -1,0 +1,254 @@
+//! Terminal notifications: when a turn ends, stops with plan items open,
+//! or waits for an approval while the user looks elsewhere (the terminal
+//! reported it lost focus, or the turn ran past `notify_after`), the app
+//! writes a desktop notification the terminal shows: `OSC 9` or
+//! `OSC 777;notify`, or the bell where neither is known. Inside tmux the
+//! OSC goes through its passthrough. Headless mode never notifies.
+//!
+//! Invariant: the text written is one clean line with no control
+//! character, no `;` in an `OSC 777` field, and at most [`MAX_CHARS`], so
+//! a model's or a tool's string can never end the sequence early and
+//! write to the screen.
+
+use std::time::{Duration, Instant};
+
+use crate::config::{NotifyMethod, NotifyMode, NotifySettings};
+use crate::events::{AbortReason, Event};
+
+/// The longest notification body, in characters.
+pub const MAX_CHARS: usize = 120;
+
+/// Decides when to notify, and writes how.
+#[derive(Clone, Debug)]
+pub struct Notifier {
+    mode: NotifyMode,
+    method: NotifyMethod,
+    after: Option<Duration>,
+    /// Inside tmux: OSC sequences go through its passthrough.
+    tmux: bool,
+    /// What the terminal last said of its focus (focused until it says).
+    focused: bool,
+    turn_started: Option<Instant>,
+}
+
+impl Default for Notifier {
+    /// Never notifies (tests, and apps built without settings).
+    fn default() -> Self {
+        Self {
+            mode: NotifyMode::Off,
+            method: NotifyMethod::Bel,
+            after: None,
+            tmux: false,
+            focused: true,
+            turn_started: None,
+        }
+    }
+}
+
+impl Notifier {
+    /// From the settings, the method `auto` chosen with `env`.
+    pub fn new(settings: &NotifySettings, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        let method = match settings.method {
+            NotifyMethod::Auto => detect(env),
+            other => other,
+        };
+        Self {
+            mode: settings.mode,
+            method,
+            after: (settings.after_secs > 0).then(|| Duration::from_secs(settings.after_secs)),
+            tmux: env("TMUX").is_some_and(|t| !t.is_empty()),
+            ..Self::default()
+        }
+    }
+
+    /// The terminal reported it gained (`true`) or lost focus.
+    pub fn set_focus(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
+    /// The sequence to write for `event` at `now`, when it notifies.
+    pub fn on_event(&mut self, event: &Event, now: Instant) -> Option<String> {
+        let body = match event {
+            Event::TurnStarted { .. } => {
+                self.turn_started = Some(now);
+                return None;
+            }
+            Event::TurnComplete { open_items: 0, .. } => "Done.".to_string(),
+            Event::TurnComplete { open_items, .. } => {
+                format!(
+                    "Stopped with {} open.",
+                    crate::units::plural(*open_items, "plan item")
+                )
+            }
+            Event::TurnAborted {
+                reason: AbortReason::Interrupted,
+                ..
+            } => return None,
+            Event::TurnAborted { message, .. } => format!("Stopped: {message}"),
+            Event::ApprovalRequested { name, .. } => format!("Waiting for your approval: {name}"),
+            _ => return None,
+        };
+        if !self.due(now) {
+            return None;
+        }
+        Some(self.sequence(&body))
+    }
+
+    /// Whether a notification is due now.
+    fn due(&self, now: Instant) -> bool {
+        let long = self
+            .after
+            .zip(self.turn_started)
+            .is_some_and(|(after, started)| now.saturating_duration_since(started) >= after);
+        match self.mode {
+            NotifyMode::Off => false,
+            NotifyMode::Always => true,
+            NotifyMode::Unfocused => !self.focused || long,
+        }
+    }
+
+    /// The bytes that show `body` as a notification titled "Waypoint".
+    pub fn sequence(&self, body: &str) -> String {
+        let body = clean(body);
+        let osc = match self.method {
+            NotifyMethod::Osc9 => format!("\u{1b}]9;Waypoint: {body}\u{7}"),
+            NotifyMethod::Osc777 => {
+                format!("\u{1b}]777;notify;Waypoint;{}\u{7}", body.replace(';', ","))
+            }
+            NotifyMethod::Bel | NotifyMethod::Auto => return "\u{7}".to_string(),
+        };
+        if self.tmux {
+            // tmux passes a sequence on inside DCS, its ESCs doubled.
+            format!(
+                "\u{1b}Ptmux;{}\u{1b}\\",
+                osc.replace('\u{1b}', "\u{1b}\u{1b}")
+            )
+        } else {
+            osc
+        }
+    }
+}
+
+/// One line of printable text, cut to [`MAX_CHARS`].
+fn clean(text: &str) -> String {
+    let line = crate::text::clean_line(text);
+    let printable: String = line.chars().filter(|c| !c.is_control()).collect();
+    if printable.chars().count() > MAX_CHARS {
+        let cut: String = printable.chars().take(MAX_CHARS - 1).collect();
+        format!("{cut}…")
+    } else {
+        printable
+    }
+}
+
+/// The method the terminal is known to show.
+fn detect(env: &dyn Fn(&str) -> Option<String>) -> NotifyMethod {
+    let program = env("TERM_PROGRAM").unwrap_or_default();
+    let term = env("TERM").unwrap_or_default();
+    if matches!(program.as_str(), "iTerm.app" | "WezTerm" | "ghostty")
+        || term.contains("kitty")
+        || env("WT_SESSION").is_some()
+    {
+        NotifyMethod::Osc9
+    } else if env("VTE_VERSION").is_some() || term.starts_with("foot") || term.starts_with("rxvt") {
+        NotifyMethod::Osc777
+    } else {
+        NotifyMethod::Bel
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::StopReason;
+
+    fn with(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn done(open_items: usize) -> Event {
+        Event::TurnComplete {
+            stop_reason: StopReason::EndTurn,
+            open_items,
+        }
+    }
+
+    #[test]
+    fn it_notifies_when_unfocused_or_after_a_long_turn_and_never_when_off() {
+        let settings = NotifySettings::default();
+        let mut n = Notifier::new(&settings, &with(&[("TERM_PROGRAM", "iTerm.app")]));
+        let t0 = Instant::now();
+        n.on_event(&Event::TurnStarted { resumed: false }, t0);
+        assert_eq!(
+            n.on_event(&done(0), t0 + Duration::from_secs(5)),
+            None,
+            "focused, short"
+        );
+        n.set_focus(false);
+        assert_eq!(
+            n.on_event(&done(2), t0 + Duration::from_secs(5)).as_deref(),
+            Some("\u{1b}]9;Waypoint: Stopped with 2 plan items open.\u{7}")
+        );
+        n.set_focus(true);
+        n.on_event(&Event::TurnStarted { resumed: false }, t0);
+        assert!(
+            n.on_event(&done(0), t0 + Duration::from_secs(61)).is_some(),
+            "a long turn"
+        );
+        let interrupted = Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "interrupted".into(),
+            error: None,
+        };
+        n.set_focus(false);
+        assert_eq!(n.on_event(&interrupted, t0), None, "the user did it");
+        let off = NotifySettings {
+            mode: NotifyMode::Off,
+            ..settings
+        };
+        let mut quiet = Notifier::new(&off, &with(&[]));
+        quiet.set_focus(false);
+        assert_eq!(quiet.on_event(&done(0), t0), None);
+    }
+
+    #[test]
+    fn the_method_fits_the_terminal_and_no_text_escapes_the_sequence() {
+        let settings = NotifySettings {
+            mode: NotifyMode::Always,
+            ..NotifySettings::default()
+        };
+        let foot = Notifier::new(&settings, &with(&[("TERM", "foot")]));
+        assert_eq!(
+            foot.sequence("a;b\u{1b}]0;evil\u{7}\nnext"),
+            "\u{1b}]777;notify;Waypoint;a,b next\u{7}"
+        );
+        let plain = Notifier::new(&settings, &with(&[("TERM", "xterm-256color")]));
+        assert_eq!(plain.sequence("Done."), "\u{7}");
+        let tmux = Notifier::new(
+            &settings,
+            &with(&[
+                ("TERM_PROGRAM", "WezTerm"),
+                ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ]),
+        );
+        assert_eq!(
+            tmux.sequence("Done."),
+            "\u{1b}Ptmux;\u{1b}\u{1b}]9;Waypoint: Done.\u{7}\u{1b}\\"
+        );
+        let long = "x".repeat(500);
+        assert_eq!(plain_len(&foot.sequence(&long)), MAX_CHARS);
+    }
+
+    fn plain_len(sequence: &str) -> usize {
+        sequence
+            .trim_start_matches("\u{1b}]777;notify;Waypoint;")
+            .trim_end_matches('\u{7}')
+            .chars()
+            .count()
+    }
+}
