@@ -31,6 +31,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             output_cap: s.output_cap.value.max(256),
             rules: s.rules.clone(),
             task: s.task.clone(),
+            web_allow: s.web_allow.clone(),
             // The MCP servers need the workspace (its `.mcp.json`): set with
             // it, by `mcp::project::settings`.
             ..ToolConfig::default()

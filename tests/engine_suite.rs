@@ -787,6 +787,7 @@ async fn first_request_is_small_and_states_every_plan_rule<W: ProviderWire>() {
             "edit_file",
             "glob",
             "grep",
+            "web_fetch",
             "task"
         ]
     );

@@ -227,6 +227,7 @@ impl Session {
                 }
                 _ => Gate::Run { sandboxed: false },
             },
+            Access::Network => self.network_gate(name, mode, policy.tools.contains(name)),
             Access::External => {
                 let allowed = self.host.config.tools.rules.check_tool(name) == Verdict::Allowed
                     || policy.tools.contains(name);
@@ -289,6 +290,38 @@ impl Session {
                     ApprovalMode::Yolo => Gate::Run { sandboxed: false },
                 }
             }
+        }
+    }
+
+    /// A call that reaches the network: refused in read-only mode and
+    /// where the sandbox has no network, asked in ask and auto-edit
+    /// unless allowed (an allow rule naming it, or "always").
+    fn network_gate(&self, name: &str, mode: ApprovalMode, allowed: bool) -> Gate {
+        let allowed = allowed || self.host.config.tools.rules.check_tool(name) == Verdict::Allowed;
+        let offline = self
+            .host
+            .config
+            .tools
+            .sandbox
+            .as_ref()
+            .is_some_and(|s| !s.network);
+        match mode {
+            ApprovalMode::ReadOnly => Gate::Refuse(
+                Refuser::Mode,
+                format!(
+                    "Refused: Waypoint is in read-only mode, so `{name}` cannot reach the network."
+                ),
+            ),
+            _ if offline => Gate::Refuse(
+                Refuser::Mode,
+                format!(
+                    "Refused: the network is off ([sandbox] network = false in the config), so `{name}` cannot run."
+                ),
+            ),
+            ApprovalMode::Ask | ApprovalMode::AutoEdit if !allowed => {
+                Gate::Ask(ApprovalReason::Mode)
+            }
+            _ => Gate::Run { sandboxed: false },
         }
     }
 
@@ -390,7 +423,7 @@ impl Session {
                     .thread
                     .tools
                     .spec(name)
-                    .is_some_and(|s| s.access == Access::External);
+                    .is_some_and(|s| matches!(s.access, Access::External | Access::Network));
                 if external {
                     policy.tools.insert(name.to_string());
                 }

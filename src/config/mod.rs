@@ -63,6 +63,9 @@ pub struct Layer {
     pub hooks: BTreeMap<String, Vec<HookEntry>>,
     /// Run every project's `.claude/settings.json` hooks without asking.
     pub hooks_from_claude: Option<bool>,
+    /// Hosts `web_fetch` may reach at a private or loopback address.
+    #[serde(default)]
+    pub web_allow: Vec<String>,
     /// When the app sends a terminal notification (only at the top level).
     pub notify: Option<NotifyMode>,
     pub notify_method: Option<NotifyMethod>,
@@ -194,6 +197,8 @@ pub struct Settings {
     pub hooks: HooksConfig,
     /// When and how the app sends terminal notifications.
     pub notify: NotifySettings,
+    /// Hosts `web_fetch` may reach at a private or loopback address.
+    pub web_allow: Vec<String>,
 }
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -315,10 +320,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
         rules,
-        prices: file_layer
-            .as_ref()
-            .map(|(_, l)| l.prices.clone())
-            .unwrap_or_default(),
+        prices: from_file(file_layer.as_ref(), |l| l.prices.clone()),
         mcp_tool_share: file_layer
             .as_ref()
             .and_then(|(_, l)| l.mcp_tool_share)
@@ -326,11 +328,20 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         task: task_limits(file_layer.as_ref())?,
         hooks: hooks_config(file_layer.as_ref())?,
         notify: notify_settings(file_layer.as_ref()),
+        web_allow: from_file(file_layer.as_ref(), |l| l.web_allow.clone()),
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
     };
     check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
+}
+
+/// What `pick` takes of the file's layer; the default without a file.
+fn from_file<T: Default>(
+    file: Option<&(&std::path::Path, Layer)>,
+    pick: impl Fn(&Layer) -> T,
+) -> T {
+    file.map(|(_, l)| pick(l)).unwrap_or_default()
 }
 
 /// The file's notification settings over the defaults.

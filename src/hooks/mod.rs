@@ -248,6 +248,7 @@ pub fn claude_tool_name(name: &str) -> Option<&'static str> {
         "edit_file" => "Edit",
         "glob" => "Glob",
         "grep" => "Grep",
+        "web_fetch" => "WebFetch",
         "todo_write" => "TodoWrite",
         "task" => "Task",
         _ => return None,

@@ -18,6 +18,7 @@ pub mod task;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod todo;
+pub mod web_fetch;
 pub mod workspace;
 
 use std::time::Duration;
@@ -65,6 +66,9 @@ pub struct ToolConfig {
     pub hooks: std::sync::Arc<crate::hooks::HookSet>,
     /// The session's skills and custom commands.
     pub catalog: std::sync::Arc<crate::skills::Catalog>,
+    /// Hosts `web_fetch` may reach even at a private or loopback address
+    /// (`web_allow`).
+    pub web_allow: Vec<String>,
 }
 
 impl Default for ToolConfig {
@@ -81,6 +85,7 @@ impl Default for ToolConfig {
             task: crate::config::TaskLimits::default(),
             hooks: std::sync::Arc::default(),
             catalog: std::sync::Arc::default(),
+            web_allow: Vec::new(),
         }
     }
 }
@@ -201,6 +206,10 @@ pub enum Access {
     /// Does what another program decides (an MCP server's tool that does
     /// not say it only reads): asked in `ask` and `auto-edit`.
     External,
+    /// Reaches the network (`web_fetch`): asked in `ask` and `auto-edit`
+    /// like a command, refused in `read-only` and where the sandbox has
+    /// no network.
+    Network,
 }
 
 /// Where a tool comes from.

@@ -44,7 +44,7 @@ impl ToolRegistryBuilder {
     /// Adds the standard tools: the plan tools, then bash, the file tools
     /// and glob.
     pub fn standard(mut self) -> Self {
-        let tools: [Arc<dyn Tool>; 9] = [
+        let tools: [Arc<dyn Tool>; 10] = [
             Arc::new(TodoWrite),
             Arc::new(TodoRead),
             Arc::new(Bash),
@@ -53,6 +53,7 @@ impl ToolRegistryBuilder {
             Arc::new(EditFile),
             Arc::new(Glob),
             Arc::new(super::grep::Grep),
+            Arc::new(super::web_fetch::WebFetch),
             Arc::new(super::task::Task),
         ];
         for tool in tools {
@@ -231,6 +232,7 @@ mod tests {
                 "edit_file",
                 "glob",
                 "grep",
+                "web_fetch",
                 "task"
             ]
         );
@@ -347,7 +349,7 @@ mod tests {
         );
         assert_eq!(
             out.content,
-            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, grep, task"
+            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, grep, web_fetch, task"
         );
     }
 }

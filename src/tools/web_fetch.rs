@@ -1,0 +1,358 @@
+//! The `web_fetch` tool: one page over HTTP(S), its HTML turned into
+//! Markdown (htmd), for the model to read.
+//!
+//! Invariants: only `http` and `https` URLs without credentials are
+//! fetched (`file://` is refused: `read_file` reads the workspace); every
+//! hop's host is resolved once and each address checked, and the request
+//! connects to exactly those addresses, so a loopback, private,
+//! link-local or other non-public address is refused unless the host is
+//! in `web_allow`, and a name cannot be re-pointed between the check and
+//! the connection; redirects are followed by hand, at most
+//! [`MAX_REDIRECTS`], each with the same checks as the first URL; no
+//! cookie, key or header of Waypoint's is sent; at most [`MAX_BYTES`] are
+//! read. The gate asks for it like a command (`Access::Network`).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use reqwest::Url;
+use serde_json::Value;
+
+use super::{
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
+    str_or_empty, summary_line,
+};
+
+/// The most bytes of a body read.
+pub const MAX_BYTES: usize = 5 * 1024 * 1024;
+
+/// Redirects followed at most.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// How long one request may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The `web_fetch` tool.
+pub struct WebFetch;
+
+impl Tool for WebFetch {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::builtin(
+            "web_fetch",
+            "Fetch a web page (http or https) and read it: HTML comes back as Markdown (format: markdown, \
+the default; text; or raw). Public addresses only; redirects are followed. Asked for like a command.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string"},
+                    "format": {"type": "string", "enum": ["markdown", "text", "raw"]}
+                },
+                "required": ["url"]
+            }),
+            Access::Network,
+        )
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: summary_line(str_or_empty(input, "url")),
+            detail: ToolDetail::Output,
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { run(input, &ctx.env).await })
+    }
+}
+
+/// What the body is shown as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Markdown,
+    Text,
+    Raw,
+}
+
+/// Runs a `web_fetch` call.
+pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    let fetched = async {
+        let url = str_arg(input, "url")?.trim();
+        let format = match input.get("format").and_then(Value::as_str) {
+            None | Some("markdown") => Format::Markdown,
+            Some("text") => Format::Text,
+            Some("raw") => Format::Raw,
+            Some(other) => {
+                return Err(format!(
+                    "`format` is `{other}`; it is markdown, text or raw"
+                ));
+            }
+        };
+        let url = Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+        fetch(url, format, &env.config.web_allow).await
+    };
+    tokio::select! {
+        out = fetched => match out {
+            Ok(text) => ToolOutput::ok(text),
+            Err(e) => ToolOutput::error(e),
+        },
+        () = env.cancel.cancelled() => ToolOutput::interrupted("The fetch was stopped.", ""),
+    }
+}
+
+/// Follows `url` through its redirects and reads the page.
+async fn fetch(mut url: Url, format: Format, allow: &[String]) -> Result<String, String> {
+    for _ in 0..=MAX_REDIRECTS {
+        let (host, addrs) = checked(&url, allow).await?;
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .resolve_to_addrs(&host, &addrs)
+            .no_proxy()
+            .timeout(TIMEOUT)
+            .user_agent(concat!(
+                "Waypoint/",
+                env!("CARGO_PKG_VERSION"),
+                " web_fetch"
+            ))
+            .build()
+            .map_err(|e| format!("no HTTP client: {e}"))?;
+        let response = client
+            .get(url.clone())
+            .header(
+                reqwest::header::ACCEPT,
+                "text/html, text/markdown, text/plain;q=0.9, */*;q=0.5",
+            )
+            .send()
+            .await
+            .map_err(|e| {
+                format!(
+                    "fetching {url} failed: {}",
+                    crate::text::clean_line(&e.to_string())
+                )
+            })?;
+        let status = response.status();
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .ok_or_else(|| format!("{url} answered {status} without a Location"))?;
+            url = url
+                .join(location)
+                .map_err(|e| format!("{url} redirected to `{location}`, not a URL: {e}"))?;
+            continue;
+        }
+        return read(response, &url, format).await;
+    }
+    Err(format!(
+        "more than {MAX_REDIRECTS} redirects; last to {url}"
+    ))
+}
+
+/// The URL's host and addresses, each one allowed; or why not.
+async fn checked(url: &Url, allow: &[String]) -> Result<(String, Vec<SocketAddr>), String> {
+    match url.scheme() {
+        "http" | "https" => {}
+        "file" => {
+            return Err("file:// URLs are not fetched; read workspace files with read_file".into());
+        }
+        other => {
+            return Err(format!(
+                "only http and https URLs are fetched, not {other}:"
+            ));
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(
+            "a URL with a user name or password is not fetched (no credentials are sent)".into(),
+        );
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("{url} has no host"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let allowed = allow.iter().any(|h| h.eq_ignore_ascii_case(&host));
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .map_err(|e| format!("{host} could not be resolved: {e}"))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(format!("{host} has no address"));
+    }
+    if !allowed && let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+        return Err(format!(
+            "{host} is at {}, a private, loopback or otherwise non-public address: not fetched (add the host to web_allow in the config to allow it)",
+            bad.ip()
+        ));
+    }
+    Ok((host, addrs))
+}
+
+/// Whether `ip` is an address of the public internet.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 198 && (b == 18 || b == 19))
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
+/// The page's text as the model reads it: where it came from, then the
+/// body (at most [`MAX_BYTES`] read; cut bodies say so).
+async fn read(
+    mut response: reqwest::Response,
+    url: &Url,
+    format: Format,
+) -> Result<String, String> {
+    let status = response.status();
+    let kind = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut body = Vec::new();
+    let mut cut = false;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("reading {url} failed: {e}"))?
+    {
+        let room = MAX_BYTES - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            cut = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let textual = kind.is_empty()
+        || kind.starts_with("text/")
+        || kind.contains("json")
+        || kind.contains("xml")
+        || kind.contains("javascript");
+    if !textual {
+        return Err(format!(
+            "{url} is {kind} ({} bytes read), not text: not shown",
+            body.len()
+        ));
+    }
+    let text = String::from_utf8_lossy(&body);
+    let html = kind.contains("html") || (kind.is_empty() && text.trim_start().starts_with('<'));
+    let shown = match format {
+        Format::Raw => text.into_owned(),
+        Format::Markdown if html => markdown(&text)?,
+        Format::Text if html => plain(&markdown(&text)?),
+        Format::Markdown | Format::Text => text.into_owned(),
+    };
+    let mut out = format!(
+        "URL: {url}\nStatus: {status}\nContent-Type: {kind}\n\n{}",
+        shown.trim()
+    );
+    if cut {
+        out.push_str(&format!(
+            "\n\n[cut: only the first {} MiB were read]",
+            MAX_BYTES / (1024 * 1024)
+        ));
+    }
+    if !status.is_success() {
+        out = format!("The server answered {status}.\n{out}");
+    }
+    Ok(out)
+}
+
+/// HTML as Markdown, without what a reader does not see (scripts,
+/// styles, the head, templates and embedded frames).
+fn markdown(html: &str) -> Result<String, String> {
+    htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "script", "style", "head", "noscript", "template", "iframe", "svg",
+        ])
+        .build()
+        .convert(html)
+        .map_err(|e| format!("the HTML could not be converted: {e}"))
+}
+
+/// Markdown as plain text: the line marks left out.
+fn plain(markdown: &str) -> String {
+    markdown
+        .lines()
+        .map(|l| l.trim_start_matches(['#', '>', '*', '-', ' ']).trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_public_addresses_pass() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "224.0.0.1",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::",
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private}");
+        }
+        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
+            assert!(is_public(public.parse().unwrap()), "{public}");
+        }
+    }
+
+    #[tokio::test]
+    async fn file_urls_credentials_and_private_hosts_are_refused() {
+        let refused = |u: &str| Url::parse(u).unwrap();
+        let e = checked(&refused("file:///etc/passwd"), &[])
+            .await
+            .unwrap_err();
+        assert!(e.contains("read_file"), "{e}");
+        let e = checked(&refused("https://user:pw@example.com/"), &[])
+            .await
+            .unwrap_err();
+        assert!(e.contains("password"), "{e}");
+        let e = checked(&refused("http://127.0.0.1:9/"), &[])
+            .await
+            .unwrap_err();
+        assert!(e.contains("web_allow"), "{e}");
+        let e = checked(&refused("ftp://example.com/"), &[])
+            .await
+            .unwrap_err();
+        assert!(e.contains("only http and https"), "{e}");
+        let ok = checked(&refused("http://127.0.0.1:9/"), &["127.0.0.1".into()]).await;
+        assert!(ok.is_ok());
+    }
+}
