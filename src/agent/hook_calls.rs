@@ -106,31 +106,12 @@ impl Session {
         // A list the plan refuses is refused by the tool, with its reason.
         trial.update(input.get("todos")?).ok()?;
         let plan: Vec<Value> = trial.items().iter().map(item_json).collect();
-        let completing: Vec<(usize, TodoItem)> = trial
-            .items()
-            .iter()
-            .enumerate()
-            .filter(|(_, item)| item.status == TodoStatus::Completed)
-            .filter(|(_, item)| {
-                !before
-                    .iter()
-                    .any(|b| b.id == item.id && b.status == TodoStatus::Completed)
-            })
-            .map(|(at, item)| (at + 1, item.clone()))
-            .collect();
+        let completing = newly(&before, trial.items(), TodoStatus::Completed);
         let mut kept = Vec::new();
         for (n, item) in completing {
-            let fields = json!({"item": item_json(&item), "item_number": n, "plan": plan});
             let hooked = self
-                .run_hooks(
-                    HookEvent::ItemCompleting,
-                    &[&item.content],
-                    Some(&item.content),
-                    fields,
-                    cancel,
-                )
+                .item_hooks(HookEvent::ItemCompleting, n, &item, &plan, cancel)
                 .await;
-            self.hook_stop(&hooked);
             if let Some(why) = hooked.blocked() {
                 kept.push(format!("item {n} \"{}\" stays open: {why}", item.content));
             }
@@ -237,24 +218,10 @@ impl Session {
     ) -> Vec<String> {
         let mut notes = Vec::new();
         let plan: Vec<Value> = after.iter().map(item_json).collect();
-        let started = after.iter().enumerate().filter(|(_, item)| {
-            item.status == TodoStatus::InProgress
-                && !before
-                    .iter()
-                    .any(|b| b.id == item.id && b.status == TodoStatus::InProgress)
-        });
-        for (at, item) in started {
-            let fields = json!({"item": item_json(item), "item_number": at + 1, "plan": plan});
+        for (n, item) in newly(before, after, TodoStatus::InProgress) {
             let hooked = self
-                .run_hooks(
-                    HookEvent::ItemStarted,
-                    &[&item.content],
-                    Some(&item.content),
-                    fields,
-                    cancel,
-                )
+                .item_hooks(HookEvent::ItemStarted, n, &item, &plan, cancel)
                 .await;
-            self.hook_stop(&hooked);
             notes.extend(said("ItemStarted", &hooked));
         }
         if self.hooks_at(HookEvent::PlanUpdated) {
@@ -289,6 +256,24 @@ impl Session {
         hooked
     }
 
+    /// The hooks of an item's moment (`ItemStarted`, `ItemCompleting`):
+    /// item `n` of `plan`, matched on its text.
+    async fn item_hooks(
+        &mut self,
+        event: HookEvent,
+        n: usize,
+        item: &TodoItem,
+        plan: &[Value],
+        cancel: &CancellationToken,
+    ) -> Hooked {
+        let fields = json!({"item": item_json(item), "item_number": n, "plan": plan});
+        let hooked = self
+            .run_hooks(event, &[&item.content], Some(&item.content), fields, cancel)
+            .await;
+        self.hook_stop(&hooked);
+        hooked
+    }
+
     /// A hook's `continue: false`: the turn stops after this round.
     pub(super) fn hook_stop(&mut self, hooked: &Hooked) {
         if let Some(why) = &hooked.stop
@@ -297,6 +282,18 @@ impl Session {
             self.thread.run.hook_stop = Some(why.clone());
         }
     }
+}
+
+/// The items of `after` (numbered from 1) that have `status` now and did
+/// not have it in `before` (identity by id).
+fn newly(before: &[TodoItem], after: &[TodoItem], status: TodoStatus) -> Vec<(usize, TodoItem)> {
+    after
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item.status == status)
+        .filter(|(_, item)| !before.iter().any(|b| b.id == item.id && b.status == status))
+        .map(|(at, item)| (at + 1, item.clone()))
+        .collect()
 }
 
 /// What a hook said for the model: its block reason and its context.
