@@ -72,18 +72,16 @@ impl Session {
         })
     }
 
-    /// After a `skill` call that loaded its skill: the skill's plan.
-    pub(super) fn skill_called(&mut self, input: &serde_json::Value) {
-        let catalog = self.host.config.tools.catalog.clone();
+    /// After a `skill` call that loaded its skill (`loaded`: the text the
+    /// model read): the skill's plan.
+    pub(super) fn skill_called(&mut self, input: &serde_json::Value, loaded: &str) {
         let name = input
             .get("name")
             .and_then(|n| n.as_str())
             .unwrap_or("")
             .trim();
-        if let Some(skill) = catalog.skill(name)
-            && let Ok(body) = crate::skills::body(skill)
-        {
-            self.seed_plan(name, &body);
+        if self.host.config.tools.catalog.skill(name).is_some() {
+            self.seed_plan(name, loaded);
         }
     }
 

@@ -317,7 +317,7 @@ impl Session {
         }
         self.record_tasks(call.id);
         if call.name == "skill" && output.outcome == ToolOutcome::Ok {
-            self.skill_called(call.input);
+            self.skill_called(call.input, &output.content);
         }
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
         let result = self.answer(call.id, call.name, output, duration_ms, true);
