@@ -381,6 +381,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::McpTools { .. }
             | Event::Hooks { .. }
             | Event::Catalog { .. }
+            | Event::Jobs { .. }
             | Event::TaskDone { .. }
             | Event::Checkpoint { .. }
             | Event::Idle => {}

@@ -788,6 +788,8 @@ async fn first_request_is_small_and_states_every_plan_rule<W: ProviderWire>() {
             "glob",
             "grep",
             "web_fetch",
+            "job_output",
+            "job_kill",
             "task"
         ]
     );

@@ -282,6 +282,13 @@ fn every_op_and_event_round_trips_through_json() {
             tokens: 90_000,
             budget: 20_000,
         },
+        Event::Jobs {
+            jobs: vec![waypoint::events::JobInfo {
+                id: 1,
+                command: "npm run dev".into(),
+                ended: None,
+            }],
+        },
         Event::Catalog {
             entries: vec![waypoint::events::CatalogEntry {
                 name: "fix-issue".into(),

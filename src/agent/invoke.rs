@@ -72,6 +72,28 @@ impl Session {
         })
     }
 
+    /// Sends the jobs to the app when there are any (`ended`: a job just
+    /// ended, so the list changed even if none is left running).
+    pub(super) fn tell_jobs(&mut self, ended: bool) {
+        let jobs = self.host.tasks.jobs.infos();
+        if !jobs.is_empty() || ended {
+            self.emit(Event::Jobs { jobs });
+        }
+    }
+
+    /// The model hears of the background jobs that ended since it last
+    /// heard (before its next request, or with the next prompt).
+    pub(super) fn job_notes(&mut self) {
+        let notes = self.host.tasks.jobs.take_ended();
+        if notes.is_empty() {
+            return;
+        }
+        self.tell_jobs(true);
+        for note in notes {
+            self.add_user_text(note, false);
+        }
+    }
+
     /// After a `skill` call that loaded its skill (`loaded`: the text the
     /// model read): the skill's plan.
     pub(super) fn skill_called(&mut self, input: &serde_json::Value, loaded: &str) {

@@ -319,6 +319,9 @@ impl Session {
         if call.name == "skill" && output.outcome == ToolOutcome::Ok {
             self.skill_called(call.input, &output.content);
         }
+        if matches!(call.name, "bash" | "job_kill") {
+            self.tell_jobs(false);
+        }
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
         let result = self.answer(call.id, call.name, output, duration_ms, true);
         Done {
@@ -403,7 +406,7 @@ impl Session {
                 sandboxed,
             },
             plan: &self.thread.plan,
-            host: ToolHost::new(&host_tx).with_subagents(&spawner),
+            host: self.tool_host(&host_tx, &spawner),
         };
         let events = &self.host.events;
         let cwd = self.host.workspace.root().display().to_string();
@@ -495,6 +498,18 @@ impl Session {
             .tools
             .spec(name)
             .is_some_and(|s| matches!(s.access, Access::Write | Access::Exec | Access::External))
+    }
+
+    /// What a call's tool may ask of its host: the user, subagents, the
+    /// session's background jobs.
+    fn tool_host<'a>(
+        &'a self,
+        requests: &'a tokio::sync::mpsc::UnboundedSender<crate::tools::HostRequest>,
+        spawner: &'a super::subagent::Spawner<'a>,
+    ) -> ToolHost<'a> {
+        ToolHost::new(requests)
+            .with_subagents(spawner)
+            .with_jobs(&self.host.tasks.jobs)
     }
 
     /// How long a cancelled call of `name` gets to stop on its own.

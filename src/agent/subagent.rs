@@ -43,6 +43,8 @@ pub(super) struct TaskPool {
     background: AtomicUsize,
     finished: Mutex<Vec<Background>>,
     bell: tokio::sync::Notify,
+    /// The session's background jobs (its subagents' too); they end with it.
+    pub jobs: Arc<crate::tools::jobs::Jobs>,
 }
 
 /// A background task that finished: its call, its thread, the item it
@@ -65,6 +67,7 @@ impl TaskPool {
             background: AtomicUsize::new(0),
             finished: Mutex::new(Vec::new()),
             bell: tokio::sync::Notify::new(),
+            jobs: Arc::default(),
         }
     }
 
@@ -310,10 +313,13 @@ impl Session {
         limits: TaskLimits,
     ) -> Self {
         let explore = request.agent == AgentKind::Explore;
-        // No child runs tasks of its own; an explore child only reads.
+        // No child runs tasks of its own; an explore child only reads
+        // (and has no jobs to read or stop: it runs no commands).
         let tools = self.thread.tools.subset(|s| match s.origin {
             Origin::Agent => false,
-            Origin::Builtin if explore => matches!(s.access, Access::Read | Access::Plan),
+            Origin::Builtin if explore => {
+                matches!(s.access, Access::Read | Access::Plan) && !s.name.starts_with("job_")
+            }
             _ => !explore,
         });
         let mut config = self.host.config.clone();

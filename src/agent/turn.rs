@@ -55,6 +55,7 @@ impl Session {
             }
             if self.host.events.thread().is_root() {
                 self.take_background();
+                self.job_notes();
             }
             let reply = match self.request(cancel).await {
                 Ok(reply) => reply,

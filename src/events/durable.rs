@@ -45,6 +45,7 @@ impl Event {
             | Event::McpTools { .. }
             | Event::Hooks { .. }
             | Event::Catalog { .. }
+            | Event::Jobs { .. }
             | Event::Idle => false,
         }
     }

@@ -16,12 +16,14 @@ mod catalog;
 mod checkpoint;
 mod durable;
 mod hook;
+mod jobs;
 mod mcp;
 mod outcome;
 mod thread;
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
+pub use jobs::JobInfo;
 pub use mcp::{McpAction, McpStatus};
 pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
 pub use thread::ThreadId;
@@ -565,6 +567,10 @@ pub enum Event {
         deferred: usize,
         tokens: u64,
         budget: u64,
+    },
+    /// The session's background jobs, when one starts or ends.
+    Jobs {
+        jobs: Vec<JobInfo>,
     },
     /// The session's skills and custom commands (typed as `/NAME`): sent
     /// at the start when there are any.

@@ -15,25 +15,16 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::procs::{self, Sweep};
-use super::spawn::{self, Child};
+use super::shell::{GroupGuard, spawn_shell};
 use super::{
     Access, Failure, Refuser, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutcome, ToolOutput,
     ToolSpec, ToolSummary, opt_u64_arg, str_arg, str_or_empty, summary_line,
 };
-use crate::safety::{Confinement, Verdict};
+use crate::safety::Verdict;
 
 mod stream;
 
 use stream::{End, Streams};
-
-/// Variables never passed to the command, besides any `*_API_KEY`.
-const SECRET_VARS: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
-
-/// Whether the variable `name` holds a secret the command must not see.
-pub fn is_secret(name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy().to_ascii_uppercase();
-    SECRET_VARS.contains(&name.as_str()) || name.ends_with("_API_KEY")
-}
 
 /// The `bash` tool.
 pub struct Bash;
@@ -46,7 +37,11 @@ impl Tool for Bash {
 long output keeps head and tail. Default timeout 120 s, max 600.",
             serde_json::json!({
                 "type": "object",
-                "properties": {"command": {"type": "string"}, "timeout_secs": {"type": "integer"}},
+                "properties": {
+                    "command": {"type": "string"},
+                    "timeout_secs": {"type": "integer"},
+                    "run_in_background": {"type": "boolean", "description": "start it as a background job (a server, a watcher) and return at once; read it with job_output, stop it with job_kill"}
+                },
                 "required": ["command"]
             }),
             Access::Exec,
@@ -62,7 +57,36 @@ long output keeps head and tail. Default timeout 120 s, max 600.",
         }
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env).await })
+        Box::pin(async move {
+            if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                return background(input, &ctx.env, ctx.host.jobs());
+            }
+            run(input, &ctx.env).await
+        })
+    }
+}
+
+/// Starts a `bash` call as a background job (checked as any call is).
+fn background(
+    input: &Value,
+    env: &ToolEnv<'_>,
+    jobs: Option<&std::sync::Arc<super::jobs::Jobs>>,
+) -> ToolOutput {
+    let (command, _) = match check_call(input, env) {
+        Ok(call) => call,
+        Err(refused) => return *refused,
+    };
+    let Some(jobs) = jobs else {
+        return ToolOutput::error(
+            "background jobs are not available here; run it without run_in_background",
+        );
+    };
+    match jobs.start(command, env) {
+        Ok(job) => ToolOutput::ok(format!(
+            "Started background job {} (pid {}). Read its output with job_output {{\"id\": {}}}; stop it with job_kill {{\"id\": {}}}. You are told when it ends.",
+            job.id, job.pid, job.id, job.id
+        )),
+        Err(e) => ToolOutput::error(e),
     }
 }
 
@@ -151,41 +175,6 @@ fn check_call<'v>(
     Ok((command, timeout))
 }
 
-/// `bash -c command` in the workspace, started without copying our
-/// memory ([`spawn`]): in a session of its own with no controlling
-/// terminal, dying with Waypoint, tagged with the call's `token` for the
-/// sweep, without any API key in its environment, and confined when
-/// `confinement` is given.
-fn spawn_shell(
-    command: &str,
-    env: &ToolEnv<'_>,
-    token: &str,
-    confinement: Option<&Confinement>,
-) -> std::io::Result<Child> {
-    let mut cmd = spawn::Command::new("bash");
-    if let Some(session) = &env.config.session {
-        cmd.env(procs::SESSION_VAR, session);
-    }
-    // Waypoint's pid, for the child to check it is still there.
-    let parent = i32::try_from(std::process::id()).unwrap_or(0);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(env.workspace.root())
-        .env(procs::CALL_VAR, token);
-    cmd.env_remove_if(is_secret);
-    // Runs in the child before exec and only makes raw syscalls (setsid(2),
-    // then prctl, landlock_restrict_self and seccomp in
-    // `Confinement::apply`).
-    cmd.spawn(&move || {
-        // The shell leads its own session and dies with Waypoint.
-        spawn::own_session(parent, libc::SIGKILL)?;
-        match confinement {
-            Some(c) => c.apply(),
-            None => Ok(()),
-        }
-    })
-}
-
 /// The call's result: how it ended, with what it printed.
 fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> ToolOutput {
     match end {
@@ -259,60 +248,11 @@ fn fmt_duration(d: Duration) -> String {
     }
 }
 
-/// Sends SIGKILL to the process group, then to every process of the call
-/// that left it, when asked or when dropped (e.g. the tool future is
-/// aborted), so no descendant outlives the call.
-pub struct GroupGuard {
-    pgid: Option<i32>,
-    sweep: Sweep,
-    /// The call's end was swept already; the drop has nothing left to do.
-    swept: bool,
-}
-
-impl GroupGuard {
-    /// Guards the group `pgid` leads (a child made with
-    /// [`spawn::own_session`]) and what `sweep` finds of it.
-    pub fn new(pgid: Option<i32>, sweep: Sweep) -> Self {
-        Self {
-            pgid,
-            sweep,
-            swept: false,
-        }
-    }
-
-    pub fn kill_group(&mut self) {
-        if let Some(pgid) = self.pgid.take()
-            && pgid > 0
-        {
-            // SAFETY: kill(2) has no memory-safety preconditions; a negative
-            // pid addresses the process group the shell leads (setsid).
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-
-    /// Kills and reaps what left the group; the drop then has nothing to do.
-    pub async fn sweep(&mut self) {
-        self.sweep.run_and_reap().await;
-        self.swept = true;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill_group();
-        // Dropped part-way (interrupt, timeout): what the call left is swept here.
-        if !self.swept {
-            self.sweep.run();
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::tools::shell::is_secret;
     use crate::tools::test_support::Fixture;
     use serde_json::json;
 

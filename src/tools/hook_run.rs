@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use super::bash::{GroupGuard, is_secret};
 use super::procs::{self, Sweep};
+use super::shell::{GroupGuard, is_secret};
 use super::spawn;
 use crate::hooks::run::{Ended, HookRun};
 use crate::safety::Confinement;

@@ -28,6 +28,7 @@ pub enum HostRequest {
 pub struct ToolHost<'a> {
     requests: Option<&'a UnboundedSender<HostRequest>>,
     subagents: Option<&'a dyn Subagents>,
+    jobs: Option<&'a std::sync::Arc<super::jobs::Jobs>>,
 }
 
 impl<'a> ToolHost<'a> {
@@ -36,6 +37,7 @@ impl<'a> ToolHost<'a> {
         Self {
             requests: Some(requests),
             subagents: None,
+            jobs: None,
         }
     }
 
@@ -45,6 +47,19 @@ impl<'a> ToolHost<'a> {
             subagents: Some(subagents),
             ..self
         }
+    }
+
+    /// The same host, keeping the session's background jobs.
+    pub fn with_jobs(self, jobs: &'a std::sync::Arc<super::jobs::Jobs>) -> Self {
+        Self {
+            jobs: Some(jobs),
+            ..self
+        }
+    }
+
+    /// The session's background jobs, where there are any.
+    pub fn jobs(&self) -> Option<&'a std::sync::Arc<super::jobs::Jobs>> {
+        self.jobs
     }
 
     /// What runs subagents for the call, where there is one.

@@ -44,7 +44,7 @@ impl ToolRegistryBuilder {
     /// Adds the standard tools: the plan tools, then bash, the file tools
     /// and glob.
     pub fn standard(mut self) -> Self {
-        let tools: [Arc<dyn Tool>; 10] = [
+        let tools: [Arc<dyn Tool>; 12] = [
             Arc::new(TodoWrite),
             Arc::new(TodoRead),
             Arc::new(Bash),
@@ -54,6 +54,8 @@ impl ToolRegistryBuilder {
             Arc::new(Glob),
             Arc::new(super::grep::Grep),
             Arc::new(super::web_fetch::WebFetch),
+            Arc::new(super::jobs::JobOutput),
+            Arc::new(super::jobs::JobKill),
             Arc::new(super::task::Task),
         ];
         for tool in tools {
@@ -233,6 +235,8 @@ mod tests {
                 "glob",
                 "grep",
                 "web_fetch",
+                "job_output",
+                "job_kill",
                 "task"
             ]
         );
@@ -349,7 +353,7 @@ mod tests {
         );
         assert_eq!(
             out.content,
-            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, grep, web_fetch, task"
+            "Error: unknown tool `nope`. Available tools: todo_write, todo_read, bash, read_file, write_file, edit_file, glob, grep, web_fetch, job_output, job_kill, task"
         );
     }
 }
@@ -416,6 +420,16 @@ mod open {
         r.retain(|s| !s.name.starts_with("echo"));
         assert_eq!(r.definitions(), ToolRegistry::standard().definitions());
         let explore = r.subset(|s| s.access == crate::tools::Access::Read);
-        assert_eq!(explore.names(), ["todo_read", "read_file", "glob", "grep"]);
+        assert_eq!(
+            explore.names(),
+            [
+                "todo_read",
+                "read_file",
+                "glob",
+                "grep",
+                "job_output",
+                "job_kill"
+            ]
+        );
     }
 }

@@ -72,6 +72,12 @@ pub const COMMANDS: &[Command] = &[
         run: super::slash_hooks::run,
     },
     Command {
+        name: "jobs",
+        args: "",
+        help: "the background jobs the agent started, running and ended",
+        run: super::slash_hooks::jobs,
+    },
+    Command {
         name: "compact",
         args: "[FOCUS]",
         help: "summarise the conversation now to free context; FOCUS: what the summary keeps",

@@ -1,6 +1,6 @@
 //! `/hooks`: the hooks that run in this session and the project's that
 //! wait for approval (as the engine told them); `/hooks approve` approves
-//! the project's, which run from then on.
+//! the project's, which run from then on. `/jobs`: the background jobs.
 
 use std::time::Instant;
 
@@ -44,4 +44,26 @@ fn list(app: &App) -> String {
         }
     }
     out
+}
+
+/// `/jobs`: the session's background jobs, as the engine last told them.
+pub fn jobs(app: &mut App, _: &str, _: Instant) -> Vec<Effect> {
+    let jobs = &app.status.jobs;
+    let text = if jobs.is_empty() {
+        "No background jobs. The agent starts one with bash and run_in_background; it reads one with job_output and stops one with job_kill; all end with the session.".to_string()
+    } else {
+        let lines: Vec<String> = jobs
+            .iter()
+            .map(|j| {
+                let how = j.ended.as_deref().map_or_else(
+                    || "running".to_string(),
+                    |h| format!("ended: {}", clean_line(h)),
+                );
+                format!("  {} · {} · {how}", j.id, clean_line(&j.command))
+            })
+            .collect();
+        format!("Background jobs:\n{}", lines.join("\n"))
+    };
+    app.notice(NoticeKind::Info, text);
+    Vec::new()
 }

@@ -107,6 +107,8 @@ pub struct Status {
     pub hooks: HooksView,
     /// The session's skills and custom commands, for the command list.
     pub catalog: Vec<crate::events::CatalogEntry>,
+    /// The session's background jobs, as the engine last told them.
+    pub jobs: Vec<crate::events::JobInfo>,
 }
 
 /// See [`Status::hooks`].
@@ -127,6 +129,7 @@ impl Status {
             mcp: McpView::default(),
             hooks: HooksView::default(),
             catalog: Vec::new(),
+            jobs: Vec::new(),
         }
     }
 

@@ -111,6 +111,8 @@ struct Parts {
     meter: Option<Span<'static>>,
     /// `mcp 3/4` while an MCP server is not ready.
     mcp: Option<Span<'static>>,
+    /// `jobs 2` while background jobs run.
+    jobs: Option<Span<'static>>,
     /// The approval mode: dropped last of all.
     mode: Option<Span<'static>>,
     /// The folder and git branch: dropped first.
@@ -148,6 +150,7 @@ impl Parts {
         }
         out.extend(self.meter.clone());
         out.extend(self.mcp.clone());
+        out.extend(self.jobs.clone());
         if keep(1) {
             out.extend(self.place.clone());
         }
@@ -232,6 +235,8 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         };
         Span::styled(format!(" · mcp {ready}/{all}"), style)
     });
+    let running = app.jobs.iter().filter(|j| j.ended.is_none()).count();
+    let jobs = (running > 0).then(|| Span::styled(format!(" · jobs {running}"), p.dim()));
     let place = (!app.place.folder().is_empty()).then(|| {
         let branch = app
             .place
@@ -254,6 +259,7 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
         cost,
         meter,
         mcp,
+        jobs,
     }
 }
 

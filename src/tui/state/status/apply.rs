@@ -67,6 +67,7 @@ impl Status {
             Event::ContextUsage { used, window } => self.accounts.set_context(*used, *window),
             Event::McpServer { name, status } => self.mcp.set(&clean_line(name), status.clone()),
             Event::Catalog { entries } => self.catalog.clone_from(entries),
+            Event::Jobs { jobs } => self.jobs.clone_from(jobs),
             Event::Hooks { active, waiting } => {
                 self.hooks.active.clone_from(active);
                 self.hooks.waiting.clone_from(waiting);

@@ -1,0 +1,13 @@
+//! A background job as the app lists it.
+
+use serde::{Deserialize, Serialize};
+
+/// One background job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInfo {
+    pub id: u32,
+    pub command: String,
+    /// How it ended; `None` while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+}

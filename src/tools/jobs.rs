@@ -1,0 +1,355 @@
+//! Background jobs: a `bash` call with `run_in_background: true` starts
+//! its command as a job and returns at once; `job_output` reads what it
+//! printed since a byte offset, `job_kill` stops it. A job runs contained
+//! like any command (own session, no terminal, dying with Waypoint,
+//! sandboxed in auto mode), and its whole group and whatever left it are
+//! killed when it is stopped, when its command ends, and when the session
+//! ends ([`Jobs`] dropped). The engine tells the model when a job ends.
+//!
+//! Invariant: at most [`KEEP`] bytes of a job's output are kept (its
+//! tail); offsets count every byte it printed, so `since` stays valid.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+use super::procs::{self, Sweep};
+use super::shell::GroupGuard;
+use super::{
+    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, opt_u64_arg,
+    summary_line,
+};
+use crate::events::JobInfo;
+
+/// The most output kept per job (its tail).
+pub const KEEP: usize = 1024 * 1024;
+
+/// The most output one `job_output` call returns.
+const SHOW: usize = 30_000;
+
+/// The session's jobs.
+#[derive(Default)]
+pub struct Jobs {
+    next: AtomicU32,
+    list: Mutex<Vec<Arc<Job>>>,
+}
+
+/// One job.
+pub struct Job {
+    pub id: u32,
+    pub command: String,
+    pub pid: i32,
+    started: Instant,
+    state: Mutex<JobState>,
+    /// Kills the job's group (and what left it) when taken and dropped.
+    guard: Mutex<Option<GroupGuard>>,
+}
+
+#[derive(Default)]
+struct JobState {
+    /// The kept tail of the output.
+    output: String,
+    /// Bytes printed in all (the offset of the end of `output`).
+    total: usize,
+    /// How it ended, once it has.
+    ended: Option<String>,
+    /// The model was told it ended.
+    reported: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Job {
+    fn push(&self, text: &str) {
+        let mut state = lock(&self.state);
+        state.total += text.len();
+        state.output.push_str(text);
+        if state.output.len() > KEEP {
+            let mut cut = state.output.len() - KEEP;
+            while !state.output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            state.output.drain(..cut);
+        }
+    }
+
+    /// What the app shows of it.
+    pub fn info(&self) -> JobInfo {
+        let state = lock(&self.state);
+        JobInfo {
+            id: self.id,
+            command: crate::text::clean_line(&self.command).into_owned(),
+            ended: state.ended.clone(),
+        }
+    }
+
+    /// Stops its group (and what left it).
+    fn stop(&self) {
+        drop(lock(&self.guard).take());
+    }
+}
+
+impl Jobs {
+    /// Starts `command` as a job, contained as `env` says.
+    pub fn start(self: &Arc<Self>, command: &str, env: &ToolEnv<'_>) -> Result<Arc<Job>, String> {
+        let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
+            Some(sandbox) => Some(sandbox.prepare().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        procs::become_subreaper();
+        let sweep = Sweep::new();
+        let mut child = super::shell::spawn_shell(command, env, &sweep.token, confinement.as_ref())
+            .map_err(|e| format!("could not start the job: {e}"))?;
+        let pid = child.id();
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let job = Arc::new(Job {
+            id,
+            command: command.to_string(),
+            pid,
+            started: Instant::now(),
+            state: Mutex::new(JobState::default()),
+            guard: Mutex::new(Some(GroupGuard::new(
+                Some(pid),
+                Sweep {
+                    session: Some(pid),
+                    shell: Some(pid),
+                    ..sweep
+                },
+            ))),
+        });
+        lock(&self.list).push(job.clone());
+        let (out, err) = (child.stdout.take(), child.stderr.take());
+        let watched = job.clone();
+        tokio::spawn(async move {
+            let read = |pipe: Option<tokio::net::unix::pipe::Receiver>, job: Arc<Job>| async move {
+                let Some(mut pipe) = pipe else { return };
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = pipe.read(&mut buf).await {
+                    if n == 0 {
+                        return;
+                    }
+                    job.push(&String::from_utf8_lossy(&buf[..n]));
+                }
+            };
+            let status = tokio::join!(
+                read(out, watched.clone()),
+                read(err, watched.clone()),
+                child.wait()
+            )
+            .2;
+            let how = match status {
+                Ok(st) => {
+                    use std::os::unix::process::ExitStatusExt;
+                    match (st.code(), st.signal()) {
+                        (Some(code), _) => format!("exit code {code}"),
+                        (_, Some(sig)) => format!("killed by signal {sig}"),
+                        _ => "ended".to_string(),
+                    }
+                }
+                Err(e) => format!("lost: {e}"),
+            };
+            // Whatever it left running goes with it.
+            watched.stop();
+            let mut state = lock(&watched.state);
+            if state.ended.is_none() {
+                state.ended = Some(how);
+            }
+        });
+        Ok(job)
+    }
+
+    pub fn get(&self, id: u32) -> Option<Arc<Job>> {
+        lock(&self.list).iter().find(|j| j.id == id).cloned()
+    }
+
+    /// Every job, oldest first.
+    pub fn infos(&self) -> Vec<JobInfo> {
+        lock(&self.list).iter().map(|j| j.info()).collect()
+    }
+
+    /// The jobs that ended since they were last asked for, each once: a
+    /// line for the model about each.
+    pub fn take_ended(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for job in lock(&self.list).iter() {
+            let mut state = lock(&job.state);
+            if let (Some(how), false) = (&state.ended, state.reported) {
+                notes.push(format!(
+                    "[Background job {} (`{}`) ended: {how}, after {} s; {} bytes of output (job_output {{\"id\": {}}} shows it).]",
+                    job.id,
+                    crate::text::clean_line(&job.command),
+                    job.started.elapsed().as_secs(),
+                    state.total,
+                    job.id
+                ));
+                state.reported = true;
+            }
+        }
+        notes
+    }
+}
+
+impl std::fmt::Debug for Jobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jobs").field("jobs", &self.infos()).finish()
+    }
+}
+
+impl Drop for Jobs {
+    /// The session ends: every job's group goes.
+    fn drop(&mut self) {
+        for job in lock(&self.list).iter() {
+            job.stop();
+        }
+    }
+}
+
+/// The `job_output` tool.
+pub struct JobOutput;
+
+/// The `job_kill` tool.
+pub struct JobKill;
+
+fn id_of(input: &Value) -> Result<u32, String> {
+    match opt_u64_arg(input, "id")? {
+        Some(id) => u32::try_from(id).map_err(|_| "`id` is too large".to_string()),
+        None => Err("`id` is missing".into()),
+    }
+}
+
+fn job_of<'a>(input: &Value, ctx: &ToolCtx<'a>) -> Result<Arc<Job>, String> {
+    let id = id_of(input)?;
+    let jobs = ctx.host.jobs().ok_or("there are no background jobs here")?;
+    jobs.get(id)
+        .ok_or_else(|| format!("there is no background job {id}"))
+}
+
+fn spec(name: &str, description: &str, since: bool) -> ToolSpec {
+    let mut properties = serde_json::json!({"id": {"type": "integer"}});
+    if since {
+        properties["since"] = serde_json::json!({"type": "integer", "description": "a byte offset from an earlier job_output"});
+    }
+    ToolSpec::builtin(
+        name,
+        description,
+        serde_json::json!({"type": "object", "properties": properties, "required": ["id"]}),
+        Access::Read,
+    )
+}
+
+impl Tool for JobOutput {
+    fn spec(&self) -> ToolSpec {
+        spec(
+            "job_output",
+            "What a background job (bash with run_in_background) printed, and whether it still runs. \
+Pass `since` (the offset a previous call returned) to get only what is new.",
+            true,
+        )
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: summary_line(&format!("job {}", input.get("id").unwrap_or(&Value::Null))),
+            detail: ToolDetail::Output,
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let job = match job_of(input, &ctx) {
+                Ok(job) => job,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let since = match opt_u64_arg(input, "since") {
+                Ok(s) => usize::try_from(s.unwrap_or(0)).unwrap_or(usize::MAX),
+                Err(e) => return ToolOutput::error(e),
+            };
+            ToolOutput::ok(output_since(&job, since))
+        })
+    }
+}
+
+/// The job's state and its output from byte `since` on.
+fn output_since(job: &Job, since: usize) -> String {
+    let state = lock(&job.state);
+    let kept_from = state.total - state.output.len();
+    let from = since.max(kept_from).min(state.total);
+    let mut at = from - kept_from;
+    while !state.output.is_char_boundary(at) {
+        at += 1;
+    }
+    let mut text = state.output[at..].to_string();
+    let more = text.len() > SHOW;
+    if more {
+        let mut cut = text.len() - SHOW;
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        text.drain(..cut);
+    }
+    let how = state
+        .ended
+        .as_deref()
+        .map_or_else(|| "still running".to_string(), |h| format!("ended ({h})"));
+    let lost = if since < kept_from {
+        format!(" [output before byte {kept_from} was not kept]")
+    } else {
+        String::new()
+    };
+    let cut = if more {
+        " [only the last part shown]"
+    } else {
+        ""
+    };
+    format!(
+        "Job {} (`{}`), {how}, pid {}; bytes {from}..{} (next since: {}){lost}{cut}\n{text}",
+        job.id,
+        crate::text::clean_line(&job.command),
+        job.pid,
+        state.total,
+        state.total
+    )
+}
+
+impl Tool for JobKill {
+    fn spec(&self) -> ToolSpec {
+        spec(
+            "job_kill",
+            "Stop a background job: its whole process group and whatever it started.",
+            false,
+        )
+    }
+    fn summarize(&self, input: &Value) -> ToolSummary {
+        ToolSummary {
+            line: summary_line(&format!("job {}", input.get("id").unwrap_or(&Value::Null))),
+            detail: ToolDetail::Output,
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let job = match job_of(input, &ctx) {
+                Ok(job) => job,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let was = lock(&job.state).ended.clone();
+            if let Some(how) = was {
+                return ToolOutput::ok(format!("Job {} had already ended ({how}).", job.id));
+            }
+            job.stop();
+            let mut state = lock(&job.state);
+            state
+                .ended
+                .get_or_insert_with(|| "killed by job_kill".into());
+            state.reported = true;
+            ToolOutput::ok(format!(
+                "Job {} (`{}`) was stopped, with everything it started.",
+                job.id,
+                crate::text::clean_line(&job.command)
+            ))
+        })
+    }
+}

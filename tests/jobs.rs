@@ -1,0 +1,109 @@
+//! Background jobs through the real binary on a loopback model: `bash`
+//! with `run_in_background` returns at once; `job_output` reads what the
+//! job printed so far and from an offset; the model is told when the job
+//! ends, before its next request; `job_kill` stops a job's whole group;
+//! and a job still running when the session ends is killed with it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cli_support;
+mod common;
+mod loopback;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{Anthropic, Turn, sse};
+use loopback::{FakeServer, ProviderWire, Recorded};
+use serde_json::json;
+
+fn step(r: &Recorded) -> usize {
+    r.messages()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .count()
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks the pid exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// The pid a "Started background job N (pid P)" result names.
+fn pid_in(text: &str) -> i32 {
+    let at = text.find("(pid ").expect("a pid") + 5;
+    text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_runs_is_read_is_told_and_ends_with_the_session() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "bash",
+            json!({"command": "echo started; sleep 0.5; echo finished", "run_in_background": true}),
+        )),
+        1 => sse(Turn::tool("job_output", json!({"id": 1}))),
+        2 => sse(Turn::tool("bash", json!({"command": "sleep 1.5"}))),
+        3 => sse(Turn::tool("job_output", json!({"id": 1, "since": 0}))),
+        4 => sse(Turn::tool(
+            "bash",
+            json!({"command": "sleep 30", "run_in_background": true}),
+        )),
+        5 => sse(Turn::tool("job_kill", json!({"id": 2}))),
+        6 => sse(Turn::tool(
+            "bash",
+            json!({"command": "sleep 30", "run_in_background": true}),
+        )),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let started = Instant::now();
+    let mut cmd = cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
+    cmd.args(["-p", "run it in the background"]);
+    let (code, out, err) = cli_support::output(&mut cmd).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "nothing waited for a job"
+    );
+    let requests = server.requests();
+    let result = |i: usize| requests[i].last_tool_results()[0]["content"].to_string();
+    assert!(
+        result(1).contains("Started background job 1 (pid "),
+        "{}",
+        result(1)
+    );
+    let early = result(2);
+    assert!(
+        early.contains("still running") && early.contains("started"),
+        "{early}"
+    );
+    let told = requests[3].messages().last().unwrap().to_string();
+    assert!(
+        told.contains(
+            "Background job 1 (`echo started; sleep 0.5; echo finished`) ended: exit code 0"
+        ),
+        "the model hears of the end before its next request: {told}"
+    );
+    let all = result(4);
+    assert!(
+        all.contains("ended (exit code 0)") && all.contains("finished"),
+        "{all}"
+    );
+    let killed_pid = pid_in(&result(5));
+    assert!(result(6).contains("was stopped"), "{}", result(6));
+    let left_pid = pid_in(&result(7));
+    // Give the reaper a moment: both groups are gone.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (alive(killed_pid) || alive(left_pid)) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(killed_pid), "job_kill stopped job 2");
+    assert!(!alive(left_pid), "job 3 ended with the session");
+}
