@@ -124,6 +124,17 @@ fn seconds(s: Option<f64>) -> Option<Duration> {
         .map(|s| Duration::from_secs_f64(s.min(86_400.0)))
 }
 
+/// A stable 64-bit FNV-1a of `text`: what an approval remembers of what
+/// it approved (a project's MCP server entry, its hooks block).
+pub fn fingerprint(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// The user's approvals of project servers: for each project folder, each
 /// approved server's name and the fingerprint of its entry then.
 #[derive(Clone, Debug)]

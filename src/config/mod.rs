@@ -474,7 +474,7 @@ use provider::{Connection, connection};
 pub use kinds::{ProviderKind, Theme};
 
 pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
-pub use mcp::{Approvals, McpServerConfig, McpSettings};
+pub use mcp::{Approvals, McpServerConfig, McpSettings, fingerprint};
 pub use notify::{NotifyMethod, NotifyMode, NotifySettings};
 pub use safety::SandboxLayer;
 pub use task::{TaskLayer, TaskLimits};

@@ -193,6 +193,27 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     regular(File::from(fd))
 }
 
+/// The regular file `rel` beneath `root` as UTF-8 text, at most `cap`
+/// bytes: `None` when there is none; an error for a link that leads out,
+/// a FIFO or device, a file larger than `cap` or one not UTF-8.
+pub fn read_text(root: &Root, rel: &Path, cap: usize) -> io::Result<Option<String>> {
+    let mut file = match root.open_file(rel) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let (bytes, cut) = read_capped(&mut file, cap)?;
+    if cut {
+        return Err(io::Error::other(format!(
+            "it is larger than {} KiB",
+            cap / 1024
+        )));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| io::Error::other("it is not UTF-8"))
+}
+
 /// At most `cap` bytes of `file`, and whether there was more.
 pub fn read_capped(file: &mut File, cap: usize) -> io::Result<(Vec<u8>, bool)> {
     let mut bytes = Vec::new();

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{DEFAULT_TIMEOUT, Hook, HookEvent, HookOrigin, HookSet, Matcher};
-use crate::config::Approvals;
+use crate::config::{Approvals, fingerprint};
 pub use crate::config::{HookCommand, HookEntry, HooksConfig};
 
 /// The project files read for hooks, in order.
@@ -216,29 +216,14 @@ fn read_project(workspace: &Path, problems: &mut Vec<String>) -> (Vec<Hook>, Vec
 /// beneath it without following links; `None` when there is no file or
 /// no block.
 fn read_block(workspace: &Path, file: &str) -> Result<Option<Value>, String> {
-    let root = crate::fsx::Root::new(workspace).map_err(|e| e.to_string())?;
-    let mut opened = match root.open_file(Path::new(file)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("not read: {e}")),
+    let root = crate::fsx::Root::new(workspace).map_err(|e| format!("not read: {e}"))?;
+    let Some(text) = crate::fsx::read_text(&root, Path::new(file), MAX_BYTES)
+        .map_err(|e| format!("not read: {e}"))?
+    else {
+        return Ok(None);
     };
-    let (bytes, cut) =
-        crate::fsx::read_capped(&mut opened, MAX_BYTES).map_err(|e| e.to_string())?;
-    if cut {
-        return Err(format!("larger than {} KiB, not read", MAX_BYTES / 1024));
-    }
-    let root: Value = serde_json::from_slice(&bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    let root: Value = serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}"))?;
     Ok(root.get("hooks").cloned())
-}
-
-/// A stable 64-bit FNV-1a.
-fn fingerprint(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 #[cfg(test)]

@@ -77,21 +77,7 @@ pub fn read(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Project {
 
 fn open(workspace: &Path) -> std::io::Result<Option<String>> {
     let root = crate::fsx::Root::new(workspace)?;
-    let mut file = match root.open_file(Path::new(FILE)) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let (bytes, cut) = crate::fsx::read_capped(&mut file, MAX_BYTES)?;
-    if cut {
-        return Err(std::io::Error::other(format!(
-            "it is larger than {} KiB",
-            MAX_BYTES / 1024
-        )));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| std::io::Error::other("it is not UTF-8"))
+    crate::fsx::read_text(&root, Path::new(FILE), MAX_BYTES)
 }
 
 /// One entry of `mcpServers` as a server's settings.
@@ -224,15 +210,9 @@ pub fn settings(
     }
 }
 
-/// A stable 64-bit FNV-1a of the entry as written (its keys sorted).
+/// The fingerprint of the entry as written (its keys sorted).
 fn fingerprint(entry: &Value) -> u64 {
-    let text = entry.to_string();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    crate::config::fingerprint(&entry.to_string())
 }
 
 /// How a server starts, in one line (for an approval question).

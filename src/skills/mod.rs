@@ -173,21 +173,10 @@ impl Catalog {
     }
 }
 
-/// A file under `root` as text: `None` when there is none; an error for
-/// a link, a FIFO, a file too large or not UTF-8.
+/// A file under `root` as text (see [`crate::fsx::read_text`]), with
+/// [`MAX_BYTES`] at most; an error says why in words for a notice.
 pub(crate) fn read_text(root: &crate::fsx::Root, rel: &Path) -> Result<Option<String>, String> {
-    let mut file = match root.open_file(rel) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("not read: {e}")),
-    };
-    let (bytes, cut) = crate::fsx::read_capped(&mut file, MAX_BYTES).map_err(|e| e.to_string())?;
-    if cut {
-        return Err(format!("larger than {} KiB, not read", MAX_BYTES / 1024));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "not UTF-8".to_string())
+    crate::fsx::read_text(root, rel, MAX_BYTES).map_err(|e| format!("not read: {e}"))
 }
 
 /// A skill's whole text as the model reads it: its body (the front
