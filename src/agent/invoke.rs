@@ -72,11 +72,11 @@ impl Session {
         })
     }
 
-    /// Sends the jobs to the app when there are any (`ended`: a job just
-    /// ended, so the list changed even if none is left running).
-    pub(super) fn tell_jobs(&mut self, ended: bool) {
-        let jobs = self.host.tasks.jobs.infos();
-        if !jobs.is_empty() || ended {
+    /// Sends the jobs to the app when one started, ended or was stopped
+    /// since it last heard.
+    pub(super) fn tell_jobs(&mut self) {
+        if self.host.tasks.jobs.take_changed() {
+            let jobs = self.host.tasks.jobs.infos();
             self.emit(Event::Jobs { jobs });
         }
     }
@@ -84,11 +84,8 @@ impl Session {
     /// The model hears of the background jobs that ended since it last
     /// heard (before its next request, or with the next prompt).
     pub(super) fn job_notes(&mut self) {
+        self.tell_jobs();
         let notes = self.host.tasks.jobs.take_ended();
-        if notes.is_empty() {
-            return;
-        }
-        self.tell_jobs(true);
         for note in notes {
             self.add_user_text(note, false);
         }

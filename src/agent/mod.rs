@@ -133,7 +133,6 @@ impl Session {
         let invoked = self.invoked(&text);
         let attached = self.attachments(invoked.as_deref().unwrap_or(&text)).await;
         self.add_user_text(text, true);
-        self.job_notes();
         let started = std::mem::take(&mut self.thread.run.hook_notes);
         for note in started.into_iter().chain(hooked).chain(invoked) {
             self.add_user_text(note, false);

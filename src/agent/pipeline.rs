@@ -319,9 +319,7 @@ impl Session {
         if call.name == "skill" && output.outcome == ToolOutcome::Ok {
             self.skill_called(call.input, &output.content);
         }
-        if matches!(call.name, "bash" | "job_kill") {
-            self.tell_jobs(false);
-        }
+        self.tell_jobs();
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
         let result = self.answer(call.id, call.name, output, duration_ms, true);
         Done {

@@ -9,7 +9,7 @@
 //! Invariant: at most [`KEEP`] bytes of a job's output are kept (its
 //! tail); offsets count every byte it printed, so `since` stays valid.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -36,6 +36,9 @@ const SHOW: usize = 30_000;
 pub struct Jobs {
     next: AtomicU32,
     list: Mutex<Vec<Arc<Job>>>,
+    /// Counts starts, ends and kills; `told` is the count the app last saw.
+    changes: Arc<AtomicU64>,
+    told: AtomicU64,
 }
 
 /// One job.
@@ -51,8 +54,9 @@ pub struct Job {
 
 #[derive(Default)]
 struct JobState {
-    /// The kept tail of the output.
-    output: String,
+    /// The kept tail of the output, as printed (text is made when read,
+    /// so a character split between two reads stays whole).
+    output: Vec<u8>,
     /// Bytes printed in all (the offset of the end of `output`).
     total: usize,
     /// How it ended, once it has.
@@ -66,17 +70,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Job {
-    fn push(&self, text: &str) {
+    fn push(&self, bytes: &[u8]) {
         let mut state = lock(&self.state);
-        state.total += text.len();
-        state.output.push_str(text);
-        if state.output.len() > KEEP {
-            let mut cut = state.output.len() - KEEP;
-            while !state.output.is_char_boundary(cut) {
-                cut += 1;
-            }
-            state.output.drain(..cut);
-        }
+        state.total += bytes.len();
+        state.output.extend_from_slice(bytes);
+        let over = state.output.len().saturating_sub(KEEP);
+        state.output.drain(..over);
     }
 
     /// What the app shows of it.
@@ -124,8 +123,10 @@ impl Jobs {
             ))),
         });
         lock(&self.list).push(job.clone());
+        self.changes.fetch_add(1, Ordering::Relaxed);
         let (out, err) = (child.stdout.take(), child.stderr.take());
         let watched = job.clone();
+        let changes = self.changes.clone();
         tokio::spawn(async move {
             let read = |pipe: Option<tokio::net::unix::pipe::Receiver>, job: Arc<Job>| async move {
                 let Some(mut pipe) = pipe else { return };
@@ -134,7 +135,7 @@ impl Jobs {
                     if n == 0 {
                         return;
                     }
-                    job.push(&String::from_utf8_lossy(&buf[..n]));
+                    job.push(&buf[..n]);
                 }
             };
             let status = tokio::join!(
@@ -159,6 +160,7 @@ impl Jobs {
             let mut state = lock(&watched.state);
             if state.ended.is_none() {
                 state.ended = Some(how);
+                changes.fetch_add(1, Ordering::Relaxed);
             }
         });
         Ok(job)
@@ -166,6 +168,13 @@ impl Jobs {
 
     pub fn get(&self, id: u32) -> Option<Arc<Job>> {
         lock(&self.list).iter().find(|j| j.id == id).cloned()
+    }
+
+    /// Whether a job started, ended or was stopped since this was last
+    /// asked (what the app shows is then out of date).
+    pub fn take_changed(&self) -> bool {
+        let now = self.changes.load(Ordering::Relaxed);
+        self.told.swap(now, Ordering::Relaxed) != now
     }
 
     /// Every job, oldest first.
@@ -223,11 +232,26 @@ fn id_of(input: &Value) -> Result<u32, String> {
     }
 }
 
+/// A job was stopped: the app's list is out of date.
+fn jobs_changed(ctx: &ToolCtx<'_>) {
+    if let Some(jobs) = ctx.host.jobs() {
+        jobs.changes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 fn job_of<'a>(input: &Value, ctx: &ToolCtx<'a>) -> Result<Arc<Job>, String> {
     let id = id_of(input)?;
     let jobs = ctx.host.jobs().ok_or("there are no background jobs here")?;
     jobs.get(id)
         .ok_or_else(|| format!("there is no background job {id}"))
+}
+
+/// How a job tool's call is shown: `job N`.
+fn summary(input: &Value) -> ToolSummary {
+    ToolSummary {
+        line: summary_line(&format!("job {}", input.get("id").unwrap_or(&Value::Null))),
+        detail: ToolDetail::Output,
+    }
 }
 
 fn spec(name: &str, description: &str, since: bool) -> ToolSpec {
@@ -253,10 +277,7 @@ Pass `since` (the offset a previous call returned) to get only what is new.",
         )
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
-        ToolSummary {
-            line: summary_line(&format!("job {}", input.get("id").unwrap_or(&Value::Null))),
-            detail: ToolDetail::Output,
-        }
+        summary(input)
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
@@ -273,40 +294,26 @@ Pass `since` (the offset a previous call returned) to get only what is new.",
     }
 }
 
-/// The job's state and its output from byte `since` on.
+/// The job's state and its output from byte `since` on (the last
+/// [`SHOW`] bytes of it at most).
 fn output_since(job: &Job, since: usize) -> String {
     let state = lock(&job.state);
     let kept_from = state.total - state.output.len();
-    let from = since.max(kept_from).min(state.total);
-    let mut at = from - kept_from;
-    while !state.output.is_char_boundary(at) {
-        at += 1;
-    }
-    let mut text = state.output[at..].to_string();
-    let more = text.len() > SHOW;
-    if more {
-        let mut cut = text.len() - SHOW;
-        while !text.is_char_boundary(cut) {
-            cut += 1;
-        }
-        text.drain(..cut);
-    }
+    let from = since
+        .clamp(kept_from, state.total)
+        .max(state.total.saturating_sub(SHOW));
+    let text = String::from_utf8_lossy(&state.output[from - kept_from..]);
     let how = state
         .ended
         .as_deref()
         .map_or_else(|| "still running".to_string(), |h| format!("ended ({h})"));
-    let lost = if since < kept_from {
-        format!(" [output before byte {kept_from} was not kept]")
+    let skipped = if from > since {
+        format!(" [bytes {since}..{from} are not shown]")
     } else {
         String::new()
     };
-    let cut = if more {
-        " [only the last part shown]"
-    } else {
-        ""
-    };
     format!(
-        "Job {} (`{}`), {how}, pid {}; bytes {from}..{} (next since: {}){lost}{cut}\n{text}",
+        "Job {} (`{}`), {how}, pid {}; bytes {from}..{} (next since: {}){skipped}\n{text}",
         job.id,
         crate::text::clean_line(&job.command),
         job.pid,
@@ -324,10 +331,7 @@ impl Tool for JobKill {
         )
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
-        ToolSummary {
-            line: summary_line(&format!("job {}", input.get("id").unwrap_or(&Value::Null))),
-            detail: ToolDetail::Output,
-        }
+        summary(input)
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
@@ -341,9 +345,10 @@ impl Tool for JobKill {
             }
             job.stop();
             let mut state = lock(&job.state);
-            state
-                .ended
-                .get_or_insert_with(|| "killed by job_kill".into());
+            if state.ended.is_none() {
+                state.ended = Some("killed by job_kill".into());
+                jobs_changed(&ctx);
+            }
             state.reported = true;
             ToolOutput::ok(format!(
                 "Job {} (`{}`) was stopped, with everything it started.",
@@ -351,5 +356,44 @@ impl Tool for JobKill {
                 crate::text::clean_line(&job.command)
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Job {
+        Job {
+            id: 1,
+            command: "make".into(),
+            pid: 0,
+            started: Instant::now(),
+            state: Mutex::new(JobState::default()),
+            guard: Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn output_keeps_characters_whole_and_offsets_count_every_byte() {
+        let j = job();
+        j.push("caf".as_bytes());
+        j.push(&[0xc3]);
+        j.push(&[0xa9, b'\n']);
+        let all = output_since(&j, 0);
+        assert!(all.contains("bytes 0..6 (next since: 6)"), "{all}");
+        assert!(all.ends_with("café\n"), "{all}");
+        let new = output_since(&j, 6);
+        assert!(new.contains("bytes 6..6"), "{new}");
+        j.push(&vec![b'x'; KEEP + 10]);
+        let tail = output_since(&j, 0);
+        let total = 6 + KEEP + 10;
+        assert!(
+            tail.contains(&format!("bytes {}..{total}", total - SHOW)),
+            "{}",
+            &tail[..120]
+        );
+        assert!(tail.contains(&format!("[bytes 0..{} are not shown]", total - SHOW)));
+        assert_eq!(lock(&j.state).output.len(), KEEP);
     }
 }
