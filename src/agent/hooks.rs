@@ -238,12 +238,14 @@ impl Session {
         self.session_start_hooks(source).await;
     }
 
-    /// `SessionStart` again when the session started afresh since
-    /// (`clear` after a new session, `compact` after a compaction).
-    pub(super) async fn restart_hooks(&mut self) {
+    /// What the `SessionStart` hooks said for the model, taken once; they
+    /// run again first when the session started afresh since (`clear`
+    /// after a new session, `compact` after a compaction).
+    pub(super) async fn start_notes(&mut self) -> Vec<String> {
         if let Some(source) = self.thread.run.start_source.take() {
             self.session_start_hooks(source).await;
         }
+        std::mem::take(&mut self.thread.run.hook_notes)
     }
 
     /// `SessionStart` (`source`: startup, resume, clear or compact): what

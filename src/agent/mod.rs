@@ -116,10 +116,12 @@ impl Session {
     /// false when a `UserPromptSubmit` hook blocked it (nothing is added).
     async fn start_prompt(&mut self, text: String) -> bool {
         let first = self.thread.conversation.is_empty();
-        self.restart_hooks().await;
+        let started = self.start_notes().await;
         let hooked = match self.prompt_hooks(&text).await {
             Ok(notes) => notes,
             Err(why) => {
+                // Kept for the prompt that is sent.
+                self.thread.run.hook_notes = started;
                 self.emit(Event::Error {
                     kind: ErrorKind::PromptBlocked,
                     message: format!(
@@ -133,7 +135,6 @@ impl Session {
         let invoked = self.invoked(&text);
         let attached = self.attachments(invoked.as_deref().unwrap_or(&text)).await;
         self.add_user_text(text, true);
-        let started = std::mem::take(&mut self.thread.run.hook_notes);
         for note in started.into_iter().chain(hooked).chain(invoked) {
             self.add_user_text(note, false);
         }
@@ -235,7 +236,7 @@ impl Agent {
                     self.session.prompt_point("(continued)");
                     let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);
-                    for note in std::mem::take(&mut self.session.thread.run.hook_notes) {
+                    for note in self.session.start_notes().await {
                         self.session.add_user_text(note, false);
                     }
                     if let Some(note) = self.session.take_plan_note() {
