@@ -402,6 +402,7 @@ fn bench_request(c: &mut Criterion) {
         tools: &tool_defs,
         max_tokens: 8192,
         conversation: None,
+        session: None,
     };
     let size = request_body("claude-sonnet-4-5", &request).unwrap().len();
     let mut group = c.benchmark_group("request_round_50");

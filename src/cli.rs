@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{Layer, ProviderKind, Theme};
+use crate::config::{Layer, ProviderKind, Theme, WireKind};
 use crate::events::ApprovalMode;
 use crate::headless::OutputFormat;
 
@@ -112,6 +112,11 @@ pub struct Cli {
     /// API base URL [env ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
     #[arg(long, value_name = "URL", help_heading = "Model", global = true)]
     pub base_url: Option<String>,
+
+    /// The openai provider's wire: chat (Chat Completions), responses (the
+    /// Responses API), auto (responses for codex and pro models) [default: auto; env WAYPOINT_WIRE].
+    #[arg(long, value_enum, help_heading = "Model", global = true)]
+    pub wire: Option<WireKind>,
 
     /// Maximum tokens of one model reply [default: 8192].
     #[arg(long, value_name = "N", help_heading = "Model", global = true)]
@@ -324,6 +329,7 @@ impl Cli {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             api_key: None,
+            wire: self.wire,
             max_tokens: self.max_tokens,
             max_turns: self.max_turns,
             nag_every: self.nag_every,

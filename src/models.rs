@@ -34,6 +34,16 @@ pub const KNOWN: &[KnownModel] = &[
     },
     KnownModel {
         provider: "openai",
+        name: "gpt-5-codex",
+        context_window: 400_000,
+    },
+    KnownModel {
+        provider: "openai",
+        name: "gpt-5",
+        context_window: 400_000,
+    },
+    KnownModel {
+        provider: "openai",
         name: "gpt-4.1",
         context_window: 1_047_576,
     },
@@ -65,6 +75,36 @@ pub fn known(name: &str) -> Option<&'static KnownModel> {
     })
 }
 
+/// The model's name without a gateway's `vendor/` before it, lowercased.
+fn bare(name: &str) -> String {
+    name.rsplit('/')
+        .next()
+        .unwrap_or(name)
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Models that answer only on OpenAI's Responses API: the codex and pro
+/// lines (`gpt-5-codex`, `gpt-5.1-codex-max`, `o3-pro`, `gpt-5-pro`).
+pub fn prefers_responses(name: &str) -> bool {
+    let name = bare(name);
+    name.contains("codex") || name.split(['-', '_']).any(|w| w == "pro")
+}
+
+/// OpenAI's reasoning models (o-series, gpt-5 and later, codex): on the
+/// Responses wire they are asked for reasoning summaries and their
+/// encrypted reasoning; others refuse the `reasoning` parameter.
+pub fn reasons(name: &str) -> bool {
+    let name = bare(name);
+    let o_series = name.starts_with('o') && name[1..].starts_with(|c: char| c.is_ascii_digit());
+    let gpt_major = name
+        .strip_prefix("gpt-")
+        .and_then(|rest| rest.split(['.', '-']).next())
+        .and_then(|major| major.parse::<u32>().ok())
+        .is_some_and(|major| major >= 5);
+    o_series || gpt_major || name.contains("codex")
+}
+
 /// `200k`, `1M`: a context window as people say it.
 pub fn format_window(tokens: u64) -> String {
     if tokens >= 1_000_000 {
@@ -87,5 +127,35 @@ mod tests {
         assert!(known("gpt-4.1-nano").is_none());
         assert_eq!(format_window(1_047_576), "1M");
         assert_eq!(format_window(128_000), "128k");
+    }
+
+    #[test]
+    fn codex_and_pro_models_take_the_responses_wire() {
+        for name in [
+            "gpt-5-codex",
+            "gpt-5.1-codex-max",
+            "o3-pro",
+            "gpt-5-pro",
+            "openai/codex-mini-latest",
+        ] {
+            assert!(prefers_responses(name), "{name}");
+        }
+        for name in [
+            "gpt-4.1",
+            "gpt-5",
+            "o4-mini",
+            "qwen2.5-coder",
+            "deepseek-reasoner",
+            "mistral-large-2411",
+            "gpt-4o-mini-probe",
+        ] {
+            assert!(!prefers_responses(name), "{name}");
+        }
+        for name in ["o3", "o4-mini", "gpt-5", "gpt-5.1", "gpt-5-codex", "o1-pro"] {
+            assert!(reasons(name), "{name}");
+        }
+        for name in ["gpt-4.1", "gpt-4o", "omni-moderation", "qwen3"] {
+            assert!(!reasons(name), "{name}");
+        }
     }
 }

@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::agent::{AgentConfig, ClientFactory, ModelChoice};
-use crate::config::{self, ConfigFile, Inputs, Layer, ProviderKind, Settings, Source};
+use crate::config::{self, ConfigFile, Inputs, Layer, ProviderKind, Settings, Source, WireKind};
 use crate::events::ApprovalMode;
 use crate::llm::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::llm::openai::{OpenAiClient, OpenAiConfig};
+use crate::llm::responses::ResponsesClient;
 use crate::llm::retry::RetryPolicy;
 use crate::llm::scripted::{DEMO_SCENARIO, Scenario, ScriptedClient};
 use crate::llm::{LlmError, ModelClient};
@@ -112,16 +113,19 @@ pub fn build_client(
                         .into(),
                 ));
             }
-            Ok(Arc::new(
-                OpenAiClient::new(OpenAiConfig {
-                    api_key,
-                    base_url: s.base_url.value.clone(),
-                    model: s.model.value.clone(),
-                    retry,
-                    idle_timeout,
-                })
-                .map_err(named)?,
-            ))
+            let config = OpenAiConfig {
+                api_key,
+                base_url: s.base_url.value.clone(),
+                model: s.model.value.clone(),
+                retry,
+                idle_timeout,
+            };
+            match s.wire.value.for_model(&s.model.value) {
+                WireKind::Responses => Ok(Arc::new(ResponsesClient::new(config).map_err(named)?)),
+                WireKind::Chat | WireKind::Auto => {
+                    Ok(Arc::new(OpenAiClient::new(config).map_err(named)?))
+                }
+            }
         }
     }
 }

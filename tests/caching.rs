@@ -11,6 +11,7 @@
 
 mod common;
 mod common_openai;
+mod common_responses;
 mod engine_support;
 mod loopback;
 mod support;
@@ -124,12 +125,18 @@ fn assert_prefix_stable(requests: &[Recorded], system_key: Option<&str>) {
             assert_eq!(before[key], after[key], "the system prompt changed");
         }
         assert_eq!(before["tools"], after["tools"], "the tools changed");
-        let (old, new) = (
-            before["messages"].as_array().unwrap(),
-            after["messages"].as_array().unwrap(),
-        );
+        // Chat messages, or the Responses wire's input items.
+        let list = |b: &'_ Value| -> Vec<Value> {
+            let key = if b.get("input").is_some() {
+                "input"
+            } else {
+                "messages"
+            };
+            b[key].as_array().unwrap().clone()
+        };
+        let (old, new) = (list(&before), list(&after));
         assert!(new.len() > old.len());
-        for (i, (a, b)) in old.iter().zip(new).enumerate() {
+        for (i, (a, b)) in old.iter().zip(&new).enumerate() {
             assert_eq!(
                 serde_json::to_string(a).unwrap(),
                 serde_json::to_string(b).unwrap(),
@@ -302,6 +309,12 @@ async fn anthropic_a_long_conversation_goes_out_in_parts() {
 #[tokio::test]
 async fn openai_a_long_conversation_goes_out_in_parts() {
     a_long_conversation_goes_out_in_parts::<common_openai::OpenAi>(None).await;
+}
+
+#[tokio::test]
+async fn responses_a_long_conversation_goes_out_in_parts() {
+    a_long_conversation_goes_out_in_parts::<common_responses::Responses>(Some("instructions"))
+        .await;
 }
 
 #[tokio::test]

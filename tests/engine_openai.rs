@@ -155,6 +155,7 @@ async fn a_tool_call_written_as_text_is_flagged_not_run() {
         tools: &[],
         max_tokens: 100,
         conversation: None,
+        session: None,
     };
     let mut seen = Vec::new();
     let mut sink = |e: StreamEvent| seen.push(e);
@@ -191,6 +192,7 @@ async fn no_key_means_no_authorization_header() {
             tools: &[],
             max_tokens: 10,
             conversation: None,
+            session: None,
         };
         let mut sink = |_: StreamEvent| {};
         c.stream(&req, &mut sink).await.unwrap();

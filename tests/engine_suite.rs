@@ -1,7 +1,7 @@
 //! End-to-end engine behaviours every provider must show, written once and
 //! run against each wire format: the agent talks to a real HTTP server on
-//! 127.0.0.1 that streams Anthropic Messages SSE (`anthropic::*`) or Chat
-//! Completions chunks (`openai::*`). Invariant checked throughout: every
+//! 127.0.0.1 that streams Anthropic Messages SSE (`anthropic::*`), Chat
+//! Completions chunks (`openai::*`) or Responses events (`responses::*`). Invariant checked throughout: every
 //! request is valid for its API and the session survives every failure.
 //!
 //! What differs between the wires (clients, bodies, request readers and
@@ -13,6 +13,7 @@
 
 mod common;
 mod common_openai;
+mod common_responses;
 mod engine_support;
 mod loopback;
 mod support;
@@ -27,8 +28,8 @@ use waypoint::agent::{
 };
 use waypoint::events::{AbortReason, Event, Op, StopReason, ToolStatus};
 
-/// Runs each behaviour against both wire formats, as `anthropic::<name>`
-/// and `openai::<name>`.
+/// Runs each behaviour against the three wire formats, as
+/// `anthropic::<name>`, `openai::<name>` and `responses::<name>`.
 macro_rules! on_both_wires {
     ($($behaviour:ident),* $(,)?) => {
         mod anthropic {
@@ -44,6 +45,14 @@ macro_rules! on_both_wires {
                 #[tokio::test]
                 async fn $behaviour() {
                     super::$behaviour::<crate::common_openai::OpenAi>().await;
+                }
+            )*
+        }
+        mod responses {
+            $(
+                #[tokio::test]
+                async fn $behaviour() {
+                    super::$behaviour::<crate::common_responses::Responses>().await;
                 }
             )*
         }

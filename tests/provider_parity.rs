@@ -1,5 +1,5 @@
-//! Provider parity: one scripted task played through the Anthropic and the
-//! OpenAI-compatible providers, each against its own loopback server and
+//! Provider parity: one scripted task played through the Anthropic, the
+//! Chat Completions and the Responses wires, each against its own loopback server and
 //! temp workspace. Invariant: the engine sees the same thing either way —
 //! the same plan states, tool calls, tool outputs and files.
 
@@ -7,6 +7,7 @@
 
 mod common;
 mod common_openai;
+mod common_responses;
 mod engine_support;
 mod loopback;
 mod support;
@@ -169,10 +170,22 @@ async fn via_openai() -> Outcome {
     .await
 }
 
+/// OpenAI's Responses API, a codex model (reasoning asked for and sent back).
+async fn via_responses() -> Outcome {
+    via::<common_responses::Responses>(ClientOpts {
+        key: Some("k"),
+        model: Some("codex-test"),
+        max_retries: 1,
+        ..ClientOpts::default()
+    })
+    .await
+}
+
 #[tokio::test]
-async fn the_same_task_gives_the_same_result_through_both_providers() {
+async fn the_same_task_gives_the_same_result_through_every_wire() {
     let anthropic = via_anthropic().await;
     let openai = via_openai().await;
+    let responses = via_responses().await;
 
     let names: Vec<&str> = anthropic.calls.iter().map(|(n, _, _)| n.as_str()).collect();
     assert_eq!(
@@ -214,4 +227,5 @@ async fn the_same_task_gives_the_same_result_through_both_providers() {
     assert_eq!(openai.files, anthropic.files, "files");
     assert_eq!(openai.text, anthropic.text);
     assert_eq!(openai, anthropic);
+    assert_eq!(responses, anthropic, "the Responses wire");
 }

@@ -8,6 +8,7 @@
 mod cli_support;
 mod common;
 mod common_openai;
+mod common_responses;
 mod loopback;
 
 use std::sync::Arc;
@@ -110,6 +111,7 @@ async fn redirect_is_refused<W: ProviderWire>(path: &str) {
         tools: &[],
         max_tokens: 16,
         conversation: None,
+        session: None,
     };
     let result = tokio::time::timeout(
         Duration::from_secs(30),
@@ -140,6 +142,11 @@ async fn anthropic_key_does_not_follow_a_redirect() {
 #[tokio::test]
 async fn openai_key_does_not_follow_a_redirect() {
     redirect_is_refused::<common_openai::OpenAi>("/chat/completions").await;
+}
+
+#[tokio::test]
+async fn responses_key_does_not_follow_a_redirect() {
+    redirect_is_refused::<common_responses::Responses>("/responses").await;
 }
 
 /// Answers every connection with `status` and a JSON error followed by

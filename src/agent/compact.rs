@@ -292,12 +292,14 @@ impl Session {
         if messages_bytes(&messages) > room {
             return None;
         }
+        let session = self.host.transcript.id();
         let request = ModelRequest {
             system: &self.host.config.system_prompt,
             messages: &messages,
             tools: &[],
             max_tokens,
             conversation: None,
+            session: Some(&session),
         };
         let events = self.host.events.clone();
         let mut on_stream = move |ev: StreamEvent| {

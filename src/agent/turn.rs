@@ -312,12 +312,14 @@ impl Session {
     async fn sample(&mut self, cancel: &CancellationToken) -> Sampled {
         self.sync_mcp(false);
         self.thread.offer_tools();
+        let session = self.host.transcript.id();
         let request = ModelRequest {
             system: &self.host.config.system_prompt,
             messages: self.thread.conversation.messages(),
             tools: &self.thread.offered.defs,
             max_tokens: self.host.config.max_tokens,
             conversation: Some(self.thread.conversation.key()),
+            session: Some(&session),
         };
         let events = self.host.events.clone();
         // The reply's text so far (since the last retry), kept if interrupted.

@@ -52,7 +52,8 @@ pub enum ContentBlock {
     },
     /// A reasoning model's reasoning on the Chat Completions wire, sent back
     /// on the assistant message with its tool calls under the field it came
-    /// in (`details` holds OpenRouter's `reasoning_details` array as merged).
+    /// in (`details` holds OpenRouter's `reasoning_details` array as merged),
+    /// or a Responses reply's output items (`field` = `Responses`).
     Reasoning {
         text: String,
         field: ReasoningField,
@@ -71,6 +72,11 @@ pub enum ReasoningField {
     Reasoning,
     /// OpenRouter's structured form (keeps signatures).
     ReasoningDetails,
+    /// Not a Chat Completions field: the output items of an OpenAI
+    /// Responses reply, in order, as `details` (each reasoning item whole,
+    /// with its `encrypted_content`; a function call's or message's item
+    /// id), sent back verbatim on that wire only.
+    Responses,
 }
 
 impl ContentBlock {

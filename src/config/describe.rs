@@ -58,6 +58,16 @@ impl Settings {
             Some(k) => line(out, "api_key", &format!("{:?}", mask(&k.value)), &k.source),
             None => out.push_str("# api_key: not set\n"),
         }
+        if self.provider.value == super::ProviderKind::Openai {
+            let wire = self.wire.value;
+            let used = wire.for_model(&self.model.value);
+            let shown = if wire == used {
+                format!("{:?}", wire.as_str())
+            } else {
+                format!("{:?}  # {} for this model", wire.as_str(), used.as_str())
+            };
+            line(out, "wire", &shown, &self.wire.source);
+        }
     }
 
     /// The numbers: tokens, turns, nags, timeouts, the context window.

@@ -44,3 +44,41 @@ pub enum Theme {
     /// No colours: symbols and bold/reverse only.
     NoColor,
 }
+
+/// The wire format of the `openai` provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum WireKind {
+    /// By the model: Responses for the codex and pro lines, else Chat Completions.
+    Auto,
+    /// Chat Completions (`/chat/completions`): OpenAI and every compatible server.
+    Chat,
+    /// OpenAI's Responses API (`/responses`), stateless with encrypted reasoning.
+    Responses,
+}
+
+impl WireKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireKind::Auto => "auto",
+            WireKind::Chat => "chat",
+            WireKind::Responses => "responses",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<WireKind> {
+        let wanted = name.trim().to_ascii_lowercase();
+        [WireKind::Auto, WireKind::Chat, WireKind::Responses]
+            .into_iter()
+            .find(|k| k.as_str() == wanted)
+    }
+
+    /// The wire `model` is spoken to on: `Auto` decided by its name.
+    pub fn for_model(self, model: &str) -> WireKind {
+        match self {
+            WireKind::Auto if crate::models::prefers_responses(model) => WireKind::Responses,
+            WireKind::Auto => WireKind::Chat,
+            chosen => chosen,
+        }
+    }
+}

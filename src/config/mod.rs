@@ -21,6 +21,8 @@ pub struct Layer {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
+    /// The `openai` provider's wire: auto, chat or responses.
+    pub wire: Option<WireKind>,
     pub max_tokens: Option<u32>,
     pub max_turns: Option<u32>,
     pub nag_every: Option<u32>,
@@ -160,6 +162,8 @@ pub struct Settings {
     pub model: Sourced<String>,
     pub base_url: Sourced<String>,
     pub api_key: Option<Sourced<String>>,
+    /// The `openai` provider's wire (`Auto`: by the model).
+    pub wire: Sourced<WireKind>,
     pub max_tokens: Sourced<u32>,
     pub max_turns: Sourced<u32>,
     pub nag_every: Sourced<u32>,
@@ -241,6 +245,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         model,
         base_url,
         api_key,
+        wire,
     } = connection(layers)?;
     let settings = Settings {
         max_tokens: layers.number(
@@ -316,6 +321,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         model,
         base_url,
         api_key,
+        wire,
         profile: chosen.map(|(name, _)| name),
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
@@ -471,7 +477,7 @@ pub use file::{ConfigFile, config_path, load, read_file};
 use layers::{Layers, approval, check_share, share, text};
 use provider::{Connection, connection};
 
-pub use kinds::{ProviderKind, Theme};
+pub use kinds::{ProviderKind, Theme, WireKind};
 
 pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
 pub use mcp::{Approvals, McpServerConfig, McpSettings, fingerprint};
@@ -702,6 +708,47 @@ output = 0.0
             e.to_string()
                 .contains("expected anthropic, openai or scripted")
         );
+    }
+
+    #[test]
+    fn the_wire_is_chosen_by_model_then_config_then_environment_then_flag() {
+        let openai = |model: &str| Layer {
+            provider: Some(ProviderKind::Openai),
+            model: Some(model.into()),
+            ..Layer::default()
+        };
+        let s = resolve_with(openai("gpt-5-codex"), None, &[], None).unwrap();
+        assert_eq!(s.wire.value, WireKind::Auto);
+        assert_eq!(s.wire.value.for_model(&s.model.value), WireKind::Responses);
+        assert!(
+            s.describe(None)
+                .contains("wire = \"auto\"  # responses for this model")
+        );
+        let s = resolve_with(openai("gpt-4.1"), None, &[], None).unwrap();
+        assert_eq!(s.wire.value.for_model(&s.model.value), WireKind::Chat);
+        let file = "provider = \"openai\"\nwire = \"responses\"\n";
+        let s = resolve_with(openai("gpt-4.1"), None, &[], Some(file)).unwrap();
+        assert_eq!(s.wire.value.for_model("gpt-4.1"), WireKind::Responses);
+        let s = resolve_with(
+            openai("gpt-5-codex"),
+            None,
+            &[("WAYPOINT_WIRE", "chat")],
+            Some(file),
+        )
+        .unwrap();
+        assert_eq!(s.wire.value.for_model("gpt-5-codex"), WireKind::Chat);
+        assert_eq!(s.wire.source, Source::Env("WAYPOINT_WIRE".into()));
+        let err = resolve_with(openai("m"), None, &[("WAYPOINT_WIRE", "grpc")], None).unwrap_err();
+        assert!(
+            err.to_string().contains("expected auto, chat or responses"),
+            "{err}"
+        );
+        let flagged = Layer {
+            wire: Some(WireKind::Chat),
+            ..openai("o3-pro")
+        };
+        let s = resolve_with(flagged, None, &[], Some(file)).unwrap();
+        assert_eq!(s.wire.source, Source::Flag("--wire"));
     }
 
     #[test]

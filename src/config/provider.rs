@@ -6,7 +6,7 @@
 use super::layers::{Layers, text};
 use super::{
     ConfigError, DEFAULT_ANTHROPIC_MODEL, DEFAULT_ANTHROPIC_URL, DEFAULT_OPENAI_MODEL,
-    DEFAULT_OPENAI_URL, ProviderKind, Sourced,
+    DEFAULT_OPENAI_URL, ProviderKind, Sourced, WireKind,
 };
 
 /// The provider in use and where its requests go: model, URL and key.
@@ -15,6 +15,7 @@ pub(super) struct Connection {
     pub(super) model: Sourced<String>,
     pub(super) base_url: Sourced<String>,
     pub(super) api_key: Option<Sourced<String>>,
+    pub(super) wire: Sourced<WireKind>,
 }
 
 /// The provider, then its model, URL and key. Those three from the file or
@@ -64,10 +65,18 @@ pub(super) fn connection(layers: Layers<'_>) -> Result<Connection, ConfigError> 
         default_url.into(),
     )?;
     let api_key = conn.pick("", |l| l.api_key.clone(), &[&key_var], text, String::new())?;
+    let wire = conn.pick(
+        "--wire",
+        |l| l.wire,
+        &["WAYPOINT_WIRE"],
+        |s| WireKind::parse(s).ok_or_else(|| "expected auto, chat or responses".into()),
+        WireKind::Auto,
+    )?;
     Ok(Connection {
         provider,
         model,
         base_url,
+        wire,
         api_key: (!api_key.value.is_empty()).then_some(api_key),
     })
 }

@@ -12,6 +12,7 @@ pub mod http;
 mod lenient;
 pub mod openai;
 pub mod prefix;
+pub mod responses;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
@@ -39,6 +40,10 @@ pub struct ModelRequest<'a> {
     /// keeps the serialised bytes of the older messages for the next
     /// request (see [`prefix`]). `None`: everything is written afresh.
     pub conversation: Option<&'a ConversationKey>,
+    /// The session's id: the prompt cache key of the providers that take
+    /// one (OpenAI's), so a session's requests meet the same cache.
+    /// `None`: the client's own key.
+    pub session: Option<&'a str>,
 }
 
 /// A token count in a provider's usage object (0 when absent).

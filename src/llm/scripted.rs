@@ -224,6 +224,7 @@ mod tests {
             tools: &[],
             max_tokens: 10,
             conversation: None,
+            session: None,
         };
         let mut seen = Vec::new();
         let mut sink = |e: StreamEvent| seen.push(e);

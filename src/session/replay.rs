@@ -382,7 +382,9 @@ impl Replayer {
                     self.say(Event::TextDelta { text: text.clone() });
                 }
                 ContentBlock::Thinking { thinking: text, .. }
-                | ContentBlock::Reasoning { text, .. } => {
+                | ContentBlock::Reasoning { text, .. }
+                    if !text.is_empty() =>
+                {
                     self.say(Event::ReasoningDelta { text: text.clone() });
                 }
                 ContentBlock::ToolUse { id, input, .. } => {

@@ -677,6 +677,7 @@ mod tests {
             tools: &[],
             max_tokens,
             conversation: None,
+            session: None,
         };
         let body = |r: &ModelRequest<'_>, budget| -> Value {
             serde_json::from_slice(&request_body_with("m", r, budget).unwrap()).unwrap()
@@ -754,6 +755,7 @@ mod tests {
             tools: &[],
             max_tokens: 100,
             conversation: None,
+            session: None,
         };
         let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
         let marked = json!({"type": "ephemeral"});

@@ -311,6 +311,7 @@ mod tests {
                     tools: &tools,
                     max_tokens: 1024,
                     conversation: Some(c.key()),
+                    session: None,
                 };
                 let ours = write_body("claude-x", &req, budget, &cache)
                     .unwrap()
@@ -337,6 +338,7 @@ mod tests {
             tools: &[],
             max_tokens: 5,
             conversation: None,
+            session: None,
         };
         assert_eq!(
             request_body("m", &req).unwrap(),
@@ -361,6 +363,7 @@ mod tests {
                     tools: &tools,
                     max_tokens: 9,
                     conversation: Some(c.key()),
+                    session: None,
                 },
                 None,
                 &cache,
@@ -385,6 +388,7 @@ mod tests {
                 tools: &tools,
                 max_tokens: 9,
                 conversation: None,
+                session: None,
             },
         )
         .unwrap();

@@ -5,7 +5,7 @@
 //! earlier is retried from scratch, so tool calls are never seen twice or half.
 
 mod request;
-mod stream;
+pub(super) mod stream;
 
 use std::time::Duration;
 
@@ -43,8 +43,8 @@ pub struct OpenAiClient {
     config: OpenAiConfig,
     http: StreamingHttp,
     authorization: Option<String>,
-    /// `prompt_cache_key` for OpenAI's own API: random, made once per
-    /// client, so a session's requests share one prompt cache.
+    /// `prompt_cache_key` for OpenAI's own API when a request names no
+    /// session: random, made once per client.
     cache_key: String,
     /// The older messages' bytes, kept between requests.
     prefix: PrefixCache,
@@ -166,7 +166,8 @@ impl ModelClient for OpenAiClient {
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
         let official = self.http.url.contains("://api.openai.com/");
-        let cache_key = official.then_some(self.cache_key.as_str());
+        let session = request.session.filter(|s| !s.is_empty());
+        let cache_key = official.then(|| session.unwrap_or(&self.cache_key));
         let body = request_body_for(&self.config.model, request, cache_key, &self.prefix);
         Box::pin(stream_with_retries(
             self,
@@ -179,7 +180,7 @@ impl ModelClient for OpenAiClient {
 
 /// A random id for one session's prompt cache (std's hasher keys are
 /// random per process; the time and a counter make each client's distinct).
-fn session_key() -> String {
+pub(super) fn session_key() -> String {
     use std::hash::{BuildHasher, Hash, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNT: AtomicU64 = AtomicU64::new(0);

@@ -153,7 +153,8 @@ fn wire_message<'a>(m: &'a Message, out: &mut Vec<WireMessage<'a>>) {
                     Some((_, ReasoningField::ReasoningDetails, details)) => {
                         reasoning_details = details
                     }
-                    None => {}
+                    // The Responses wire's items mean nothing here.
+                    Some((_, ReasoningField::Responses, _)) | None => {}
                 }
                 out.push(WireMessage::Assistant {
                     content,
@@ -369,7 +370,7 @@ mod tests {
                             Some((_, ReasoningField::ReasoningDetails, details)) => {
                                 reasoning_details = details
                             }
-                            None => {}
+                            Some((_, ReasoningField::Responses, _)) | None => {}
                         }
                         out.push(WireMessage::Assistant {
                             content,
@@ -448,6 +449,7 @@ mod tests {
             tools: &[],
             max_tokens: 77,
             conversation: None,
+            session: None,
         };
         let official: Value = serde_json::from_slice(
             &request_body_for("gpt-5", &req, Some("k1"), &PrefixCache::default())
@@ -548,6 +550,7 @@ mod tests {
             tools: &tools,
             max_tokens: 4096,
             conversation: None,
+            session: None,
         };
         let body: Value = serde_json::from_slice(&request_body("qwen", &req).unwrap()).unwrap();
         assert_eq!(
@@ -612,6 +615,7 @@ mod tests {
                 tools: &[],
                 max_tokens: 1,
                 conversation: None,
+                session: None,
             };
             let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
             body["messages"][0].clone()
@@ -651,6 +655,7 @@ mod tests {
             tools: &[],
             max_tokens: 1,
             conversation: None,
+            session: None,
         };
         let body: Value = serde_json::from_slice(&request_body("m", &req).unwrap()).unwrap();
         assert!(body.get("tools").is_none());
@@ -687,6 +692,7 @@ mod tests {
                     tools,
                     max_tokens: 1024,
                     conversation: Some(c.key()),
+                    session: None,
                 };
                 let ours = request_body_for("gpt-x", &req, key, &cache)
                     .unwrap()
@@ -709,6 +715,7 @@ mod tests {
             tools: &[],
             max_tokens: 5,
             conversation: None,
+            session: None,
         };
         assert_eq!(
             request_body("m", &req).unwrap(),

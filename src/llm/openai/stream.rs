@@ -364,7 +364,7 @@ static NEXT_CALL_ID: AtomicU64 = AtomicU64::new(0);
 
 /// Makes tool call ids unique within the reply (a generated `call_<n>` could
 /// collide with one the server chose), keeping the first of each.
-fn unique_ids(mut content: Vec<ContentBlock>) -> Vec<ContentBlock> {
+pub(in crate::llm) fn unique_ids(mut content: Vec<ContentBlock>) -> Vec<ContentBlock> {
     let mut seen = std::collections::HashSet::new();
     let mut n = 0usize;
     for block in &mut content {
@@ -385,7 +385,7 @@ fn unique_ids(mut content: Vec<ContentBlock>) -> Vec<ContentBlock> {
 }
 
 /// The tool input from its `arguments` text: a JSON object, `{}` when empty.
-fn parse_arguments(raw: &str) -> Result<Value, String> {
+pub(in crate::llm) fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
@@ -401,7 +401,7 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
 
 /// Classifies an in-stream error object (`{"message","type","code"}` or a
 /// bare string): overload, rate limit and server faults are worth a retry.
-fn stream_error(err: &Value) -> Failure {
+pub(in crate::llm) fn stream_error(err: &Value) -> Failure {
     let field = |k: &str| match err.get(k) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),

@@ -1,0 +1,168 @@
+//! OpenAI Responses client (`POST {base}/responses`): the wire of the codex
+//! and pro model lines, and of reasoning models whose reasoning must travel
+//! between turns. Stateless: `store: false`, each reasoning item comes back
+//! with its `encrypted_content` and goes back verbatim and in order (the
+//! same [`ContentBlock::Reasoning`] that carries DeepSeek's reasoning and
+//! OpenRouter's details on the chat wire); `prompt_cache_key` is the
+//! session's id. Invariant, as for the other wires: a reply is returned only
+//! once the stream is complete (`response.completed`); a stream that breaks
+//! off earlier is retried from scratch, so no call is seen twice or half.
+//!
+//! [`ContentBlock::Reasoning`]: crate::llm::ContentBlock::Reasoning
+
+mod request;
+mod stream;
+
+use super::body::Body;
+use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
+use super::openai::OpenAiConfig;
+use super::prefix::PrefixCache;
+use super::{
+    AssistantReply, BoxFuture, ConversationKey, KeptText, LlmError, ModelClient, ModelRequest,
+    StreamEvent,
+};
+use request::{Options, request_body};
+use stream::Assembler;
+
+pub struct ResponsesClient {
+    config: OpenAiConfig,
+    http: StreamingHttp,
+    authorization: Option<String>,
+    /// `prompt_cache_key` when a request names no session.
+    cache_key: String,
+    /// The model reasons: its summaries and encrypted reasoning are asked for.
+    reasoning: bool,
+    /// The older messages' bytes, kept between requests.
+    prefix: PrefixCache,
+}
+
+const NAMES: Names = Names {
+    key_var: "OPENAI_API_KEY",
+    url_var: "OPENAI_BASE_URL",
+    example_url: "https://api.openai.com/v1",
+};
+
+impl ResponsesClient {
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        if config.model.trim().is_empty() {
+            return Err(LlmError::Config(
+                "no model name: set --model or OPENAI_MODEL (e.g. `gpt-5-codex`)".into(),
+            ));
+        }
+        let http = StreamingHttp::new(&config.base_url, "/responses", config.idle_timeout, NAMES)?;
+        let authorization = config
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(|k| format!("Bearer {k}"));
+        Ok(Self {
+            reasoning: crate::models::reasons(&config.model),
+            config,
+            http,
+            authorization,
+            cache_key: super::openai::session_key(),
+            prefix: PrefixCache::default(),
+        })
+    }
+
+    /// Asks for reasoning (summaries and encrypted items) or not, whatever
+    /// the model's name says.
+    pub fn with_reasoning(mut self, on: bool) -> Self {
+        self.reasoning = on;
+        self
+    }
+
+    /// Adds what only this client knows to a final HTTP error.
+    fn explain(&self, failure: Failure) -> Failure {
+        match failure {
+            Failure::Fatal(LlmError::Http { status, message }) => {
+                let extra = match status {
+                    404 => format!(
+                        " [model `{}` at {}; a server without the Responses API needs `wire = \"chat\"`]",
+                        self.config.model, self.http.url
+                    ),
+                    401 | 403 if self.authorization.is_none() => {
+                        " [no API key was sent]".to_string()
+                    }
+                    _ => String::new(),
+                };
+                Failure::Fatal(LlmError::Http {
+                    status,
+                    message: format!("{message}{extra}"),
+                })
+            }
+            other => other,
+        }
+    }
+}
+
+impl Attempt for ResponsesClient {
+    async fn attempt(
+        &self,
+        body: &Body,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<AssistantReply, Failure> {
+        let headers: Vec<(&str, &str)> = self
+            .authorization
+            .as_deref()
+            .map(|v| ("authorization", v))
+            .into_iter()
+            .collect();
+        let mut events = self
+            .http
+            .open(&headers, body)
+            .await
+            .map_err(|f| self.explain(f))?;
+        let mut asm = Assembler::default();
+        loop {
+            let batch = match events.next().await {
+                Ok(Some(batch)) => batch,
+                Ok(None) => break,
+                Err(f) => return Err(f),
+            };
+            for ev in batch {
+                asm.on_event(&ev, on_event)?;
+                if asm.done {
+                    return Ok(asm.finish());
+                }
+            }
+        }
+        Err(events.cut_short())
+    }
+}
+
+impl ModelClient for ResponsesClient {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+    fn provider(&self) -> &str {
+        "openai"
+    }
+
+    fn kept_texts(&self, conversation: &ConversationKey) -> Vec<KeptText> {
+        self.prefix.take_kept(conversation)
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest<'a>,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
+        let opts = Options {
+            model: &self.config.model,
+            cache_key: request
+                .session
+                .filter(|s| !s.is_empty())
+                .unwrap_or(&self.cache_key),
+            reasoning: self.reasoning,
+        };
+        let body = request_body(opts, request, &self.prefix);
+        Box::pin(stream_with_retries(
+            self,
+            &self.config.retry,
+            body,
+            on_event,
+        ))
+    }
+}
