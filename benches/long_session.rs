@@ -13,7 +13,11 @@
 //! interactive app applies it) and a 120x40 frame is drawn every 20
 //! events, so the memory figure is the interactive app's.
 //!
-//! `cargo bench --bench long_session [-- --tool bash] [--rounds N] [--tui]`
+//! With `--wire chat` or `--wire responses` the session speaks Chat
+//! Completions or the Responses API (a reasoning model's replies: 1 KB of
+//! encrypted reasoning per reply, sent back in every later request).
+//!
+//! `cargo bench --bench long_session [-- --tool bash] [--rounds N] [--tui] [--wire W]`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -24,7 +28,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use waypoint::agent::{Agent, AgentConfig};
+use waypoint::llm::ModelClient;
 use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
+use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
+use waypoint::llm::responses::ResponsesClient;
 use waypoint::llm::retry::RetryPolicy;
 use waypoint::tools::Workspace;
 
@@ -106,9 +113,131 @@ fn status_kib(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The SSE stream of reply `n`: a short text and one call, or (the last)
-/// a closing text.
-fn reply(n: usize, last: bool, tool: &str) -> String {
+/// The wire a session speaks.
+#[derive(Clone, Copy, PartialEq)]
+enum WireFormat {
+    Anthropic,
+    Chat,
+    Responses,
+}
+
+/// The stream of reply `n` on `wire`: a short text and one call, or (the
+/// last) a closing text.
+fn reply(n: usize, last: bool, tool: &str, wire: WireFormat) -> String {
+    let text = if last {
+        "All rounds are done."
+    } else {
+        "Reading the next part of the file. "
+    };
+    let input = match tool {
+        "bash" => json!({"command": "cat part.txt"}),
+        _ => json!({"path": "part.txt"}),
+    };
+    let call = (!last).then_some((tool, input));
+    match wire {
+        WireFormat::Anthropic => anthropic_reply(n, text, call),
+        WireFormat::Chat => chat_reply(n, text, call),
+        WireFormat::Responses => responses_reply(n, text, call),
+    }
+}
+
+/// Chat Completions chunks: the text in words, the call whole, the finish,
+/// usage and `[DONE]`.
+fn chat_reply(n: usize, text: &str, call: Option<(&str, serde_json::Value)>) -> String {
+    let mut out = String::new();
+    let mut chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        let c = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk",
+            "model": "gpt-bench", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        out.push_str(&format!("data: {c}\n\n"));
+    };
+    chunk(json!({"role": "assistant", "content": ""}), None);
+    for piece in text.split_inclusive(' ') {
+        chunk(json!({"content": piece}), None);
+    }
+    let finish = match &call {
+        Some((name, input)) => {
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": format!("call_{n}"), "type": "function",
+                    "function": {"name": name, "arguments": input.to_string()}}]}),
+                None,
+            );
+            "tool_calls"
+        }
+        None => "stop",
+    };
+    chunk(json!({}), Some(finish));
+    let usage = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": 1100, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 1000}}});
+    out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    out
+}
+
+/// Responses events as a reasoning model sends them: a reasoning item
+/// (summary streamed, about 1 KB of encrypted content, as gpt-5's are),
+/// the text, the call, `response.completed` with usage.
+fn responses_reply(n: usize, text: &str, call: Option<(&str, serde_json::Value)>) -> String {
+    let mut out = String::new();
+    let mut ev = |data: serde_json::Value| {
+        let name = data["type"].as_str().unwrap_or("").to_string();
+        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    };
+    ev(
+        json!({"type": "response.created", "response": {"id": format!("resp_{n}"), "status": "in_progress"}}),
+    );
+    let rs = format!("rs_{n}");
+    let summary = "Reading the next part.";
+    let encrypted: String = (0..1024)
+        .map(|i| (b'A' + ((i * 7 + n) % 26) as u8) as char)
+        .collect();
+    ev(
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": rs, "type": "reasoning", "summary": []}}),
+    );
+    ev(
+        json!({"type": "response.reasoning_summary_text.delta", "item_id": rs, "output_index": 0, "summary_index": 0, "delta": summary}),
+    );
+    ev(
+        json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": rs, "type": "reasoning",
+        "encrypted_content": encrypted, "summary": [{"type": "summary_text", "text": summary}]}}),
+    );
+    let msg = format!("msg_{n}");
+    ev(
+        json!({"type": "response.output_item.added", "output_index": 1, "item": {"id": msg, "type": "message", "role": "assistant", "content": []}}),
+    );
+    for piece in text.split_inclusive(' ') {
+        ev(
+            json!({"type": "response.output_text.delta", "item_id": msg, "output_index": 1, "content_index": 0, "delta": piece}),
+        );
+    }
+    ev(
+        json!({"type": "response.output_item.done", "output_index": 1, "item": {"id": msg, "type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]}}),
+    );
+    if let Some((name, input)) = call {
+        let (fc, args) = (format!("fc_{n}"), input.to_string());
+        ev(
+            json!({"type": "response.output_item.added", "output_index": 2, "item": {"id": fc, "type": "function_call",
+            "call_id": format!("call_{n}"), "name": name, "arguments": ""}}),
+        );
+        ev(
+            json!({"type": "response.function_call_arguments.delta", "item_id": fc, "output_index": 2, "delta": args}),
+        );
+        ev(
+            json!({"type": "response.function_call_arguments.done", "item_id": fc, "output_index": 2, "arguments": args}),
+        );
+        ev(
+            json!({"type": "response.output_item.done", "output_index": 2, "item": {"id": fc, "type": "function_call",
+            "call_id": format!("call_{n}"), "name": name, "arguments": args}}),
+        );
+    }
+    ev(
+        json!({"type": "response.completed", "response": {"id": format!("resp_{n}"), "status": "completed",
+        "usage": {"input_tokens": 1100, "input_tokens_details": {"cached_tokens": 1000}, "output_tokens": 30}}}),
+    );
+    out
+}
+
+/// The Anthropic stream of reply `n`.
+fn anthropic_reply(n: usize, text: &str, call: Option<(&str, serde_json::Value)>) -> String {
     let mut out = String::new();
     let mut ev = |data: serde_json::Value| {
         let name = data["type"].as_str().unwrap_or("").to_string();
@@ -121,24 +250,13 @@ fn reply(n: usize, last: bool, tool: &str) -> String {
     ev(
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
     );
-    let text = if last {
-        "All rounds are done."
-    } else {
-        "Reading the next part of the file. "
-    };
     for piece in text.split_inclusive(' ') {
         ev(
             json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}),
         );
     }
     ev(json!({"type": "content_block_stop", "index": 0}));
-    let stop = if last {
-        "end_turn"
-    } else {
-        let input = match tool {
-            "bash" => json!({"command": "cat part.txt"}),
-            _ => json!({"path": "part.txt"}),
-        };
+    let stop = if let Some((tool, input)) = call {
         ev(
             json!({"type": "content_block_start", "index": 1, "content_block": {
             "type": "tool_use", "id": format!("toolu_{n}"), "name": tool, "input": {}}}),
@@ -147,6 +265,8 @@ fn reply(n: usize, last: bool, tool: &str) -> String {
             "type": "input_json_delta", "partial_json": input.to_string()}}));
         ev(json!({"type": "content_block_stop", "index": 1}));
         "tool_use"
+    } else {
+        "end_turn"
     };
     ev(
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 30}}),
@@ -161,6 +281,7 @@ fn serve(
     stream: TcpStream,
     rounds: usize,
     tool: &str,
+    wire: WireFormat,
     samples: &Mutex<Vec<Sample>>,
 ) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
@@ -208,7 +329,7 @@ fn serve(
             });
             samples.len()
         };
-        let body = reply(n, n > rounds, tool);
+        let body = reply(n, n > rounds, tool, wire);
         // One write, no Nagle: a stall here would be the server's, not ours.
         let answer = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
@@ -228,6 +349,12 @@ fn main() {
     let tool = arg("--tool").unwrap_or_else(|| "read_file".into());
     let tui = args.iter().any(|a| a == "--tui");
     let rounds: usize = arg("--rounds").map_or(2_010, |r| r.parse().unwrap());
+    let wire = match arg("--wire").as_deref() {
+        None | Some("anthropic") => WireFormat::Anthropic,
+        Some("chat") => WireFormat::Chat,
+        Some("responses") => WireFormat::Responses,
+        Some(other) => panic!("--wire anthropic|chat|responses, not {other}"),
+    };
     assert!(rounds >= 30, "at least 30 rounds");
 
     let dir = tempfile::tempdir().unwrap();
@@ -244,22 +371,36 @@ fn main() {
         let tool = tool.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let _ = serve(stream, rounds, &tool, &samples);
+                let _ = serve(stream, rounds, &tool, wire, &samples);
             }
         });
     }
 
-    let client = AnthropicClient::new(AnthropicConfig {
-        api_key: "bench".into(),
-        base_url: url,
-        model: "claude-bench".into(),
-        retry: RetryPolicy {
-            max_retries: 0,
-            ..RetryPolicy::default()
-        },
+    let retry = RetryPolicy {
+        max_retries: 0,
+        ..RetryPolicy::default()
+    };
+    let openai = |model: &str| OpenAiConfig {
+        api_key: Some("bench".into()),
+        base_url: url.clone(),
+        model: model.into(),
+        retry: retry.clone(),
         idle_timeout: Duration::from_secs(30),
-    })
-    .unwrap();
+    };
+    let client: Arc<dyn ModelClient> = match wire {
+        WireFormat::Anthropic => Arc::new(
+            AnthropicClient::new(AnthropicConfig {
+                api_key: "bench".into(),
+                base_url: url.clone(),
+                model: "claude-bench".into(),
+                retry: retry.clone(),
+                idle_timeout: Duration::from_secs(30),
+            })
+            .unwrap(),
+        ),
+        WireFormat::Chat => Arc::new(OpenAiClient::new(openai("gpt-bench")).unwrap()),
+        WireFormat::Responses => Arc::new(ResponsesClient::new(openai("gpt-5-codex")).unwrap()),
+    };
     let config = AgentConfig {
         max_rounds: u32::try_from(rounds).unwrap() + 10,
         nag_every: 0,
@@ -272,7 +413,7 @@ fn main() {
         .unwrap();
     let rss_before = status_kib("VmRSS:");
     let (calls, errors) = rt.block_on(async {
-        let handle = Agent::builder(Arc::new(client), Workspace::new(dir.path()).unwrap())
+        let handle = Agent::builder(client, Workspace::new(dir.path()).unwrap())
             .config(config)
             .spawn()
             .unwrap();
@@ -325,7 +466,12 @@ fn main() {
     };
     let at = |round: usize| window(&cpu, round);
     println!(
-        "long_session: {rounds} rounds of {tool} with 1 KB outputs, Anthropic wire{}",
+        "long_session: {rounds} rounds of {tool} with 1 KB outputs, {} wire{}",
+        match wire {
+            WireFormat::Anthropic => "Anthropic",
+            WireFormat::Chat => "Chat Completions",
+            WireFormat::Responses => "Responses (reasoning items of 1 KB sent back)",
+        },
         if tui {
             ", events applied to the TUI"
         } else {

@@ -156,6 +156,11 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", help_heading = "Agent", global = true)]
     pub bash_timeout: Option<u64>,
 
+    /// A bash command still running after SECS becomes a background job instead of running on to
+    /// its timeout; 0 = never [default: 0; env WAYPOINT_AUTO_BACKGROUND_AFTER].
+    #[arg(long, value_name = "SECS", help_heading = "Agent", global = true)]
+    pub auto_background_after: Option<u64>,
+
     /// Largest tool output sent to the model, in bytes; head and tail are kept [default: 30000].
     #[arg(long, value_name = "BYTES", help_heading = "Agent", global = true)]
     pub output_cap: Option<usize>,
@@ -336,6 +341,7 @@ impl Cli {
             nag_max: self.nag_max,
             plan_file: self.plan_file.clone(),
             bash_timeout: self.bash_timeout,
+            auto_background_after: self.auto_background_after,
             output_cap: self.output_cap,
             context_window: self.context_window,
             compact_at: self.compact_at,

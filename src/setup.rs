@@ -28,7 +28,13 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
         nag_max: s.nag_max.value,
         max_rounds: s.max_turns.value.max(1),
         tools: ToolConfig {
-            bash_default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
+            bash: crate::tools::BashLimits {
+                default_timeout: Duration::from_secs(s.bash_timeout.value.clamp(1, 600)),
+                auto_background: Some(s.auto_background_after.value)
+                    .filter(|secs| *secs > 0)
+                    .map(Duration::from_secs),
+                ..crate::tools::BashLimits::default()
+            },
             output_cap: s.output_cap.value.max(256),
             rules: s.rules.clone(),
             task: s.task.clone(),
@@ -599,7 +605,7 @@ mod tests {
         );
         let c = agent_config(&s);
         assert_eq!(c.nag_every, 0);
-        assert_eq!(c.tools.bash_default_timeout, Duration::from_secs(600));
+        assert_eq!(c.tools.bash.default_timeout, Duration::from_secs(600));
     }
 
     #[test]

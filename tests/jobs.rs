@@ -107,3 +107,66 @@ async fn a_background_job_runs_is_read_is_told_and_ends_with_the_session() {
     assert!(!alive(killed_pid), "job_kill stopped job 2");
     assert!(!alive(left_pid), "job 3 ended with the session");
 }
+
+/// With `--auto-background-after 1`, a foreground command still running
+/// after a second becomes job 1: the call returns with what it printed so
+/// far and where to read on; `job_output` from that offset shows only what
+/// came after; the model is told when it ends; quicker commands are not
+/// moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_command_moves_to_the_background_after_the_setting() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "bash",
+            json!({"command": "echo early; sleep 2; echo late; sleep 0.5"}),
+        )),
+        // Quick enough to stay in the foreground, while job 1 goes on.
+        1..=3 => sse(Turn::tool("bash", json!({"command": "sleep 0.8"}))),
+        4 => sse(Turn::tool("job_output", json!({"id": 1, "since": 6}))),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let started = Instant::now();
+    let mut cmd = cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
+    cmd.args(["--auto-background-after", "1", "-p", "build it"]);
+    let (code, out, err) = cli_support::output(&mut cmd).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let requests = server.requests();
+    let result = |i: usize| requests[i].last_tool_results()[0]["content"].to_string();
+    let moved = result(1);
+    assert!(
+        moved.contains("early") && !moved.contains("late"),
+        "the output so far, and only that: {moved}"
+    );
+    assert!(
+        moved.contains("Still running after 1 s: moved to background job 1 (pid "),
+        "{moved}"
+    );
+    assert!(
+        moved.contains(r#"job_output {\"id\": 1, \"since\": 6}"#),
+        "{moved}"
+    );
+    for i in 2..=4 {
+        assert!(
+            !result(i).contains("moved"),
+            "a quick command stays: {}",
+            result(i)
+        );
+    }
+    let rest: String = serde_json::from_str(&result(5)).unwrap();
+    assert!(rest.contains("bytes 6..11"), "{rest}");
+    assert_eq!(rest.split_once('\n').map(|(_, body)| body), Some("late\n"));
+    let told: String = requests[2..]
+        .iter()
+        .map(|r| r.messages().last().unwrap().to_string())
+        .collect();
+    assert!(
+        told.contains(
+            "Background job 1 (`echo early; sleep 2; echo late; sleep 0.5`) ended: exit code 0"
+        ),
+        "{told}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}

@@ -77,6 +77,12 @@ impl Settings {
         number(out, "nag_every", &self.nag_every);
         number(out, "nag_max", &self.nag_max);
         number(out, "bash_timeout", &self.bash_timeout);
+        let after = match self.auto_background_after.value {
+            0 => "0  # off".to_string(),
+            secs => secs.to_string(),
+        };
+        let source = &self.auto_background_after.source;
+        line(out, "auto_background_after", &after, source);
         // Valid TOML either way: 0 stands for the model's own window.
         let window = match self.context_window.value {
             0 => "0  # the model's window".to_string(),

@@ -29,6 +29,9 @@ pub struct Layer {
     /// Nags in a row without a plan update before they stop; 0 = no limit.
     pub nag_max: Option<u32>,
     pub bash_timeout: Option<u64>,
+    /// Seconds after which a `bash` command still running becomes a
+    /// background job; 0 = never.
+    pub auto_background_after: Option<u64>,
     pub output_cap: Option<usize>,
     /// The context window in tokens; 0 = the model's (or 128k).
     pub context_window: Option<u64>,
@@ -169,6 +172,7 @@ pub struct Settings {
     pub nag_every: Sourced<u32>,
     pub nag_max: Sourced<u32>,
     pub bash_timeout: Sourced<u64>,
+    pub auto_background_after: Sourced<u64>,
     pub output_cap: Sourced<usize>,
     pub context_window: Sourced<u64>,
     pub compact_at: Sourced<f64>,
@@ -247,6 +251,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         api_key,
         wire,
     } = connection(layers)?;
+    let (bash_timeout, auto_background_after) = bash_limits(layers)?;
     let settings = Settings {
         max_tokens: layers.number(
             "--max-tokens",
@@ -257,12 +262,8 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         max_turns: layers.number("--max-turns", |l| l.max_turns, "WAYPOINT_MAX_TURNS", 100)?,
         nag_every: layers.number("--nag-every", |l| l.nag_every, "WAYPOINT_NAG_EVERY", 3)?,
         nag_max: layers.number("--nag-max", |l| l.nag_max, "WAYPOINT_NAG_MAX", 2)?,
-        bash_timeout: layers.number(
-            "--bash-timeout",
-            |l| l.bash_timeout,
-            "WAYPOINT_BASH_TIMEOUT",
-            120,
-        )?,
+        bash_timeout,
+        auto_background_after,
         output_cap: layers.number(
             "--output-cap",
             |l| l.output_cap,
@@ -340,6 +341,24 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
     check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
     Ok(settings)
+}
+
+/// `bash`'s default timeout, and when a command still running moves to
+/// the background (0: never).
+fn bash_limits(layers: Layers<'_>) -> Result<(Sourced<u64>, Sourced<u64>), ConfigError> {
+    let timeout = layers.number(
+        "--bash-timeout",
+        |l| l.bash_timeout,
+        "WAYPOINT_BASH_TIMEOUT",
+        120,
+    )?;
+    let after = layers.number(
+        "--auto-background-after",
+        |l| l.auto_background_after,
+        "WAYPOINT_AUTO_BACKGROUND_AFTER",
+        0,
+    )?;
+    Ok((timeout, after))
 }
 
 /// What `pick` takes of the file's layer; the default without a file.
@@ -884,6 +903,7 @@ max_turns = 7                                # env WAYPOINT_MAX_TURNS
 nag_every = 5                                # file /cfg/config.toml
 nag_max = 2                                  # default
 bash_timeout = 300                           # profile slow
+auto_background_after = 0  # off             # default
 context_window = 64000                       # flag --context-window
 compact_at = 0.5                             # flag --compact-at
 output_cap = 30000                           # default
@@ -911,6 +931,7 @@ max_turns = 100                              # default
 nag_every = 3                                # default
 nag_max = 2                                  # default
 bash_timeout = 120                           # default
+auto_background_after = 0  # off             # default
 context_window = 0  # the model's window     # default
 compact_at = 0.8                             # default
 output_cap = 30000                           # default

@@ -61,7 +61,7 @@ long output keeps head and tail. Default timeout 120 s, max 600.",
             if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
                 return background(input, &ctx.env, ctx.host.jobs());
             }
-            run(input, &ctx.env).await
+            run_or_move(input, &ctx.env, ctx.host.jobs()).await
         })
     }
 }
@@ -90,8 +90,19 @@ fn background(
     }
 }
 
-/// Runs a `bash` tool call.
+/// Runs a `bash` tool call in the foreground, to its end or its timeout.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    run_or_move(input, env, None).await
+}
+
+/// Runs a `bash` tool call; with `jobs`, a command still running at
+/// `auto_background_after` becomes one of them (its group, pipes and
+/// output so far handed over) and the call returns.
+pub async fn run_or_move(
+    input: &Value,
+    env: &ToolEnv<'_>,
+    jobs: Option<&std::sync::Arc<super::jobs::Jobs>>,
+) -> ToolOutput {
     let (command, timeout) = match check_call(input, env) {
         Ok(call) => call,
         Err(refused) => return *refused,
@@ -131,7 +142,20 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     sweep.shell = pid;
     let mut group = GroupGuard::new(pid, sweep);
     let mut streams = Streams::new(&mut child, env);
-    let (end, status) = streams.until_end(&mut child, env, timeout).await;
+    let background_at = jobs.and(env.config.bash.auto_background);
+    let (end, status) = streams
+        .until_end(&mut child, env, timeout, background_at)
+        .await;
+    if let (End::Background, Some(jobs)) = (&end, jobs) {
+        return moved(
+            jobs,
+            command,
+            child,
+            group,
+            streams.handover(),
+            background_at,
+        );
+    }
     // Kill the whole group first (the shell is still unreaped on timeout or
     // cancel, so the group id cannot have been reused), then reap.
     group.kill_group();
@@ -145,6 +169,32 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
     group.sweep().await;
     let output = streams.drain().await;
     outcome(end, output, timeout, env)
+}
+
+/// A command still running at `after` made a job: what the model reads.
+fn moved(
+    jobs: &std::sync::Arc<super::jobs::Jobs>,
+    command: &str,
+    child: crate::tools::spawn::Child,
+    group: GroupGuard,
+    handover: super::shell::Handover,
+    after: Option<Duration>,
+) -> ToolOutput {
+    let so_far = handover.shown.len() + handover.pending.len();
+    let shown = if handover.shown.is_empty() {
+        "(no output yet)".to_string()
+    } else {
+        handover.shown.clone()
+    };
+    let job = jobs.adopt(command, child, group, handover);
+    ToolOutput::ok(format!(
+        "{shown}\n[Still running after {}: moved to background job {} (pid {}). Read what it prints next with job_output {{\"id\": {}, \"since\": {so_far}}}; stop it with job_kill {{\"id\": {}}}. You are told when it ends.]",
+        fmt_duration(after.unwrap_or_default()),
+        job.id,
+        job.pid,
+        job.id,
+        job.id
+    ))
 }
 
 /// The command and its timeout from the call's input; `Err` is the output
@@ -168,8 +218,8 @@ fn check_call<'v>(
                 "`timeout_secs` must be at least 1",
             )));
         }
-        Ok(Some(secs)) => Duration::from_secs(secs).min(env.config.bash_max_timeout),
-        Ok(None) => env.config.bash_default_timeout,
+        Ok(Some(secs)) => Duration::from_secs(secs).min(env.config.bash.max_timeout),
+        Ok(None) => env.config.bash.default_timeout,
         Err(e) => return Err(Box::new(ToolOutput::error(e))),
     };
     Ok((command, timeout))
@@ -216,6 +266,11 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
             ),
         ),
         End::Cancelled => ToolOutput::interrupted("The process group was killed.", &output),
+        // Handled before the group is killed; only without jobs to move to.
+        End::Background => ToolOutput::error(format!(
+            "the command could not be moved to the background{}",
+            so_far(&output)
+        )),
         End::WaitFailed(e) => ToolOutput::error(format!(
             "waiting for `bash -c` failed: {e}{}",
             so_far(&output)
@@ -365,7 +420,7 @@ mod tests {
     #[tokio::test]
     async fn default_timeout_comes_from_config() {
         let mut f = fixture();
-        f.config.bash_default_timeout = Duration::from_millis(300);
+        f.config.bash.default_timeout = Duration::from_millis(300);
         let out = f.run(json!({"command": "sleep 30"})).await;
         assert_eq!(
             out.content,
@@ -376,7 +431,7 @@ mod tests {
     #[tokio::test]
     async fn timeout_is_clamped_to_the_maximum() {
         let mut f = fixture();
-        f.config.bash_max_timeout = Duration::from_millis(300);
+        f.config.bash.max_timeout = Duration::from_millis(300);
         let out = f
             .run(json!({"command": "sleep 30", "timeout_secs": 500}))
             .await;

@@ -18,7 +18,8 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use super::procs::{self, Sweep};
-use super::shell::GroupGuard;
+use super::shell::{GroupGuard, Handover};
+use super::spawn::Child;
 use super::{
     Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, opt_u64_arg,
     summary_line,
@@ -106,6 +107,34 @@ impl Jobs {
         let mut child = super::shell::spawn_shell(command, env, &sweep.token, confinement.as_ref())
             .map_err(|e| format!("could not start the job: {e}"))?;
         let pid = child.id();
+        let group = GroupGuard::new(
+            Some(pid),
+            Sweep {
+                session: Some(pid),
+                shell: Some(pid),
+                ..sweep
+            },
+        );
+        let handover = Handover {
+            out: child.stdout.take(),
+            err: child.stderr.take(),
+            shown: String::new(),
+            pending: Vec::new(),
+        };
+        Ok(self.adopt(command, child, group, handover))
+    }
+
+    /// Makes a running command a job: its group (killed when the job ends
+    /// or is stopped), its pipes, read from now on, and what was read of
+    /// them before (the job's output starts with it).
+    pub(crate) fn adopt(
+        self: &Arc<Self>,
+        command: &str,
+        mut child: Child,
+        group: GroupGuard,
+        handover: Handover,
+    ) -> Arc<Job> {
+        let pid = child.id();
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let job = Arc::new(Job {
             id,
@@ -113,18 +142,13 @@ impl Jobs {
             pid,
             started: Instant::now(),
             state: Mutex::new(JobState::default()),
-            guard: Mutex::new(Some(GroupGuard::new(
-                Some(pid),
-                Sweep {
-                    session: Some(pid),
-                    shell: Some(pid),
-                    ..sweep
-                },
-            ))),
+            guard: Mutex::new(Some(group)),
         });
+        job.push(handover.shown.as_bytes());
+        job.push(&handover.pending);
         lock(&self.list).push(job.clone());
         self.changes.fetch_add(1, Ordering::Relaxed);
-        let (out, err) = (child.stdout.take(), child.stderr.take());
+        let (out, err) = (handover.out, handover.err);
         let watched = job.clone();
         let changes = self.changes.clone();
         tokio::spawn(async move {
@@ -163,7 +187,7 @@ impl Jobs {
                 changes.fetch_add(1, Ordering::Relaxed);
             }
         });
-        Ok(job)
+        job
     }
 
     pub fn get(&self, id: u32) -> Option<Arc<Job>> {

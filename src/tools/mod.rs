@@ -37,13 +37,34 @@ pub use host::{HostRequest, ToolHost};
 pub use registry::{ToolRegistry, ToolRegistryBuilder, definitions, run_workspace_tool};
 pub use workspace::Workspace;
 
+/// How long a `bash` call may run.
+#[derive(Clone, Copy, Debug)]
+pub struct BashLimits {
+    /// Timeout used when `bash` is called without `timeout_secs`.
+    pub default_timeout: Duration,
+    /// Upper bound for `timeout_secs`.
+    pub max_timeout: Duration,
+    /// A command still running after this long becomes a background job
+    /// (its output so far returned) instead of running on to its timeout;
+    /// `None`: off (`auto_background_after = 0`).
+    pub auto_background: Option<Duration>,
+}
+
+impl Default for BashLimits {
+    fn default() -> Self {
+        Self {
+            default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(600),
+            auto_background: None,
+        }
+    }
+}
+
 /// Limits applied to tool execution.
 #[derive(Clone, Debug)]
 pub struct ToolConfig {
-    /// Timeout used when `bash` is called without `timeout_secs`.
-    pub bash_default_timeout: Duration,
-    /// Upper bound for `timeout_secs`.
-    pub bash_max_timeout: Duration,
+    /// `bash`'s timeouts, and when a long command moves to the background.
+    pub bash: BashLimits,
     /// Maximum bytes of tool output returned to the model (head and tail kept).
     pub output_cap: usize,
     /// Maximum number of paths `glob` returns.
@@ -76,8 +97,7 @@ pub struct ToolConfig {
 impl Default for ToolConfig {
     fn default() -> Self {
         Self {
-            bash_default_timeout: Duration::from_secs(120),
-            bash_max_timeout: Duration::from_secs(600),
+            bash: BashLimits::default(),
             output_cap: 30_000,
             glob_cap: 500,
             rules: crate::safety::Rules::default(),

@@ -102,3 +102,13 @@ impl Drop for GroupGuard {
         }
     }
 }
+
+/// What a running command moving to the background takes along: its
+/// pipes, the output read of them so far, and bytes of a character not
+/// yet whole.
+pub struct Handover {
+    pub out: Option<tokio::net::unix::pipe::Receiver>,
+    pub err: Option<tokio::net::unix::pipe::Receiver>,
+    pub shown: String,
+    pub pending: Vec<u8>,
+}

@@ -11,6 +11,7 @@ use tokio::net::unix::pipe;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Sleep;
 
+use crate::tools::shell::Handover;
 use crate::tools::spawn::Child;
 use crate::tools::{ToolEnv, cap_output};
 
@@ -58,9 +59,14 @@ impl<'a> Streams<'a> {
         child: &mut Child,
         env: &ToolEnv<'_>,
         timeout: Duration,
+        background_at: Option<Duration>,
     ) -> (End, Option<ExitStatus>) {
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
+        // Only before the timeout: a command that would time out first does.
+        let mut background = background_at
+            .filter(|at| *at < timeout)
+            .map(|at| Box::pin(tokio::time::sleep(at)));
         let mut grace: Option<std::pin::Pin<Box<Sleep>>> = None;
         let mut status: Option<ExitStatus> = None;
         let end = loop {
@@ -74,6 +80,7 @@ impl<'a> Streams<'a> {
                 biased;
                 _ = env.cancel.cancelled() => break End::Cancelled,
                 _ = &mut deadline => break End::TimedOut,
+                _ = sleep_opt(&mut background), if status.is_none() => break End::Background,
                 r = self.out.read(), if self.out.is_open() => {
                     let text = self.out.took(r).unwrap_or_else(|| self.out.decoder.finish());
                     self.sink.emit(&text);
@@ -123,6 +130,20 @@ impl<'a> Streams<'a> {
         self.sink.emit(&self.out.decoder.finish());
         self.sink.emit(&self.err.decoder.finish());
         self.sink.collected.finish()
+    }
+}
+
+impl Streams<'_> {
+    /// Gives the pipes up, with what was read of them.
+    pub(super) fn handover(self) -> Handover {
+        let mut pending = self.out.decoder.pending.clone();
+        pending.extend_from_slice(&self.err.decoder.pending);
+        Handover {
+            out: self.out.reader,
+            err: self.err.reader,
+            shown: self.sink.collected.finish(),
+            pending,
+        }
     }
 }
 
@@ -230,6 +251,8 @@ impl<'a> Live<'a> {
 pub(super) enum End {
     Exited(ExitStatus),
     TimedOut,
+    /// Still running at `auto_background_after`: it becomes a job.
+    Background,
     Cancelled,
     WaitFailed(std::io::Error),
 }
