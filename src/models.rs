@@ -105,6 +105,39 @@ pub fn reasons(name: &str) -> bool {
     o_series || gpt_major || name.contains("codex")
 }
 
+/// Whether `model` of `provider` takes images: every Claude model; on the
+/// OpenAI wires the vision lines (gpt-4o, gpt-4.1, gpt-5, o1/o3/o4,
+/// codex) and open models named for it (`llava`, `*-vl`, `*vision*`,
+/// `gemma3`, `pixtral`, `minicpm-v`, `qwen2.5vl`, `llama4`); the scripted
+/// demo too. Other names (most local coding models) do not.
+pub fn takes_images(provider: &str, model: &str) -> bool {
+    let name = bare(model);
+    match provider {
+        "anthropic" | "scripted" => true,
+        _ => {
+            let lines = ["gpt-4o", "gpt-4.1", "chatgpt-4o", "gpt-4-turbo"];
+            let marks = [
+                "vision",
+                "llava",
+                "-vl",
+                "vl-",
+                "pixtral",
+                "gemma3",
+                "gemma-3",
+                "minicpm-v",
+                "qwen2.5vl",
+                "llama4",
+                "llama-4",
+                "claude",
+                "gemini",
+            ];
+            reasons(&name)
+                || lines.iter().any(|l| name.starts_with(l))
+                || marks.iter().any(|m| name.contains(m))
+        }
+    }
+}
+
 /// `200k`, `1M`: a context window as people say it.
 pub fn format_window(tokens: u64) -> String {
     if tokens >= 1_000_000 {
@@ -127,6 +160,30 @@ mod tests {
         assert!(known("gpt-4.1-nano").is_none());
         assert_eq!(format_window(1_047_576), "1M");
         assert_eq!(format_window(128_000), "128k");
+    }
+
+    #[test]
+    fn vision_models_take_images() {
+        for (provider, name) in [
+            ("anthropic", "claude-sonnet-4-5"),
+            ("openai", "gpt-4o-mini"),
+            ("openai", "gpt-5-codex"),
+            ("openai", "o4-mini"),
+            ("openai", "qwen2.5vl:7b"),
+            ("openai", "llava:13b"),
+            ("openai", "meta-llama/llama-3.2-11b-vision-instruct"),
+            ("openai", "openrouter/google/gemini-2.5-pro"),
+        ] {
+            assert!(takes_images(provider, name), "{name}");
+        }
+        for name in [
+            "qwen2.5-coder:7b",
+            "deepseek-reasoner",
+            "gpt-3.5-turbo",
+            "local",
+        ] {
+            assert!(!takes_images("openai", name), "{name}");
+        }
     }
 
     #[test]

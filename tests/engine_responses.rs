@@ -185,7 +185,8 @@ async fn the_binary_picks_the_wire_by_model_and_keys_the_cache_by_session() {
         Responses::text("Done."),
     ])
     .await;
-    let mut cmd = openai_cmd(home.path(), ws.path(), &server.url, "gpt-5-codex");
+    let mut cmd =
+        cli_support::on_loopback_openai(home.path(), ws.path(), &server.url, "gpt-5-codex");
     cmd.args(["-p", "say it"]);
     let (code, _out, err) = cli_support::output(&mut cmd).await;
     assert_eq!(code, 0, "{err}");
@@ -212,34 +213,10 @@ async fn the_binary_picks_the_wire_by_model_and_keys_the_cache_by_session() {
 
     // The same model on the chat wire, when the config says so.
     let chat = loopback::FakeServer::<Responses>::start(vec![]).await;
-    let mut cmd = openai_cmd(home.path(), ws.path(), &chat.url, "gpt-5-codex");
+    let mut cmd = cli_support::on_loopback_openai(home.path(), ws.path(), &chat.url, "gpt-5-codex");
     cmd.args(["--wire", "chat", "--max-retries", "0", "-p", "hi"]);
     let _ = cli_support::output(&mut cmd).await;
     let reqs = chat.requests();
     assert!(!reqs.is_empty());
     assert!(reqs.iter().all(|r| r.path == "/v1/chat/completions"));
-}
-
-/// The binary on the `openai` provider at `url`, headless.
-fn openai_cmd(
-    home: &std::path::Path,
-    ws: &std::path::Path,
-    url: &str,
-    model: &str,
-) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_waypoint"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("WAYPOINT_HOME", home)
-        .env("WAYPOINT_LOG", home.join("waypoint.log"))
-        .env("WAYPOINT_APPROVAL", "yolo")
-        .env("OPENAI_API_KEY", "sk-loopback-test")
-        .args(["--provider", "openai", "--model", model, "--base-url", url])
-        .current_dir(ws)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    cmd
 }

@@ -160,7 +160,12 @@ async fn the_everything_server_lists_its_tools_and_answers_calls() {
 
     let image = tool(&running, "get-tiny-image", Duration::from_secs(20));
     let out = call(&image, json!({}), dir.path(), &cancel).await;
-    assert!(out.content.contains("[image: image/png"), "{}", out.content);
+    assert!(
+        out.content.contains("[image: ") && out.content.contains(" png, not shown: "),
+        "{}",
+        out.content
+    );
+    assert!(out.images.is_empty(), "no model to show it to");
 
     // Arguments the server refuses: an error result, the server still up.
     let out = call(&sum, json!({"a": "nineteen"}), dir.path(), &cancel).await;
@@ -356,7 +361,12 @@ async fn a_streamable_http_server_answers_calls_and_is_told_to_cancel() {
     assert!(out.content.contains("42"), "{}", out.content);
     let image = tool(&running, "get-tiny-image", Duration::from_secs(20));
     let out = call(&image, json!({}), dir.path(), &cancel).await;
-    assert!(out.content.contains("[image: image/png"), "{}", out.content);
+    assert!(
+        out.content.contains("[image: ") && out.content.contains(" png, not shown: "),
+        "{}",
+        out.content
+    );
+    assert!(out.images.is_empty(), "no model to show it to");
 
     // A long call (its progress comes as SSE events), interrupted.
     a_long_call_is_interrupted(&running, dir.path()).await;

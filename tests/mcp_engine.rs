@@ -145,7 +145,21 @@ async fn the_model_calls_mcp_tools_and_the_next_request_carries_each_result() {
     let refused = results(&requests[3]);
     assert!(refused[0].1, "an error result: {refused:?}");
     let image = results(&requests[4]);
-    assert!(image[0].0.contains("[image: image/png"), "{image:?}");
+    assert!(
+        image[0].0.contains("png") && image[0].0.contains("it follows the results"),
+        "{image:?}"
+    );
+    // The picture itself, after the result, as an Anthropic image block.
+    let messages = requests[4].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap()["content"].as_array().unwrap();
+    assert_eq!(last[0]["type"], "tool_result");
+    assert_eq!(last[1]["type"], "image", "{last:?}");
+    assert_eq!(last[1]["source"]["media_type"], "image/png");
+    assert!(
+        last[1]["source"]["data"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("iVBOR"))
+    );
 }
 
 #[tokio::test]

@@ -25,9 +25,29 @@ pub fn mentioned(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// What a message's mentions attach.
+#[derive(Debug, Default, PartialEq)]
+pub struct Attached {
+    /// The files' text and the folders' listings (`None`: nothing).
+    pub text: Option<String>,
+    /// The images mentioned, for a model that takes them.
+    pub images: Vec<crate::chat::ImageSource>,
+    /// Why an image mentioned was not attached, one line each.
+    pub refused: Vec<String>,
+}
+
 /// The attachments for `text`'s mentions, or `None` when nothing mentioned
-/// is a file or folder of the workspace.
+/// is a file or folder of the workspace (images aside).
 pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
+    attach(text, env, &crate::tools::ToolHost::detached())
+        .await
+        .text
+}
+
+/// The attachments for `text`'s mentions: text, listings and images
+/// (`host` says whether the model takes them).
+pub async fn attach(text: &str, env: &ToolEnv<'_>, host: &crate::tools::ToolHost<'_>) -> Attached {
+    let mut attached = Attached::default();
     let mut out = String::new();
     let mut seen: Vec<std::path::PathBuf> = Vec::new();
     for word in mentioned(text) {
@@ -66,6 +86,21 @@ pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
                 let _ = write!(out, "\n… and {more} more");
             }
             out.push_str("\n</folder>");
+        } else if meta.is_file()
+            && let Some(image) =
+                crate::tools::fs::read_image(&serde_json::json!({ "path": word }), env, host).await
+        {
+            if image.is_error() {
+                let why = image
+                    .content
+                    .strip_prefix("Error: ")
+                    .unwrap_or(&image.content);
+                attached.refused.push(why.to_string());
+                let _ = write!(out, "\n\n<image path=\"{shown}\">{}</image>", image.content);
+            } else {
+                let _ = write!(out, "\n\n<image path=\"{shown}\">{}</image>", image.content);
+                attached.images.extend(image.images);
+            }
         } else if meta.is_file() {
             let read = crate::tools::fs::read_file(&serde_json::json!({ "path": word }), env).await;
             if read.is_error() {
@@ -81,12 +116,14 @@ pub async fn attachments(text: &str, env: &ToolEnv<'_>) -> Option<String> {
         }
         seen.push(path);
     }
-    (!seen.is_empty()).then(|| format!("The user mentioned these; their contents as of now:{out}"))
+    attached.text = (!seen.is_empty())
+        .then(|| format!("The user mentioned these; their contents as of now:{out}"));
+    attached
 }
 
 impl super::Session {
     /// What `text`'s `@path` mentions attach (see [`super::mentions`]).
-    pub(super) async fn attachments(&self, text: &str) -> Option<String> {
+    pub(super) async fn attachments(&self, text: &str) -> Attached {
         let cancel = tokio_util::sync::CancellationToken::new();
         let env = crate::tools::ToolEnv {
             workspace: &self.host.workspace,
@@ -95,7 +132,10 @@ impl super::Session {
             output: None,
             sandboxed: false,
         };
-        attachments(text, &env).await
+        let client = &self.thread.client;
+        let images = crate::models::takes_images(client.provider(), client.model());
+        let host = crate::tools::ToolHost::detached().with_model(client.model(), images);
+        attach(text, &env, &host).await
     }
 }
 

@@ -138,8 +138,15 @@ impl Session {
         for note in started.into_iter().chain(hooked).chain(invoked) {
             self.add_user_text(note, false);
         }
-        if let Some(attached) = attached {
-            self.add_user_text(attached, false);
+        if let Some(text) = attached.text {
+            self.add_user_text(text, false);
+        }
+        self.add_user_images(attached.images);
+        for why in attached.refused {
+            self.emit(Event::Error {
+                kind: ErrorKind::Image,
+                message: format!("Not attached: {why}"),
+            });
         }
         if let Some(note) = self.take_plan_note() {
             self.add_user_text(note, false);

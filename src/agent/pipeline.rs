@@ -57,6 +57,8 @@ impl<'a> Call<'a> {
 pub(super) struct Done {
     pub result: ContentBlock,
     pub plan_written: bool,
+    /// Images the tool gave, shown to the model after the results.
+    pub images: Vec<crate::chat::ImageSource>,
 }
 
 impl Session {
@@ -321,10 +323,13 @@ impl Session {
         }
         self.tell_jobs();
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
+        let mut output = output;
+        let images = std::mem::take(&mut output.images);
         let result = self.answer(call.id, call.name, output, duration_ms, true);
         Done {
             result,
             plan_written,
+            images,
         }
     }
 
@@ -505,9 +510,12 @@ impl Session {
         requests: &'a tokio::sync::mpsc::UnboundedSender<crate::tools::HostRequest>,
         spawner: &'a super::subagent::Spawner<'a>,
     ) -> ToolHost<'a> {
+        let client = &self.thread.client;
+        let images = crate::models::takes_images(client.provider(), client.model());
         ToolHost::new(requests)
             .with_subagents(spawner)
             .with_jobs(&self.host.tasks.jobs)
+            .with_model(client.model(), images)
     }
 
     /// How long a cancelled call of `name` gets to stop on its own.

@@ -91,6 +91,23 @@ impl Session {
         self.thread.conversation.push_user_text(text);
     }
 
+    /// Adds images after the user's text (pasted or mentioned).
+    pub(super) fn add_user_images(&mut self, images: Vec<crate::chat::ImageSource>) {
+        if images.is_empty() {
+            return;
+        }
+        self.record(&Record::Images {
+            images: images.clone(),
+            at: now_ms(),
+        });
+        let blocks = images
+            .into_iter()
+            .map(|source| ContentBlock::Image { source });
+        self.thread
+            .conversation
+            .push_tool_results(blocks.collect(), Vec::new());
+    }
+
     /// Adds the model's reply.
     pub(super) fn add_assistant(&mut self, content: Vec<ContentBlock>) {
         let model = self.thread.client.model().to_string();
@@ -106,6 +123,21 @@ impl Session {
     /// came), followed by `texts` (the nag).
     pub(super) fn add_tool_results(&mut self, results: Vec<ContentBlock>, texts: Vec<String>) {
         let at = now_ms();
+        // The results are their calls' `ToolCallEnd` records; the images
+        // the tools gave are recorded here.
+        let images: Vec<&crate::chat::ImageSource> = results
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Image { source } => Some(source),
+                _ => None,
+            })
+            .collect();
+        if !images.is_empty() {
+            self.record(&Record::Images {
+                images: images.into_iter().cloned().collect(),
+                at,
+            });
+        }
         for text in &texts {
             self.record(&Record::User {
                 text: Cow::Borrowed(text),

@@ -257,6 +257,12 @@ impl Session {
             for done in done {
                 plan_written |= done.plan_written;
                 results.push(done.result);
+                // After every result (the conversation keeps results first).
+                results.extend(
+                    done.images
+                        .into_iter()
+                        .map(|source| ContentBlock::Image { source }),
+                );
             }
         }
         if cancel.is_cancelled() {

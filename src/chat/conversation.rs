@@ -106,7 +106,20 @@ impl Conversation {
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User && message.role == Role::User => {
                 self.bytes -= message_bytes(last);
-                last.content.extend(message.content);
+                // Tool results stay first, as the APIs require (an image or
+                // a note after a result, then another result).
+                for block in message.content {
+                    if matches!(block, ContentBlock::ToolResult { .. }) {
+                        let at = last
+                            .content
+                            .iter()
+                            .position(|b| !matches!(b, ContentBlock::ToolResult { .. }))
+                            .unwrap_or(last.content.len());
+                        last.content.insert(at, block);
+                    } else {
+                        last.content.push(block);
+                    }
+                }
                 self.bytes += message_bytes(last);
             }
             _ => {
@@ -204,7 +217,9 @@ impl Conversation {
                             ContentBlock::Text { text } if text.trim().is_empty() => {
                                 return Err(format!("message {i}: whitespace-only text"));
                             }
-                            ContentBlock::Text { .. } => seen_text = true,
+                            ContentBlock::Text { .. } | ContentBlock::Image { .. } => {
+                                seen_text = true
+                            }
                             ContentBlock::ToolUse { .. } => {
                                 return Err(format!("message {i}: tool_use in a user message"));
                             }
@@ -237,6 +252,9 @@ impl Conversation {
 }
 
 /// The bytes of a message's text, tool inputs and results (what the wire carries).
+/// What an image counts for in [`message_bytes`]: about 1,600 tokens.
+pub const IMAGE_BYTES: usize = 6_400;
+
 pub fn message_bytes(m: &Message) -> usize {
     m.content
         .iter()
@@ -255,6 +273,9 @@ pub fn message_bytes(m: &Message) -> usize {
                 signature,
             } => thinking.len() + signature.len() + 32,
             ContentBlock::RedactedThinking { data } => data.len() + 32,
+            // What a provider counts for an image (about 1,600 tokens at
+            // most), not its bytes: the window is what this measures.
+            ContentBlock::Image { .. } => IMAGE_BYTES,
             ContentBlock::Reasoning { text, details, .. } => {
                 text.len() + details.as_ref().map_or(0, |d| d.to_string().len()) + 32
             }

@@ -6,6 +6,7 @@
 //! all use it without importing each other.
 
 pub mod conversation;
+pub mod image;
 mod input;
 mod text;
 
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use conversation::{Conversation, ConversationKey, KeptText, KeyWatch};
+pub use image::{ImageInfo, ImageSource};
 pub use input::Input;
 pub use text::Text;
 
@@ -39,6 +41,11 @@ pub enum ContentBlock {
         content: Text,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+    },
+    /// An image in a user message: pasted, attached with `@file`, or a
+    /// tool's (`read_file` of an image, an MCP result), after the results.
+    Image {
+        source: ImageSource,
     },
     /// Extended thinking (Anthropic), sent back unchanged with its signature.
     Thinking {

@@ -235,6 +235,9 @@ pub enum ErrorKind {
     SessionOpen,
     /// A user's plan edit broke a rule (the plan is unchanged).
     PlanEdit,
+    /// An image was not attached: the model does not take images, or the
+    /// file is not one it can be sent as.
+    Image,
     /// The plan file (`--plan-file`) could not be written.
     PlanFile,
     /// A hook's settings could not be read, or wait for approval.

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use super::name::tool_name;
 use super::server::Progress;
+use crate::chat::ImageSource;
 use crate::tools::{
     Access, Failure, Origin, Tool, ToolCtx, ToolOutput, ToolSpec, ToolSummary, cap_output,
     summary_line,
@@ -134,7 +135,7 @@ impl Tool for McpTool {
                 );
             };
             match done {
-                Ok(Ok(result)) => output(result, cap),
+                Ok(Ok(result)) => output(result, cap, ctx.host.images()),
                 Ok(Err(e)) => ToolOutput::error(format!(
                     "the MCP server `{}` did not answer the call: {e}",
                     self.server
@@ -153,17 +154,37 @@ impl Tool for McpTool {
 }
 
 /// The model's text of a result: each block in order (text as it is,
-/// other kinds named with their size), the structured content as JSON when
-/// nothing else says it, capped like any tool's output.
-fn output(result: CallToolResult, cap: usize) -> ToolOutput {
-    let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
+/// images said where they go, other kinds named with their size), the
+/// structured content as JSON when nothing else says it, capped like any
+/// tool's output; the images follow the results for a model that takes
+/// them (`images`), and are named as not shown otherwise.
+fn output(result: CallToolResult, cap: usize, images: Result<(), String>) -> ToolOutput {
+    let mut shown = Vec::new();
+    let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        let ContentBlock::Image(i) = block else {
+            parts.push(block_text(block));
+            continue;
+        };
+        parts.push(match (ImageSource::from_base64(&i.data), &images) {
+            (Ok((source, info)), Ok(())) => {
+                shown.push(source);
+                format!(
+                    "[image: {info}, {} bytes; it follows the results]",
+                    info.bytes
+                )
+            }
+            (Ok((_, info)), Err(why)) => format!("[image: {info}, not shown: {why}]"),
+            (Err(why), _) => format!("[an image ({}) that cannot be shown: {why}]", i.mime_type),
+        });
+    }
     if parts.is_empty()
         && let Some(structured) = &result.structured_content
     {
         parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
     }
     let text = cap_output(&parts.join("\n"), cap);
-    if result.is_error == Some(true) {
+    let out = if result.is_error == Some(true) {
         ToolOutput::error(if text.is_empty() {
             "(no message)".into()
         } else {
@@ -173,17 +194,16 @@ fn output(result: CallToolResult, cap: usize) -> ToolOutput {
         ToolOutput::ok("(no output)")
     } else {
         ToolOutput::ok(text)
+    };
+    ToolOutput {
+        images: shown,
+        ..out
     }
 }
 
 fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
-        ContentBlock::Image(i) => format!(
-            "[image: {}, {} bytes; images from MCP tools are not shown to the model yet]",
-            i.mime_type,
-            i.data.len() / 4 * 3
-        ),
         ContentBlock::Audio(a) => {
             format!("[audio: {}, {} bytes]", a.mime_type, a.data.len() / 4 * 3)
         }

@@ -83,6 +83,12 @@ pub enum Record<'a> {
         prompt: bool,
         at: u64,
     },
+    /// Images added to the conversation after the user's text or the
+    /// tool results just before (pasted, attached, or a tool's).
+    Images {
+        images: Vec<crate::chat::ImageSource>,
+        at: u64,
+    },
     /// The model's whole reply: reasoning, text and tool calls.
     Assistant {
         content: Cow<'a, [ContentBlock]>,
@@ -222,6 +228,7 @@ impl Record<'_> {
     pub fn at(&self) -> Option<u64> {
         match self {
             Record::User { at, .. }
+            | Record::Images { at, .. }
             | Record::Assistant { at, .. }
             | Record::Event { at, .. }
             | Record::Approval { at, .. }
@@ -240,6 +247,7 @@ impl Record<'_> {
                 prompt,
                 at,
             },
+            Record::Images { images, at } => Record::Images { images, at },
             Record::Assistant { content, model, at } => Record::Assistant {
                 content: Cow::Owned(content.into_owned()),
                 model: Cow::Owned(model.into_owned()),

@@ -331,6 +331,13 @@ impl Replayer {
                     self.history.push(envelope);
                 }
             }
+            Record::Images { images, .. } => {
+                let blocks = images.iter().cloned();
+                let blocks = blocks
+                    .map(|source| ContentBlock::Image { source })
+                    .collect();
+                self.conversation.push_tool_results(blocks, Vec::new());
+            }
             Record::Assistant { content, .. } => self.assistant(content),
             Record::Event { envelope, .. } => self.event(envelope.as_ref().clone()),
             Record::Approval { id, waiting, .. } => {

@@ -29,6 +29,8 @@ pub struct ToolHost<'a> {
     requests: Option<&'a UnboundedSender<HostRequest>>,
     subagents: Option<&'a dyn Subagents>,
     jobs: Option<&'a std::sync::Arc<super::jobs::Jobs>>,
+    /// The model the call's result goes to, and whether it takes images.
+    model: Option<(&'a str, bool)>,
 }
 
 impl<'a> ToolHost<'a> {
@@ -38,6 +40,7 @@ impl<'a> ToolHost<'a> {
             requests: Some(requests),
             subagents: None,
             jobs: None,
+            model: None,
         }
     }
 
@@ -54,6 +57,26 @@ impl<'a> ToolHost<'a> {
         Self {
             jobs: Some(jobs),
             ..self
+        }
+    }
+
+    /// The same host, whose results go to `model` (`images`: it takes them).
+    pub fn with_model(self, model: &'a str, images: bool) -> Self {
+        Self {
+            model: Some((model, images)),
+            ..self
+        }
+    }
+
+    /// Whether the model the result goes to takes images; `Err` says why
+    /// not, naming it.
+    pub fn images(&self) -> Result<(), String> {
+        match self.model {
+            Some((_, true)) => Ok(()),
+            Some((model, false)) => Err(format!(
+                "the model `{model}` does not take images (switch with /model to one that does, e.g. claude-sonnet-4-5 or gpt-4.1)"
+            )),
+            None => Err("no model is there to see images".to_string()),
         }
     }
 

@@ -123,6 +123,9 @@ pub struct ToolOutput {
     pub plan: Option<PlanChange>,
     /// A command's exit code, when it exited (bash).
     pub exit_code: Option<i32>,
+    /// Images the model sees after the result (`read_file` of an image,
+    /// an MCP tool's image), for a model that takes them.
+    pub images: Vec<crate::chat::ImageSource>,
 }
 
 /// What an accepted plan write did.
@@ -151,6 +154,7 @@ impl ToolOutput {
             outcome,
             plan: None,
             exit_code: None,
+            images: Vec::new(),
         }
     }
 

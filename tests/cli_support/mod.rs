@@ -70,3 +70,24 @@ pub fn on_loopback(home: &Path, ws: &Path, url: &str, model: &str) -> Command {
         .kill_on_drop(true);
     cmd
 }
+
+/// The binary on the `openai` provider at `url` (headless-ready), in
+/// `ws` with `home` as its home: `model` picks the wire (Responses for
+/// codex models) and whether images are taken.
+pub fn on_loopback_openai(home: &Path, ws: &Path, url: &str, model: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("WAYPOINT_HOME", home)
+        .env("WAYPOINT_LOG", home.join("waypoint.log"))
+        .env("WAYPOINT_APPROVAL", "yolo")
+        .env("OPENAI_API_KEY", "sk-loopback-test")
+        .args(["--provider", "openai", "--model", model, "--base-url", url])
+        .current_dir(ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}

@@ -240,8 +240,20 @@ pub fn assert_valid_chat_request(body: &Value) {
         let m = &msgs[i];
         match m["role"].as_str() {
             Some("user") => {
+                // Text, or parts (text and images) where images ride along.
+                let parts_ok = m["content"].as_array().is_some_and(|parts| {
+                    !parts.is_empty()
+                        && parts.iter().all(|p| {
+                            (p["type"] == "text"
+                                && p["text"].as_str().is_some_and(|t| !t.is_empty()))
+                                || (p["type"] == "image_url"
+                                    && p["image_url"]["url"]
+                                        .as_str()
+                                        .is_some_and(|u| u.starts_with("data:image/")))
+                        })
+                });
                 assert!(
-                    m["content"].as_str().is_some_and(|c| !c.is_empty()),
+                    m["content"].as_str().is_some_and(|c| !c.is_empty()) || parts_ok,
                     "user message {i} has text"
                 );
                 i += 1;

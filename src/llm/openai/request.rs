@@ -22,7 +22,7 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     User {
-        content: String,
+        content: UserContent<'a>,
     },
     Assistant {
         content: Option<String>,
@@ -39,6 +39,55 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a Text,
     },
+}
+
+/// A user message's content: its text, or text and images as parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(String),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+impl<'a> UserContent<'a> {
+    /// The text alone when there is no image (as every server takes it).
+    fn of(texts: &[&'a str], m: &'a Message) -> Self {
+        let images: Vec<&crate::chat::ImageSource> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Image { source } => Some(source),
+                _ => None,
+            })
+            .collect();
+        if images.is_empty() {
+            return UserContent::Text(texts.join("\n\n"));
+        }
+        let mut parts: Vec<Part<'a>> = texts.iter().map(|text| Part::Text { text }).collect();
+        parts.extend(images.into_iter().map(|i| Part::ImageUrl {
+            image_url: ImageUrl { url: i.data_url() },
+        }));
+        UserContent::Parts(parts)
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            UserContent::Text(t) => t.is_empty(),
+            UserContent::Parts(p) => p.is_empty(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -106,10 +155,9 @@ fn wire_message<'a>(m: &'a Message, out: &mut Vec<WireMessage<'a>>) {
                         });
                     }
                 }
-                if !texts.is_empty() {
-                    out.push(WireMessage::User {
-                        content: texts.join("\n\n"),
-                    });
+                let content = UserContent::of(&texts, m);
+                if !content.is_empty() {
+                    out.push(WireMessage::User { content });
                 }
             }
             Role::Assistant => {
@@ -325,7 +373,7 @@ mod tests {
                         }
                         if !texts.is_empty() {
                             out.push(WireMessage::User {
-                                content: texts.join("\n\n"),
+                                content: super::super::UserContent::Text(texts.join("\n\n")),
                             });
                         }
                     }

@@ -30,7 +30,7 @@ pub(super) struct Options<'a> {
 enum Item<'a> {
     Message {
         role: &'static str,
-        content: [Part<'a>; 1],
+        content: Vec<Part<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<&'a str>,
     },
@@ -52,6 +52,7 @@ enum Item<'a> {
 enum Part<'a> {
     InputText { text: &'a str },
     OutputText { text: &'a str },
+    InputImage { image_url: String },
 }
 
 #[derive(Serialize)]
@@ -159,10 +160,20 @@ fn write_message(m: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
                 }
             }
             let texts = texts(m);
+            let mut content = Vec::new();
             if !texts.is_empty() {
+                content.push(Part::InputText { text: &texts });
+            }
+            content.extend(m.content.iter().filter_map(|b| match b {
+                ContentBlock::Image { source } => Some(Part::InputImage {
+                    image_url: source.data_url(),
+                }),
+                _ => None,
+            }));
+            if !content.is_empty() {
                 put(&Out::Item(Item::Message {
                     role: "user",
-                    content: [Part::InputText { text: &texts }],
+                    content,
                     id: None,
                 }))?;
             }
@@ -257,7 +268,7 @@ fn assistant_items(m: &Message) -> Vec<Out<'_>> {
                     text_sent = true;
                     out.push(Out::Item(Item::Message {
                         role: "assistant",
-                        content: [Part::OutputText { text }],
+                        content: vec![Part::OutputText { text }],
                         id: item.get("id").and_then(Value::as_str),
                     }));
                 }
@@ -275,7 +286,7 @@ fn assistant_items(m: &Message) -> Vec<Out<'_>> {
             at,
             Out::Item(Item::Message {
                 role: "assistant",
-                content: [Part::OutputText { text }],
+                content: vec![Part::OutputText { text }],
                 id: None,
             }),
         );

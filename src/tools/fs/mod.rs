@@ -10,6 +10,7 @@
 //! leaves a half-written file.
 
 mod edit;
+mod image;
 mod read;
 mod write;
 
@@ -19,6 +20,7 @@ use std::path::Path;
 use crate::fsx::{Root, not_regular, read_capped};
 
 pub use edit::{EditFile, edit_file};
+pub use image::read_image;
 pub use read::{ReadFile, read_file};
 pub use write::{WriteFile, write_file};
 

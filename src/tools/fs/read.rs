@@ -53,7 +53,7 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec::builtin(
             "read_file",
-            "Read a text file with numbered lines. `offset` is the first line (1-based), `limit` the line count.",
+            "Read a text file with numbered lines. `offset` is the first line (1-based), `limit` the line count. An image (PNG, JPEG, GIF, WebP) is shown to you as the picture.",
             serde_json::json!({
                 "type": "object",
                 "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
@@ -72,7 +72,12 @@ impl Tool for ReadFile {
         true
     }
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { read_file(input, &ctx.env).await })
+        Box::pin(async move {
+            if let Some(image) = super::image::read_image(input, &ctx.env, &ctx.host).await {
+                return image;
+            }
+            read_file(input, &ctx.env).await
+        })
     }
 }
 

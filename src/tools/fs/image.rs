@@ -1,0 +1,65 @@
+//! `read_file` on an image: the picture itself for a model that takes
+//! images, a clear refusal naming the model for one that does not.
+//! Invariant: the file is opened beneath the workspace like any other,
+//! read only up to the providers' limit, and taken for an image only when
+//! its bytes are one (a `.png` of text is read as text).
+
+use std::io::Read;
+
+use serde_json::Value;
+
+use super::open_file;
+use crate::chat::image::{ImageSource, MAX_IMAGE_BYTES, looks_like_image, sniff};
+use crate::tools::{ToolEnv, ToolHost, ToolOutput, str_arg};
+
+/// The output of `read_file` when `path` is an image; `None`: read it as
+/// text (not an image by name or by bytes, or a bad argument the text
+/// reader reports).
+pub async fn read_image(
+    input: &Value,
+    env: &ToolEnv<'_>,
+    host: &ToolHost<'_>,
+) -> Option<ToolOutput> {
+    let raw = str_arg(input, "path").ok()?;
+    let path = env.workspace.resolve(raw).ok()?;
+    if !looks_like_image(&path) {
+        return None;
+    }
+    let shown = env.workspace.display(&path);
+    let files = env.workspace.files().clone();
+    let rel = env.workspace.relative(&path).to_path_buf();
+    let shown_task = shown.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        let (file, _) = open_file(&files, &rel, &shown_task)?;
+        let mut bytes = Vec::new();
+        // One byte past the limit tells a file that is too big.
+        file.take(MAX_IMAGE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read `{shown_task}`: {e}"))?;
+        Ok::<_, String>(bytes)
+    })
+    .await;
+    let bytes = match read {
+        Ok(Ok(bytes)) => bytes,
+        // The text reader says the same (missing, a folder, a FIFO…).
+        Ok(Err(_)) | Err(_) => return None,
+    };
+    sniff(&bytes)?;
+    let (source, info) = match ImageSource::from_bytes(&bytes) {
+        Ok(image) => image,
+        Err(why) => return Some(ToolOutput::error(format!("`{shown}` is {why}"))),
+    };
+    if let Err(why) = host.images() {
+        return Some(ToolOutput::error(format!(
+            "`{shown}` is an image ({info}, {} bytes); {why}",
+            info.bytes
+        )));
+    }
+    Some(ToolOutput {
+        images: vec![source],
+        ..ToolOutput::ok(format!(
+            "[image `{shown}`: {info}, {} bytes; it follows the results]",
+            info.bytes
+        ))
+    })
+}
