@@ -49,6 +49,13 @@ fn client(url: &str, model: &str) -> Arc<dyn ModelClient> {
 fn every_op_and_event_round_trips_through_json() {
     let ops = vec![
         Op::Submit { text: "hi".into() },
+        Op::Attach {
+            images: vec![waypoint::chat::ImageSource {
+                kind: "base64".into(),
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }],
+        },
         Op::Interrupt,
         Op::Resume,
         Op::ReloadSettings,

@@ -11,6 +11,7 @@ use super::Outbox;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ClientFactory, ModelChoice};
+use crate::chat::ImageSource;
 use crate::events::{ApprovalMode, ErrorKind, Event, Op};
 use crate::llm::ModelClient;
 use crate::todo::SharedPlan;
@@ -45,7 +46,7 @@ pub(super) struct Control {
     pub(super) factory: Arc<dyn ClientFactory>,
     /// The model asked for last (`SetModel`); reloads keep it.
     pub(super) choice: ModelChoice,
-    pub(super) queued: VecDeque<String>,
+    pub(super) queued: VecDeque<Queued>,
     pub(super) pending_client: Option<Arc<dyn ModelClient>>,
     pub(super) reset_pending: bool,
     /// A stored session to switch to once the running turn has ended.
@@ -66,6 +67,14 @@ pub(super) struct Control {
     pub(super) events: Outbox,
     /// Shared with the session: the MCP servers the user acts on.
     mcp: crate::mcp::Servers,
+    /// Images the user attached (`Op::Attach`), for the next message.
+    attached: Vec<ImageSource>,
+}
+
+/// A message sent while a turn runs, with the images attached to it.
+pub(super) struct Queued {
+    pub(super) text: String,
+    pub(super) images: Vec<ImageSource>,
 }
 
 impl Control {
@@ -93,6 +102,7 @@ impl Control {
             mode_request,
             plan,
             events,
+            attached: Vec::new(),
             mcp: crate::mcp::Servers::none(),
         }
     }
@@ -100,6 +110,17 @@ impl Control {
     /// The session's servers, which the user's `/mcp` actions reach.
     pub(super) fn share_mcp(&mut self, servers: crate::mcp::Servers) {
         self.mcp = servers;
+    }
+
+    /// The images attached to the message about to start a turn.
+    pub(super) fn take_attached(&mut self) -> Vec<ImageSource> {
+        std::mem::take(&mut self.attached)
+    }
+
+    /// `queued` comes back as the next message, its images attached.
+    pub(super) fn unqueue(&mut self, queued: Queued) -> Op {
+        self.attached = queued.images;
+        Op::Submit { text: queued.text }
     }
 
     /// Whether `/hooks approve` waits to be done (once: it is taken).
@@ -121,6 +142,10 @@ impl Control {
     /// The one place an op is handled, whatever the engine is doing.
     pub(super) fn dispatch(&mut self, op: Op, phase: Phase<'_>) -> Step {
         match op {
+            Op::Attach { images } => {
+                self.attached.extend(images);
+                Step::Wait
+            }
             Op::Submit { text } if text.trim().is_empty() => {
                 self.error(ErrorKind::EmptyMessage, "An empty message was not sent.");
                 Step::Wait
@@ -171,6 +196,7 @@ impl Control {
             }
             Op::OpenSession { id } => {
                 self.queued.clear();
+                self.attached.clear();
                 self.open_pending = Some(id);
                 if let Phase::Running(cancel) = phase {
                     cancel.cancel();
@@ -180,6 +206,7 @@ impl Control {
             Op::NewSession => {
                 // Messages queued so far belong to the session being dropped.
                 self.queued.clear();
+                self.attached.clear();
                 self.reset_pending = true;
                 if let Phase::Running(cancel) = phase {
                     cancel.cancel();
@@ -225,7 +252,8 @@ impl Control {
             }
             Phase::Running(_) => {
                 self.emit(Event::Queued { text: text.clone() });
-                self.queued.push_back(text);
+                let images = std::mem::take(&mut self.attached);
+                self.queued.push_back(Queued { text, images });
                 Step::Wait
             }
         }

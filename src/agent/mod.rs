@@ -114,7 +114,7 @@ impl Session {
     /// Adds the user's `prompt` (with what its `@` mentions attach, the
     /// user's plan changes and the hooks' notes) for a turn to answer;
     /// false when a `UserPromptSubmit` hook blocked it (nothing is added).
-    async fn start_prompt(&mut self, text: String) -> bool {
+    async fn start_prompt(&mut self, text: String, pasted: Vec<crate::chat::ImageSource>) -> bool {
         let first = self.thread.conversation.is_empty();
         let started = self.start_notes().await;
         let hooked = match self.prompt_hooks(&text).await {
@@ -135,6 +135,7 @@ impl Session {
         let invoked = self.invoked(&text);
         let attached = self.attachments(invoked.as_deref().unwrap_or(&text)).await;
         self.add_user_text(text, true);
+        self.add_pasted(pasted);
         for note in started.into_iter().chain(hooked).chain(invoked) {
             self.add_user_text(note, false);
         }
@@ -155,6 +156,34 @@ impl Session {
             self.add_user_text(reminders::INITIAL_REMINDER, false);
         }
         true
+    }
+}
+
+impl Session {
+    /// Adds the images the user pasted with a message, when the model
+    /// takes images; else says so (naming the model) and drops them.
+    fn add_pasted(&mut self, images: Vec<crate::chat::ImageSource>) {
+        if images.is_empty() {
+            return;
+        }
+        let client = &self.thread.client;
+        if crate::models::takes_images(client.provider(), client.model()) {
+            return self.add_user_images(images);
+        }
+        let message = format!(
+            "Not attached: {} pasted image{}; the model `{}` does not take images (switch with /model to one that does).",
+            images.len(),
+            if images.len() == 1 { "" } else { "s" },
+            client.model()
+        );
+        self.add_user_text(
+            "(The user pasted an image, but this model cannot see images; it was not sent.)",
+            false,
+        );
+        self.emit(Event::Error {
+            kind: ErrorKind::Image,
+            message,
+        });
     }
 }
 
@@ -202,7 +231,7 @@ impl Agent {
         let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
         loop {
             let op = match self.control.queued.pop_front() {
-                Some(text) => Op::Submit { text },
+                Some(queued) => self.control.unqueue(queued),
                 None => match ops.try_recv() {
                     Ok(op) => op,
                     Err(_) => {
@@ -234,7 +263,8 @@ impl Agent {
                     continue;
                 }
                 Step::Start { text: Some(text) } => {
-                    if !self.session.start_prompt(text).await {
+                    let images = self.control.take_attached();
+                    if !self.session.start_prompt(text, images).await {
                         continue;
                     }
                     false
@@ -363,8 +393,9 @@ impl Agent {
             self.session.add_user_text(INTERRUPTED_NOTE, false);
             // An interrupt stops the agent: messages queued meanwhile become
             // guidance for when the user resumes or writes again, not a new turn.
-            for text in std::mem::take(&mut self.control.queued) {
-                self.session.add_user_text(text, true);
+            for queued in std::mem::take(&mut self.control.queued) {
+                self.session.add_user_text(queued.text, true);
+                self.session.add_pasted(queued.images);
             }
         }
         self.settle();

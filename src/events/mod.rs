@@ -35,6 +35,11 @@ pub use thread::ThreadId;
 pub enum Op {
     /// A user message: starts a turn, or is queued until the running turn ends.
     Submit { text: String },
+    /// Images the user pasted, sent with the next `Submit` (which names
+    /// them in its text as `[image 1: 640x480 png]`).
+    Attach {
+        images: Vec<crate::chat::ImageSource>,
+    },
     /// Stop the running turn now: cancel the request, kill the running tool.
     Interrupt,
     /// Continue an interrupted (or stopped) turn where it left off.
@@ -235,8 +240,7 @@ pub enum ErrorKind {
     SessionOpen,
     /// A user's plan edit broke a rule (the plan is unchanged).
     PlanEdit,
-    /// An image was not attached: the model does not take images, or the
-    /// file is not one it can be sent as.
+    /// An image was not attached (the model takes none, or it is no image).
     Image,
     /// The plan file (`--plan-file`) could not be written.
     PlanFile,

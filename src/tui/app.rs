@@ -343,10 +343,7 @@ impl Loop {
                     dirty: false,
                 }
             }
-            Some(Ok(TermEvent::Paste(text))) => {
-                update::on_paste(app, &text);
-                Wake::redraw(Vec::new())
-            }
+            Some(Ok(TermEvent::Paste(text))) => Wake::redraw(update::on_paste(app, &text)),
             Some(Ok(TermEvent::Resize(..))) => match guard.terminal.autoresize() {
                 Ok(()) => Wake::redraw(Vec::new()),
                 Err(e) => Wake::Failed(e),
@@ -457,6 +454,11 @@ async fn outside_effects(
                     app.notice(NoticeKind::Error, format!("Copying failed: {e}"));
                 }
             }
+            Effect::ReadImage(path) => {
+                let root = std::path::PathBuf::from(app.status.place.workspace());
+                let read = outside::read_image(&root, path.as_deref()).await;
+                update::image_read(app, path, read);
+            }
             Effect::MouseCapture(on) => terminal::set_mouse(&mut guard.terminal, on)?,
             Effect::Notify(sequence) => {
                 // A terminal that cannot show it loses nothing.
@@ -517,6 +519,7 @@ fn apply(
             // Carried out by `outside_effects` before.
             Effect::Edit(_)
             | Effect::Copy(_)
+            | Effect::ReadImage(_)
             | Effect::MouseCapture(_)
             | Effect::Redraw
             | Effect::Notify(_) => {}

@@ -146,6 +146,8 @@ pub enum Action {
     FileClose,
     Editor,
     CopyReply,
+    /// Ctrl+V: the clipboard's image into the input.
+    PasteImage,
     ToggleMouse,
     PlanRevision {
         older: bool,
@@ -176,7 +178,7 @@ pub enum ItemEdit {
 impl Action {
     /// Every action a key can name; a test checks each has a binding and
     /// each kind of action is here.
-    pub const ALL: [Action; 75] = [
+    pub const ALL: [Action; 76] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -274,6 +276,7 @@ impl Action {
         Action::FileClose,
         Action::Editor,
         Action::CopyReply,
+        Action::PasteImage,
         Action::ToggleMouse,
         Action::PlanRevision { older: true },
         Action::PlanRevision { older: false },
@@ -512,9 +515,10 @@ mod tests {
             Action::PromptCancel => 46,
             Action::OpenCell => 47,
             Action::CycleApproval => 48,
+            Action::PasteImage => 49,
         };
         let kinds: std::collections::BTreeSet<usize> = Action::ALL.into_iter().map(kind).collect();
-        assert_eq!(kinds, (0..49).collect());
+        assert_eq!(kinds, (0..50).collect());
     }
 
     #[test]

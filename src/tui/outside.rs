@@ -97,6 +97,88 @@ pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The image for the input: the file at `path` (`~/` and relative to the
+/// workspace `root` resolved; the user chose it, so it may lie outside),
+/// or the clipboard's (`None`) through `wl-paste` or `xclip`, with a
+/// clear word where there is no clipboard (an ssh session).
+pub async fn read_image(
+    root: &std::path::Path,
+    path: Option<&str>,
+) -> Result<(crate::chat::ImageSource, crate::chat::ImageInfo), String> {
+    use crate::chat::image::{ImageSource, MAX_IMAGE_BYTES};
+    let bytes = match path {
+        Some(path) => {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let full = match (path.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => root.join(path),
+            };
+            let shown = full.display().to_string();
+            let read = tokio::task::spawn_blocking(move || {
+                use std::io::Read;
+                let file = std::fs::File::open(&full)?;
+                if !file.metadata()?.is_file() {
+                    return Err(std::io::Error::other("not a regular file"));
+                }
+                let mut bytes = Vec::new();
+                file.take(MAX_IMAGE_BYTES as u64 + 1)
+                    .read_to_end(&mut bytes)?;
+                Ok(bytes)
+            })
+            .await
+            .map_err(|e| format!("reading {shown} stopped: {e}"))?;
+            read.map_err(|e| format!("cannot read {shown}: {e}"))?
+        }
+        None => clipboard_image().await?,
+    };
+    ImageSource::from_bytes(&bytes).map_err(|why| format!("the image is {why}"))
+}
+
+/// The clipboard's image as PNG bytes.
+async fn clipboard_image() -> Result<Vec<u8>, String> {
+    const FALLBACK: &str = "paste or drag the image's path into the input instead";
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let readers: Vec<(&str, &[&str])> = [
+        env("WAYLAND_DISPLAY").map(|_| ("wl-paste", &["--no-newline", "--type", "image/png"][..])),
+        env("DISPLAY").map(|_| {
+            (
+                "xclip",
+                &["-selection", "clipboard", "-t", "image/png", "-o"][..],
+            )
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if readers.is_empty() {
+        let why = if env("SSH_CONNECTION").is_some() {
+            "no clipboard here (an ssh session)"
+        } else {
+            "no clipboard here (no Wayland or X display)"
+        };
+        return Err(format!("No image pasted: {why}; {FALLBACK}."));
+    }
+    let mut tried = Vec::new();
+    for (program, args) in readers {
+        let run = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        match tokio::time::timeout(std::time::Duration::from_secs(3), run).await {
+            Ok(Ok(out)) if out.status.success() && !out.stdout.is_empty() => return Ok(out.stdout),
+            Ok(Ok(_)) => tried.push(format!("{program}: no image in the clipboard")),
+            Ok(Err(e)) => tried.push(format!("{program}: {e}")),
+            Err(_) => tried.push(format!("{program}: no answer in 3 s")),
+        }
+    }
+    Err(format!(
+        "No image pasted ({}); {FALLBACK}.",
+        tried.join("; ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -174,6 +174,11 @@ pub const BINDINGS: &[Binding] = &[
         "copy the last reply to the clipboard (OSC 52)",
     ),
     bind(
+        Input,
+        &[(ctrl('v'), Action::PasteImage)],
+        "paste the clipboard's image (or paste / drop an image's path)",
+    ),
+    bind(
         Global,
         &[(plain(KeyCode::F(2)), Action::ToggleMouse)],
         "mouse capture on/off (off: select text)",

@@ -30,6 +30,8 @@ pub struct Input {
     pub draft: Option<Vec<String>>,
     /// Long pastes shown as placeholders, in the order pasted.
     pub pasted: Vec<Pasted>,
+    /// Images pasted (a path, Ctrl+V), each with its token in the text.
+    pub images: Vec<(String, crate::chat::ImageSource)>,
 }
 
 impl Default for Input {
@@ -40,6 +42,7 @@ impl Default for Input {
             history_pos: None,
             draft: None,
             pasted: Vec::new(),
+            images: Vec::new(),
         }
     }
 }
@@ -72,6 +75,38 @@ impl Input {
         }
         self.area.insert_str(&token);
         self.pasted.push(Pasted { token, text });
+    }
+
+    /// Puts a pasted image at the cursor as `[image 1: 640x480 png]` (a
+    /// token deleted whole, sent as it is); returns the token.
+    pub fn attach_image(
+        &mut self,
+        source: crate::chat::ImageSource,
+        info: crate::chat::ImageInfo,
+    ) -> String {
+        let mut n = self.images.len() + 1;
+        let mut token = format!("[image {n}: {info}]");
+        while self.pasted.iter().any(|p| p.token == token) {
+            n += 1;
+            token = format!("[image {n}: {info}]");
+        }
+        self.area.insert_str(&token);
+        self.pasted.push(Pasted {
+            token: token.clone(),
+            text: token.clone(),
+        });
+        self.images.push((token.clone(), source));
+        token
+    }
+
+    /// The images whose token is still in `sent` (the text taken to
+    /// send), in order; none are kept after.
+    pub fn take_images(&mut self, sent: &str) -> Vec<crate::chat::ImageSource> {
+        std::mem::take(&mut self.images)
+            .into_iter()
+            .filter(|(token, _)| sent.contains(token.as_str()))
+            .map(|(_, source)| source)
+            .collect()
     }
 
     /// Backspace right after a placeholder deletes it whole; returns
@@ -117,6 +152,7 @@ impl Input {
         self.set(Vec::new());
         self.history_pos = None;
         self.pasted.clear();
+        self.images.clear();
     }
 
     /// Takes the text out to send it (placeholders expanded), remembering

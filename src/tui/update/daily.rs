@@ -20,6 +20,7 @@ pub fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
         Action::Editor => Some(edit(app)),
         Action::CopyReply => Some(copy(app)),
         Action::ToggleMouse => Some(toggle_mouse(app)),
+        Action::PasteImage => Some(vec![Effect::ReadImage(None)]),
         _ => file_key(app, action),
     }
 }
@@ -56,6 +57,46 @@ fn file_key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
             Some(Vec::new())
         }
         _ => None,
+    }
+}
+
+/// The image file a paste names, when it is one path to an image (as a
+/// terminal pastes a dropped file: quoted, with `\ ` escapes, or as a
+/// `file://` URL); `None` for any other paste.
+pub fn image_path(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.is_empty() || t.contains('\n') {
+        return None;
+    }
+    let unquoted = ['\'', '"']
+        .iter()
+        .find_map(|q| t.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)))
+        .unwrap_or(t);
+    let path = match unquoted.strip_prefix("file://") {
+        Some(url) => url.replace("%20", " "),
+        None => unquoted.replace("\\ ", " "),
+    };
+    crate::chat::image::looks_like_image(std::path::Path::new(&path)).then_some(path)
+}
+
+/// An image was read for the input (`from`: the pasted path, or the
+/// clipboard): its token goes in; on failure the pasted path is typed as
+/// it was (nothing lost) and the user told why.
+pub fn image_read(
+    app: &mut App,
+    from: Option<String>,
+    read: Result<(crate::chat::ImageSource, crate::chat::ImageInfo), String>,
+) {
+    app.focus = Focus::Input;
+    match (read, from) {
+        (Ok((source, info)), _) => {
+            app.input.attach_image(source, info);
+        }
+        (Err(why), Some(path)) => {
+            app.input.paste(&crate::text::clean(&path));
+            app.notice(NoticeKind::Error, format!("Not attached: {why}"));
+        }
+        (Err(why), None) => app.notice(NoticeKind::Error, why),
     }
 }
 

@@ -196,6 +196,7 @@ fn perform(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
         | Action::FileClose
         | Action::Editor
         | Action::CopyReply
+        | Action::PasteImage
         | Action::ToggleMouse => super::daily::key(app, action),
         Action::PlanRevision { .. }
         | Action::PlanEdit(_)
@@ -349,6 +350,7 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
         return resume(app);
     }
     let text = app.input.take();
+    let images = app.input.take_images(&text);
     app.overlays.popup = Default::default();
     app.overlays.files = None;
     if let Some(effects) = commands::run(app, &text, now) {
@@ -359,7 +361,9 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
         app.root
             .conversation
             .push(crate::tui::state::EntryKind::User, text.clone());
-        return vec![Effect::StartEngine, Effect::Send(Op::Submit { text })];
+        let mut effects = vec![Effect::StartEngine];
+        effects.extend(with_images(images, text));
+        return effects;
     }
     if !app.status.engine.present() {
         app.root
@@ -375,7 +379,21 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
         return Vec::new();
     }
     show_sent(app, &text);
-    vec![Effect::Send(Op::Submit { text })]
+    with_images(images, text)
+}
+
+/// A message's ops: its pasted images first (the engine keeps them for
+/// the message that follows), then the message.
+fn with_images(images: Vec<crate::chat::ImageSource>, text: String) -> Vec<Effect> {
+    let attach = if images.is_empty() {
+        None
+    } else {
+        Some(Effect::Send(Op::Attach { images }))
+    };
+    attach
+        .into_iter()
+        .chain([Effect::Send(Op::Submit { text })])
+        .collect()
 }
 
 /// Resumes a stopped turn; does nothing when there is nothing to resume
@@ -401,25 +419,32 @@ pub(crate) fn resume(app: &mut App) -> Vec<Effect> {
     vec![Effect::Send(Op::Resume)]
 }
 
-pub fn on_paste(app: &mut App, text: &str) {
+/// A paste: into the open prompt, picker or the input; a pasted (or
+/// dropped) path of an image asks for the image to be read.
+pub fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
     if app.overlays.approvals.is_open() {
-        return super::approval::paste(app, text);
+        super::approval::paste(app, text);
+        return Vec::new();
     }
     if super::plan::prompt_paste(app, text) {
-        return;
+        return Vec::new();
     }
     if let Some(picker) = app.overlays.picker.as_mut() {
         // Into the picker's filter, as one clean line.
         crate::text::clean_line(text)
             .chars()
             .for_each(|c| picker.push_filter(c));
-        return;
+        return Vec::new();
     }
     app.focus = Focus::Input;
+    if let Some(path) = super::daily::image_path(text) {
+        return vec![Effect::ReadImage(Some(path))];
+    }
     // Pasted text may hold escape sequences: they must not reach the screen;
     // a long paste shows as a placeholder.
     app.input.paste(&crate::text::clean(text));
     super::daily::follow(app);
+    Vec::new()
 }
 
 /// Shift+Tab, as in Claude Code: the next approval mode of ask →

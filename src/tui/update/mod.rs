@@ -19,7 +19,7 @@ mod session;
 
 use std::time::Instant;
 
-pub use daily::{COPY_CAP, edited, files_listed, last_reply};
+pub use daily::{COPY_CAP, edited, files_listed, image_path, image_read, last_reply};
 pub use keys::{on_key, on_paste, resolve};
 pub use plan::send_edit;
 pub use scroll::{TRACE_PAGE, on_mouse};
@@ -56,6 +56,9 @@ pub enum Effect {
     Edit(String),
     /// Put `text` on the clipboard through the terminal (OSC 52).
     Copy(String),
+    /// Read an image for the input: the file at a pasted path (relative
+    /// to the workspace), or the clipboard's (`None`, Ctrl+V).
+    ReadImage(Option<String>),
     /// Switch mouse capture on (`true`) or off.
     MouseCapture(bool),
     /// Write a terminal notification (a sequence made by `tui::notify`).

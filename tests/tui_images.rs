@@ -1,0 +1,175 @@
+//! Pasting images in the app: a dropped or pasted image path becomes
+//! `[image 1: 64x48 png]` in the input (the picture read by the app),
+//! deleted whole by Backspace; Enter sends the image to the engine ahead
+//! of the message, and the real engine sends it to the model (Anthropic
+//! wire, loopback) after the text; a path that is not an image is typed
+//! as pasted, with a notice; Ctrl+V with no clipboard says what to do.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod engine_support;
+mod loopback;
+mod support;
+mod tui_support;
+
+use loopback::ProviderWire;
+use ratatui::crossterm::event::KeyCode;
+use tui_support::{Clock, app, ctrl, key, screen, screen_text};
+use waypoint::events::Op;
+use waypoint::tui::outside;
+use waypoint::tui::update::{self, Effect};
+
+/// A real 2x2 PNG (red), as bytes.
+fn png() -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAAEUlEQVR4nGP4z8DwH4QZYAwAR8oH+WdZbrcAAAAASUVORK5CYII=")
+        .unwrap()
+}
+
+/// Carries out the app's image effects as the app loop does.
+async fn carry(a: &mut waypoint::tui::state::App, root: &std::path::Path, effects: Vec<Effect>) {
+    for effect in effects {
+        if let Effect::ReadImage(path) = effect {
+            let read = outside::read_image(root, path.as_deref()).await;
+            update::image_read(a, path, read);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_pasted_image_path_becomes_a_token_and_reaches_the_model() {
+    let clock = Clock::new();
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("my shot.png");
+    std::fs::write(&shot, png()).unwrap();
+    let mut a = app(&clock);
+    let now = clock.at(1.0);
+    for c in "what is this ".chars() {
+        update::on_key(&mut a, key(KeyCode::Char(c)), now);
+    }
+    // A terminal pastes a dropped file as its quoted path.
+    let effects = update::on_paste(&mut a, &format!("'{}'", shot.display()));
+    assert!(
+        matches!(&effects[..], [Effect::ReadImage(Some(_))]),
+        "{effects:?}"
+    );
+    carry(&mut a, dir.path(), effects).await;
+    assert_eq!(a.input.text(), "what is this [image 1: 2x2 png]");
+    insta::assert_snapshot!(
+        "image_token_in_the_input_60x8",
+        screen(&mut a, 60, 8, now).backend()
+    );
+
+    // A second image, then Backspace takes it away whole.
+    let effects = update::on_paste(
+        &mut a,
+        &format!("file://{}", shot.display()).replace(' ', "%20"),
+    );
+    carry(&mut a, dir.path(), effects).await;
+    assert_eq!(
+        a.input.text(),
+        "what is this [image 1: 2x2 png][image 2: 2x2 png]"
+    );
+    update::on_key(&mut a, key(KeyCode::Backspace), now);
+    assert_eq!(a.input.text(), "what is this [image 1: 2x2 png]");
+
+    // Enter: the image goes ahead of the message.
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
+    let ops: Vec<Op> = effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Send(op) => Some(op),
+            _ => None,
+        })
+        .collect();
+    let [Op::Attach { images }, Op::Submit { text }] = &ops[..] else {
+        panic!("attach then submit: {ops:?}");
+    };
+    assert_eq!(images.len(), 1, "only the image still in the text");
+    assert_eq!(text, "what is this [image 1: 2x2 png]");
+
+    // The real engine sends it to the model after the text.
+    let mut rig =
+        engine_support::Rig::<common::Anthropic>::default_with(vec![common::Anthropic::text(
+            "A red square.",
+        )])
+        .await;
+    for op in ops {
+        rig.handle.ops.send(op).unwrap();
+    }
+    let events = rig.turn_events().await;
+    engine_support::assert_completed(&events);
+    let req = &rig.server.requests()[0];
+    let content = req.messages()[0]["content"].as_array().unwrap().clone();
+    assert_eq!(content[0]["text"], "what is this [image 1: 2x2 png]");
+    let image = content
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("the image");
+    use base64::Engine as _;
+    assert_eq!(
+        image["source"]["data"],
+        base64::engine::general_purpose::STANDARD.encode(png())
+    );
+}
+
+#[tokio::test]
+async fn a_path_that_is_no_image_is_typed_and_ctrl_v_without_a_clipboard_says_so() {
+    let clock = Clock::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("fake.png"), "not a picture").unwrap();
+    let mut a = app(&clock);
+    let now = clock.at(1.0);
+    let effects = update::on_paste(&mut a, "fake.png");
+    carry(&mut a, dir.path(), effects).await;
+    assert_eq!(a.input.text(), "fake.png", "nothing pasted is lost");
+    let s = screen_text(&mut a, 100, 20, now);
+    assert!(
+        s.contains("Not attached: the image is not a PNG, JPEG, GIF or WebP"),
+        "{s}"
+    );
+
+    // Ordinary text is pasted as ever.
+    assert!(update::on_paste(&mut a, " and notes.txt").is_empty());
+    assert_eq!(a.input.text(), "fake.png and notes.txt");
+
+    // Ctrl+V asks for the clipboard; here (no display) it says what to do.
+    let effects = update::on_key(&mut a, ctrl('v'), now);
+    assert!(
+        matches!(&effects[..], [Effect::ReadImage(None)]),
+        "{effects:?}"
+    );
+    // SAFETY: the test's own process; no other thread reads these.
+    unsafe {
+        std::env::remove_var("WAYLAND_DISPLAY");
+        std::env::remove_var("DISPLAY");
+    }
+    carry(&mut a, dir.path(), effects).await;
+    let s = screen_text(&mut a, 100, 20, now);
+    assert!(s.contains("No image pasted: no clipboard here"), "{s}");
+    assert!(s.contains("paste or drag the image's path"), "{s}");
+}
+
+#[test]
+fn pasted_paths_of_images_are_recognised_as_terminals_paste_them() {
+    let cases = [
+        ("/home/me/shot.png", Some("/home/me/shot.png")),
+        ("'/home/me/my shot.PNG'", Some("/home/me/my shot.PNG")),
+        ("\"/tmp/a.jpeg\"\n", Some("/tmp/a.jpeg")),
+        ("/home/me/my\\ shot.webp", Some("/home/me/my shot.webp")),
+        (
+            "file:///home/me/my%20shot.gif",
+            Some("/home/me/my shot.gif"),
+        ),
+        ("shots/a.jpg", Some("shots/a.jpg")),
+        ("notes.txt", None),
+        ("look at a.png please", None),
+        ("/a.png\n/b.png", None),
+        ("", None),
+    ];
+    for (pasted, want) in cases {
+        assert_eq!(update::image_path(pasted).as_deref(), want, "{pasted:?}");
+    }
+}
