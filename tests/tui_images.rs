@@ -173,3 +173,29 @@ fn pasted_paths_of_images_are_recognised_as_terminals_paste_them() {
         assert_eq!(update::image_path(pasted).as_deref(), want, "{pasted:?}");
     }
 }
+
+/// A FIFO named like an image (a hostile repository) does not hang the
+/// app: it is refused as not a regular file, and the path stays typed.
+#[tokio::test]
+async fn a_fifo_named_like_an_image_is_refused_at_once() {
+    let clock = Clock::new();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trap.png");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut a = app(&clock);
+    let effects = update::on_paste(&mut a, "trap.png");
+    tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        carry(&mut a, dir.path(), effects),
+    )
+    .await
+    .expect("no hang");
+    assert_eq!(a.input.text(), "trap.png");
+    let s = screen_text(&mut a, 100, 20, clock.at(1.0));
+    assert!(
+        s.contains("trap.png: not") && s.contains("a regular file"),
+        "{s}"
+    );
+}

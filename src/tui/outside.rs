@@ -116,7 +116,16 @@ pub async fn read_image(
             let shown = full.display().to_string();
             let read = tokio::task::spawn_blocking(move || {
                 use std::io::Read;
-                let file = std::fs::File::open(&full)?;
+                use std::os::unix::fs::OpenOptionsExt;
+                // A FIFO or device named like an image must not hang the
+                // app: checked before, and opened without blocking.
+                if !std::fs::metadata(&full)?.is_file() {
+                    return Err(std::io::Error::other("not a regular file"));
+                }
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&full)?;
                 if !file.metadata()?.is_file() {
                     return Err(std::io::Error::other("not a regular file"));
                 }
