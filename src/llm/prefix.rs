@@ -178,6 +178,30 @@ impl PrefixCache {
         Ok(())
     }
 
+    /// Writes all of `messages` into an open JSON array and closes it:
+    /// every message but the last (the only one that can still change)
+    /// kept for `key`, the last written afresh (as `write` writes each,
+    /// ending in `,`; the last comma taken back).
+    pub fn write_list<F>(
+        &self,
+        key: Option<&ConversationKey>,
+        messages: &[Message],
+        out: &mut BodyWriter,
+        mut write: F,
+    ) -> serde_json::Result<()>
+    where
+        F: FnMut(&Message, &mut Vec<u8>) -> serde_json::Result<()>,
+    {
+        let sealed = messages.len().saturating_sub(1);
+        self.write(key, messages, sealed, out, &mut write)?;
+        for m in &messages[sealed..] {
+            write(m, out.buf())?;
+        }
+        out.drop_last(b',');
+        out.buf().push(b']');
+        Ok(())
+    }
+
     /// The tool results of `key`'s conversation whose text is now in a
     /// sealed part, for [`crate::chat::Conversation::keep_texts`].
     pub fn take_kept(&self, key: &ConversationKey) -> Vec<KeptText> {

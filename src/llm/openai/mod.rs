@@ -70,12 +70,7 @@ impl OpenAiClient {
             config.idle_timeout,
             NAMES,
         )?;
-        let authorization = config
-            .api_key
-            .as_deref()
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(|k| format!("Bearer {k}"));
+        let authorization = bearer(config.api_key.as_deref());
         Ok(Self {
             config,
             http,
@@ -87,22 +82,8 @@ impl OpenAiClient {
 
     /// Adds what only this client knows to a final HTTP error.
     fn explain(&self, failure: Failure) -> Failure {
-        match failure {
-            Failure::Fatal(LlmError::Http { status, message }) => {
-                let extra = match status {
-                    404 => format!(" [model `{}` at {}]", self.config.model, self.http.url),
-                    401 | 403 if self.authorization.is_none() => {
-                        " [no API key was sent]".to_string()
-                    }
-                    _ => String::new(),
-                };
-                Failure::Fatal(LlmError::Http {
-                    status,
-                    message: format!("{message}{extra}"),
-                })
-            }
-            other => other,
-        }
+        let keyed = self.authorization.is_some();
+        explain(failure, &self.config.model, &self.http.url, keyed, "")
     }
 }
 
@@ -112,12 +93,7 @@ impl Attempt for OpenAiClient {
         body: &Body,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
-        let headers: Vec<(&str, &str)> = self
-            .authorization
-            .as_deref()
-            .map(|v| ("authorization", v))
-            .into_iter()
-            .collect();
+        let headers = headers(self.authorization.as_deref());
         let mut events = self
             .http
             .open(&headers, body)
@@ -175,6 +151,47 @@ impl ModelClient for OpenAiClient {
             body,
             on_event,
         ))
+    }
+}
+
+/// `Bearer KEY` when a key is set (local servers need none).
+pub(super) fn bearer(key: Option<&str>) -> Option<String> {
+    key.map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(|k| format!("Bearer {k}"))
+}
+
+/// The request's headers: the authorization, when there is one.
+pub(super) fn headers(authorization: Option<&str>) -> Vec<(&'static str, &str)> {
+    authorization
+        .map(|v| ("authorization", v))
+        .into_iter()
+        .collect()
+}
+
+/// Adds what only an OpenAI client knows to a final HTTP error: the
+/// model and URL on a 404 (then `hint`), that no key was sent on a
+/// 401/403 without one.
+pub(super) fn explain(
+    failure: Failure,
+    model: &str,
+    url: &str,
+    keyed: bool,
+    hint: &str,
+) -> Failure {
+    match failure {
+        Failure::Fatal(LlmError::Http { status, message }) => {
+            let extra = match status {
+                404 => format!(" [model `{model}` at {url}{hint}]"),
+                401 | 403 if !keyed => " [no API key was sent]".to_string(),
+                _ => String::new(),
+            };
+            Failure::Fatal(LlmError::Http {
+                status,
+                message: format!("{message}{extra}"),
+            })
+        }
+        other => other,
     }
 }
 

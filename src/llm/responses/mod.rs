@@ -15,7 +15,7 @@ mod stream;
 
 use super::body::Body;
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
-use super::openai::OpenAiConfig;
+use super::openai::{OpenAiConfig, bearer, explain, headers};
 use super::prefix::PrefixCache;
 use super::{
     AssistantReply, BoxFuture, ConversationKey, KeptText, LlmError, ModelClient, ModelRequest,
@@ -50,12 +50,7 @@ impl ResponsesClient {
             ));
         }
         let http = StreamingHttp::new(&config.base_url, "/responses", config.idle_timeout, NAMES)?;
-        let authorization = config
-            .api_key
-            .as_deref()
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(|k| format!("Bearer {k}"));
+        let authorization = bearer(config.api_key.as_deref());
         Ok(Self {
             reasoning: crate::models::reasons(&config.model),
             config,
@@ -75,25 +70,9 @@ impl ResponsesClient {
 
     /// Adds what only this client knows to a final HTTP error.
     fn explain(&self, failure: Failure) -> Failure {
-        match failure {
-            Failure::Fatal(LlmError::Http { status, message }) => {
-                let extra = match status {
-                    404 => format!(
-                        " [model `{}` at {}; a server without the Responses API needs `wire = \"chat\"`]",
-                        self.config.model, self.http.url
-                    ),
-                    401 | 403 if self.authorization.is_none() => {
-                        " [no API key was sent]".to_string()
-                    }
-                    _ => String::new(),
-                };
-                Failure::Fatal(LlmError::Http {
-                    status,
-                    message: format!("{message}{extra}"),
-                })
-            }
-            other => other,
-        }
+        let keyed = self.authorization.is_some();
+        let hint = "; a server without the Responses API needs `wire = \"chat\"`";
+        explain(failure, &self.config.model, &self.http.url, keyed, hint)
     }
 }
 
@@ -103,12 +82,7 @@ impl Attempt for ResponsesClient {
         body: &Body,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
-        let headers: Vec<(&str, &str)> = self
-            .authorization
-            .as_deref()
-            .map(|v| ("authorization", v))
-            .into_iter()
-            .collect();
+        let headers = headers(self.authorization.as_deref());
         let mut events = self
             .http
             .open(&headers, body)

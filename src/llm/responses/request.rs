@@ -99,20 +99,8 @@ pub(super) fn request_body(
         serde_json::to_writer(&mut *out, req.system)?;
     }
     out.extend_from_slice(b",\"input\":[");
-    let sealed = req.messages.len().saturating_sub(1);
-    cache.write(
-        req.conversation,
-        req.messages,
-        sealed,
-        &mut body,
-        write_message,
-    )?;
-    for m in &req.messages[sealed..] {
-        write_message(m, body.buf())?;
-    }
-    body.drop_last(b',');
+    cache.write_list(req.conversation, req.messages, &mut body, write_message)?;
     let out = body.buf();
-    out.push(b']');
     if !req.tools.is_empty() {
         out.extend_from_slice(b",\"tools\":");
         let tools: Vec<WireTool> = req.tools.iter().map(wire_tool).collect();
