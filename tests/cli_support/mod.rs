@@ -47,34 +47,17 @@ pub async fn output(cmd: &mut Command) -> (i32, String, String) {
 /// `WAYPOINT_CONFIG` when the test sets it), the workspace `ws`, yolo, a
 /// test key and `model`.
 pub fn on_loopback(home: &Path, ws: &Path, url: &str, model: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("WAYPOINT_HOME", home)
-        .env("WAYPOINT_LOG", home.join("waypoint.log"))
-        .env("WAYPOINT_APPROVAL", "yolo")
-        .env("ANTHROPIC_API_KEY", "sk-loopback-test")
-        .args([
-            "--provider",
-            "anthropic",
-            "--model",
-            model,
-            "--base-url",
-            url,
-        ])
-        .current_dir(ws)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
+    on_provider("anthropic", home, ws, url, model)
 }
 
-/// The binary on the `openai` provider at `url` (headless-ready), in
-/// `ws` with `home` as its home: `model` picks the wire (Responses for
-/// codex models) and whether images are taken.
+/// The same on the `openai` provider: `model` picks the wire (Responses
+/// for codex models) and whether images are taken.
 pub fn on_loopback_openai(home: &Path, ws: &Path, url: &str, model: &str) -> Command {
+    on_provider("openai", home, ws, url, model)
+}
+
+fn on_provider(provider: &str, home: &Path, ws: &Path, url: &str, model: &str) -> Command {
+    let key_var = format!("{}_API_KEY", provider.to_ascii_uppercase());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -82,8 +65,8 @@ pub fn on_loopback_openai(home: &Path, ws: &Path, url: &str, model: &str) -> Com
         .env("WAYPOINT_HOME", home)
         .env("WAYPOINT_LOG", home.join("waypoint.log"))
         .env("WAYPOINT_APPROVAL", "yolo")
-        .env("OPENAI_API_KEY", "sk-loopback-test")
-        .args(["--provider", "openai", "--model", model, "--base-url", url])
+        .env(key_var, "sk-loopback-test")
+        .args(["--provider", provider, "--model", model, "--base-url", url])
         .current_dir(ws)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -290,9 +290,20 @@ fn assistant_items(m: &Message) -> Vec<Out<'_>> {
         }
     }
     // A reasoning item goes back only with the item that followed it (the
-    // API refuses one without); a reply that said nothing keeps none.
-    while matches!(out.last(), Some(Out::Kept(_))) {
-        out.pop();
+    // API refuses one without): one of the reply's own, with its id; a
+    // reply that said nothing (or only the placeholder text) keeps none.
+    let mut followed = false;
+    for i in (0..out.len()).rev() {
+        match &out[i] {
+            Out::Kept(_) if !followed => {
+                out.remove(i);
+            }
+            Out::Kept(_) => {}
+            Out::Item(Item::FunctionCall { id, .. } | Item::Message { id, .. }) => {
+                followed = id.is_some();
+            }
+            Out::Item(_) => followed = false,
+        }
     }
     out
 }
@@ -400,6 +411,19 @@ mod tests {
                 details: Some(json!([reasoning(3)])),
             }],
         };
+        let placeholder = Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Reasoning {
+                    text: String::new(),
+                    field: ReasoningField::Responses,
+                    details: Some(json!([reasoning(4)])),
+                },
+                ContentBlock::Text {
+                    text: "(no reply)".into(),
+                },
+            ],
+        };
         let messages = [
             user("go"),
             assistant,
@@ -408,6 +432,8 @@ mod tests {
             user("again"),
             silent,
             user("more"),
+            placeholder,
+            user("last"),
         ];
         let b = body(&messages, None, &PrefixCache::default());
         assert_eq!(
@@ -422,6 +448,8 @@ mod tests {
                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]},
                 {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "again"}]},
                 {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "more"}]},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "(no reply)"}]},
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "last"}]},
             ])
         );
         assert_eq!(b["instructions"], "sys");
