@@ -238,6 +238,17 @@ fn conversation(out: &mut String, records: &[Record<'_>], title: &str) {
                 );
             }
             Record::Event { envelope, .. } => event(out, &envelope.event, &mut calls),
+            Record::Images { images, .. } => {
+                // Named, not embedded: the export stays readable text.
+                for image in images {
+                    let _ = writeln!(
+                        out,
+                        "\n_[image: {}, {} bytes]_",
+                        image.media_type,
+                        image.len()
+                    );
+                }
+            }
             _ => {}
         }
     }
@@ -544,6 +555,23 @@ mod tests {
         );
         assert_eq!(h[1].removed, Some(30));
         assert_eq!((h[2].added, h[2].started), (30, Some(30)));
+    }
+
+    #[test]
+    fn images_are_named_not_embedded() {
+        let image = crate::chat::ImageSource {
+            kind: "base64".into(),
+            media_type: "image/png".into(),
+            data: "A".repeat(400),
+        };
+        let records = [Record::Images {
+            images: vec![image],
+            at: 0,
+        }];
+        let mut out = String::new();
+        conversation(&mut out, &records, "## Conversation");
+        assert!(out.contains("_[image: image/png, 300 bytes]_"), "{out}");
+        assert!(!out.contains("AAAA"));
     }
 
     #[test]
