@@ -94,9 +94,9 @@ impl Assembler {
                 if let Some(Value::String(piece)) = &env.delta
                     && !piece.is_empty()
                 {
-                    if let Some(p) = self.find(env.output_index, env.item_id.as_deref()) {
-                        p.streamed.push_str(piece);
-                    }
+                    self.text_at(env.output_index, env.item_id.as_deref())?
+                        .streamed
+                        .push_str(piece);
                     on_event(StreamEvent::TextDelta(piece.clone()));
                 }
             }
@@ -178,6 +178,26 @@ impl Assembler {
                 .rposition(|p| p.item.get("id").and_then(Value::as_str) == Some(id))
         })?;
         self.items.get_mut(at)
+    }
+
+    /// The message item text at `index` (or `id`) goes to: a server that
+    /// streams text without announcing its item gets one made for it, so
+    /// no text shown is missing from the reply.
+    fn text_at(&mut self, index: Option<u64>, id: Option<&str>) -> Result<&mut Partial, Failure> {
+        if self.find(index, id).is_none() {
+            let mut item = serde_json::Map::new();
+            item.insert("type".into(), "message".into());
+            if let Some(id) = id {
+                item.insert("id".into(), id.into());
+            }
+            let at = index.unwrap_or(self.items.len() as u64);
+            self.on_item(Some(at), Some(Value::Object(item)), false)?;
+            return self
+                .find(Some(at), None)
+                .ok_or_else(|| Failure::retry("a text delta with nowhere to go", None));
+        }
+        self.find(index, id)
+            .ok_or_else(|| Failure::retry("a text delta with nowhere to go", None))
     }
 
     /// An item added (a new slot) or done (its final form).
@@ -456,6 +476,33 @@ mod tests {
                 (13, 59)
             );
         }
+    }
+
+    /// A server that streams text without an `output_item.added` (some
+    /// compatible servers): the text is still the reply's.
+    #[test]
+    fn text_without_its_item_is_kept() {
+        let ev = |data: Value| crate::llm::sse::SseEvent {
+            event: String::new(),
+            data: data.to_string(),
+        };
+        let mut asm = Assembler::default();
+        let mut sink = |_: StreamEvent| {};
+        for data in [
+            json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hel"}),
+            json!({"type": "response.output_text.delta", "output_index": 0, "delta": "lo"}),
+            json!({"type": "response.completed", "response": {"usage": {"input_tokens": 5, "output_tokens": 2}}}),
+        ] {
+            assert!(asm.on_event(&ev(data), &mut sink).is_ok());
+        }
+        let reply = asm.finish();
+        assert!(
+            reply.content.contains(&ContentBlock::Text {
+                text: "Hello".into()
+            }),
+            "{:?}",
+            reply.content
+        );
     }
 
     #[test]
