@@ -90,17 +90,14 @@ pub async fn attach(text: &str, env: &ToolEnv<'_>, host: &crate::tools::ToolHost
             && let Some(image) =
                 crate::tools::fs::read_image(&serde_json::json!({ "path": word }), env, host).await
         {
+            let _ = write!(out, "\n\n<image path=\"{shown}\">{}</image>", image.content);
             if image.is_error() {
-                let why = image
-                    .content
-                    .strip_prefix("Error: ")
-                    .unwrap_or(&image.content);
-                attached.refused.push(why.to_string());
-                let _ = write!(out, "\n\n<image path=\"{shown}\">{}</image>", image.content);
-            } else {
-                let _ = write!(out, "\n\n<image path=\"{shown}\">{}</image>", image.content);
-                attached.images.extend(image.images);
+                let why = image.content.strip_prefix("Error: ");
+                attached
+                    .refused
+                    .push(why.unwrap_or(&image.content).to_string());
             }
+            attached.images.extend(image.images);
         } else if meta.is_file() {
             let read = crate::tools::fs::read_file(&serde_json::json!({ "path": word }), env).await;
             if read.is_error() {
@@ -132,9 +129,8 @@ impl super::Session {
             output: None,
             sandboxed: false,
         };
-        let client = &self.thread.client;
-        let images = crate::models::takes_images(client.provider(), client.model());
-        let host = crate::tools::ToolHost::detached().with_model(client.model(), images);
+        let model = self.thread.client.model();
+        let host = crate::tools::ToolHost::detached().with_model(model, self.takes_images());
         attach(text, &env, &host).await
     }
 }

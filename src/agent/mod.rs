@@ -166,15 +166,14 @@ impl Session {
         if images.is_empty() {
             return;
         }
-        let client = &self.thread.client;
-        if crate::models::takes_images(client.provider(), client.model()) {
+        if self.takes_images() {
             return self.add_user_images(images);
         }
         let message = format!(
             "Not attached: {} pasted image{}; the model `{}` does not take images (switch with /model to one that does).",
             images.len(),
             if images.len() == 1 { "" } else { "s" },
-            client.model()
+            self.thread.client.model()
         );
         self.add_user_text(
             "(The user pasted an image, but this model cannot see images; it was not sent.)",

@@ -510,12 +510,10 @@ impl Session {
         requests: &'a tokio::sync::mpsc::UnboundedSender<crate::tools::HostRequest>,
         spawner: &'a super::subagent::Spawner<'a>,
     ) -> ToolHost<'a> {
-        let client = &self.thread.client;
-        let images = crate::models::takes_images(client.provider(), client.model());
         ToolHost::new(requests)
             .with_subagents(spawner)
             .with_jobs(&self.host.tasks.jobs)
-            .with_model(client.model(), images)
+            .with_model(self.thread.client.model(), self.takes_images())
     }
 
     /// How long a cancelled call of `name` gets to stop on its own.

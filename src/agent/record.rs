@@ -91,13 +91,19 @@ impl Session {
         self.thread.conversation.push_user_text(text);
     }
 
+    /// Whether the model in use takes images.
+    pub(super) fn takes_images(&self) -> bool {
+        let client = &self.thread.client;
+        crate::models::takes_images(client.provider(), client.model())
+    }
+
     /// Adds images after the user's text (pasted or mentioned).
     pub(super) fn add_user_images(&mut self, images: Vec<crate::chat::ImageSource>) {
         if images.is_empty() {
             return;
         }
         self.record(&Record::Images {
-            images: images.clone(),
+            images: Cow::Borrowed(&images),
             at: now_ms(),
         });
         let blocks = images
@@ -125,16 +131,16 @@ impl Session {
         let at = now_ms();
         // The results are their calls' `ToolCallEnd` records; the images
         // the tools gave are recorded here.
-        let images: Vec<&crate::chat::ImageSource> = results
+        let images: Vec<crate::chat::ImageSource> = results
             .iter()
             .filter_map(|b| match b {
-                ContentBlock::Image { source } => Some(source),
+                ContentBlock::Image { source } => Some(source.clone()),
                 _ => None,
             })
             .collect();
         if !images.is_empty() {
             self.record(&Record::Images {
-                images: images.into_iter().cloned().collect(),
+                images: Cow::Owned(images),
                 at,
             });
         }

@@ -240,7 +240,7 @@ fn conversation(out: &mut String, records: &[Record<'_>], title: &str) {
             Record::Event { envelope, .. } => event(out, &envelope.event, &mut calls),
             Record::Images { images, .. } => {
                 // Named, not embedded: the export stays readable text.
-                for image in images {
+                for image in images.iter() {
                     let _ = writeln!(
                         out,
                         "\n_[image: {}, {} bytes]_",
@@ -565,7 +565,7 @@ mod tests {
             data: "A".repeat(400),
         };
         let records = [Record::Images {
-            images: vec![image],
+            images: vec![image].into(),
             at: 0,
         }];
         let mut out = String::new();

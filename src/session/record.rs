@@ -86,7 +86,7 @@ pub enum Record<'a> {
     /// Images added to the conversation after the user's text or the
     /// tool results just before (pasted, attached, or a tool's).
     Images {
-        images: Vec<crate::chat::ImageSource>,
+        images: Cow<'a, [crate::chat::ImageSource]>,
         at: u64,
     },
     /// The model's whole reply: reasoning, text and tool calls.
@@ -247,7 +247,10 @@ impl Record<'_> {
                 prompt,
                 at,
             },
-            Record::Images { images, at } => Record::Images { images, at },
+            Record::Images { images, at } => Record::Images {
+                images: Cow::Owned(images.into_owned()),
+                at,
+            },
             Record::Assistant { content, model, at } => Record::Assistant {
                 content: Cow::Owned(content.into_owned()),
                 model: Cow::Owned(model.into_owned()),
