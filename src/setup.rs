@@ -39,6 +39,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
             rules: s.rules.clone(),
             task: s.task.clone(),
             web_allow: s.web_allow.clone(),
+            images: s.images.value,
             // The MCP servers need the workspace (its `.mcp.json`): set with
             // it, by `mcp::project::settings`.
             ..ToolConfig::default()

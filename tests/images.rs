@@ -241,3 +241,21 @@ async fn a_model_without_images_is_refused_clearly_and_sent_nothing() {
     assert!(!sent.contains("data:image"), "no image went out");
     assert!(!sent.contains(&b64(&png())[..40]));
 }
+
+/// A vision model Waypoint does not know by name takes images once the
+/// settings say so (`WAYPOINT_IMAGES=1`, or `images = true`).
+#[tokio::test]
+async fn the_settings_can_say_a_model_takes_images() {
+    let (home, ws) = workspace();
+    let server = FakeServer::<common_openai::OpenAi>::start(vec![
+        common_openai::OpenAi::text("Red."),
+    ])
+    .await;
+    let mut cmd = openai(home.path(), ws.path(), &server.url, "moondream");
+    cmd.env("WAYPOINT_IMAGES", "1").args(["-p", "what is @shot.png"]);
+    let (code, out, err) = cli_support::output(&mut cmd).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!err.contains("Not attached"), "{err}");
+    let sent = all_text(&server.requests()[0]);
+    assert!(sent.contains(&format!("data:image/png;base64,{}", b64(&png()))));
+}

@@ -170,7 +170,7 @@ impl Session {
             return self.add_user_images(images);
         }
         let message = format!(
-            "Not attached: {} pasted image{}; the model `{}` does not take images (switch with /model to one that does).",
+            "Not attached: {} pasted image{}; the model `{}` does not take images (switch with /model to one that does; if it does, set `images = true`).",
             images.len(),
             if images.len() == 1 { "" } else { "s" },
             self.thread.client.model()

@@ -91,10 +91,15 @@ impl Session {
         self.thread.conversation.push_user_text(text);
     }
 
-    /// Whether the model in use takes images.
+    /// Whether the model in use takes images: as the settings say, else
+    /// as its name says.
     pub(super) fn takes_images(&self) -> bool {
         let client = &self.thread.client;
-        crate::models::takes_images(client.provider(), client.model())
+        self.host
+            .config
+            .tools
+            .images
+            .unwrap_or_else(|| crate::models::takes_images(client.provider(), client.model()))
     }
 
     /// Adds images after the user's text (pasted or mentioned).

@@ -58,6 +58,10 @@ impl Settings {
             Some(k) => line(out, "api_key", &format!("{:?}", mask(&k.value)), &k.source),
             None => out.push_str("# api_key: not set\n"),
         }
+        match self.images.value {
+            Some(on) => line(out, "images", &on.to_string(), &self.images.source),
+            None => out.push_str("# images: by the model's name\n"),
+        }
         if self.provider.value == super::ProviderKind::Openai {
             let wire = self.wire.value;
             let used = wire.for_model(&self.model.value);

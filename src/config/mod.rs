@@ -23,6 +23,8 @@ pub struct Layer {
     pub api_key: Option<String>,
     /// The `openai` provider's wire: auto, chat or responses.
     pub wire: Option<WireKind>,
+    /// Whether the model takes images (unset: known by its name).
+    pub images: Option<bool>,
     pub max_tokens: Option<u32>,
     pub max_turns: Option<u32>,
     pub nag_every: Option<u32>,
@@ -167,6 +169,8 @@ pub struct Settings {
     pub api_key: Option<Sourced<String>>,
     /// The `openai` provider's wire (`Auto`: by the model).
     pub wire: Sourced<WireKind>,
+    /// Whether the model takes images (`None`: by its name).
+    pub images: Sourced<Option<bool>>,
     pub max_tokens: Sourced<u32>,
     pub max_turns: Sourced<u32>,
     pub nag_every: Sourced<u32>,
@@ -250,6 +254,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         base_url,
         api_key,
         wire,
+        images,
     } = connection(layers)?;
     let (bash_timeout, auto_background_after) = bash_limits(layers)?;
     let settings = Settings {
@@ -323,6 +328,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         base_url,
         api_key,
         wire,
+        images,
         profile: chosen.map(|(name, _)| name),
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
@@ -762,6 +768,21 @@ output = 0.0
             err.to_string().contains("expected auto, chat or responses"),
             "{err}"
         );
+        let s = resolve_with(
+            openai("moondream"),
+            None,
+            &[("WAYPOINT_IMAGES", "on")],
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.images.value, Some(true));
+        let file = "provider = \"openai\"\nimages = false\n";
+        let s = resolve_with(openai("gpt-4.1"), None, &[], Some(file)).unwrap();
+        assert_eq!(s.images.value, Some(false));
+        assert!(s.describe(None).contains("images = false"));
+        let err = resolve_with(openai("m"), None, &[("WAYPOINT_IMAGES", "maybe")], None);
+        assert!(err.is_err());
+        let file = "provider = \"openai\"\nwire = \"responses\"\n";
         let flagged = Layer {
             wire: Some(WireKind::Chat),
             ..openai("o3-pro")
@@ -898,6 +919,7 @@ provider = "anthropic"                       # default
 model = "claude-opus-4-1"                    # file /cfg/config.toml
 base_url = "https://api.anthropic.com"       # default
 api_key = "sk-a…WXYZ"                        # env ANTHROPIC_API_KEY
+# images: by the model's name
 max_tokens = 8192                            # default
 max_turns = 7                                # env WAYPOINT_MAX_TURNS
 nag_every = 5                                # file /cfg/config.toml
@@ -926,6 +948,7 @@ provider = "anthropic"                       # default
 model = "claude-sonnet-4-5"                  # default
 base_url = "https://api.anthropic.com"       # default
 # api_key: not set
+# images: by the model's name
 max_tokens = 8192                            # default
 max_turns = 100                              # default
 nag_every = 3                                # default

@@ -16,6 +16,7 @@ pub(super) struct Connection {
     pub(super) base_url: Sourced<String>,
     pub(super) api_key: Option<Sourced<String>>,
     pub(super) wire: Sourced<WireKind>,
+    pub(super) images: Sourced<Option<bool>>,
 }
 
 /// The provider, then its model, URL and key. Those three from the file or
@@ -72,11 +73,23 @@ pub(super) fn connection(layers: Layers<'_>) -> Result<Connection, ConfigError> 
         |s| WireKind::parse(s).ok_or_else(|| "expected auto, chat or responses".into()),
         WireKind::Auto,
     )?;
+    let images = conn.pick(
+        "",
+        |l| l.images.map(Some),
+        &["WAYPOINT_IMAGES"],
+        |s| match s.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(Some(true)),
+            "0" | "false" | "no" | "off" => Ok(Some(false)),
+            _ => Err("expected true or false".into()),
+        },
+        None,
+    )?;
     Ok(Connection {
         provider,
         model,
         base_url,
         wire,
+        images,
         api_key: (!api_key.value.is_empty()).then_some(api_key),
     })
 }

@@ -74,7 +74,7 @@ impl<'a> ToolHost<'a> {
         match self.model {
             Some((_, true)) => Ok(()),
             Some((model, false)) => Err(format!(
-                "the model `{model}` does not take images (switch with /model to one that does, e.g. claude-sonnet-4-5 or gpt-4.1)"
+                "the model `{model}` does not take images (switch with /model to one that does, e.g. claude-sonnet-4-5 or gpt-4.1; if it does, set `images = true`)"
             )),
             None => Err("no model is there to see images".to_string()),
         }

@@ -92,6 +92,9 @@ pub struct ToolConfig {
     /// Hosts `web_fetch` may reach even at a private or loopback address
     /// (`web_allow`).
     pub web_allow: Vec<String>,
+    /// Whether the model takes images, as the settings say (`None`: by
+    /// its name, [`crate::models::takes_images`]).
+    pub images: Option<bool>,
 }
 
 impl Default for ToolConfig {
@@ -108,6 +111,7 @@ impl Default for ToolConfig {
             hooks: std::sync::Arc::default(),
             catalog: std::sync::Arc::default(),
             web_allow: Vec::new(),
+            images: None,
         }
     }
 }
