@@ -89,12 +89,7 @@ impl Attempt for ResponsesClient {
             .await
             .map_err(|f| self.explain(f))?;
         let mut asm = Assembler::default();
-        loop {
-            let batch = match events.next().await {
-                Ok(Some(batch)) => batch,
-                Ok(None) => break,
-                Err(f) => return Err(f),
-            };
+        while let Some(batch) = events.next().await? {
             for ev in batch {
                 asm.on_event(&ev, on_event)?;
                 if asm.done {
