@@ -247,12 +247,11 @@ async fn a_model_without_images_is_refused_clearly_and_sent_nothing() {
 #[tokio::test]
 async fn the_settings_can_say_a_model_takes_images() {
     let (home, ws) = workspace();
-    let server = FakeServer::<common_openai::OpenAi>::start(vec![
-        common_openai::OpenAi::text("Red."),
-    ])
-    .await;
+    let server =
+        FakeServer::<common_openai::OpenAi>::start(vec![common_openai::OpenAi::text("Red.")]).await;
     let mut cmd = openai(home.path(), ws.path(), &server.url, "moondream");
-    cmd.env("WAYPOINT_IMAGES", "1").args(["-p", "what is @shot.png"]);
+    cmd.env("WAYPOINT_IMAGES", "1")
+        .args(["-p", "what is @shot.png"]);
     let (code, out, err) = cli_support::output(&mut cmd).await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!err.contains("Not attached"), "{err}");

@@ -277,7 +277,7 @@ pub fn message_bytes(m: &Message) -> usize {
             // most), not its bytes: the window is what this measures.
             ContentBlock::Image { .. } => IMAGE_BYTES,
             ContentBlock::Reasoning { text, details, .. } => {
-                text.len() + details.as_ref().map_or(0, |d| d.to_string().len()) + 32
+                text.len() + details.as_ref().map_or(0, |d| d.get().len()) + 32
             }
         })
         .sum::<usize>()

@@ -8,14 +8,15 @@
 pub mod conversation;
 pub mod image;
 mod input;
+mod opaque;
 mod text;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use conversation::{Conversation, ConversationKey, KeptText, KeyWatch};
 pub use image::{ImageInfo, ImageSource};
 pub use input::Input;
+pub use opaque::Opaque;
 pub use text::Text;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +66,7 @@ pub enum ContentBlock {
         text: String,
         field: ReasoningField,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        details: Option<Value>,
+        details: Option<Opaque>,
     },
 }
 

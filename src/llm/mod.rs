@@ -169,7 +169,7 @@ mod tests {
             ContentBlock::Reasoning {
                 text: "r".into(),
                 field: ReasoningField::ReasoningDetails,
-                details: Some(serde_json::json!([{"type": "reasoning.text", "text": "r"}])),
+                details: Some(serde_json::json!([{"type": "reasoning.text", "text": "r"}]).into()),
             },
         ];
         let json = serde_json::to_value(&blocks).unwrap();

@@ -31,7 +31,7 @@ enum WireMessage<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        reasoning_details: Option<&'a Value>,
+        reasoning_details: Option<&'a crate::chat::Opaque>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall<'a>>,
     },
@@ -673,7 +673,7 @@ mod tests {
             ContentBlock::Reasoning {
                 text: "why".into(),
                 field: ReasoningField::ReasoningDetails,
-                details: Some(details.clone()),
+                details: Some(details.clone().into()),
             },
             true,
         ));

@@ -246,7 +246,7 @@ impl Assembler {
                 text: self.reasoning,
                 field,
                 details: (field == ReasoningField::ReasoningDetails)
-                    .then_some(Value::Array(self.details)),
+                    .then(|| Value::Array(self.details).into()),
             });
         }
         if !self.text.trim().is_empty() {
@@ -660,13 +660,16 @@ mod tests {
                 ContentBlock::Reasoning {
                     text: thought.into(),
                     field: ReasoningField::ReasoningDetails,
-                    details: Some(json!([{
-                        "type": "reasoning.text",
-                        "text": thought,
-                        "format": "anthropic-claude-v1",
-                        "index": 0,
-                        "signature": "ErUBCkYIBRgCIkDx9rN2kYw4Q=="
-                    }])),
+                    details: Some(
+                        json!([{
+                            "type": "reasoning.text",
+                            "text": thought,
+                            "format": "anthropic-claude-v1",
+                            "index": 0,
+                            "signature": "ErUBCkYIBRgCIkDx9rN2kYw4Q=="
+                        }])
+                        .into()
+                    ),
                 }
             );
             assert_eq!(reply.tool_calls().len(), 1);

@@ -6,8 +6,11 @@
 //! `function_call_output` follows the call it answers; reasoning of the
 //! other wires is not sent here.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::chat::Text;
 use crate::llm::body::{Body, BodyWriter};
@@ -32,11 +35,11 @@ enum Item<'a> {
         role: &'static str,
         content: Vec<Part<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<&'a str>,
+        id: Option<Cow<'a, str>>,
     },
     FunctionCall {
         #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<&'a str>,
+        id: Option<Cow<'a, str>>,
         call_id: &'a str,
         name: &'a str,
         arguments: &'a str,
@@ -192,23 +195,34 @@ fn texts(m: &Message) -> String {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Out<'a> {
-    Kept(&'a Value),
+    Kept(&'a RawValue),
     Item(Item<'a>),
+}
+
+/// What the writer reads of a kept output item.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
 }
 
 /// An assistant message's items: in the order its reply's items came
 /// (the `Responses` block), reasoning whole; then any text or call that
 /// block does not name (a message from another wire, a reply without it).
 fn assistant_items(m: &Message) -> Vec<Out<'_>> {
-    let order: &[Value] = m
+    let order: Vec<&RawValue> = m
         .content
         .iter()
         .find_map(|b| match b {
             ContentBlock::Reasoning {
                 field: ReasoningField::Responses,
-                details: Some(Value::Array(items)),
+                details: Some(items),
                 ..
-            } => Some(items.as_slice()),
+            } => serde_json::from_str(items.get()).ok(),
             _ => None,
         })
         .unwrap_or_default();
@@ -229,13 +243,17 @@ fn assistant_items(m: &Message) -> Vec<Out<'_>> {
     let mut out = Vec::with_capacity(order.len() + calls.len() + 1);
     let mut calls_sent = vec![false; calls.len()];
     let mut text_sent = false;
-    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
     for item in order {
-        match item.get("type").and_then(Value::as_str) {
+        let Ok(head) = serde_json::from_str::<Head<'_>>(item.get()) else {
+            continue;
+        };
+        match head.kind.as_deref() {
             Some("reasoning") => out.push(Out::Kept(item)),
             Some("function_call") => {
-                let call_id = str_of(item, "call_id");
-                let Some(i) = calls.iter().position(|c| Some(c.0) == call_id.as_deref()) else {
+                let Some(i) = calls
+                    .iter()
+                    .position(|c| Some(c.0) == head.call_id.as_deref())
+                else {
                     continue;
                 };
                 if calls_sent[i] {
@@ -243,9 +261,8 @@ fn assistant_items(m: &Message) -> Vec<Out<'_>> {
                 }
                 calls_sent[i] = true;
                 let (call_id, name, arguments) = calls[i];
-                let id = item.get("id").and_then(Value::as_str);
                 out.push(Out::Item(Item::FunctionCall {
-                    id,
+                    id: head.id,
                     call_id,
                     name,
                     arguments,
@@ -257,7 +274,7 @@ fn assistant_items(m: &Message) -> Vec<Out<'_>> {
                     out.push(Out::Item(Item::Message {
                         role: "assistant",
                         content: vec![Part::OutputText { text }],
-                        id: item.get("id").and_then(Value::as_str),
+                        id: head.id,
                     }));
                 }
             }
@@ -367,12 +384,15 @@ mod tests {
                 ContentBlock::Reasoning {
                     text: "thinking".into(),
                     field: ReasoningField::Responses,
-                    details: Some(json!([
-                        reasoning(1),
-                        {"type": "function_call", "id": "fc_1", "call_id": "call_1"},
-                        reasoning(2),
-                        {"type": "message", "id": "msg_1"},
-                    ])),
+                    details: Some(
+                        json!([
+                            reasoning(1),
+                            {"type": "function_call", "id": "fc_1", "call_id": "call_1"},
+                            reasoning(2),
+                            {"type": "message", "id": "msg_1"},
+                        ])
+                        .into(),
+                    ),
                 },
                 ContentBlock::Text {
                     text: "Done.".into(),
@@ -408,7 +428,7 @@ mod tests {
             content: vec![ContentBlock::Reasoning {
                 text: String::new(),
                 field: ReasoningField::Responses,
-                details: Some(json!([reasoning(3)])),
+                details: Some(json!([reasoning(3)]).into()),
             }],
         };
         let placeholder = Message {
@@ -417,7 +437,7 @@ mod tests {
                 ContentBlock::Reasoning {
                     text: String::new(),
                     field: ReasoningField::Responses,
-                    details: Some(json!([reasoning(4)])),
+                    details: Some(json!([reasoning(4)]).into()),
                 },
                 ContentBlock::Text {
                     text: "(no reply)".into(),
@@ -472,7 +492,7 @@ mod tests {
                 ContentBlock::Reasoning {
                     text: String::new(),
                     field: ReasoningField::Responses,
-                    details: Some(json!([reasoning(round), {"type": "function_call", "id": format!("fc_{round}"), "call_id": format!("call_{round}")}])),
+                    details: Some(json!([reasoning(round), {"type": "function_call", "id": format!("fc_{round}"), "call_id": format!("call_{round}")}]).into()),
                 },
                 ContentBlock::ToolUse {
                     id: format!("call_{round}"),

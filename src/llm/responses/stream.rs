@@ -332,7 +332,7 @@ impl Assembler {
             content.push(ContentBlock::Reasoning {
                 text: shown,
                 field: ReasoningField::Responses,
-                details: Some(Value::Array(order)),
+                details: Some(Value::Array(order).into()),
             });
         }
         if !text.trim().is_empty() {
@@ -411,13 +411,15 @@ mod tests {
             ContentBlock::Reasoning {
                 text,
                 field: ReasoningField::Responses,
-                details: Some(Value::Array(items)),
+                details: Some(items),
             },
             ContentBlock::ToolUse { id, name, input },
         ] = reply.content.as_slice()
         else {
             panic!("reasoning then the call: {:?}", reply.content);
         };
+        let items = items.value();
+        let items = items.as_array().map(Vec::as_slice).unwrap_or_default();
         assert!(text.starts_with("**Calculating step-by-step using calculator**"));
         assert_eq!(items.len(), 2);
         assert_eq!(items[0]["type"], "reasoning");
@@ -459,7 +461,7 @@ mod tests {
             assert_eq!(shown, "");
             let [
                 ContentBlock::Reasoning {
-                    details: Some(Value::Array(items)),
+                    details: Some(items),
                     ..
                 },
                 ContentBlock::Text { text },
@@ -467,6 +469,7 @@ mod tests {
             else {
                 panic!("reasoning then text: {:?}", reply.content);
             };
+            let items = items.value();
             assert_eq!(text, "Paris.");
             assert_eq!(items[0]["type"], "reasoning");
             assert_eq!(items[1]["type"], "message");
