@@ -51,6 +51,24 @@ pub(crate) fn token_count(usage: &Value, key: &str) -> u64 {
     usage.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// An OpenAI usage object (either wire's names: `input`, `output`, and
+/// `details` holding `cached_tokens`): the input split into the part read
+/// from the automatic prefix cache (never more than the input, whatever a
+/// server reports) and the rest. `None` when it counts nothing.
+pub(crate) fn cached_usage(u: &Value, input: &str, output: &str, details: &str) -> Option<Usage> {
+    let (input, output) = (token_count(u, input), token_count(u, output));
+    let cached = u
+        .get(details)
+        .map_or(0, |d| token_count(d, "cached_tokens"))
+        .min(input);
+    (input > 0 || output > 0).then_some(Usage {
+        input_tokens: input - cached,
+        output_tokens: output,
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    })
+}
+
 /// A complete assistant message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AssistantReply {

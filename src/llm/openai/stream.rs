@@ -10,11 +10,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::MAX_TOOL_CALLS;
+use crate::llm::cached_usage;
 use crate::llm::http::Failure;
 use crate::llm::lenient;
 use crate::llm::retry::is_retryable_status;
 use crate::llm::sse::SseEvent;
-use crate::llm::token_count;
 use crate::llm::{
     AssistantReply, ContentBlock, LlmError, ReasoningField, StopReason, StreamEvent, Usage,
 };
@@ -106,22 +106,14 @@ impl Assembler {
     /// A usage object: the prompt split into the part read from the
     /// automatic prefix cache and the rest.
     fn on_usage(&mut self, u: &Value) {
-        let input = token_count(u, "prompt_tokens");
-        let output = token_count(u, "completion_tokens");
-        // Prompt tokens read from the automatic prefix cache; never more
-        // than the prompt, whatever a server reports.
-        let cached = u
-            .pointer("/prompt_tokens_details/cached_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            .min(input);
-        if input > 0 || output > 0 {
-            self.usage = Usage {
-                input_tokens: input - cached,
-                output_tokens: output,
-                cache_read_tokens: cached,
-                cache_write_tokens: 0,
-            };
+        let counted = cached_usage(
+            u,
+            "prompt_tokens",
+            "completion_tokens",
+            "prompt_tokens_details",
+        );
+        if let Some(usage) = counted {
+            self.usage = usage;
         }
     }
 

@@ -8,10 +8,10 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::llm::cached_usage;
 use crate::llm::http::Failure;
 use crate::llm::openai::stream::{parse_arguments, stream_error, unique_ids};
 use crate::llm::sse::SseEvent;
-use crate::llm::token_count;
 use crate::llm::{AssistantReply, ContentBlock, ReasoningField, StopReason, StreamEvent, Usage};
 
 /// Most output items accepted in one response; more means a broken stream.
@@ -234,19 +234,10 @@ impl Assembler {
 
     /// Usage: the input split into the cached part and the rest.
     fn on_usage(&mut self, u: &Value) {
-        let input = token_count(u, "input_tokens");
-        let output = token_count(u, "output_tokens");
-        let cached = u
-            .pointer("/input_tokens_details/cached_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            .min(input);
-        self.usage = Usage {
-            input_tokens: input - cached,
-            output_tokens: output,
-            cache_read_tokens: cached,
-            cache_write_tokens: 0,
-        };
+        let counted = cached_usage(u, "input_tokens", "output_tokens", "input_tokens_details");
+        if let Some(usage) = counted {
+            self.usage = usage;
+        }
     }
 
     pub(super) fn finish(mut self) -> AssistantReply {
