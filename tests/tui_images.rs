@@ -3,7 +3,8 @@
 //! deleted whole by Backspace; Enter sends the image to the engine ahead
 //! of the message, and the real engine sends it to the model (Anthropic
 //! wire, loopback) after the text; a path that is not an image is typed
-//! as pasted, with a notice; Ctrl+V with no clipboard says what to do.
+//! as pasted, with a notice; Ctrl+V reads the clipboard through `xclip`
+//! (a stand-in on PATH) and, with no clipboard, says what to do.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -135,21 +136,61 @@ async fn a_path_that_is_no_image_is_typed_and_ctrl_v_without_a_clipboard_says_so
     assert!(update::on_paste(&mut a, " and notes.txt").is_empty());
     assert_eq!(a.input.text(), "fake.png and notes.txt");
 
-    // Ctrl+V asks for the clipboard; here (no display) it says what to do.
+    // Ctrl+V asks for the clipboard; over ssh without a display it says
+    // what to do instead.
     let effects = update::on_key(&mut a, ctrl('v'), now);
     assert!(
         matches!(&effects[..], [Effect::ReadImage(None)]),
         "{effects:?}"
     );
-    // SAFETY: the test's own process; no other thread reads these.
-    unsafe {
-        std::env::remove_var("WAYLAND_DISPLAY");
-        std::env::remove_var("DISPLAY");
-    }
-    carry(&mut a, dir.path(), effects).await;
+    let ssh = |k: &str| (k == "SSH_CONNECTION").then(|| "10.0.0.1 50000 10.0.0.2 22".into());
+    let read = outside::read_image_in(dir.path(), None, &ssh).await;
+    update::image_read(&mut a, None, read);
     let s = screen_text(&mut a, 100, 20, now);
-    assert!(s.contains("No image pasted: no clipboard here"), "{s}");
+    assert!(
+        s.contains("No image pasted: no clipboard here (an ssh session)"),
+        "{s}"
+    );
     assert!(s.contains("paste or drag the image's path"), "{s}");
+}
+
+/// Ctrl+V on X11: the image comes from `xclip -selection clipboard -t
+/// image/png -o` (a stand-in on PATH that checks its arguments and
+/// prints the PNG); an empty clipboard says so.
+#[tokio::test]
+async fn ctrl_v_reads_the_clipboard_through_xclip() {
+    let clock = Clock::new();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(dir.path().join("clip.png"), png()).unwrap();
+    let script = format!(
+        "#!/bin/sh\n[ \"$*\" = \"-selection clipboard -t image/png -o\" ] || exit 9\n[ -n \"$DISPLAY\" ] || exit 8\nexec cat '{}'\n",
+        dir.path().join("clip.png").display()
+    );
+    let xclip = bin.join("xclip");
+    std::fs::write(&xclip, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let x11 = move |k: &str| match k {
+        "DISPLAY" => Some(":0".into()),
+        "PATH" => Some(path.clone().into()),
+        _ => None,
+    };
+    let mut a = app(&clock);
+    let read = outside::read_image_in(dir.path(), None, &x11).await;
+    update::image_read(&mut a, None, read);
+    assert_eq!(a.input.text(), "[image 1: 2x2 png]");
+    assert_eq!(a.input.images.len(), 1);
+
+    // Nothing in the clipboard: xclip prints nothing.
+    std::fs::write(dir.path().join("clip.png"), "").unwrap();
+    let read = outside::read_image_in(dir.path(), None, &x11).await;
+    let Err(why) = read else {
+        panic!("an empty clipboard is no image");
+    };
+    assert!(why.contains("xclip: no image in the clipboard"), "{why}");
 }
 
 #[test]

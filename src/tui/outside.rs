@@ -105,10 +105,23 @@ pub async fn read_image(
     root: &std::path::Path,
     path: Option<&str>,
 ) -> Result<(crate::chat::ImageSource, crate::chat::ImageInfo), String> {
+    read_image_in(root, path, &|k: &str| std::env::var_os(k)).await
+}
+
+/// The environment a clipboard reader is looked up and run in.
+pub type Env<'a> = &'a (dyn Fn(&str) -> Option<std::ffi::OsString> + Sync);
+
+/// [`read_image`] with the environment `env` (`HOME`, the displays,
+/// `PATH` for the clipboard readers) instead of the process's.
+pub async fn read_image_in(
+    root: &std::path::Path,
+    path: Option<&str>,
+    env: Env<'_>,
+) -> Result<(crate::chat::ImageSource, crate::chat::ImageInfo), String> {
     use crate::chat::image::{ImageSource, MAX_IMAGE_BYTES};
     let bytes = match path {
         Some(path) => {
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let home = env("HOME").map(std::path::PathBuf::from);
             let full = match (path.strip_prefix("~/"), home) {
                 (Some(rest), Some(home)) => home.join(rest),
                 _ => root.join(path),
@@ -138,18 +151,18 @@ pub async fn read_image(
             .map_err(|e| format!("reading {shown} stopped: {e}"))?;
             read.map_err(|e| format!("cannot read {shown}: {e}"))?
         }
-        None => clipboard_image().await?,
+        None => clipboard_image(env).await?,
     };
     ImageSource::from_bytes(&bytes).map_err(|why| format!("the image is {why}"))
 }
 
 /// The clipboard's image as PNG bytes.
-async fn clipboard_image() -> Result<Vec<u8>, String> {
+async fn clipboard_image(env: Env<'_>) -> Result<Vec<u8>, String> {
     const FALLBACK: &str = "paste or drag the image's path into the input instead";
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let set = |k: &str| env(k).filter(|v| !v.is_empty());
     let readers: Vec<(&str, &[&str])> = [
-        env("WAYLAND_DISPLAY").map(|_| ("wl-paste", &["--no-newline", "--type", "image/png"][..])),
-        env("DISPLAY").map(|_| {
+        set("WAYLAND_DISPLAY").map(|_| ("wl-paste", &["--no-newline", "--type", "image/png"][..])),
+        set("DISPLAY").map(|_| {
             (
                 "xclip",
                 &["-selection", "clipboard", "-t", "image/png", "-o"][..],
@@ -160,7 +173,7 @@ async fn clipboard_image() -> Result<Vec<u8>, String> {
     .flatten()
     .collect();
     if readers.is_empty() {
-        let why = if env("SSH_CONNECTION").is_some() {
+        let why = if set("SSH_CONNECTION").is_some() {
             "no clipboard here (an ssh session)"
         } else {
             "no clipboard here (no Wayland or X display)"
@@ -169,7 +182,15 @@ async fn clipboard_image() -> Result<Vec<u8>, String> {
     }
     let mut tried = Vec::new();
     for (program, args) in readers {
-        let run = tokio::process::Command::new(program)
+        let mut command = tokio::process::Command::new(program);
+        // Looked up in, and run with, the environment's PATH and displays.
+        for var in ["PATH", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"] {
+            match env(var) {
+                Some(value) => command.env(var, value),
+                None => command.env_remove(var),
+            };
+        }
+        let run = command
             .args(args)
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
