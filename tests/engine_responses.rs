@@ -220,3 +220,39 @@ async fn the_binary_picks_the_wire_by_model_and_keys_the_cache_by_session() {
     assert!(!reqs.is_empty());
     assert!(reqs.iter().all(|r| r.path == "/v1/chat/completions"));
 }
+
+/// An organization not verified for reasoning summaries gets HTTP 400 for
+/// `reasoning.summary` (as OpenAI answers it): the request is made again
+/// without summaries (the encrypted reasoning still asked for), the turn
+/// completes, and later requests leave them out.
+#[tokio::test]
+async fn refused_reasoning_summaries_are_dropped_for_the_session() {
+    let refused = Reply::Status {
+        code: 400,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: json!({"error": {
+            "message": "Your organization must be verified to generate reasoning summaries. Please go to: https://platform.openai.com/settings/organization/general and click on Verify Organization.",
+            "type": "invalid_request_error", "param": "reasoning.summary", "code": "unsupported_value"}})
+        .to_string(),
+    };
+    let mut r = rig(vec![
+        refused,
+        Responses::text("First."),
+        Responses::text("Second."),
+    ])
+    .await;
+    r.submit("hi");
+    let events = r.turn_events().await;
+    assert_completed(&events);
+    assert_eq!(streamed_text(&events), "First.");
+    r.submit("again");
+    assert_completed(&r.turn_events().await);
+    let reqs = r.server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0].body["reasoning"], json!({"summary": "auto"}));
+    for req in &reqs[1..] {
+        assert!(req.body.get("reasoning").is_none(), "{}", req.body);
+        assert_eq!(req.body["include"], json!(["reasoning.encrypted_content"]));
+        assert_valid_responses_request(&req.body);
+    }
+}

@@ -13,6 +13,8 @@
 mod request;
 mod stream;
 
+use std::sync::atomic::Ordering;
+
 use super::body::Body;
 use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::openai::{OpenAiConfig, bearer, explain, headers};
@@ -32,6 +34,9 @@ pub struct ResponsesClient {
     cache_key: String,
     /// The model reasons: its summaries and encrypted reasoning are asked for.
     reasoning: bool,
+    /// Summaries of the reasoning are asked for (until the API says the
+    /// organization may not have them: then never again in this session).
+    summaries: std::sync::atomic::AtomicBool,
     /// The older messages' bytes, kept between requests.
     prefix: PrefixCache,
 }
@@ -53,6 +58,7 @@ impl ResponsesClient {
         let authorization = bearer(config.api_key.as_deref());
         Ok(Self {
             reasoning: crate::models::reasons(&config.model),
+            summaries: std::sync::atomic::AtomicBool::new(true),
             config,
             http,
             authorization,
@@ -118,6 +124,36 @@ impl ModelClient for ResponsesClient {
         request: &'a ModelRequest<'a>,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<AssistantReply, LlmError>> {
+        Box::pin(async move {
+            let asked = self.summaries.load(Ordering::Relaxed);
+            let first = self.send(request, asked, on_event).await;
+            match first {
+                // An organization not verified for reasoning summaries is
+                // refused them (HTTP 400): asked again without, and never
+                // again this session.
+                Err(LlmError::Http {
+                    status: 400,
+                    message,
+                }) if asked && message.to_ascii_lowercase().contains("summar") => {
+                    self.summaries.store(false, Ordering::Relaxed);
+                    tracing::info!(%message, "reasoning summaries refused; asking without them");
+                    self.send(request, false, on_event).await
+                }
+                other => other,
+            }
+        })
+    }
+}
+
+impl ResponsesClient {
+    /// One request (with its retries), reasoning summaries asked for when
+    /// `summaries`.
+    async fn send(
+        &self,
+        request: &ModelRequest<'_>,
+        summaries: bool,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<AssistantReply, LlmError> {
         let opts = Options {
             model: &self.config.model,
             cache_key: request
@@ -125,13 +161,9 @@ impl ModelClient for ResponsesClient {
                 .filter(|s| !s.is_empty())
                 .unwrap_or(&self.cache_key),
             reasoning: self.reasoning,
+            summaries,
         };
         let body = request_body(opts, request, &self.prefix);
-        Box::pin(stream_with_retries(
-            self,
-            &self.config.retry,
-            body,
-            on_event,
-        ))
+        stream_with_retries(self, &self.config.retry, body, on_event).await
     }
 }

@@ -24,8 +24,10 @@ pub(super) struct Options<'a> {
     pub model: &'a str,
     /// `prompt_cache_key`: the session's id.
     pub cache_key: &'a str,
-    /// The model reasons: ask for its summaries and encrypted reasoning.
+    /// The model reasons: ask for its encrypted reasoning.
     pub reasoning: bool,
+    /// And for summaries of it (shown dimmed).
+    pub summaries: bool,
 }
 
 #[derive(Serialize)]
@@ -121,7 +123,7 @@ pub(super) fn request_body(
         },
         prompt_cache_key: opts.cache_key,
         max_output_tokens: req.max_tokens,
-        reasoning: opts.reasoning.then_some(Reasoning { summary: "auto" }),
+        reasoning: (opts.reasoning && opts.summaries).then_some(Reasoning { summary: "auto" }),
     })?;
     out.push(b',');
     out.extend_from_slice(tail.get(1..).unwrap_or_default());
@@ -364,6 +366,7 @@ mod tests {
             model: "gpt-5-codex",
             cache_key: "s-1",
             reasoning: true,
+            summaries: true,
         };
         let bytes = request_body(opts, &req, cache).unwrap().to_bytes();
         serde_json::from_slice(&bytes).unwrap()
