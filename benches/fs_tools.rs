@@ -43,13 +43,7 @@ fn bench_fs_tools(c: &mut Criterion) {
     let workspace = Workspace::new(dir.path()).unwrap();
     let config = ToolConfig::default();
     let cancel = CancellationToken::new();
-    let env = ToolEnv {
-        workspace: &workspace,
-        config: &config,
-        cancel: &cancel,
-        output: None,
-        sandboxed: false,
-    };
+    let env = ToolEnv::new(&workspace, &config, &cancel);
     let text = source();
     let file = dir.path().join(PATH);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();

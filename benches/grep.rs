@@ -68,13 +68,7 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let env = ToolEnv {
-        workspace: &workspace,
-        config: &config,
-        cancel: &cancel,
-        output: None,
-        sandboxed: false,
-    };
+    let env = ToolEnv::new(&workspace, &config, &cancel);
     let rg = Command::new("rg").arg("--version").output().is_ok();
     let queries = [
         (

@@ -23,13 +23,7 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let env = ToolEnv {
-        workspace: &workspace,
-        config: &config,
-        cancel: &cancel,
-        output: None,
-        sandboxed: false,
-    };
+    let env = ToolEnv::new(&workspace, &config, &cancel);
     let mut group = c.benchmark_group("jobs");
     group
         .sample_size(30)

@@ -176,13 +176,7 @@ fn main() {
         let tool_config = ToolConfig::default();
         let plan = SharedPlan::default();
         let cancel = CancellationToken::new();
-        let env = ToolEnv {
-            workspace: &workspace,
-            config: &tool_config,
-            cancel: &cancel,
-            output: None,
-            sandboxed: false,
-        };
+        let env = ToolEnv::new(&workspace, &tool_config, &cancel);
         let input = json!({"message": "hello"});
         let (mut mcp, mut mcp_cpu) = (Vec::new(), 0u64);
         for i in 0..WARM + CALLS {

@@ -78,13 +78,7 @@ async fn race(
     let workspace = Workspace::new(ws_dir.path()).unwrap();
     let config = ToolConfig::default();
     let cancel = CancellationToken::new();
-    let env = ToolEnv {
-        workspace: &workspace,
-        config: &config,
-        cancel: &cancel,
-        output: None,
-        sandboxed: false,
-    };
+    let env = ToolEnv::new(&workspace, &config, &cancel);
     let stop = Arc::new(AtomicBool::new(false));
     let flip = flipper(
         workspace.root().to_path_buf(),

@@ -122,13 +122,8 @@ impl super::Session {
     /// What `text`'s `@path` mentions attach (see [`super::mentions`]).
     pub(super) async fn attachments(&self, text: &str) -> Attached {
         let cancel = tokio_util::sync::CancellationToken::new();
-        let env = crate::tools::ToolEnv {
-            workspace: &self.host.workspace,
-            config: &self.host.config.tools,
-            cancel: &cancel,
-            output: None,
-            sandboxed: false,
-        };
+        let env =
+            crate::tools::ToolEnv::new(&self.host.workspace, &self.host.config.tools, &cancel);
         let model = self.thread.client.model();
         let host = crate::tools::ToolHost::detached().with_model(model, self.takes_images());
         attach(text, &env, &host).await

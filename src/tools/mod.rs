@@ -343,6 +343,23 @@ pub struct ToolEnv<'a> {
     pub sandboxed: bool,
 }
 
+impl<'a> ToolEnv<'a> {
+    /// An environment outside a turn: no live output, not sandboxed.
+    pub fn new(
+        workspace: &'a Workspace,
+        config: &'a ToolConfig,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Self {
+            workspace,
+            config,
+            cancel,
+            output: None,
+            sandboxed: false,
+        }
+    }
+}
+
 /// `text`, cut to 80 characters with an ellipsis: a summary line.
 pub fn summary_line(text: &str) -> String {
     if text.chars().count() > 80 {

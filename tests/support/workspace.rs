@@ -45,13 +45,7 @@ impl Fixture {
 
     /// The environment a tool call runs in, without live output.
     pub fn env(&self) -> ToolEnv<'_> {
-        ToolEnv {
-            workspace: &self.ws,
-            config: &self.config,
-            cancel: &self.cancel,
-            output: None,
-            sandboxed: false,
-        }
+        ToolEnv::new(&self.ws, &self.config, &self.cancel)
     }
 
     /// Runs the workspace tool `name` through the dispatcher.
