@@ -277,6 +277,53 @@ impl Events<'_> {
     }
 }
 
+/// What reads one response's events into a reply (each wire has one).
+pub trait Assemble {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure>;
+    /// The stream said the reply is complete.
+    fn done(&self) -> bool;
+    /// The reply is whole even if the stream ends or breaks here (Chat
+    /// Completions: a `finish_reason` without the `[DONE]` after it).
+    fn whole(&self) -> bool {
+        false
+    }
+    fn finish(self) -> Result<AssistantReply, Failure>;
+}
+
+impl Events<'_> {
+    /// Reads the events into `asm` until it is done: its reply, or the
+    /// failure of a stream that broke off before.
+    pub async fn read<A: Assemble>(
+        mut self,
+        mut asm: A,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<AssistantReply, Failure> {
+        loop {
+            let batch = match self.next().await {
+                Ok(Some(batch)) => batch,
+                Ok(None) => break,
+                Err(_) if asm.whole() => return asm.finish(),
+                Err(f) => return Err(f),
+            };
+            for ev in batch {
+                asm.on_event(&ev, on_event)?;
+                if asm.done() {
+                    return asm.finish();
+                }
+            }
+        }
+        if asm.whole() {
+            asm.finish()
+        } else {
+            Err(self.cut_short())
+        }
+    }
+}
+
 /// A provider that makes one attempt at a streamed reply; [`stream_with_retries`]
 /// wraps it in the retry loop.
 pub trait Attempt: Sync {

@@ -21,7 +21,7 @@ mod request;
 pub use request::{request_body, request_body_with};
 
 use super::body::Body;
-use super::http::{Attempt, Failure, Names, StreamingHttp, stream_with_retries};
+use super::http::{Assemble, Attempt, Failure, Names, StreamingHttp, stream_with_retries};
 use super::lenient;
 use super::prefix::PrefixCache;
 use super::retry::RetryPolicy;
@@ -99,17 +99,24 @@ impl Attempt for AnthropicClient {
             ("x-api-key", self.config.api_key.as_str()),
             ("anthropic-version", API_VERSION),
         ];
-        let mut events = self.http.open(&headers, body).await?;
-        let mut asm = Assembler::default();
-        while let Some(batch) = events.next().await? {
-            for ev in batch {
-                asm.on_event(&ev, on_event)?;
-                if asm.done {
-                    return asm.finish();
-                }
-            }
-        }
-        Err(events.cut_short())
+        let events = self.http.open(&headers, body).await?;
+        events.read(Assembler::default(), on_event).await
+    }
+}
+
+impl Assemble for Assembler {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure> {
+        Assembler::on_event(self, ev, on_event)
+    }
+    fn done(&self) -> bool {
+        self.done
+    }
+    fn finish(self) -> Result<AssistantReply, Failure> {
+        Assembler::finish(self)
     }
 }
 

@@ -94,33 +94,12 @@ impl Attempt for OpenAiClient {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
         let headers = headers(self.authorization.as_deref());
-        let mut events = self
+        let events = self
             .http
             .open(&headers, body)
             .await
             .map_err(|f| self.explain(f))?;
-        let mut asm = Assembler::default();
-        loop {
-            let batch = match events.next().await {
-                Ok(Some(batch)) => batch,
-                Ok(None) => break,
-                // The message was whole; only the trailer (usage, `[DONE]`) is missing.
-                Err(_) if asm.finish_reason.is_some() => return Ok(asm.finish()),
-                Err(f) => return Err(f),
-            };
-            for ev in batch {
-                asm.on_event(&ev, on_event)?;
-                if asm.done {
-                    return Ok(asm.finish());
-                }
-            }
-        }
-        // Some servers omit `[DONE]`: a finish_reason is enough.
-        if asm.finish_reason.is_some() {
-            Ok(asm.finish())
-        } else {
-            Err(events.cut_short())
-        }
+        events.read(Assembler::default(), on_event).await
     }
 }
 

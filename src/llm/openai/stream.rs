@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::MAX_TOOL_CALLS;
 use crate::llm::cached_usage;
-use crate::llm::http::Failure;
+use crate::llm::http::{Assemble, Failure};
 use crate::llm::lenient;
 use crate::llm::retry::is_retryable_status;
 use crate::llm::sse::SseEvent;
@@ -282,6 +282,27 @@ impl Assembler {
             usage: self.usage,
             invalid_inputs,
         }
+    }
+}
+
+impl Assemble for Assembler {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure> {
+        Assembler::on_event(self, ev, on_event)
+    }
+    fn done(&self) -> bool {
+        self.done
+    }
+    /// Some servers omit `[DONE]` (or break off after the message): a
+    /// `finish_reason` is enough.
+    fn whole(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+    fn finish(self) -> Result<AssistantReply, Failure> {
+        Ok(Assembler::finish(self))
     }
 }
 

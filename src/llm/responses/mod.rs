@@ -89,21 +89,12 @@ impl Attempt for ResponsesClient {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<AssistantReply, Failure> {
         let headers = headers(self.authorization.as_deref());
-        let mut events = self
+        let events = self
             .http
             .open(&headers, body)
             .await
             .map_err(|f| self.explain(f))?;
-        let mut asm = Assembler::default();
-        while let Some(batch) = events.next().await? {
-            for ev in batch {
-                asm.on_event(&ev, on_event)?;
-                if asm.done {
-                    return Ok(asm.finish());
-                }
-            }
-        }
-        Err(events.cut_short())
+        events.read(Assembler::default(), on_event).await
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::llm::cached_usage;
-use crate::llm::http::Failure;
+use crate::llm::http::{Assemble, Failure};
 use crate::llm::openai::stream::{parse_arguments, stream_error, unique_ids};
 use crate::llm::sse::SseEvent;
 use crate::llm::{AssistantReply, ContentBlock, ReasoningField, StopReason, StreamEvent, Usage};
@@ -344,6 +344,22 @@ impl Assembler {
             usage: self.usage,
             invalid_inputs,
         }
+    }
+}
+
+impl Assemble for Assembler {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), Failure> {
+        Assembler::on_event(self, ev, on_event)
+    }
+    fn done(&self) -> bool {
+        self.done
+    }
+    fn finish(self) -> Result<AssistantReply, Failure> {
+        Ok(Assembler::finish(self))
     }
 }
 
