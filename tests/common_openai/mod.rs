@@ -6,12 +6,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use waypoint::llm::ModelClient;
-use waypoint::llm::openai::{OpenAiClient, OpenAiConfig};
-use waypoint::llm::retry::RetryPolicy;
+use waypoint::llm::openai::OpenAiClient;
 
 pub use crate::loopback::{
     Answer, ClientOpts, ProviderWire, Recorded, Reply, SentResult, Wire, plan,
@@ -28,18 +26,7 @@ impl Wire for OpenAi {
 
 /// The client the OpenAI tests use (base delay of retries: 10 ms).
 pub fn openai_client(url: &str, opts: &ClientOpts) -> OpenAiClient {
-    OpenAiClient::new(OpenAiConfig {
-        api_key: opts.key.map(str::to_string),
-        base_url: url.into(),
-        model: opts.model.unwrap_or(OpenAi::MODEL).into(),
-        retry: RetryPolicy {
-            max_retries: opts.max_retries,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(5),
-        },
-        idle_timeout: opts.idle,
-    })
-    .expect("client")
+    OpenAiClient::new(opts.openai(url, OpenAi::MODEL)).expect("client")
 }
 
 /// The start of `body` up to the `data:` of its finishing chunk.

@@ -9,13 +9,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use waypoint::llm::ModelClient;
-use waypoint::llm::openai::OpenAiConfig;
 use waypoint::llm::responses::ResponsesClient;
-use waypoint::llm::retry::RetryPolicy;
 
 pub use crate::loopback::{
     Answer, ClientOpts, ProviderWire, Recorded, Reply, SentResult, Wire, plan,
@@ -32,18 +29,7 @@ impl Wire for Responses {
 
 /// The client the Responses tests use (base delay of retries: 10 ms).
 pub fn responses_client(url: &str, opts: &ClientOpts) -> ResponsesClient {
-    ResponsesClient::new(OpenAiConfig {
-        api_key: opts.key.map(str::to_string),
-        base_url: url.into(),
-        model: opts.model.unwrap_or(Responses::MODEL).into(),
-        retry: RetryPolicy {
-            max_retries: opts.max_retries,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_secs(5),
-        },
-        idle_timeout: opts.idle,
-    })
-    .expect("client")
+    ResponsesClient::new(opts.openai(url, Responses::MODEL)).expect("client")
 }
 
 /// Every reasoning item the server wrote, by id.

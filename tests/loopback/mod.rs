@@ -348,6 +348,24 @@ impl Default for ClientOpts {
     }
 }
 
+impl ClientOpts {
+    /// The settings of an OpenAI client (either wire) for the server at
+    /// `url`, `model` unless the options name one; retries start at 10 ms.
+    pub fn openai(&self, url: &str, model: &str) -> waypoint::llm::openai::OpenAiConfig {
+        waypoint::llm::openai::OpenAiConfig {
+            api_key: self.key.map(str::to_string),
+            base_url: url.into(),
+            model: self.model.unwrap_or(model).into(),
+            retry: waypoint::llm::retry::RetryPolicy {
+                max_retries: self.max_retries,
+                base_delay: Duration::from_millis(10),
+                max_delay: Duration::from_secs(5),
+            },
+            idle_timeout: self.idle,
+        }
+    }
+}
+
 /// One scripted assistant answer in wire-neutral terms: text, then calls.
 #[derive(Clone, Debug, Default)]
 pub struct Answer {
