@@ -8,8 +8,6 @@
 
 mod support;
 
-use std::path::Path;
-
 use support::tmux::Tmux;
 
 #[test]
@@ -24,19 +22,7 @@ fn undo_item_2_in_the_app_asks_then_takes_back_its_command() {
         .status()
         .unwrap();
     assert!(git.success());
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoints.json");
-    let tmux = Tmux::start_with_env(
-        100,
-        32,
-        dir.path(),
-        &[("WAYPOINT_APPROVAL", "yolo")],
-        &[
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
-    );
+    let tmux = Tmux::scenario(100, 32, dir.path(), "checkpoints.json", &ws);
     tmux.wait_for("the app to open", |s| s.contains("Enter send"));
     tmux.type_text("tidy up");
     tmux.key("Enter");

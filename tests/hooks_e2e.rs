@@ -9,8 +9,6 @@
 
 mod support;
 
-use std::path::Path;
-
 use support::tmux::Tmux;
 
 #[test]
@@ -21,19 +19,7 @@ fn project_hooks_wait_then_run_once_approved_in_the_app() {
     let settings = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "echo 'no commands in this project' >&2; exit 2"}]}]}}"#;
     std::fs::write(ws.join(".claude/settings.json"), settings).unwrap();
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks.json");
-    let tmux = Tmux::start_with_env(
-        120,
-        36,
-        dir.path(),
-        &[("WAYPOINT_APPROVAL", "yolo")],
-        &[
-            Path::new("--scenario"),
-            &scenario,
-            Path::new("--workspace"),
-            &ws,
-        ],
-    );
+    let tmux = Tmux::scenario(120, 36, dir.path(), "hooks.json", &ws);
     tmux.wait_for("the waiting hooks' notice", |s| {
         s.contains("hook(s) that do not run")
     });

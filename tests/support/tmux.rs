@@ -26,6 +26,21 @@ impl Tmux {
         Self::start_with_env(width, height, dir, &[], args)
     }
 
+    /// The app in yolo mode playing `tests/fixtures/SCENARIO` in the
+    /// workspace `ws`.
+    pub fn scenario(width: u16, height: u16, dir: &Path, scenario: &str, ws: &Path) -> Self {
+        let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(scenario);
+        let args = [
+            Path::new("--scenario"),
+            &scenario,
+            Path::new("--workspace"),
+            ws,
+        ];
+        Self::start_with_env(width, height, dir, &[("WAYPOINT_APPROVAL", "yolo")], &args)
+    }
+
     /// Like `start`, with extra `NAME=value` pairs in the app's environment.
     pub fn start_with_env(
         width: u16,
