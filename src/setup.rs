@@ -363,9 +363,10 @@ waits for the user's approval."
     )
 }
 
-/// `waypoint sandbox -- CMD`: becomes CMD, confined right before the
-/// `exec` as `bash`'s commands are between `fork` and `exec`. Returns only
-/// on failure (the exit code).
+/// `waypoint sandbox -- CMD`: runs CMD confined as `bash`'s commands are
+/// (its own world, Landlock, seccomp) and returns its exit code (128 + the
+/// signal that ended it). Called before any thread exists, so the child
+/// is a plain fork that may allocate until it execs.
 pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsString]) -> i32 {
     use std::os::unix::process::CommandExt;
     let cwd = match std::env::current_dir() {
@@ -386,20 +387,55 @@ pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsSt
             return 126;
         }
     };
+    if let Some(gaps) = confinement.gaps() {
+        eprintln!("waypoint sandbox: {gaps}");
+    }
     let Some((program, args)) = command.split_first() else {
         eprintln!("waypoint sandbox: no command given");
         return 2;
     };
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(args);
-    // SAFETY: `apply` makes raw syscalls only.
-    unsafe { cmd.pre_exec(move || confinement.apply()) };
-    let e = cmd.exec();
-    eprintln!(
-        "waypoint sandbox: cannot run {}: {e}",
-        program.to_string_lossy()
-    );
-    127
+    let flags = libc::c_ulong::try_from(confinement.clone_flags() | libc::SIGCHLD).unwrap_or(0);
+    // SAFETY: clone without a new stack is fork with namespaces; this
+    // process has one thread, so the child may run Rust freely until exec.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    if pid < 0 {
+        eprintln!(
+            "waypoint sandbox: cannot start the command: {}",
+            std::io::Error::last_os_error()
+        );
+        return 126;
+    }
+    if pid == 0 {
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args);
+        for name in crate::safety::SOCKET_VARS {
+            if confinement.hides_var(std::ffi::OsStr::new(name)) {
+                cmd.env_remove(name);
+            }
+        }
+        let e = match confinement.enter() {
+            Ok(()) => cmd.exec(),
+            Err(e) => e,
+        };
+        eprintln!(
+            "waypoint sandbox: cannot run {}: {e}",
+            program.to_string_lossy()
+        );
+        std::process::exit(127);
+    }
+    let mut status = 0;
+    // SAFETY: our own child's pid and a valid out-pointer.
+    let pid = i32::try_from(pid).unwrap_or(-1);
+    while unsafe { libc::waitpid(pid, &mut status, 0) } == -1 {
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return 126;
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        libc::WEXITSTATUS(status)
+    }
 }
 
 /// Logs go to a file, never to the terminal: `WAYPOINT_LOG` or the state
@@ -617,8 +653,8 @@ mod tests {
                 PathBuf::from("/tmp"),
                 PathBuf::from("/dev/null"),
             ],
-            left_out: Vec::new(),
             network: false,
+            ..crate::safety::Sandbox::default()
         };
         let auto = safety_block(ApprovalMode::Auto, Some(&sandbox));
         assert!(auto.starts_with("<safety>\nApproval mode: auto"), "{auto}");

@@ -116,7 +116,7 @@ impl Session {
         let bytes = serde_json::to_vec(payload).unwrap_or_default();
         let auto = lock(&self.host.policy).mode == ApprovalMode::Auto;
         let confinement = match self.host.config.tools.sandbox.as_ref().filter(|_| auto) {
-            Some(sandbox) => match sandbox.prepare() {
+            Some(sandbox) => match sandbox.confinement() {
                 Ok(c) => Some(c),
                 Err(e) => {
                     let failed = |hook: &Hook| HookRun {
@@ -135,7 +135,7 @@ impl Session {
         let place = Place {
             root: self.host.workspace.root(),
             session: session.as_deref(),
-            confinement: confinement.as_ref(),
+            confinement: confinement.as_deref(),
             cancel,
         };
         futures_util::future::join_all(

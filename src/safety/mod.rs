@@ -7,7 +7,9 @@ pub mod rules;
 pub mod sandbox;
 pub mod shell;
 pub mod simple;
+pub mod world;
 pub mod wrappers;
 
 pub use rules::{Rules, Verdict};
 pub use sandbox::{Confinement, Sandbox, SandboxError, landlock_abi};
+pub use world::SOCKET_VARS;

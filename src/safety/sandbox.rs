@@ -14,6 +14,11 @@
 //! everywhere. With `network` off, TCP bind/connect are refused by Landlock
 //! (ABI 4+) and seccomp refuses every socket but Unix ones and plain TCP (so
 //! no UDP, MPTCP, SCTP, raw, packet, netlink or vsock) and io_uring.
+//! Around that, the command gets a separate world ([`super::world`]):
+//! namespaces of its own with a private `/tmp`, a `/dev` without
+//! terminals, its own `/proc` and no capability. Where the kernel refuses
+//! user namespaces, the sandbox says so ([`Confinement::gaps`]) and keeps
+//! the confinement above.
 //! Invariant: a sandbox that cannot be applied fully is an error before the
 //! command runs, never a command run with less protection than promised.
 
@@ -21,6 +26,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
@@ -30,6 +36,8 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
     SeccompFilter, SeccompRule, TargetArch,
 };
+
+use super::world::{Places, World};
 
 /// The Landlock ABI this crate version asks for (it degrades to the kernel's).
 const ABI_WANTED: ABI = ABI::V7;
@@ -57,7 +65,36 @@ pub struct Sandbox {
     pub left_out: Vec<(PathBuf, String)>,
     /// TCP connections and listening sockets are allowed.
     pub network: bool,
+    /// The separate world's places; `None`: Landlock and seccomp only.
+    pub world: Option<Places>,
+    /// Socket variables (`SSH_AUTH_SOCK`, …) the config lets through.
+    pub sockets: Vec<String>,
+    /// The confinement, prepared once for the session.
+    pub prepared: Prepared,
 }
+
+/// A confinement prepared once and shared by every command of a session
+/// (the error, when it could not be, as its message).
+#[derive(Clone, Default)]
+pub struct Prepared(Arc<OnceLock<Result<Arc<Confinement>, String>>>);
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Prepared(yes)"
+        } else {
+            "Prepared(not yet)"
+        })
+    }
+}
+
+/// Two sandboxes are the same by what they allow, whatever was prepared.
+impl PartialEq for Prepared {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Prepared {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -164,12 +201,35 @@ impl Sandbox {
                 None => {}
             }
         }
+        let env = |name: &str| std::env::var(name).ok();
+        let world = Places::for_world(root, &writable[1..], &origin.temp, &env, &[]);
         writable.extend(DEVICE_FILES.iter().map(PathBuf::from));
         Self {
             writable,
             left_out,
             network,
+            world: Some(world),
+            sockets: Vec::new(),
+            prepared: Prepared::default(),
         }
+    }
+
+    /// This sandbox letting the socket variables `names` (and their
+    /// sockets) through to commands.
+    pub fn with_sockets(mut self, names: &[String]) -> Self {
+        if let Some(world) = self.world.as_mut() {
+            world.allow(names, &|name| std::env::var(name).ok());
+        }
+        self.sockets = names.to_vec();
+        self
+    }
+
+    /// The session's confinement, prepared at its first use.
+    pub fn confinement(&self) -> Result<Arc<Confinement>, String> {
+        self.prepared
+            .0
+            .get_or_init(|| self.prepare().map(Arc::new).map_err(|e| e.to_string()))
+            .clone()
     }
 
     /// Whether `path` (absolute) lies in what the sandbox lets commands write.
@@ -185,9 +245,17 @@ impl Sandbox {
             .filter(|p| !p.starts_with("/dev"))
             .map(|p| p.display().to_string())
             .collect();
+        let world = match (&self.world, self.prepared.0.get()) {
+            (None, _) | (_, Some(Err(_))) => "",
+            (Some(_), Some(Ok(c))) if c.gaps().is_some() => "",
+            (Some(_), _) => {
+                " Each command has a world of its own: a private /tmp (empty at each command), \
+                 no terminal, no other process and no capability."
+            }
+        };
         format!(
             "Commands run in a sandbox: they may read and run anything, but write only under {} \
-             (and /dev/null); writes elsewhere fail with \"Permission denied\". The network is {}.",
+             (and /dev/null); writes elsewhere fail with \"Permission denied\". The network is {}.{world}",
             shown.join(", "),
             if self.network {
                 "on"
@@ -197,11 +265,37 @@ impl Sandbox {
         )
     }
 
-    /// The Landlock ruleset and seccomp filter for one command, made in the
-    /// parent (it allocates and opens files); [`Confinement::apply`] puts
-    /// them on the child.
+    /// The separate world, tried once in a child; the reason when the
+    /// kernel refuses it.
+    fn world(&self) -> Result<Option<World>, String> {
+        let Some(places) = &self.world else {
+            return Ok(None);
+        };
+        let world = World::plan(places, self.network).map_err(|e| e.to_string())?;
+        match crate::tools::spawn::trial(world.clone_flags(), &|| world.enter()) {
+            Ok(()) => Ok(Some(world)),
+            Err(e) => Err(match e.raw_os_error() {
+                Some(errno) => world.failure(errno),
+                None => e.to_string(),
+            }),
+        }
+    }
+
+    /// The Landlock ruleset, seccomp filter and separate world for the
+    /// session's commands, made in the parent (it allocates and opens
+    /// files); [`Confinement::enter`] puts them on each child.
     pub fn prepare(&self) -> Result<Confinement, SandboxError> {
         let abi = landlock_abi().ok_or(SandboxError::Unsupported)?;
+        let (world, gaps) = match self.world() {
+            Ok(world) => (world, None),
+            Err(why) => (
+                None,
+                Some(format!(
+                    "no separate world for commands ({why}): they still see the real /tmp, \
+                     the terminals in /dev, other processes and the sockets of the user's session"
+                )),
+            ),
+        };
         if !self.network && abi < 4 {
             return Err(SandboxError::NoNetworkRules(abi));
         }
@@ -222,11 +316,16 @@ impl Sandbox {
                 .map_err(ll)?;
         }
         // What does not exist (no ~/.cargo) is skipped.
-        let (devices, folders): (Vec<&PathBuf>, Vec<&PathBuf>) = self
+        let (devices, mut folders): (Vec<&PathBuf>, Vec<&PathBuf>) = self
             .writable
             .iter()
             .filter(|p| p.exists())
             .partition(|p| p.starts_with("/dev"));
+        // In the world, the session's own folders stand for the temp
+        // folders and /dev/shm.
+        if let Some(world) = &world {
+            folders.extend(world.private_folders());
+        }
         let created = ruleset
             .create()
             .map_err(ll)?
@@ -241,18 +340,52 @@ impl Sandbox {
         Ok(Confinement {
             ruleset,
             filter: seccomp_filter(self.network)?,
+            world,
+            gaps,
+            sockets: self.sockets.clone(),
         })
     }
 }
 
-/// A prepared sandbox: the Landlock ruleset's fd and the seccomp program.
+/// A prepared sandbox: the Landlock ruleset's fd, the seccomp program and
+/// the separate world (or why there is none).
 #[derive(Debug)]
 pub struct Confinement {
     ruleset: OwnedFd,
     filter: BpfProgram,
+    world: Option<World>,
+    gaps: Option<String>,
+    sockets: Vec<String>,
 }
 
 impl Confinement {
+    /// Why commands get no separate world here, and what they still see.
+    pub fn gaps(&self) -> Option<&str> {
+        self.gaps.as_deref()
+    }
+
+    /// The namespaces a command's child is cloned into (0: none).
+    pub fn clone_flags(&self) -> i32 {
+        self.world.as_ref().map_or(0, World::clone_flags)
+    }
+
+    /// Whether a sandboxed command's environment leaves `name` out: a
+    /// variable naming a socket of the user's session, unless allowed.
+    pub fn hides_var(&self, name: &OsStr) -> bool {
+        let name = name.to_string_lossy();
+        super::world::SOCKET_VARS.contains(&name.as_ref())
+            && !self.sockets.iter().any(|s| *s == name)
+    }
+
+    /// Confines a child cloned with [`Self::clone_flags`]: its world, then
+    /// [`Self::apply`]. Raw syscalls only (between clone and exec).
+    pub fn enter(&self) -> std::io::Result<()> {
+        if let Some(world) = &self.world {
+            world.enter()?;
+        }
+        self.apply()
+    }
+
     /// Confines the calling thread for good: no new privileges, the
     /// Landlock domain, then the seccomp filter. Only raw syscalls (no
     /// allocation, no lock), so it may run between `fork` and `exec`.
@@ -306,6 +439,19 @@ fn seccomp_filter(network: bool) -> Result<BpfProgram, SandboxError> {
         .map(|req| SeccompRule::new(vec![cond(1, Op::Eq, req).map_err(sc)?]).map_err(sc))
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctls);
+    // What only reaches into the kernel: loading programs and modules,
+    // reading other processes' events, replacing the kernel.
+    for call in [
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+    ] {
+        rules.insert(call, Vec::new());
+    }
     if !network {
         let mut socket = Vec::new();
         let unix = libc::AF_UNIX as u64;
@@ -505,8 +651,8 @@ mod tests {
     fn a_block_is_a_refusal_naming_a_path_outside() {
         let s = Sandbox {
             writable: vec![PathBuf::from("/work/ws"), PathBuf::from("/tmp")],
-            left_out: Vec::new(),
             network: true,
+            ..Sandbox::default()
         };
         let real = "touch: cannot touch '/etc/x': Permission denied\n[exit code: 1]";
         assert_eq!(

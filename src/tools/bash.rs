@@ -113,7 +113,7 @@ pub async fn run_or_move(
     // Prepared here (it allocates and opens the writable folders), applied
     // in the child between fork and exec.
     let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
-        Some(sandbox) => match sandbox.prepare() {
+        Some(sandbox) => match sandbox.confinement() {
             Ok(c) => Some(c),
             Err(e) => return ToolOutput::error(format!("the command was not run: {e}")),
         },
@@ -126,7 +126,7 @@ pub async fn run_or_move(
     };
     procs::become_subreaper();
     let mut sweep = Sweep::new();
-    let mut child = match spawn_shell(command, env, &sweep.token, confinement.as_ref()) {
+    let mut child = match spawn_shell(command, env, &sweep.token, confinement.as_deref()) {
         Ok(child) => child,
         Err(e) => {
             return ToolOutput::error(format!(

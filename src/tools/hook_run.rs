@@ -119,12 +119,13 @@ fn spawn_hook(command: &str, place: &Place<'_>, token: &str) -> std::io::Result<
         cmd.env(procs::SESSION_VAR, session);
     }
     cmd.env_remove_if(is_secret);
-    let parent = i32::try_from(std::process::id()).unwrap_or(0);
     let confinement = place.confinement;
+    super::shell::confine(&mut cmd, confinement);
+    let parent = i32::try_from(std::process::id()).unwrap_or(0);
     cmd.spawn(&move || {
         spawn::own_session(parent, libc::SIGKILL)?;
         match confinement {
-            Some(c) => c.apply(),
+            Some(c) => c.enter(),
             None => Ok(()),
         }
     })

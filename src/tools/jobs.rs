@@ -99,12 +99,12 @@ impl Jobs {
     /// Starts `command` as a job, contained as `env` says.
     pub fn start(self: &Arc<Self>, command: &str, env: &ToolEnv<'_>) -> Result<Arc<Job>, String> {
         let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
-            Some(sandbox) => Some(sandbox.prepare().map_err(|e| e.to_string())?),
+            Some(sandbox) => Some(sandbox.confinement()?),
             None => None,
         };
         procs::become_subreaper();
         let sweep = Sweep::new();
-        let mut child = super::shell::spawn_shell(command, env, &sweep.token, confinement.as_ref())
+        let mut child = super::shell::spawn_shell(command, env, &sweep.token, confinement.as_deref())
             .map_err(|e| format!("could not start the job: {e}"))?;
         let pid = child.id();
         let group = GroupGuard::new(

@@ -40,17 +40,33 @@ pub fn spawn_shell(
         .current_dir(env.workspace.root())
         .env(procs::CALL_VAR, token);
     cmd.env_remove_if(is_secret);
+    confine(&mut cmd, confinement);
     // Runs in the child before exec and only makes raw syscalls (setsid(2),
-    // then prctl, landlock_restrict_self and seccomp in
-    // `Confinement::apply`).
+    // then the world, prctl, landlock_restrict_self and seccomp in
+    // `Confinement::enter`).
     cmd.spawn(&move || {
         // The shell leads its own session and dies with Waypoint.
         spawn::own_session(parent, libc::SIGKILL)?;
         match confinement {
-            Some(c) => c.apply(),
+            Some(c) => c.enter(),
             None => Ok(()),
         }
     })
+}
+
+/// A sandboxed command's start: cloned into its world's namespaces, the
+/// variables naming the user's session sockets left out. The child then
+/// calls [`Confinement::enter`].
+pub fn confine(cmd: &mut spawn::Command, confinement: Option<&Confinement>) {
+    let Some(c) = confinement else {
+        return;
+    };
+    cmd.namespaces(c.clone_flags());
+    for name in crate::safety::SOCKET_VARS {
+        if c.hides_var(std::ffi::OsStr::new(name)) {
+            cmd.env_remove(name);
+        }
+    }
 }
 
 /// Sends SIGKILL to the process group, then to every process of the call

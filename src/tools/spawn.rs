@@ -46,8 +46,12 @@ pub struct Command {
     set: Vec<(OsString, OsString)>,
     /// Inherited variables left out when this says so.
     hidden: Option<fn(&OsStr) -> bool>,
+    /// Inherited variables left out by name.
+    removed: Vec<OsString>,
     /// Stdin is a pipe the parent writes (else `/dev/null`).
     piped_stdin: bool,
+    /// Namespaces the child is cloned into (`CLONE_NEW*`).
+    namespaces: i32,
 }
 
 impl Command {
@@ -58,8 +62,23 @@ impl Command {
             cwd: None,
             set: Vec::new(),
             hidden: None,
+            removed: Vec::new(),
             piped_stdin: false,
+            namespaces: 0,
         }
+    }
+
+    /// The child starts in new namespaces (`CLONE_NEW*` flags); in a new
+    /// PID namespace it is its first process.
+    pub fn namespaces(&mut self, flags: i32) -> &mut Self {
+        self.namespaces = flags;
+        self
+    }
+
+    /// Leaves the inherited variable `name` out.
+    pub fn env_remove(&mut self, name: impl AsRef<OsStr>) -> &mut Self {
+        self.removed.push(name.as_ref().to_owned());
+        self
     }
 
     /// Stdin becomes a pipe, written through [`Child::stdin`].
@@ -95,7 +114,8 @@ impl Command {
     /// The environment the child gets: ours, less what is hidden, with
     /// what was set.
     fn environment(&self) -> Vec<(OsString, OsString)> {
-        let hidden = |n: &OsStr| self.hidden.is_some_and(|hide| hide(n));
+        let hidden =
+            |n: &OsStr| self.hidden.is_some_and(|hide| hide(n)) || self.removed.iter().any(|r| r == n);
         let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
             .filter(|(n, _)| !hidden(n) && !self.set.iter().any(|(s, _)| s == n))
             .collect();
@@ -121,7 +141,10 @@ impl Command {
             self.cwd.as_deref(),
             self.piped_stdin,
         )?;
-        let pid = prepared.clone_child(setup)?;
+        if self.namespaces & libc::CLONE_NEWPID != 0 {
+            parent_pidfd();
+        }
+        let pid = prepared.clone_child(setup, self.namespaces)?;
         let Prepared {
             out, err, input, ..
         } = prepared;
@@ -142,10 +165,91 @@ pub fn own_session(parent: i32, death_signal: i32) -> io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, death_signal, 0, 0, 0) } == -1 {
         return Err(io::Error::last_os_error());
     }
-    if unsafe { libc::getppid() } != parent {
-        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    // SAFETY: getppid has no preconditions.
+    match unsafe { libc::getppid() } {
+        ppid if ppid == parent => Ok(()),
+        // The first process of a new PID namespace: its parent is outside
+        // and seen through the pidfd taken before the clone.
+        0 if parent_alive() => Ok(()),
+        _ => Err(io::Error::from_raw_os_error(libc::ESRCH)),
     }
-    Ok(())
+}
+
+/// A pidfd of this process, opened once (before the first clone into a
+/// new PID namespace) and read by such children.
+static PARENT_PIDFD: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
+
+fn parent_pidfd() {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    PARENT_PIDFD.get_or_init(|| pidfd_open(me).ok().flatten());
+}
+
+/// Whether this process's parent (Waypoint) still runs, by its pidfd
+/// (readable once it exited). Raw syscalls only.
+fn parent_alive() -> bool {
+    let Some(Some(fd)) = PARENT_PIDFD.get() else {
+        // No pidfd on this kernel: the death signal alone.
+        return true;
+    };
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait.
+    let n = unsafe { libc::poll(&mut poll, 1, 0) };
+    n == 0
+}
+
+/// Runs `body` in a child cloned into the namespaces `flags` (sharing our
+/// memory until it exits, as [`Command::spawn`]'s children do until they
+/// exec), for a trial of what commands will get: its error, if any.
+pub fn trial(flags: i32, body: &(dyn Fn() -> io::Result<()> + Sync)) -> io::Result<()> {
+    struct Trial<'a> {
+        body: &'a (dyn Fn() -> io::Result<()> + Sync),
+        errno: AtomicI32,
+    }
+    extern "C" fn trial_main(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: the `Trial` the parent passed, alive while it waits.
+        let t = unsafe { &*arg.cast::<Trial<'_>>() };
+        // SAFETY: signals back to their defaults, in the child only.
+        unsafe { default_signals() };
+        if let Err(e) = (t.body)() {
+            t.errno
+                .store(e.raw_os_error().unwrap_or(libc::EINVAL), Ordering::Release);
+        }
+        // SAFETY: _exit never returns.
+        unsafe { libc::_exit(0) }
+    }
+    let stack = Stack::new()?;
+    let t = Trial {
+        body,
+        errno: AtomicI32::new(0),
+    };
+    let blocked = BlockedSignals::all()?;
+    // SAFETY: as in `Prepared::clone_child`: the child runs on `stack`,
+    // sharing our memory, while CLONE_VFORK suspends this thread.
+    let pid = unsafe {
+        libc::clone(
+            trial_main,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | flags,
+            std::ptr::from_ref(&t).cast_mut().cast(),
+        )
+    };
+    let clone_error = io::Error::last_os_error();
+    drop(blocked);
+    if pid == -1 {
+        return Err(clone_error);
+    }
+    let mut status = 0;
+    // SAFETY: our own child's pid and a valid out-pointer.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    match t.errno.load(Ordering::Acquire) {
+        0 => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
 }
 
 /// The program to run: `name` itself when it names a path, else the first
@@ -268,7 +372,11 @@ impl Prepared {
     }
 
     /// Clones the child and waits for it to exec (or fail); its pid.
-    fn clone_child(&self, setup: &(dyn Fn() -> io::Result<()> + Sync)) -> io::Result<i32> {
+    fn clone_child(
+        &self,
+        setup: &(dyn Fn() -> io::Result<()> + Sync),
+        namespaces: i32,
+    ) -> io::Result<i32> {
         let stack = Stack::new()?;
         let args = ChildArgs {
             prepared: self,
@@ -284,7 +392,7 @@ impl Prepared {
             libc::clone(
                 child_main,
                 stack.top(),
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | namespaces,
                 std::ptr::from_ref(&args).cast_mut().cast(),
             )
         };

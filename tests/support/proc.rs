@@ -87,12 +87,39 @@ pub async fn gone_within(pid: i32, patience: Duration) -> bool {
     }
 }
 
-/// Polls up to `patience` for a complete pid in `file`.
+/// A pid no process has (above any `pid_max`): what a process that is
+/// gone is given, harmless to signal.
+const NO_PROCESS: i32 = i32::MAX;
+
+/// The pid this process sees for `inner`, a pid written by a process
+/// working in `cwd`: a sandboxed command has a PID namespace of its own,
+/// so its pids are found by their innermost id (`NSpid`) and folder; a
+/// process of this namespace is `inner` itself, when it works in `cwd`.
+/// A process found neither way is gone ([`NO_PROCESS`]).
+pub fn outer_pid(inner: i32, cwd: &Path) -> i32 {
+    let found = live_where(|_, _| true).into_iter().find(|pid| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let nested = status
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .map(|ids| ids.split_whitespace().collect::<Vec<_>>())
+            .is_some_and(|ids| ids.len() > 1 && ids.last() == Some(&inner.to_string().as_str()));
+        nested && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == cwd)
+    });
+    let here = || std::fs::read_link(format!("/proc/{inner}/cwd")).is_ok_and(|c| c == cwd);
+    found.unwrap_or(if here() { inner } else { NO_PROCESS })
+}
+
+/// Polls up to `patience` for a complete pid in `file` (written in the
+/// file's folder), as this process sees it ([`outer_pid`]).
 pub async fn wait_for_pid(file: &Path, patience: Duration) -> i32 {
     let start = Instant::now();
     loop {
         if let Some(pid) = read_pid(file) {
-            return pid;
+            return match file.parent() {
+                Some(dir) => outer_pid(pid, dir),
+                None => pid,
+            };
         }
         assert!(
             start.elapsed() < patience,
