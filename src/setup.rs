@@ -308,12 +308,23 @@ pub fn safety(
         )),
         _ => None,
     };
+    let mut gaps = None;
     if why_not.is_none() {
-        config.tools.sandbox = Some(Sandbox::for_workspace(
+        let sandbox = Sandbox::for_workspace(
             workspace,
             &settings.sandbox_writable,
             settings.sandbox_network,
-        ));
+        )
+        .with_sockets(&settings.sandbox_sockets);
+        // Prepared now in auto mode, so a world the kernel refuses is said
+        // once, at the start.
+        if mode == ApprovalMode::Auto {
+            gaps = match sandbox.confinement() {
+                Ok(c) => c.gaps().map(|g| format!("sandbox: {g}")),
+                Err(e) => Some(format!("sandbox: {e}")),
+            };
+        }
+        config.tools.sandbox = Some(sandbox);
     }
     match (mode, why_not) {
         (ApprovalMode::Auto, Some(why)) if interactive => (
@@ -328,7 +339,7 @@ pub fn safety(
                 "no sandbox ({why}): bash is refused in auto mode; --approval yolo runs commands unsandboxed"
             )),
         ),
-        (mode, _) => (mode, None),
+        (mode, _) => (mode, gaps),
     }
 }
 

@@ -191,6 +191,8 @@ pub struct Settings {
     /// Extra writable folders of the sandbox (home expanded).
     pub sandbox_writable: Vec<PathBuf>,
     pub sandbox_network: bool,
+    /// Socket variables the sandbox lets through (`[sandbox] sockets`).
+    pub sandbox_sockets: Vec<String>,
     pub profile: Option<String>,
     /// The file that was read, if it exists, and its profiles.
     pub file: Option<PathBuf>,
@@ -241,6 +243,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         rules,
         sandbox_writable,
         sandbox_network,
+        sandbox_sockets,
     } = safety::resolve(file.map(|(_, l)| l), profile, inputs.env);
     let layers = Layers {
         flags: &inputs.flags,
@@ -323,6 +326,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         theme: theme(layers)?,
         sandbox_writable,
         sandbox_network,
+        sandbox_sockets,
         provider,
         model,
         base_url,

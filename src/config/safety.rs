@@ -18,12 +18,16 @@ pub struct SandboxLayer {
     pub writable: Option<Vec<String>>,
     /// TCP allowed (default true); off needs Landlock ABI 4.
     pub network: Option<bool>,
+    /// Variables naming a socket of the user's session (`SSH_AUTH_SOCK`,
+    /// `TMUX`, …) passed to commands, their sockets left reachable.
+    pub sockets: Option<Vec<String>>,
 }
 
 pub struct Safety {
     pub rules: Rules,
     pub sandbox_writable: Vec<PathBuf>,
     pub sandbox_network: bool,
+    pub sandbox_sockets: Vec<String>,
 }
 
 pub fn resolve(
@@ -46,6 +50,11 @@ pub fn resolve(
         .filter_map(|l| l.sandbox.as_ref()?.network)
         .next_back()
         .unwrap_or(true);
+    let sandbox_sockets = layers()
+        .filter_map(|l| l.sandbox.as_ref()?.sockets.as_ref())
+        .flatten()
+        .cloned()
+        .collect();
     let list = |pick: fn(&Layer) -> &Vec<String>| -> Vec<String> {
         layers()
             .flat_map(pick)
@@ -60,5 +69,6 @@ pub fn resolve(
         },
         sandbox_writable,
         sandbox_network,
+        sandbox_sockets,
     }
 }

@@ -66,16 +66,28 @@ pub const SOCKET_VARS: &[&str] = &[
 #[derive(Debug)]
 enum Step {
     /// A fresh tmpfs at a path, with its options (`mode=1777`).
-    Tmpfs { at: CString, options: &'static CStr },
+    Tmpfs {
+        at: CString,
+        options: &'static CStr,
+    },
     /// A folder (it may be there already).
     Mkdir(CString),
     /// An empty file to bind a file over (it may be there already).
     Touch(CString),
     /// Takes a detached copy of the mount at a path into a slot.
-    Take { from: CString, slot: usize },
+    Take {
+        from: CString,
+        slot: usize,
+    },
     /// Places the copy in a slot over a path.
-    Place { slot: usize, to: CString },
-    Symlink { target: &'static CStr, at: CString },
+    Place {
+        slot: usize,
+        to: CString,
+    },
+    Symlink {
+        target: &'static CStr,
+        at: CString,
+    },
     /// A mount made read-only (what was placed beneath it stays as it is).
     ReadOnly(CString),
     /// The fresh `/proc` of the command's PID namespace.
@@ -152,20 +164,28 @@ impl Places {
                 hidden.push(dir);
             }
         }
-        let writable: Vec<PathBuf> = std::iter::once(ws.clone())
+        let writable: Vec<PathBuf> = std::iter::once(ws)
             .chain(writable.iter().filter_map(|w| real(w)))
             .collect();
         let temp = real(temp).filter(|t| hidden.iter().any(|h| t.starts_with(h) && t != h));
         let mut sockets: Vec<PathBuf> = Vec::new();
-        let from_env = ["TMUX", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST"]
-            .into_iter()
-            .filter(|var| !allowed.iter().any(|a| a == var))
-            .filter_map(|var| socket_of(var, &env(var)?));
+        let from_env = [
+            "TMUX",
+            "SSH_AUTH_SOCK",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "DOCKER_HOST",
+        ]
+        .into_iter()
+        .filter(|var| !allowed.iter().any(|a| a == var))
+        .filter_map(|var| socket_of(var, &env(var)?));
         let daemons = DAEMON_SOCKETS.iter().map(PathBuf::from);
         for sock in from_env.chain(daemons) {
             let Some(sock) = real(&sock) else { continue };
             let is_socket = std::fs::metadata(&sock).is_ok_and(|m| m.file_type().is_socket());
-            let seen = hidden.iter().chain(writable.iter()).any(|h| sock.starts_with(h));
+            let seen = hidden
+                .iter()
+                .chain(writable.iter())
+                .any(|h| sock.starts_with(h));
             if is_socket && !seen && !sockets.contains(&sock) {
                 sockets.push(sock);
             }
@@ -259,7 +279,10 @@ impl Plan {
         } else {
             Step::Touch(cstr(to)?)
         });
-        self.steps.push(Step::Place { slot, to: cstr(to)? });
+        self.steps.push(Step::Place {
+            slot,
+            to: cstr(to)?,
+        });
         Ok(())
     }
 }
@@ -347,7 +370,10 @@ impl World {
         if !network {
             flags |= libc::CLONE_NEWNET;
         }
-        let ws = places.writable.first().map_or(Path::new("/"), PathBuf::as_path);
+        let ws = places
+            .writable
+            .first()
+            .map_or(Path::new("/"), PathBuf::as_path);
         Ok(Self {
             flags,
             uid_map: map(uid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
@@ -512,13 +538,15 @@ unsafe fn run_step(step: &Step, slots: &mut [i32; SLOTS]) -> io::Result<()> {
                 Ok(())
             }
             Step::Touch(at) => {
-                let fd = libc::open(
-                    at.as_ptr(),
-                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-                    0o644,
-                );
+                // Whatever is there already (a socket to mask) will do.
+                let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+                let fd = libc::open(at.as_ptr(), flags, 0o644);
                 if fd < 0 {
-                    return Err(io::Error::last_os_error());
+                    let err = io::Error::last_os_error();
+                    return match err.raw_os_error() {
+                        Some(libc::EEXIST) => Ok(()),
+                        _ => Err(err),
+                    };
                 }
                 libc::close(fd);
                 Ok(())
@@ -681,12 +709,18 @@ mod tests {
         assert!(places.hidden.contains(&PathBuf::from("/tmp")), "{places:?}");
         let world = World::plan(&places, true).unwrap();
         let steps: Vec<String> = world.steps.iter().map(ToString::to_string).collect();
-        let tmpfs = steps.iter().position(|s| s == "mounting a private tmpfs on /tmp");
+        let tmpfs = steps
+            .iter()
+            .position(|s| s == "mounting a private tmpfs on /tmp");
         let back = steps
             .iter()
             .position(|s| *s == format!("bind-mounting {}", ws.display()));
         assert!(tmpfs.is_some() && back > tmpfs, "{steps:#?}");
-        assert_eq!(steps.last().unwrap(), "mounting a fresh /proc", "{steps:#?}");
+        assert_eq!(
+            steps.last().unwrap(),
+            "mounting a fresh /proc",
+            "{steps:#?}"
+        );
         assert_eq!(world.clone_flags() & libc::CLONE_NEWNET, 0);
         let off = World::plan(&places, false).unwrap();
         assert_ne!(off.clone_flags() & libc::CLONE_NEWNET, 0);
@@ -695,12 +729,15 @@ mod tests {
     #[test]
     fn a_workspace_that_is_the_temp_folder_keeps_it() {
         let places = Places::for_world(Path::new("/tmp"), &[], Path::new("/tmp"), &no_env, &[]);
-        assert!(!places.hidden.contains(&PathBuf::from("/tmp")), "{places:?}");
+        assert!(
+            !places.hidden.contains(&PathBuf::from("/tmp")),
+            "{places:?}"
+        );
     }
 
     #[test]
     fn the_sockets_named_in_the_environment_are_masked_unless_allowed() {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let sock = dir.path().join("agent.sock");
         let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
         let sock = sock.canonicalize().unwrap();
@@ -711,7 +748,7 @@ mod tests {
         assert!(masked.sockets.contains(&sock), "{masked:?}");
         let kept = Places::for_world(ws, &[], Path::new("/tmp"), &env, &["SSH_AUTH_SOCK"]);
         assert!(!kept.sockets.contains(&sock), "{kept:?}");
-        let mut later = masked.clone();
+        let mut later = masked;
         later.allow(&["SSH_AUTH_SOCK".to_string()], &env);
         assert!(!later.sockets.contains(&sock), "{later:?}");
     }

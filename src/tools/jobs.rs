@@ -104,8 +104,9 @@ impl Jobs {
         };
         procs::become_subreaper();
         let sweep = Sweep::new();
-        let mut child = super::shell::spawn_shell(command, env, &sweep.token, confinement.as_deref())
-            .map_err(|e| format!("could not start the job: {e}"))?;
+        let mut child =
+            super::shell::spawn_shell(command, env, &sweep.token, confinement.as_deref())
+                .map_err(|e| format!("could not start the job: {e}"))?;
         let pid = child.id();
         let group = GroupGuard::new(
             Some(pid),

@@ -114,8 +114,9 @@ impl Command {
     /// The environment the child gets: ours, less what is hidden, with
     /// what was set.
     fn environment(&self) -> Vec<(OsString, OsString)> {
-        let hidden =
-            |n: &OsStr| self.hidden.is_some_and(|hide| hide(n)) || self.removed.iter().any(|r| r == n);
+        let hidden = |n: &OsStr| {
+            self.hidden.is_some_and(|hide| hide(n)) || self.removed.iter().any(|r| r == n)
+        };
         let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
             .filter(|(n, _)| !hidden(n) && !self.set.iter().any(|(s, _)| s == n))
             .collect();
