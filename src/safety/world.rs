@@ -709,9 +709,7 @@ mod tests {
         assert!(places.hidden.contains(&PathBuf::from("/tmp")), "{places:?}");
         let world = World::plan(&places, true).unwrap();
         let steps: Vec<String> = world.steps.iter().map(ToString::to_string).collect();
-        let tmpfs = steps
-            .iter()
-            .position(|s| s == "mounting a private tmpfs on /tmp");
+        let tmpfs = steps.iter().position(|s| s == "bind-mounting /tmp");
         let back = steps
             .iter()
             .position(|s| *s == format!("bind-mounting {}", ws.display()));
