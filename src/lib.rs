@@ -19,6 +19,7 @@ pub mod llm;
 pub mod mcp;
 pub mod models;
 pub mod pricing;
+pub mod programs;
 pub mod prompt;
 pub mod pylit;
 pub mod resume;

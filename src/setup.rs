@@ -293,6 +293,8 @@ pub fn safety(
     demo: bool,
 ) -> (ApprovalMode, Option<String>) {
     use crate::safety::{Sandbox, landlock_abi};
+    // What Waypoint runs itself is found now, outside this workspace.
+    crate::programs::trust(workspace);
     // The app asks in its approval prompt; headless, nobody can answer;
     // the demo works in a throwaway folder, in the sandbox, without stopping.
     let default = if interactive && !demo {

@@ -13,6 +13,7 @@
 pub mod apply;
 mod blobs;
 pub mod live;
+mod merge;
 pub mod restore;
 mod shadow;
 

@@ -7,8 +7,7 @@
 //! must still have when it is written.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, TextDiff};
@@ -316,7 +315,7 @@ impl Store {
         };
         let base = self.read(end)?;
         let other = self.read(start)?;
-        match merge(current, &base, &other)? {
+        match super::merge::merge(current, &base, &other)? {
             Some(merged) => {
                 let blob = self.blobs.put(&merged)?;
                 let entry = Entry {
@@ -525,30 +524,4 @@ pub fn diff_of(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> (usize, us
         text.push_str("\n… (diff cut)\n");
     }
     (added, removed, text)
-}
-
-/// `current` with the change from `base` to `other` merged in (git
-/// merge-file); `None` when they touch the same lines.
-fn merge(current: &[u8], base: &[u8], other: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("merging: {e}"))?;
-    let put = |name: &str, bytes: &[u8]| -> Result<PathBuf, String> {
-        let path = dir.path().join(name);
-        std::fs::write(&path, bytes).map_err(|e| format!("merging: {e}"))?;
-        Ok(path)
-    };
-    let (a, b, c) = (
-        put("current", current)?,
-        put("base", base)?,
-        put("other", other)?,
-    );
-    let out = Command::new("git")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["merge-file", "-p", "--quiet"])
-        .args([&a, &b, &c])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("merging needs git: {e}"))?;
-    Ok(out.status.success().then_some(out.stdout))
 }

@@ -11,13 +11,17 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::Write;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
+
+/// How long one of the checkpoints' git commands may take (a first
+/// snapshot of a large repository takes seconds) before it is stopped.
+const GIT_LIMIT: Duration = Duration::from_secs(120);
 
 /// The prefix of a shadow repository blob's reference.
 pub const GIT: &str = "git:";
@@ -95,7 +99,7 @@ impl Shadow {
             work_tree: work_tree.to_path_buf(),
             session: session.to_string(),
             cap,
-            user_excludes: user_excludes(work_tree, &user_git_dir),
+            user_excludes: user_excludes(&user_git_dir),
             skipped: Mutex::new(BTreeMap::new()),
         };
         shadow.init()?;
@@ -123,13 +127,12 @@ impl Shadow {
         };
         if !self.git_dir.join("HEAD").exists() {
             std::fs::create_dir_all(&self.git_dir).map_err(context)?;
-            let out = git_command()
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            let mut cmd = crate::programs::git()?;
+            cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .args(["init", "-q", "--bare"])
                 .arg(&self.git_dir)
-                .stdin(Stdio::null())
-                .output()
+                .current_dir(&self.git_dir);
+            let out = crate::programs::output_within(&mut cmd, None, GIT_LIMIT)
                 .map_err(|e| format!("running git init for checkpoints: {e}"))?;
             if !out.status.success() {
                 let err = String::from_utf8_lossy(&out.stderr);
@@ -185,46 +188,29 @@ impl Shadow {
 
     /// A git command on the shadow repository, the user's environment
     /// for git left out.
-    fn command(&self) -> Command {
-        let mut cmd = git_command();
+    fn command(&self) -> Result<Command, String> {
+        let mut cmd = crate::programs::git()?;
         cmd.env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
             .env("GIT_INDEX_FILE", &self.index)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .arg("-c")
             .arg(OsString::from(format!(
                 "core.excludesFile={}",
                 self.excludes.display()
             )))
-            .current_dir(&self.work_tree)
-            .stdin(Stdio::null());
-        cmd
+            .current_dir(&self.work_tree);
+        Ok(cmd)
     }
 
     /// Runs git with `args` (and `input` on its standard input); its
     /// standard output, or its error as one line.
     fn run(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, String> {
-        let mut cmd = self.command();
-        cmd.args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            });
+        let mut cmd = self.command()?;
+        cmd.args(args);
         let what = args.first().copied().unwrap_or("git");
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("running git {what} for a checkpoint: {e}"))?;
-        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-            let _ = stdin.write_all(bytes);
-        }
-        let out = child
-            .wait_with_output()
+        let out = crate::programs::output_within(&mut cmd, input, GIT_LIMIT)
             .map_err(|e| format!("running git {what} for a checkpoint: {e}"))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
@@ -325,29 +311,16 @@ impl Shadow {
             if sessions == 0 {
                 let _ = std::fs::remove_dir_all(&dir);
             } else {
-                let mut cmd = git_command();
-                cmd.env("GIT_DIR", &dir)
-                    .env("GIT_CONFIG_NOSYSTEM", "1")
-                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                    .args(["prune", "--expire=now"])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null());
-                let _ = cmd.status();
+                if let Ok(mut cmd) = crate::programs::git() {
+                    cmd.env("GIT_DIR", &dir)
+                        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                        .args(["prune", "--expire=now"])
+                        .current_dir(&dir);
+                    let _ = crate::programs::output_within(&mut cmd, None, GIT_LIMIT);
+                }
             }
         }
     }
-}
-
-/// `git`, with the user's `GIT_*` variables left out (they would point
-/// it at the user's repository, index or config).
-fn git_command() -> Command {
-    let mut cmd = Command::new("git");
-    for (key, _) in std::env::vars_os() {
-        if key.as_bytes().starts_with(b"GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
 }
 
 /// The most recently written session index in `git_dir`.
@@ -365,44 +338,46 @@ fn newest_index(git_dir: &Path) -> Option<PathBuf> {
         .map(|(_, path)| path)
 }
 
-/// The user's repository's git folder, when `work_tree` is in one (read
-/// only: `rev-parse` writes nothing).
+/// The user's repository's git folder, when `work_tree` is in one: the
+/// nearest `.git` folder above it, or the folder a `.git` file names
+/// (`gitdir: …`, a worktree's). Found by reading, not by running git, so
+/// nothing of the repository's config (an include of a FIFO or of
+/// `/dev/tty`) is read.
 fn user_repository(work_tree: &Path) -> Option<PathBuf> {
-    // A hostile repository's own config runs nothing here: rev-parse
-    // reads no index, and fsmonitor and hooks are switched off anyway.
-    let out = git_command()
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .args(["rev-parse", "--absolute-git-dir"])
-        .current_dir(work_tree)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
+    for dir in work_tree.ancestors() {
+        let dot = dir.join(".git");
+        let Ok(meta) = std::fs::symlink_metadata(&dot) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return dot
+                .join("HEAD")
+                .is_file()
+                .then(|| dot.canonicalize().ok())?;
+        }
+        if meta.is_file() && meta.len() < 4096 {
+            let text = std::fs::read_to_string(&dot).ok()?;
+            let named = text.trim().strip_prefix("gitdir:")?.trim();
+            return dir.join(named).canonicalize().ok().filter(|p| p.is_dir());
+        }
         return None;
     }
-    let text = OsString::from_vec(out.stdout);
-    let text = text.to_string_lossy();
-    Some(PathBuf::from(text.trim()))
+    None
 }
 
 /// The user's ignore rules that live outside the work tree: the
 /// repository's `info/exclude` and the global excludes file.
-fn user_excludes(work_tree: &Path, git_dir: &Path) -> Vec<u8> {
+fn user_excludes(git_dir: &Path) -> Vec<u8> {
     let mut text = std::fs::read(git_dir.join("info/exclude")).unwrap_or_default();
-    let global = Command::new("git")
-        .args(["config", "--global", "--path", "--get", "core.excludesFile"])
-        .current_dir(work_tree)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
+    // The user's own global config only (no repository's, none of the
+    // system's), read from outside the work tree.
+    let global = crate::programs::git()
         .ok()
+        .and_then(|mut cmd| {
+            cmd.args(["config", "--global", "--path", "--get", "core.excludesFile"])
+                .current_dir("/");
+            crate::programs::output_within(&mut cmd, None, Duration::from_secs(5)).ok()
+        })
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
         .or_else(|| {

@@ -107,7 +107,11 @@ pub async fn run(command: &str, payload: &[u8], timeout: Duration, place: &Place
 
 /// `bash -c command` in the workspace, as a contained child.
 fn spawn_hook(command: &str, place: &Place<'_>, token: &str) -> std::io::Result<spawn::Child> {
-    let mut cmd = spawn::Command::new("bash");
+    // By its absolute path, found outside the workspace (`programs`).
+    let bash = crate::programs::get()
+        .bash()
+        .map_err(std::io::Error::other)?;
+    let mut cmd = spawn::Command::new(bash);
     cmd.arg("-c")
         .arg(command)
         .current_dir(place.root)

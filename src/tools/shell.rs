@@ -29,7 +29,11 @@ pub fn spawn_shell(
     token: &str,
     confinement: Option<&Confinement>,
 ) -> std::io::Result<Child> {
-    let mut cmd = spawn::Command::new("bash");
+    // By its absolute path, found outside the workspace (`programs`).
+    let bash = crate::programs::get()
+        .bash()
+        .map_err(std::io::Error::other)?;
+    let mut cmd = spawn::Command::new(bash);
     if let Some(session) = &env.config.session {
         cmd.env(procs::SESSION_VAR, session);
     }
