@@ -202,3 +202,46 @@ async fn a_project_server_never_runs_before_it_is_approved_and_runs_after() {
     let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
     assert!(out.contains("proj\tproject, waits for approval"), "{out}");
 }
+
+/// A server of the user's config (`python3 -m mymcp`) is not started in
+/// the workspace, where a command could have planted `mymcp/__main__.py`;
+/// `mcp list` warns of a server whose `cwd` is inside the workspace.
+#[tokio::test]
+async fn a_server_is_not_started_where_a_command_could_plant_its_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let marker = dir.path().join("planted-module-ran");
+    std::fs::create_dir_all(ws.join("mymcp")).unwrap();
+    std::fs::write(
+        ws.join("mymcp/__main__.py"),
+        format!(
+            "open({:?}, 'w').write('ran')\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "[mcp_servers.plant]\ncommand = \"python3\"\nargs = [\"-m\", \"mymcp\"]\n\n\
+         [mcp_servers.inside]\ncommand = \"python3\"\nargs = [\"-m\", \"mymcp\"]\ncwd = \".\"\nenabled = false\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = waypoint(dir.path());
+        cmd.env("WAYPOINT_CONFIG", &cfg).current_dir(&ws).args(args);
+        cmd
+    };
+    let (code, _, err) = output(&mut run(&["mcp", "check", "plant"])).await;
+    assert_ne!(code, 0, "no real server here: {err}");
+    assert!(
+        !marker.exists(),
+        "the module planted in the workspace ran as the server"
+    );
+    let (_, out, _) = output(&mut run(&["mcp", "list"])).await;
+    assert!(
+        out.contains("inside\twarning: it starts inside the workspace"),
+        "{out}"
+    );
+    assert!(!out.contains("plant\twarning"), "{out}");
+}

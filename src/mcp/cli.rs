@@ -105,6 +105,9 @@ fn list(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Res
             (None, _) => "enabled",
         };
         writeln!(out, "{name}\t{state}\t{}", clean_line(&how))?;
+        if let Some(warning) = super::place::warning(config, workspace) {
+            writeln!(out, "{name}\t{}", clean_line(&warning))?;
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod edit;
 pub mod http;
 pub mod manager;
 pub mod name;
+pub mod place;
 pub mod project;
 pub mod search;
 pub mod server;

@@ -285,8 +285,8 @@ impl std::fmt::Display for StartError {
     }
 }
 
-/// Starts the server `name`: a stdio server (`command`) in `workspace`
-/// (its `cwd`, when relative, is taken from there), or a Streamable HTTP
+/// Starts the server `name`: a stdio server (`command`) in a neutral
+/// folder (its `cwd`, when set, relative to `workspace`), or a Streamable HTTP
 /// server (`url`); initializes it and lists its tools.
 pub async fn start(
     name: &str,
@@ -372,17 +372,15 @@ async fn start_stdio(
         stderr: stderr.text(),
     };
     let stderr = StderrTail::default();
-    let mut cmd = spawn::Command::new(program);
+    let mut cmd = spawn::Command::new(super::place::program(program, workspace));
     for arg in &config.args {
         cmd.arg(arg);
     }
     for (k, v) in &config.env {
         cmd.env(k, v);
     }
-    cmd.current_dir(match &config.cwd {
-        Some(dir) => workspace.join(dir),
-        None => workspace.to_path_buf(),
-    });
+    // Outside the workspace unless its `cwd` says so (`place`).
+    cmd.current_dir(super::place::cwd(config, workspace));
     cmd.env_remove_if(is_provider_key);
     cmd.piped_stdin();
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
