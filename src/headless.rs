@@ -470,6 +470,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         let by = match author {
             Author::User => " (your edit)",
             Author::PlanFile => " (plan file)",
+            Author::Skill => " (a skill's plan)",
             Author::Model => "",
         };
         let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));

@@ -135,8 +135,10 @@ pub async fn undo(
     // A restore a crash cut off is finished before anything else.
     checkpoints.settled().await;
     let preview = checkpoints.preview(&target).await?;
+    // The diffs hold the files' text as written (by the model, a
+    // command, anyone): no escape sequence of theirs reaches the terminal.
     let put = |out: &mut dyn Write, text: &str| {
-        out.write_all(text.as_bytes())
+        out.write_all(crate::text::clean(text).as_bytes())
             .map_err(|e| format!("cannot write: {e}"))
     };
     put(out, &preview.report())?;

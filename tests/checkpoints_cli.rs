@@ -101,7 +101,8 @@ async fn headless_undo_of_one_item_previews_restores_and_tells_the_model() {
         2 => sse(Turn::tool("todo_write", two(["completed", "in_progress"]))),
         3 => sse(Turn::tool(
             "bash",
-            json!({"command": "rm keep.txt && echo b > b.txt && sed -i 's/1/one/' n.txt"}),
+            // n.txt's new first line carries a title-setting escape.
+            json!({"command": "rm keep.txt && echo b > b.txt && printf 'one\\033]0;pwned\\007\\n2\\n' > n.txt"}),
         )),
         4 => sse(Turn::tool("todo_write", two(["completed", "completed"]))),
         _ => sse(Turn::text("Done.")),
@@ -140,6 +141,10 @@ async fn headless_undo_of_one_item_previews_restores_and_tells_the_model() {
     assert!(preview.contains("restore keep.txt"), "{preview}");
     assert!(preview.contains("remove  b.txt"), "{preview}");
     assert!(preview.contains("-one\n+1\n"), "{preview}");
+    assert!(
+        !preview.contains('\x1b') && !preview.contains('\x07'),
+        "the file's escape reached the terminal: {preview:?}"
+    );
     assert!(preview.contains("Nothing was written"), "{preview}");
     assert_eq!(files(ws.path(), true), before, "a dry run writes nothing");
 

@@ -81,6 +81,10 @@ impl Run {
 fn bare_without_landlock() -> Option<(&'static str, &'static str)> {
     let bare = waypoint::safety::landlock_abi().is_none();
     if bare {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
+            "this kernel has no Landlock"
+        );
         eprintln!("skipped the sandboxed run: this kernel has no Landlock; the command runs bare");
     }
     bare.then_some(("WAYPOINT_APPROVAL", "yolo"))

@@ -434,6 +434,10 @@ async fn a_subagent_stop_hook_keeps_a_child_going_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_auto_mode_a_hook_runs_in_the_sandbox() {
     if waypoint::safety::landlock_abi().is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
+            "this kernel has no Landlock"
+        );
         eprintln!("skipped the sandboxed hook test: this kernel has no Landlock");
         return;
     }
@@ -472,4 +476,71 @@ async fn in_auto_mode_a_hook_runs_in_the_sandbox() {
         err.contains("PreToolUse hook"),
         "the failure is told: {err}"
     );
+}
+
+/// An approved project hook runs a script in the workspace: in auto-edit
+/// the model's rewrite of it is asked (headless: nobody answers, so it is
+/// refused), and the hook runs in the sandbox, where its write outside
+/// the workspace fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_project_hooks_script_is_asked_before_a_rewrite_and_runs_sandboxed() {
+    if waypoint::safety::landlock_abi().is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
+            "this kernel has no Landlock"
+        );
+        eprintln!("SKIPPED the project hook sandbox test: this kernel has no Landlock");
+        return;
+    }
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&base).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("home-")
+        .tempdir_in(&base)
+        .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let hooks = ws.path().join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let script = hooks.join("check.sh");
+    let original = "echo checked >> \"$HOME/.bashrc\"\nexit 0\n";
+    std::fs::write(&script, original).unwrap();
+    let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh"}
+    ]}]}});
+    std::fs::write(
+        ws.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "write_file",
+            json!({"path": ".claude/hooks/check.sh", "content": "touch \"$HOME/pwned\"\n"}),
+        )),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let run = |args: &[&str]| {
+        let mut cmd =
+            cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
+        cmd.env("WAYPOINT_APPROVAL", "auto-edit").args(args);
+        cmd
+    };
+    let (code, _, err) = cli_support::output(&mut run(&["hooks", "approve"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = cli_support::output(&mut run(&["-p", "go"])).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        original,
+        "the hook's script was rewritten unasked: {}\n{err}",
+        last_said(&server)
+    );
+    let said = last_said(&server);
+    assert!(said.contains("nobody can approve it"), "{said}");
+    assert!(
+        !home.path().join(".bashrc").exists(),
+        "the project hook ran outside the sandbox"
+    );
+    assert!(!home.path().join("pwned").exists());
 }

@@ -245,3 +245,22 @@ async fn a_server_is_not_started_where_a_command_could_plant_its_module() {
     );
     assert!(!out.contains("plant\twarning"), "{out}");
 }
+
+/// A failing server's stderr is printed without its escape sequences
+/// (window title, clipboard, screen clear).
+#[tokio::test]
+async fn a_failing_servers_stderr_reaches_the_terminal_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "[mcp_servers.loud]\ncommand = \"bash\"\nargs = [\"-c\", \"printf 'bad\\\\033]0;pwned\\\\007\\\\033]52;c;aGk=\\\\007\\\\033[2Jend\\\\n' >&2; exit 1\"]\n",
+    )
+    .unwrap();
+    let mut cmd = waypoint(dir.path());
+    cmd.env("WAYPOINT_CONFIG", &cfg).args(["mcp", "check", "loud"]);
+    let (code, _, err) = output(&mut cmd).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("badend"), "{err:?}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+}

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,11 +16,7 @@ use serde_json::{Value, json};
 use waypoint::safety::{Sandbox, landlock_abi};
 
 fn landlock_or_skip(what: &str) -> bool {
-    if landlock_abi().is_none() {
-        eprintln!("skipped {what}: this kernel has no Landlock");
-        return false;
-    }
-    true
+    support::sandbox::landlock(what)
 }
 
 /// A HOME for the run under test. The run gets a temp folder of its own
@@ -160,9 +158,7 @@ fn devices_are_not_writable_and_no_node_can_be_made() {
     // /dev/shm: never the user's.
     assert!(!made, "{shm}");
     assert!(shm.contains("shm=1") || shm.contains("shm=0"), "{shm}");
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped the mknod and loop device part: not running as root");
+    if !support::sandbox::root("the mknod and loop device part") {
         return;
     }
     let nodes = run("mknod ws-null c 1 3; echo ws=$?; mknod /tmp/wp-null-$$ c 1 3; echo tmp=$?");
@@ -229,7 +225,11 @@ fn with_the_network_off_no_socket_reaches_a_loopback_listener() {
     match landlock_abi() {
         Some(abi) if abi >= 4 => {}
         other => {
-            eprintln!("skipped the MPTCP test: Landlock ABI {other:?} has no network rules");
+            support::sandbox::needs(
+                "the MPTCP test",
+                false,
+                &format!("Landlock ABI {other:?} has no network rules"),
+            );
             return;
         }
     }

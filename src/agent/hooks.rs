@@ -13,7 +13,7 @@ use super::Session;
 use super::shared::lock;
 use crate::events::{ApprovalMode, ErrorKind, Event, HookReport, HookResult};
 use crate::hooks::run::{Ended, HookRun};
-use crate::hooks::{Decision, Hook, HookEvent, STOP_CONTINUES, Verdict};
+use crate::hooks::{Decision, Hook, HookEvent, HookOrigin, STOP_CONTINUES, Verdict};
 use crate::todo::{TodoItem, TodoStatus};
 use crate::tools::hook_run::Place;
 
@@ -106,7 +106,9 @@ impl Session {
         hooked
     }
 
-    /// Runs `hooks` at once with `payload`, in the sandbox in auto mode.
+    /// Runs `hooks` at once with `payload`: the user's own in the sandbox
+    /// in auto mode, a project's in the sandbox in every mode but yolo
+    /// (its script lies in the workspace, which commands write).
     async fn run_all(
         &self,
         hooks: &[Hook],
@@ -114,8 +116,13 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Vec<HookRun> {
         let bytes = serde_json::to_vec(payload).unwrap_or_default();
-        let auto = lock(&self.host.policy).mode == ApprovalMode::Auto;
-        let confinement = match self.host.config.tools.sandbox.as_ref().filter(|_| auto) {
+        let mode = lock(&self.host.policy).mode;
+        let sandboxed = |hook: &Hook| match hook.origin {
+            HookOrigin::Project(_) => mode != ApprovalMode::Yolo,
+            HookOrigin::Config(_) => mode == ApprovalMode::Auto,
+        };
+        let any = hooks.iter().any(sandboxed);
+        let confinement = match self.host.config.tools.sandbox.as_ref().filter(|_| any) {
             Some(sandbox) => match sandbox.confinement() {
                 Ok(c) => Some(c),
                 Err(e) => {
@@ -132,17 +139,17 @@ impl Session {
             None => None,
         };
         let session = self.host.config.tools.session.clone();
-        let place = Place {
+        let place = |confined: bool| Place {
             root: self.host.workspace.root(),
             session: session.as_deref(),
-            confinement: confinement.as_deref(),
+            confinement: confinement.as_deref().filter(|_| confined),
             cancel,
         };
-        futures_util::future::join_all(
-            hooks
-                .iter()
-                .map(|h| crate::tools::hook_run::run(&h.command, &bytes, h.timeout, &place)),
-        )
+        let (inside, outside) = (place(true), place(false));
+        futures_util::future::join_all(hooks.iter().map(|h| {
+            let place = if sandboxed(h) { &inside } else { &outside };
+            crate::tools::hook_run::run(&h.command, &bytes, h.timeout, place)
+        }))
         .await
     }
 

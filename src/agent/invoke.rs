@@ -60,7 +60,7 @@ impl Session {
         let skill = catalog.skill(name)?;
         Some(match crate::skills::body(skill) {
             Ok(body) => {
-                self.seed_plan(name, &body);
+                self.seed_plan(name, &body, Author::User);
                 format!(
                     "[The user invoked the skill `{name}`: follow it.]\n\n{}",
                     crate::tools::skill::loaded(skill, &body, args)
@@ -100,14 +100,16 @@ impl Session {
             .unwrap_or("")
             .trim();
         if self.host.config.tools.catalog.skill(name).is_some() {
-            self.seed_plan(name, loaded);
+            self.seed_plan(name, loaded, Author::Skill);
         }
     }
 
-    /// The skill's `## Plan` checklist becomes the plan, as the user's
-    /// revision (the model hears of it as of any), when the plan has no
-    /// open item: a plan at work is never replaced.
-    fn seed_plan(&mut self, skill: &str, body: &str) {
+    /// The skill's `## Plan` checklist becomes the plan, when the plan
+    /// has no open item (a plan at work is never replaced): the user's
+    /// revision when the user typed `/NAME`, the skill's when the model
+    /// loaded it (a repository's skill speaks for its author, not the
+    /// user). The model hears of it either way.
+    fn seed_plan(&mut self, skill: &str, body: &str, author: Author) {
         let items = crate::skills::plan_template(body);
         if items.is_empty() || !self.thread.plan.lock().manager.open_items().is_empty() {
             return;
@@ -116,7 +118,7 @@ impl Session {
             skill: skill.to_string(),
             items,
         };
-        let event = super::plan::apply_user_edit(&self.thread.plan, &edit, Author::User);
+        let event = super::plan::apply_user_edit(&self.thread.plan, &edit, author);
         // Sent as the dispatcher sends a user's edit; recorded when settled.
         self.host.events.send(event);
     }

@@ -135,10 +135,12 @@ impl Session {
         self.settle_user_changes();
         let mut by_user = Vec::new();
         let mut by_file = Vec::new();
+        let mut by_skill = Vec::new();
         for (author, before, after) in std::mem::take(&mut self.thread.unsaid) {
             let lines = crate::todo::net_change(&before, &after);
             match author {
                 Author::PlanFile => by_file.extend(lines),
+                Author::Skill => by_skill.extend(lines),
                 Author::User | Author::Model => by_user.extend(lines),
             }
         }
@@ -148,6 +150,12 @@ impl Session {
             said.push(format!(
                 "The user changed the plan: {}.",
                 by_user.join("; ")
+            ));
+        }
+        if !by_skill.is_empty() {
+            said.push(format!(
+                "The skill you loaded proposed a plan (its author's, not the user's; check it against what the user asked): {}.",
+                by_skill.join("; ")
             ));
         }
         if !by_file.is_empty() {

@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod run;
+mod scripts;
 pub mod verdict;
 
 use std::path::PathBuf;

@@ -151,9 +151,14 @@ async fn check(
     let running = match started {
         Ok(Ok(running)) => running,
         Ok(Err(e)) => {
-            eprintln!("waypoint: MCP server {name} failed: {}", e.message);
+            // The server's own words: no escape sequence of theirs
+            // reaches the terminal.
+            eprintln!(
+                "waypoint: MCP server {name} failed: {}",
+                crate::text::clean(&e.message)
+            );
             if !e.stderr.is_empty() {
-                eprintln!("its stderr ended with:\n{}", e.stderr);
+                eprintln!("its stderr ended with:\n{}", crate::text::clean(&e.stderr));
             }
             return Ok(1);
         }

@@ -91,7 +91,7 @@ fn revisions(out: &mut String, records: &[Record<'_>]) {
             continue;
         };
         let what = match (author, note) {
-            (Author::User | Author::PlanFile, Some(note)) => cell(note),
+            (Author::User | Author::PlanFile | Author::Skill, Some(note)) => cell(note),
             _ => cell(&PlanDiff::between(before, items).summary()),
         };
         lines.push(format!(

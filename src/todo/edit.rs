@@ -24,6 +24,9 @@ pub enum Author {
     /// by the model's own `write_file` or a build script, so never said
     /// to be the user's.
     PlanFile,
+    /// A skill's `## Plan`, loaded by the model's `skill` call: proposed
+    /// by the skill's author, never said to be the user's.
+    Skill,
 }
 
 impl Author {
@@ -32,6 +35,7 @@ impl Author {
             Author::Model => "model",
             Author::User => "user",
             Author::PlanFile => "plan file",
+            Author::Skill => "skill",
         }
     }
 }
