@@ -258,7 +258,8 @@ async fn a_failing_servers_stderr_reaches_the_terminal_cleaned() {
     )
     .unwrap();
     let mut cmd = waypoint(dir.path());
-    cmd.env("WAYPOINT_CONFIG", &cfg).args(["mcp", "check", "loud"]);
+    cmd.env("WAYPOINT_CONFIG", &cfg)
+        .args(["mcp", "check", "loud"]);
     let (code, _, err) = output(&mut cmd).await;
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("badend"), "{err:?}");

@@ -91,7 +91,10 @@ async fn skills_are_named_in_the_prompt_loaded_by_the_tool_and_seed_the_plan() {
     assert!(after.contains("never skip the changelog"), "{after}");
     // A repository's skill proposed it: never said to be the user's.
     assert!(!after.contains("The user changed the plan"), "{after}");
-    assert!(after.contains("The skill you loaded proposed a plan"), "{after}");
+    assert!(
+        after.contains("The skill you loaded proposed a plan"),
+        "{after}"
+    );
     assert!(after.contains("Bump the version"), "{after}");
     assert!(out.contains("Tag and push"), "the plan is printed: {out}");
 }

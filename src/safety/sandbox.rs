@@ -693,10 +693,22 @@ mod tests {
         let py = "PermissionError: [Errno 13] Permission denied: '/root/.bashrc'";
         assert!(blocked_by(py, &s, &|_| true).is_some());
         // Words alone, or a refusal inside what is writable, are not.
-        assert_eq!(blocked_by("Permission denied\n[exit code: 1]", &s, &|_| true), None);
-        assert_eq!(blocked_by("cat: /work/ws/secret: Permission denied", &s, &|_| true), None);
-        assert_eq!(blocked_by("rm: /tmp/x: Operation not permitted", &s, &|_| true), None);
-        assert_eq!(blocked_by("wrote /etc/x fine\n[exit code: 0]", &s, &|_| true), None);
+        assert_eq!(
+            blocked_by("Permission denied\n[exit code: 1]", &s, &|_| true),
+            None
+        );
+        assert_eq!(
+            blocked_by("cat: /work/ws/secret: Permission denied", &s, &|_| true),
+            None
+        );
+        assert_eq!(
+            blocked_by("rm: /tmp/x: Operation not permitted", &s, &|_| true),
+            None
+        );
+        assert_eq!(
+            blocked_by("wrote /etc/x fine\n[exit code: 0]", &s, &|_| true),
+            None
+        );
     }
 
     #[test]
