@@ -239,12 +239,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         .unwrap_or_default();
     let chosen = profile(&inputs, file.map(|(_, l)| l), &profiles)?;
     let profile = chosen.as_ref().map(|(name, l)| (name.as_str(), *l));
-    let safety::Safety {
-        rules,
-        sandbox_writable,
-        sandbox_network,
-        sandbox_sockets,
-    } = safety::resolve(file.map(|(_, l)| l), profile, inputs.env);
+    let safety = safety::resolve(file.map(|(_, l)| l), profile, inputs.env);
     let layers = Layers {
         flags: &inputs.flags,
         env: inputs.env,
@@ -324,9 +319,9 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             None,
         )?,
         theme: theme(layers)?,
-        sandbox_writable,
-        sandbox_network,
-        sandbox_sockets,
+        sandbox_writable: safety.sandbox_writable,
+        sandbox_network: safety.sandbox_network,
+        sandbox_sockets: safety.sandbox_sockets,
         provider,
         model,
         base_url,
@@ -336,7 +331,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         profile: chosen.map(|(name, _)| name),
         file: inputs.file.as_ref().map(|(p, _)| p.clone()),
         profiles,
-        rules,
+        rules: safety.rules,
         prices: from_file(file_layer.as_ref(), |l| l.prices.clone()),
         mcp_tool_share: file_layer
             .as_ref()

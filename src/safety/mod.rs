@@ -2,6 +2,8 @@
 //! commands ([`lexer`], [`simple`], [`wrappers`], [`shell`]) and the config's
 //! `allow`/`deny` rules matched on them ([`rules`]). Part of the engine: it knows no terminal.
 
+pub mod blocked;
+pub mod child;
 pub mod lexer;
 pub mod rules;
 pub mod sandbox;

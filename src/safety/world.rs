@@ -16,6 +16,8 @@
 //! (`move_mount`): a mount of the user's namespace cannot be bound into
 //! the new one, and the copies are made before anything is hidden.
 
+mod enter;
+
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -382,7 +384,7 @@ impl World {
             _folder: folder,
             private,
             cwd: cstr(ws)?,
-            last_cap: last_cap(),
+            last_cap: enter::last_cap(),
             failed: AtomicUsize::new(usize::MAX),
         })
     }
@@ -450,9 +452,11 @@ impl World {
         };
         // SAFETY (the block): raw syscalls on C strings made in the parent.
         unsafe {
-            write_file(c"/proc/self/setgroups", b"deny").map_err(|_| fail(0))?;
-            write_file(c"/proc/self/uid_map", self.uid_map.as_bytes()).map_err(|_| fail(0))?;
-            write_file(c"/proc/self/gid_map", self.gid_map.as_bytes()).map_err(|_| fail(0))?;
+            enter::write_file(c"/proc/self/setgroups", b"deny").map_err(|_| fail(0))?;
+            enter::write_file(c"/proc/self/uid_map", self.uid_map.as_bytes())
+                .map_err(|_| fail(0))?;
+            enter::write_file(c"/proc/self/gid_map", self.gid_map.as_bytes())
+                .map_err(|_| fail(0))?;
             // Nothing mounted here reaches the user's mount namespace.
             let (none, no_data) = (std::ptr::null(), std::ptr::null());
             let private = libc::MS_REC | libc::MS_PRIVATE;
@@ -462,234 +466,15 @@ impl World {
             // The copies taken, on this child's stack.
             let mut slots = [-1; SLOTS];
             for (i, step) in self.steps.iter().enumerate() {
-                run_step(step, &mut slots).map_err(|_| fail(i + 1))?;
+                enter::run_step(step, &mut slots).map_err(|_| fail(i + 1))?;
             }
-            drop_capabilities(self.last_cap).map_err(|_| fail(self.steps.len() + 1))?;
+            enter::drop_capabilities(self.last_cap).map_err(|_| fail(self.steps.len() + 1))?;
             if libc::chdir(self.cwd.as_ptr()) != 0 {
                 return Err(fail(usize::MAX));
             }
         }
         Ok(())
     }
-}
-
-/// The highest capability number this kernel knows.
-fn last_cap() -> u32 {
-    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(63)
-}
-
-/// Writes `data` to the file `path`. Raw syscalls only.
-///
-/// # Safety
-/// Only makes syscalls on the given pointers.
-unsafe fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
-    // SAFETY: a valid C string and buffer.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = libc::write(fd, data.as_ptr().cast(), data.len());
-        libc::close(fd);
-        if n != data.len() as isize {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-const AT_RECURSIVE: libc::c_uint = 0x8000;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
-
-/// One step, in the child, with the slots of the copies taken. Raw
-/// syscalls only.
-///
-/// # Safety
-/// Only for the child between clone and exec, in its own namespaces.
-unsafe fn run_step(step: &Step, slots: &mut [i32; SLOTS]) -> io::Result<()> {
-    let ok = |rc: libc::c_int| {
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    };
-    let (none, no_data) = (std::ptr::null(), std::ptr::null());
-    let quiet = libc::MS_NOSUID | libc::MS_NODEV;
-    // SAFETY (the block): C strings made in the parent; plain syscalls.
-    unsafe {
-        match step {
-            Step::Tmpfs { at, options } => ok(libc::mount(
-                c"tmpfs".as_ptr(),
-                at.as_ptr(),
-                c"tmpfs".as_ptr(),
-                quiet,
-                options.as_ptr().cast(),
-            )),
-            Step::Mkdir(at) => {
-                let rc = libc::mkdir(at.as_ptr(), 0o755);
-                if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            }
-            Step::Touch(at) => {
-                // Whatever is there already (a socket to mask) will do.
-                let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-                let fd = libc::open(at.as_ptr(), flags, 0o644);
-                if fd < 0 {
-                    let err = io::Error::last_os_error();
-                    return match err.raw_os_error() {
-                        Some(libc::EEXIST) => Ok(()),
-                        _ => Err(err),
-                    };
-                }
-                libc::close(fd);
-                Ok(())
-            }
-            Step::Take { from, slot } => {
-                let flags = OPEN_TREE_CLONE | AT_RECURSIVE | libc::O_CLOEXEC as libc::c_uint;
-                let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, from.as_ptr(), flags);
-                slots[*slot] = i32::try_from(fd).unwrap_or(-1);
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            }
-            Step::Place { slot, to } => {
-                let fd = slots[*slot];
-                let rc = libc::syscall(
-                    libc::SYS_move_mount,
-                    fd,
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    to.as_ptr(),
-                    MOVE_MOUNT_F_EMPTY_PATH,
-                );
-                libc::close(fd);
-                ok(i32::try_from(rc).unwrap_or(-1))
-            }
-            Step::Symlink { target, at } => ok(libc::symlink(target.as_ptr(), at.as_ptr())),
-            Step::ReadOnly(at) => ok(libc::mount(
-                none,
-                at.as_ptr(),
-                none,
-                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | quiet,
-                no_data,
-            )),
-            Step::Proc => ok(libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                quiet | libc::MS_NOEXEC,
-                no_data,
-            )),
-            Step::Loopback => loopback_up(),
-        }
-    }
-}
-
-/// `ip link set lo up` with an ioctl. Raw syscalls only.
-///
-/// # Safety
-/// Only makes syscalls on its own stack memory.
-unsafe fn loopback_up() -> io::Result<()> {
-    // SAFETY: a fresh socket and an ifreq on this stack.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut req: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo".iter().enumerate() {
-            req.ifr_name[i] = *b as libc::c_char;
-        }
-        let mut rc = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req);
-        if rc == 0 {
-            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            rc = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req);
-        }
-        let err = io::Error::last_os_error();
-        libc::close(fd);
-        if rc != 0 {
-            return Err(err);
-        }
-    }
-    Ok(())
-}
-
-/// The capability header and data of `capset(2)` (version 3: two words).
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: i32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
-const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
-const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
-const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
-
-/// Every capability gone: root's exec gives none back (`SECBIT_NOROOT`),
-/// the bounding set emptied, the ambient set cleared, then the effective,
-/// permitted and inheritable sets. Raw syscalls only.
-///
-/// # Safety
-/// Only for the child between clone and exec.
-unsafe fn drop_capabilities(last_cap: u32) -> io::Result<()> {
-    let check = |rc: libc::c_int| {
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    };
-    // SAFETY (the block): prctl and capset with integers and stack memory.
-    unsafe {
-        let bits = SECBIT_NOROOT
-            | SECBIT_NOROOT_LOCKED
-            | SECBIT_NO_CAP_AMBIENT_RAISE
-            | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-        check(libc::prctl(libc::PR_SET_SECUREBITS, bits, 0, 0, 0))?;
-        for cap in 0..=last_cap {
-            if libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) != 0
-                && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
-            {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        check(libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-            0,
-            0,
-            0,
-        ))?;
-        let header = CapHeader {
-            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
-            pid: 0,
-        };
-        let data = [CapData {
-            effective: 0,
-            permitted: 0,
-            inheritable: 0,
-        }; 2];
-        let rc = libc::syscall(libc::SYS_capset, &header, data.as_ptr());
-        check(i32::try_from(rc).unwrap_or(-1))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -245,7 +245,7 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
                 .sandbox
                 .as_ref()
                 .filter(|_| env.sandboxed)
-                .and_then(|sandbox| crate::safety::sandbox::blocked(&content, sandbox));
+                .and_then(|sandbox| crate::safety::blocked::blocked(&content, sandbox));
             let outcome = match blocked {
                 Some(what) => ToolOutcome::SandboxBlocked {
                     what: what.to_string(),
