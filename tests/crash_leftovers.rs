@@ -43,8 +43,12 @@ async fn after_kill_9_the_command_dies_or_is_ended_on_resume_and_runs_once_more(
         "slow.json",
         "echo $$ > shell.pid; echo run >> runs.log; sleep 30 & echo $! > sleep.pid; wait",
     );
+    // Unsandboxed (yolo, as in ask and auto-edit after a yes): in the
+    // sandbox's world a crashed session's processes end with its shell
+    // (below); outside it they are what the resume must find.
     let mut first = cli_support::waypoint(dir.path());
     first
+        .env("WAYPOINT_APPROVAL", "yolo")
         .args(["-p", "go", "--output-format", "jsonl", "--scenario"])
         .arg(&slow)
         .arg("--workspace")
@@ -84,6 +88,7 @@ async fn after_kill_9_the_command_dies_or_is_ended_on_resume_and_runs_once_more(
     let again = scenario(dir.path(), "again.json", "echo run >> runs.log");
     let (code, out, err) = cli_support::output(
         cli_support::waypoint(dir.path())
+            .env("WAYPOINT_APPROVAL", "yolo")
             .args([
                 "-r",
                 &id[..8],
@@ -112,5 +117,46 @@ async fn after_kill_9_the_command_dies_or_is_ended_on_resume_and_runs_once_more(
     assert_eq!(
         runs, "run\nrun\n",
         "once before the crash, once after the resume"
+    );
+}
+
+/// In the sandbox's world (auto mode) nothing of a crashed session is left
+/// to find: its shell is the first process of the command's PID
+/// namespace, and when it dies with Waypoint the kernel ends the rest.
+#[tokio::test]
+async fn after_kill_9_nothing_of_a_sandboxed_command_is_left() {
+    if !support::sandbox::world("the crashed world test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let slow = scenario(
+        dir.path(),
+        "slow.json",
+        "echo $$ > shell.pid; setsid sleep 30 & echo $! > sleep.pid; wait",
+    );
+    let mut first = cli_support::waypoint(dir.path());
+    first
+        .env("WAYPOINT_APPROVAL", "auto")
+        .args(["-p", "go", "--output-format", "jsonl", "--scenario"])
+        .arg(&slow)
+        .arg("--workspace")
+        .arg(&ws);
+    let mut child = first.spawn().unwrap();
+    let shell = support::proc::wait_for_pid(&ws.join("shell.pid"), Duration::from_secs(20)).await;
+    let sleep = support::proc::wait_for_pid(&ws.join("sleep.pid"), Duration::from_secs(20)).await;
+    assert!(alive(shell) && alive(sleep), "found outside the namespace");
+    let waypoint = i32::try_from(child.id().unwrap()).unwrap();
+    // SAFETY: kill(2) on the process this test started.
+    assert_eq!(unsafe { libc::kill(waypoint, libc::SIGKILL) }, 0);
+    let _ = child.wait().await;
+    assert!(
+        gone_within(shell, Duration::from_secs(5)).await,
+        "the shell outlived Waypoint"
+    );
+    assert!(
+        gone_within(sleep, Duration::from_secs(5)).await,
+        "what the shell started (in a session of its own) outlived it"
     );
 }

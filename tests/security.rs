@@ -45,6 +45,10 @@ async fn the_agents_commands_cannot_read_the_key_back_from_the_process() {
         Duration::from_secs(60),
         waypoint(dir.path())
             .args(["-p", "look around"])
+            // Unsandboxed: in the sandbox's world Waypoint is not even
+            // visible (tests/sandbox_world.rs); here its zeroed
+            // environment is what keeps the key.
+            .env("WAYPOINT_APPROVAL", "yolo")
             .env("ANTHROPIC_API_KEY", SECRET)
             .env("ANTHROPIC_BASE_URL", &server.url)
             .output(),

@@ -18,6 +18,7 @@
 mod common;
 mod common_openai;
 mod loopback;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -437,8 +438,14 @@ fn kill_orphans(ws: &Path) {
                 .trim()
                 .parse()
                 .unwrap();
-            // SAFETY: kill(2) on the process group the test's command made.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // A pid written inside the sandbox's PID namespace (the shell
+            // is its first process there: 1) is found as this namespace
+            // sees it; never `kill(-1)`, which is every process there is.
+            let pid = support::proc::outer_pid(pid, ws);
+            if pid > 1 {
+                // SAFETY: kill(2) on the process group the test's command made.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
             // Once: a later kill must not hit a reused id.
             std::fs::remove_file(&path).unwrap();
         }
