@@ -202,3 +202,73 @@ async fn a_project_server_never_runs_before_it_is_approved_and_runs_after() {
     let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
     assert!(out.contains("proj\tproject, waits for approval"), "{out}");
 }
+
+/// The 64-bit FNV-1a approvals were keyed by before.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Two `.mcp.json` entries with one FNV-1a fingerprint (found by a
+/// collision search in about a minute): the first echoes, the second
+/// writes the file `$WAYPOINT_TEST_MARK`. The last argument is bash's `$0`.
+const HARMLESS: &str = r#"{"command": "bash", "args": ["-c", "echo ok", "mMgF3lGjp-A"]}"#;
+const SWAPPED: &str =
+    r#"{"command": "bash", "args": ["-c", "touch $WAYPOINT_TEST_MARK", "hRZRyhpd6TL"]}"#;
+
+#[tokio::test]
+async fn an_entry_swapped_for_one_with_the_same_old_fingerprint_is_asked_for_again() {
+    // The pair does collide under the old key (the entry as compact JSON).
+    let print = |entry: &str| {
+        fnv1a(
+            &serde_json::from_str::<serde_json::Value>(entry)
+                .unwrap()
+                .to_string(),
+        )
+    };
+    assert_eq!(print(HARMLESS), print(SWAPPED));
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let marker = dir.path().join("swapped-ran");
+    let project = |entry: &str| {
+        let text = format!(r#"{{"mcpServers": {{"proj": {entry}}}}}"#);
+        std::fs::write(ws.join(".mcp.json"), text).unwrap();
+    };
+    let in_ws = |args: &[&str]| {
+        let mut cmd = waypoint(dir.path());
+        cmd.current_dir(&ws)
+            .env("WAYPOINT_TEST_MARK", &marker)
+            .args(args);
+        cmd
+    };
+    project(HARMLESS);
+    let (code, out, err) = output(&mut in_ws(&["mcp", "approve"])).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("approved proj: bash -c echo ok"), "{out}");
+    let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
+    assert!(out.contains("proj\tproject, approved"), "{out}");
+    // The file swapped: the other entry is asked for, and does not run.
+    project(SWAPPED);
+    let (_, out, _) = output(&mut in_ws(&["mcp", "list"])).await;
+    assert!(
+        out.contains(
+            "proj\tproject, waits for approval (waypoint mcp approve)\tbash -c touch $WAYPOINT_TEST_MARK"
+        ),
+        "{out}"
+    );
+    let (code, _, err) = output(&mut in_ws(&["mcp", "check", "proj"])).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is not approved"), "{err}");
+    assert!(!marker.exists(), "the swapped entry ran unasked");
+    // The approvals hold SHA-256s (64 hex digits), not the old 16.
+    let saved = std::fs::read_to_string(dir.path().join("home/mcp-approved.json")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    let approved = value.as_object().unwrap().values().next().unwrap()["proj"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(approved.len(), 64, "{saved}");
+    assert!(approved.bytes().all(|b| b.is_ascii_hexdigit()), "{saved}");
+}
