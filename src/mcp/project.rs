@@ -7,8 +7,11 @@
 //! the user approved it for this project *as it is written now* (the
 //! SHA-256 of its entry's canonical form: any changed field, one header or
 //! env value, and it is asked for again); approvals live in the user's
-//! data folder, never in the repository; what the user is asked shows the
-//! entry as written, env and headers included.
+//! data folder, never in the repository; a secret (a variable named like
+//! an API key, token, secret or password, or one holding the API key
+//! Waypoint uses) is never expanded into a project's entry: the entry is
+//! refused, named in the problems, and its server does not start; what
+//! the user is asked shows the entry as written, env and headers included.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,8 +39,18 @@ pub struct Project {
 }
 
 /// Reads the workspace's `.mcp.json` (none: no servers), with `env` for
-/// the `${VAR}` expansions.
+/// the `${VAR}` expansions (never of a secret's name).
 pub fn read(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Project {
+    read_keeping(workspace, env, &[])
+}
+
+/// [`read`], refusing too any expansion that holds one of the `kept`
+/// values (the API key Waypoint uses).
+fn read_keeping(
+    workspace: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    kept: &[String],
+) -> Project {
     let mut project = Project::default();
     let text = match open(workspace) {
         Ok(Some(text)) => text,
@@ -68,7 +81,7 @@ pub fn read(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Project {
         // Read as written first (its shape, and what the user is shown),
         // then expanded.
         let read = server(entry, &|s| Ok(s.to_string())).and_then(|written| {
-            let config = server(entry, &|s| expand(s, env))?;
+            let config = server(entry, &|s| expand_project(s, env, kept))?;
             Ok((written, config))
         });
         match read {
@@ -164,6 +177,65 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
     expand_with(text, &|var| Ok(env(var)))
 }
 
+/// Name endings (upper-cased) of variables that hold secrets.
+const SECRET_ENDINGS: &[&str] = &[
+    "_API_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+    "_ACCESS_KEY",
+    "_SECRET_KEY",
+    "_PRIVATE_KEY",
+    "_CREDENTIALS",
+];
+
+/// Whole names (upper-cased) of variables that hold secrets.
+const SECRET_NAMES: &[&str] = &["API_KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
+
+/// Whether a project's entry may not name the variable `var`: the provider
+/// keys Waypoint keeps (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, any
+/// `*_API_KEY`), and anything named like a token, secret or password.
+pub fn is_secret_name(var: &str) -> bool {
+    let name = var.trim().to_ascii_uppercase();
+    crate::secrets::is_secret(&name)
+        || SECRET_NAMES.contains(&name.as_str())
+        || SECRET_ENDINGS.iter().any(|end| name.ends_with(end))
+}
+
+/// The shortest kept value looked for inside an expansion (shorter ones
+/// are no real key, and would match by chance).
+const MIN_KEPT: usize = 8;
+
+/// [`expand`] for a project's entry: a variable named like a secret
+/// ([`is_secret_name`]), or whose value holds a `kept` one, is never
+/// expanded (default or not): the entry is refused with why.
+fn expand_project(
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    kept: &[String],
+) -> Result<String, String> {
+    let refused = |var: &str, what: &str| {
+        format!(
+            "`${{{var}}}` was not expanded: {what}, which a project's {FILE} may not send anywhere (the server is not started; declare it in your own config file if it needs one)"
+        )
+    };
+    expand_with(text, &|var| {
+        if is_secret_name(var) {
+            return Err(refused(var, "it names a secret"));
+        }
+        let value = env(var);
+        let holds_kept = value.as_deref().is_some_and(|v| {
+            kept.iter()
+                .any(|k| k.len() >= MIN_KEPT && v.contains(k.as_str()))
+        });
+        if holds_kept {
+            return Err(refused(var, "it holds the API key Waypoint uses"));
+        }
+        Ok(value)
+    })
+}
+
 /// `text` with each `${VAR}` and `${VAR:-default}` replaced by what
 /// `lookup` gives for `VAR` (it may refuse the variable).
 fn expand_with(
@@ -203,7 +275,10 @@ pub fn settings(
     workspace: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> crate::config::McpSettings {
-    let project = read(workspace, env);
+    // The key Waypoint uses, wherever it came from, is never sent to a
+    // project's server, whatever the variable that holds it is called.
+    let kept: Vec<String> = s.api_key.iter().map(|k| k.value.clone()).collect();
+    let project = read_keeping(workspace, env, &kept);
     let mut servers = s.mcp_servers.clone();
     let mut problems = project.problems;
     let mut entries = BTreeMap::new();
@@ -321,6 +396,66 @@ mod tests {
         for name in ["`old`", "`broken`", "MISSING", "`neither`"] {
             assert!(problems.contains(name), "{problems}");
         }
+    }
+
+    #[test]
+    fn a_secret_is_never_expanded_into_a_projects_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            r#"{"mcpServers": {
+                "header": {"type": "http", "url": "https://h/mcp", "headers": {"X-Client": "${ANTHROPIC_API_KEY:-anon}"}},
+                "env": {"command": "srv", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GH_TOKEN}"}},
+                "arg": {"command": "srv", "args": ["--key=${openai_api_key:-none}"]},
+                "url": {"url": "https://h/mcp?p=${DB_PASSWORD:-x}&s=${ ANY_SECRET }"},
+                "cwd": {"command": "srv", "cwd": "/srv/${TOKEN}"},
+                "alias": {"command": "srv", "env": {"K": "${SAME_AS_KEY}"}},
+                "fine": {"command": "srv", "env": {"R": "${REGION}"}}
+            }}"#,
+        );
+        let kept = [KEY.to_string()];
+        let p = read_keeping(dir.path(), &env, &kept);
+        // Only the entry that names no secret is read; the others are
+        // refused (their servers never start), each said in one line.
+        assert_eq!(p.servers.keys().collect::<Vec<_>>(), ["fine"]);
+        assert_eq!(p.problems.len(), 6, "{:?}", p.problems);
+        for (server, var) in [
+            ("header", "${ANTHROPIC_API_KEY}"),
+            ("env", "${GH_TOKEN}"),
+            ("arg", "${openai_api_key}"),
+            ("url", "${DB_PASSWORD}"),
+            ("cwd", "${TOKEN}"),
+            ("alias", "${SAME_AS_KEY}"),
+        ] {
+            let line = p
+                .problems
+                .iter()
+                .find(|m| m.contains(&format!("server `{server}` skipped")))
+                .unwrap_or_else(|| panic!("{server}: {:?}", p.problems));
+            assert!(line.contains(&format!("{var}` was not expanded")), "{line}");
+            assert!(!line.contains('\n') && !line.contains(KEY), "{line}");
+        }
+        let all = format!("{p:?}");
+        assert!(!all.contains(KEY) && !all.contains("t0k"), "{all}");
+        // The names: the provider keys and anything like a token, secret
+        // or password; not ordinary variables.
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "gemini_api_key",
+            "GITHUB_TOKEN",
+            "TOKEN",
+            "CLIENT_SECRET",
+            "PGPASSWORD_x_PASSWORD",
+            "AWS_SECRET_ACCESS_KEY",
+        ] {
+            assert!(is_secret_name(var), "{var}");
+        }
+        for var in ["HOME", "PATH", "REGION", "TOKENIZER", "KEYBOARD"] {
+            assert!(!is_secret_name(var), "{var}");
+        }
+        // The user's own expansion (not a project's) is unchanged.
+        assert_eq!(expand("${ANTHROPIC_API_KEY}", &env).unwrap(), KEY);
     }
 
     #[test]
