@@ -87,7 +87,7 @@ async fn a_project_server_waits_for_approval_and_runs_once_approved() {
     let approvals = home.path().join("mcp-approved.json");
     let mut config = AgentConfig::default();
     config.tools.mcp.servers = read.servers;
-    config.tools.mcp.project = read.prints;
+    config.tools.mcp.project = read.entries;
     config.tools.mcp.approvals = Some(Approvals::new(&approvals));
     let replies = vec![
         Wire::text("Hello."),
@@ -103,7 +103,7 @@ async fn a_project_server_waits_for_approval_and_runs_once_approved() {
     assert_completed(&first);
     let waiting = status_of(&first, "proj");
     assert!(
-        matches!(waiting.first(), Some(McpStatus::NeedsApproval { command }) if command.ends_with("/mcp-server-everything")),
+        matches!(waiting.first(), Some(McpStatus::NeedsApproval { command }) if command == "${WAYPOINT_TEST_MCP_BIN}/mcp-server-everything"),
         "{waiting:?}"
     );
     assert!(

@@ -485,6 +485,7 @@ fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
     layers.pick("--theme", |l| l.theme, &[], no_env, Theme::Auto)
 }
 
+mod approvals;
 mod describe;
 mod file;
 mod hooks;
@@ -503,8 +504,9 @@ use provider::{Connection, connection};
 
 pub use kinds::{ProviderKind, Theme, WireKind};
 
+pub use approvals::{Approvals, Fingerprint, canonical};
 pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
-pub use mcp::{Approvals, McpServerConfig, McpSettings, fingerprint};
+pub use mcp::{McpServerConfig, McpSettings, ProjectEntry};
 pub use notify::{NotifyMethod, NotifyMode, NotifySettings};
 pub use safety::SandboxLayer;
 pub use task::{TaskLayer, TaskLimits};

@@ -27,7 +27,9 @@ pub enum McpStatus {
     Disabled,
     /// A project's server (`.mcp.json`) that is not started until the user
     /// approves it for this project (`/mcp approve`, `waypoint mcp
-    /// approve`): how it would start.
+    /// approve`): its entry as written, in one line (command and args or
+    /// URL, cwd, env and headers, nothing expanded), which the user
+    /// approves.
     NeedsApproval {
         command: String,
     },

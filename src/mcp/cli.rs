@@ -70,7 +70,7 @@ fn approve(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::
         let how = mcp
             .servers
             .get(*name)
-            .map(super::project::describe)
+            .map(|config| mcp.shown(name, config))
             .unwrap_or_default();
         writeln!(out, "approved {name}: {}", clean_line(&how))?;
     }
@@ -93,11 +93,7 @@ fn list(mcp: &super::Settings, workspace: &Path, out: &mut dyn Write) -> io::Res
         );
     }
     for (name, config) in servers {
-        let how = match (&config.command, &config.url) {
-            (None, Some(url)) => format!("{url} (Streamable HTTP)"),
-            (None, None) => "(no command)".to_string(),
-            _ => super::project::describe(config),
-        };
+        let how = mcp.shown(name, config);
         let state = match (mcp.project.get(name), mcp.approved(workspace, name)) {
             (Some(_), false) => "project, waits for approval (waypoint mcp approve)",
             _ if !config.is_enabled() => "disabled",
@@ -136,7 +132,7 @@ async fn check(
         eprintln!(
             "waypoint: {name} is a server of this project's {} and is not approved: it runs `{}`. Approve it with `waypoint mcp approve` first.",
             super::project::FILE,
-            clean_line(&super::project::describe(config))
+            clean_line(&mcp.shown(name, config))
         );
         return Ok(1);
     }

@@ -18,7 +18,6 @@ use std::time::Instant;
 
 use rmcp::model::Tool as McpToolDef;
 
-use super::project::describe;
 use super::search::{Catalog, Entry, McpSearch, SEARCH_TOOL};
 use super::server::{Handler, OnToolsChanged, start_with};
 use super::{McpServerConfig, McpTool, Running, Settings};
@@ -178,7 +177,7 @@ impl Servers {
             status(
                 name,
                 McpStatus::NeedsApproval {
-                    command: describe(&slot.config),
+                    command: settings.shown(name, &slot.config),
                 },
             );
             return;
