@@ -162,6 +162,9 @@ pub enum ApprovalReason {
     /// The running tool asks the user `question` itself (an MCP server's
     /// request, a subagent's step).
     Tool { question: String },
+    /// An ask rule names the call (Claude Code's `ask`): asked whatever
+    /// the allow rules and the mode say.
+    Rule { rule: String },
 }
 
 /// Why the model stopped, whatever the provider called it.

@@ -11,7 +11,7 @@ pub struct Simple {
     /// The program, then its arguments.
     pub words: Vec<Word>,
     /// `NAME=value` before the program or given to `env`.
-    pub assignments: Vec<String>,
+    pub assignments: Vec<Word>,
     pub redirects: Vec<Redirect>,
     /// Its standard input is a pipe.
     pub piped: bool,
@@ -21,6 +21,8 @@ pub struct Simple {
     pub split_string: bool,
     /// More arguments are added that the line does not show (`xargs`).
     pub appended: bool,
+    /// Files its wrappers write by their options (`time -o FILE`).
+    pub written: Vec<Word>,
 }
 
 impl Simple {
@@ -34,6 +36,71 @@ impl Simple {
         self.words.first().map(|w| basename(&w.text))
     }
 }
+
+/// Programs that never run their arguments as commands: a denied
+/// command among their words is text (`echo rm -rf`).
+pub const INERT: &[&str] = &[
+    "echo",
+    "printf",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "man",
+    "info",
+    "which",
+    "type",
+    "whereis",
+    "whatis",
+    "apropos",
+    "help",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "ls",
+    "less",
+    "more",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "file",
+    "stat",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "test",
+    "[",
+    "[[",
+    ":",
+    "true",
+    "false",
+    "git",
+    "alias",
+    "trap",
+    "declare",
+    "local",
+    "export",
+    "readonly",
+    "typeset",
+    "let",
+    "read",
+    "unset",
+    "mapfile",
+    "readarray",
+    "printenv",
+    "hash",
+    "complete",
+    "compgen",
+    "history",
+    "fc",
+];
 
 /// The program's file name: `/usr/bin/rm` is `rm`.
 pub fn basename(program: &str) -> &str {

@@ -20,7 +20,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
+    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
     str_or_empty, summary_line,
 };
 
@@ -150,6 +150,12 @@ and offset page through long results. Binary and huge files are skipped and list
             }),
             Access::Read,
         )
+    }
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        match input.get("path").and_then(Value::as_str) {
+            Some(path) if !path.is_empty() => Target::Read(path),
+            _ => Target::Read("."),
+        }
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let pattern = str_or_empty(input, "pattern");

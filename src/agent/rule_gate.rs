@@ -1,0 +1,89 @@
+//! What the rules from Claude Code's settings say about a call before the
+//! mode does: `Read(…)` and `Edit(…)` rules on the files tools read and
+//! change, `WebFetch(domain:…)` rules on the hosts `web_fetch` reaches,
+//! and `ask` rules on other programs' tools (commands' ask rules are
+//! looked at with their deny rules, in [`super::approval`]). Invariants: a
+//! deny rule refuses in every mode; an ask rule asks in every mode but
+//! yolo, and no "always" silences it; an allow rule only spares a
+//! question the mode would ask.
+
+use crate::events::{ApprovalMode, ApprovalReason};
+use crate::safety::access::Says;
+use crate::tools::{Access, Refuser, Target};
+
+use super::Session;
+use super::approval::Gate;
+
+/// What the rules say about a call.
+pub(super) enum Ruled {
+    /// Refused, or asked, whatever the mode.
+    Decided(Gate),
+    /// An allow rule names it: what the mode would ask about runs.
+    Allowed,
+    Nothing,
+}
+
+/// What the model reads when a rule on files or hosts refuses a call.
+pub fn access_message(rule: &str, what: &str) -> String {
+    format!(
+        "Blocked by a rule: {rule} (`{what}`). The user does not allow this; do not try to get around the rule (another tool, a command, another path to the same file): find another way or ask the user."
+    )
+}
+
+impl Session {
+    /// What the rules on files, hosts and tools say about a call of `name`
+    /// (a tool of the server whose names begin with `server`, if any).
+    pub(super) fn ruled(
+        &self,
+        (name, access, target): (&str, Access, Target<'_>),
+        mode: ApprovalMode,
+        server: Option<&str>,
+    ) -> Ruled {
+        let rules = &self.host.config.tools.rules;
+        let (says, what) = match target {
+            Target::Read(path) => (
+                self.host
+                    .workspace
+                    .resolve(path)
+                    .map_or(Says::Nothing, |p| rules.access.read.says_path(&p)),
+                path,
+            ),
+            Target::File(path) if access == Access::Write => (
+                self.host
+                    .workspace
+                    .resolve(path)
+                    .map_or(Says::Nothing, |p| rules.access.edit.says_path(&p)),
+                path,
+            ),
+            Target::Url(url) => {
+                let host = reqwest::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_string));
+                match host {
+                    Some(host) => (rules.access.fetch.says_host(&host), url),
+                    None => (Says::Nothing, url),
+                }
+            }
+            _ => match rules.asks_tool(name, server) {
+                Some(rule) => (Says::Ask(rule), name),
+                None => (Says::Nothing, name),
+            },
+        };
+        match says {
+            Says::Deny(rule) => {
+                Ruled::Decided(Gate::Refuse(Refuser::Rules, access_message(rule, what)))
+            }
+            // Read-only mode refuses what changes anything on its own; a
+            // read it would let through is asked.
+            Says::Ask(_) if mode == ApprovalMode::Yolo => Ruled::Nothing,
+            Says::Ask(_) if mode == ApprovalMode::ReadOnly && access != Access::Read => {
+                Ruled::Nothing
+            }
+            Says::Ask(rule) => Ruled::Decided(Gate::Ask(ApprovalReason::Rule {
+                rule: rule.to_string(),
+            })),
+            Says::Allow(_) => Ruled::Allowed,
+            Says::Nothing => Ruled::Nothing,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Rules on what tools read and edit, and where `web_fetch` goes (Claude
+//! Code's `Read(path)`, `Edit(path)`, `WebFetch(domain:host)`): paths as
+//! absolute glob patterns (a folder's pattern covers what is beneath it),
+//! hosts by name. Invariants: a deny rule wins over an ask rule, which
+//! wins over an allow rule; a denied or asked host covers its subdomains,
+//! an allowed one only itself; a path is matched as the call names it
+//! and, when it exists, as the links lead, so a link to a denied file is
+//! denied too.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Allow,
+    Deny,
+    Ask,
+}
+
+/// One rule: as written (`Read(./.env)`, shown to the user and the
+/// model), and what it matches (an absolute glob pattern, or a host).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pattern {
+    pub rule: String,
+    pub pattern: String,
+}
+
+/// A kind of access's rules.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lists {
+    #[serde(default)]
+    allow: Vec<Pattern>,
+    #[serde(default)]
+    deny: Vec<Pattern>,
+    #[serde(default)]
+    ask: Vec<Pattern>,
+}
+
+/// What the rules say about one access: the rule that decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Says<'a> {
+    Deny(&'a str),
+    Ask(&'a str),
+    Allow(&'a str),
+    Nothing,
+}
+
+impl Lists {
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.deny.is_empty() && self.ask.is_empty()
+    }
+
+    pub fn add(&mut self, kind: Kind, pattern: Pattern) {
+        match kind {
+            Kind::Allow => self.allow.push(pattern),
+            Kind::Deny => self.deny.push(pattern),
+            Kind::Ask => self.ask.push(pattern),
+        }
+    }
+
+    /// The rules of every kind, with their kind.
+    pub fn all(&self) -> impl Iterator<Item = (Kind, &Pattern)> {
+        let with = |kind: Kind| move |p| (kind, p);
+        self.deny
+            .iter()
+            .map(with(Kind::Deny))
+            .chain(self.ask.iter().map(with(Kind::Ask)))
+            .chain(self.allow.iter().map(with(Kind::Allow)))
+    }
+
+    /// What the rules say about the file `path` (absolute).
+    pub fn says_path(&self, path: &Path) -> Says<'_> {
+        let real = std::fs::canonicalize(path).ok();
+        let hit = |p: &Pattern| {
+            path_matches(&p.pattern, path)
+                || real.as_deref().is_some_and(|r| path_matches(&p.pattern, r))
+        };
+        self.decide(hit, hit, hit)
+    }
+
+    /// What the rules say about fetching from `host`.
+    pub fn says_host(&self, host: &str) -> Says<'_> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let within = |p: &Pattern| {
+            p.pattern == "*" || host == p.pattern || host.ends_with(&format!(".{}", p.pattern))
+        };
+        let exactly = |p: &Pattern| p.pattern == "*" || host == p.pattern;
+        self.decide(within, within, exactly)
+    }
+
+    fn decide(
+        &self,
+        deny: impl Fn(&Pattern) -> bool,
+        ask: impl Fn(&Pattern) -> bool,
+        allow: impl Fn(&Pattern) -> bool,
+    ) -> Says<'_> {
+        if let Some(p) = self.deny.iter().find(|p| deny(p)) {
+            return Says::Deny(&p.rule);
+        }
+        if let Some(p) = self.ask.iter().find(|p| ask(p)) {
+            return Says::Ask(&p.rule);
+        }
+        match self.allow.iter().find(|p| allow(p)) {
+            Some(p) => Says::Allow(&p.rule),
+            None => Says::Nothing,
+        }
+    }
+}
+
+/// Whether the glob `pattern` matches `path` or a folder above it.
+fn path_matches(pattern: &str, path: &Path) -> bool {
+    let Ok(glob) = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+    else {
+        return false;
+    };
+    let matcher = glob.compile_matcher();
+    path.ancestors().any(|p| matcher.is_match(p))
+}
+
+/// Whether `pattern` is a glob pattern that can be matched.
+pub fn valid_pattern(pattern: &str) -> Result<(), String> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The rules on files read, files edited, and hosts fetched from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    #[serde(default)]
+    pub read: Lists,
+    #[serde(default)]
+    pub edit: Lists,
+    #[serde(default)]
+    pub fetch: Lists,
+}
+
+impl Access {
+    pub fn is_empty(&self) -> bool {
+        self.read.is_empty() && self.edit.is_empty() && self.fetch.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(rule: &str, pattern: &str) -> Pattern {
+        Pattern {
+            rule: rule.into(),
+            pattern: pattern.into(),
+        }
+    }
+
+    #[test]
+    fn paths_and_the_folders_above_them() {
+        let mut read = Lists::default();
+        read.add(Kind::Deny, pattern("Read(./.env)", "/ws/.env"));
+        read.add(Kind::Deny, pattern("Read(./secrets/**)", "/ws/secrets/**"));
+        read.add(Kind::Ask, pattern("Read(*.pem)", "/ws/**/*.pem"));
+        read.add(Kind::Allow, pattern("Read(./src/**)", "/ws/src/**"));
+        let says = |p: &str| read.says_path(Path::new(p));
+        assert_eq!(says("/ws/.env"), Says::Deny("Read(./.env)"));
+        assert_eq!(says("/ws/secrets/a/b"), Says::Deny("Read(./secrets/**)"));
+        assert_eq!(says("/ws/a/key.pem"), Says::Ask("Read(*.pem)"));
+        assert_eq!(says("/ws/src/main.rs"), Says::Allow("Read(./src/**)"));
+        assert_eq!(says("/ws/.env.example"), Says::Nothing);
+    }
+
+    #[test]
+    fn hosts_deny_their_subdomains_and_allow_only_themselves() {
+        let mut fetch = Lists::default();
+        fetch.add(Kind::Deny, pattern("WebFetch(domain:evil.com)", "evil.com"));
+        fetch.add(Kind::Allow, pattern("WebFetch(domain:docs.rs)", "docs.rs"));
+        assert_eq!(
+            fetch.says_host("a.evil.com"),
+            Says::Deny("WebFetch(domain:evil.com)")
+        );
+        assert_eq!(
+            fetch.says_host("EVIL.com."),
+            Says::Deny("WebFetch(domain:evil.com)")
+        );
+        assert_eq!(
+            fetch.says_host("docs.rs"),
+            Says::Allow("WebFetch(domain:docs.rs)")
+        );
+        assert_eq!(fetch.says_host("x.docs.rs"), Says::Nothing);
+        assert_eq!(fetch.says_host("notevil.com"), Says::Nothing);
+    }
+}
