@@ -220,7 +220,8 @@ impl Session {
         let policy = lock(&self.host.policy);
         let mode = policy.mode;
         let rule_allows = match self.ruled((name, access, target), mode, server) {
-            Ruled::Decided(gate) => return gate,
+            Ruled::Refused(by, why) => return Gate::Refuse(by, why),
+            Ruled::Asked(reason) => return Gate::Ask(reason),
             Ruled::Allowed => true,
             Ruled::Nothing => false,
         };

@@ -12,12 +12,13 @@ use crate::safety::access::Says;
 use crate::tools::{Access, Refuser, Target};
 
 use super::Session;
-use super::approval::Gate;
 
 /// What the rules say about a call.
 pub(super) enum Ruled {
-    /// Refused, or asked, whatever the mode.
-    Decided(Gate),
+    /// Refused whatever the mode; the model reads why.
+    Refused(Refuser, String),
+    /// Asked whatever the mode (but yolo).
+    Asked(ApprovalReason),
     /// An allow rule names it: what the mode would ask about runs.
     Allowed,
     Nothing,
@@ -70,18 +71,16 @@ impl Session {
             },
         };
         match says {
-            Says::Deny(rule) => {
-                Ruled::Decided(Gate::Refuse(Refuser::Rules, access_message(rule, what)))
-            }
+            Says::Deny(rule) => Ruled::Refused(Refuser::Rules, access_message(rule, what)),
             // Read-only mode refuses what changes anything on its own; a
             // read it would let through is asked.
             Says::Ask(_) if mode == ApprovalMode::Yolo => Ruled::Nothing,
             Says::Ask(_) if mode == ApprovalMode::ReadOnly && access != Access::Read => {
                 Ruled::Nothing
             }
-            Says::Ask(rule) => Ruled::Decided(Gate::Ask(ApprovalReason::Rule {
+            Says::Ask(rule) => Ruled::Asked(ApprovalReason::Rule {
                 rule: rule.to_string(),
-            })),
+            }),
             Says::Allow(_) => Ruled::Allowed,
             Says::Nothing => Ruled::Nothing,
         }

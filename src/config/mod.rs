@@ -490,6 +490,7 @@ fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
     layers.pick("--theme", |l| l.theme, &[], no_env, Theme::Auto)
 }
 
+pub mod claude;
 mod describe;
 mod file;
 mod hooks;

@@ -52,6 +52,20 @@ impl Lists {
         self.allow.is_empty() && self.deny.is_empty() && self.ask.is_empty()
     }
 
+    /// Adds `other`'s rules (each once).
+    pub fn extend(&mut self, other: Lists) {
+        for (kind, pattern) in other.all() {
+            let list = match kind {
+                Kind::Allow => &self.allow,
+                Kind::Deny => &self.deny,
+                Kind::Ask => &self.ask,
+            };
+            if !list.contains(pattern) {
+                self.add(kind, pattern.clone());
+            }
+        }
+    }
+
     pub fn add(&mut self, kind: Kind, pattern: Pattern) {
         match kind {
             Kind::Allow => self.allow.push(pattern),
@@ -144,6 +158,12 @@ pub struct Access {
 impl Access {
     pub fn is_empty(&self) -> bool {
         self.read.is_empty() && self.edit.is_empty() && self.fetch.is_empty()
+    }
+
+    pub fn extend(&mut self, other: Access) {
+        self.read.extend(other.read);
+        self.edit.extend(other.edit);
+        self.fetch.extend(other.fetch);
     }
 }
 

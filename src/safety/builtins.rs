@@ -1,7 +1,8 @@
 //! The shell's builtins that give variables values or evaluate text
 //! (`declare -i`, `let`, `[[ … -eq … ]]`, `read`, `printf -v`, `mapfile`,
-//! `unset`, …), read into an [`Evaluation`]; and those that change what a
-//! name runs (`alias`, `enable -f`), which no rule can follow.
+//! `unset`, `for`, …), read into an [`Evaluation`]; those that change what
+//! a name runs (`alias`, `enable -f`), and the variables that do (`PAGER`,
+//! `BASH_CMDS`, …), which no rule can follow.
 
 use super::evaluate::{Evaluation, Value};
 use super::lexer::Word;
@@ -9,6 +10,67 @@ use super::simple::{Simple, is_assignment};
 
 /// `[[ … ]]`'s operators whose operands are arithmetic.
 const ARITHMETIC_TESTS: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
+/// Variables that make programs run commands of their choosing.
+const COMMAND_VARS: &[&str] = &[
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_PROXY_COMMAND",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "SSH_ASKPASS",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "LESSOPEN",
+    "LESSCLOSE",
+];
+
+/// Why a variable the line sets makes a name run what the line does not
+/// show: one that makes programs run commands, or one of the shell's
+/// tables of what a name runs.
+pub fn variable_problem(name: &str) -> Option<String> {
+    if COMMAND_VARS.contains(&name)
+        || name.starts_with("GIT_CONFIG")
+        || name.starts_with("BASH_FUNC_")
+    {
+        return Some(format!(
+            "`{name}` is set, which can make programs run other commands"
+        ));
+    }
+    matches!(name, "BASH_CMDS" | "BASH_ALIASES")
+        .then(|| format!("`{name}` is set, which makes a name run another program"))
+}
+
+/// A `for` (or `select`) header after the reserved word: `NAME in WORDS`
+/// gives `NAME` each word's value; without `in` (the positional
+/// parameters) or for `select` (the user's choice) a value made at run time.
+pub fn bind_loop(for_loop: bool, header: &[&Word], ev: &mut Evaluation) {
+    let Some((name, rest)) = header.split_first() else {
+        return;
+    };
+    match rest.split_first() {
+        Some((word, values)) if for_loop && word.text == "in" && !word.quoted => {
+            for value in values {
+                ev.bind(&name.text, Value::of(value));
+            }
+        }
+        _ => ev.bind(&name.text, Value::Generated),
+    }
+}
 
 /// Reads what builtin `name` does with names and evaluated text into
 /// `ev`; `Err(why)` when it makes a name run code the line does not show.

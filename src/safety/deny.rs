@@ -74,6 +74,10 @@ fn same_letter(program: &str, c: char) -> char {
 fn unmet(rule: &str, simple: &Simple) -> Option<Vec<String>> {
     let mut rule_words = rule.split_whitespace();
     let program = basename(rule_words.next()?);
+    if program == "*" {
+        // Every command (Claude Code's `Bash` alone).
+        return simple.program().map(|_| Vec::new());
+    }
     if simple.program()? != program {
         return None;
     }

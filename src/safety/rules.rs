@@ -41,6 +41,21 @@ pub struct Rules {
     /// The files tools read and edit and the hosts `web_fetch` reaches.
     #[serde(default)]
     pub access: Access,
+    /// A project's rules that allow more, kept apart until the user
+    /// approves them (they never apply before).
+    #[serde(default)]
+    pub waiting: Option<Box<Waiting>>,
+}
+
+/// A project's allow rules waiting for the user's approval.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    /// The files they are written in.
+    pub files: Vec<String>,
+    /// The fingerprint of the project's rules as written, which an
+    /// approval keeps.
+    pub print: u64,
+    pub rules: Rules,
 }
 
 /// What the rules say about a command line.
@@ -93,6 +108,38 @@ impl Rules {
             && self.ask.is_empty()
             && self.exact.is_empty()
             && self.access.is_empty()
+    }
+
+    /// Adds `other`'s rules to these (each once); its waiting rules wait.
+    pub fn extend(&mut self, other: Rules) {
+        let add = |to: &mut Vec<String>, from: Vec<String>| {
+            for rule in from {
+                if !to.contains(&rule) {
+                    to.push(rule);
+                }
+            }
+        };
+        add(&mut self.allow, other.allow);
+        add(&mut self.deny, other.deny);
+        add(&mut self.ask, other.ask);
+        add(&mut self.exact, other.exact);
+        self.access.extend(other.access);
+        if let Some(waiting) = other.waiting {
+            match &mut self.waiting {
+                Some(mine) => {
+                    mine.files.extend(waiting.files);
+                    mine.rules.extend(waiting.rules);
+                }
+                None => self.waiting = Some(waiting),
+            }
+        }
+    }
+
+    /// The waiting rules were approved: they apply from now on.
+    pub fn approve_waiting(&mut self) {
+        if let Some(waiting) = self.waiting.take() {
+            self.extend(waiting.rules);
+        }
     }
 
     /// What the rules say about calls of the tool `name` of the server

@@ -13,12 +13,12 @@
 //! evaluates it, see [`super::evaluate`]) is said in
 //! [`Reading::unfollowable`], never guessed.
 
-use super::evaluate::{Evaluation, Value};
+use super::evaluate::Evaluation;
 use super::lexer::{Lexer, RedirectKind, Tok, Word};
 use super::{builtins, git, wrappers};
 
 pub use super::lexer::Unparsed;
-pub use super::simple::{INERT, Simple, basename, is_assignment};
+pub use super::simple::{INERT, Simple, basename, is_assignment, made_from_input, replace_string};
 
 /// Nesting allowed for `bash -c` inside `$(…)` inside … before giving up.
 const MAX_DEPTH: usize = 8;
@@ -27,34 +27,6 @@ const MAX_DEPTH: usize = 8;
 /// without one.
 const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh",
-];
-
-/// Variables that make programs run commands of their choosing.
-const COMMAND_VARS: &[&str] = &[
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS",
-    "GIT_EXEC_PATH",
-    "GIT_PROXY_COMMAND",
-    "PAGER",
-    "MANPAGER",
-    "EDITOR",
-    "VISUAL",
-    "SSH_ASKPASS",
-    "LD_PRELOAD",
-    "LD_AUDIT",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "PS4",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "LESSOPEN",
-    "LESSCLOSE",
 ];
 
 /// What a line runs.
@@ -85,7 +57,9 @@ pub fn read(line: &str) -> Result<Reading, Unparsed> {
         .map(str::to_string)
         .collect();
     for name in names {
-        check_variable(&name, &mut reading);
+        if let Some(why) = builtins::variable_problem(&name) {
+            reading.cannot_follow(why);
+        }
     }
     if let Some(why) = reading.evaluation.problem() {
         reading.cannot_follow(why);
@@ -225,7 +199,7 @@ fn parse(tokens: &[Tok], ev: &mut Evaluation) -> Vec<Simple> {
                             _ => None,
                         })
                         .collect();
-                    bind_loop(w.text == "for", &header, ev);
+                    builtins::bind_loop(w.text == "for", &header, ev);
                     while let Some(t) = tokens.get(i) {
                         i += 1;
                         if *t == Tok::Sep {
@@ -424,41 +398,6 @@ fn follow_xargs(s: &Simple, depth: usize, reading: &mut Reading) -> Result<(), U
     follow(inner, depth + 1, reading)
 }
 
-/// The string `xargs -I R`, `-i[R]` or `--replace[=R]` replaces.
-fn replace_string(options: &[Word]) -> Option<String> {
-    let mut i = 0;
-    while let Some(w) = options.get(i) {
-        i += 1;
-        let t = w.text.as_str();
-        if t == "-I" {
-            return options.get(i).map(|r| r.text.clone());
-        }
-        if let Some(r) = t.strip_prefix("-I") {
-            return Some(r.to_string());
-        }
-        if t == "-i" || t == "--replace" {
-            return Some("{}".into());
-        }
-        if let Some(r) = t
-            .strip_prefix("-i")
-            .or_else(|| t.strip_prefix("--replace="))
-        {
-            return Some(r.to_string());
-        }
-    }
-    None
-}
-
-/// `word` holds `replaced`, which is made from input when the line runs.
-fn made_from_input(word: &mut Word, replaced: &str) {
-    if let Some(at) = word.text.find(replaced) {
-        if word.literal() {
-            word.lead = word.text[..at].chars().count();
-        }
-        word.expanded = true;
-    }
-}
-
 /// `find … -exec COMMAND… ;`: each command; a `{}` (a found path) that is
 /// the program, or in a shell's script, is made when the line runs.
 fn follow_find(s: &Simple, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
@@ -509,45 +448,6 @@ fn follow_embedded_shell(s: &Simple, depth: usize, reading: &mut Reading) -> Res
         follow(inner, depth + 1, reading)?;
     }
     Ok(())
-}
-
-/// A `for` (or `select`) header after the reserved word: `NAME in WORDS`
-/// gives `NAME` each word's value; without `in` (the positional
-/// parameters) or for `select` (the user's choice) a value made at run time.
-fn bind_loop(for_loop: bool, header: &[&Word], ev: &mut Evaluation) {
-    let Some((name, rest)) = header.split_first() else {
-        return;
-    };
-    match rest.split_first() {
-        Some((word, values)) if for_loop && word.text == "in" && !word.quoted => {
-            for value in values {
-                ev.bind(&name.text, Value::of(value));
-            }
-        }
-        _ => ev.bind(&name.text, Value::Generated),
-    }
-}
-
-/// A variable that makes programs run commands cannot be followed, nor
-/// can one of the shell's tables of what a name runs.
-fn check_variable(assignment: &str, reading: &mut Reading) {
-    let name = assignment
-        .split(['=', '+', '['])
-        .next()
-        .unwrap_or(assignment);
-    if COMMAND_VARS.contains(&name)
-        || name.starts_with("GIT_CONFIG")
-        || name.starts_with("BASH_FUNC_")
-    {
-        reading.cannot_follow(format!(
-            "`{name}` is set, which can make programs run other commands"
-        ));
-    }
-    if matches!(name, "BASH_CMDS" | "BASH_ALIASES") {
-        reading.cannot_follow(format!(
-            "`{name}` is set, which makes a name run another program"
-        ));
-    }
 }
 
 /// `bash -c SCRIPT` is read; a shell reading its script from standard

@@ -102,6 +102,41 @@ pub const INERT: &[&str] = &[
     "fc",
 ];
 
+/// The string `xargs -I R`, `-i[R]` or `--replace[=R]` replaces.
+pub fn replace_string(options: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = options.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if t == "-I" {
+            return options.get(i).map(|r| r.text.clone());
+        }
+        if let Some(r) = t.strip_prefix("-I") {
+            return Some(r.to_string());
+        }
+        if t == "-i" || t == "--replace" {
+            return Some("{}".into());
+        }
+        if let Some(r) = t
+            .strip_prefix("-i")
+            .or_else(|| t.strip_prefix("--replace="))
+        {
+            return Some(r.to_string());
+        }
+    }
+    None
+}
+
+/// `word` holds `replaced`, which is made from input when the line runs.
+pub fn made_from_input(word: &mut Word, replaced: &str) {
+    if let Some(at) = word.text.find(replaced) {
+        if word.literal() {
+            word.lead = word.text[..at].chars().count();
+        }
+        word.expanded = true;
+    }
+}
+
 /// The program's file name: `/usr/bin/rm` is `rm`.
 pub fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)

@@ -94,6 +94,17 @@ async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<Option<String>, S
     let Some(mut files) = walked else {
         return Ok(None);
     };
+    // Files a rule keeps from reading (Claude Code's `Read(…)`) are not listed.
+    let read_rules = &env.config.rules.access.read;
+    if !read_rules.is_empty() {
+        use crate::safety::access::Says;
+        files.retain(|f| {
+            !matches!(
+                read_rules.says_path(&root.join(f)),
+                Says::Deny(_) | Says::Ask(_)
+            )
+        });
+    }
 
     if files.is_empty() {
         return Ok(Some(format!("No files match `{pattern}`.")));

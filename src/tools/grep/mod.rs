@@ -183,7 +183,9 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         Err(e) => return ToolOutput::error(e),
     };
     let plan = match search::Plan::new(&query, env.workspace) {
-        Ok(p) => p,
+        // Files a rule keeps from reading (Claude Code's `Read(…)`) are
+        // not searched either.
+        Ok(p) => p.hiding(env.config.rules.access.read.clone()),
         Err(e) => return ToolOutput::error(e),
     };
     let cancel = env.cancel.clone();

@@ -67,6 +67,8 @@ pub struct Plan {
     multiline: bool,
     /// Lines one file needs to keep at most (`offset` + `head_limit`).
     keep: usize,
+    /// Rules on reading: files they deny or ask about are not searched.
+    hidden: crate::safety::access::Lists,
 }
 
 impl Plan {
@@ -129,7 +131,23 @@ impl Plan {
             },
             multiline: query.multiline,
             keep: query.offset.saturating_add(query.limit),
+            hidden: crate::safety::access::Lists::default(),
         })
+    }
+
+    /// The same search, skipping the files `rules` deny or ask about.
+    pub fn hiding(self, rules: crate::safety::access::Lists) -> Self {
+        Self {
+            hidden: rules,
+            ..self
+        }
+    }
+
+    /// Whether a rule keeps `path` from being read without asking.
+    fn hidden(&self, path: &Path) -> bool {
+        use crate::safety::access::Says;
+        !self.hidden.is_empty()
+            && matches!(self.hidden.says_path(path), Says::Deny(_) | Says::Ask(_))
     }
 
     /// Searches every file; `None` when `cancel` fired.
@@ -159,7 +177,7 @@ impl Plan {
                     return WalkState::Continue;
                 };
                 // Links are not followed (as `rg` without -L).
-                if entry.file_type().is_some_and(|t| t.is_file()) {
+                if entry.file_type().is_some_and(|t| t.is_file()) && !self.hidden(entry.path()) {
                     self.search_one(entry.path(), &mut searcher, found, kept);
                 }
                 WalkState::Continue
