@@ -178,6 +178,7 @@ async fn a_claude_deny_rule_blocks_in_every_mode() {
     for mode in [ApprovalMode::Yolo, ApprovalMode::Auto, ApprovalMode::Ask] {
         let calls = json!([
             bash("curl -s https://example.com/x | tee out.txt"),
+            bash("cat ./docs/../.env > copy.txt"),
             {"name": "read_file", "input": {"path": ".env"}},
             {"name": "grep", "input": {"pattern": "KEY", "output_mode": "content"}},
             {"name": "web_fetch", "input": {"url": "https://a.evil.example/x"}}
@@ -192,23 +193,26 @@ async fn a_claude_deny_rule_blocks_in_every_mode() {
             "{mode}: {}",
             results[0]
         );
-        assert!(
-            results[1].starts_with("Blocked by a rule: Read(./.env)"),
-            "{mode}: {}",
-            results[1]
-        );
+        // A command naming the file plainly, and the file tool.
+        for result in &results[1..3] {
+            assert!(
+                result.starts_with("Blocked by a rule: Read(./.env)"),
+                "{mode}: {result}"
+            );
+        }
         // grep searches the workspace but not the denied file.
         assert!(
-            results[2].contains("notes.txt") && !results[2].contains("secret"),
-            "{mode}: {}",
-            results[2]
-        );
-        assert!(
-            results[3].starts_with("Blocked by a rule: WebFetch(domain:evil.example)"),
+            results[3].contains("notes.txt") && !results[3].contains("secret"),
             "{mode}: {}",
             results[3]
         );
+        assert!(
+            results[4].starts_with("Blocked by a rule: WebFetch(domain:evil.example)"),
+            "{mode}: {}",
+            results[4]
+        );
         assert!(!setup.ws.path().join("out.txt").exists(), "{mode}");
+        assert!(!setup.ws.path().join("copy.txt").exists(), "{mode}");
     }
 }
 

@@ -291,6 +291,12 @@ impl Session {
             Verdict::Unfollowable { why } => Some(why),
             Verdict::Allowed | Verdict::Unknown { .. } => None,
         };
+        if let Some((rule, word)) = self.names_denied_file(command) {
+            return Gate::Refuse(
+                Refuser::Rules,
+                super::rule_gate::access_message(&rule, &word),
+            );
+        }
         let asked = rules.asks(command).map(|(rule, _)| rule);
         match mode {
             ApprovalMode::ReadOnly => Gate::Refuse(

@@ -2,10 +2,12 @@
 //! mode does: `Read(…)` and `Edit(…)` rules on the files tools read and
 //! change, `WebFetch(domain:…)` rules on the hosts `web_fetch` reaches,
 //! and `ask` rules on other programs' tools (commands' ask rules are
-//! looked at with their deny rules, in [`super::approval`]). Invariants: a
-//! deny rule refuses in every mode; an ask rule asks in every mode but
-//! yolo, and no "always" silences it; an allow rule only spares a
-//! question the mode would ask.
+//! looked at with their deny rules, in [`super::approval`]); a command
+//! that names a file a read rule denies, plainly (`cat .env`, `< .env`),
+//! is refused too, though one that builds the name is not caught.
+//! Invariants: a deny rule refuses in every mode; an ask rule asks in
+//! every mode but yolo, and no "always" silences it; an allow rule only
+//! spares a question the mode would ask.
 
 use crate::events::{ApprovalMode, ApprovalReason};
 use crate::safety::access::Says;
@@ -32,6 +34,33 @@ pub fn access_message(rule: &str, what: &str) -> String {
 }
 
 impl Session {
+    /// The read rule that denies a file `command` names as a word or a
+    /// redirection (`cat .env`, `--file=.env`, `< .env`), and the word.
+    pub(super) fn names_denied_file(&self, command: &str) -> Option<(String, String)> {
+        let read = &self.host.config.tools.rules.access.read;
+        if read.is_empty() {
+            return None;
+        }
+        let root = self.host.workspace.root();
+        let reading = crate::safety::shell::read(command).ok()?;
+        let words = reading.commands.iter().flat_map(|s| {
+            s.words
+                .iter()
+                .skip(1)
+                .chain(s.redirects.iter().map(|r| &r.target))
+        });
+        for word in words.filter(|w| w.literal() && !w.text.is_empty()) {
+            let value = word.text.split_once('=').map(|(_, v)| v);
+            for text in std::iter::once(word.text.as_str()).chain(value) {
+                let path = lexical(&root.join(text));
+                if let Says::Deny(rule) = read.says_path(&path) {
+                    return Some((rule.to_string(), word.text.clone()));
+                }
+            }
+        }
+        None
+    }
+
     /// What the rules on files, hosts and tools say about a call of `name`
     /// (a tool of the server whose names begin with `server`, if any).
     pub(super) fn ruled(
@@ -85,4 +114,19 @@ impl Session {
             Says::Nothing => Ruled::Nothing,
         }
     }
+}
+
+/// `path` with `.` and `..` taken away, without looking at the disk.
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

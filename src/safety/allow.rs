@@ -159,6 +159,8 @@ fn written_by_options(simple: &Simple) -> Vec<Word> {
     let Some((_, long, short)) = WRITING.iter().find(|(p, _, _)| *p == program) else {
         return Vec::new();
     };
+    // `git -C DIR`: its files are written from another folder.
+    let elsewhere = program == "git" && args.iter().any(|w| w.text == "-C");
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(w) = args.get(i) {
@@ -189,6 +191,11 @@ fn written_by_options(simple: &Simple) -> Vec<Word> {
             } else {
                 out.push(value_word(w, rest));
             }
+        }
+    }
+    if elsewhere {
+        for word in &mut out {
+            word.expanded = true;
         }
     }
     out
@@ -316,6 +323,8 @@ mod tests {
         assert_eq!(texts("find . -fprint /a"), ["/a"]);
         assert!(texts("git diff --stat -- --output=/a").is_empty());
         assert!(texts("ls -o").is_empty());
+        let elsewhere = written_by_options(&simple("git -C x diff --output=out"));
+        assert!(elsewhere.iter().all(|w| !w.literal()));
     }
 
     #[test]

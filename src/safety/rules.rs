@@ -82,23 +82,26 @@ pub enum Verdict {
 /// no server, never match.
 fn names_tool(rule: &str, name: &str, server: Option<&str>) -> bool {
     let rule = rule.trim();
-    let Some(server) = server.filter(|s| name.starts_with(s)) else {
+    let Some(server) = server else {
         return false;
     };
     if !rule.starts_with("mcp__") {
         return false;
     }
-    if server.strip_suffix("__") == Some(rule) {
+    if server.strip_suffix("__") == Some(rule) || rule == name {
         return true;
     }
     let Some(tool_part) = rule.strip_prefix(server) else {
         return false;
     };
-    match tool_part.strip_suffix('*') {
-        // A pattern names the server's tools only: no `__` may follow.
-        Some(prefix) => name[server.len()..].starts_with(prefix) && !tool_part.contains("__"),
-        None => rule == name,
-    }
+    // A pattern names the server's tools only: no `__` may follow. (A
+    // long name is cut and hashed: only `mcp__server__*` names it then.)
+    tool_part.strip_suffix('*').is_some_and(|prefix| {
+        !tool_part.contains("__")
+            && name
+                .strip_prefix(server)
+                .map_or(prefix.is_empty(), |tool| tool.starts_with(prefix))
+    })
 }
 
 impl Rules {
