@@ -351,10 +351,16 @@ fn translate(rule: &str, kind: Kind, places: &Places<'_>) -> Result<Form, String
         }
         ("WebFetch", None) => Ok(Form::Fetch("*".into())),
         ("WebFetch", Some(content)) => match content.strip_prefix("domain:") {
-            Some(host) if !host.trim().is_empty() => Ok(Form::Fetch(
-                host.trim().trim_end_matches('.').to_ascii_lowercase(),
-            )),
-            _ => Err("only `WebFetch(domain:HOST)` is read".into()),
+            Some(host)
+                if !host.trim().is_empty()
+                    && !host.contains(['/', ':', '@', ' '])
+                    && !host.trim_start_matches("*.").contains('*') =>
+            {
+                Ok(Form::Fetch(
+                    host.trim().trim_end_matches('.').to_ascii_lowercase(),
+                ))
+            }
+            _ => Err("only `WebFetch(domain:HOST)` and `WebFetch(domain:*.HOST)` are read".into()),
         },
         (other, _) => Err(format!("Waypoint has no tool `{other}`")),
     }

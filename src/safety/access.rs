@@ -84,23 +84,37 @@ impl Lists {
             .chain(self.allow.iter().map(with(Kind::Allow)))
     }
 
-    /// What the rules say about the file `path` (absolute).
+    /// What the rules say about the file `path` (absolute), as named and
+    /// as its links lead.
     pub fn says_path(&self, path: &Path) -> Says<'_> {
-        let real = std::fs::canonicalize(path).ok();
-        let hit = |p: &Pattern| {
-            path_matches(&p.pattern, path)
-                || real.as_deref().is_some_and(|r| path_matches(&p.pattern, r))
-        };
-        self.decide(hit, hit, hit)
+        let compiled = self.compile();
+        match (compiled.says(path), std::fs::canonicalize(path)) {
+            (Says::Nothing, Ok(real)) => compiled.says(&real),
+            (says, _) => says,
+        }
+    }
+
+    /// The path rules compiled once, for many paths (a walk).
+    pub fn compile(&self) -> Compiled<'_> {
+        fn build(p: &Pattern) -> Option<(globset::GlobMatcher, &str)> {
+            globset::GlobBuilder::new(&p.pattern)
+                .literal_separator(true)
+                .build()
+                .ok()
+                .map(|g| (g.compile_matcher(), p.rule.as_str()))
+        }
+        Compiled {
+            deny: self.deny.iter().filter_map(build).collect(),
+            ask: self.ask.iter().filter_map(build).collect(),
+            allow: self.allow.iter().filter_map(build).collect(),
+        }
     }
 
     /// What the rules say about fetching from `host`.
     pub fn says_host(&self, host: &str) -> Says<'_> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        let within = |p: &Pattern| {
-            p.pattern == "*" || host == p.pattern || host.ends_with(&format!(".{}", p.pattern))
-        };
-        let exactly = |p: &Pattern| p.pattern == "*" || host == p.pattern;
+        let within = |p: &Pattern| host_matches(&p.pattern, &host, true);
+        let exactly = |p: &Pattern| host_matches(&p.pattern, &host, false);
         self.decide(within, within, exactly)
     }
 
@@ -123,16 +137,44 @@ impl Lists {
     }
 }
 
-/// Whether the glob `pattern` matches `path` or a folder above it.
-fn path_matches(pattern: &str, path: &Path) -> bool {
-    let Ok(glob) = globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-    else {
-        return false;
-    };
-    let matcher = glob.compile_matcher();
-    path.ancestors().any(|p| matcher.is_match(p))
+/// Whether host `pattern` (`example.com`, `*.example.com`, `*`) names
+/// `host`; with `subdomains`, `example.com` names `a.example.com` too.
+fn host_matches(pattern: &str, host: &str, subdomains: bool) -> bool {
+    if pattern == "*" {
+        return true;
+    }
+    match pattern.strip_prefix("*.") {
+        Some(base) => host.ends_with(&format!(".{base}")) || (subdomains && host == base),
+        None => host == pattern || (subdomains && host.ends_with(&format!(".{pattern}"))),
+    }
+}
+
+/// Path rules compiled: each matcher with its rule as written.
+pub struct Compiled<'a> {
+    deny: Vec<(globset::GlobMatcher, &'a str)>,
+    ask: Vec<(globset::GlobMatcher, &'a str)>,
+    allow: Vec<(globset::GlobMatcher, &'a str)>,
+}
+
+impl<'a> Compiled<'a> {
+    /// What the rules say about `path` as named (a folder's rule covers
+    /// what is beneath it).
+    pub fn says(&self, path: &Path) -> Says<'a> {
+        let hit = |list: &[(globset::GlobMatcher, &'a str)]| {
+            list.iter()
+                .find(|(m, _)| path.ancestors().any(|p| m.is_match(p)))
+                .map(|(_, rule)| *rule)
+        };
+        if let Some(rule) = hit(&self.deny) {
+            Says::Deny(rule)
+        } else if let Some(rule) = hit(&self.ask) {
+            Says::Ask(rule)
+        } else if let Some(rule) = hit(&self.allow) {
+            Says::Allow(rule)
+        } else {
+            Says::Nothing
+        }
+    }
 }
 
 /// Whether `pattern` is a glob pattern that can be matched.
@@ -212,5 +254,14 @@ mod tests {
         );
         assert_eq!(fetch.says_host("x.docs.rs"), Says::Nothing);
         assert_eq!(fetch.says_host("notevil.com"), Says::Nothing);
+        fetch.add(Kind::Deny, pattern("WebFetch(domain:*.gh.io)", "*.gh.io"));
+        assert_eq!(
+            fetch.says_host("a.gh.io"),
+            Says::Deny("WebFetch(domain:*.gh.io)")
+        );
+        assert_eq!(
+            fetch.says_host("gh.io"),
+            Says::Deny("WebFetch(domain:*.gh.io)")
+        );
     }
 }

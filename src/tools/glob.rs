@@ -95,16 +95,11 @@ async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<Option<String>, S
         return Ok(None);
     };
     // Files a rule keeps from reading (Claude Code's `Read(…)`) are not listed.
-    let read_rules = &env.config.rules.access.read;
-    if !read_rules.is_empty() {
+    let read_rules = env.config.rules.access.read.compile();
+    files.retain(|f| {
         use crate::safety::access::Says;
-        files.retain(|f| {
-            !matches!(
-                read_rules.says_path(&root.join(f)),
-                Says::Deny(_) | Says::Ask(_)
-            )
-        });
-    }
+        !matches!(read_rules.says(&root.join(f)), Says::Deny(_) | Says::Ask(_))
+    });
 
     if files.is_empty() {
         return Ok(Some(format!("No files match `{pattern}`.")));

@@ -143,17 +143,16 @@ impl Plan {
         }
     }
 
-    /// Whether a rule keeps `path` from being read without asking.
-    fn hidden(&self, path: &Path) -> bool {
-        use crate::safety::access::Says;
-        !self.hidden.is_empty()
-            && matches!(self.hidden.says_path(path), Says::Deny(_) | Says::Ask(_))
-    }
-
     /// Searches every file; `None` when `cancel` fired.
     pub fn run(&self, cancel: &CancellationToken) -> Option<Found> {
         let found = Mutex::new(Found::default());
         let kept = AtomicUsize::new(0);
+        // Files a rule keeps from reading without asking are not searched.
+        let hidden = self.hidden.compile();
+        let hidden = |path: &Path| {
+            use crate::safety::access::Says;
+            matches!(hidden.says(path), Says::Deny(_) | Says::Ask(_))
+        };
         let mut walk = WalkBuilder::new(&self.start);
         walk.require_git(false)
             .hidden(true)
@@ -169,6 +168,7 @@ impl Plan {
             let mut searcher = self.searcher();
             let found = &found;
             let kept = &kept;
+            let hidden = &hidden;
             Box::new(move |entry| {
                 if cancel.is_cancelled() {
                     return WalkState::Quit;
@@ -177,7 +177,7 @@ impl Plan {
                     return WalkState::Continue;
                 };
                 // Links are not followed (as `rg` without -L).
-                if entry.file_type().is_some_and(|t| t.is_file()) && !self.hidden(entry.path()) {
+                if entry.file_type().is_some_and(|t| t.is_file()) && !hidden(entry.path()) {
                     self.search_one(entry.path(), &mut searcher, found, kept);
                 }
                 WalkState::Continue
