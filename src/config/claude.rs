@@ -478,3 +478,77 @@ impl ClaudeRules {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_read_as_claude_code_means_them_or_not_at_all() {
+        let ws = Path::new("/ws");
+        let places = Places {
+            workspace: ws,
+            home: Some(Path::new("/home/u")),
+        };
+        let form = |rule: &str, kind: Kind| {
+            translate(rule, kind, &places).map(|f| describe_form(&f, kind))
+        };
+        let table: &[(&str, Kind, Result<&str, ()>)] = &[
+            (
+                "Bash(npm run test:*)",
+                Kind::Allow,
+                Ok("allow \"npm run test\""),
+            ),
+            ("Bash(git log *)", Kind::Allow, Ok("allow \"git log\"")),
+            (
+                "Bash(npm run lint)",
+                Kind::Allow,
+                Ok("allow exactly \"npm run lint\""),
+            ),
+            ("Bash(git * main)", Kind::Allow, Err(())),
+            (
+                "Bash(git * --force)",
+                Kind::Deny,
+                Ok("deny \"git --force\""),
+            ),
+            ("Bash(* --version)", Kind::Deny, Ok("deny every command")),
+            ("Bash", Kind::Deny, Ok("deny every command")),
+            ("Bash", Kind::Allow, Err(())),
+            ("Read(./.env)", Kind::Deny, Ok("deny reading /ws/.env")),
+            ("Read(.env)", Kind::Deny, Ok("deny reading /ws/**/.env")),
+            (
+                "Read(~/.ssh/**)",
+                Kind::Deny,
+                Ok("deny reading /home/u/.ssh/**"),
+            ),
+            (
+                "Read(//etc/passwd)",
+                Kind::Deny,
+                Ok("deny reading /etc/passwd"),
+            ),
+            (
+                "Edit(/docs/**)",
+                Kind::Allow,
+                Ok("allow changing /ws/docs/**"),
+            ),
+            ("Write(src/)", Kind::Ask, Ok("ask changing /ws/**/src")),
+            (
+                "WebFetch(domain:Docs.rs)",
+                Kind::Allow,
+                Ok("allow fetching from docs.rs"),
+            ),
+            ("WebFetch(https://x.y/)", Kind::Deny, Err(())),
+            ("WebFetch", Kind::Deny, Ok("deny fetching from every host")),
+            ("mcp__github", Kind::Deny, Ok("deny \"mcp__github\"")),
+            ("WebSearch", Kind::Deny, Err(())),
+            ("Bash(ls", Kind::Deny, Err(())),
+        ];
+        for (rule, kind, want) in table {
+            let got = form(rule, *kind);
+            match want {
+                Ok(want) => assert_eq!(got.as_deref(), Ok(*want), "{rule}"),
+                Err(()) => assert!(got.is_err(), "{rule}: {got:?}"),
+            }
+        }
+    }
+}

@@ -106,19 +106,15 @@ pub fn follow(name: &str, s: &Simple, ev: &mut Evaluation) -> Result<(), String>
             let names = operands(args, "dnOsuc", &[]);
             bind_read(&names, ev, "`mapfile`");
         }
-        "printf" => {
-            // Only the `-v` name: the rest are the format and its values.
-            if args.iter().any(|w| w.text.starts_with("-v")) {
-                let names = operands(args, "v", &['v']);
-                bind_read(names.get(..1).unwrap_or_default(), ev, "`printf -v`");
-            }
+        // Only the `-v` name: the rest are the format and its values.
+        "printf" if args.iter().any(|w| w.text.starts_with("-v")) => {
+            let names = operands(args, "v", &['v']);
+            bind_read(names.get(..1).unwrap_or_default(), ev, "`printf -v`");
         }
         "getopts" => bind_read(args.get(1..2).unwrap_or_default(), ev, "`getopts`"),
-        "wait" => {
-            if args.iter().any(|w| w.text.starts_with("-p")) {
-                let names = operands(args, "p", &['p']);
-                bind_read(names.get(..1).unwrap_or_default(), ev, "`wait -p`");
-            }
+        "wait" if args.iter().any(|w| w.text.starts_with("-p")) => {
+            let names = operands(args, "p", &['p']);
+            bind_read(names.get(..1).unwrap_or_default(), ev, "`wait -p`");
         }
         "unset" => {
             for arg in args.iter().filter(|w| !w.text.starts_with('-')) {

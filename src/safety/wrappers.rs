@@ -416,20 +416,17 @@ fn record_written(name: &str, words: &[Word], written: &mut Vec<Word>) {
         let value = if t == *long || t == format!("-{short}") {
             i += 1;
             words.get(i - 1).cloned()
-        } else if let Some(v) = t
-            .strip_prefix(long)
-            .and_then(|r| r.strip_prefix('='))
-            .or_else(|| t.strip_prefix(&format!("-{short}")))
-        {
-            Some(Word {
-                text: v.to_string(),
-                raw: v.to_string(),
-                expanded: !w.literal(),
-                lead: v.chars().count(),
-                ..Word::default()
-            })
         } else {
-            None
+            t.strip_prefix(long)
+                .and_then(|r| r.strip_prefix('='))
+                .or_else(|| t.strip_prefix(&format!("-{short}")))
+                .map(|v| Word {
+                    text: v.to_string(),
+                    raw: v.to_string(),
+                    expanded: !w.literal(),
+                    lead: v.chars().count(),
+                    ..Word::default()
+                })
         };
         written.extend(value);
     }
