@@ -175,7 +175,7 @@ fn subcommand(
     config_path: Option<&std::path::Path>,
 ) -> Result<Option<i32>> {
     match &cli.command {
-        Some(Command::Config) => print!("{}", settings.describe(config_path)),
+        Some(Command::Config) => print!("{}", setup::config_text(cli, settings, config_path)?),
         Some(Command::Sessions { action }) => {
             let out = &mut std::io::stdout().lock();
             return resume::sessions(store, action.as_ref(), out).map(Some);

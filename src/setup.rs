@@ -54,8 +54,9 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
 
 /// What a session takes from its workspace besides the files: the MCP
 /// servers (the config's and the project's `.mcp.json`), the hooks (the
-/// config's, and the project's once approved), the skills and custom
-/// commands (the project's and the user's).
+/// config's, and the project's once approved), Claude Code's permission
+/// rules (the user's, and the project's: its allow rules once approved),
+/// the skills and custom commands (the project's and the user's).
 pub fn workspace_parts(
     settings: &Settings,
     config: &mut AgentConfig,
@@ -64,11 +65,34 @@ pub fn workspace_parts(
 ) {
     config.tools.mcp = crate::mcp::project::settings(settings, root, env);
     config.tools.hooks = Arc::new(crate::hooks::load(&settings.hooks, root, env));
+    config
+        .tools
+        .rules
+        .extend(crate::config::claude::read(root, env).rules);
     let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let config_dir =
         directories::ProjectDirs::from("", "", "waypoint").map(|d| d.config_dir().to_path_buf());
     let places = crate::skills::Places::of(root, home.as_deref(), config_dir.as_deref());
     config.tools.catalog = Arc::new(crate::skills::Catalog::discover(&places));
+}
+
+/// `waypoint config`: the settings, each with where it came from, and the
+/// permission rules read from Claude Code's settings for the workspace.
+pub fn config_text(
+    cli: &crate::cli::Cli,
+    settings: &Settings,
+    config_path: Option<&Path>,
+) -> std::io::Result<String> {
+    let workspace = cli
+        .workspace
+        .clone()
+        .map_or_else(std::env::current_dir, Ok)?;
+    let claude = crate::config::claude::read(&workspace, &|k| std::env::var(k).ok());
+    Ok(format!(
+        "{}{}",
+        settings.describe(config_path),
+        claude.describe()
+    ))
 }
 
 /// The model client the settings describe.

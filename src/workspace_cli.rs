@@ -1,7 +1,8 @@
 //! The commands that act on a workspace without a session: `waypoint
 //! mcp …` (see [`crate::mcp::cli`]) and `waypoint hooks list|approve`: which hooks run in this workspace (the
 //! config file's, the project's), which wait for approval and what could
-//! not be read; approving the project's. Exit codes: 0 done, 1 the
+//! not be read; approving the project's `.claude/settings.json` (its hooks
+//! and its permission rules that allow more). Exit codes: 0 done, 1 the
 //! approval could not be saved.
 
 use std::io::{self, Write};
@@ -21,29 +22,50 @@ pub fn run(
     let out = &mut io::stdout().lock();
     match action {
         HooksAction::List => list(&set, out).map(|()| 0),
-        HooksAction::Approve => {
-            let Some(waiting) = &set.waiting else {
-                writeln!(out, "No hook of this project waits for approval.")?;
-                return Ok(0);
-            };
-            match crate::hooks::config::approve(waiting, workspace, &env) {
-                Ok(()) => {
-                    writeln!(
-                        out,
-                        "Approved {} hook(s) of {} for {} (asked again if they change).",
-                        waiting.count,
-                        files(&waiting.files),
-                        workspace.display()
-                    )?;
-                    Ok(0)
-                }
-                Err(e) => {
-                    eprintln!("waypoint: {e}");
-                    Ok(1)
-                }
+        HooksAction::Approve => approve(&set, workspace, out),
+    }
+}
+
+/// Approves what of the project's Claude Code settings waits: its hooks,
+/// its rules that allow more.
+fn approve(set: &HookSet, workspace: &Path, out: &mut dyn Write) -> io::Result<i32> {
+    let env = |k: &str| std::env::var(k).ok();
+    let rules = crate::config::claude::read(workspace, &env).rules;
+    if set.waiting.is_none() && rules.waiting.is_none() {
+        writeln!(out, "Nothing of this project waits for approval.")?;
+        return Ok(0);
+    }
+    let mut code = 0;
+    if let Some(waiting) = &set.waiting {
+        match crate::hooks::config::approve(waiting, workspace, &env) {
+            Ok(()) => writeln!(
+                out,
+                "Approved {} hook(s) of {} for {} (asked again if they change).",
+                waiting.count,
+                files(&waiting.files),
+                workspace.display()
+            )?,
+            Err(e) => {
+                eprintln!("waypoint: {e}");
+                code = 1;
             }
         }
     }
+    if let Some(waiting) = &rules.waiting {
+        match crate::config::claude::approve(waiting, workspace, &env) {
+            Ok(()) => writeln!(
+                out,
+                "Approved the permission rules of {} for {} (asked again if they change).",
+                waiting.files.join(" and "),
+                workspace.display()
+            )?,
+            Err(e) => {
+                eprintln!("waypoint: {e}");
+                code = 1;
+            }
+        }
+    }
+    Ok(code)
 }
 
 /// `waypoint mcp …` and `waypoint hooks …`, which act on the workspace

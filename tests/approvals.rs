@@ -212,6 +212,7 @@ async fn a_deny_rule_refuses_in_every_mode_without_asking() {
     let rules = Rules {
         allow: vec!["rm".into()],
         deny: vec!["rm -rf".into()],
+        ..Rules::default()
     };
     for mode in ApprovalMode::ALL {
         let ws = tempfile::tempdir().unwrap();
@@ -250,6 +251,7 @@ async fn with_deny_rules_a_line_that_cannot_be_followed_is_refused_or_asked_with
     let deny = Rules {
         allow: vec!["rm".into()],
         deny: vec!["rm -rf".into()],
+        ..Rules::default()
     };
     // `$X` is `rm` when it runs: no deny rule can see that.
     let command = "X=rm; $X -rf keep";
@@ -303,6 +305,7 @@ async fn always_on_a_line_that_cannot_be_followed_allows_exactly_that_line() {
     let rules = Rules {
         allow: Vec::new(),
         deny: vec!["rm -rf".into()],
+        ..Rules::default()
     };
     let calls = json!([
         {"name": "bash", "input": {"command": "X=true; $X one"}},
@@ -343,6 +346,7 @@ async fn always_on_a_bare_command_allows_that_line_only_and_allow_rules_not_what
     let rules = Rules {
         allow: vec!["cat notes.txt".into()],
         deny: Vec::new(),
+        ..Rules::default()
     };
     let (events, results) = run_calls(ApprovalMode::Ask, ws.path(), rules, calls, |e| match e {
         Event::ApprovalRequested {

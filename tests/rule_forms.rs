@@ -1,9 +1,13 @@
 //! Deny and allow rules against the forms a line can take (issue 18, items
-//! 9 and 10): every way of hiding a denied command that a shell would still
-//! run is refused (blocked by the rule, or refused because the line cannot
-//! be followed while deny rules exist), every line an allow rule would
-//! over-cover is asked, and harmless lines keep their verdict.
+//! 9 and 10; issue 41, items 14 and 15): every way of hiding a denied
+//! command that a shell would still run is refused (blocked by the rule, or
+//! refused because the line cannot be followed while deny rules exist),
+//! every line an allow rule would over-cover is asked, and harmless lines
+//! keep their verdict. Lines are checked in a workspace that ships links
+//! out of it (`log.txt` and `linkdir`), as a cloned repository can.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
 
 use waypoint::safety::{Rules, Verdict};
 
@@ -29,8 +33,11 @@ fn rules() -> Rules {
             "ls".into(),
             "cat notes.txt".into(),
             "echo".into(),
+            "git diff".into(),
+            "git log".into(),
         ],
         deny: vec!["rm -rf".into(), "git push".into()],
+        ..Rules::default()
     }
 }
 
@@ -220,15 +227,153 @@ const FORMS: &[(&str, Want)] = &[
     ("x=$(cargo metadata); echo \"$x\"", Unmatched),
     ("bash script.sh", Unmatched),
     ("python3 - <<'EOF'\nprint('rm -rf /')\nEOF", Unmatched),
+    // Issue 41, item 14: text that reaches a context that evaluates it.
+    ("x='a[$(rm -rf v)]'; (( x ))", Refused),
+    ("x='a[$(rm -rf v)]'; echo $(( x + 1 ))", Refused),
+    ("x='a[$(rm -rf v)]'; echo $(( $x ))", Refused),
+    ("x='a[$(rm -rf v)]'; echo $[x]", Refused),
+    ("x='a[$(rm -rf v)]'; y=x; (( y ))", Refused),
+    ("x=('a[$(rm -rf v)]'); (( x ))", Refused),
+    ("x='a[$(rm -rf v)]'; let x", Refused),
+    ("x='a[$(rm -rf v)]'; let 'y = x + 1'", Refused),
+    ("x='a[$(rm -rf v)]'; declare -i y=x", Refused),
+    ("declare -i y; y='a[$(rm -rf v)]'", Refused),
+    ("local -i y; read y < in.txt", Refused),
+    ("x='a[$(rm -rf v)]'; [[ x -eq 1 ]]", Refused),
+    ("x='a[$(rm -rf v)]'; [[ 1 -lt $x ]] && echo hi", Refused),
+    ("x='a[$(rm -rf v)]'; [[ -v $x ]]", Refused),
+    ("x='a[$(rm -rf v)]'; test -v \"$x\"", Refused),
+    (
+        "x='a[$(rm -rf v)]'; for ((i = x; i < 1; i++)); do :; done",
+        Refused,
+    ),
+    ("x='a[$(rm -rf v)]'; echo ${a[x]}", Refused),
+    ("x='a[$(rm -rf v)]'; echo ${s:x:1}", Refused),
+    ("x='a[$(rm -rf v)]'; echo ${#a[x]}", Refused),
+    ("x='a[$(rm -rf v)]'; echo ${!x}", Refused),
+    ("x='$(rm -rf v)'; echo ${x@P}", Refused),
+    ("read x < in.txt; (( x ))", Refused),
+    ("x=$(cat in.txt); echo $(( x ))", Refused),
+    ("for x in 'a[$(rm -rf v)]'; do (( x )); done", Refused),
+    ("printf -v x %s 'a[$(rm -rf v)]'; (( x ))", Refused),
+    ("printf -v 'a[$(rm -rf v)]' 1", Refused),
+    ("declare 'a[$(rm -rf v)]=1'", Refused),
+    ("mapfile -C 'rm -rf' -c 1 < in.txt", Refused),
+    ("readarray -C \"$cb\" -c 1 lines < in.txt", Refused),
+    // The shell's name tables.
+    ("BASH_CMDS[ls]=/bin/rm; ls -rf x", Refused),
+    ("BASH_ALIASES[ls]='rm -rf'; ls x", Refused),
+    ("shopt -s expand_aliases; alias ls=rm; ls -rf x", Refused),
+    ("shopt -s expand_aliases\nalias p='git'\np push", Refused),
+    // Wrappers the tables did not list.
+    ("unshare -r rm -rf x", Refused),
+    ("unshare --map-root-user --mount rm -rf x", Refused),
+    (
+        "setpriv --reuid=1000 --regid=1000 --clear-groups rm -rf x",
+        Refused,
+    ),
+    ("prlimit --nofile=64 rm -rf x", Refused),
+    ("strace -f -o /dev/null rm -rf x", Refused),
+    ("ltrace -o /dev/null rm -rf x", Refused),
+    ("nsenter -t 1 -m rm -rf x", Refused),
+    ("pkexec rm -rf x", Refused),
+    ("setarch x86_64 -R rm -rf x", Refused),
+    ("capsh -- -c 'rm -rf x'", Refused),
+    ("strace sh -c 'rm -rf x'", Refused),
+    ("echo 'rm -rf x' | xargs -I{} sh -c '{}'", Refused),
+    ("echo 'rm -rf x' | xargs -i sh -c {}", Refused),
+    ("echo x | xargs --replace=R sh -c R", Refused),
+    ("find . -name x -exec sh -c {} \\;", Refused),
+    // Git's own binaries, plumbing, and aliases written on the same line.
+    ("git-push origin main", Refused),
+    ("/usr/lib/git-core/git-push origin main", Refused),
+    ("git send-pack origin main", Refused),
+    ("git http-push https://example.com/r.git main", Refused),
+    ("git p origin main", Refused),
+    ("git config alias.p push; git p origin main", Refused),
+    ("git config --global alias.p push && git p", Refused),
+    ("echo '[alias] p = push' >> .git/config; git p", Refused),
+    (
+        "printf '[alias]\\n\\tst = status\\n' >> .git/config && git st",
+        Refused,
+    ),
+    ("git config core.sshCommand 'rm -rf x'; git fetch", Refused),
+    (
+        "echo '[core] fsmonitor = rm -rf x' >> .git/config; git status",
+        Refused,
+    ),
+    (
+        "cp hook.sh .git/hooks/pre-commit && git commit -m x",
+        Refused,
+    ),
+    // Harmless lines of the same shapes keep their verdict.
+    ("for ((i = 0; i < 3; i++)); do echo $i; done", Allowed),
+    (
+        "i=0; while (( i < 3 )); do echo $i; i=$((i + 1)); done",
+        Allowed,
+    ),
+    ("n=3; (( n > 2 )) && echo big", Allowed),
+    ("echo \"${#list[@]}\" ${!list[@]}", Allowed),
+    ("git config user.name x && git status", Unmatched),
+    ("git config --get alias.p; git status", Unmatched),
+    ("strace -f cargo test", Unmatched),
+    ("git stash list", Unmatched),
+    // Issue 41, item 15: allow rules and evaluating expansions in arguments.
+    ("x='a[$(touch p)]'; git status ${a[x]}", Asked),
+    ("git status ${a[x]}", Asked),
+    ("git status $(( x ))", Asked),
+    ("git status ${!x}", Asked),
+    ("git status ${x@P}", Asked),
+    ("git status ${s:x}", Asked),
+    ("echo $(( x ))", Asked),
+    // Redirections into links the repository ships.
+    ("git status > log.txt", Asked),
+    ("git status 2> ./log.txt", Asked),
+    ("cat notes.txt >> linkdir/x", Asked),
+    ("git status > linkdir/../x.txt", Asked),
+    ("{ ls; cargo test; } > log.txt", Asked),
+    ("> log.txt", Asked),
+    ("cd linkdir && ls > out.txt", Asked),
+    // Options that write a file.
+    ("git diff --output=/tmp/waypoint-out.txt", Asked),
+    ("git diff --output /tmp/waypoint-out.txt", Asked),
+    ("git log --output=../out.txt", Asked),
+    ("git diff --output=log.txt", Asked),
+    ("git log -p --output=\"$HOME/x\"", Asked),
+    ("git diff --outp=/tmp/x", Asked),
+    ("time -o /tmp/x cargo test", Asked),
+    ("time --output=log.txt cargo test", Asked),
+    ("strace -o /tmp/x cargo test", Asked),
+    // Inside the workspace they stay allowed.
+    ("git diff --output=diff.txt", Allowed),
+    ("git status > sub/status.txt", Allowed),
+    ("time -o times.txt cargo test", Allowed),
 ];
+
+/// The workspace the lines are checked in: `log.txt` links to a file
+/// outside, `linkdir` to a folder outside; `sub` is a plain folder.
+fn workspace() -> (tempfile::TempDir, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "hi\n").unwrap();
+    std::fs::create_dir(ws.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("victim"), ws.path().join("log.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("linkdir")).unwrap();
+    (ws, outside)
+}
+
+fn check(rules: &Rules, line: &str, ws: &Path) -> Verdict {
+    rules.check_in(line, Some(ws))
+}
 
 #[test]
 fn every_form_gets_its_verdict() {
     assert!(FORMS.len() >= 60, "{} forms", FORMS.len());
+    let (ws, _outside) = workspace();
     let mut wrong = Vec::new();
     for (line, want) in FORMS {
-        let with_deny = rules().check(line);
-        let allow_only = allow_only().check(line);
+        let with_deny = check(&rules(), line, ws.path());
+        let allow_only = check(&allow_only(), line, ws.path());
         let ok = match want {
             Refused => refused(&with_deny),
             // Asked whether or not deny rules exist, and never allowed.
@@ -255,5 +400,50 @@ fn every_form_gets_its_verdict() {
         wrong.len(),
         FORMS.len(),
         wrong.join("\n")
+    );
+}
+
+/// Tool rules name a server whole (issue 41, item 14): `mcp__github__*`
+/// is the server `github`'s tools, not those of a server named
+/// `github__evil` (whose tools are also called `mcp__github__…`).
+#[test]
+fn a_server_rule_names_the_server_whole() {
+    let rules = Rules {
+        allow: vec!["mcp__github__*".into()],
+        deny: vec!["mcp__docs__*".into()],
+        ..Rules::default()
+    };
+    let table: &[(&str, &str, bool, bool)] = &[
+        // name, server, allowed, denied
+        ("mcp__github__create_issue", "github", true, false),
+        ("mcp__github__evil__x", "github__evil", false, false),
+        ("mcp__docs__search", "docs", false, true),
+        ("mcp__docs__evil__rm", "docs__evil", false, false),
+    ];
+    for (name, server, allowed, denied) in table {
+        let verdict = rules.check_tool(name, Some(&format!("mcp__{server}__")));
+        assert_eq!(verdict == Verdict::Allowed, *allowed, "{name}: {verdict:?}");
+        assert_eq!(
+            matches!(verdict, Verdict::Denied { .. }),
+            *denied,
+            "{name}: {verdict:?}"
+        );
+    }
+    // Claude Code's whole-server form, and the tool of no server.
+    let whole = Rules {
+        deny: vec!["mcp__docs".into()],
+        ..Rules::default()
+    };
+    assert!(matches!(
+        whole.check_tool("mcp__docs__search", Some("mcp__docs__")),
+        Verdict::Denied { .. }
+    ));
+    assert!(!matches!(
+        whole.check_tool("mcp__docs__evil__x", Some("mcp__docs__evil__")),
+        Verdict::Denied { .. }
+    ));
+    assert_eq!(
+        whole.check_tool("mcp__docs__search", None),
+        Verdict::Unknown { why: None }
     );
 }

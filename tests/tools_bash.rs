@@ -241,6 +241,7 @@ async fn a_deny_rule_blocks_the_command_before_it_runs() {
     f.config.rules = waypoint::safety::Rules {
         allow: Vec::new(),
         deny: vec!["rm -rf".into(), "git push".into()],
+        ..waypoint::safety::Rules::default()
     };
     f.put("keep/file.txt", "precious");
     for command in [

@@ -1,11 +1,14 @@
 //! Whether a tool call runs, asks first, or is refused, by the approval
-//! mode, the config's rules and what the user allowed for the session; and
+//! mode, the rules (the config's and Claude Code's settings', see
+//! [`super::rule_gate`]) and what the user allowed for the session; and
 //! the wait for the user's answer. Invariants: a deny rule refuses in every
 //! mode; while deny rules exist, a command they cannot be checked against
 //! is refused in the modes that do not ask and asked (with the reason) in
-//! those that do; nothing runs while an answer is awaited; an interrupt
-//! ends the wait; a refusal reaches the model as the call's result and the
-//! turn goes on.
+//! those that do; an ask rule asks in every mode but yolo; an allow rule
+//! and "always" cover a command only as run in this workspace (its links
+//! looked at); nothing runs while an answer is awaited; an interrupt ends
+//! the wait; a refusal reaches the model as the call's result and the turn
+//! goes on.
 
 use std::collections::HashSet;
 
@@ -13,6 +16,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use super::rule_gate::Ruled;
 use super::shared::lock;
 use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolDetail, ToolSummary};
 use crate::safety::{Verdict, shell};
@@ -98,13 +102,14 @@ struct Remembered {
 }
 
 impl Remembered {
-    fn covers(&self, command: &str) -> bool {
+    /// `command`, run in the workspace `root`, was allowed "always".
+    fn covers(&self, command: &str, root: &std::path::Path) -> bool {
         self.lines.contains(command)
             || crate::safety::Rules {
                 allow: self.rules.clone(),
-                deny: Vec::new(),
+                ..crate::safety::Rules::default()
             }
-            .check(command)
+            .check_in(command, Some(root))
                 == Verdict::Allowed
     }
 
@@ -206,10 +211,15 @@ impl Session {
             return Gate::Run { sandboxed: false };
         };
         let access = spec.access;
+        let server = match &spec.origin {
+            crate::tools::Origin::Mcp { server } => Some(crate::mcp::name::server_prefix(server)),
+            _ => None,
+        };
+        let server = server.as_deref();
         // A deny rule naming another program's tool (an MCP server's, by
         // name or `mcp__server__*`) refuses it whatever it says it does.
-        if matches!(spec.origin, crate::tools::Origin::Mcp { .. })
-            && let Verdict::Denied { rule, command } = self.host.config.tools.rules.check_tool(name)
+        if let Verdict::Denied { rule, command } =
+            self.host.config.tools.rules.check_tool(name, server)
         {
             return Gate::Refuse(
                 Refuser::Rules,
@@ -219,6 +229,12 @@ impl Session {
         let target = self.thread.tools.target(name, input);
         let policy = lock(&self.host.policy);
         let mode = policy.mode;
+        let rule_allows = match self.ruled((name, access, target), mode, server) {
+            Ruled::Refused(by, why) => return Gate::Refuse(by, why),
+            Ruled::Asked(reason) => return Gate::Ask(reason),
+            Ruled::Allowed => true,
+            Ruled::Nothing => false,
+        };
         match access {
             Access::Read | Access::Plan => Gate::Run { sandboxed: false },
             Access::Write
@@ -241,17 +257,24 @@ impl Session {
                     ),
                 ),
                 ApprovalMode::Ask
-                    if !file_of(target)
-                        .and_then(|path| self.file_key(path))
-                        .is_some_and(|f| policy.files.contains(&f)) =>
+                    if !rule_allows
+                        && !file_of(target)
+                            .and_then(|path| self.file_key(path))
+                            .is_some_and(|f| policy.files.contains(&f)) =>
                 {
                     Gate::Ask(ApprovalReason::Mode)
                 }
                 _ => Gate::Run { sandboxed: false },
             },
-            Access::Network => self.network_gate(name, mode, policy.tools.contains(name)),
+            Access::Network => self.network_gate(
+                (name, server),
+                mode,
+                rule_allows || policy.tools.contains(name),
+            ),
             Access::External => {
-                let allowed = self.host.config.tools.rules.check_tool(name) == Verdict::Allowed
+                let allowed = self.host.config.tools.rules.check_tool(name, server)
+                    == Verdict::Allowed
+                    || rule_allows
                     || policy.tools.contains(name);
                 match mode {
                     ApprovalMode::ReadOnly => Gate::Refuse(
@@ -266,60 +289,82 @@ impl Session {
                     _ => Gate::Run { sandboxed: false },
                 }
             }
-            Access::Exec => {
-                let command = command_of(target);
-                let rules = &self.host.config.tools.rules;
-                let verdict = rules.check(command);
-                let allowed = verdict == Verdict::Allowed || policy.commands.covers(command);
-                let unfollowable = match verdict {
-                    Verdict::Denied { rule, command } => {
-                        return Gate::Refuse(
-                            Refuser::Rules,
-                            crate::safety::rules::deny_message(&rule, &command),
-                        );
-                    }
-                    Verdict::Unfollowable { why } => Some(why),
-                    Verdict::Allowed | Verdict::Unknown { .. } => None,
-                };
-                match mode {
-                    ApprovalMode::ReadOnly => Gate::Refuse(
-                        Refuser::Mode,
-                        "Refused: Waypoint is in read-only mode, so commands cannot run. Use read_file and glob, or say what you would run."
-                            .into(),
-                    ),
-                    ApprovalMode::Ask | ApprovalMode::AutoEdit if allowed => {
-                        Gate::Run { sandboxed: false }
-                    }
-                    ApprovalMode::Ask | ApprovalMode::AutoEdit => Gate::Ask(match unfollowable {
-                        Some(why) => ApprovalReason::Unfollowable { why },
-                        None => ApprovalReason::Mode,
-                    }),
-                    // Nobody is asked: what cannot be checked does not run.
-                    ApprovalMode::Auto | ApprovalMode::Yolo if let Some(why) = unfollowable => {
-                        Gate::Refuse(
-                            Refuser::Rules,
-                            crate::safety::rules::unfollowable_message(&why),
-                        )
-                    }
-                    ApprovalMode::Auto if self.host.config.tools.sandbox.is_none() => Gate::Refuse(
-                        Refuser::Mode,
-                        "Refused: bash cannot run: Waypoint is in auto mode but this system has no Landlock sandbox to run commands in. The user can start Waypoint with `--approval yolo` to run commands unsandboxed."
-                            .into(),
-                    ),
-                    ApprovalMode::Auto => Gate::Run {
-                        sandboxed: !policy.unsandboxed.covers(command),
-                    },
-                    ApprovalMode::Yolo => Gate::Run { sandboxed: false },
-                }
+            Access::Exec => self.exec_gate(command_of(target), &policy),
+        }
+    }
+
+    /// A command line: refused by a deny rule in every mode, asked by an
+    /// ask rule in every mode but yolo, then as the mode and the allow
+    /// rules say (what the deny rules cannot follow is refused where
+    /// nobody is asked).
+    fn exec_gate(&self, command: &str, policy: &Policy) -> Gate {
+        let mode = policy.mode;
+        let rules = &self.host.config.tools.rules;
+        let root = self.host.workspace.root();
+        let verdict = rules.check_in(command, Some(root));
+        let allowed = verdict == Verdict::Allowed || policy.commands.covers(command, root);
+        let unfollowable = match verdict {
+            Verdict::Denied { rule, command } => {
+                return Gate::Refuse(
+                    Refuser::Rules,
+                    crate::safety::rules::deny_message(&rule, &command),
+                );
             }
+            Verdict::Unfollowable { why } => Some(why),
+            Verdict::Allowed | Verdict::Unknown { .. } => None,
+        };
+        if let Some((rule, word)) = self.names_denied_file(command) {
+            return Gate::Refuse(
+                Refuser::Rules,
+                super::rule_gate::access_message(&rule, &word),
+            );
+        }
+        let asked = rules.asks(command).map(|(rule, _)| rule);
+        match mode {
+            ApprovalMode::ReadOnly => Gate::Refuse(
+                Refuser::Mode,
+                "Refused: Waypoint is in read-only mode, so commands cannot run. Use read_file and glob, or say what you would run."
+                    .into(),
+            ),
+            // An ask rule asks even what is allowed.
+            ApprovalMode::Ask | ApprovalMode::AutoEdit | ApprovalMode::Auto
+                if let Some(rule) = asked =>
+            {
+                Gate::Ask(ApprovalReason::Rule { rule })
+            }
+            ApprovalMode::Ask | ApprovalMode::AutoEdit if allowed => Gate::Run { sandboxed: false },
+            ApprovalMode::Ask | ApprovalMode::AutoEdit => Gate::Ask(match unfollowable {
+                Some(why) => ApprovalReason::Unfollowable { why },
+                None => ApprovalReason::Mode,
+            }),
+            // Nobody is asked: what cannot be checked does not run.
+            ApprovalMode::Auto | ApprovalMode::Yolo if let Some(why) = unfollowable => Gate::Refuse(
+                Refuser::Rules,
+                crate::safety::rules::unfollowable_message(&why),
+            ),
+            ApprovalMode::Auto if self.host.config.tools.sandbox.is_none() => Gate::Refuse(
+                Refuser::Mode,
+                "Refused: bash cannot run: Waypoint is in auto mode but this system has no Landlock sandbox to run commands in. The user can start Waypoint with `--approval yolo` to run commands unsandboxed."
+                    .into(),
+            ),
+            ApprovalMode::Auto => Gate::Run {
+                sandboxed: !policy.unsandboxed.covers(command, root),
+            },
+            ApprovalMode::Yolo => Gate::Run { sandboxed: false },
         }
     }
 
     /// A call that reaches the network: refused in read-only mode and
     /// where the sandbox has no network, asked in ask and auto-edit
     /// unless allowed (an allow rule naming it, or "always").
-    fn network_gate(&self, name: &str, mode: ApprovalMode, allowed: bool) -> Gate {
-        let allowed = allowed || self.host.config.tools.rules.check_tool(name) == Verdict::Allowed;
+    fn network_gate(
+        &self,
+        (name, server): (&str, Option<&str>),
+        mode: ApprovalMode,
+        allowed: bool,
+    ) -> Gate {
+        let allowed =
+            allowed || self.host.config.tools.rules.check_tool(name, server) == Verdict::Allowed;
         let offline = self
             .host
             .config
@@ -432,15 +477,17 @@ impl Session {
                 ApprovalReason::SandboxBlocked { .. } => {
                     policy.unsandboxed.add(always_for(command))
                 }
-                // Remembered where it is asked (the pipeline serves it).
-                ApprovalReason::Tool { .. } => {}
+                // Remembered where it is asked (the pipeline serves it);
+                // an ask rule asks every time.
+                ApprovalReason::Tool { .. } | ApprovalReason::Rule { .. } => {}
             },
+            _ if matches!(reason, ApprovalReason::Rule { .. }) => {}
             Target::File(_) => {
                 if let Some(file) = file {
                     policy.files.insert(file);
                 }
             }
-            Target::Nothing => {
+            Target::Nothing | Target::Read(_) | Target::Url(_) => {
                 let external = self
                     .thread
                     .tools

@@ -283,11 +283,14 @@ impl Session {
     /// from the next moment on (and in later sessions of the project).
     pub(super) fn approve_hooks(&mut self) {
         let set = self.host.config.tools.hooks.clone();
+        let rules_waited = self.approve_rules();
         let Some(waiting) = &set.waiting else {
-            self.emit(Event::Error {
-                kind: ErrorKind::Hook,
-                message: "No hook of this project waits for approval.".into(),
-            });
+            if !rules_waited {
+                self.emit(Event::Error {
+                    kind: ErrorKind::Hook,
+                    message: "Nothing of this project waits for approval.".into(),
+                });
+            }
             return;
         };
         let env = |k: &str| std::env::var(k).ok();
@@ -302,6 +305,24 @@ impl Session {
         set.activate();
         self.host.config.tools.hooks = std::sync::Arc::new(set);
         self.tell_hooks();
+    }
+
+    /// Approves the project's permission rules that wait (they allow
+    /// more): they apply from the next call on. Whether any waited.
+    fn approve_rules(&mut self) -> bool {
+        let Some(waiting) = self.host.config.tools.rules.waiting.clone() else {
+            return false;
+        };
+        let env = |k: &str| std::env::var(k).ok();
+        let root = self.host.workspace.root().to_path_buf();
+        match crate::config::claude::approve(&waiting, &root, &env) {
+            Ok(()) => self.host.config.tools.rules.approve_waiting(),
+            Err(e) => self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message: format!("The project's permission rules were not approved: {e}"),
+            }),
+        }
+        true
     }
 
     /// Sends the hooks that run and those that wait, one line each.
@@ -327,6 +348,21 @@ impl Session {
             self.emit(Event::Error {
                 kind: ErrorKind::Hook,
                 message: format!("Hook settings: {problem}"),
+            });
+        }
+        if let Some(waiting) = &self.host.config.tools.rules.waiting {
+            let message = format!(
+                "This project's {} has permission rules that allow more ({} of them); they do not apply until you approve them: /hooks approve (or `waypoint hooks approve`). Its deny and ask rules apply already.",
+                waiting.files.join(" and "),
+                waiting.rules.allow.len()
+                    + waiting.rules.exact.len()
+                    + waiting.rules.access.read.all().count()
+                    + waiting.rules.access.edit.all().count()
+                    + waiting.rules.access.fetch.all().count()
+            );
+            self.emit(Event::Error {
+                kind: ErrorKind::Hook,
+                message,
             });
         }
         if let Some(waiting) = &set.waiting {

@@ -21,6 +21,7 @@ mod pipeline;
 mod plan;
 mod record;
 pub mod reminders;
+mod rule_gate;
 mod shared;
 mod subagent;
 mod thread;

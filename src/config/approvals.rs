@@ -34,6 +34,11 @@ impl Fingerprint {
     pub fn hex(&self) -> &str {
         &self.0
     }
+
+    /// A fingerprint kept as its hex digits (made by [`Self::of`]).
+    pub fn from_hex(hex: String) -> Self {
+        Self(hex)
+    }
 }
 
 /// `value` as compact JSON with the keys of every object sorted by their

@@ -486,6 +486,7 @@ fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
 }
 
 mod approvals;
+pub mod claude;
 mod describe;
 mod file;
 mod hooks;

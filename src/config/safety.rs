@@ -66,6 +66,7 @@ pub fn resolve(
         rules: Rules {
             allow: list(|l| &l.allow),
             deny: list(|l| &l.deny),
+            ..Rules::default()
         },
         sandbox_writable,
         sandbox_network,

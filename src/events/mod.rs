@@ -57,8 +57,8 @@ pub enum Op {
     NewSession,
     /// Act on the MCP servers; their tools change at the next turn.
     Mcp { action: McpAction },
-    /// Approve this project's `.claude/settings.json` hooks as written
-    /// now (remembered for the project): they run from then on.
+    /// Approve this project's `.claude/settings.json` as written now (its
+    /// hooks, its rules that allow more); remembered for the project.
     ApproveHooks,
     /// Stop the engine.
     Quit,
@@ -155,13 +155,13 @@ pub enum ApprovalReason {
     Mode,
     /// It ran in the sandbox and was stopped by it: run it outside?
     SandboxBlocked { what: String },
-    /// Deny rules are configured and the command cannot be checked against
-    /// them (`why`: a program made by an expansion, a shell reading its
-    /// script from standard input, …).
+    /// Deny rules exist and the command cannot be checked against them
+    /// (`why`: a program made by an expansion, a shell reading stdin, …).
     Unfollowable { why: String },
-    /// The running tool asks the user `question` itself (an MCP server's
-    /// request, a subagent's step).
+    /// The running tool asks `question` itself (an MCP server, a subagent).
     Tool { question: String },
+    /// An ask rule names the call: asked whatever allow rules and mode say.
+    Rule { rule: String },
 }
 
 /// Why the model stopped, whatever the provider called it.

@@ -1,9 +1,17 @@
 //! What the agent may run: shell command lines read into their simple
-//! commands ([`lexer`], [`simple`], [`wrappers`], [`shell`]) and the config's
-//! `allow`/`deny` rules matched on them ([`rules`]). Part of the engine: it knows no terminal.
+//! commands ([`lexer`], [`simple`], [`wrappers`], [`builtins`], [`git`],
+//! [`shell`]), with the text they evaluate ([`evaluate`]), and the rules
+//! matched on them ([`rules`], [`deny`], [`allow`]) and on the files and
+//! hosts tools reach ([`access`]). Part of the engine: it knows no terminal.
 
+pub mod access;
+pub mod allow;
 pub mod blocked;
+pub mod builtins;
 pub mod child;
+pub mod deny;
+pub mod evaluate;
+pub mod git;
 pub mod lexer;
 pub mod rules;
 pub mod sandbox;

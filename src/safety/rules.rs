@@ -1,26 +1,61 @@
-//! `allow` and `deny` rules for shell commands, matched on the parsed words
-//! of every simple command in a line (see [`super::shell`]), never on
-//! substrings. Invariants: a deny rule wins over everything (allow rules and
-//! every mode); when deny rules exist, a line that runs something its text
-//! does not show is `Unfollowable`, never `Allowed`; a line is allowed only
-//! when every command in it is covered, with no assignment, `env -S`,
-//! elevating wrapper or redirection out of the workspace the rule does not
-//! name; a line that cannot be parsed is never allowed, though a deny rule
-//! is still looked for in what could be read.
+//! `allow`, `deny` and `ask` rules for shell commands, matched on the
+//! parsed words of every simple command in a line (see [`super::shell`];
+//! how one rule matches one command is [`super::deny`] and
+//! [`super::allow`]), never on substrings; and the same rules naming
+//! other programs' tools (`mcp__server__*`). Invariants: a deny rule wins
+//! over everything (allow rules and every mode); when deny rules exist, a
+//! line that runs something its text does not show is `Unfollowable`,
+//! never `Allowed`; a line is allowed only when every command in it is
+//! covered, with no assignment, `env -S`, named wrapper, evaluating
+//! expansion or file written out of the workspace the rule does not name;
+//! a line that cannot be parsed is never allowed, though a deny rule is
+//! still looked for in what could be read; a server's rule names the
+//! server whole.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::lexer::{Redirect, RedirectKind, Word};
-use super::shell::{self, Reading, Simple, Unparsed, basename};
-use super::wrappers::ELEVATING;
+use super::access::Access;
+use super::allow::{AllowRule, Place, redirect_inside};
+use super::deny::{denies, open_to};
+use super::lexer::Word;
+use super::shell::{self, Reading, Simple, Unparsed};
 
-/// The rules from the config: `allow = ["cargo test"]`, `deny = ["rm -rf"]`.
+/// The rules from the config (`allow = ["cargo test"]`, `deny = ["rm
+/// -rf"]`) and from Claude Code's settings (`ask`, exact commands, files
+/// and hosts).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rules {
     #[serde(default)]
     pub allow: Vec<String>,
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Commands and tools asked about in every mode that can ask, even
+    /// when allowed (Claude Code's `ask`).
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Commands allowed only word for word (Claude Code's `Bash(cmd)`).
+    #[serde(default)]
+    pub exact: Vec<String>,
+    /// The files tools read and edit and the hosts `web_fetch` reaches.
+    #[serde(default)]
+    pub access: Access,
+    /// A project's rules that allow more, kept apart until the user
+    /// approves them (they never apply before).
+    #[serde(default)]
+    pub waiting: Option<Box<Waiting>>,
+}
+
+/// A project's allow rules waiting for the user's approval.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    /// The files they are written in.
+    pub files: Vec<String>,
+    /// The fingerprint of the project's rules as written, which an
+    /// approval keeps (the SHA-256 hex of their canonical JSON).
+    pub print: String,
+    pub rules: Rules,
 }
 
 /// What the rules say about a command line.
@@ -38,68 +73,129 @@ pub enum Verdict {
     Unknown { why: Option<String> },
 }
 
-/// Long options that are a short one, per program (GNU spellings; any
-/// unambiguous beginning of them is accepted, as getopt does).
-const LONG_OPTIONS: &[(&str, &str, char)] = &[
-    ("rm", "recursive", 'r'),
-    ("rm", "force", 'f'),
-    ("rm", "dir", 'd'),
-    ("rm", "verbose", 'v'),
-    ("cp", "recursive", 'r'),
-    ("cp", "force", 'f'),
-    ("mv", "force", 'f'),
-    ("chmod", "recursive", 'R'),
-    ("chown", "recursive", 'R'),
-    ("chgrp", "recursive", 'R'),
-    ("shred", "remove", 'u'),
-    ("shred", "force", 'f'),
-    ("git", "force", 'f'),
-    ("git", "delete", 'd'),
-];
-
-/// Short options that are the same option, per program: only where the
-/// program documents them as one (`rm -R` is `rm -r`; `chmod -r` is not
-/// `chmod -R`).
-const SAME_LETTERS: &[(&str, char, char)] = &[("rm", 'R', 'r'), ("cp", 'R', 'r')];
-
-/// Redirection targets that are no file of the user's.
-const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
-
-/// Whether the rule `rule` names the tool `name`: a rule of a tool name
-/// (`mcp__github__create_issue`) or of all of a server's tools
-/// (`mcp__github__*`); command rules never name a tool.
-fn names_tool(rule: &str, name: &str) -> bool {
+/// Whether the rule `rule` names the tool `name` of the server whose
+/// names begin with `server` (`mcp__github__`): a rule of the tool's name
+/// (`mcp__github__create_issue`), of tools of the server by a pattern
+/// (`mcp__github__*`, `mcp__github__get_*`), or of the whole server
+/// (`mcp__github`, Claude Code's form). The server is matched whole: a
+/// server named `github__evil` is not `github`. Command rules, and tools of
+/// no server, never match.
+fn names_tool(rule: &str, name: &str, server: Option<&str>) -> bool {
     let rule = rule.trim();
+    let Some(server) = server else {
+        return false;
+    };
     if !rule.starts_with("mcp__") {
         return false;
     }
-    match rule.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => rule == name,
+    if server.strip_suffix("__") == Some(rule) || rule == name {
+        return true;
     }
+    let Some(tool_part) = rule.strip_prefix(server) else {
+        return false;
+    };
+    // A pattern names the server's tools only: no `__` may follow. (A
+    // long name is cut and hashed: only `mcp__server__*` names it then.)
+    tool_part.strip_suffix('*').is_some_and(|prefix| {
+        !tool_part.contains("__")
+            && name
+                .strip_prefix(server)
+                .map_or(prefix.is_empty(), |tool| tool.starts_with(prefix))
+    })
 }
 
 impl Rules {
     pub fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.deny.is_empty()
+        self.allow.is_empty()
+            && self.deny.is_empty()
+            && self.ask.is_empty()
+            && self.exact.is_empty()
+            && self.access.is_empty()
     }
 
-    /// What the rules say about calls of the tool `name` (an MCP server's):
-    /// a deny rule naming it wins over an allow rule; else `Unknown`.
-    pub fn check_tool(&self, name: &str) -> Verdict {
-        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name)) {
+    /// Adds `other`'s rules to these (each once); its waiting rules wait.
+    pub fn extend(&mut self, other: Rules) {
+        let add = |to: &mut Vec<String>, from: Vec<String>| {
+            for rule in from {
+                if !to.contains(&rule) {
+                    to.push(rule);
+                }
+            }
+        };
+        add(&mut self.allow, other.allow);
+        add(&mut self.deny, other.deny);
+        add(&mut self.ask, other.ask);
+        add(&mut self.exact, other.exact);
+        self.access.extend(other.access);
+        if let Some(waiting) = other.waiting {
+            match &mut self.waiting {
+                Some(mine) => {
+                    mine.files.extend(waiting.files);
+                    mine.rules.extend(waiting.rules);
+                }
+                None => self.waiting = Some(waiting),
+            }
+        }
+    }
+
+    /// The waiting rules were approved: they apply from now on.
+    pub fn approve_waiting(&mut self) {
+        if let Some(waiting) = self.waiting.take() {
+            self.extend(waiting.rules);
+        }
+    }
+
+    /// What the rules say about calls of the tool `name` of the server
+    /// whose tool names begin with `server` (`mcp__github__`; `None` for a
+    /// tool of no server): a deny rule naming it wins over an allow rule;
+    /// else `Unknown`.
+    pub fn check_tool(&self, name: &str, server: Option<&str>) -> Verdict {
+        if let Some(rule) = self.deny.iter().find(|r| names_tool(r, name, server)) {
             return Verdict::Denied {
                 rule: rule.clone(),
                 command: name.to_string(),
             };
         }
-        if self.allow.iter().any(|r| names_tool(r, name)) {
+        if self.allow.iter().any(|r| names_tool(r, name, server)) {
             return Verdict::Allowed;
         }
         Verdict::Unknown { why: None }
     }
 
+    /// The ask rule naming the tool `name`, if any.
+    pub fn asks_tool(&self, name: &str, server: Option<&str>) -> Option<&str> {
+        self.ask
+            .iter()
+            .find(|r| names_tool(r, name, server))
+            .map(String::as_str)
+    }
+
+    /// The ask rule one of the line's commands matches (as a deny rule
+    /// would), and that command.
+    pub fn asks(&self, line: &str) -> Option<(String, String)> {
+        if self.ask.is_empty() {
+            return None;
+        }
+        let commands = match shell::read(line) {
+            Ok(reading) => reading.commands,
+            Err(Unparsed(_)) => words_of(line),
+        };
+        commands.iter().find_map(|simple| {
+            self.ask
+                .iter()
+                .find(|rule| denies(rule, simple))
+                .map(|rule| (rule.clone(), simple.texts().join(" ")))
+        })
+    }
+
+    /// What the rules say about `line`, with no workspace to look at: a
+    /// file it writes is never covered by an allow rule.
     pub fn check(&self, line: &str) -> Verdict {
+        self.check_in(line, None)
+    }
+
+    /// What the rules say about `line` run in the workspace `root`.
+    pub fn check_in(&self, line: &str, root: Option<&Path>) -> Verdict {
         let reading = match shell::read(line) {
             Ok(reading) => reading,
             Err(Unparsed(why)) => {
@@ -127,7 +223,7 @@ impl Rules {
                 return Verdict::Unfollowable { why };
             }
         }
-        if self.covers(&reading) {
+        if self.covers(&reading, root) {
             Verdict::Allowed
         } else {
             Verdict::Unknown { why: None }
@@ -144,19 +240,30 @@ impl Rules {
     }
 
     /// Every command is covered by an allow rule (and there is one).
-    fn covers(&self, reading: &Reading) -> bool {
-        let rules: Vec<AllowRule> = self.allow.iter().map(|r| AllowRule::parse(r)).collect();
+    fn covers(&self, reading: &Reading, root: Option<&Path>) -> bool {
+        let rules: Vec<AllowRule> = self
+            .allow
+            .iter()
+            .map(|r| AllowRule::parse(r, false))
+            .chain(self.exact.iter().map(|r| AllowRule::parse(r, true)))
+            .collect();
+        // After `cd`, relative paths are no longer the workspace's.
+        let moved = reading
+            .commands
+            .iter()
+            .any(|c| matches!(c.program(), Some("cd" | "pushd" | "popd")));
+        let place = Place { root, moved };
         let mut any = false;
         for simple in &reading.commands {
             if simple.words.is_empty() {
                 // Assignments or redirections alone (`> file`).
-                if !simple.redirects.iter().all(inside_workspace) {
+                if !simple.redirects.iter().all(|r| redirect_inside(r, place)) {
                     return false;
                 }
                 continue;
             }
             any = true;
-            if !rules.iter().any(|rule| rule.covers(simple)) {
+            if !rules.iter().any(|rule| rule.covers(simple, place)) {
                 return false;
             }
         }
@@ -166,21 +273,26 @@ impl Rules {
     /// For a line that cannot be parsed: each line part split on spaces and
     /// separators, checked against the deny rules.
     fn denied_in_words(&self, line: &str) -> Option<Verdict> {
-        line.split(['\n', ';', '&', '|', '(', ')', '`', '$', '\'', '"', '{', '}'])
-            .map(|part| Simple {
-                words: part.split_whitespace().map(Word::plain).collect(),
-                ..Simple::default()
-            })
-            .find_map(|simple| {
-                self.deny
-                    .iter()
-                    .find(|rule| denies(rule, &simple))
-                    .map(|rule| Verdict::Denied {
-                        rule: rule.clone(),
-                        command: simple.texts().join(" "),
-                    })
-            })
+        words_of(line).into_iter().find_map(|simple| {
+            self.deny
+                .iter()
+                .find(|rule| denies(rule, &simple))
+                .map(|rule| Verdict::Denied {
+                    rule: rule.clone(),
+                    command: simple.texts().join(" "),
+                })
+        })
     }
+}
+
+/// A line that cannot be parsed, split on spaces and separators.
+fn words_of(line: &str) -> Vec<Simple> {
+    line.split(['\n', ';', '&', '|', '(', ')', '`', '$', '\'', '"', '{', '}'])
+        .map(|part| Simple {
+            words: part.split_whitespace().map(Word::plain).collect(),
+            ..Simple::default()
+        })
+        .collect()
 }
 
 /// What the model reads when a deny rule blocks `command`.
@@ -194,207 +306,8 @@ pub fn deny_message(rule: &str, command: &str) -> String {
 /// rules and the mode does not ask.
 pub fn unfollowable_message(why: &str) -> String {
     format!(
-        "Refused: deny rules are configured and this command cannot be checked against them: {why}. Write it so that every program it runs, and their arguments, are in the command itself (no program or options made by an expansion, no shell reading its script from standard input, no eval of generated text, no git alias), or ask the user."
+        "Refused: deny rules are configured and this command cannot be checked against them: {why}. Write it so that every program it runs, and their arguments, are in the command itself (no program or options made by an expansion, no shell reading its script from standard input, no eval of generated text, no variable evaluated as arithmetic, no git alias), or ask the user."
     )
-}
-
-/// The option letters a command's arguments give (before `--`), long
-/// options and same-meaning letters mapped as the tables say.
-fn letters(program: &str, args: &[&str]) -> Vec<char> {
-    let mut out = Vec::new();
-    for arg in args {
-        if *arg == "--" {
-            break;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            let name = long.split('=').next().unwrap_or(long);
-            if !name.is_empty() {
-                out.extend(
-                    LONG_OPTIONS
-                        .iter()
-                        .filter(|(p, full, _)| *p == program && full.starts_with(name))
-                        .map(|(_, _, c)| *c),
-                );
-            }
-        } else if let Some(short) = arg.strip_prefix('-') {
-            out.extend(short.chars().map(|c| same_letter(program, c)));
-        } else if program == "git" && arg.len() > 1 && arg.starts_with('+') {
-            // `git push +main` forces, as `-f` does.
-            out.push('f');
-        }
-    }
-    out
-}
-
-fn same_letter(program: &str, c: char) -> char {
-    SAME_LETTERS
-        .iter()
-        .find(|(p, from, _)| *p == program && *from == c)
-        .map_or(c, |(_, _, to)| *to)
-}
-
-/// The words of a deny rule the command lacks (`-x` for a letter), or
-/// `None` when it runs another program.
-fn unmet(rule: &str, simple: &Simple) -> Option<Vec<String>> {
-    let mut rule_words = rule.split_whitespace();
-    let program = basename(rule_words.next()?);
-    if simple.program()? != program {
-        return None;
-    }
-    let args: Vec<&str> = simple.words[1..].iter().map(|w| w.text.as_str()).collect();
-    let have = letters(program, &args);
-    let mut missing = Vec::new();
-    for word in rule_words {
-        let needed = letters(program, &[word]);
-        if word.starts_with('-') && !needed.is_empty() {
-            missing.extend(
-                needed
-                    .into_iter()
-                    .filter(|c| !have.contains(c))
-                    .map(|c| format!("-{c}")),
-            );
-        } else if !args.iter().any(|a| {
-            *a == word
-                || a.strip_prefix(word)
-                    .is_some_and(|rest| rest.starts_with('='))
-        }) {
-            missing.push(word.to_string());
-        }
-    }
-    Some(missing)
-}
-
-/// A deny rule matches when the program is the rule's (by file name) and
-/// every other word of the rule is among the command's arguments; options
-/// match by their letters, so `rm -rf` also denies `rm -fr`, `rm -r -f`,
-/// `rm -rfv`, `rm -Rf` and `rm --recursive --force`.
-fn denies(rule: &str, simple: &Simple) -> bool {
-    unmet(rule, simple).is_some_and(|missing| missing.is_empty())
-}
-
-/// Why `simple` might still be what `rule` denies: its arguments are made
-/// by an expansion (or added by `xargs`) where the missing words could be.
-fn open_to(rule: &str, simple: &Simple) -> Option<String> {
-    let missing = unmet(rule, simple)?;
-    if missing.is_empty() {
-        return None;
-    }
-    let program = simple.program().unwrap_or_default();
-    let args = &simple.words[1..];
-    let end_of_options = args.iter().position(|w| w.text == "--");
-    let can_supply = |at: Option<usize>, word: &Word| {
-        let lead = word.leading();
-        let before = at.is_some_and(|at| end_of_options.is_none_or(|end| at < end));
-        missing.iter().any(|m| {
-            if m.starts_with('-') {
-                before && lead.chars().all(|c| c == '-')
-            } else {
-                lead.is_empty()
-            }
-        })
-    };
-    if let Some(word) = args
-        .iter()
-        .enumerate()
-        .find(|(at, w)| !w.literal() && can_supply(Some(*at), w))
-        .map(|(_, w)| w)
-    {
-        return Some(format!(
-            "the arguments of `{program}` are made by an expansion (`{}`), so the deny rule `{rule}` cannot be checked",
-            word.raw
-        ));
-    }
-    let appended_options = end_of_options.is_none() && missing.iter().any(|m| m.starts_with('-'));
-    if simple.appended && (appended_options || missing.iter().any(|m| !m.starts_with('-'))) {
-        return Some(format!(
-            "`xargs` adds arguments to `{program}` from its input, so the deny rule `{rule}` cannot be checked"
-        ));
-    }
-    None
-}
-
-/// A file redirection stays in the workspace: a relative path without
-/// `..`, `~` or `.git`, or `/dev/null`. The workspace's own absolute path
-/// is not known here, so absolute paths are outside.
-fn inside_workspace(redirect: &Redirect) -> bool {
-    if redirect.kind != RedirectKind::File {
-        return true;
-    }
-    let target = &redirect.target;
-    let path = target.text.as_str();
-    if HARMLESS_TARGETS.contains(&path) {
-        return true;
-    }
-    target.literal()
-        && !path.is_empty()
-        && !path.starts_with('/')
-        && !path.starts_with('~')
-        && !path.split('/').any(|part| part == ".." || part == ".git")
-}
-
-/// An allow rule read like a command: its words, and the assignments,
-/// `env -S`, wrappers and redirection targets it names.
-struct AllowRule {
-    words: Vec<String>,
-    assignments: Vec<String>,
-    wrappers: Vec<String>,
-    split_string: bool,
-    targets: Vec<String>,
-}
-
-impl AllowRule {
-    fn parse(text: &str) -> Self {
-        if let Ok(reading) = shell::read(text)
-            && reading.unfollowable.is_none()
-            && let [simple] = reading.commands.as_slice()
-            && !simple.words.is_empty()
-        {
-            return Self {
-                words: simple.texts(),
-                assignments: simple.assignments.clone(),
-                wrappers: simple.wrappers.clone(),
-                split_string: simple.split_string,
-                targets: simple
-                    .redirects
-                    .iter()
-                    .map(|r| r.target.text.clone())
-                    .collect(),
-            };
-        }
-        Self {
-            words: text.split_whitespace().map(str::to_string).collect(),
-            assignments: Vec::new(),
-            wrappers: Vec::new(),
-            split_string: false,
-            targets: Vec::new(),
-        }
-    }
-
-    /// The rule's words begin the command's (the program by file name):
-    /// `cargo test` covers `cargo test --all`, not `cargo install`; and
-    /// what else the command carries is named by the rule.
-    fn covers(&self, simple: &Simple) -> bool {
-        let words = simple.texts();
-        let Some((program, rest)) = self.words.split_first() else {
-            return false;
-        };
-        words.len() > rest.len()
-            && basename(&words[0]) == basename(program)
-            && rest.iter().zip(&words[1..]).all(|(r, w)| r == w)
-            && simple
-                .assignments
-                .iter()
-                .all(|a| self.assignments.contains(a))
-            && (!simple.split_string || self.split_string)
-            && simple
-                .wrappers
-                .iter()
-                .all(|w| !ELEVATING.contains(&w.as_str()) || self.wrappers.contains(w))
-            && simple
-                .redirects
-                .iter()
-                .all(|r| inside_workspace(r) || self.targets.contains(&r.target.text))
-    }
 }
 
 #[cfg(test)]
@@ -406,20 +319,30 @@ mod tests {
         let rules = Rules {
             allow: vec!["mcp__docs__search".into(), "ls".into()],
             deny: vec!["mcp__github__*".into(), "rm".into()],
+            ..Rules::default()
         };
+        let (github, docs) = (Some("mcp__github__"), Some("mcp__docs__"));
         assert!(matches!(
-            rules.check_tool("mcp__github__create_issue"),
+            rules.check_tool("mcp__github__create_issue", github),
             Verdict::Denied { rule, .. } if rule == "mcp__github__*"
         ));
-        assert_eq!(rules.check_tool("mcp__docs__search"), Verdict::Allowed);
         assert_eq!(
-            rules.check_tool("mcp__docs__searchx"),
+            rules.check_tool("mcp__docs__search", docs),
+            Verdict::Allowed
+        );
+        assert_eq!(
+            rules.check_tool("mcp__docs__searchx", docs),
             Verdict::Unknown { why: None }
         );
         // `rm` and `ls` are command rules: no tool name is one.
-        assert_eq!(rules.check_tool("rm"), Verdict::Unknown { why: None });
+        assert_eq!(rules.check_tool("rm", None), Verdict::Unknown { why: None });
         assert_eq!(
-            rules.check_tool("mcp__githubx__a"),
+            rules.check_tool("mcp__githubx__a", Some("mcp__githubx__")),
+            Verdict::Unknown { why: None }
+        );
+        // A tool of no server is never an MCP rule's.
+        assert_eq!(
+            rules.check_tool("mcp__github__x", None),
             Verdict::Unknown { why: None }
         );
     }
@@ -428,6 +351,7 @@ mod tests {
         Rules {
             allow: vec!["cargo test".into(), "git status".into(), "ls".into()],
             deny: vec!["rm -rf".into(), "git push".into()],
+            ..Rules::default()
         }
     }
 

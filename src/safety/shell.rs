@@ -9,14 +9,16 @@
 //! [`super::wrappers`]) are looked through. Invariants: what cannot be read
 //! at all is an error; what can be read but not followed (a program named
 //! by an expansion, a shell reading its script from standard input, `eval`
-//! of generated text, a git alias) is said in [`Reading::unfollowable`],
-//! never guessed.
+//! of generated text, a git alias, text that reaches a context that
+//! evaluates it, see [`super::evaluate`]) is said in
+//! [`Reading::unfollowable`], never guessed.
 
+use super::evaluate::Evaluation;
 use super::lexer::{Lexer, RedirectKind, Tok, Word};
-use super::wrappers;
+use super::{builtins, git, wrappers};
 
 pub use super::lexer::Unparsed;
-pub use super::simple::{Simple, basename, is_assignment};
+pub use super::simple::{INERT, Simple, basename, is_assignment, made_from_input, replace_string};
 
 /// Nesting allowed for `bash -c` inside `$(…)` inside … before giving up.
 const MAX_DEPTH: usize = 8;
@@ -27,62 +29,16 @@ const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh",
 ];
 
-/// Variables that make programs run commands of their choosing.
-const COMMAND_VARS: &[&str] = &[
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS",
-    "GIT_EXEC_PATH",
-    "GIT_PROXY_COMMAND",
-    "PAGER",
-    "MANPAGER",
-    "EDITOR",
-    "VISUAL",
-    "SSH_ASKPASS",
-    "LD_PRELOAD",
-    "LD_AUDIT",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "PS4",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "LESSOPEN",
-    "LESSCLOSE",
-];
-
-/// `git -c` keys that run nothing (a prefix ends with `.`).
-const QUIET_GIT_CONFIG: &[&str] = &[
-    "user.",
-    "color.",
-    "advice.",
-    "column.",
-    "i18n.",
-    "init.defaultbranch",
-    "safe.directory",
-    "commit.gpgsign",
-    "tag.gpgsign",
-    "pull.rebase",
-    "pull.ff",
-    "merge.ff",
-    "push.default",
-    "core.quotepath",
-    "core.autocrlf",
-    "core.abbrev",
-    "log.",
-    "protocol.version",
-];
-
 /// What a line runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reading {
     pub commands: Vec<Simple>,
     /// Why some of what the line runs cannot be known from its text.
     pub unfollowable: Option<String>,
+    /// What the line gives its variables and the text it evaluates.
+    pub evaluation: Evaluation,
+    /// Whether it runs git, and writes git's configuration.
+    pub git: git::Use,
 }
 
 impl Reading {
@@ -95,6 +51,22 @@ impl Reading {
 pub fn read(line: &str) -> Result<Reading, Unparsed> {
     let mut reading = Reading::default();
     collect(line, 0, &mut reading)?;
+    let names: Vec<String> = reading
+        .evaluation
+        .names_bound()
+        .map(str::to_string)
+        .collect();
+    for name in names {
+        if let Some(why) = builtins::variable_problem(&name) {
+            reading.cannot_follow(why);
+        }
+    }
+    if let Some(why) = reading.evaluation.problem() {
+        reading.cannot_follow(why);
+    }
+    if let Some(why) = reading.git.problem() {
+        reading.cannot_follow(why);
+    }
     Ok(reading)
 }
 
@@ -130,7 +102,15 @@ fn collect(line: &str, depth: usize, reading: &mut Reading) -> Result<(), Unpars
     for inner in std::mem::take(&mut lexer.nested) {
         collect(&inner, depth + 1, reading)?;
     }
-    for simple in parse(&tokens) {
+    for text in &lexer.arith_texts {
+        reading
+            .evaluation
+            .arithmetic(text, "an arithmetic expression");
+    }
+    for inner in &lexer.params {
+        reading.evaluation.param(inner);
+    }
+    for simple in parse(&tokens, &mut reading.evaluation) {
         follow(simple, depth, reading)?;
     }
     Ok(())
@@ -160,8 +140,9 @@ fn finish(current: &mut Simple, out: &mut Vec<Simple>, piped_next: bool) {
 
 /// The simple commands in the tokens, reserved words looked through: the
 /// words of a `for` or `case` header and `case` patterns are no commands,
-/// nor are function names; the commands in bodies are.
-fn parse(tokens: &[Tok]) -> Vec<Simple> {
+/// nor are function names; the commands in bodies are. A `for` gives its
+/// name the values of its words.
+fn parse(tokens: &[Tok], ev: &mut Evaluation) -> Vec<Simple> {
     let mut out = Vec::new();
     let mut current = Simple::default();
     // Per open `case`: whether a pattern comes next.
@@ -210,6 +191,15 @@ fn parse(tokens: &[Tok]) -> Vec<Simple> {
                     cases.pop();
                 }
                 "for" | "select" => {
+                    let header: Vec<&Word> = tokens[i..]
+                        .iter()
+                        .take_while(|t| **t != Tok::Sep)
+                        .filter_map(|t| match t {
+                            Tok::Word(w) => Some(w),
+                            _ => None,
+                        })
+                        .collect();
+                    builtins::bind_loop(w.text == "for", &header, ev);
                     while let Some(t) = tokens.get(i) {
                         i += 1;
                         if *t == Tok::Sep {
@@ -279,7 +269,12 @@ fn follow(mut s: Simple, depth: usize, reading: &mut Reading) -> Result<(), Unpa
         script(&text, "a wrapper", depth, reading)?;
     }
     for assignment in &s.assignments {
-        check_variable(assignment, reading);
+        builtins::assign(assignment, false, &mut reading.evaluation);
+    }
+    for word in s.words.iter().chain(s.redirects.iter().map(|r| &r.target)) {
+        if git::names_config(&word.text) {
+            reading.git.configures.get_or_insert(word.text.clone());
+        }
     }
     let Some(program) = s.words.first() else {
         reading.commands.push(s);
@@ -291,10 +286,31 @@ fn follow(mut s: Simple, depth: usize, reading: &mut Reading) -> Result<(), Unpa
             program.raw
         ));
     }
-    let name = basename(&program.text).to_string();
+    // `git-push` is `git push`.
+    if let Some(command) = git::dashed(basename(&program.text)) {
+        let command = Word::plain(command);
+        s.words.splice(0..1, [Word::plain("git"), command]);
+    }
+    let name = basename(&s.words[0].text).to_string();
+    if let Err(why) = builtins::follow(&name, &s, &mut reading.evaluation) {
+        reading.cannot_follow(why);
+    }
+    follow_program(&name, &s, depth, reading)?;
+    reading.commands.push(s);
+    Ok(())
+}
+
+/// What program `name` runs besides itself (a shell's script, `eval`'s
+/// text, `xargs`' and `find`'s commands, …).
+fn follow_program(
+    name: &str,
+    s: &Simple,
+    depth: usize,
+    reading: &mut Reading,
+) -> Result<(), Unparsed> {
     let args = &s.words[1..];
-    match name.as_str() {
-        shell if SHELLS.contains(&shell) => follow_shell(&s, shell, depth, reading)?,
+    match name {
+        shell if SHELLS.contains(&shell) => follow_shell(s, shell, depth, reading)?,
         "eval" => {
             if args.iter().all(Word::literal) {
                 let text: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
@@ -309,39 +325,20 @@ fn follow(mut s: Simple, depth: usize, reading: &mut Reading) -> Result<(), Unpa
                 reading.cannot_follow(format!("`{name}` reads commands the line does not show"));
             }
         }
-        "xargs" => {
-            let n = 1 + wrappers::options(args, "adEILnPs", wrappers::XARGS_LONG);
-            let mut inner = s.words[n.min(s.words.len())..].to_vec();
-            if inner.is_empty() {
-                inner.push(Word::plain("echo"));
+        "xargs" => follow_xargs(s, depth, reading)?,
+        "find" => follow_find(s, depth, reading)?,
+        "git" => {
+            reading.git.runs = true;
+            if let Some(why) = git::follow_options(args) {
+                reading.cannot_follow(why);
             }
-            let inner = Simple {
-                words: inner,
-                appended: true,
-                ..Simple::default()
-            };
-            follow(inner, depth + 1, reading)?;
-        }
-        "find" => {
-            let mut i = 1;
-            while i < s.words.len() {
-                let word = s.words[i].text.as_str();
-                if matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir") {
-                    let end = s.words[i + 1..]
-                        .iter()
-                        .position(|w| w.text == ";" || w.text == "+")
-                        .map_or(s.words.len(), |p| i + 1 + p);
-                    let inner = Simple {
-                        words: s.words[i + 1..end].to_vec(),
-                        ..Simple::default()
-                    };
-                    follow(inner, depth + 1, reading)?;
-                    i = end;
-                }
-                i += 1;
+            if let Some(at) = git::command_at(args)
+                && args[at].text == "config"
+                && let Some(key) = git::config_written(&args[at + 1..])
+            {
+                reading.git.configures.get_or_insert(key);
             }
         }
-        "git" => follow_git(args, reading),
         "hash"
             if args
                 .iter()
@@ -372,31 +369,85 @@ fn follow(mut s: Simple, depth: usize, reading: &mut Reading) -> Result<(), Unpa
                 }
             }
         }
-        "export" | "declare" | "typeset" | "local" | "readonly" => {
-            for arg in args.iter().filter(|w| is_assignment(w)) {
-                check_variable(&arg.text, reading);
-            }
-        }
+        _ if !INERT.contains(&name) => follow_embedded_shell(s, depth, reading)?,
         _ => {}
     }
-    reading.commands.push(s);
     Ok(())
 }
 
-/// A variable that makes programs run commands cannot be followed.
-fn check_variable(assignment: &str, reading: &mut Reading) {
-    let name = assignment
-        .split(['=', '+', '['])
-        .next()
-        .unwrap_or(assignment);
-    if COMMAND_VARS.contains(&name)
-        || name.starts_with("GIT_CONFIG")
-        || name.starts_with("BASH_FUNC_")
-    {
-        reading.cannot_follow(format!(
-            "`{name}` is set, which can make programs run other commands"
-        ));
+/// `xargs [OPTIONS] COMMAND…`: the command, with arguments added from
+/// its input; with `-I R` the words holding `R` are made from the input.
+fn follow_xargs(s: &Simple, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
+    let args = &s.words[1..];
+    let n = 1 + wrappers::options(args, "adEILnPs", wrappers::XARGS_LONG);
+    let options = &s.words[1..n.min(s.words.len())];
+    let mut inner = s.words[n.min(s.words.len())..].to_vec();
+    if inner.is_empty() {
+        inner.push(Word::plain("echo"));
     }
+    if let Some(replace) = replace_string(options) {
+        for word in inner.iter_mut() {
+            made_from_input(word, &replace);
+        }
+    }
+    let inner = Simple {
+        words: inner,
+        appended: true,
+        ..Simple::default()
+    };
+    follow(inner, depth + 1, reading)
+}
+
+/// `find … -exec COMMAND… ;`: each command; a `{}` (a found path) that is
+/// the program, or in a shell's script, is made when the line runs.
+fn follow_find(s: &Simple, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
+    let mut i = 1;
+    while i < s.words.len() {
+        let word = s.words[i].text.as_str();
+        if matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = s.words[i + 1..]
+                .iter()
+                .position(|w| w.text == ";" || w.text == "+")
+                .map_or(s.words.len(), |p| i + 1 + p);
+            let mut words = s.words[i + 1..end].to_vec();
+            let runs_text = words
+                .first()
+                .is_some_and(|p| SHELLS.contains(&basename(&p.text)) || p.text == "eval");
+            for (at, word) in words.iter_mut().enumerate() {
+                if at == 0 || runs_text {
+                    made_from_input(word, "{}");
+                }
+            }
+            let inner = Simple {
+                words,
+                ..Simple::default()
+            };
+            follow(inner, depth + 1, reading)?;
+            i = end;
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// A program no table knows may run a command given as its arguments (a
+/// wrapper no table lists): a shell with `-c` among them is read too.
+fn follow_embedded_shell(s: &Simple, depth: usize, reading: &mut Reading) -> Result<(), Unparsed> {
+    let at = s.words.iter().enumerate().skip(1).position(|(i, w)| {
+        w.literal()
+            && SHELLS.contains(&basename(&w.text))
+            && s.words.get(i + 1).is_some_and(|c| {
+                c.text.starts_with('-') && !c.text.starts_with("--") && c.text.contains('c')
+            })
+    });
+    if let Some(at) = at {
+        let inner = Simple {
+            words: s.words[at + 1..].to_vec(),
+            ..Simple::default()
+        };
+        follow(inner, depth + 1, reading)?;
+    }
+    Ok(())
 }
 
 /// `bash -c SCRIPT` is read; a shell reading its script from standard
@@ -465,57 +516,6 @@ fn follow_shell(
         }
     }
     Ok(())
-}
-
-/// Git's own options: `-c alias.*` defines an alias the line's words do
-/// not show, and most other `-c` keys can run commands (`core.pager`,
-/// `core.fsmonitor`, …).
-fn follow_git(args: &[Word], reading: &mut Reading) {
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        let t = w.text.as_str();
-        i += 1;
-        match t {
-            "-c" => {
-                if let Some(setting) = args.get(i) {
-                    check_git_config(setting, reading);
-                }
-                i += 1;
-            }
-            "--config-env" => {
-                reading
-                    .cannot_follow("`git --config-env` takes configuration from a variable".into());
-                i += 1;
-            }
-            _ if t.starts_with("--config-env=") => {
-                reading
-                    .cannot_follow("`git --config-env` takes configuration from a variable".into());
-            }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 1,
-            _ if t.starts_with('-') => {}
-            _ => break,
-        }
-    }
-}
-
-fn check_git_config(setting: &Word, reading: &mut Reading) {
-    if !setting.literal() {
-        reading.cannot_follow("`git -c` sets configuration made by an expansion".into());
-        return;
-    }
-    let key = setting
-        .text
-        .split_once('=')
-        .map_or(setting.text.as_str(), |(k, _)| k)
-        .to_ascii_lowercase();
-    if key.starts_with("alias.") {
-        reading.cannot_follow(format!("`git -c {key}` defines a git alias"));
-    } else if !QUIET_GIT_CONFIG
-        .iter()
-        .any(|q| key == *q || (q.ends_with('.') && key.starts_with(q)))
-    {
-        reading.cannot_follow(format!("`git -c {key}` can make git run other commands"));
-    }
 }
 
 #[cfg(test)]
@@ -594,8 +594,8 @@ mod tests {
             ("cat <<'EOF'\nrm -rf /\nEOF\nls", &["cat", "ls"]),
             ("cat <<EOF\n$(rm -rf x)\nEOF", &["rm -rf x", "cat"]),
             (
-                "echo $(( $(a) + 1 )) ${X:-$(b)}",
-                &["a", "b", "echo $((…)) ${X:-$(b)}"],
+                "echo $(( 1 + 2 )) ${X:-$(b)}",
+                &["b", "echo $((…)) ${X:-$(b)}"],
             ),
             ("$'r\\x6d' -rf x; 'r''m' y", &["rm -rf x", "rm y"]),
             // Wrappers.
@@ -617,9 +617,17 @@ mod tests {
             ("stdbuf -o 0 ionice -c 3 chrt -i 0 taskset -c 1 a", &["a"]),
             ("watch -n 1 'a | b'", &["a", "b"]),
             ("su -c 'a' root", &["a"]),
+            ("trap 'a' EXIT", &["a", "trap a EXIT"]),
             (
-                "trap 'a' EXIT; alias x='b'",
-                &["a", "trap a EXIT", "b", "alias x=b"],
+                "unshare -r setpriv --reuid=1 prlimit --nofile=1 strace -o /dev/null a",
+                &["a"],
+            ),
+            ("setarch x86_64 -R a; nsenter -t 1 -m b", &["a", "b"]),
+            ("capsh -- -c 'a'", &["a", "bash -c a"]),
+            ("git-push origin", &["git push origin"]),
+            (
+                "tool --flag sh -c 'a'",
+                &["a", "sh -c a", "tool --flag sh -c a"],
             ),
         ];
         for (line, expected) in table {
@@ -650,6 +658,11 @@ mod tests {
             "GIT_CONFIG_COUNT=1 git status",
             "export GIT_SSH_COMMAND=a",
             "env -S \"$X\"",
+            "echo $(( $(a) + 1 ))",
+            "alias x='b'",
+            "x='a[$(b)]'; (( x ))",
+            "BASH_CMDS[ls]=/bin/rm; ls",
+            "git config alias.p push; git p",
         ] {
             assert!(simple_commands(line).is_err(), "{line}");
         }
@@ -665,6 +678,9 @@ mod tests {
             "git -c user.name=x commit",
             "cat <<EOF\nhi\nEOF",
             "FOO=1 make",
+            "for ((i = 0; i < 3; i++)); do a $i; done",
+            "n=2; echo $((n * 2)) ${#list[@]}",
+            "git config user.name x && git status",
         ] {
             assert!(simple_commands(line).is_ok(), "{line}");
         }
@@ -677,7 +693,8 @@ mod tests {
             panic!("{reading:?}")
         };
         assert_eq!(a.texts(), ["a"]);
-        assert_eq!(a.assignments, ["FOO=1", "BAR=2"]);
+        let assignments: Vec<&str> = a.assignments.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(assignments, ["FOO=1", "BAR=2"]);
         assert_eq!(a.wrappers, ["sudo", "env"]);
         let targets: Vec<(&str, RedirectKind, bool)> = a
             .redirects

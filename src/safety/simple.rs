@@ -11,7 +11,7 @@ pub struct Simple {
     /// The program, then its arguments.
     pub words: Vec<Word>,
     /// `NAME=value` before the program or given to `env`.
-    pub assignments: Vec<String>,
+    pub assignments: Vec<Word>,
     pub redirects: Vec<Redirect>,
     /// Its standard input is a pipe.
     pub piped: bool,
@@ -21,6 +21,8 @@ pub struct Simple {
     pub split_string: bool,
     /// More arguments are added that the line does not show (`xargs`).
     pub appended: bool,
+    /// Files its wrappers write by their options (`time -o FILE`).
+    pub written: Vec<Word>,
 }
 
 impl Simple {
@@ -32,6 +34,106 @@ impl Simple {
     /// The program's file name, when there is one.
     pub fn program(&self) -> Option<&str> {
         self.words.first().map(|w| basename(&w.text))
+    }
+}
+
+/// Programs that never run their arguments as commands: a denied
+/// command among their words is text (`echo rm -rf`).
+pub const INERT: &[&str] = &[
+    "echo",
+    "printf",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "man",
+    "info",
+    "which",
+    "type",
+    "whereis",
+    "whatis",
+    "apropos",
+    "help",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "ls",
+    "less",
+    "more",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "file",
+    "stat",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "test",
+    "[",
+    "[[",
+    ":",
+    "true",
+    "false",
+    "git",
+    "alias",
+    "trap",
+    "declare",
+    "local",
+    "export",
+    "readonly",
+    "typeset",
+    "let",
+    "read",
+    "unset",
+    "mapfile",
+    "readarray",
+    "printenv",
+    "hash",
+    "complete",
+    "compgen",
+    "history",
+    "fc",
+];
+
+/// The string `xargs -I R`, `-i[R]` or `--replace[=R]` replaces.
+pub fn replace_string(options: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = options.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if t == "-I" {
+            return options.get(i).map(|r| r.text.clone());
+        }
+        if let Some(r) = t.strip_prefix("-I") {
+            return Some(r.to_string());
+        }
+        if t == "-i" || t == "--replace" {
+            return Some("{}".into());
+        }
+        if let Some(r) = t
+            .strip_prefix("-i")
+            .or_else(|| t.strip_prefix("--replace="))
+        {
+            return Some(r.to_string());
+        }
+    }
+    None
+}
+
+/// `word` holds `replaced`, which is made from input when the line runs.
+pub fn made_from_input(word: &mut Word, replaced: &str) {
+    if let Some(at) = word.text.find(replaced) {
+        if word.literal() {
+            word.lead = word.text[..at].chars().count();
+        }
+        word.expanded = true;
     }
 }
 

@@ -9,7 +9,8 @@ use super::lexer::{Lexer, Tok, Unparsed, Word};
 use super::simple::{Simple, basename, is_assignment};
 
 /// A wrapper: its options that take a value (short letters, long names)
-/// and the operands before the command (`timeout`'s duration).
+/// and the operands before the command (`timeout`'s duration; `setarch`'s
+/// comes before its options).
 struct Wrapper {
     name: &'static str,
     short: &'static str,
@@ -30,6 +31,9 @@ const fn wrapper(
         operands,
     }
 }
+
+/// Wrappers whose operand comes before their options.
+const OPERAND_FIRST: &[&str] = &["setarch"];
 
 const WRAPPERS: &[Wrapper] = &[
     wrapper("nohup", "", &[], 0),
@@ -81,6 +85,166 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("toybox", "", &[], 0),
     wrapper("fakeroot", "", &[], 0),
     wrapper("torsocks", "", &[], 0),
+    wrapper(
+        "unshare",
+        "SGRw",
+        &[
+            "--setuid",
+            "--setgid",
+            "--root",
+            "--wd",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+            "--propagation",
+            "--setgroups",
+            "--monotonic",
+            "--boottime",
+        ],
+        0,
+    ),
+    wrapper(
+        "setpriv",
+        "",
+        &[
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+            "--seccomp-filter",
+        ],
+        0,
+    ),
+    wrapper("prlimit", "po", &["--pid", "--output"], 0),
+    wrapper(
+        "strace",
+        "abeEIoOpPsSuUX",
+        &[
+            "--output",
+            "--trace",
+            "--signal",
+            "--status",
+            "--env",
+            "--attach",
+            "--user",
+            "--string-limit",
+            "--trace-path",
+            "--columns",
+            "--summary-sort-by",
+        ],
+        0,
+    ),
+    wrapper(
+        "ltrace",
+        "aADeFlnopsuwx",
+        &["--output", "--library", "--config", "--align", "--indent"],
+        0,
+    ),
+    wrapper("nsenter", "tSG", &["--target", "--setuid", "--setgid"], 0),
+    wrapper("pkexec", "", &["--user"], 0),
+    wrapper(
+        "run0",
+        "ugD",
+        &[
+            "--user",
+            "--group",
+            "--chdir",
+            "--setenv",
+            "--nice",
+            "--unit",
+            "--property",
+            "--description",
+            "--slice",
+            "--machine",
+            "--background",
+        ],
+        0,
+    ),
+    wrapper(
+        "systemd-run",
+        "pEuHM",
+        &[
+            "--property",
+            "--setenv",
+            "--unit",
+            "--host",
+            "--machine",
+            "--description",
+            "--slice",
+            "--working-directory",
+            "--uid",
+            "--gid",
+            "--nice",
+            "--on-active",
+            "--on-calendar",
+            "--service-type",
+        ],
+        0,
+    ),
+    wrapper("setarch", "", &[], 1),
+    wrapper("linux32", "", &[], 0),
+    wrapper("linux64", "", &[], 0),
+    wrapper(
+        "numactl",
+        "imNCpP",
+        &[
+            "--interleave",
+            "--membind",
+            "--cpunodebind",
+            "--physcpubind",
+            "--preferred",
+        ],
+        0,
+    ),
+    wrapper("cgexec", "g", &[], 0),
+    wrapper("valgrind", "", &[], 0),
+    wrapper("firejail", "", &[], 0),
+    wrapper("catchsegv", "", &[], 0),
+    wrapper("eatmydata", "", &[], 0),
+    wrapper("nocache", "", &[], 0),
+    wrapper("tsocks", "", &[], 0),
+    wrapper("proxychains", "f", &[], 0),
+    wrapper("proxychains4", "f", &[], 0),
+    wrapper(
+        "dbus-run-session",
+        "",
+        &["--config-file", "--dbus-daemon"],
+        0,
+    ),
+    wrapper(
+        "xvfb-run",
+        "nsfepw",
+        &[
+            "--server-num",
+            "--server-args",
+            "--auth-file",
+            "--error-file",
+            "--xauth-protocol",
+            "--wait",
+        ],
+        0,
+    ),
+    wrapper("ssh-agent", "aEtP", &[], 0),
+];
+
+/// Wrappers' options that write a file (its value): `time -o FILE`.
+const WRITING: &[(&str, char, &str)] = &[
+    ("time", 'o', "--output"),
+    ("strace", 'o', "--output"),
+    ("ltrace", 'o', "--output"),
 ];
 
 /// `xargs`'s long options that take the next word as their value.
@@ -93,8 +257,32 @@ pub const XARGS_LONG: &[&str] = &[
     "--process-slot-var",
 ];
 
-/// Wrappers whose command runs with more rights than the line's.
-pub const ELEVATING: &[&str] = &["sudo", "doas", "su", "runuser", "chroot"];
+/// Wrappers whose command runs with more rights than the line's, or
+/// where the line's rights do not reach (other namespaces, capabilities,
+/// another user, a service manager), or watched: an allow rule covers a
+/// command run through one only when it names it.
+pub const NAMED: &[&str] = &[
+    "sudo",
+    "doas",
+    "su",
+    "runuser",
+    "chroot",
+    "pkexec",
+    "run0",
+    "unshare",
+    "setpriv",
+    "nsenter",
+    "capsh",
+    "systemd-run",
+    "firejail",
+    "strace",
+    "ltrace",
+    "ssh-agent",
+    "proxychains",
+    "proxychains4",
+    "torsocks",
+    "tsocks",
+];
 
 /// Removes the assignments and wrappers in front of `s`'s program,
 /// recording them in `s`; returns the shell strings they run.
@@ -106,7 +294,7 @@ pub fn strip(s: &mut Simple) -> Result<Vec<Word>, Unparsed> {
         };
         if is_assignment(first) {
             let assignment = s.words.remove(0);
-            s.assignments.push(assignment.text);
+            s.assignments.push(assignment);
             continue;
         }
         if !first.literal() {
@@ -167,11 +355,25 @@ pub fn strip(s: &mut Simple) -> Result<Vec<Word>, Unparsed> {
                     None => return Ok(scripts),
                 }
             }
+            // `capsh … -- ARGS` runs `bash ARGS`.
+            "capsh" => match s.words.iter().position(|w| w.text == "--") {
+                Some(at) => {
+                    s.words.splice(..=at, [Word::plain("bash")]);
+                    s.wrappers.push(name);
+                    continue;
+                }
+                None => return Ok(scripts),
+            },
             _ => match WRAPPERS.iter().find(|w| w.name == name) {
+                Some(w) if OPERAND_FIRST.contains(&w.name) => {
+                    let from = (1 + w.operands).min(s.words.len());
+                    from + options(&s.words[from..], w.short, w.long)
+                }
                 Some(w) => 1 + options(&s.words[1..], w.short, w.long) + w.operands,
                 None => return Ok(scripts),
             },
         };
+        record_written(&name, &s.words[..skip.min(s.words.len())], &mut s.written);
         if matches!(name.as_str(), "sudo" | "doas") && skip >= s.words.len() {
             // `sudo -s`, `sudo -i`, `doas -s` without a command: a shell.
             let shell = s.words[1..].iter().any(|w| {
@@ -189,6 +391,44 @@ pub fn strip(s: &mut Simple) -> Result<Vec<Word>, Unparsed> {
         }
         s.wrappers.push(name);
         s.words.drain(..skip.min(s.words.len()));
+    }
+}
+
+/// The files a wrapper's options (`words`, the wrapper first) write.
+fn record_written(name: &str, words: &[Word], written: &mut Vec<Word>) {
+    if name == "flock" {
+        // The lock file is created when missing.
+        let file = words
+            .iter()
+            .skip(1)
+            .rev()
+            .find(|w| !w.text.starts_with('-'));
+        written.extend(file.cloned());
+        return;
+    }
+    let Some((_, short, long)) = WRITING.iter().find(|(n, _, _)| *n == name) else {
+        return;
+    };
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        let value = if t == *long || t == format!("-{short}") {
+            i += 1;
+            words.get(i - 1).cloned()
+        } else {
+            t.strip_prefix(long)
+                .and_then(|r| r.strip_prefix('='))
+                .or_else(|| t.strip_prefix(&format!("-{short}")))
+                .map(|v| Word {
+                    text: v.to_string(),
+                    raw: v.to_string(),
+                    expanded: !w.literal(),
+                    lead: v.chars().count(),
+                    ..Word::default()
+                })
+        };
+        written.extend(value);
     }
 }
 
@@ -284,7 +524,7 @@ fn env(s: &mut Simple) -> Result<usize, Unparsed> {
         .get(i)
         .filter(|w| w.text.contains('=') && !w.text.starts_with('='))
     {
-        s.assignments.push(w.text.clone());
+        s.assignments.push(w.clone());
         i += 1;
     }
     Ok(i.min(s.words.len()))

@@ -94,6 +94,12 @@ async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<Option<String>, S
     let Some(mut files) = walked else {
         return Ok(None);
     };
+    // Files a rule keeps from reading (Claude Code's `Read(…)`) are not listed.
+    let read_rules = env.config.rules.access.read.compile();
+    files.retain(|f| {
+        use crate::safety::access::Says;
+        !matches!(read_rules.says(&root.join(f)), Says::Deny(_) | Says::Ask(_))
+    });
 
     if files.is_empty() {
         return Ok(Some(format!("No files match `{pattern}`.")));

@@ -297,6 +297,10 @@ pub enum Target<'v> {
     Command(&'v str),
     /// A file, as the call names it (resolved in the workspace).
     File(&'v str),
+    /// A file or folder read, as the call names it.
+    Read(&'v str),
+    /// An address fetched.
+    Url(&'v str),
     /// Nothing the gate looks at.
     Nothing,
 }

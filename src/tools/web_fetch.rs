@@ -20,7 +20,7 @@ use reqwest::Url;
 use serde_json::Value;
 
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
+    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
     str_or_empty, summary_line,
 };
 
@@ -52,6 +52,9 @@ the default; text; or raw). Public addresses only; redirects are followed. Asked
             }),
             Access::Network,
         )
+    }
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        Target::Url(str_or_empty(input, "url"))
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {

@@ -3,8 +3,10 @@
 //! what in them a shell would expand), control operators, redirections with
 //! their targets, here-document bodies. The text of every command
 //! substitution (`$(…)`, backticks, `<(…)`, inside `${…}`, `$((…))` and
-//! unquoted here-documents) is kept to be read as commands too. Invariant:
-//! what cannot be read (an open quote, a missing `)`) is an error.
+//! unquoted here-documents) is kept to be read as commands too, and so is
+//! the text the shell evaluates (arithmetic, the inside of `${…}`), to be
+//! checked by [`super::evaluate`]. Invariant: what cannot be read (an open
+//! quote, a missing `)`) is an error.
 
 mod word;
 
@@ -115,6 +117,11 @@ pub struct Lexer {
     pos: usize,
     /// The text of command substitutions, read as commands afterwards.
     pub nested: Vec<String>,
+    /// The text of arithmetic (`((…))`, `$((…))`, `$[…]`), which the shell
+    /// evaluates.
+    pub arith_texts: Vec<String>,
+    /// The inside of each `${…}` (subscripts, offsets, `!`, `@P` evaluate).
+    pub params: Vec<String>,
     pending: Vec<Pending>,
     /// How deep in `${…}` and `$((…))` this lexer reads.
     depth: usize,
@@ -136,6 +143,8 @@ impl Lexer {
             chars: text.chars().collect(),
             pos: 0,
             nested: Vec::new(),
+            arith_texts: Vec::new(),
+            params: Vec::new(),
             pending: Vec::new(),
             depth: 0,
         }
@@ -329,6 +338,7 @@ impl Lexer {
         match inner {
             Ok(inner) if self.eat(')') => {
                 self.scan(&inner)?;
+                self.arith_texts.push(inner);
                 Ok(true)
             }
             _ => {
@@ -359,6 +369,8 @@ impl Lexer {
             }
         }
         self.nested.append(&mut inner.nested);
+        self.arith_texts.append(&mut inner.arith_texts);
+        self.params.append(&mut inner.params);
         Ok(expanded)
     }
 }

@@ -176,7 +176,16 @@ impl Lexer {
                     return Err(Unparsed("a `))` is missing".into()));
                 }
                 self.scan(&inner)?;
+                self.arith_texts.push(inner);
                 "$((…))".to_string()
+            }
+            // The old form of arithmetic, still evaluated by bash.
+            Some('[') => {
+                self.pos += 2;
+                let inner = self.until_close('[', ']')?;
+                self.scan(&inner)?;
+                self.arith_texts.push(inner);
+                "$[…]".to_string()
             }
             Some('(') => {
                 self.pos += 2;
@@ -188,6 +197,7 @@ impl Lexer {
                 self.pos += 2;
                 let inner = self.until_close('{', '}')?;
                 self.scan(&inner)?;
+                self.params.push(inner.clone());
                 format!("${{{inner}}}")
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {

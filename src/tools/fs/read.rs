@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, cap_output,
-    opt_u64_arg, str_arg, str_or_empty, summary_line,
+    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary,
+    cap_output, opt_u64_arg, str_arg, str_or_empty, summary_line,
 };
 
 /// Lines returned when `limit` is not given.
@@ -61,6 +61,9 @@ impl Tool for ReadFile {
             }),
             Access::Read,
         )
+    }
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        Target::Read(str_or_empty(input, "path"))
     }
     fn summarize(&self, input: &Value) -> ToolSummary {
         ToolSummary {

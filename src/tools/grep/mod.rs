@@ -20,7 +20,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
+    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
     str_or_empty, summary_line,
 };
 
@@ -151,6 +151,12 @@ and offset page through long results. Binary and huge files are skipped and list
             Access::Read,
         )
     }
+    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
+        match input.get("path").and_then(Value::as_str) {
+            Some(path) if !path.is_empty() => Target::Read(path),
+            _ => Target::Read("."),
+        }
+    }
     fn summarize(&self, input: &Value) -> ToolSummary {
         let pattern = str_or_empty(input, "pattern");
         let line = match input.get("path").and_then(Value::as_str) {
@@ -177,7 +183,9 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
         Err(e) => return ToolOutput::error(e),
     };
     let plan = match search::Plan::new(&query, env.workspace) {
-        Ok(p) => p,
+        // Files a rule keeps from reading (Claude Code's `Read(…)`) are
+        // not searched either.
+        Ok(p) => p.hiding(env.config.rules.access.read.clone()),
         Err(e) => return ToolOutput::error(e),
     };
     let cancel = env.cancel.clone();

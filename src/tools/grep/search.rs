@@ -67,6 +67,8 @@ pub struct Plan {
     multiline: bool,
     /// Lines one file needs to keep at most (`offset` + `head_limit`).
     keep: usize,
+    /// Rules on reading: files they deny or ask about are not searched.
+    hidden: crate::safety::access::Lists,
 }
 
 impl Plan {
@@ -129,13 +131,28 @@ impl Plan {
             },
             multiline: query.multiline,
             keep: query.offset.saturating_add(query.limit),
+            hidden: crate::safety::access::Lists::default(),
         })
+    }
+
+    /// The same search, skipping the files `rules` deny or ask about.
+    pub fn hiding(self, rules: crate::safety::access::Lists) -> Self {
+        Self {
+            hidden: rules,
+            ..self
+        }
     }
 
     /// Searches every file; `None` when `cancel` fired.
     pub fn run(&self, cancel: &CancellationToken) -> Option<Found> {
         let found = Mutex::new(Found::default());
         let kept = AtomicUsize::new(0);
+        // Files a rule keeps from reading without asking are not searched.
+        let hidden = self.hidden.compile();
+        let hidden = |path: &Path| {
+            use crate::safety::access::Says;
+            matches!(hidden.says(path), Says::Deny(_) | Says::Ask(_))
+        };
         let mut walk = WalkBuilder::new(&self.start);
         walk.require_git(false)
             .hidden(true)
@@ -151,6 +168,7 @@ impl Plan {
             let mut searcher = self.searcher();
             let found = &found;
             let kept = &kept;
+            let hidden = &hidden;
             Box::new(move |entry| {
                 if cancel.is_cancelled() {
                     return WalkState::Quit;
@@ -159,7 +177,7 @@ impl Plan {
                     return WalkState::Continue;
                 };
                 // Links are not followed (as `rg` without -L).
-                if entry.file_type().is_some_and(|t| t.is_file()) {
+                if entry.file_type().is_some_and(|t| t.is_file()) && !hidden(entry.path()) {
                     self.search_one(entry.path(), &mut searcher, found, kept);
                 }
                 WalkState::Continue

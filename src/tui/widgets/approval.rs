@@ -119,6 +119,11 @@ fn body(request: &ApprovalRequest, p: Palette, width: u16) -> Vec<Line<'static>>
             "Deny rules are configured, and this command cannot be checked against them: {}. Run it?",
             clean_line(why)
         ),
+        (ApprovalReason::Rule { rule }, _, _) => format!(
+            "The rule {} asks before {} runs. Run it?",
+            clean_line(rule),
+            clean_line(&request.name)
+        ),
         (_, _, Some(_)) => "Run this command?".to_string(),
         (_, ToolDetail::Diff { path, old, .. }, _) if old.is_empty() => {
             format!("Write {}?", clean_line(path))
@@ -226,10 +231,14 @@ fn footer(
                 ApprovalReason::SandboxBlocked { .. } => " outside the sandbox",
                 ApprovalReason::Mode
                 | ApprovalReason::Unfollowable { .. }
-                | ApprovalReason::Tool { .. } => "",
+                | ApprovalReason::Tool { .. }
+                | ApprovalReason::Rule { .. } => "",
             };
             let keys = if let ApprovalReason::Tool { .. } = request.reason {
                 format!("y yes once · a always ({always}) · n no · Esc no and stop the turn")
+            } else if let ApprovalReason::Rule { .. } = request.reason {
+                // The rule asks every time: there is no "always".
+                "y run once · n refuse · Esc refuse and stop the turn".to_string()
             } else {
                 format!(
                     "y run once · a always{outside} ({always}) · n refuse · Esc refuse and stop the turn"
