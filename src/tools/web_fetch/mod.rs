@@ -14,6 +14,7 @@
 //! read. The gate asks for it like a command (`Access::Network`).
 
 mod address;
+mod decode;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -207,6 +208,12 @@ async fn read(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let encoding = response
+        .headers()
+        .get(reqwest::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let mut body = Vec::new();
     let mut cut = false;
     while let Some(chunk) = response
@@ -233,6 +240,7 @@ async fn read(
             body.len()
         ));
     }
+    let (body, cut) = decode::decoded(&encoding, body, cut).map_err(|e| format!("{url}: {e}"))?;
     let text = String::from_utf8_lossy(&body);
     let html = kind.contains("html") || (kind.is_empty() && text.trim_start().starts_with('<'));
     let shown = match format {
@@ -303,5 +311,88 @@ mod tests {
         assert!(e.contains("only http and https"), "{e}");
         let ok = checked(&refused("http://127.0.0.1:9/"), &["127.0.0.1".into()]).await;
         assert!(ok.is_ok());
+    }
+
+    /// A web server on 127.0.0.1 that answers every request with `body`
+    /// under `Content-Encoding: encoding`.
+    async fn encoded_server(encoding: &'static str, body: Vec<u8>) -> Url {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    let _ = sock.read(&mut buf).await;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: {encoding}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = sock.write_all(head.as_bytes()).await;
+                    let _ = sock.write_all(&body).await;
+                });
+            }
+        });
+        Url::parse(&format!("http://127.0.0.1:{port}/page")).unwrap()
+    }
+
+    fn compressed(encoding: &str, text: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let level = flate2::Compression::default();
+        match encoding {
+            "gzip" => {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
+                e.write_all(text).unwrap();
+                e.finish().unwrap()
+            }
+            "deflate" => {
+                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
+                e.write_all(text).unwrap();
+                e.finish().unwrap()
+            }
+            _ => {
+                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), level);
+                e.write_all(text).unwrap();
+                e.finish().unwrap()
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn gzip_and_deflate_pages_are_decoded() {
+        let page = format!(
+            "<html><body><h1>Release notes</h1>{}</body></html>",
+            "<p>Version 2.0 is out.</p>".repeat(200)
+        );
+        let allow = ["127.0.0.1".to_string()];
+        // `deflate` as zlib (the standard) and as a bare stream (what some
+        // servers send).
+        for (encoding, wire) in [("gzip", "gzip"), ("deflate", "deflate"), ("deflate", "raw")] {
+            let body = compressed(wire, page.as_bytes());
+            assert!(!String::from_utf8_lossy(&body).contains("Release notes"));
+            let url = encoded_server(encoding, body).await;
+            let text = fetch(url, Format::Markdown, &allow).await.unwrap();
+            assert!(
+                text.contains("# Release notes") && text.contains("Version 2.0"),
+                "{encoding} ({wire}): {text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_gzip_bomb_is_cut_at_the_limit() {
+        let bomb = compressed("gzip", &vec![b'a'; 3 * MAX_BYTES]);
+        assert!(bomb.len() < MAX_BYTES / 100);
+        let url = encoded_server("gzip", bomb).await;
+        let text = fetch(url, Format::Raw, &["127.0.0.1".to_string()])
+            .await
+            .unwrap();
+        assert!(
+            text.contains("[cut: only the first 5 MiB"),
+            "{}",
+            &text[text.len() - 200..]
+        );
+        assert!(text.len() < MAX_BYTES + 1000, "{}", text.len());
     }
 }
