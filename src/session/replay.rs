@@ -447,6 +447,7 @@ impl Replayer {
             Event::Usage {
                 request, totals, ..
             } => {
+                *request = request.plausible();
                 self.totals.add(request);
                 *totals = self.totals;
             }
