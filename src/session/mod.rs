@@ -21,7 +21,7 @@ pub use load::{Loaded, load};
 pub use record::{FORMAT_VERSION, Header, Record, TurnOutcome};
 pub use replay::{Restored, replay};
 pub use store::{SessionInfo, SessionStore, parse_age};
-pub use transcript::Transcript;
+pub use transcript::{Transcript, unsaved_notes};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {

@@ -7,7 +7,10 @@
 //! failing disk is reported once per run of failures and never stops the
 //! session; a record that could not be written stays queued, in order, and
 //! is written first once the disk takes writes again (none is lost, none
-//! is written out of order).
+//! is written out of order). Records still queued when the transcript is
+//! closed or dropped get one last try; those lost then are said in one
+//! line ([`Transcript::close`], or [`unsaved_notes`] for the process's
+//! end), never dropped silently.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
@@ -120,6 +123,30 @@ impl Transcript {
         t.settle(result)
     }
 
+    /// The end of the session: the queued records get a last try; what
+    /// could not be written is said in one line (and then forgotten).
+    pub fn close(&mut self) -> Option<String> {
+        let mut t = self.target.take()?;
+        if t.pending.is_empty() {
+            return None;
+        }
+        let error = match t.flush_pending() {
+            Ok(()) => {
+                // Best effort: the records are the kernel's now.
+                let _ = t.file.as_ref().map(File::sync_data);
+                return None;
+            }
+            Err(e) => e,
+        };
+        let lost = t.pending.iter().filter(|&&b| b == b'\n').count();
+        Some(format!(
+            "{} of session {} were not saved to {} ({error}); the transcript ends before them",
+            crate::units::plural(lost, "record"),
+            self.id,
+            t.path.display()
+        ))
+    }
+
     /// The end of a turn: everything reaches the disk (`fsync`) and the
     /// session's card (what listings show) is rewritten.
     pub fn sync(&mut self) -> Option<String> {
@@ -133,6 +160,32 @@ impl Transcript {
         });
         t.settle(result)
     }
+}
+
+impl Drop for Transcript {
+    /// A transcript nobody closed (the process is ending): its lost
+    /// records are kept for [`unsaved_notes`].
+    fn drop(&mut self) {
+        if let Some(note) = self.close() {
+            tracing::warn!("{note}");
+            lock_notes().push(note);
+        }
+    }
+}
+
+/// What dropped transcripts could not save, for the process to say on
+/// stderr once the terminal is its own again.
+static UNSAVED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn lock_notes() -> std::sync::MutexGuard<'static, Vec<String>> {
+    UNSAVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The lines about records lost since the last call (see [`Transcript::close`]).
+pub fn unsaved_notes() -> Vec<String> {
+    std::mem::take(&mut *lock_notes())
 }
 
 impl Target {
@@ -266,5 +319,60 @@ pub(super) fn try_lock(file: &File) -> std::io::Result<bool> {
         Ok(false)
     } else {
         Err(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn note(text: &str) -> Record<'static> {
+        Record::User {
+            text: Cow::Owned(text.into()),
+            prompt: true,
+            at: 1,
+        }
+    }
+
+    /// A transcript whose file is `/dev/full` once its first record is in.
+    fn on_a_full_disk(dir: &Path, id: &str) -> Transcript {
+        let mut t = Transcript::create(dir, Header::new(id, "/ws", "p", "m", 1));
+        assert_eq!(t.record(&note("saved")), None);
+        let full = OpenOptions::new().write(true).open("/dev/full").unwrap();
+        t.target.as_mut().unwrap().file = Some(full);
+        assert!(t.record(&note("lost one")).is_some(), "a failure is said");
+        assert_eq!(t.record(&note("lost two")), None, "once per run");
+        t
+    }
+
+    #[test]
+    fn records_a_full_disk_kept_are_said_when_the_transcript_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = on_a_full_disk(dir.path(), "closed-one");
+        let said = t.close().unwrap();
+        assert!(
+            said.starts_with("2 records of session closed-one were not saved to ")
+                && said.contains("closed-one.jsonl")
+                // /dev/full refuses the cut before the write (EINVAL).
+                && said.contains("(os error ")
+                && !said.contains('\n'),
+            "{said}"
+        );
+        assert_eq!(t.close(), None, "said once");
+        // Dropped without a close (the process ends): kept for stderr.
+        drop(on_a_full_disk(dir.path(), "dropped-one"));
+        let notes = unsaved_notes();
+        let ours: Vec<&String> = notes.iter().filter(|n| n.contains("dropped-one")).collect();
+        assert_eq!(ours.len(), 1, "{notes:?}");
+        assert!(
+            ours[0].starts_with("2 records of session dropped-one"),
+            "{}",
+            ours[0]
+        );
+        // A transcript that saved everything says nothing.
+        let mut fine = Transcript::create(dir.path(), Header::new("fine", "/ws", "p", "m", 1));
+        assert_eq!(fine.record(&note("saved")), None);
+        assert_eq!(fine.close(), None);
     }
 }
