@@ -93,6 +93,7 @@ async fn a_flood_of_list_changed_notices_is_listed_again_a_few_times_not_once_ea
     // Anything still coming would come now.
     tokio::time::sleep(Duration::from_millis(700)).await;
     let relists = number_in(&count_file) - 1;
+    eprintln!("{NOTICES} notices: {relists} tools/list requests");
     assert!(
         (1..=3).contains(&relists),
         "{NOTICES} notices made {relists} tools/list requests"
