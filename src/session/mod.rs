@@ -6,6 +6,7 @@
 
 pub mod card;
 pub mod export;
+mod images;
 pub mod load;
 pub mod record;
 pub mod replay;

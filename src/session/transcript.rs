@@ -18,6 +18,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::card::Card;
+use super::images::{FORMAT_WITH_REFS, stored_once};
 use super::record::{Header, Record};
 
 /// Where a session's records go: a file, or nowhere (tests, and drivers
@@ -42,6 +43,9 @@ struct Target {
     /// Whole lines not written yet: the next record's, after any a failed
     /// write left (the oldest first).
     pending: Vec<u8>,
+    /// The content addresses of the images written whole (or queued):
+    /// later records refer to them (a file of format 3 on).
+    images: std::collections::HashSet<String>,
 }
 
 impl Transcript {
@@ -67,13 +71,18 @@ impl Transcript {
         header: Header,
         card: Card,
         valid_len: u64,
+        images: std::collections::HashSet<String>,
     ) -> std::io::Result<Self> {
         let mut file = OpenOptions::new().append(true).open(path)?;
         lock(&file)?;
         file.set_len(valid_len)?;
         file.seek(SeekFrom::End(0))?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        Ok(Self::with_target(dir, header, card, Some(file), valid_len))
+        let mut transcript = Self::with_target(dir, header, card, Some(file), valid_len);
+        if let Some(t) = transcript.target.as_mut() {
+            t.images = images;
+        }
+        Ok(transcript)
     }
 
     fn with_target(
@@ -94,6 +103,7 @@ impl Transcript {
                 good_len,
                 failing: false,
                 pending: Vec::with_capacity(4096),
+                images: std::collections::HashSet::new(),
             }),
             id,
         }
@@ -190,6 +200,11 @@ pub fn unsaved_notes() -> Vec<String> {
 
 impl Target {
     fn write(&mut self, record: &Record<'_>) -> std::io::Result<()> {
+        // An image the file holds already is written as a reference.
+        let once = (self.header.format >= FORMAT_WITH_REFS)
+            .then(|| stored_once(record, &mut self.images))
+            .flatten();
+        let record: &Record<'_> = once.as_ref().unwrap_or(record);
         // Queued first: if the write fails, the record waits for the next.
         serde_json::to_writer(&mut self.pending, record)?;
         self.pending.push(b'\n');
@@ -374,5 +389,66 @@ mod tests {
         let mut fine = Transcript::create(dir.path(), Header::new("fine", "/ws", "p", "m", 1));
         assert_eq!(fine.record(&note("saved")), None);
         assert_eq!(fine.close(), None);
+    }
+
+    #[test]
+    fn an_image_is_written_once_and_read_back_wherever_it_was() {
+        use crate::chat::{ContentBlock, ImageSource, Message, Role};
+        let dir = tempfile::tempdir().unwrap();
+        let image = |n: u8| ImageSource {
+            kind: "base64".into(),
+            media_type: "image/png".into(),
+            data: format!("iVBORw0KGgo{}", "A".repeat(4000) + &n.to_string()),
+        };
+        let (a, b) = (image(1), image(2));
+        let mut t = Transcript::create(dir.path(), Header::new("imgs", "/ws", "p", "m", 1));
+        let images = |list: Vec<ImageSource>| Record::Images {
+            images: Cow::Owned(list),
+            at: 2,
+        };
+        assert_eq!(t.record(&images(vec![a.clone()])), None);
+        // Read again, twice in one reply, beside a new one.
+        assert_eq!(
+            t.record(&images(vec![a.clone(), b.clone(), a.clone()])),
+            None
+        );
+        // A compaction keeps messages that hold them.
+        let kept = vec![Message {
+            role: Role::User,
+            content: vec![
+                ContentBlock::Text { text: "see".into() },
+                ContentBlock::Image { source: a.clone() },
+                ContentBlock::Image { source: b.clone() },
+            ],
+        }];
+        let compaction = Record::Compaction {
+            reason: crate::events::CompactReason::User,
+            summary: None,
+            before_tokens: 10,
+            after_tokens: 5,
+            fallback: false,
+            messages: Cow::Owned(kept.clone()),
+            at: 3,
+        };
+        assert_eq!(
+            t.record(&Record::Thread {
+                thread: crate::events::ThreadId::ROOT,
+                record: Box::new(compaction.clone()),
+            }),
+            None
+        );
+        let path = t.path().unwrap().to_path_buf();
+        drop(t);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(&a.data).count(), 1, "image a once");
+        assert_eq!(text.matches(&b.data).count(), 1, "image b once");
+        let loaded = crate::session::load(&path).unwrap();
+        assert!(loaded.notes.is_empty(), "{:?}", loaded.notes);
+        assert_eq!(loaded.records[0], images(vec![a.clone()]));
+        assert_eq!(loaded.records[1], images(vec![a.clone(), b, a]));
+        let Record::Thread { record, .. } = &loaded.records[2] else {
+            panic!("{:?}", loaded.records[2]);
+        };
+        assert_eq!(**record, compaction);
     }
 }
