@@ -551,3 +551,35 @@ async fn the_demo_leaves_no_session_behind_and_says_what_to_do_next() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_the_disk_would_not_take_are_said_on_stderr_at_exit() {
+    let server = FakeServer::start(vec![sse(Turn::text("Done."))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    // The sessions folder would be inside a file: no record is ever written.
+    std::fs::write(dir.path().join("blocker"), "").unwrap();
+    let (code, _, err) = output(
+        waypoint(dir.path())
+            .args(["-p", "hello", "--workspace"])
+            .arg(dir.path())
+            .env("WAYPOINT_HOME", dir.path().join("blocker/home"))
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.url),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let lost: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("were not saved"))
+        .collect();
+    assert_eq!(lost.len(), 1, "one line says what was lost: {err}");
+    let sessions = dir.path().join("blocker/home/sessions");
+    assert!(
+        lost[0].starts_with("waypoint: ")
+            && lost[0].contains(" records of session ")
+            && lost[0].contains(sessions.to_str().unwrap())
+            && lost[0].contains("Not a directory"),
+        "{}",
+        lost[0]
+    );
+}

@@ -258,3 +258,70 @@ async fn the_settings_can_say_a_model_takes_images() {
     let sent = all_text(&server.requests()[0]);
     assert!(sent.contains(&format!("data:image/png;base64,{}", b64(&png()))));
 }
+
+/// A PNG of about `size` bytes: [`png`] with bytes after its end (the
+/// header is what is read; the size is what counts).
+fn png_of(size: usize) -> Vec<u8> {
+    let mut bytes = png();
+    bytes.resize(size, 0);
+    bytes
+}
+
+fn images_in(r: &Recorded) -> usize {
+    r.messages()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "image")
+        .count()
+}
+
+/// One reply may show at most 20 images and 20 MB of them: the calls past
+/// that get a result that says so and what to do; the next reply has its
+/// own budget.
+#[tokio::test]
+async fn a_reply_shows_at_most_twenty_images_and_twenty_megabytes() {
+    let (home, ws) = workspace();
+    let mut many = Answer::tool("read_file", json!({"path": "s0.png"}));
+    for i in 0..25 {
+        std::fs::write(ws.path().join(format!("s{i}.png")), png_of(1000 + i)).unwrap();
+        if i > 0 {
+            many = many.with_tool("read_file", json!({"path": format!("s{i}.png")}));
+        }
+    }
+    let mut big = Answer::tool("read_file", json!({"path": "b0.png"}));
+    for i in 0..8 {
+        std::fs::write(ws.path().join(format!("b{i}.png")), png_of(3_000_000 + i)).unwrap();
+        if i > 0 {
+            big = big.with_tool("read_file", json!({"path": format!("b{i}.png")}));
+        }
+    }
+    let server = FakeServer::<common::Anthropic>::start(vec![
+        common::Anthropic::reply(many),
+        common::Anthropic::reply(big),
+        common::Anthropic::text("Seen."),
+    ])
+    .await;
+    let mut cmd = cli_support::on_loopback(home.path(), ws.path(), &server.url, "claude-test");
+    cmd.args(["-p", "look at them all"]);
+    let (code, out, err) = cli_support::output(&mut cmd).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let reqs = server.requests();
+    assert_eq!(images_in(&reqs[1]), 20, "20 of the 25 small ones");
+    let results: Vec<String> = reqs[1].messages().last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect();
+    assert_eq!(results.len(), 25);
+    // The calls run side by side: which five is not said, only how many.
+    let spent: Vec<&String> = results
+        .iter()
+        .filter(|r| r.contains("images are spent"))
+        .collect();
+    assert_eq!(spent.len(), 5, "{results:#?}");
+    assert!(spent.iter().all(|r| r.contains("next reply")), "{spent:?}");
+    // 3 MB each: six make 18 MB, a seventh would pass 20 MB.
+    assert_eq!(images_in(&reqs[2]), 20 + 6, "six more of the big ones");
+}

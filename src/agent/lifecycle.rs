@@ -63,7 +63,8 @@ impl Session {
         self.emit(Event::SessionReset);
         self.host.events.set_turns(0);
         if let Some(store) = &self.host.store {
-            self.host.transcript.replace(store.create(self.header()));
+            let lost = self.host.transcript.replace(store.create(self.header()));
+            self.warn_unsaved(lost);
         }
         self.announce(false, Vec::new(), History::default());
         self.thread.run.start_source = Some("clear");
@@ -136,7 +137,8 @@ impl Session {
         } = restored;
         let (id, checkpoints) = (file.header.id, file.checkpoints);
         self.clear_state();
-        self.host.transcript.replace(transcript);
+        let lost = self.host.transcript.replace(transcript);
+        self.warn_unsaved(lost);
         self.host.store = Some(store);
         self.thread.conversation = conversation;
         self.host.events.set_turns(turns);
@@ -205,10 +207,12 @@ impl Agent {
         match setup {
             SessionSetup::Off => Ok(()),
             SessionSetup::New(store) => {
-                self.session
+                let lost = self
+                    .session
                     .host
                     .transcript
                     .replace(store.create(self.session.header()));
+                self.session.warn_unsaved(lost);
                 self.session.host.store = Some(store);
                 self.session.announce(false, Vec::new(), History::default());
                 Ok(())

@@ -514,6 +514,7 @@ impl Session {
             .with_subagents(spawner)
             .with_jobs(&self.host.tasks.jobs)
             .with_model(self.thread.client.model(), self.takes_images())
+            .with_image_budget(&self.thread.run.images)
     }
 
     /// How long a cancelled call of `name` gets to stop on its own.

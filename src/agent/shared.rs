@@ -102,9 +102,12 @@ impl Log {
         lock(&self.transcript).sync()
     }
 
-    /// Another transcript replaces the session's (for every thread).
-    pub(super) fn replace(&self, transcript: Transcript) {
-        *lock(&self.transcript) = transcript;
+    /// Another transcript replaces the session's (for every thread); what
+    /// the old one could not save is said (see [`Transcript::close`]).
+    #[must_use]
+    pub(super) fn replace(&self, transcript: Transcript) -> Option<String> {
+        let mut old = std::mem::replace(&mut *lock(&self.transcript), transcript);
+        old.close()
     }
 
     /// The session's id ("" when it is not recorded).

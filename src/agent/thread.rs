@@ -49,6 +49,8 @@ pub(super) struct Thread {
 /// and the accounts of the subagents its calls ran, until recorded.
 #[derive(Default)]
 pub(super) struct RunFacts {
+    /// The images the current reply's calls may still show.
+    pub images: crate::tools::image_budget::ImageBudget,
     /// Time spent waiting for the user's approvals (not counted in a
     /// call's duration).
     pub approval_wait: std::time::Duration,

@@ -212,6 +212,8 @@ impl Session {
         invalid_inputs: &[(String, String)],
         cancel: &CancellationToken,
     ) -> Option<TurnEnd> {
+        // Each reply's calls have their own images to show.
+        self.thread.run.images = crate::tools::image_budget::ImageBudget::default();
         let mut results = Vec::with_capacity(calls.len());
         let mut plan_written = false;
         let calls: Vec<Call<'_>> = calls

@@ -119,6 +119,16 @@ impl Message {
     }
 }
 
+/// The most tokens one request can plausibly count in one field: fifty
+/// times a 2M-token context window, the largest offered. A provider's larger
+/// figure (2^64−1 has been seen) is a bug of its, taken for unknown (0).
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 100_000_000;
+
+/// `n`, or 0 (unknown) when no request can count that many tokens.
+pub fn plausible_tokens(n: u64) -> u64 {
+    if n > MAX_PLAUSIBLE_TOKENS { 0 } else { n }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens billed at the full input price: for every provider,
@@ -144,7 +154,20 @@ impl Usage {
 
     /// Every prompt token: full price, read from and written to the cache.
     pub const fn prompt_tokens(&self) -> u64 {
-        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+
+    /// One request's usage with every implausible count made unknown (a
+    /// transcript written before providers' counts were checked).
+    pub fn plausible(self) -> Usage {
+        Usage {
+            input_tokens: plausible_tokens(self.input_tokens),
+            output_tokens: plausible_tokens(self.output_tokens),
+            cache_read_tokens: plausible_tokens(self.cache_read_tokens),
+            cache_write_tokens: plausible_tokens(self.cache_write_tokens),
+        }
     }
 
     /// The share (0–100, rounded) of the prompt tokens read from the cache;
@@ -155,11 +178,15 @@ impl Usage {
             .then(|| (self.cache_read_tokens.min(prompt) * 100 + prompt / 2) / prompt)
     }
 
-    /// Adds `other`'s counts to these.
+    /// Adds `other`'s counts to these (saturating: a sum never wraps).
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
     }
 }

@@ -46,9 +46,15 @@ pub struct ModelRequest<'a> {
     pub session: Option<&'a str>,
 }
 
-/// A token count in a provider's usage object (0 when absent).
+/// A token count in a provider's usage object: 0 (unknown) when absent
+/// or past any request's size ([`crate::chat::MAX_PLAUSIBLE_TOKENS`]).
 pub(crate) fn token_count(usage: &Value, key: &str) -> u64 {
-    usage.get(key).and_then(Value::as_u64).unwrap_or(0)
+    let n = usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let plausible = crate::chat::plausible_tokens(n);
+    if plausible != n {
+        tracing::warn!("the provider reported {n} {key}: taken for unknown");
+    }
+    plausible
 }
 
 /// An OpenAI usage object (either wire's names: `input`, `output`, and
@@ -170,6 +176,7 @@ pub trait ModelClient: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn reasoning_blocks_round_trip_through_serde() {
@@ -209,5 +216,43 @@ mod tests {
         assert_eq!(http(503).kind(), ErrorKind::Server);
         assert_eq!(http(404).kind(), ErrorKind::Http);
         assert_eq!(LlmError::Config(String::new()).kind(), ErrorKind::Config);
+    }
+
+    #[test]
+    fn absurd_usage_values_are_unknown_and_sums_saturate() {
+        let max = u64::MAX;
+        // Anthropic's names, OpenAI's and the Responses API's.
+        let u =
+            json!({"input_tokens": max, "output_tokens": 7, "cache_read_input_tokens": 1u64 << 60});
+        assert_eq!(token_count(&u, "input_tokens"), 0);
+        assert_eq!(token_count(&u, "output_tokens"), 7);
+        assert_eq!(token_count(&u, "cache_read_input_tokens"), 0);
+        let u = json!({"prompt_tokens": 500, "completion_tokens": max,
+            "prompt_tokens_details": {"cached_tokens": max}});
+        assert_eq!(
+            cached_usage(
+                &u,
+                "prompt_tokens",
+                "completion_tokens",
+                "prompt_tokens_details"
+            ),
+            Some(Usage::uncached(500, 0))
+        );
+        // A sane large count stays.
+        assert_eq!(token_count(&json!({"n": 2_000_000}), "n"), 2_000_000);
+        // Sums (a session's totals, transcripts written before) never wrap.
+        let mut total = Usage {
+            input_tokens: max - 1,
+            output_tokens: 1,
+            cache_read_tokens: max,
+            cache_write_tokens: 0,
+        };
+        assert_eq!(total.prompt_tokens(), max);
+        total.add(&Usage::uncached(5, max));
+        assert_eq!((total.input_tokens, total.output_tokens), (max, max));
+        // A transcript's absurd count (written before) reads as unknown.
+        let old: Usage =
+            serde_json::from_value(json!({"input_tokens": max, "output_tokens": 3})).unwrap();
+        assert_eq!(old.plausible(), Usage::uncached(0, 3));
     }
 }

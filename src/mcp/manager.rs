@@ -19,10 +19,13 @@ use std::time::Instant;
 use rmcp::model::Tool as McpToolDef;
 
 use super::search::{Catalog, Entry, McpSearch, SEARCH_TOOL};
-use super::server::{Handler, OnToolsChanged, start_with};
+use super::server::{Handler, start_with};
 use super::{McpServerConfig, McpTool, Running, Settings};
 use crate::events::{Event, McpAction, McpStatus};
 use crate::tools::{Origin, Tool, ToolRegistry};
+
+mod relist;
+use relist::on_tools_changed;
 
 /// Where a server's state goes (to the engine's driver, as an event).
 pub type StatusSink = Arc<dyn Fn(&str, McpStatus) + Send + Sync>;
@@ -483,49 +486,6 @@ fn ready(config: &McpServerConfig, tools: &[McpToolDef]) -> McpStatus {
         tools: offered.len(),
         schema_tokens: schema_tokens(&offered),
     }
-}
-
-/// What a server's changed list of tools does: lists them again and puts
-/// them in its slot (if the slot is still this start's).
-fn on_tools_changed(servers: Weak<Mutex<Inner>>, name: String, generation: u64) -> OnToolsChanged {
-    Arc::new(move || {
-        let servers = servers.clone();
-        let name = name.clone();
-        tokio::spawn(async move {
-            let peer = {
-                let Some(inner) = servers.upgrade() else {
-                    return;
-                };
-                let inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
-                match inner.slots.get(&name).map(|s| (&s.state, s.generation)) {
-                    Some((State::Ready { running, .. }, g)) if g == generation => running.peer(),
-                    _ => None,
-                }
-            };
-            let Some(peer) = peer else {
-                return;
-            };
-            let Ok(fresh) = peer.list_all_tools().await else {
-                return;
-            };
-            let Some(inner) = servers.upgrade() else {
-                return;
-            };
-            let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
-            let status = inner.status.clone();
-            let Some(slot) = inner.slots.get_mut(&name) else {
-                return;
-            };
-            if slot.generation != generation {
-                return;
-            }
-            if let State::Ready { running } = &mut slot.state {
-                running.tools = fresh;
-                status(&name, ready(&slot.config, &running.tools));
-                inner.dirty = true;
-            }
-        });
-    })
 }
 
 async fn run_one(

@@ -15,8 +15,8 @@ use super::name::tool_name;
 use super::server::Progress;
 use crate::chat::ImageSource;
 use crate::tools::{
-    Access, Failure, Origin, Tool, ToolCtx, ToolOutput, ToolSpec, ToolSummary, cap_output,
-    summary_line,
+    Access, Failure, Origin, Tool, ToolCtx, ToolHost, ToolOutput, ToolSpec, ToolSummary,
+    cap_output, summary_line,
 };
 
 /// One tool of a running server.
@@ -135,7 +135,7 @@ impl Tool for McpTool {
                 );
             };
             match done {
-                Ok(Ok(result)) => output(result, cap, ctx.host.images()),
+                Ok(Ok(result)) => output(result, cap, &ctx.host),
                 Ok(Err(e)) => ToolOutput::error(format!(
                     "the MCP server `{}` did not answer the call: {e}",
                     self.server
@@ -157,8 +157,10 @@ impl Tool for McpTool {
 /// images said where they go, other kinds named with their size), the
 /// structured content as JSON when nothing else says it, capped like any
 /// tool's output; the images follow the results for a model that takes
-/// them (`images`), and are named as not shown otherwise.
-fn output(result: CallToolResult, cap: usize, images: Result<(), String>) -> ToolOutput {
+/// them while the reply's image budget lasts, and are named as not shown
+/// otherwise.
+fn output(result: CallToolResult, cap: usize, host: &ToolHost<'_>) -> ToolOutput {
+    let images = host.images();
     let mut shown = Vec::new();
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
     for block in &result.content {
@@ -167,13 +169,16 @@ fn output(result: CallToolResult, cap: usize, images: Result<(), String>) -> Too
             continue;
         };
         parts.push(match (ImageSource::from_base64(&i.data), &images) {
-            (Ok((source, info)), Ok(())) => {
-                shown.push(source);
-                format!(
-                    "[image: {info}, {} bytes; it follows the results]",
-                    info.bytes
-                )
-            }
+            (Ok((source, info)), Ok(())) => match host.take_image(info.bytes) {
+                Ok(()) => {
+                    shown.push(source);
+                    format!(
+                        "[image: {info}, {} bytes; it follows the results]",
+                        info.bytes
+                    )
+                }
+                Err(why) => format!("[image: {info}, not shown: {why}]"),
+            },
             (Ok((_, info)), Err(why)) => format!("[image: {info}, not shown: {why}]"),
             (Err(why), _) => format!("[an image ({}) that cannot be shown: {why}]", i.mime_type),
         });

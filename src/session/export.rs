@@ -344,7 +344,10 @@ fn totals(records: &[Record<'_>], prices: &BTreeMap<String, Price>) -> String {
     let mut by_model: BTreeMap<&str, Usage> = BTreeMap::new();
     for r in records {
         if let Some(Event::Usage { model, request, .. }) = r.as_event() {
-            by_model.entry(model.as_str()).or_default().add(request);
+            by_model
+                .entry(model.as_str())
+                .or_default()
+                .add(&request.plausible());
         }
     }
     let mut all = Usage::default();

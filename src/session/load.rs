@@ -23,6 +23,9 @@ pub struct Loaded {
     pub notes: Vec<String>,
     /// Bytes of whole lines: where appending goes on (a torn tail is cut).
     pub valid_len: u64,
+    /// The content addresses of the images the file holds whole (format
+    /// 3), which a writer appending to it refers to.
+    pub images: std::collections::HashSet<String>,
 }
 
 pub fn load(path: &Path) -> Result<Loaded, SessionError> {
@@ -103,6 +106,11 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, SessionError> {
             "{unknown} record(s) of a type this version does not know were skipped"
         ));
     }
+    let images = if header.format >= super::images::FORMAT_WITH_REFS {
+        super::images::resolve(&mut records, &mut notes)
+    } else {
+        std::collections::HashSet::new()
+    };
     if whole < bytes.len() {
         notes.push(format!(
             "the last record was cut off mid-write ({} bytes) and was skipped",
@@ -116,6 +124,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, SessionError> {
         lines: read,
         notes,
         valid_len: whole as u64,
+        images,
     })
 }
 

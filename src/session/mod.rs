@@ -6,6 +6,7 @@
 
 pub mod card;
 pub mod export;
+mod images;
 pub mod load;
 pub mod record;
 pub mod replay;
@@ -21,7 +22,7 @@ pub use load::{Loaded, load};
 pub use record::{FORMAT_VERSION, Header, Record, TurnOutcome};
 pub use replay::{Restored, replay};
 pub use store::{SessionInfo, SessionStore, parse_age};
-pub use transcript::Transcript;
+pub use transcript::{Transcript, unsaved_notes};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {

@@ -1,4 +1,5 @@
-//! The transcript's lines (format 2): a header, then one record per thing
+//! The transcript's lines (format 3: format 2, with each image stored
+//! once, [`super::images`]): a header, then one record per thing
 //! that happened, most of them the engine's durable events as it sent
 //! them. Format 1 files (Waypoint 0.1) are read through [`super::v1`].
 //! Invariant: replaying the conversation records in order through
@@ -17,7 +18,7 @@ use crate::todo::Ledger;
 
 /// The format this version writes; a file of a higher one is refused with
 /// a message, a lower one is read.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The first line of every transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

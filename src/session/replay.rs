@@ -74,6 +74,8 @@ pub struct StoredFile {
     pub card: Card,
     /// Its checkpoints (points, own-tool changes, restores).
     pub checkpoints: crate::checkpoint::History,
+    /// The images it holds whole, which later records refer to.
+    pub images: std::collections::HashSet<String>,
 }
 
 impl StoredFile {
@@ -85,6 +87,7 @@ impl StoredFile {
             self.header.clone(),
             self.card.clone(),
             self.valid_len,
+            self.images.clone(),
         )
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::WouldBlock {
@@ -105,6 +108,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
         lines,
         mut notes,
         valid_len,
+        images,
     } = loaded;
     let mut r = Replayer {
         card: Card::from_header(&header),
@@ -164,6 +168,7 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
             valid_len,
             card,
             checkpoints: std::mem::take(&mut r.checkpoints),
+            images,
         },
         conversation: r.conversation,
         plan,
@@ -447,6 +452,7 @@ impl Replayer {
             Event::Usage {
                 request, totals, ..
             } => {
+                *request = request.plausible();
                 self.totals.add(request);
                 *totals = self.totals;
             }
@@ -646,6 +652,7 @@ mod tests {
             records,
             notes: Vec::new(),
             valid_len: 0,
+            images: Default::default(),
         }
     }
 

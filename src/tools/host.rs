@@ -31,6 +31,8 @@ pub struct ToolHost<'a> {
     jobs: Option<&'a std::sync::Arc<super::jobs::Jobs>>,
     /// The model the call's result goes to, and whether it takes images.
     model: Option<(&'a str, bool)>,
+    /// The images the reply's calls may still show.
+    image_budget: Option<&'a super::image_budget::ImageBudget>,
 }
 
 impl<'a> ToolHost<'a> {
@@ -41,6 +43,7 @@ impl<'a> ToolHost<'a> {
             subagents: None,
             jobs: None,
             model: None,
+            image_budget: None,
         }
     }
 
@@ -66,6 +69,26 @@ impl<'a> ToolHost<'a> {
             model: Some((model, images)),
             ..self
         }
+    }
+
+    /// The same host, whose images come out of the reply's `budget`.
+    pub fn with_image_budget(self, budget: &'a super::image_budget::ImageBudget) -> Self {
+        Self {
+            image_budget: Some(budget),
+            ..self
+        }
+    }
+
+    /// Whether the reply may show another image; `Err` says why not and
+    /// what to do. Without a budget (a tool run outside a reply), always.
+    pub fn image_room(&self) -> Result<(), String> {
+        self.image_budget.map_or(Ok(()), |b| b.room())
+    }
+
+    /// Takes an image of `bytes` from the reply's budget; `Err` (nothing
+    /// taken): the budget is spent, and what to do.
+    pub fn take_image(&self, bytes: usize) -> Result<(), String> {
+        self.image_budget.map_or(Ok(()), |b| b.take(bytes))
     }
 
     /// Whether the model the result goes to takes images; `Err` says why

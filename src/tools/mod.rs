@@ -10,6 +10,7 @@ pub mod glob;
 pub mod grep;
 pub mod hook_run;
 mod host;
+pub mod image_budget;
 pub mod jobs;
 pub mod procs;
 mod registry;

@@ -91,3 +91,23 @@ pub fn http_everything() -> Option<HttpEverything> {
     assert!(listening, "the HTTP everything server did not listen");
     Some(server)
 }
+
+/// `node` from PATH (`.ci/run` needs it for the servers above), or `None`
+/// after saying the test is skipped; a failure under
+/// `WAYPOINT_TEST_MCP_REQUIRED`.
+pub fn node() -> Option<String> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("node"))
+        .find(|p| p.is_file())
+        .map(|p| p.to_string_lossy().into_owned());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_MCP_REQUIRED").is_none(),
+            "node is not on PATH: the MCP tests need Node.js 20 or newer"
+        );
+        eprintln!("SKIPPED: node not found on PATH");
+    }
+    found
+}

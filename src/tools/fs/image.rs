@@ -2,7 +2,8 @@
 //! images, a clear refusal naming the model for one that does not.
 //! Invariant: the file is opened beneath the workspace like any other,
 //! read only up to the providers' limit, and taken for an image only when
-//! its bytes are one (a `.png` of text is read as text).
+//! its bytes are one (a `.png` of text is read as text); and shown only
+//! while the reply's image budget lasts ([`crate::tools::image_budget`]).
 
 use std::io::Read;
 
@@ -26,6 +27,10 @@ pub async fn read_image(
         return None;
     }
     let shown = env.workspace.display(&path);
+    // A reply whose images are spent reads no more of them.
+    if let Err(why) = host.image_room() {
+        return Some(ToolOutput::error(format!("`{shown}` not shown: {why}")));
+    }
     let files = env.workspace.files().clone();
     let rel = env.workspace.relative(&path).to_path_buf();
     let shown_task = shown.clone();
@@ -52,6 +57,12 @@ pub async fn read_image(
     if let Err(why) = host.images() {
         return Some(ToolOutput::error(format!(
             "`{shown}` is an image ({info}, {} bytes); {why}",
+            info.bytes
+        )));
+    }
+    if let Err(why) = host.take_image(info.bytes) {
+        return Some(ToolOutput::error(format!(
+            "`{shown}` ({info}, {} bytes) not shown: {why}",
             info.bytes
         )));
     }

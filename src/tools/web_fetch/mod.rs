@@ -5,14 +5,18 @@
 //! fetched (`file://` is refused: `read_file` reads the workspace); every
 //! hop's host is resolved once and each address checked, and the request
 //! connects to exactly those addresses, so a loopback, private,
-//! link-local or other non-public address is refused unless the host is
+//! link-local or other non-public address (also inside an IPv6
+//! translation prefix: [`address`]) is refused unless the host is
 //! in `web_allow`, and a name cannot be re-pointed between the check and
 //! the connection; redirects are followed by hand, at most
 //! [`MAX_REDIRECTS`], each with the same checks as the first URL; no
 //! cookie, key or header of Waypoint's is sent; at most [`MAX_BYTES`] are
 //! read. The gate asks for it like a command (`Access::Network`).
 
-use std::net::{IpAddr, SocketAddr};
+mod address;
+mod decode;
+
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -23,6 +27,7 @@ use super::{
     Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
     str_or_empty, summary_line,
 };
+pub use address::is_public;
 
 /// The most bytes of a body read.
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;
@@ -192,37 +197,6 @@ async fn checked(url: &Url, allow: &[String]) -> Result<(String, Vec<SocketAddr>
     Ok((host, addrs))
 }
 
-/// Whether `ip` is an address of the public internet.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 198 && (b == 18 || b == 19))
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
 /// The page's text as the model reads it: where it came from, then the
 /// body (at most [`MAX_BYTES`] read; cut bodies say so).
 async fn read(
@@ -237,6 +211,12 @@ async fn read(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let encoding = response
+        .headers()
+        .get(reqwest::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let mut body = Vec::new();
     let mut cut = false;
     while let Some(chunk) = response
@@ -263,6 +243,7 @@ async fn read(
             body.len()
         ));
     }
+    let (body, cut) = decode::decoded(&encoding, body, cut).map_err(|e| format!("{url}: {e}"))?;
     let text = String::from_utf8_lossy(&body);
     let html = kind.contains("html") || (kind.is_empty() && text.trim_start().starts_with('<'));
     let shown = match format {
@@ -312,30 +293,6 @@ fn plain(markdown: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_public_addresses_pass() {
-        for private in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "224.0.0.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "::",
-        ] {
-            assert!(!is_public(private.parse().unwrap()), "{private}");
-        }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
-            assert!(is_public(public.parse().unwrap()), "{public}");
-        }
-    }
-
     #[tokio::test]
     async fn file_urls_credentials_and_private_hosts_are_refused() {
         let refused = |u: &str| Url::parse(u).unwrap();
@@ -357,5 +314,88 @@ mod tests {
         assert!(e.contains("only http and https"), "{e}");
         let ok = checked(&refused("http://127.0.0.1:9/"), &["127.0.0.1".into()]).await;
         assert!(ok.is_ok());
+    }
+
+    /// A web server on 127.0.0.1 that answers every request with `body`
+    /// under `Content-Encoding: encoding`.
+    async fn encoded_server(encoding: &'static str, body: Vec<u8>) -> Url {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    let _ = sock.read(&mut buf).await;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: {encoding}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = sock.write_all(head.as_bytes()).await;
+                    let _ = sock.write_all(&body).await;
+                });
+            }
+        });
+        Url::parse(&format!("http://127.0.0.1:{port}/page")).unwrap()
+    }
+
+    fn compressed(encoding: &str, text: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let level = flate2::Compression::default();
+        match encoding {
+            "gzip" => {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), level);
+                e.write_all(text).unwrap();
+                e.finish().unwrap()
+            }
+            "deflate" => {
+                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
+                e.write_all(text).unwrap();
+                e.finish().unwrap()
+            }
+            _ => {
+                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), level);
+                e.write_all(text).unwrap();
+                e.finish().unwrap()
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn gzip_and_deflate_pages_are_decoded() {
+        let page = format!(
+            "<html><body><h1>Release notes</h1>{}</body></html>",
+            "<p>Version 2.0 is out.</p>".repeat(200)
+        );
+        let allow = ["127.0.0.1".to_string()];
+        // `deflate` as zlib (the standard) and as a bare stream (what some
+        // servers send).
+        for (encoding, wire) in [("gzip", "gzip"), ("deflate", "deflate"), ("deflate", "raw")] {
+            let body = compressed(wire, page.as_bytes());
+            assert!(!String::from_utf8_lossy(&body).contains("Release notes"));
+            let url = encoded_server(encoding, body).await;
+            let text = fetch(url, Format::Markdown, &allow).await.unwrap();
+            assert!(
+                text.contains("# Release notes") && text.contains("Version 2.0"),
+                "{encoding} ({wire}): {text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_gzip_bomb_is_cut_at_the_limit() {
+        let bomb = compressed("gzip", &vec![b'a'; 3 * MAX_BYTES]);
+        assert!(bomb.len() < MAX_BYTES / 100);
+        let url = encoded_server("gzip", bomb).await;
+        let text = fetch(url, Format::Raw, &["127.0.0.1".to_string()])
+            .await
+            .unwrap();
+        assert!(
+            text.contains("[cut: only the first 5 MiB"),
+            "{}",
+            &text[text.len() - 200..]
+        );
+        assert!(text.len() < MAX_BYTES + 1000, "{}", text.len());
     }
 }
