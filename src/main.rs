@@ -72,10 +72,7 @@ fn main() {
     // Dropping the runtime drops every task, and with them any child process
     // still running (tools kill their process group on drop).
     runtime.shutdown_timeout(Duration::from_secs(1));
-    // The terminal is restored: say what a full disk kept from the transcript.
-    for note in waypoint::session::unsaved_notes() {
-        eprintln!("waypoint: {}", waypoint::text::clean_line(&note));
-    }
+    setup::say_unsaved(); // the terminal is restored by now
     std::process::exit(code);
 }
 

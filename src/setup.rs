@@ -516,6 +516,15 @@ pub fn init_logging() {
         .try_init();
 }
 
+/// Says what a failing disk kept from a transcript
+/// ([`crate::session::unsaved_notes`]) on stderr, one line each: at the
+/// process's end, once the terminal is restored.
+pub fn say_unsaved() {
+    for note in crate::session::unsaved_notes() {
+        eprintln!("waypoint: {}", crate::text::clean_line(&note));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -427,7 +427,7 @@ mod tests {
             before_tokens: 10,
             after_tokens: 5,
             fallback: false,
-            messages: Cow::Owned(kept.clone()),
+            messages: Cow::Owned(kept),
             at: 3,
         };
         assert_eq!(
