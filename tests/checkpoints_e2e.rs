@@ -26,7 +26,11 @@ fn undo_item_2_in_the_app_asks_then_takes_back_its_command() {
     tmux.wait_for("the app to open", |s| s.contains("Enter send"));
     tmux.type_text("tidy up");
     tmux.key("Enter");
-    tmux.wait_for("the turn's end", |s| s.contains("Both steps done."));
+    // The reply's last words come before the turn's end (its checkpoint):
+    // /undo is refused until the status line says idle.
+    tmux.wait_for("the turn's end", |s| {
+        s.contains("Both steps done.") && s.contains("○ idle")
+    });
     assert!(!ws.join("old.txt").exists() && ws.join("gen.txt").exists());
     tmux.type_text("/undo item 2");
     tmux.key("Enter");
