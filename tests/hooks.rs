@@ -13,6 +13,7 @@
 mod cli_support;
 mod common;
 mod loopback;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -443,12 +444,7 @@ async fn in_auto_mode_a_hook_runs_in_the_sandbox() {
     }
     // A HOME outside the temp folder (which the sandbox lets commands
     // write), and a temp folder of the run's own.
-    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&base).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("home-")
-        .tempdir_in(&base)
-        .unwrap();
+    let home = support::sandbox::outside_hidden("home-");
     let tmp = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -492,12 +488,7 @@ async fn an_approved_project_hooks_script_is_asked_before_a_rewrite_and_runs_san
         eprintln!("SKIPPED the project hook sandbox test: this kernel has no Landlock");
         return;
     }
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&base).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("home-")
-        .tempdir_in(&base)
-        .unwrap();
+    let home = support::sandbox::outside_hidden("home-");
     let ws = tempfile::tempdir().unwrap();
     let hooks = ws.path().join(".claude/hooks");
     std::fs::create_dir_all(&hooks).unwrap();

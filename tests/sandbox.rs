@@ -23,12 +23,7 @@ fn landlock_or_skip(what: &str) -> bool {
 /// ([`run_headless`]), so this HOME is outside what the sandbox lets
 /// commands write wherever the checkout is (CI may clone into /tmp).
 fn isolated_home() -> tempfile::TempDir {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::Builder::new()
-        .prefix("home-")
-        .tempdir_in(base)
-        .unwrap()
+    support::sandbox::outside_hidden("home-")
 }
 
 /// Runs `waypoint` (the binary at `exe`) headless on a scenario whose one

@@ -23,17 +23,7 @@ const SECRET: &str = "sk-ant-api03-WORLD-TEST-SECRET";
 /// A folder outside `/tmp` (which the sandbox hides): under the target
 /// folder, unless that is in `/tmp` too (a checkout there), then `/var`.
 fn outside_tmp() -> tempfile::TempDir {
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let base = if target.starts_with("/tmp") {
-        PathBuf::from("/var/cache")
-    } else {
-        target
-    };
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::Builder::new()
-        .prefix("wp-world-")
-        .tempdir_in(base)
-        .unwrap()
+    support::sandbox::outside_hidden("wp-world-")
 }
 
 /// Runs `waypoint -p` with `env` on a scenario whose one turn makes these

@@ -45,3 +45,26 @@ pub fn root(what: &str) -> bool {
     let root = unsafe { libc::geteuid() } == 0;
     needs(what, root, "not running as root")
 }
+
+/// A folder for a test's HOME (and what it checks) outside every folder
+/// the sandbox's world hides (`/tmp`, `/var/tmp`, `/dev`): under the
+/// target folder, unless the checkout is in one of those (CI may clone
+/// into /tmp), then under `$HOME/.cache`.
+pub fn outside_hidden(prefix: &str) -> tempfile::TempDir {
+    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let hidden = ["/tmp", "/var/tmp", "/dev"]
+        .iter()
+        .any(|h| target.starts_with(h));
+    let base = if hidden {
+        let home =
+            std::env::var_os("HOME").map_or_else(|| "/root".into(), std::path::PathBuf::from);
+        home.join(".cache/waypoint-tests")
+    } else {
+        target
+    };
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(base)
+        .unwrap()
+}
