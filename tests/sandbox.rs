@@ -9,7 +9,7 @@
 mod support;
 
 use std::os::fd::FromRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
