@@ -86,9 +86,18 @@ fn bare(name: &str) -> String {
 
 /// Models that answer only on OpenAI's Responses API: the codex and pro
 /// lines (`gpt-5-codex`, `gpt-5.1-codex-max`, `o3-pro`, `gpt-5-pro`).
+/// `pro` counts only in OpenAI's own names (o-series, `gpt-*`): other
+/// makers' pro models (`gemini-3-pro-preview`, `deepseek-v4-pro`) are
+/// served on Chat Completions by every gateway.
 pub fn prefers_responses(name: &str) -> bool {
     let name = bare(name);
-    name.contains("codex") || name.split(['-', '_']).any(|w| w == "pro")
+    let openai = o_series(&name) || name.starts_with("gpt-");
+    name.contains("codex") || (openai && name.split(['-', '_']).any(|w| w == "pro"))
+}
+
+/// `o1`, `o3-pro`, `o4-mini`: an `o` and a digit.
+fn o_series(bare: &str) -> bool {
+    bare.starts_with('o') && bare[1..].starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// OpenAI's reasoning models (o-series, gpt-5 and later, codex): on the
@@ -96,7 +105,7 @@ pub fn prefers_responses(name: &str) -> bool {
 /// encrypted reasoning; others refuse the `reasoning` parameter.
 pub fn reasons(name: &str) -> bool {
     let name = bare(name);
-    let o_series = name.starts_with('o') && name[1..].starts_with(|c: char| c.is_ascii_digit());
+    let o_series = o_series(&name);
     let gpt_major = name
         .strip_prefix("gpt-")
         .and_then(|rest| rest.split(['.', '-']).next())
@@ -205,6 +214,11 @@ mod tests {
             "deepseek-reasoner",
             "mistral-large-2411",
             "gpt-4o-mini-probe",
+            // Other makers' pro models, served on Chat Completions.
+            "google/gemini-3-pro-preview",
+            "gemini-2.5-pro",
+            "deepseek-v4-pro-0813",
+            "openrouter/google/gemini-2.5-pro",
         ] {
             assert!(!prefers_responses(name), "{name}");
         }

@@ -12,7 +12,9 @@ use crate::llm::cached_usage;
 use crate::llm::http::{Assemble, Failure};
 use crate::llm::openai::stream::{parse_arguments, stream_error, unique_ids};
 use crate::llm::sse::SseEvent;
-use crate::llm::{AssistantReply, ContentBlock, ReasoningField, StopReason, StreamEvent, Usage};
+use crate::llm::{
+    AssistantReply, ContentBlock, LlmError, ReasoningField, StopReason, StreamEvent, Usage,
+};
 
 /// Most output items accepted in one response; more means a broken stream.
 const MAX_ITEMS: usize = 1024;
@@ -59,6 +61,9 @@ struct Envelope {
     item: Option<Value>,
     #[serde(default)]
     response: Option<Value>,
+    /// `chat.completion.chunk` on a server that answered on the other wire.
+    #[serde(default)]
+    object: Option<String>,
 }
 
 impl Assembler {
@@ -79,6 +84,13 @@ impl Assembler {
             )
         };
         let env: Envelope = serde_json::from_str(data).map_err(malformed)?;
+        if env.kind.is_empty() && env.object.as_deref() == Some("chat.completion.chunk") {
+            return Err(Failure::Fatal(LlmError::Api(
+                "the server streams Chat Completions chunks, not Responses API events: \
+                 set `wire = \"chat\"` (or `--wire chat`) for this model"
+                    .into(),
+            )));
+        }
         // The event's own `type` names it; the SSE `event:` line repeats it.
         let kind = if env.kind.is_empty() {
             ev.event.as_str()
@@ -411,6 +423,25 @@ mod tests {
         }
         assert!(asm.done, "the stream completed");
         (asm.finish(), reasoning)
+    }
+
+    /// A server that answers this wire with Chat Completions chunks (a
+    /// gateway without the Responses API): the first chunk says so, and
+    /// names the setting, instead of a stream "cut" and retried.
+    #[test]
+    fn chat_completion_chunks_name_the_wire_setting() {
+        let recorded =
+            include_bytes!("../../../tests/fixtures/streams/vercel_gemini3_parallel_calls.sse");
+        let mut decoder = crate::llm::sse::SseDecoder::new();
+        let events = decoder.feed(recorded);
+        let mut asm = Assembler::default();
+        let Err(err) = asm.on_event(&events[0], &mut |_| {}) else {
+            panic!("refused");
+        };
+        let Failure::Fatal(LlmError::Api(message)) = err else {
+            panic!("a fatal API error");
+        };
+        assert!(message.contains("wire = \"chat\""), "{message}");
     }
 
     fn check_call(reply: &AssistantReply) {
