@@ -61,6 +61,16 @@ impl Palette {
     pub fn heading(self) -> Style {
         self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
     }
+    /// A heading of `level` (1–6), each level told apart without color:
+    /// `#` underlined, `##` bold, `###` bold italic, deeper ones italic.
+    pub fn heading_at(self, level: u8) -> Style {
+        match level {
+            0 | 1 => self.heading().add_modifier(Modifier::UNDERLINED),
+            2 => self.heading(),
+            3 => self.heading().add_modifier(Modifier::ITALIC),
+            _ => self.fg(Color::Magenta).add_modifier(Modifier::ITALIC),
+        }
+    }
     pub fn code(self) -> Style {
         self.fg(Color::Cyan)
     }

@@ -219,14 +219,15 @@ impl<'c> Renderer<'c> {
                     list.loose = true;
                 }
             }
-            Tag::Heading { .. } => {
-                // The heading's style marks it; its `#`s are not shown.
+            Tag::Heading { level, .. } => {
+                // The heading's style marks it and its level; its `#`s are
+                // not shown.
                 self.flush();
-                self.push_style(self.palette.heading());
+                self.push_style(self.palette.heading_at(level as u8));
             }
-            Tag::Table(_) => {
+            Tag::Table(alignments) => {
                 self.flush();
-                self.table = Some(table::Table::default());
+                self.table = Some(table::Table::aligned(alignments));
             }
             Tag::TableHead | Tag::TableRow => {
                 if let Some(table) = &mut self.table {
@@ -506,12 +507,30 @@ mod tests {
         let palette = Palette::colored();
         let lines = render("# Title\n\n## Sub *em*\n\nbody", 40, palette);
         assert_eq!(plain(&lines), ["Title", "", "Sub em", "", "body"]);
-        assert_eq!(style_of(&lines, "Title"), palette.heading());
+        assert_eq!(style_of(&lines, "Title"), palette.heading_at(1));
         assert_eq!(
             style_of(&lines, "em"),
-            palette.heading().patch(palette.emphasis())
+            palette.heading_at(2).patch(palette.emphasis())
         );
         assert_eq!(style_of(&lines, "body"), palette.text());
+    }
+
+    /// `#`, `##`, `###` and `####` look different from each other, with
+    /// color and without.
+    #[test]
+    fn heading_levels_look_different() {
+        for palette in [Palette::colored(), Palette::monochrome()] {
+            let lines = render("# One\n\n## Two\n\n### Three\n\n#### Four", 40, palette);
+            let styles: Vec<Style> = ["One", "Two", "Three", "Four"]
+                .iter()
+                .map(|w| style_of(&lines, w))
+                .collect();
+            for (i, a) in styles.iter().enumerate() {
+                for b in &styles[i + 1..] {
+                    assert_ne!(a.add_modifier, b.add_modifier, "{styles:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -863,7 +882,8 @@ mod tests {
                 "Tool      │ What it does                    │ Asks",
                 "──────────┼─────────────────────────────────┼─────",
                 "bash      │ runs a command in the workspace │ yes",
-                "read_file │ reads                           │ no",
+                // `:-:` centres the last column.
+                "read_file │ reads                           │  no",
             ]
         );
         // Narrow: the widest column wraps inside itself.
@@ -877,6 +897,20 @@ mod tests {
             assert_fits(&render(TABLE, width, Palette::colored()), width, TABLE);
         }
         assert!(md(TABLE, 5).iter().any(|l| l.contains('|')));
+        // `---:` right-aligns a column, `:-:` centres it.
+        let aligned = md(
+            "| Item | Cost | Mark |\n|:--|---:|:-:|\n| tea | 3 | x |\n| bread | 12.50 | yes |\n",
+            60,
+        );
+        assert_eq!(
+            aligned,
+            [
+                "Item  │  Cost │ Mark",
+                "──────┼───────┼─────",
+                "tea   │     3 │  x",
+                "bread │ 12.50 │ yes",
+            ]
+        );
         // Half a table (mid-stream) still draws.
         assert_eq!(md("| a | b |\n|---|---|\n| 1 |", 20)[0], "a │ b");
     }

@@ -2,6 +2,7 @@
 //! a rule under the header. Invariant: no line is wider than the pane; a
 //! pane too narrow for one column each shows the rows as plain lines.
 
+use pulldown_cmark::Alignment;
 use unicode_width::UnicodeWidthStr;
 
 use super::pieces::{push_piece, trim_end, wrap};
@@ -16,9 +17,18 @@ pub(super) struct Table {
     rows: Vec<Vec<Vec<Piece>>>,
     /// Rows that are the header (drawn above the rule).
     header: usize,
+    /// Each column's alignment (`:--`, `--:`, `:-:`), from the delimiter row.
+    alignments: Vec<Alignment>,
 }
 
 impl Table {
+    pub(super) fn aligned(alignments: Vec<Alignment>) -> Self {
+        Table {
+            alignments,
+            ..Table::default()
+        }
+    }
+
     pub(super) fn start_row(&mut self) {
         self.rows.push(Vec::new());
     }
@@ -113,9 +123,18 @@ impl Renderer<'_> {
                     }
                     let part = cell.get(line).cloned().unwrap_or_default();
                     let pad = widths[c].saturating_sub(width_of(&part));
+                    let before = match table.alignments.get(c) {
+                        Some(Alignment::Right) => pad,
+                        Some(Alignment::Center) => pad / 2,
+                        _ => 0,
+                    };
+                    let space = |n: usize| (" ".repeat(n), self.palette.text());
+                    if before > 0 {
+                        content.push(space(before));
+                    }
                     content.extend(part);
-                    if pad > 0 && c + 1 < columns {
-                        content.push((" ".repeat(pad), self.palette.text()));
+                    if pad > before && c + 1 < columns {
+                        content.push(space(pad - before));
                     }
                 }
                 trim_end(&mut content);
