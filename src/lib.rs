@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod demo;
 pub mod events;
 pub mod fsx;
 pub mod headless;

@@ -14,6 +14,7 @@ use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoic
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::context;
+use waypoint::demo::DemoDir;
 use waypoint::events::{Decision, Event, Op};
 use waypoint::headless::{Outcome, Printer, RunResult, Tally};
 use waypoint::prompt;
@@ -557,38 +558,6 @@ fn settle_safety(
     }
     (instructions, note)
 }
-
-/// The demo's temporary workspace: removed when dropped, unless kept.
-struct DemoDir {
-    dir: Option<tempfile::TempDir>,
-    keep: bool,
-    /// Say where it was (the full-screen app showed it only on its screen).
-    tell: bool,
-}
-
-impl Drop for DemoDir {
-    fn drop(&mut self) {
-        let Some(dir) = self.dir.take() else { return };
-        if self.keep {
-            let path = dir.keep();
-            if self.tell {
-                eprintln!("waypoint: the demo workspace is kept at {}", path.display());
-            }
-        } else if self.tell {
-            eprintln!(
-                "waypoint: the demo workspace {} was removed (--keep keeps it)",
-                dir.path().display()
-            );
-        }
-        // What to do next, said once the demo is over.
-        eprintln!("{DEMO_NEXT}");
-    }
-}
-
-/// The demo's last words: how to point Waypoint at a real model.
-const DEMO_NEXT: &str = "That was the offline demo. To work on a real project, give Waypoint a model and run it in \
-the project's folder: `export ANTHROPIC_API_KEY=…` (or `OPENAI_API_KEY=…`, or \
-`OPENAI_BASE_URL=http://localhost:11434/v1` for a local Ollama), then `cd your-project && waypoint`.";
 
 fn read_prompt(cli: &Cli) -> Result<String> {
     let sources = prompt::Sources {

@@ -552,6 +552,43 @@ async fn the_demo_leaves_no_session_behind_and_says_what_to_do_next() {
     );
 }
 
+/// After `cargo run` there is no `waypoint` on the PATH: the demo's last
+/// words say to install it before `cd your-project && waypoint`; with one
+/// on the PATH they do not.
+#[tokio::test]
+async fn the_demo_says_to_install_waypoint_when_it_is_not_on_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let without: String = std::env::split_paths(&path)
+        .filter(|d| !d.join("waypoint").exists())
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(":");
+    let (code, _out, err) = output(
+        waypoint(dir.path())
+            .env("PATH", &without)
+            .args(["--demo", "-p"]),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("`cargo install --path .`") && err.contains("`cd your-project && waypoint`"),
+        "{err}"
+    );
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_waypoint"), bin.join("waypoint")).unwrap();
+    let (code, _out, err) = output(
+        waypoint(dir.path())
+            .env("PATH", format!("{}:{without}", bin.display()))
+            .args(["--demo", "-p"]),
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("cargo install"), "{err}");
+    assert!(err.contains("`cd your-project && waypoint`"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_the_disk_would_not_take_are_said_on_stderr_at_exit() {
     let server = FakeServer::start(vec![sse(Turn::text("Done."))]).await;

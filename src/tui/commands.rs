@@ -261,24 +261,29 @@ fn model(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
     })]
 }
 
-/// The known models with their provider, context window and price.
+/// The known models with their provider, context window and price, as a
+/// table narrow enough for the conversation pane of a 100-column terminal.
 fn model_list(app: &App) -> String {
     let mut out = format!(
         "Model now: {}. Known models:\n",
         app.status.accounts.model()
     );
     let width = KNOWN.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    out.push_str(&format!(
+        "  {:<width$}  {:<9}  {:>7}  $/M tokens in/out\n",
+        "model", "provider", "context"
+    ));
     for m in KNOWN {
         let price = price_of(m.name, app.status.accounts.prices())
-            .map(|p| format!("${} / ${} per M tokens", p.input, p.output))
-            .unwrap_or_else(|| "price unknown".into());
+            .map(|p| format!("${}/${}", p.input, p.output))
+            .unwrap_or_else(|| "unknown".into());
         let mark = if m.name == app.status.accounts.model() {
             "▶"
         } else {
             " "
         };
         out.push_str(&format!(
-            "{mark} {:<width$}  {:<9}  {:>5}  {price}\n",
+            "{mark} {:<width$}  {:<9}  {:>7}  {price}\n",
             m.name,
             m.provider,
             format_window(m.context_window)

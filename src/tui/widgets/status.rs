@@ -2,10 +2,11 @@
 //! tokens (with the cached share), cost, the context meter, and a hint of
 //! the keys that matter now, and where the session works (folder and git
 //! branch). Invariant: when narrow, parts drop in a fixed order (folder and
-//! branch, turn tokens, cost, the model's long name, the hint — while a
-//! task runs, `Esc interrupt` stays longer —, cached share, model, turn
-//! clock, approval mode) so the activity, tokens and the context meter stay
-//! longest, and the quit warning wins over everything.
+//! branch, turn tokens, the model's long name, the hint's long form (a
+//! hint without a short form stays until the cost is gone), cached share,
+//! model, cost, turn clock, approval mode, the short hint) so the activity,
+//! tokens and the context meter stay longest, and the quit warning wins
+//! over everything.
 
 use std::time::Instant;
 
@@ -90,11 +91,12 @@ fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
 
 /// How many parts [`Parts::spans`] can leave out.
 const ALL_DROPPED: usize = 8;
-/// Parts left out before the full hint goes: folder, turn tokens, cost,
-/// the model's long name (and, while a task runs, the cached share and the
-/// model too).
-const BEFORE_HINT: usize = 4;
-const BEFORE_RUNNING_HINT: usize = 6;
+/// Parts left out before the hint takes its short form: folder, turn
+/// tokens, the model's long name.
+const BEFORE_SHORT_HINT: usize = 3;
+/// Parts left out before a hint without a short form goes: those, the
+/// cached share, the model and the cost.
+const BEFORE_HINT: usize = 6;
 
 /// The parts of the status line, least needed first within `drop`.
 struct Parts {
@@ -121,8 +123,8 @@ struct Parts {
 
 impl Parts {
     /// The line's spans once `dropped` parts are left out (in the order
-    /// folder, turn tokens, cost, the model's long name, cached share,
-    /// model, turn clock, approval mode).
+    /// folder, turn tokens, the model's long name, cached share, model,
+    /// cost, turn clock, approval mode).
     fn spans(&self, dropped: usize) -> Vec<Span<'static>> {
         let keep = |rank: usize| dropped < rank;
         let mut out = vec![self.activity.clone()];
@@ -132,20 +134,20 @@ impl Parts {
         if keep(7) {
             out.extend(self.clock.clone());
         }
-        if keep(4) {
+        if keep(3) {
             out.push(self.model.clone());
-        } else if keep(6) {
+        } else if keep(5) {
             out.push(self.model_short.clone());
         }
         out.push(self.tokens_in.clone());
-        if keep(5) {
+        if keep(4) {
             out.extend(self.cached.clone());
         }
         out.push(self.tokens_out.clone());
         if keep(2) {
             out.extend(self.turn.clone());
         }
-        if keep(3) {
+        if keep(6) {
             out.extend(self.cost.clone());
         }
         out.extend(self.meter.clone());
@@ -296,18 +298,18 @@ pub fn render(frame: &mut Frame, app: &Status, ctx: &Ctx<'_>, area: Rect) {
     // Drop parts one by one until the line and the hint fit; then the hint
     // goes (unless it is the quit warning; while a task runs, its short form
     // stays longer), then more parts.
-    let fit = |hint: &'static str, most: usize| {
-        (0..=most)
+    let fit = |hint: &'static str, least: usize, most: usize| {
+        (least..=most)
             .map(|dropped| parts.spans(dropped))
             .find(|spans| spans_width(spans) + 2 + str_width(hint) <= width)
             .map(|spans| (spans, hint))
     };
-    let most = if short.is_some() {
-        BEFORE_RUNNING_HINT
-    } else {
-        BEFORE_HINT
-    };
-    let with_hint = fit(hint, most).or_else(|| short.and_then(|s| fit(s, ALL_DROPPED)));
+    // The hint takes its short form before the cached share and the cost
+    // go; one without a short form stays until they are gone.
+    let with_hint = fit(hint, 0, BEFORE_SHORT_HINT).or_else(|| match short {
+        Some(short) => fit(short, BEFORE_SHORT_HINT, ALL_DROPPED),
+        None => fit(hint, BEFORE_SHORT_HINT, BEFORE_HINT),
+    });
     let line = match with_hint {
         Some((mut left, hint)) => {
             let pad = width - spans_width(&left) - str_width(hint);
