@@ -274,7 +274,9 @@ pub enum ToolDetail {
     /// The call changes or shows the plan, which is on screen already.
     Plan,
     /// The call changes a file: `old` becomes `new` (a write of a new file:
-    /// `""` becomes the content; an overwrite: the file as it was).
+    /// `""` becomes the content; an overwrite: the file as it was; an edit
+    /// located in its file: its whole lines with up to three unchanged
+    /// lines around them, the diff's context).
     Diff {
         path: String,
         old: String,

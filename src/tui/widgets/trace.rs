@@ -255,12 +255,20 @@ fn shows_diff(t: &TraceEntry) -> bool {
     matches!(t.summary.detail, ToolDetail::Diff { .. }) && t.status == TraceStatus::Ok
 }
 
-/// The file change's numbered diff, numbered from where the edit's output
-/// says it is in the file (`@@ line N @@`, when it changed one place).
+/// The file change's numbered diff, numbered from where the engine found
+/// it in the file, else from where the edit's output says it is
+/// (`@@ line N @@`, when it changed one place).
 fn diff_of(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
-    let ToolDetail::Diff { old, new, .. } = &t.summary.detail else {
+    let ToolDetail::Diff {
+        old, new, first, ..
+    } = &t.summary.detail
+    else {
         return Vec::new();
     };
+    let width = u16::try_from(width).unwrap_or(u16::MAX);
+    if *first > 0 {
+        return numbered_lines(ctx.palette, old, new, *first, width);
+    }
     let output = t.output.text();
     let mut places = output.lines().filter_map(|l| {
         l.strip_prefix("@@ line ")?
@@ -272,7 +280,6 @@ fn diff_of(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
         (Some(line), None) => line,
         _ => 1,
     };
-    let width = u16::try_from(width).unwrap_or(u16::MAX);
     numbered_lines(ctx.palette, old, new, first, width)
 }
 
