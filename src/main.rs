@@ -506,7 +506,11 @@ async fn run_tui(
         notice: safety_note,
         settings: AppSettings {
             max_retries: Some(settings.max_retries.value),
-            notify: Notifier::new(&settings.notify, &env_var),
+            notify: Notifier::detecting(
+                &settings.notify,
+                &env_var,
+                &waypoint::tui::notify::Outer::query(&settings.notify, &env_var),
+            ),
         },
     })
     .await
