@@ -506,11 +506,7 @@ async fn run_tui(
         notice: safety_note,
         settings: AppSettings {
             max_retries: Some(settings.max_retries.value),
-            notify: Notifier::detecting(
-                &settings.notify,
-                &env_var,
-                &waypoint::tui::notify::Outer::query(&settings.notify, &env_var),
-            ),
+            notify: Notifier::for_terminal(&settings.notify, &env_var),
         },
     })
     .await

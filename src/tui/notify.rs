@@ -54,6 +54,12 @@ impl Notifier {
         Self::detecting(settings, env, &Outer::default())
     }
 
+    /// From the settings, for the terminal the app runs in (inside tmux,
+    /// tmux is asked about the terminal around it).
+    pub fn for_terminal(settings: &NotifySettings, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        Self::detecting(settings, env, &Outer::query(settings, env))
+    }
+
     /// From the settings, the method `auto` chosen with `env` and, inside
     /// tmux, what tmux knows of the terminal around it.
     pub fn detecting(
