@@ -155,6 +155,26 @@ impl Input {
         self.images.clear();
     }
 
+    /// Replaces the input with `text` come back from the editor (long
+    /// pastes went out in full): the images whose token it still holds
+    /// stay attached, each token again one piece; returns the tokens of
+    /// those it lost.
+    pub fn replace_keeping_images(&mut self, text: &str) -> Vec<String> {
+        let (kept, lost): (Vec<_>, Vec<_>) = std::mem::take(&mut self.images)
+            .into_iter()
+            .partition(|(token, _)| text.contains(token.as_str()));
+        self.clear();
+        self.set_text(text);
+        for (token, _) in &kept {
+            self.pasted.push(Pasted {
+                token: token.clone(),
+                text: token.clone(),
+            });
+        }
+        self.images = kept;
+        lost.into_iter().map(|(token, _)| token).collect()
+    }
+
     /// Takes the text out to send it (placeholders expanded), remembering
     /// it in the history.
     pub fn take(&mut self) -> String {
