@@ -180,12 +180,13 @@ pub fn edited(app: &mut App, result: Result<String, String>) {
     }
 }
 
-/// The model's last reply: its text since the last message of the user.
+/// The model's last reply: its text since the last message of the user
+/// (messages still queued wait below the running turn's output).
 pub fn last_reply(app: &App) -> Option<String> {
     let entries = &app.root.conversation.entries;
     let start = entries
         .iter()
-        .rposition(|e| matches!(e.kind, EntryKind::User | EntryKind::Queued))
+        .rposition(|e| e.kind == EntryKind::User)
         .map_or(0, |i| i + 1);
     let parts: Vec<&str> = entries[start..]
         .iter()
