@@ -58,6 +58,20 @@ impl Input {
         expand(&self.text(), &self.pasted)
     }
 
+    /// The text as the conversation shows it once sent: each long paste
+    /// as its first [`PREVIEW_LINES`] lines and how many more it holds.
+    pub fn shown(&self) -> String {
+        let previews: Vec<Pasted> = self
+            .pasted
+            .iter()
+            .map(|p| Pasted {
+                token: p.token.clone(),
+                text: preview(&p.text),
+            })
+            .collect();
+        expand(&self.text(), &previews)
+    }
+
     /// Inserts pasted `text` (already cleaned) at the cursor: a paste of
     /// more than [`PASTE_LINES`] lines as a placeholder.
     pub fn paste(&mut self, text: &str) {
@@ -225,6 +239,24 @@ impl Input {
     pub fn on_last_line(&self) -> bool {
         self.area.cursor().0 + 1 >= self.area.lines().len()
     }
+}
+
+/// Lines of a long paste the conversation shows.
+pub const PREVIEW_LINES: usize = 3;
+
+/// A long paste's first lines and a line saying how many more it holds
+/// (an image's token, one line, stays as it is).
+fn preview(text: &str) -> String {
+    let lines: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+    if lines.len() <= PREVIEW_LINES + 1 {
+        return text.to_string();
+    }
+    let more = lines.len() - PREVIEW_LINES;
+    let end = if text.ends_with('\n') { "\n" } else { "" };
+    format!(
+        "{}\n… {more} more lines{end}",
+        lines[..PREVIEW_LINES].join("\n")
+    )
 }
 
 /// `text` with the first occurrence of each paste's token (after the
