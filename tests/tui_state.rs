@@ -377,10 +377,11 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
         "the reason follows the log on its own line: {log}"
     );
     assert_eq!(t.output.last_lines(1), vec![INTERRUPTED_RESULT.to_string()]);
-    // The folded trace shows the last output lines and why it stopped.
+    // The folded trace shows the last output lines and why it stopped, in
+    // the user's words.
     let s = screen_text(&mut a, 120, 40, clock.at(42.0));
     assert!(s.contains("test cli::parses ... ok"), "{s}");
-    assert!(s.contains("Error: interrupted by the user"), "{s}");
+    assert!(s.contains("you interrupted it before it finished"), "{s}");
 
     // A failed command whose output spilled to disk keeps the file.
     let mut b = app(&clock);
@@ -3391,4 +3392,83 @@ fn an_mcp_call_is_named_by_its_server_and_tool() {
         "{shown}"
     );
     assert!(!shown.contains("mcp__everything__get-sum"), "{shown}");
+}
+
+#[test]
+fn interrupted_cells_say_it_in_the_users_words_and_the_trace_keeps_the_models() {
+    let clock = Clock::new();
+    let mut a = plan_in_progress(&clock);
+    update::on_event(
+        &mut a,
+        begin(
+            "s1",
+            "bash",
+            "sleep 30",
+            json!({"command": "sleep 30"}),
+            None,
+        ),
+        clock.at(5.0),
+    );
+    update::on_event(
+        &mut a,
+        begin(
+            "s2",
+            "read_file",
+            "notes.txt",
+            json!({"path": "notes.txt"}),
+            None,
+        ),
+        clock.at(5.0),
+    );
+    update::on_event(
+        &mut a,
+        end(
+            "s1",
+            "bash",
+            ToolStatus::Interrupted,
+            900,
+            waypoint::events::INTERRUPTED,
+        ),
+        clock.at(6.0),
+    );
+    update::on_event(
+        &mut a,
+        Event::ToolCallEnd {
+            id: "s2".into(),
+            name: "read_file".into(),
+            status: ToolStatus::Interrupted,
+            outcome: waypoint::events::ToolOutcome::NotRun,
+            duration_ms: 0,
+            output: waypoint::events::NOT_RUN.into(),
+            exit_code: None,
+        },
+        clock.at(6.0),
+    );
+    let tails: Vec<String> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Tool(_)))
+        .rev()
+        .take(2)
+        .flat_map(|e| e.tail.clone())
+        .collect();
+    assert_eq!(
+        tails,
+        [
+            "not run: you interrupted the turn before it started",
+            "you interrupted it before it finished"
+        ]
+    );
+    let shown = screen_text(&mut a, 120, 40, clock.at(7.0));
+    assert!(!shown.contains("Error: interrupted by the user"), "{shown}");
+    assert!(!shown.contains("Error: not run"), "{shown}");
+    // The call's record (the expanded view) keeps what the model was told.
+    let trace = a
+        .trace
+        .entries
+        .iter()
+        .find(|t| t.name == "bash" && t.summary.line == "sleep 30")
+        .expect("the call");
+    assert!(trace.output.text().contains(waypoint::events::INTERRUPTED));
 }

@@ -25,7 +25,7 @@ pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
 pub use jobs::JobInfo;
 pub use mcp::{McpAction, McpStatus};
-pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
+pub use outcome::{Failure, INTERRUPTED, NOT_RUN, Refuser, ToolOutcome, ToolStatus};
 pub use thread::ThreadId;
 
 /// A request to the engine. Plain data: it serialises, so a driver may live

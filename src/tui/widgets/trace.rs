@@ -13,6 +13,7 @@ use ratatui::widgets::Paragraph;
 use super::diff::numbered_lines;
 use super::{inner, pane_block, short_duration, spinner};
 use crate::events::ToolDetail;
+use crate::tui::state::trace::users_words;
 use crate::tui::state::{Ctx, DiffCache, Focus, Trace, TraceEntry, TraceStatus};
 use crate::tui::wrap::{str_width, truncate, wrap};
 
@@ -166,7 +167,11 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
             .map(str::to_string)
             .collect()
     } else {
-        t.output.command_tail(FOLDED_LINES)
+        t.output
+            .command_tail(FOLDED_LINES)
+            .into_iter()
+            .map(|line| users_words(&line).map_or(line, str::to_string))
+            .collect()
     };
     for line in folded {
         // Tabs are expanded, as in the expanded view (not dropped).
