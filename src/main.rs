@@ -507,7 +507,7 @@ async fn run_tui(
         notice: safety_note,
         settings: AppSettings {
             max_retries: Some(settings.max_retries.value),
-            notify: Notifier::new(&settings.notify, &env_var),
+            notify: Notifier::for_terminal(&settings.notify, &env_var),
         },
     })
     .await

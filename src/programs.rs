@@ -1,5 +1,5 @@
-//! The programs Waypoint runs itself: `git` (checkpoints, undo's merge)
-//! and `bash` (commands, jobs, hooks). Each is found once, on the `PATH`
+//! The programs Waypoint runs itself: `git` (checkpoints, undo's merge),
+//! `bash` (commands, jobs, hooks) and `tmux` (which terminal runs it). Each is found once, on the `PATH`
 //! entries outside the workspace and the temp folders (an entry that is
 //! relative, or lies in either, or a program whose real file does, is
 //! passed over), and run by its absolute path: a command that writes
@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 pub struct Programs {
     pub git: Option<PathBuf>,
     pub bash: Option<PathBuf>,
+    /// Asked, inside tmux, which terminal runs it (for notifications).
+    pub tmux: Option<PathBuf>,
     /// `PATH` entries passed over, with why.
     pub passed_over: Vec<(PathBuf, &'static str)>,
 }
@@ -60,7 +62,7 @@ fn untrusted(workspace: &Path) -> Vec<PathBuf> {
 }
 
 impl Programs {
-    /// Finds `git` and `bash` on `path`, passing over what lies in the
+    /// Finds `git`, `bash` and `tmux` on `path`, passing over what lies in the
     /// workspace or a temp folder.
     pub fn resolve(path: Option<&OsStr>, workspace: &Path) -> Self {
         let bad = untrusted(workspace);
@@ -91,6 +93,7 @@ impl Programs {
         };
         out.git = find("git");
         out.bash = find("bash");
+        out.tmux = find("tmux");
         out
     }
 

@@ -641,8 +641,9 @@ async fn an_overwrite_asks_with_what_it_replaces_and_an_edit_with_its_line() {
         asked,
         [
             ("write_file".to_string(), "one\ntwo\nthree\n".to_string(), 1),
-            // Asked after the write ran: the edit's text is on line 3 now.
-            ("edit_file".to_string(), "uno".to_string(), 3),
+            // Asked after the write ran: the edit's text is on line 3 now,
+            // shown with the lines around it (from line 1).
+            ("edit_file".to_string(), "zero\nhalf\nuno\n".to_string(), 1),
         ]
     );
     assert_eq!(

@@ -1,7 +1,8 @@
 //! The daily-driver input keys, driven through `update` like the other
 //! state tests: the `@` file picker, long pastes as placeholders, the
 //! external editor, copying the last reply and the mouse-capture switch;
-//! with snapshots of the picker and of a placeholder at 80x24 and 120x40.
+//! with snapshots of the picker and of a placeholder at 80x24 and 120x40,
+//! and of a long paste once sent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -177,6 +178,39 @@ fn a_long_paste_shows_as_a_placeholder_and_is_sent_whole() {
     // A short paste goes in as it is.
     update::on_paste(&mut a, "one\ntwo");
     assert_eq!(a.input.text(), "one\ntwo");
+}
+
+#[test]
+fn a_long_paste_is_sent_whole_and_shown_short_in_the_conversation() {
+    let clock = Clock::new();
+    let now = clock.at(0.0);
+    let mut a = app(&clock);
+    type_text(&mut a, "fix this: ", now);
+    update::on_paste(&mut a, &lines(60));
+    type_text(&mut a, " thanks", now);
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Op::Submit {
+            text: format!("fix this: {} thanks", lines(60))
+        })]
+    );
+    let sent = a
+        .conversation
+        .entries
+        .iter()
+        .rev()
+        .find(|e| e.kind == waypoint::tui::state::EntryKind::User)
+        .expect("the message");
+    assert_eq!(
+        sent.text(),
+        "fix this: pasted line 1\npasted line 2\npasted line 3\n… 57 more lines\n thanks"
+    );
+    let shown = screen_text(&mut a, 100, 40, now);
+    assert!(shown.contains("… 57 more lines"), "{shown}");
+    assert!(!shown.contains("pasted line 4"), "{shown}");
+    let terminal = screen(&mut a, 80, 24, now);
+    insta::assert_snapshot!("daily_long_paste_sent_80x24", terminal.backend());
 }
 
 #[test]

@@ -240,3 +240,69 @@ async fn a_fifo_named_like_an_image_is_refused_at_once() {
         "{s}"
     );
 }
+
+#[tokio::test]
+async fn ctrl_g_keeps_the_images_whose_tokens_survive_the_editor() {
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    std::fs::write(&shot, png()).unwrap();
+    let mut a = app(&clock);
+    let type_text = |a: &mut waypoint::tui::state::App, text: &str| {
+        for c in text.chars() {
+            update::on_key(a, key(KeyCode::Char(c)), now);
+        }
+    };
+    type_text(&mut a, "compare ");
+    let effects = update::on_paste(&mut a, &shot.display().to_string());
+    carry(&mut a, dir.path(), effects).await;
+    type_text(&mut a, " with ");
+    let effects = update::on_paste(&mut a, &shot.display().to_string());
+    carry(&mut a, dir.path(), effects).await;
+    assert_eq!(
+        a.input.text(),
+        "compare [image 1: 2x2 png] with [image 2: 2x2 png]"
+    );
+    // The editor (a stand-in script) rewords the message and drops the
+    // second image's token.
+    let editor = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui_images_editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i -e 's/compare/describe/' -e 's/ with \\[image 2: 2x2 png\\]//' \"$1\"\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // SAFETY: no other test of this binary reads or writes VISUAL.
+    unsafe { std::env::set_var("VISUAL", &editor) };
+    let effects = update::on_key(&mut a, ctrl('g'), now);
+    let [Effect::Edit(text)] = &effects[..] else {
+        panic!("Ctrl+G opens the editor: {effects:?}");
+    };
+    let result = outside::run_editor(text).await;
+    update::edited(&mut a, result);
+    assert_eq!(a.input.text(), "describe [image 1: 2x2 png]");
+    // The image that lost its token is named as left out.
+    let shown = screen_text(&mut a, 100, 20, now);
+    assert!(
+        shown.contains("[image 2: 2x2 png] is no longer attached"),
+        "{shown}"
+    );
+    // The kept token is still one piece, and the image goes with Enter.
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
+    let ops: Vec<Op> = effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Send(op) => Some(op),
+            _ => None,
+        })
+        .collect();
+    let [Op::Attach { images }, Op::Submit { text }] = &ops[..] else {
+        panic!("attach then submit: {ops:?}");
+    };
+    assert_eq!(images.len(), 1);
+    assert_eq!(text, "describe [image 1: 2x2 png]");
+}

@@ -90,3 +90,121 @@ fn an_unfocused_terminal_hears_of_ends_stops_and_questions() {
     let by_user = update::on_envelope(&mut a, envelope(root, interrupted), clock.at(5.0));
     assert!(notices(by_user).is_empty(), "the user interrupted it");
 }
+
+fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+}
+
+/// A pane of tmux: tmux names itself in `TERM_PROGRAM` and `TERM`.
+const PANE: [(&str, &str); 3] = [
+    ("TMUX", "/run/user/1000/tmux-1000/default,4242,0"),
+    ("TERM_PROGRAM", "tmux"),
+    ("TERM", "tmux-256color"),
+];
+
+const OSC9_THROUGH_TMUX: &str = "\u{1b}Ptmux;\u{1b}\u{1b}]9;Waypoint: Done.\u{7}\u{1b}\\";
+
+#[test]
+fn inside_tmux_the_outer_terminal_is_found_from_what_it_left() {
+    let settings = NotifySettings {
+        mode: NotifyMode::Always,
+        method: NotifyMethod::Auto,
+        after_secs: 0,
+    };
+    // What iTerm2, kitty, WezTerm and Ghostty leave in the environment
+    // survives tmux.
+    for hint in [
+        ("LC_TERMINAL", "iTerm2"),
+        ("ITERM_SESSION_ID", "w0t0p0:1234"),
+        ("KITTY_WINDOW_ID", "1"),
+        ("WEZTERM_PANE", "0"),
+        ("GHOSTTY_RESOURCES_DIR", "/usr/share/ghostty"),
+    ] {
+        let mut pairs = PANE.to_vec();
+        pairs.push(hint);
+        let n = Notifier::new(&settings, &vars(&pairs));
+        assert_eq!(n.sequence("Done."), OSC9_THROUGH_TMUX, "{hint:?}");
+    }
+    // Nothing known: the bell.
+    assert_eq!(
+        Notifier::new(&settings, &vars(&PANE)).sequence("Done."),
+        "\u{7}"
+    );
+}
+
+/// A stand-in `tmux` in its own folder (outside the temp folders, so
+/// Waypoint may run it) printing `environment` for `show-environment -g`
+/// and `passthrough` for the option.
+fn stand_in_tmux(name: &str, environment: &str, passthrough: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("tui_notify")
+        .join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("tmux");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in\n  'show-environment -g') printf '%b' '{environment}' ;;\n  'show-environment') printf '%b' 'DISPLAY=:0\\n-SSH_AUTH_SOCK\\n' ;;\n  'show-options -gv allow-passthrough') printf '{passthrough}\\n' ;;\n  *) exit 1 ;;\nesac\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn inside_tmux_its_environment_names_the_terminal_that_started_it() {
+    use waypoint::programs::Programs;
+    use waypoint::tui::notify::Outer;
+    let settings = NotifySettings {
+        mode: NotifyMode::Always,
+        method: NotifyMethod::Auto,
+        after_secs: 0,
+    };
+    let workspace = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui_notify/ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let found = |dir: &std::path::Path| {
+        Programs::resolve(Some(dir.as_os_str()), &workspace)
+            .tmux
+            .expect("the stand-in tmux is trusted")
+    };
+    let wezterm = stand_in_tmux(
+        "wezterm",
+        "TERM_PROGRAM=WezTerm\\nTERM=xterm-256color\\n",
+        "on",
+    );
+    let outer = Outer::from_tmux(&found(&wezterm));
+    let n = Notifier::detecting(&settings, &vars(&PANE), &outer);
+    assert_eq!(n.sequence("Done."), OSC9_THROUGH_TMUX);
+    // kitty's TERM, as the server kept it.
+    let kitty = stand_in_tmux("kitty", "-TERM_PROGRAM\\nTERM=xterm-kitty\\n", "all");
+    let n = Notifier::detecting(&settings, &vars(&PANE), &Outer::from_tmux(&found(&kitty)));
+    assert_eq!(n.sequence("Done."), OSC9_THROUGH_TMUX);
+    // tmux would drop the sequence (allow-passthrough off): the bell.
+    let closed = stand_in_tmux("closed", "TERM_PROGRAM=ghostty\\n", "off");
+    let n = Notifier::detecting(&settings, &vars(&PANE), &Outer::from_tmux(&found(&closed)));
+    assert_eq!(n.sequence("Done."), "\u{7}");
+    // An explicit method is kept as set.
+    let set = NotifySettings {
+        method: NotifyMethod::Osc777,
+        ..settings
+    };
+    let n = Notifier::detecting(&set, &vars(&PANE), &Outer::from_tmux(&found(&closed)));
+    assert!(
+        n.sequence("Done.")
+            .starts_with("\u{1b}Ptmux;\u{1b}\u{1b}]777;notify;")
+    );
+    // A tmux in the workspace is never run.
+    let planted = workspace.join("bin");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::copy(wezterm.join("tmux"), planted.join("tmux")).unwrap();
+    assert_eq!(
+        Programs::resolve(Some(planted.as_os_str()), &workspace).tmux,
+        None
+    );
+}

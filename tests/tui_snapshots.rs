@@ -457,3 +457,66 @@ fn inline_tool_cells() {
         insta::assert_snapshot!(format!("tool_cells_{w}x{h}"), terminal.backend());
     }
 }
+
+/// An edit of line 10 of a 20-line file, as the engine describes it from
+/// the file: three unchanged lines on each side, numbered, in the approval
+/// prompt and in the trace's expanded view once it ran.
+#[test]
+fn an_edit_shows_three_lines_of_context() {
+    let clock = Clock::new();
+    let now = clock.at(42.0);
+    let dir = tempfile::tempdir().unwrap();
+    let file: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("notes.txt"), &file).unwrap();
+    let ws = waypoint::tools::Workspace::new(dir.path()).unwrap();
+    let input =
+        serde_json::json!({"path": "notes.txt", "old_text": "line 10\n", "new_text": "line ten\n"});
+    let summary = waypoint::tools::ToolRegistry::standard().describe("edit_file", &input, &ws);
+    let mut app = waiting_for(&clock, "t4", "edit_file", input);
+    if let Some(request) = app.overlays.approvals.queue.front_mut() {
+        request.summary = summary.clone();
+    }
+    app.overlays.approvals.cache = None;
+    let terminal = screen(&mut app, 80, 30, now);
+    insta::assert_snapshot!("approval_edit_with_context_80x30", terminal.backend());
+    // Once it ran, the trace's expanded view shows the same lines.
+    let mut ran = plan_in_progress(&clock);
+    let mut start = begin("t4", "edit_file", "notes.txt", serde_json::json!({}), None);
+    if let waypoint::events::Event::ToolCallBegin { summary: s, .. } = &mut start {
+        *s = summary;
+    }
+    feed(
+        &mut ran,
+        &clock,
+        vec![
+            (6.0, start),
+            (
+                6.5,
+                end(
+                    "t4",
+                    "edit_file",
+                    waypoint::events::ToolStatus::Ok,
+                    3,
+                    "Edited notes.txt: replaced 1 occurrence\n@@ line 10 @@\n-line 10\n+line ten",
+                ),
+            ),
+        ],
+    );
+    ran.focus = Focus::Trace;
+    update::on_key(&mut ran, key(KeyCode::Enter), clock.at(7.0));
+    let text = screen_text(&mut ran, 100, 40, now);
+    for want in [
+        " 7  7   line 7",
+        " 9  9   line 9",
+        "10    - line 10",
+        "   10 + line ten",
+        "11 11   line 11",
+        "13 13   line 13",
+    ] {
+        assert!(
+            text.contains(want),
+            "{want:?} missing from the trace:\n{text}"
+        );
+    }
+    assert!(!text.contains("line 14"), "{text}");
+}

@@ -377,10 +377,11 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
         "the reason follows the log on its own line: {log}"
     );
     assert_eq!(t.output.last_lines(1), vec![INTERRUPTED_RESULT.to_string()]);
-    // The folded trace shows the last output lines and why it stopped.
+    // The folded trace shows the last output lines and why it stopped, in
+    // the user's words.
     let s = screen_text(&mut a, 120, 40, clock.at(42.0));
     assert!(s.contains("test cli::parses ... ok"), "{s}");
-    assert!(s.contains("Error: interrupted by the user"), "{s}");
+    assert!(s.contains("you interrupted it before it finished"), "{s}");
 
     // A failed command whose output spilled to disk keeps the file.
     let mut b = app(&clock);
@@ -631,9 +632,142 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
         .collect();
     assert_eq!(entries.len(), 4, "{entries:?}");
     assert_eq!(entries[0], (EntryKind::User, "task"));
-    assert_eq!(entries[1], (EntryKind::Queued, "also this"));
-    assert_eq!(entries[2].1, "retried 1 time", "{entries:?}");
-    assert_eq!(entries[3], (EntryKind::Assistant, "Again"));
+    assert_eq!(entries[1].1, "retried 1 time", "{entries:?}");
+    assert_eq!(entries[2], (EntryKind::Assistant, "Again"));
+    assert_eq!(entries[3], (EntryKind::Queued, "also this"));
+}
+
+#[test]
+fn after_an_interrupt_the_waiting_messages_stay_last_until_a_new_message() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "task", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    update::on_event(&mut a, text("Looking."), clock.at(0.2));
+    type_text(&mut a, "also this", clock.at(0.3));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.3));
+    update::on_event(
+        &mut a,
+        Event::TurnAborted {
+            reason: AbortReason::Interrupted,
+            message: "interrupted".into(),
+            error: None,
+        },
+        clock.at(1.0),
+    );
+    // The note on the interrupt goes above the message still waiting.
+    let kinds =
+        |a: &App| -> Vec<EntryKind> { a.conversation.entries.iter().map(|e| e.kind).collect() };
+    assert_eq!(
+        kinds(&a).last(),
+        Some(&EntryKind::Queued),
+        "{:?}",
+        a.conversation.entries
+    );
+    // A new message goes below it: the engine sends the waiting one first.
+    type_text(&mut a, "new guidance", clock.at(2.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(2.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(2.1));
+    update::on_event(&mut a, text("On it."), clock.at(2.2));
+    let tail: Vec<(EntryKind, String)> = a
+        .conversation
+        .entries
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .map(|e| (e.kind, e.text().to_string()))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            (EntryKind::User, "also this".to_string()),
+            (EntryKind::User, "new guidance".to_string()),
+            (EntryKind::Assistant, "On it.".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn a_queued_message_stays_below_the_running_turns_output() {
+    let clock = Clock::new();
+    let mut a = app(&clock);
+    type_text(&mut a, "task", clock.at(0.0));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.0));
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(0.1));
+    update::on_event(&mut a, Event::RoundStarted { round: 1 }, clock.at(0.1));
+    update::on_event(&mut a, text("Looking."), clock.at(0.2));
+    type_text(&mut a, "and then the docs", clock.at(0.3));
+    update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.3));
+    // The turn goes on: a call, a second round and its final reply.
+    update::on_event(
+        &mut a,
+        begin(
+            "t1",
+            "bash",
+            "cargo test",
+            json!({"command": "cargo test"}),
+            None,
+        ),
+        clock.at(0.4),
+    );
+    update::on_event(
+        &mut a,
+        end("t1", "bash", ToolStatus::Ok, 100, "ok"),
+        clock.at(0.5),
+    );
+    update::on_event(&mut a, Event::RoundStarted { round: 2 }, clock.at(0.6));
+    update::on_event(&mut a, text("The tests pass."), clock.at(0.7));
+    let kinds = |a: &App| -> Vec<(EntryKind, String)> {
+        a.conversation
+            .entries
+            .iter()
+            .map(|e| (e.kind, e.text().to_string()))
+            .collect()
+    };
+    let entries = kinds(&a);
+    assert_eq!(
+        entries.last(),
+        Some(&(EntryKind::Queued, "and then the docs".to_string())),
+        "{entries:?}"
+    );
+    assert_eq!(
+        entries[entries.len() - 2],
+        (EntryKind::Assistant, "The tests pass.".to_string())
+    );
+    let shown = screen_text(&mut a, 80, 30, clock.at(0.8));
+    let (reply, queued) = (
+        shown.find("The tests pass.").expect("the reply"),
+        shown.find("and then the docs").expect("the queued message"),
+    );
+    assert!(
+        reply < queued,
+        "the reply is drawn above the queued message:\n{shown}"
+    );
+    let terminal = screen(&mut a, 80, 24, clock.at(0.8));
+    insta::assert_snapshot!("queued_below_the_running_turn_80x24", terminal.backend());
+    // Ended: the next turn answers the queued message, below the reply.
+    update::on_event(
+        &mut a,
+        Event::TurnComplete {
+            stop_reason: waypoint::events::StopReason::EndTurn,
+            open_items: 0,
+        },
+        clock.at(0.9),
+    );
+    update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(1.0));
+    update::on_event(&mut a, Event::RoundStarted { round: 1 }, clock.at(1.0));
+    update::on_event(&mut a, text("Updating the docs."), clock.at(1.1));
+    let tail: Vec<(EntryKind, String)> = kinds(&a).into_iter().rev().take(3).rev().collect();
+    assert_eq!(
+        tail,
+        [
+            (EntryKind::Assistant, "The tests pass.".to_string()),
+            (EntryKind::User, "and then the docs".to_string()),
+            (EntryKind::Assistant, "Updating the docs.".to_string()),
+        ]
+    );
 }
 
 #[test]
@@ -3258,4 +3392,83 @@ fn an_mcp_call_is_named_by_its_server_and_tool() {
         "{shown}"
     );
     assert!(!shown.contains("mcp__everything__get-sum"), "{shown}");
+}
+
+#[test]
+fn interrupted_cells_say_it_in_the_users_words_and_the_trace_keeps_the_models() {
+    let clock = Clock::new();
+    let mut a = plan_in_progress(&clock);
+    update::on_event(
+        &mut a,
+        begin(
+            "s1",
+            "bash",
+            "sleep 30",
+            json!({"command": "sleep 30"}),
+            None,
+        ),
+        clock.at(5.0),
+    );
+    update::on_event(
+        &mut a,
+        begin(
+            "s2",
+            "read_file",
+            "notes.txt",
+            json!({"path": "notes.txt"}),
+            None,
+        ),
+        clock.at(5.0),
+    );
+    update::on_event(
+        &mut a,
+        end(
+            "s1",
+            "bash",
+            ToolStatus::Interrupted,
+            900,
+            waypoint::events::INTERRUPTED,
+        ),
+        clock.at(6.0),
+    );
+    update::on_event(
+        &mut a,
+        Event::ToolCallEnd {
+            id: "s2".into(),
+            name: "read_file".into(),
+            status: ToolStatus::Interrupted,
+            outcome: waypoint::events::ToolOutcome::NotRun,
+            duration_ms: 0,
+            output: waypoint::events::NOT_RUN.into(),
+            exit_code: None,
+        },
+        clock.at(6.0),
+    );
+    let tails: Vec<String> = a
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Tool(_)))
+        .rev()
+        .take(2)
+        .flat_map(|e| e.tail.clone())
+        .collect();
+    assert_eq!(
+        tails,
+        [
+            "not run: you interrupted the turn before it started",
+            "you interrupted it before it finished"
+        ]
+    );
+    let shown = screen_text(&mut a, 120, 40, clock.at(7.0));
+    assert!(!shown.contains("Error: interrupted by the user"), "{shown}");
+    assert!(!shown.contains("Error: not run"), "{shown}");
+    // The call's record (the expanded view) keeps what the model was told.
+    let trace = a
+        .trace
+        .entries
+        .iter()
+        .find(|t| t.name == "bash" && t.summary.line == "sleep 30")
+        .expect("the call");
+    assert!(trace.output.text().contains(waypoint::events::INTERRUPTED));
 }

@@ -33,10 +33,6 @@ const CANCEL_GRACE: Duration = Duration::from_millis(300);
 /// its turn and says what it had.
 const TASK_CANCEL_GRACE: Duration = Duration::from_millis(1500);
 
-/// What the model reads for a call the turn's interrupt kept from starting.
-pub(super) const NOT_RUN_RESULT: &str =
-    "not run: the user interrupted the turn before this call started.";
-
 /// A call of the model's, as the stages pass it on.
 pub(super) struct Call<'a> {
     pub id: &'a str,
@@ -152,7 +148,7 @@ impl Session {
 
     /// A call the turn's interrupt kept from starting: answered, never run.
     pub(super) fn not_run(&mut self, id: &str, name: &str) -> ContentBlock {
-        let output = ToolOutput::ended(format!("Error: {NOT_RUN_RESULT}"), ToolOutcome::NotRun);
+        let output = ToolOutput::ended(crate::events::NOT_RUN.to_string(), ToolOutcome::NotRun);
         self.answer(id, name, output, 0, false)
     }
 

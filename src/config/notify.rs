@@ -21,7 +21,8 @@ pub enum NotifyMode {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NotifyMethod {
-    /// Chosen from the terminal (`TERM_PROGRAM`, `VTE_VERSION`, `TERM`).
+    /// Chosen from the terminal (`TERM_PROGRAM`, `VTE_VERSION`, `TERM`;
+    /// inside tmux, the terminal around it).
     #[default]
     Auto,
     /// `OSC 9` (iTerm2, WezTerm, Ghostty, kitty, Windows Terminal).

@@ -25,7 +25,7 @@ pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
 pub use jobs::JobInfo;
 pub use mcp::{McpAction, McpStatus};
-pub use outcome::{Failure, INTERRUPTED, Refuser, ToolOutcome, ToolStatus};
+pub use outcome::{Failure, INTERRUPTED, NOT_RUN, Refuser, ToolOutcome, ToolStatus};
 pub use thread::ThreadId;
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
@@ -274,7 +274,9 @@ pub enum ToolDetail {
     /// The call changes or shows the plan, which is on screen already.
     Plan,
     /// The call changes a file: `old` becomes `new` (a write of a new file:
-    /// `""` becomes the content; an overwrite: the file as it was).
+    /// `""` becomes the content; an overwrite: the file as it was; an edit
+    /// located in its file: its whole lines with up to three unchanged
+    /// lines around them, the diff's context).
     Diff {
         path: String,
         old: String,

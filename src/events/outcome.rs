@@ -62,6 +62,9 @@ impl ToolOutcome {
 /// What an interrupted call's result says first.
 pub const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 
+/// The result of a call the turn's interrupt kept from starting.
+pub const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
+
 /// What kind of failure a failed call was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -4,9 +4,9 @@
 //! `/frontend:test`) and in the user's `~/.claude/commands/` and
 //! Waypoint's config folder `commands/`. The body is the prompt, with
 //! `$ARGUMENTS` (all arguments), `$1`…`$9` (each word) and `@file`
-//! mentions (attached by the engine as any mention is). A `!`-line (a
-//! shell command in Claude Code's commands) is never run: it is left as
-//! text, with a note saying so.
+//! mentions (attached by the engine as any mention is). An inline shell
+//! command (`` !`cmd` `` anywhere, which Claude Code runs) is never run:
+//! it is left as text, with a note naming it.
 
 use std::path::{Path, PathBuf};
 
@@ -99,8 +99,9 @@ fn walk(
 
 /// `body` with the arguments put in: `$ARGUMENTS` is them all, `$1`…`$9`
 /// each word (missing ones empty); arguments with no `$ARGUMENTS` in the
-/// body are added at its end. `!`-lines are kept as text, and the model is
-/// told they were not run.
+/// body are added at its end. Inline shell commands (`` !`cmd` ``, at a
+/// line's start or anywhere in it) are kept as text, and the model is told
+/// which did not run.
 pub fn expand(body: &str, arguments: &str) -> String {
     let arguments = arguments.trim();
     let words: Vec<&str> = arguments.split_whitespace().collect();
@@ -136,11 +137,60 @@ pub fn expand(body: &str, arguments: &str) -> String {
         out.push_str("\n\n");
         out.push_str(arguments);
     }
-    let shell = out.lines().any(|l| l.trim_start().starts_with("!`"));
-    if shell {
-        out.push_str(
-            "\n\n[Lines starting with !` are shell commands in Claude Code's commands; Waypoint did not run them. Run what you need with bash.]",
-        );
+    if let Some(note) = shell_note(body) {
+        out.push_str("\n\n");
+        out.push_str(&note);
     }
     out
+}
+
+/// Inline commands named at most in a note.
+const MAX_NAMED: usize = 10;
+/// Characters of an inline command named in a note.
+const MAX_COMMAND_CHARS: usize = 200;
+
+/// The commands written `` !`cmd` `` anywhere in `body` (Claude Code runs
+/// them and puts their output in the prompt), in order.
+pub fn inline_shell(body: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for line in body.lines() {
+        let mut rest = line;
+        while let Some(at) = rest.find("!`") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find('`') else {
+                break;
+            };
+            let command = after[..end].trim();
+            if !command.is_empty() {
+                found.push(command);
+            }
+            rest = &after[end + 1..];
+        }
+    }
+    found
+}
+
+/// The note telling the model which inline commands of a command's or
+/// skill's `body` did not run; `None` when it has none.
+pub fn shell_note(body: &str) -> Option<String> {
+    let commands = inline_shell(body);
+    if commands.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = commands
+        .iter()
+        .take(MAX_NAMED)
+        .map(|c| match c.char_indices().nth(MAX_COMMAND_CHARS) {
+            Some((cut, _)) => format!("`{}…`", &c[..cut]),
+            None => format!("`{c}`"),
+        })
+        .collect();
+    let more = match commands.len().saturating_sub(MAX_NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!(
+        "[The !`…` commands above are shell commands Claude Code runs to put their output here; Waypoint did not run them: {}{more}. Run what you need with bash.]",
+        named.join(", ")
+    ))
 }

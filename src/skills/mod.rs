@@ -22,7 +22,7 @@ mod front;
 
 use std::path::{Path, PathBuf};
 
-pub use commands::{Command, expand};
+pub use commands::{Command, expand, shell_note};
 
 /// The largest `SKILL.md` or command file read.
 pub const MAX_BYTES: usize = 256 * 1024;

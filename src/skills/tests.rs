@@ -147,3 +147,41 @@ fn a_plan_section_becomes_a_template_and_shell_lines_are_not_run() {
         "Review the code\n\ncarefully"
     );
 }
+
+#[test]
+fn inline_shell_anywhere_in_a_command_or_skill_is_named_as_not_run() {
+    // Claude Code's inline form, mid-line: each command is named.
+    let out = expand(
+        "## Context\n- Status: !`git status`\n- Branch: !`git branch --show-current`\nCommit it.",
+        "",
+    );
+    assert!(
+        out.starts_with("## Context\n- Status: !`git status`"),
+        "{out}"
+    );
+    assert!(out.contains("Waypoint did not run them"), "{out}");
+    assert!(
+        out.contains("`git status`, `git branch --show-current`"),
+        "{out}"
+    );
+    // A skill's body says the same.
+    let skill = Skill {
+        name: "ship".into(),
+        description: "Ship it".into(),
+        path: PathBuf::from("/skills/ship/SKILL.md"),
+        origin: Origin::User,
+    };
+    let loaded = crate::tools::skill::loaded(&skill, "Diff: !`git diff HEAD` then ship.", "");
+    assert!(
+        loaded.contains("Waypoint did not run them: `git diff HEAD`"),
+        "{loaded}"
+    );
+    // `!` and code spans that are not the form: no note.
+    for plain in [
+        "Use `!` to negate.",
+        "Run `cargo test`!",
+        "Wow! `x` and !` unclosed",
+    ] {
+        assert!(!expand(plain, "").contains("did not run"), "{plain}");
+    }
+}

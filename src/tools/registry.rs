@@ -303,14 +303,30 @@ mod tests {
             ToolDetail::Diff { old, first, .. } => (old, first),
             other => panic!("{other:?}"),
         };
-        // An edit is placed where its text is.
+        // An edit is placed where its text is, with up to three lines
+        // around it (the whole file here).
         assert_eq!(
             diff(
                 "edit_file",
                 json!({"path": "a.rs", "old_text": "three\n", "new_text": "3\n"})
             ),
-            ("three\n".to_string(), 3)
+            ("one\ntwo\nthree\nfour\n".to_string(), 1)
         );
+        let lines: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("b.rs"), &lines).unwrap();
+        let edit = json!({"path": "b.rs", "old_text": "ne 10", "new_text": "ne ten"});
+        let ToolDetail::Diff {
+            old, new, first, ..
+        } = r.describe("edit_file", &edit, &ws).detail
+        else {
+            panic!("not a diff");
+        };
+        assert_eq!(first, 7);
+        assert_eq!(
+            old,
+            "line 7\nline 8\nline 9\nline 10\nline 11\nline 12\nline 13\n"
+        );
+        assert_eq!(new, old.replace("line 10", "line ten"));
         // Text the file does not hold: place unknown.
         assert_eq!(
             diff(

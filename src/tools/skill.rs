@@ -77,6 +77,10 @@ pub fn loaded(skill: &crate::skills::Skill, body: &str, arguments: &str) -> Stri
         "Skill `{}` (its folder: {folder}; files it names are there).\n\n{body}",
         skill.name
     );
+    if let Some(note) = crate::skills::shell_note(body) {
+        out.push_str("\n\n");
+        out.push_str(&note);
+    }
     if !arguments.trim().is_empty() {
         out.push_str(&format!("\n\nArguments: {}", arguments.trim()));
     }

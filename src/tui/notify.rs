@@ -3,7 +3,10 @@
 //! reported it lost focus, or the turn ran past `notify_after`), the app
 //! writes a desktop notification the terminal shows: `OSC 9` or
 //! `OSC 777;notify`, or the bell where neither is known. Inside tmux the
-//! OSC goes through its passthrough. Headless mode never notifies.
+//! terminal around it is found from what it leaves in the environment
+//! (`LC_TERMINAL`, `KITTY_WINDOW_ID`, …) or from tmux's own environment,
+//! and the OSC goes through tmux's passthrough. Headless mode never
+//! notifies.
 //!
 //! Invariant: the text written is one clean line with no control
 //! character, no `;` in an `OSC 777` field, and at most [`MAX_CHARS`], so
@@ -48,8 +51,24 @@ impl Default for Notifier {
 impl Notifier {
     /// From the settings, the method `auto` chosen with `env`.
     pub fn new(settings: &NotifySettings, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        Self::detecting(settings, env, &Outer::default())
+    }
+
+    /// From the settings, for the terminal the app runs in (inside tmux,
+    /// tmux is asked about the terminal around it).
+    pub fn for_terminal(settings: &NotifySettings, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        Self::detecting(settings, env, &Outer::query(settings, env))
+    }
+
+    /// From the settings, the method `auto` chosen with `env` and, inside
+    /// tmux, what tmux knows of the terminal around it.
+    pub fn detecting(
+        settings: &NotifySettings,
+        env: &dyn Fn(&str) -> Option<String>,
+        outer: &Outer,
+    ) -> Self {
         let method = match settings.method {
-            NotifyMethod::Auto => detect(env),
+            NotifyMethod::Auto => detect(env, outer),
             other => other,
         };
         Self {
@@ -141,19 +160,106 @@ fn clean(text: &str) -> String {
     }
 }
 
-/// The method the terminal is known to show.
-fn detect(env: &dyn Fn(&str) -> Option<String>) -> NotifyMethod {
+/// The method the terminal is known to show. Inside tmux (which names
+/// itself in `TERM_PROGRAM` and `TERM`) the outer terminal is found from
+/// the variables it leaves that tmux keeps, then from tmux's environment
+/// (the terminal that started or last attached to it); tmux set to drop
+/// passed-through sequences gets the bell.
+fn detect(env: &dyn Fn(&str) -> Option<String>, outer: &Outer) -> NotifyMethod {
+    let inside_tmux = env("TMUX").is_some_and(|t| !t.is_empty())
+        || env("TERM_PROGRAM").is_some_and(|p| p == "tmux");
+    if !inside_tmux {
+        return by_terminal(env);
+    }
+    let method = match by_terminal(env) {
+        NotifyMethod::Bel => by_terminal(&|name| outer.vars.get(name).cloned()),
+        known => known,
+    };
+    if outer.passthrough == Some(false) {
+        return NotifyMethod::Bel;
+    }
+    method
+}
+
+/// The method the terminal that `env` describes shows.
+fn by_terminal(env: &dyn Fn(&str) -> Option<String>) -> NotifyMethod {
     let program = env("TERM_PROGRAM").unwrap_or_default();
     let term = env("TERM").unwrap_or_default();
+    let lc_terminal = env("LC_TERMINAL").unwrap_or_default();
     if matches!(program.as_str(), "iTerm.app" | "WezTerm" | "ghostty")
+        || lc_terminal == "iTerm2"
         || term.contains("kitty")
-        || env("WT_SESSION").is_some()
+        || term == "xterm-ghostty"
+        || [
+            "WT_SESSION",
+            "ITERM_SESSION_ID",
+            "KITTY_WINDOW_ID",
+            "WEZTERM_PANE",
+            "GHOSTTY_RESOURCES_DIR",
+        ]
+        .iter()
+        .any(|name| env(name).is_some_and(|v| !v.is_empty()))
     {
         NotifyMethod::Osc9
     } else if env("VTE_VERSION").is_some() || term.starts_with("foot") || term.starts_with("rxvt") {
         NotifyMethod::Osc777
     } else {
         NotifyMethod::Bel
+    }
+}
+
+/// What tmux knows of the terminal around it: its environment (the
+/// session's over the server's) and whether it passes sequences on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outer {
+    pub vars: std::collections::HashMap<String, String>,
+    /// `allow-passthrough`: `None` when tmux did not say (before 3.3 it
+    /// always passes them on).
+    pub passthrough: Option<bool>,
+}
+
+/// How long tmux may take to answer.
+const TMUX_LIMIT: Duration = Duration::from_secs(1);
+
+impl Outer {
+    /// Asked of tmux (found on the trusted `PATH`) when `env` is inside
+    /// tmux and the method is chosen automatically; empty otherwise.
+    pub fn query(settings: &NotifySettings, env: &dyn Fn(&str) -> Option<String>) -> Self {
+        let inside = env("TMUX").is_some_and(|t| !t.is_empty());
+        if !inside || settings.method != NotifyMethod::Auto || settings.mode == NotifyMode::Off {
+            return Self::default();
+        }
+        match &crate::programs::get().tmux {
+            Some(tmux) => Self::from_tmux(tmux),
+            None => Self::default(),
+        }
+    }
+
+    /// Asks the `tmux` at `program`; what it does not answer stays unknown.
+    pub fn from_tmux(program: &std::path::Path) -> Self {
+        let ask = |args: &[&str]| {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(args).stdin(std::process::Stdio::null());
+            crate::programs::output_within(&mut cmd, None, TMUX_LIMIT)
+                .ok()
+                .filter(|out| out.status.success())
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let mut vars = std::collections::HashMap::new();
+        // The server's (the terminal that started it), then the session's
+        // (updated when a client attaches) over it.
+        for args in [&["show-environment", "-g"][..], &["show-environment"][..]] {
+            for line in ask(args).unwrap_or_default().lines() {
+                if let Some((name, value)) = line.split_once('=') {
+                    vars.insert(name.to_string(), value.to_string());
+                } else if let Some(name) = line.strip_prefix('-') {
+                    vars.remove(name);
+                }
+            }
+        }
+        let passthrough = ask(&["show-options", "-gv", "allow-passthrough"])
+            .map(|v| matches!(v.trim(), "on" | "all"));
+        Self { vars, passthrough }
     }
 }
 

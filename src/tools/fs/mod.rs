@@ -30,7 +30,8 @@ const DIFF_CONTEXT_BYTES: u64 = 64 * 1024;
 
 /// Puts a file change's diff in its place: an overwrite of an existing
 /// file gets the file's text as `old` (so the user sees what it replaces),
-/// an edit gets the line where its text starts. Files that cannot be read,
+/// an edit gets its whole lines and three unchanged lines on each side in
+/// `old` and `new` (the diff's context) and the line where they start. Files that cannot be read,
 /// are too big or are not UTF-8 keep the diff as the call gave it.
 pub fn locate(
     tool: &str,
@@ -38,7 +39,10 @@ pub fn locate(
     workspace: &crate::tools::Workspace,
 ) {
     let crate::events::ToolDetail::Diff {
-        path, old, first, ..
+        path,
+        old,
+        new,
+        first,
     } = detail
     else {
         return;
@@ -66,8 +70,41 @@ pub fn locate(
         && !old.is_empty()
         && let Some(at) = text.find(old.as_str())
     {
-        *first = text[..at].matches('\n').count() + 1;
+        let (start, end) = with_context(&text, at, at + old.len(), EDIT_CONTEXT_LINES);
+        *new = format!("{}{new}{}", &text[start..at], &text[at + old.len()..end]);
+        *old = text[start..end].to_string();
+        *first = text[..start].matches('\n').count() + 1;
     }
+}
+
+/// Unchanged lines an edit's diff carries around its text (the diff shows
+/// them as context).
+const EDIT_CONTEXT_LINES: usize = 3;
+
+/// The byte range of `text` holding `start..end` widened to whole lines
+/// and `lines` more lines on each side (fewer at the file's ends).
+fn with_context(text: &str, start: usize, end: usize, lines: usize) -> (usize, usize) {
+    let mut from = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    for _ in 0..lines {
+        if from == 0 {
+            break;
+        }
+        from = text[..from - 1].rfind('\n').map_or(0, |i| i + 1);
+    }
+    // The end of the line `end` falls in (a text ending in a newline ends
+    // its line already).
+    let mut to = if end > start && text[..end].ends_with('\n') {
+        end
+    } else {
+        text[end..].find('\n').map_or(text.len(), |i| end + i + 1)
+    };
+    for _ in 0..lines {
+        if to >= text.len() {
+            break;
+        }
+        to = text[to..].find('\n').map_or(text.len(), |i| to + i + 1);
+    }
+    (from, to)
 }
 
 /// Bytes inspected for NUL when deciding whether a file is binary.

@@ -171,13 +171,31 @@ impl Default for Conversation {
 }
 
 impl Conversation {
-    pub fn push(&mut self, kind: EntryKind, text: impl Into<String>) {
-        self.push_entry(ConvEntry::new(kind, text));
+    /// Adds an entry; returns where it went (see [`Self::push_entry`]).
+    pub fn push(&mut self, kind: EntryKind, text: impl Into<String>) -> usize {
+        self.push_entry(ConvEntry::new(kind, text))
     }
 
-    fn push_entry(&mut self, entry: ConvEntry) {
-        self.index.touch(self.entries.len().saturating_sub(1));
-        self.entries.push(entry);
+    /// Adds an entry at the end, or, while messages wait to be sent, above
+    /// them: the running turn's output stays above the messages queued
+    /// during it, so its last reply never reads as their answer. A message
+    /// the user sends goes last (the waiting ones reach the model first).
+    /// Returns where it went.
+    fn push_entry(&mut self, entry: ConvEntry) -> usize {
+        let waiting = self
+            .entries
+            .iter()
+            .rev()
+            .take_while(|e| e.kind == EntryKind::Queued)
+            .count();
+        let at = if matches!(entry.kind, EntryKind::Queued | EntryKind::User) {
+            self.entries.len()
+        } else {
+            self.entries.len() - waiting
+        };
+        self.index.touch(at.saturating_sub(1));
+        self.entries.insert(at, entry);
+        at
     }
 
     /// Entry `i` of this round (reply, reasoning, summary), if it is of `kind`.
@@ -199,8 +217,7 @@ impl Conversation {
         match entry {
             Some(e) => e.push_str(text),
             None => {
-                self.push(EntryKind::Reasoning, text);
-                self.round_entry = Some(self.entries.len() - 1);
+                self.round_entry = Some(self.push(EntryKind::Reasoning, text));
                 self.round_reasoning = self.round_entry;
             }
         }
@@ -221,8 +238,7 @@ impl Conversation {
         match entry {
             Some(e) => e.push_str(text),
             None => {
-                self.push(EntryKind::Assistant, text);
-                self.round_entry = Some(self.entries.len() - 1);
+                self.round_entry = Some(self.push(EntryKind::Assistant, text));
             }
         }
     }
@@ -300,8 +316,9 @@ impl Conversation {
                 self.entries[i].set_text(text);
             }
             None => {
-                self.notice(NoticeKind::Warning, text);
-                self.retry_notice = Some((self.entries.len() - 1, attempt));
+                let at = self.push(EntryKind::Notice(NoticeKind::Warning), text);
+                self.round_entry = None;
+                self.retry_notice = Some((at, attempt));
                 return;
             }
         }
@@ -365,8 +382,7 @@ impl Conversation {
         match entry {
             Some(e) => e.push_str(text),
             None => {
-                self.push(EntryKind::Summary, text);
-                self.summary_entry = Some(self.entries.len() - 1);
+                self.summary_entry = Some(self.push(EntryKind::Summary, text));
             }
         }
     }
@@ -448,7 +464,9 @@ impl Conversation {
             Event::TurnComplete { .. } => self.end_turn(),
             Event::TurnAborted { reason, .. } => self.aborted(*reason),
             Event::SessionReset => self.clear(),
-            Event::UserMessage { text } => self.push(EntryKind::User, text.clone()),
+            Event::UserMessage { text } => {
+                self.push(EntryKind::User, text.clone());
+            }
             _ => {}
         }
         match cell {

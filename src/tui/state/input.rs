@@ -58,6 +58,20 @@ impl Input {
         expand(&self.text(), &self.pasted)
     }
 
+    /// The text as the conversation shows it once sent: each long paste
+    /// as its first [`PREVIEW_LINES`] lines and how many more it holds.
+    pub fn shown(&self) -> String {
+        let previews: Vec<Pasted> = self
+            .pasted
+            .iter()
+            .map(|p| Pasted {
+                token: p.token.clone(),
+                text: preview(&p.text),
+            })
+            .collect();
+        expand(&self.text(), &previews)
+    }
+
     /// Inserts pasted `text` (already cleaned) at the cursor: a paste of
     /// more than [`PASTE_LINES`] lines as a placeholder.
     pub fn paste(&mut self, text: &str) {
@@ -155,6 +169,26 @@ impl Input {
         self.images.clear();
     }
 
+    /// Replaces the input with `text` come back from the editor (long
+    /// pastes went out in full): the images whose token it still holds
+    /// stay attached, each token again one piece; returns the tokens of
+    /// those it lost.
+    pub fn replace_keeping_images(&mut self, text: &str) -> Vec<String> {
+        let (kept, lost): (Vec<_>, Vec<_>) = std::mem::take(&mut self.images)
+            .into_iter()
+            .partition(|(token, _)| text.contains(token.as_str()));
+        self.clear();
+        self.set_text(text);
+        for (token, _) in &kept {
+            self.pasted.push(Pasted {
+                token: token.clone(),
+                text: token.clone(),
+            });
+        }
+        self.images = kept;
+        lost.into_iter().map(|(token, _)| token).collect()
+    }
+
     /// Takes the text out to send it (placeholders expanded), remembering
     /// it in the history.
     pub fn take(&mut self) -> String {
@@ -205,6 +239,24 @@ impl Input {
     pub fn on_last_line(&self) -> bool {
         self.area.cursor().0 + 1 >= self.area.lines().len()
     }
+}
+
+/// Lines of a long paste the conversation shows.
+pub const PREVIEW_LINES: usize = 3;
+
+/// A long paste's first lines and a line saying how many more it holds
+/// (an image's token, one line, stays as it is).
+fn preview(text: &str) -> String {
+    let lines: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+    if lines.len() <= PREVIEW_LINES + 1 {
+        return text.to_string();
+    }
+    let more = lines.len() - PREVIEW_LINES;
+    let end = if text.ends_with('\n') { "\n" } else { "" };
+    format!(
+        "{}\n… {more} more lines{end}",
+        lines[..PREVIEW_LINES].join("\n")
+    )
 }
 
 /// `text` with the first occurrence of each paste's token (after the

@@ -377,6 +377,18 @@ impl Trace {
     }
 }
 
+/// A line the model was told, in the user's words for a cell or a folded
+/// row (the expanded view keeps the model's).
+pub(crate) fn users_words(line: &str) -> Option<&'static str> {
+    match line.trim() {
+        l if l == crate::events::INTERRUPTED => Some("you interrupted it before it finished"),
+        l if l == crate::events::NOT_RUN => {
+            Some("not run: you interrupted the turn before it started")
+        }
+        _ => None,
+    }
+}
+
 impl TraceEntry {
     /// The call ended: its status (a command that ran but failed is shown
     /// as failed), time, output and, when the plan's rules refused it, why.
@@ -454,7 +466,13 @@ impl TraceEntry {
             return tail;
         }
         if self.name == "bash" || self.status != TraceStatus::Ok {
-            return self.output.command_tail(TAIL_LINES);
+            let mut tail = self.output.command_tail(TAIL_LINES);
+            for line in &mut tail {
+                if let Some(words) = users_words(line) {
+                    *line = words.to_string();
+                }
+            }
+            return tail;
         }
         Vec::new()
     }

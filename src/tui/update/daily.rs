@@ -149,14 +149,26 @@ pub fn edit(app: &mut App) -> Vec<Effect> {
     vec![Effect::Edit(app.input.expanded())]
 }
 
-/// The editor finished: its text replaces the input; a failure keeps the
-/// input as it was and says why.
+/// The editor finished: its text replaces the input (images whose token
+/// it still holds stay attached; the others are named as left out); a
+/// failure keeps the input as it was and says why.
 pub fn edited(app: &mut App, result: Result<String, String>) {
     match result {
         Ok(text) => {
             let text = crate::text::clean(text.trim_end_matches('\n')).into_owned();
-            app.input.clear();
-            app.input.set_text(&text);
+            let lost = app.input.replace_keeping_images(&text);
+            if !lost.is_empty() {
+                let (names, verb) = match &lost[..] {
+                    [one] => (one.clone(), "is"),
+                    many => (many.join(", "), "are"),
+                };
+                app.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "{names} {verb} no longer attached: the edited message dropped its token."
+                    ),
+                );
+            }
         }
         Err(why) => app.notice(
             NoticeKind::Error,
@@ -168,12 +180,13 @@ pub fn edited(app: &mut App, result: Result<String, String>) {
     }
 }
 
-/// The model's last reply: its text since the last message of the user.
+/// The model's last reply: its text since the last message of the user
+/// (messages still queued wait below the running turn's output).
 pub fn last_reply(app: &App) -> Option<String> {
     let entries = &app.root.conversation.entries;
     let start = entries
         .iter()
-        .rposition(|e| matches!(e.kind, EntryKind::User | EntryKind::Queued))
+        .rposition(|e| e.kind == EntryKind::User)
         .map_or(0, |i| i + 1);
     let parts: Vec<&str> = entries[start..]
         .iter()

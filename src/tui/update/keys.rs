@@ -349,6 +349,8 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     if app.input.text().trim().is_empty() {
         return resume(app);
     }
+    // Long pastes go whole to the model, shortened in the conversation.
+    let shown = app.input.shown();
     let text = app.input.take();
     let images = app.input.take_images(&text);
     app.overlays.popup = Default::default();
@@ -360,7 +362,7 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
         // The user may have set a provider up since: read the settings again.
         app.root
             .conversation
-            .push(crate::tui::state::EntryKind::User, text.clone());
+            .push(crate::tui::state::EntryKind::User, shown);
         let mut effects = vec![Effect::StartEngine];
         effects.extend(with_images(images, text));
         return effects;
@@ -368,7 +370,7 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
     if !app.status.engine.present() {
         app.root
             .conversation
-            .push(crate::tui::state::EntryKind::User, text);
+            .push(crate::tui::state::EntryKind::User, shown);
         let help = app
             .status
             .engine
@@ -378,7 +380,7 @@ pub(super) fn submit(app: &mut App, now: Instant) -> Vec<Effect> {
         app.notice(NoticeKind::Error, help);
         return Vec::new();
     }
-    show_sent(app, &text);
+    show_sent(app, &shown);
     with_images(images, text)
 }
 

@@ -340,7 +340,8 @@ pub(crate) fn show_sent(app: &mut App, text: &str) {
     } else {
         EntryKind::User
     };
-    // The reply streaming now (`round_entry`) goes on above a queued message.
+    // The running turn's output (the reply streaming now, its next
+    // rounds) goes on above a queued message.
     app.root.conversation.push(kind, text);
     app.root.conversation.scroll.follow = true;
 }

@@ -13,6 +13,7 @@ use ratatui::widgets::Paragraph;
 use super::diff::numbered_lines;
 use super::{inner, pane_block, short_duration, spinner};
 use crate::events::ToolDetail;
+use crate::tui::state::trace::users_words;
 use crate::tui::state::{Ctx, DiffCache, Focus, Trace, TraceEntry, TraceStatus};
 use crate::tui::wrap::{str_width, truncate, wrap};
 
@@ -166,7 +167,11 @@ fn entry_rows(t: &TraceEntry, ctx: &Ctx<'_>, width: usize, selected: bool) -> Ve
             .map(str::to_string)
             .collect()
     } else {
-        t.output.command_tail(FOLDED_LINES)
+        t.output
+            .command_tail(FOLDED_LINES)
+            .into_iter()
+            .map(|line| users_words(&line).map_or(line, str::to_string))
+            .collect()
     };
     for line in folded {
         // Tabs are expanded, as in the expanded view (not dropped).
@@ -255,12 +260,20 @@ fn shows_diff(t: &TraceEntry) -> bool {
     matches!(t.summary.detail, ToolDetail::Diff { .. }) && t.status == TraceStatus::Ok
 }
 
-/// The file change's numbered diff, numbered from where the edit's output
-/// says it is in the file (`@@ line N @@`, when it changed one place).
+/// The file change's numbered diff, numbered from where the engine found
+/// it in the file, else from where the edit's output says it is
+/// (`@@ line N @@`, when it changed one place).
 fn diff_of(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
-    let ToolDetail::Diff { old, new, .. } = &t.summary.detail else {
+    let ToolDetail::Diff {
+        old, new, first, ..
+    } = &t.summary.detail
+    else {
         return Vec::new();
     };
+    let width = u16::try_from(width).unwrap_or(u16::MAX);
+    if *first > 0 {
+        return numbered_lines(ctx.palette, old, new, *first, width);
+    }
     let output = t.output.text();
     let mut places = output.lines().filter_map(|l| {
         l.strip_prefix("@@ line ")?
@@ -272,7 +285,6 @@ fn diff_of(t: &TraceEntry, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
         (Some(line), None) => line,
         _ => 1,
     };
-    let width = u16::try_from(width).unwrap_or(u16::MAX);
     numbered_lines(ctx.palette, old, new, first, width)
 }
 
