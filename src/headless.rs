@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::events::{AbortReason, Envelope, ErrorKind, Event, StopReason, ToolStatus};
+use crate::events::{
+    AbortReason, Envelope, ErrorKind, Event, StopReason, ToolOutcome, ToolStatus,
+};
 use crate::llm::Usage;
 use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
@@ -323,11 +325,12 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::ToolCallEnd {
                 id,
-                status,
+                outcome,
                 duration_ms,
                 output,
+                exit_code,
                 ..
-            } => self.tool_line(id, *status, *duration_ms, output)?,
+            } => self.tool_line(id, outcome, *exit_code, *duration_ms, output)?,
             Event::PlanUpdated {
                 rendered,
                 diff,
@@ -424,25 +427,43 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     /// The finished tool call's line (`→ bash ls  [ok 12 ms]`, with the
     /// first line of its output when it failed), then the plan it changed.
+    /// A command that exited non-zero says its code (`[exit 2 · 3 ms]`) and
+    /// one the sandbox stopped says so, as the app's cells do.
     fn tool_line(
         &mut self,
         id: &str,
-        status: ToolStatus,
+        outcome: &ToolOutcome,
+        exit_code: Option<i32>,
         duration_ms: u64,
         output: &str,
     ) -> io::Result<()> {
         self.end_line()?;
-        let label = match status {
-            ToolStatus::Ok => "ok",
-            ToolStatus::Error => "error",
-            ToolStatus::Interrupted => "interrupted",
-        };
-        let detail = if status == ToolStatus::Ok {
-            String::new()
-        } else {
+        let status = outcome.status();
+        let first_line = || {
             let first = output.lines().next().unwrap_or("");
             let first: String = first.chars().take(160).collect();
             format!(": {}", clean_line(&first))
+        };
+        let badge = match (outcome, exit_code.filter(|c| *c != 0)) {
+            (ToolOutcome::SandboxBlocked { .. }, _) => {
+                format!("blocked by the sandbox · {duration_ms} ms")
+            }
+            (_, Some(code)) if status == ToolStatus::Ok => {
+                format!("exit {code} · {duration_ms} ms")
+            }
+            _ => {
+                let label = match status {
+                    ToolStatus::Ok => "ok",
+                    ToolStatus::Error => "error",
+                    ToolStatus::Interrupted => "interrupted",
+                };
+                let detail = if status == ToolStatus::Ok {
+                    String::new()
+                } else {
+                    first_line()
+                };
+                format!("{label} {duration_ms} ms{detail}")
+            }
         };
         let (name, summary) = match self.running.iter().position(|(i, _, _)| i == id) {
             Some(at) => {
@@ -452,10 +473,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             None => Default::default(),
         };
         let sep = if summary.is_empty() { "" } else { " " };
-        writeln!(
-            self.out,
-            "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
-        )?;
+        writeln!(self.out, "→ {name}{sep}{summary}  [{badge}]")?;
         if self.running.is_empty()
             && let Some(plan) = self.pending_plan.take()
         {
