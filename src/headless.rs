@@ -219,7 +219,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
             }
             OutputFormat::Jsonl => {
-                let cost: Option<f64> = result.by_model.iter().map(|m| m.cost).sum();
+                let cost = total_cost(&result.by_model);
                 let line = serde_json::json!({
                     "type": "result",
                     "exit_reason": result.outcome.as_str(),
@@ -518,7 +518,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         for m in by_model {
             all.add(&m.usage);
         }
-        let cost: Option<f64> = by_model.iter().map(|m| m.cost).sum();
+        let cost = total_cost(by_model);
         writeln!(self.err, "waypoint: tokens {}", totals_line(&all, cost))?;
         if by_model.len() > 1 {
             for m in by_model {
@@ -532,6 +532,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         Ok(())
     }
+}
+
+/// What all models cost, when every price is known: from `0.0` (a sum of
+/// no `f64`s is `-0.0`, which a result would print as `-0.0`).
+fn total_cost(by_model: &[ModelTotals]) -> Option<f64> {
+    by_model
+        .iter()
+        .try_fold(0.0, |total, m| m.cost.map(|c| total + c))
 }
 
 /// One model's tokens over a session, and their cost when its price is known.
@@ -627,6 +635,21 @@ mod tests {
              waypoint:   claude-sonnet-4-5: 412.0k in (88% cached) / 12.0k out · $0.4100\n\
              waypoint:   qwen: 800 in / 50 out\n"
         );
+    }
+
+    #[test]
+    fn a_result_without_model_requests_costs_zero_not_minus_zero() {
+        let mut out = Vec::new();
+        Printer::new(OutputFormat::Jsonl, &mut out, Vec::new())
+            .finish(&RunResult {
+                outcome: Outcome::Failed,
+                by_model: Vec::new(),
+                duration_ms: 5,
+            })
+            .unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert!(line.contains(r#""cost_usd":0.0"#), "{line}");
+        assert!(!line.contains("-0.0"), "{line}");
     }
 
     #[test]
