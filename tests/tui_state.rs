@@ -3121,13 +3121,37 @@ fn mcp_servers_show_on_the_status_line_in_notices_and_in_slash_mcp() {
         ),
         now,
     );
+    // A ready server that lists its tools again (a `list_changed`) is not
+    // said ready a second time; a changed list is said as such.
+    let relisted = |tools: usize| {
+        server(
+            "everything",
+            McpStatus::Ready {
+                tools,
+                schema_tokens: 2_400,
+            },
+        )
+    };
+    update::on_event(&mut a, relisted(13), now);
     let shown = screen_text(&mut a, 120, 20, now);
     assert!(shown.contains("mcp 1/2"), "{shown}");
-    let told = notices(&a);
+    let told: Vec<String> = notices(&a).into_iter().map(String::from).collect();
+    let readies = told
+        .iter()
+        .filter(|n| n.contains("MCP server everything ready"))
+        .count();
+    assert_eq!(readies, 1, "{told:#?}");
     assert!(
         told.iter()
             .any(|n| n.contains("MCP server everything ready: 13 tools"))
     );
+    update::on_event(&mut a, relisted(14), now);
+    let changed = notices(&a);
+    assert!(
+        changed.contains(&"MCP server everything now offers 14 tools."),
+        "{changed:#?}"
+    );
+    update::on_event(&mut a, relisted(13), now);
     assert!(told.iter().any(|n| {
         n.contains("github failed: did not initialize (stderr: GITHUB_TOKEN is not set)")
     }));
