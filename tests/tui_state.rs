@@ -1756,7 +1756,10 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     );
     // The app loop carries the effect out.
     waypoint::tui::sessions::export(&mut a, Some(&store), &id, None);
-    let default = ws.join(format!("waypoint-session-{}.md", &id[..8]));
+    // Not into the workspace: the data folder's exports, beside sessions.
+    let name = format!("waypoint-session-{}.md", &id[..8]);
+    assert!(!ws.join(&name).exists(), "written into the workspace");
+    let default = store.dir().parent().unwrap().join("exports").join(&name);
     let md = std::fs::read_to_string(&default).unwrap();
     assert!(md.contains("Add a --verbose flag"), "{md}");
     let last = a.conversation.entries.last().unwrap();

@@ -43,7 +43,8 @@ pub enum Effect {
     /// Read the stored sessions once and open the picker over them.
     OpenPicker,
     /// Write session `id` as Markdown to `path` (relative to the
-    /// workspace; `None`: `waypoint-session-ID.md` there).
+    /// workspace; `None`: `exports/waypoint-session-ID.md` in the data
+    /// folder).
     Export {
         id: String,
         path: Option<String>,
