@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::events::{
-    AbortReason, Envelope, ErrorKind, Event, StopReason, ToolOutcome, ToolStatus,
-};
+use crate::events::{AbortReason, Envelope, ErrorKind, Event, StopReason, ToolOutcome, ToolStatus};
 use crate::llm::Usage;
 use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
