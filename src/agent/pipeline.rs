@@ -360,6 +360,10 @@ impl Session {
         } else {
             self.record_only(end);
         }
+        // Recorded: what was kept of its live output is not needed now.
+        if let Some(path) = self.host.transcript.path() {
+            crate::session::live::done(&path, self.host.events.thread(), id);
+        }
         ContentBlock::ToolResult {
             tool_use_id: id.to_string(),
             content: content.into(),
@@ -416,7 +420,15 @@ impl Session {
         let shared = (&*self.host.policy, &self.host.approvals);
         let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
         let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
+        // Kept on disk while it runs: a session cut off now still has it.
+        let live =
+            self.host.transcript.path().map(|path| {
+                crate::session::live::LiveOutput::start(&path, events.thread(), call.id)
+            });
         let forward = |chunk: String| {
+            if let Some(live) = &live {
+                live.push(&chunk);
+            }
             events.send(Event::ToolCallOutputDelta {
                 id: call.id.to_string(),
                 chunk,
