@@ -34,10 +34,11 @@ pub fn folder(transcript: &Path) -> PathBuf {
 }
 
 /// The file of call `id` of `thread` in `folder` (its name made of safe
-/// characters only).
+/// characters only, and short enough for any file system).
 fn file(folder: &Path, thread: ThreadId, id: &str) -> PathBuf {
     let id: String = id
         .chars()
+        .take(128)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c
@@ -57,9 +58,13 @@ pub fn read(transcript: &Path, thread: ThreadId, id: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// Call `id` of `thread` has its result recorded: its kept output goes.
+/// Call `id` of `thread` has its result recorded: its kept output goes
+/// (and the folder, once empty).
 pub fn done(transcript: &Path, thread: ThreadId, id: &str) {
-    let _ = std::fs::remove_file(file(&folder(transcript), thread, id));
+    let folder = folder(transcript);
+    if std::fs::remove_file(file(&folder, thread, id)).is_ok() {
+        let _ = std::fs::remove_dir(&folder);
+    }
 }
 
 /// Removes the live folder of the transcript at `transcript` (what it
@@ -154,17 +159,24 @@ impl State {
     /// Writes `text` to the call's file whole: aside first, then renamed
     /// over it. Private to the user, as the transcript is.
     fn write(folder: &Path, path: &Path, text: &str) -> std::io::Result<()> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(folder)?;
         let aside = path.with_extension("new");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&aside)?;
+        let open = || {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(folder)?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&aside)
+        };
+        // Once more if another call's end took the empty folder meanwhile.
+        let mut file = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(),
+            opened => opened,
+        }?;
         file.write_all(text.as_bytes())?;
         drop(file);
         std::fs::rename(&aside, path)
@@ -322,8 +334,17 @@ mod tests {
         );
         done(&transcript, thread, "toolu_1/x");
         assert_eq!(read(&transcript, thread, "toolu_1/x"), None);
-        let left: Vec<_> = std::fs::read_dir(folder(&transcript)).unwrap().collect();
-        assert!(left.is_empty(), "{left:?}");
+        assert!(!folder(&transcript).exists(), "the empty folder goes too");
+        // A folder that still holds another call's output stays, until
+        // the resume forgets it.
+        let other = LiveOutput::start(&transcript, thread, "toolu_2");
+        other.push("2\n");
+        drop(other);
+        let third = LiveOutput::start(&transcript, thread, "toolu_3");
+        third.push("3\n");
+        drop(third);
+        done(&transcript, thread, "toolu_2");
+        assert_eq!(read(&transcript, thread, "toolu_3").as_deref(), Some("3\n"));
         forget(&transcript);
         assert!(!folder(&transcript).exists());
     }
