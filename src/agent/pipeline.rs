@@ -21,6 +21,7 @@ use super::tool_host::Serving;
 use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
 use crate::hooks::Decision as HookDecision;
 use crate::llm::ContentBlock;
+use crate::session::live::LiveOutput;
 use crate::tools::{
     Access, Failure, Refuser, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput, cap_output,
 };
@@ -421,14 +422,10 @@ impl Session {
         let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
         let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
         // Kept on disk while it runs: a session cut off now still has it.
-        let live =
-            self.host.transcript.path().map(|path| {
-                crate::session::live::LiveOutput::start(&path, events.thread(), call.id)
-            });
+        let path = self.host.transcript.path();
+        let live = LiveOutput::start(path.as_deref(), events.thread(), call.id);
         let forward = |chunk: String| {
-            if let Some(live) = &live {
-                live.push(&chunk);
-            }
+            live.push(&chunk);
             events.send(Event::ToolCallOutputDelta {
                 id: call.id.to_string(),
                 chunk,
@@ -436,14 +433,7 @@ impl Session {
         };
         let run = AssertUnwindSafe(self.thread.tools.run(call.name, call.input, ctx))
             .catch_unwind()
-            .map(|r| {
-                r.unwrap_or_else(|_| {
-                    ToolOutput::failed(
-                        Failure::Crashed,
-                        "the tool crashed (a bug in Waypoint); see the log",
-                    )
-                })
-            });
+            .map(|r| r.unwrap_or_else(|_| crashed()));
         tokio::pin!(run);
         // What the tool streamed, for the result when it must be dropped.
         let mut streamed = String::new();
@@ -504,6 +494,14 @@ impl Session {
             waited,
         )
     }
+}
+
+/// The result of a tool that panicked.
+fn crashed() -> ToolOutput {
+    ToolOutput::failed(
+        Failure::Crashed,
+        "the tool crashed (a bug in Waypoint); see the log",
+    )
 }
 
 impl Session {

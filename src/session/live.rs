@@ -197,35 +197,40 @@ impl State {
 
 /// One running call's keeper: what is pushed reaches the call's file
 /// soon (a task of its own writes it); dropping it (the call ended)
-/// writes the rest at once.
+/// writes the rest at once. A session not recorded keeps nothing.
 #[derive(Debug)]
 pub struct LiveOutput {
-    shared: Arc<Shared>,
+    shared: Option<Arc<Shared>>,
 }
 
 impl LiveOutput {
     /// Keeps the output of call `id` of `thread` beside the transcript at
-    /// `transcript`. Must be called inside a Tokio runtime.
-    pub fn start(transcript: &Path, thread: ThreadId, id: &str) -> Self {
-        let folder = folder(transcript);
-        let path = file(&folder, thread, id);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                tail: Tail::default(),
-                closed: false,
-                folder,
-                path,
-            }),
-            bell: Notify::new(),
+    /// `transcript` (none: not kept). Must be called inside a Tokio runtime.
+    pub fn start(transcript: Option<&Path>, thread: ThreadId, id: &str) -> Self {
+        let shared = transcript.map(|transcript| {
+            let folder = folder(transcript);
+            let path = file(&folder, thread, id);
+            let shared = Arc::new(Shared {
+                state: Mutex::new(State {
+                    tail: Tail::default(),
+                    closed: false,
+                    folder,
+                    path,
+                }),
+                bell: Notify::new(),
+            });
+            tokio::spawn(write_loop(shared.clone()));
+            shared
         });
-        tokio::spawn(write_loop(shared.clone()));
         Self { shared }
     }
 
     /// Adds what the call printed.
     pub fn push(&self, chunk: &str) {
-        self.shared.lock().tail.push(chunk);
-        self.shared.bell.notify_one();
+        if let Some(shared) = &self.shared {
+            shared.lock().tail.push(chunk);
+            shared.bell.notify_one();
+        }
     }
 }
 
@@ -233,11 +238,12 @@ impl Drop for LiveOutput {
     /// The call ended: the rest of its output is written now (it stays
     /// until the call's result is recorded), and nothing after.
     fn drop(&mut self) {
-        let mut state = self.shared.lock();
+        let Some(shared) = &self.shared else { return };
+        let mut state = shared.lock();
         state.flush(None);
         state.closed = true;
         drop(state);
-        self.shared.bell.notify_one();
+        shared.bell.notify_one();
     }
 }
 
@@ -317,7 +323,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let transcript = dir.path().join("s.jsonl");
         let thread = ThreadId(2);
-        let live = LiveOutput::start(&transcript, thread, "toolu_1/x");
+        let live = LiveOutput::start(Some(&transcript), thread, "toolu_1/x");
         live.push("BEFORE\n");
         let start = std::time::Instant::now();
         while read(&transcript, thread, "toolu_1/x").is_none() {
@@ -337,10 +343,10 @@ mod tests {
         assert!(!folder(&transcript).exists(), "the empty folder goes too");
         // A folder that still holds another call's output stays, until
         // the resume forgets it.
-        let other = LiveOutput::start(&transcript, thread, "toolu_2");
+        let other = LiveOutput::start(Some(&transcript), thread, "toolu_2");
         other.push("2\n");
         drop(other);
-        let third = LiveOutput::start(&transcript, thread, "toolu_3");
+        let third = LiveOutput::start(Some(&transcript), thread, "toolu_3");
         third.push("3\n");
         drop(third);
         done(&transcript, thread, "toolu_2");
