@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::events::{AbortReason, Envelope, ErrorKind, Event, StopReason, ToolStatus};
+use crate::events::{AbortReason, Envelope, ErrorKind, Event, StopReason, ToolOutcome, ToolStatus};
 use crate::llm::Usage;
 use crate::pricing::{self, Price};
 use crate::text::{StreamCleaner, clean, clean_line};
@@ -217,7 +217,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
             }
             OutputFormat::Jsonl => {
-                let cost: Option<f64> = result.by_model.iter().map(|m| m.cost).sum();
+                let cost = total_cost(&result.by_model);
                 let line = serde_json::json!({
                     "type": "result",
                     "exit_reason": result.outcome.as_str(),
@@ -323,11 +323,12 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Event::ToolCallEnd {
                 id,
-                status,
+                outcome,
                 duration_ms,
                 output,
+                exit_code,
                 ..
-            } => self.tool_line(id, *status, *duration_ms, output)?,
+            } => self.tool_line(id, outcome, *exit_code, *duration_ms, output)?,
             Event::PlanUpdated {
                 rendered,
                 diff,
@@ -424,25 +425,43 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     /// The finished tool call's line (`→ bash ls  [ok 12 ms]`, with the
     /// first line of its output when it failed), then the plan it changed.
+    /// A command that exited non-zero says its code (`[exit 2 · 3 ms]`) and
+    /// one the sandbox stopped says so, as the app's cells do.
     fn tool_line(
         &mut self,
         id: &str,
-        status: ToolStatus,
+        outcome: &ToolOutcome,
+        exit_code: Option<i32>,
         duration_ms: u64,
         output: &str,
     ) -> io::Result<()> {
         self.end_line()?;
-        let label = match status {
-            ToolStatus::Ok => "ok",
-            ToolStatus::Error => "error",
-            ToolStatus::Interrupted => "interrupted",
-        };
-        let detail = if status == ToolStatus::Ok {
-            String::new()
-        } else {
+        let status = outcome.status();
+        let first_line = || {
             let first = output.lines().next().unwrap_or("");
             let first: String = first.chars().take(160).collect();
             format!(": {}", clean_line(&first))
+        };
+        let badge = match (outcome, exit_code.filter(|c| *c != 0)) {
+            (ToolOutcome::SandboxBlocked { .. }, _) => {
+                format!("blocked by the sandbox · {duration_ms} ms")
+            }
+            (_, Some(code)) if status == ToolStatus::Ok => {
+                format!("exit {code} · {duration_ms} ms")
+            }
+            _ => {
+                let label = match status {
+                    ToolStatus::Ok => "ok",
+                    ToolStatus::Error => "error",
+                    ToolStatus::Interrupted => "interrupted",
+                };
+                let detail = if status == ToolStatus::Ok {
+                    String::new()
+                } else {
+                    first_line()
+                };
+                format!("{label} {duration_ms} ms{detail}")
+            }
         };
         let (name, summary) = match self.running.iter().position(|(i, _, _)| i == id) {
             Some(at) => {
@@ -452,10 +471,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             None => Default::default(),
         };
         let sep = if summary.is_empty() { "" } else { " " };
-        writeln!(
-            self.out,
-            "→ {name}{sep}{summary}  [{label} {duration_ms} ms{detail}]"
-        )?;
+        writeln!(self.out, "→ {name}{sep}{summary}  [{badge}]")?;
         if self.running.is_empty()
             && let Some(plan) = self.pending_plan.take()
         {
@@ -500,7 +516,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         for m in by_model {
             all.add(&m.usage);
         }
-        let cost: Option<f64> = by_model.iter().map(|m| m.cost).sum();
+        let cost = total_cost(by_model);
         writeln!(self.err, "waypoint: tokens {}", totals_line(&all, cost))?;
         if by_model.len() > 1 {
             for m in by_model {
@@ -514,6 +530,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         Ok(())
     }
+}
+
+/// What all models cost, when every price is known: from `0.0` (a sum of
+/// no `f64`s is `-0.0`, which a result would print as `-0.0`).
+fn total_cost(by_model: &[ModelTotals]) -> Option<f64> {
+    by_model
+        .iter()
+        .try_fold(0.0, |total, m| m.cost.map(|c| total + c))
 }
 
 /// One model's tokens over a session, and their cost when its price is known.
@@ -609,6 +633,21 @@ mod tests {
              waypoint:   claude-sonnet-4-5: 412.0k in (88% cached) / 12.0k out · $0.4100\n\
              waypoint:   qwen: 800 in / 50 out\n"
         );
+    }
+
+    #[test]
+    fn a_result_without_model_requests_costs_zero_not_minus_zero() {
+        let mut out = Vec::new();
+        Printer::new(OutputFormat::Jsonl, &mut out, Vec::new())
+            .finish(&RunResult {
+                outcome: Outcome::Failed,
+                by_model: Vec::new(),
+                duration_ms: 5,
+            })
+            .unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert!(line.contains(r#""cost_usd":0.0"#), "{line}");
+        assert!(!line.contains("-0.0"), "{line}");
     }
 
     #[test]

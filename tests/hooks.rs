@@ -287,7 +287,7 @@ async fn an_item_completing_hook_keeps_the_item_open_until_the_cause_is_fixed() 
     let refused = requests[2].messages().last().unwrap().to_string();
     assert!(refused.contains("plan refused"), "{refused}");
     assert!(
-        refused.contains("item 2 \\\"Add tests\\\" stays open"),
+        refused.contains("keeps item 2 \\\"Add tests\\\" open: "),
         "{refused}"
     );
     assert!(

@@ -293,6 +293,9 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     // What a kill -9 inside the first bash call leaves: the records up to its
     // `tool_call_begin`, and half a line.
     let info = only_session(&store);
+    // The calls' live output ("never" was printed) went with their results.
+    let live = info.path.with_extension("live");
+    assert!(!live.exists(), "no live output outlives its result");
     let text = std::fs::read_to_string(&info.path).unwrap();
     let cut = text
         .find(r#""type":"tool_call_begin","id":"toolu_scripted_1_0""#)
@@ -316,24 +319,42 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     );
     assert!(restored.resumable);
     restored.conversation.validate().unwrap();
-    let results: Vec<(String, String)> = restored
-        .conversation
-        .messages()
-        .last()
-        .unwrap()
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } => Some((tool_use_id.clone(), content.to_string())),
-            _ => None,
-        })
-        .collect();
+    let results_of = |restored: &session::replay::Restored| -> Vec<(String, String)> {
+        restored
+            .conversation
+            .messages()
+            .last()
+            .unwrap()
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } => Some((tool_use_id.clone(), content.to_string())),
+                _ => None,
+            })
+            .collect()
+    };
+    let results = results_of(&restored);
     assert_eq!(results.len(), 2, "{results:?}");
     assert_eq!(results[0].1, session::replay::DIED_RUNNING);
+    assert_eq!(results[1].1, session::replay::DIED_BEFORE);
+    // What the running call had printed, as a kill left it beside the
+    // transcript, is in its repaired result.
+    std::fs::create_dir_all(&live).unwrap();
+    std::fs::write(live.join("0-toolu_scripted_1_0"), "half done\n").unwrap();
+    let restored = session::replay(session::load(&info.path).unwrap()).unwrap();
+    let results = results_of(&restored);
+    assert_eq!(
+        results[0].1,
+        format!(
+            "{}\n{}\nhalf done\n",
+            session::replay::DIED_RUNNING,
+            session::replay::PRINTED_BEFORE
+        )
+    );
     assert_eq!(results[1].1, session::replay::DIED_BEFORE);
     assert!(matches!(
         restored.history.last().map(|e| &e.event),
@@ -353,6 +374,7 @@ async fn a_session_cut_off_inside_a_tool_is_repaired_and_continued() {
     h.ops.send(Op::Resume).unwrap();
     until(&mut h.events, turn_end).await;
     stop(h).await;
+    assert!(!live.exists(), "the kept output is forgotten once repaired");
 
     let sent = next.requests.lock().unwrap()[0].clone();
     let conv = Conversation::from_messages(sent.clone());
@@ -554,8 +576,13 @@ fn the_store_lists_finds_and_prunes() {
             .join(format!("sessions/{}.card.json", ids[0]))
             .exists()
     );
+    // A call's kept live output (a crash left it) goes with its session.
+    let live = home.path().join(format!("sessions/{}.live", ids[2]));
+    std::fs::create_dir_all(&live).unwrap();
+    std::fs::write(live.join("0-call_1"), "printed\n").unwrap();
     store.remove(&store.find("bbbb").unwrap()).unwrap();
     assert_eq!(store.list().unwrap().len(), 1);
+    assert!(!live.exists(), "the kept live output is removed");
     assert!(session::parse_age("3 fortnights").is_err());
     assert_eq!(
         session::parse_age("2w").unwrap(),

@@ -386,6 +386,29 @@ async fn a_child_over_its_token_budget_stops_and_says_so() {
 }
 
 #[tokio::test]
+async fn a_child_at_its_request_limit_names_the_config_key_not_the_flag() {
+    let mut config = AgentConfig::default();
+    // One request each: the children stop before their second.
+    config.tools.task.max_turns = 1;
+    let mut run = start(explore_scripts(), config).await;
+    run.submit("Explore");
+    let envelopes = root_turn(&mut run.handle.events).await;
+    assert!(matches!(
+        of(&envelopes, ThreadId::ROOT).last(),
+        Some(Event::TurnComplete { .. })
+    ));
+    let results = results_in(&run.server, 2);
+    for result in &results[1..] {
+        assert!(
+            result.contains("[subagent stopped: it reached its request limit (1, [task] max_turns); the above is what it had."),
+            "{result}"
+        );
+        assert!(!result.contains("--max-turns"), "{result}");
+        assert!(!result.contains("resume to go on"), "{result}");
+    }
+}
+
+#[tokio::test]
 async fn a_child_whose_requests_fail_returns_an_error_and_the_parent_goes_on() {
     let failing = vec![Reply::Status {
         code: 400,

@@ -1890,7 +1890,10 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     );
     // The app loop carries the effect out.
     waypoint::tui::sessions::export(&mut a, Some(&store), &id, None);
-    let default = ws.join(format!("waypoint-session-{}.md", &id[..8]));
+    // Not into the workspace: the data folder's exports, beside sessions.
+    let name = format!("waypoint-session-{}.md", &id[..8]);
+    assert!(!ws.join(&name).exists(), "written into the workspace");
+    let default = store.dir().parent().unwrap().join("exports").join(&name);
     let md = std::fs::read_to_string(&default).unwrap();
     assert!(md.contains("Add a --verbose flag"), "{md}");
     let last = a.conversation.entries.last().unwrap();
@@ -3255,13 +3258,37 @@ fn mcp_servers_show_on_the_status_line_in_notices_and_in_slash_mcp() {
         ),
         now,
     );
+    // A ready server that lists its tools again (a `list_changed`) is not
+    // said ready a second time; a changed list is said as such.
+    let relisted = |tools: usize| {
+        server(
+            "everything",
+            McpStatus::Ready {
+                tools,
+                schema_tokens: 2_400,
+            },
+        )
+    };
+    update::on_event(&mut a, relisted(13), now);
     let shown = screen_text(&mut a, 120, 20, now);
     assert!(shown.contains("mcp 1/2"), "{shown}");
-    let told = notices(&a);
+    let told: Vec<String> = notices(&a).into_iter().map(String::from).collect();
+    let readies = told
+        .iter()
+        .filter(|n| n.contains("MCP server everything ready"))
+        .count();
+    assert_eq!(readies, 1, "{told:#?}");
     assert!(
         told.iter()
             .any(|n| n.contains("MCP server everything ready: 13 tools"))
     );
+    update::on_event(&mut a, relisted(14), now);
+    let changed = notices(&a);
+    assert!(
+        changed.contains(&"MCP server everything now offers 14 tools."),
+        "{changed:#?}"
+    );
+    update::on_event(&mut a, relisted(13), now);
     assert!(told.iter().any(|n| {
         n.contains("github failed: did not initialize (stderr: GITHUB_TOKEN is not set)")
     }));

@@ -113,7 +113,7 @@ impl Session {
                 .item_hooks(HookEvent::ItemCompleting, n, &item, &plan, cancel)
                 .await;
             if let Some(why) = hooked.blocked() {
-                kept.push(format!("item {n} \"{}\" stays open: {why}", item.content));
+                kept.push(format!("item {n} \"{}\" open: {why}", item.content));
             }
         }
         if kept.is_empty() {

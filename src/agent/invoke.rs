@@ -81,6 +81,18 @@ impl Session {
         }
     }
 
+    /// The app hears of a background job's end when it happens, even
+    /// while the agent is idle (the root thread's outbox tells it).
+    pub(super) fn watch_jobs(&self) {
+        let events = self.host.events.clone();
+        self.host
+            .tasks
+            .jobs
+            .tell_with(std::sync::Arc::new(move |jobs| {
+                events.send(Event::Jobs { jobs });
+            }));
+    }
+
     /// The model hears of the background jobs that ended since it last
     /// heard (before its next request, or with the next prompt).
     pub(super) fn job_notes(&mut self) {

@@ -157,6 +157,10 @@ impl Session {
         if !repairs.is_empty() {
             self.sync_transcript();
         }
+        // What the cut-off calls printed is in their repaired results now.
+        if let Some(path) = self.host.transcript.path() {
+            crate::session::live::forget(&path);
+        }
         tracing::info!(session = %id, "session resumed");
         // What a crashed run of this session left running is stopped now,
         // before anything runs again, and the user is told.

@@ -224,6 +224,7 @@ impl Agent {
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         self.session.announce_mode();
         self.session.start_mcp();
+        self.session.watch_jobs();
         self.session.tell_catalog();
         self.session.start_hooks().await;
         self.control.share_mcp(self.session.host.mcp.clone());

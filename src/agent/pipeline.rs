@@ -21,6 +21,7 @@ use super::tool_host::Serving;
 use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
 use crate::hooks::Decision as HookDecision;
 use crate::llm::ContentBlock;
+use crate::session::live::LiveOutput;
 use crate::tools::{
     Access, Failure, Refuser, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput, cap_output,
 };
@@ -356,6 +357,10 @@ impl Session {
         } else {
             self.record_only(end);
         }
+        // Recorded: what was kept of its live output is not needed now.
+        if let Some(path) = self.host.transcript.path() {
+            crate::session::live::done(&path, self.host.events.thread(), id);
+        }
         ContentBlock::ToolResult {
             tool_use_id: id.to_string(),
             content: content.into(),
@@ -412,7 +417,11 @@ impl Session {
         let shared = (&*self.host.policy, &self.host.approvals);
         let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
         let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
+        // Kept on disk while it runs: a session cut off now still has it.
+        let path = self.host.transcript.path();
+        let live = LiveOutput::start(path.as_deref(), events.thread(), call.id);
         let forward = |chunk: String| {
+            live.push(&chunk);
             events.send(Event::ToolCallOutputDelta {
                 id: call.id.to_string(),
                 chunk,
@@ -420,14 +429,7 @@ impl Session {
         };
         let run = AssertUnwindSafe(self.thread.tools.run(call.name, call.input, ctx))
             .catch_unwind()
-            .map(|r| {
-                r.unwrap_or_else(|_| {
-                    ToolOutput::failed(
-                        Failure::Crashed,
-                        "the tool crashed (a bug in Waypoint); see the log",
-                    )
-                })
-            });
+            .map(|r| r.unwrap_or_else(|_| crashed()));
         tokio::pin!(run);
         // What the tool streamed, for the result when it must be dropped.
         let mut streamed = String::new();
@@ -488,6 +490,14 @@ impl Session {
             waited,
         )
     }
+}
+
+/// The result of a tool that panicked.
+fn crashed() -> ToolOutput {
+    ToolOutput::failed(
+        Failure::Crashed,
+        "the tool crashed (a bug in Waypoint); see the log",
+    )
 }
 
 impl Session {

@@ -42,8 +42,12 @@ impl Session {
                     .await;
             }
             if round >= self.host.config.max_rounds {
-                let message =
-                    format!("stopped after {round} model requests (--max-turns); resume to go on");
+                // A subagent's limit is the config's, not the command line's.
+                let message = if self.host.events.thread().is_root() {
+                    format!("stopped after {round} model requests (--max-turns); resume to go on")
+                } else {
+                    format!("it reached its request limit ({round}, [task] max_turns)")
+                };
                 return self
                     .abort(AbortReason::MaxTurns, message, TurnEnd::Stopped)
                     .await;

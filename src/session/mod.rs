@@ -7,6 +7,7 @@
 pub mod card;
 pub mod export;
 mod images;
+pub mod live;
 pub mod load;
 pub mod record;
 pub mod replay;

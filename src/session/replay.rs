@@ -24,6 +24,8 @@ use crate::todo::{Ledger, TodoItem, TodoManager};
 
 /// What a call that was running when Waypoint stopped is answered with.
 pub const DIED_RUNNING: &str = "interrupted: Waypoint stopped (its process ended) while this call was running; it may have done part of its work. Check its effects before running it again.";
+/// What follows [`DIED_RUNNING`] when the call's live output was kept.
+pub const PRINTED_BEFORE: &str = "What it printed before then (the last 64 KiB at most):";
 /// What a call whose result is missing from the middle of the transcript
 /// (a write failed then, in an older Waypoint) is answered with.
 pub const LOST_RESULT: &str = "not recorded: this call's result was lost (the session could not be saved at the time); check its effects before relying on it.";
@@ -128,9 +130,12 @@ pub fn replay(loaded: Loaded) -> Result<Restored, SessionError> {
     }
     // Children first: a subagent cut off mid-turn is ended before the
     // parent's call that ran it is answered.
-    let mut repairs: Vec<Record<'static>> = children.values().flat_map(Replayer::repairs).collect();
+    let mut repairs: Vec<Record<'static>> = children
+        .values()
+        .flat_map(|child| child.repairs(&path))
+        .collect();
     repairs.extend(r.unreported(&children));
-    repairs.extend(r.repairs());
+    repairs.extend(r.repairs(&path));
     // The card as the file stands: the transcript's writer counts the
     // repairs when it appends them.
     let mut card = r.card.clone();
@@ -505,8 +510,9 @@ impl Replayer {
     }
 
     /// What a session cut off mid-turn needs: results for the last reply's
-    /// unanswered tool calls, then a note and the turn's end.
-    fn repairs(&self) -> Vec<Record<'static>> {
+    /// unanswered tool calls (a running one's with what it printed, as kept
+    /// beside the transcript at `transcript`), then a note and the turn's end.
+    fn repairs(&self, transcript: &std::path::Path) -> Vec<Record<'static>> {
         let at = self.card.updated_ms;
         let mut out = Vec::new();
         let messages = self.conversation.messages();
@@ -530,11 +536,20 @@ impl Replayer {
                     && !answered.contains(id.as_str())
                 {
                     let (content, outcome) = if self.waiting.contains(id) {
-                        (DIED_WAITING, ToolOutcome::NotRun)
+                        (DIED_WAITING.to_string(), ToolOutcome::NotRun)
                     } else if self.running.contains(id) {
-                        (DIED_RUNNING, ToolOutcome::Interrupted { partial: false })
+                        match super::live::read(transcript, self.thread, id) {
+                            Some(printed) => (
+                                format!("{DIED_RUNNING}\n{PRINTED_BEFORE}\n{printed}"),
+                                ToolOutcome::Interrupted { partial: true },
+                            ),
+                            None => (
+                                DIED_RUNNING.to_string(),
+                                ToolOutcome::Interrupted { partial: false },
+                            ),
+                        }
                     } else {
-                        (DIED_BEFORE, ToolOutcome::NotRun)
+                        (DIED_BEFORE.to_string(), ToolOutcome::NotRun)
                     };
                     let end = Event::ToolCallEnd {
                         id: id.clone(),
@@ -542,7 +557,7 @@ impl Replayer {
                         status: outcome.status(),
                         outcome,
                         duration_ms: 0,
-                        output: content.to_string(),
+                        output: content,
                         exit_code: None,
                     };
                     out.push(Record::Event {

@@ -133,6 +133,7 @@ impl SessionStore {
         std::fs::remove_file(&info.path).map_err(|e| SessionError::io(&info.path, e))?;
         // Its checkpoints go with it: the kept pre-images, its snapshots.
         let _ = std::fs::remove_dir_all(info.path.with_extension("blobs"));
+        super::live::forget(&info.path);
         crate::checkpoint::Shadow::forget(&self.dir.join("shadow"), &info.card.id);
         let card = card_path(&info.path);
         match std::fs::remove_file(&card) {

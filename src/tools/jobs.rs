@@ -40,7 +40,13 @@ pub struct Jobs {
     /// Counts starts, ends and kills; `told` is the count the app last saw.
     changes: Arc<AtomicU64>,
     told: AtomicU64,
+    /// Tells the app the jobs when one ends (set by the engine), so a job
+    /// that ends while the agent is idle is shown as ended at once.
+    teller: Mutex<Option<Teller>>,
 }
+
+/// What tells the app every job as it is now.
+pub type Teller = Arc<dyn Fn(Vec<JobInfo>) + Send + Sync>;
 
 /// One job.
 pub struct Job {
@@ -152,6 +158,8 @@ impl Jobs {
         let (out, err) = (handover.out, handover.err);
         let watched = job.clone();
         let changes = self.changes.clone();
+        // Not kept alive by its jobs: dropping the list stops them.
+        let jobs = Arc::downgrade(self);
         tokio::spawn(async move {
             let read = |pipe: Option<tokio::net::unix::pipe::Receiver>, job: Arc<Job>| async move {
                 let Some(mut pipe) = pipe else { return };
@@ -182,13 +190,34 @@ impl Jobs {
             };
             // Whatever it left running goes with it.
             watched.stop();
-            let mut state = lock(&watched.state);
-            if state.ended.is_none() {
-                state.ended = Some(how);
-                changes.fetch_add(1, Ordering::Relaxed);
+            {
+                let mut state = lock(&watched.state);
+                if state.ended.is_none() {
+                    state.ended = Some(how);
+                    changes.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if let Some(jobs) = jobs.upgrade() {
+                jobs.tell();
             }
         });
         job
+    }
+
+    /// From now on the app is told the jobs through `teller` as soon as
+    /// one ends (not only when the engine next looks).
+    pub fn tell_with(&self, teller: Teller) {
+        *lock(&self.teller) = Some(teller);
+    }
+
+    /// Tells the app the jobs, when they changed since it last heard.
+    fn tell(&self) {
+        let teller = lock(&self.teller).clone();
+        if let Some(teller) = teller
+            && self.take_changed()
+        {
+            teller(self.infos());
+        }
     }
 
     pub fn get(&self, id: u32) -> Option<Arc<Job>> {
@@ -231,7 +260,9 @@ impl Jobs {
 
 impl std::fmt::Debug for Jobs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Jobs").field("jobs", &self.infos()).finish()
+        f.debug_struct("Jobs")
+            .field("jobs", &self.infos())
+            .finish_non_exhaustive()
     }
 }
 

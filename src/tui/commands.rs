@@ -92,7 +92,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "export",
         args: "[PATH]",
-        help: "write this session as Markdown (default: waypoint-session-ID.md here)",
+        help: "write this session as Markdown (default: exports/waypoint-session-ID.md in the data folder)",
         run: export,
     },
     Command {

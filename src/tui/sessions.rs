@@ -30,15 +30,24 @@ pub fn open_picker(app: &mut App, store: Option<&SessionStore>, now_ms: u64) {
 }
 
 /// Where `/export` writes: `path` (relative to the workspace), else
-/// `waypoint-session-SHORTID.md` in the workspace.
-pub fn export_path(workspace: &str, id: &str, path: Option<&str>) -> PathBuf {
-    let default = format!("waypoint-session-{}.md", short_id(id));
-    let path = path.map_or(PathBuf::from(default), PathBuf::from);
+/// `waypoint-session-SHORTID.md` in the data folder's `exports` (next to
+/// `sessions`), never into the workspace unasked.
+pub fn export_path(store: &SessionStore, workspace: &str, id: &str, path: Option<&str>) -> PathBuf {
+    let Some(path) = path else {
+        return exports_dir(store).join(format!("waypoint-session-{}.md", short_id(id)));
+    };
+    let path = PathBuf::from(path);
     if path.is_absolute() {
         path
     } else {
         Path::new(workspace).join(path)
     }
+}
+
+/// The data folder's `exports` (beside the sessions folder).
+fn exports_dir(store: &SessionStore) -> PathBuf {
+    let sessions = store.dir();
+    sessions.parent().unwrap_or(sessions).join("exports")
 }
 
 /// Writes session `id` as Markdown and says where, or why not.
@@ -70,8 +79,13 @@ pub fn export(app: &mut App, store: Option<&SessionStore>, id: &str, path: Optio
             return;
         }
     };
-    let target = export_path(app.status.place.workspace(), id, path);
-    match std::fs::write(&target, bytes) {
+    let target = export_path(store, app.status.place.workspace(), id, path);
+    let folder = if path.is_none() {
+        std::fs::create_dir_all(exports_dir(store))
+    } else {
+        Ok(())
+    };
+    match folder.and_then(|()| std::fs::write(&target, bytes)) {
         Ok(()) => app.notice(
             NoticeKind::Info,
             format!("Exported session {} to {}.", short_id(id), target.display()),

@@ -108,8 +108,13 @@ async fn relist(servers: &Weak<Mutex<Inner>>, name: &str, generation: u64) -> bo
         return false;
     }
     if let State::Ready { running } = &mut slot.state {
+        let before = ready(&slot.config, &running.tools);
         running.tools = fresh;
-        status(name, ready(&slot.config, &running.tools));
+        // Said again only when what it offers changed (it was said ready).
+        let now = ready(&slot.config, &running.tools);
+        if now != before {
+            status(name, now);
+        }
         inner.dirty = true;
     }
     true

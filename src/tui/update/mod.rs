@@ -43,7 +43,8 @@ pub enum Effect {
     /// Read the stored sessions once and open the picker over them.
     OpenPicker,
     /// Write session `id` as Markdown to `path` (relative to the
-    /// workspace; `None`: `waypoint-session-ID.md` there).
+    /// workspace; `None`: `exports/waypoint-session-ID.md` in the data
+    /// folder).
     Export {
         id: String,
         path: Option<String>,
@@ -174,15 +175,58 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         | Event::ModelChanged { .. }
         | Event::ApprovalMode { .. } => session::on_event(app, event, now),
         event => {
+            let relisted = relisted(app, &event);
             app.status.apply(&event, now);
             let max_retries = app.status.engine.max_retries();
             let spill = app.root.apply(&event, max_retries, now);
-            told(app, event);
+            match relisted {
+                // A ready server listed its tools again: said only when
+                // they changed (it was said ready once already).
+                Some(Relisted::Same) => {}
+                Some(Relisted::Changed(name, tools)) => app.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "MCP server {name} now offers {}.",
+                        crate::units::plural(tools, "tool")
+                    ),
+                ),
+                None => told(app, event),
+            }
             spill
                 .map(|(serial, text)| Effect::SpillOutput { serial, text })
                 .into_iter()
                 .collect()
         }
+    }
+}
+
+/// A `Ready` for a server that was ready already: it listed its tools again.
+enum Relisted {
+    Same,
+    Changed(String, usize),
+}
+
+/// Whether `event` is a ready server's re-list, before the status line
+/// takes it (which keeps each server's latest state).
+fn relisted(app: &App, event: &Event) -> Option<Relisted> {
+    let Event::McpServer {
+        name,
+        status: McpStatus::Ready { tools, .. },
+    } = event
+    else {
+        return None;
+    };
+    let name = clean_line(name);
+    let was = app
+        .status
+        .mcp
+        .servers()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| s)?;
+    match was {
+        McpStatus::Ready { tools: before, .. } if before == tools => Some(Relisted::Same),
+        McpStatus::Ready { .. } => Some(Relisted::Changed(name.into_owned(), *tools)),
+        _ => None,
     }
 }
 
