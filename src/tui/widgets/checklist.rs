@@ -26,6 +26,9 @@ use crate::tui::wrap::{truncate, wrap};
 /// Dropped items listed at most (the rest are counted).
 const MAX_DROPPED: usize = 3;
 
+/// The mark of the line that counts the folded done items.
+const DONE_MARK: &str = "✓";
+
 /// The one-line form: `▶ 2/5 · Running tests · 0:42`, or after a stop
 /// `■ 2/5 · stopped with 3 open`.
 pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
@@ -127,12 +130,23 @@ pub fn layout(
             starts: Vec::new(),
         };
     }
+    let width = inner.width.max(1);
+    let mut shown = plan_lines(c, ctx, width, nested, Fold::NONE);
+    // A short pane that follows the work folds what is behind it (and
+    // then the children) so the running item and the next ones show; one
+    // the user scrolls or selects in shows every item.
+    for fold in [Fold::DONE, Fold::CHILDREN] {
+        if shown.lines.len() <= height || !c.view.scroll.follow {
+            break;
+        }
+        shown = plan_lines(c, ctx, width, nested, fold);
+    }
     let PlanLines {
         lines,
         active,
         starts,
         selected,
-    } = plan_lines(c, ctx, inner.width.max(1), nested);
+    } = shown;
     if c.view.reveal {
         reveal(&mut c.view.scroll, selected, height);
     }
@@ -178,17 +192,53 @@ struct Painter<'a> {
     ctx: &'a Ctx<'a>,
     width: u16,
     nested: &'a [NestedPlan<'a>],
+    fold: Fold,
 }
+
+/// What a short pane folds: the gauge and the done items (into one
+/// `✓ N done` line), then each child's plan into its one live line. The
+/// selected item (and a done item whose work was undone) is never folded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fold {
+    done: bool,
+    children: bool,
+}
+
+impl Fold {
+    const NONE: Fold = Fold {
+        done: false,
+        children: false,
+    };
+    const DONE: Fold = Fold {
+        done: true,
+        children: false,
+    };
+    const CHILDREN: Fold = Fold {
+        done: true,
+        children: true,
+    };
+}
+
+/// Pending items after the one in progress kept in view with it.
+const NEXT_IN_VIEW: usize = 3;
 
 /// The expanded pane's lines: the gauge, a refused update, each item (the
 /// one in progress with its spinner line, the selected one with its
-/// account), the prompt, dropped items and how the last turn stopped.
-fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>]) -> PlanLines {
+/// account), the prompt, dropped items and how the last turn stopped;
+/// what `fold` says folded.
+fn plan_lines(
+    c: &Checklist,
+    ctx: &Ctx<'_>,
+    width: u16,
+    nested: &[NestedPlan<'_>],
+    fold: Fold,
+) -> PlanLines {
     let painter = Painter {
         c,
         ctx,
         width,
         nested,
+        fold,
     };
     let mut out = PlanLines::default();
     let refused = painter.refused();
@@ -206,12 +256,49 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>
         }
         return out;
     }
-    out.lines
-        .push(gauge(c.completed(), c.items.len(), width, ctx));
+    // Folded, the title's count is the gauge.
+    if !fold.done {
+        out.lines
+            .push(gauge(c.completed(), c.items.len(), width, ctx));
+    }
     out.lines.extend(refused);
     let chosen = c.selected_index();
+    let folds = |index: usize, item: &TodoItem| {
+        fold.done
+            && item.status == TodoStatus::Completed
+            && chosen != Some(index)
+            && !c.is_undone(&item.id)
+    };
+    let folded = c
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| folds(*i, item))
+        .count();
+    let (mut done_line, mut running, mut next) = (None, false, 0);
     for (index, item) in c.items.iter().enumerate() {
+        if folds(index, item) {
+            // The folded items' first line is the one that counts them.
+            let at = *done_line.get_or_insert_with(|| {
+                out.lines.push(Line::from(vec![
+                    Span::styled(format!("{DONE_MARK} "), ctx.palette.success()),
+                    Span::styled(format!("{folded} done"), ctx.palette.dim()),
+                ]));
+                out.lines.len() - 1
+            });
+            out.starts.push(at);
+            continue;
+        }
         painter.item(&mut out, index, item, chosen == Some(index));
+        // The next pending items stay in view with the one in progress.
+        match item.status {
+            TodoStatus::InProgress => running = true,
+            TodoStatus::Pending if running && next < NEXT_IN_VIEW => {
+                next += 1;
+                out.active.end = out.lines.len();
+            }
+            _ => {}
+        }
     }
     if let Some(prompt) = c
         .view
@@ -273,6 +360,12 @@ impl Painter<'_> {
             Some(Change::Completed) => " ✔done",
             None => "",
         };
+        // `/undo item N` took its work back; done, it can be reopened.
+        let undone = match (self.c.is_undone(&item.id), item.status, chosen) {
+            (false, _, _) => "",
+            (true, TodoStatus::Completed, true) => " ↶ undone · d reopens",
+            (true, _, _) => " ↶ undone",
+        };
         let text_style = if change.is_some() {
             p.highlight()
         } else if item.status == TodoStatus::Completed {
@@ -283,7 +376,7 @@ impl Painter<'_> {
         let first = out.lines.len();
         out.starts.push(first);
         let mut item_lines = wrap(
-            &format!("{}{tag}", item.content),
+            &format!("{}{tag}{undone}", item.content),
             width,
             text_style,
             Span::styled(format!("{marker} "), style),
@@ -301,7 +394,7 @@ impl Painter<'_> {
             out.active = first..out.lines.len();
         }
         for child in self.nested.iter().filter(|n| n.under == index) {
-            self.child_plan(&mut out.lines, child);
+            self.child_plan(&mut out.lines, child, self.fold.children && !chosen);
         }
         if chosen {
             out.lines.push(detail_line(
@@ -347,9 +440,9 @@ impl Painter<'_> {
 
     /// A child thread's plan under the item it works for: one live line
     /// (what it works on, how far it is, what it runs, its time, tokens
-    /// and cost), then its items, indented (each wraps under its own
-    /// text; at a narrow width the indent goes first).
-    fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>) {
+    /// and cost), then (unless `folded`) its items, indented (each wraps
+    /// under its own text; at a narrow width the indent goes first).
+    fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>, folded: bool) {
         let p = self.ctx.palette;
         // One row, cut to fit: it changes as the child works.
         let room = usize::from(self.width).saturating_sub(6);
@@ -357,6 +450,9 @@ impl Painter<'_> {
             Span::styled("    ↳ ", p.dim()),
             Span::styled(child_line(child, self.ctx.clock_until, room), p.dim()),
         ]));
+        if folded {
+            return;
+        }
         for item in &child.plan.items {
             let (marker, style, text) = match item.status {
                 TodoStatus::Completed => (DONE, p.success(), p.dim()),
