@@ -68,6 +68,9 @@ pub struct PlanView {
     /// The item `x` removed last, with its place (1-based): `u` puts it
     /// back, until the user selects or edits something else.
     pub removed: Option<(usize, TodoItem)>,
+    /// The last frame folded the done items: the row the item in
+    /// progress was drawn on (unfolding keeps it there).
+    pub folded_row: Option<usize>,
 }
 
 impl Default for PlanView {
@@ -79,6 +82,7 @@ impl Default for PlanView {
             reveal: false,
             prompt: None,
             removed: None,
+            folded_row: None,
         }
     }
 }

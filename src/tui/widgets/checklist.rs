@@ -132,14 +132,21 @@ pub fn layout(
     }
     let width = inner.width.max(1);
     let mut shown = plan_lines(c, ctx, width, nested, Fold::NONE);
-    // A short pane that follows the work folds what is behind it (and
-    // then the children) so the running item and the next ones show; one
-    // the user scrolls or selects in shows every item.
-    for fold in [Fold::DONE, Fold::CHILDREN] {
-        if shown.lines.len() <= height || !c.view.scroll.follow {
-            break;
+    // A short pane that follows the work folds as little as makes the
+    // plan fit (the gauge, the oldest done items, then the children), and
+    // keeps the running item and the next ones in view; one the user
+    // scrolls or selects in (or types in) shows every item.
+    let revealing = c.view.reveal && (c.view.selected.is_some() || c.view.prompt.is_some());
+    let following = c.view.scroll.follow && !revealing;
+    let mut folded = false;
+    if following {
+        for fold in Fold::steps(c, nested.len()) {
+            if shown.lines.len() <= height {
+                break;
+            }
+            shown = plan_lines(c, ctx, width, nested, fold);
+            folded = true;
         }
-        shown = plan_lines(c, ctx, width, nested, fold);
     }
     let PlanLines {
         lines,
@@ -147,10 +154,23 @@ pub fn layout(
         starts,
         selected,
     } = shown;
+    // Unfolding keeps the item in progress on its row: what unfolds goes
+    // above it, out of view (a selection moves from there).
+    if let (false, Some(row)) = (folded, c.view.folded_row.take())
+        && !active.is_empty()
+    {
+        c.view.scroll.shown = active.start.saturating_sub(row);
+    }
     if c.view.reveal {
         reveal(&mut c.view.scroll, selected, height);
     }
-    let top = c.view.scroll.resolve_around(lines.len(), height, active);
+    let top = c
+        .view
+        .scroll
+        .resolve_around(lines.len(), height, active.clone());
+    if folded && !active.is_empty() {
+        c.view.folded_row = Some(active.start.saturating_sub(top));
+    }
     PlanLayout {
         collapsed,
         lines,
@@ -195,28 +215,52 @@ struct Painter<'a> {
     fold: Fold,
 }
 
-/// What a short pane folds: the gauge and the done items (into one
-/// `✓ N done` line), then each child's plan into its one live line. The
+/// What a short pane folds, as little as makes the plan fit: the gauge
+/// (the title has the count), then the oldest done items (into one
+/// `✓ N done` line), then each child's plan (into its one live line). The
 /// selected item (and a done item whose work was undone) is never folded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Fold {
-    done: bool,
-    children: bool,
+    gauge: bool,
+    /// The first this many done items that may fold.
+    done: usize,
+    /// The first this many children.
+    children: usize,
 }
 
 impl Fold {
     const NONE: Fold = Fold {
-        done: false,
-        children: false,
+        gauge: false,
+        done: 0,
+        children: 0,
     };
-    const DONE: Fold = Fold {
-        done: true,
-        children: false,
-    };
-    const CHILDREN: Fold = Fold {
-        done: true,
-        children: true,
-    };
+
+    /// Each fold a little more than the last (one done item alone saves
+    /// no line, so it never folds).
+    fn steps(c: &Checklist, children: usize) -> impl Iterator<Item = Fold> {
+        let done = (0..c.items.len()).filter(|&i| may_fold(c, i)).count();
+        let done = if done > 1 { done } else { 0 };
+        let gauge = Fold {
+            gauge: true,
+            ..Fold::NONE
+        };
+        std::iter::once(gauge)
+            .chain((2..=done).map(move |done| Fold { done, ..gauge }))
+            .chain((1..=children).map(move |children| Fold {
+                done,
+                children,
+                ..gauge
+            }))
+    }
+}
+
+/// Item `index` is done and may fold: neither selected nor undone.
+fn may_fold(c: &Checklist, index: usize) -> bool {
+    c.items.get(index).is_some_and(|item| {
+        item.status == TodoStatus::Completed
+            && c.selected_index() != Some(index)
+            && !c.is_undone(&item.id)
+    })
 }
 
 /// Pending items after the one in progress kept in view with it.
@@ -257,27 +301,20 @@ fn plan_lines(
         return out;
     }
     // Folded, the title's count is the gauge.
-    if !fold.done {
+    if !fold.gauge {
         out.lines
             .push(gauge(c.completed(), c.items.len(), width, ctx));
     }
     out.lines.extend(refused);
     let chosen = c.selected_index();
-    let folds = |index: usize, item: &TodoItem| {
-        fold.done
-            && item.status == TodoStatus::Completed
-            && chosen != Some(index)
-            && !c.is_undone(&item.id)
-    };
-    let folded = c
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(i, item)| folds(*i, item))
-        .count();
+    let folding: Vec<usize> = (0..c.items.len())
+        .filter(|&i| may_fold(c, i))
+        .take(fold.done)
+        .collect();
+    let folded = folding.len();
     let (mut done_line, mut running, mut next) = (None, false, 0);
     for (index, item) in c.items.iter().enumerate() {
-        if folds(index, item) {
+        if folding.contains(&index) {
             // The folded items' first line is the one that counts them.
             let at = *done_line.get_or_insert_with(|| {
                 out.lines.push(Line::from(vec![
@@ -393,8 +430,11 @@ impl Painter<'_> {
             self.in_progress(&mut out.lines, item);
             out.active = first..out.lines.len();
         }
-        for child in self.nested.iter().filter(|n| n.under == index) {
-            self.child_plan(&mut out.lines, child, self.fold.children && !chosen);
+        for (k, child) in self.nested.iter().enumerate() {
+            if child.under == index {
+                let folded = k < self.fold.children && !chosen;
+                self.child_plan(&mut out.lines, child, folded);
+            }
         }
         if chosen {
             out.lines.push(detail_line(
