@@ -634,8 +634,7 @@ async fn x_removes_an_item_at_once_and_u_puts_it_back_at_its_place() {
         .map(|e| e.text())
         .collect();
     assert!(
-        said.iter()
-            .any(|n| *n == "Removed \"Write the tests\" · u puts it back"),
+        said.contains(&"Removed \"Write the tests\" · u puts it back"),
         "{said:?}"
     );
     // `u`: back at place 2, the same item (id, text, done).
