@@ -53,7 +53,7 @@ pub struct TraceEntry {
     /// The tool's latest word on how it is getting on, while it runs.
     pub progress: Option<String>,
     /// The plan change this plan call made, in one line (its cell says it).
-    pub plan_echo: Option<String>,
+    plan_echo: Option<String>,
 }
 
 /// The plan item a call was made for: in progress when it started.

@@ -27,7 +27,6 @@ pub use scroll::{TRACE_PAGE, on_mouse};
 use super::state::{Activity, App, ApprovalRequest, EntryKind, NoticeKind};
 use crate::events::{AbortReason, Envelope, ErrorKind, Event, McpStatus, Op, StopReason};
 use crate::text::clean_line;
-use crate::todo::Author;
 
 /// What the app loop must do after an update.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,21 +210,7 @@ fn told(app: &mut App, event: Event) {
             app.notice(kind, text);
         }
         Event::Checkpoint { answer } => checkpoint::answered(app, answer),
-        // The model's change is said by its call's cell; the user's own
-        // is the one they just made; these two come from elsewhere.
-        Event::PlanUpdated { author, diff, .. }
-            if matches!(author, Author::PlanFile | Author::Skill) && !diff.is_empty() =>
-        {
-            let by = if author == Author::Skill {
-                "a skill's plan"
-            } else {
-                "plan file"
-            };
-            app.notice(
-                NoticeKind::Info,
-                format!("Plan ({by}): {}", clean_line(&diff.echo())),
-            );
-        }
+        Event::PlanUpdated { author, diff, .. } => plan::echoed(app, author, &diff),
         Event::Error { kind, message } => {
             // A refused plan edit changed nothing; the message says why.
             let message = if kind == ErrorKind::PlanEdit {

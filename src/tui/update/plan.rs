@@ -11,7 +11,7 @@ use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
 use crate::events::{Op, ThreadId};
-use crate::todo::{PlanEdit, TodoStatus};
+use crate::todo::{Author, PlanDiff, PlanEdit, TodoStatus};
 use crate::tui::keymap::{self, Action, ItemEdit, Typed};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
 
@@ -51,6 +51,21 @@ pub fn select_step(app: &mut App, up: bool) {
     // `u` means the selected item's undo again.
     plan.view.removed = None;
     app.root.sync_plan();
+}
+
+/// A plan change from elsewhere as one line in the conversation: the
+/// model's is said by its call's cell and the user's own is the one they
+/// just made, so only a skill's plan and the plan file's edits are told.
+pub(super) fn echoed(app: &mut App, author: Author, diff: &PlanDiff) {
+    let by = match author {
+        Author::Skill => "a skill's plan",
+        Author::PlanFile => "plan file",
+        _ => return,
+    };
+    if !diff.is_empty() {
+        let echo = crate::text::clean_line(&diff.echo()).into_owned();
+        app.notice(NoticeKind::Info, format!("Plan ({by}): {echo}"));
+    }
 }
 
 /// `[` (older) or `]` (newer, then live again).

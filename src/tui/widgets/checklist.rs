@@ -15,8 +15,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::plan_detail::{
-    detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
+    child_line, detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
 };
+use super::plan_fold::{Fold, NEXT_IN_VIEW, done_line, may_fold};
 use super::{clock, pane_block, spinner};
 use crate::todo::{TodoItem, TodoStatus};
 use crate::tui::state::{Change, Checklist, Ctx, Focus, NestedPlan, PlanPrompt, PromptKind};
@@ -25,9 +26,6 @@ use crate::tui::wrap::{truncate, wrap};
 
 /// Dropped items listed at most (the rest are counted).
 const MAX_DROPPED: usize = 3;
-
-/// The mark of the line that counts the folded done items.
-const DONE_MARK: &str = "✓";
 
 /// The one-line form: `▶ 2/5 · Running tests · 0:42`, or after a stop
 /// `■ 2/5 · stopped with 3 open`.
@@ -215,57 +213,6 @@ struct Painter<'a> {
     fold: Fold,
 }
 
-/// What a short pane folds, as little as makes the plan fit: the gauge
-/// (the title has the count), then the oldest done items (into one
-/// `✓ N done` line), then each child's plan (into its one live line). The
-/// selected item (and a done item whose work was undone) is never folded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Fold {
-    gauge: bool,
-    /// The first this many done items that may fold.
-    done: usize,
-    /// The first this many children.
-    children: usize,
-}
-
-impl Fold {
-    const NONE: Fold = Fold {
-        gauge: false,
-        done: 0,
-        children: 0,
-    };
-
-    /// Each fold a little more than the last (one done item alone saves
-    /// no line, so it never folds).
-    fn steps(c: &Checklist, children: usize) -> impl Iterator<Item = Fold> {
-        let done = (0..c.items.len()).filter(|&i| may_fold(c, i)).count();
-        let done = if done > 1 { done } else { 0 };
-        let gauge = Fold {
-            gauge: true,
-            ..Fold::NONE
-        };
-        std::iter::once(gauge)
-            .chain((2..=done).map(move |done| Fold { done, ..gauge }))
-            .chain((1..=children).map(move |children| Fold {
-                done,
-                children,
-                ..gauge
-            }))
-    }
-}
-
-/// Item `index` is done and may fold: neither selected nor undone.
-fn may_fold(c: &Checklist, index: usize) -> bool {
-    c.items.get(index).is_some_and(|item| {
-        item.status == TodoStatus::Completed
-            && c.selected_index() != Some(index)
-            && !c.is_undone(&item.id)
-    })
-}
-
-/// Pending items after the one in progress kept in view with it.
-const NEXT_IN_VIEW: usize = 3;
-
 /// The expanded pane's lines: the gauge, a refused update, each item (the
 /// one in progress with its spinner line, the selected one with its
 /// account), the prompt, dropped items and how the last turn stopped;
@@ -312,15 +259,12 @@ fn plan_lines(
         .take(fold.done)
         .collect();
     let folded = folding.len();
-    let (mut done_line, mut running, mut next) = (None, false, 0);
+    let (mut counted, mut running, mut next) = (None, false, 0);
     for (index, item) in c.items.iter().enumerate() {
         if folding.contains(&index) {
             // The folded items' first line is the one that counts them.
-            let at = *done_line.get_or_insert_with(|| {
-                out.lines.push(Line::from(vec![
-                    Span::styled(format!("{DONE_MARK} "), ctx.palette.success()),
-                    Span::styled(format!("{folded} done"), ctx.palette.dim()),
-                ]));
+            let at = *counted.get_or_insert_with(|| {
+                out.lines.push(done_line(folded, ctx));
                 out.lines.len() - 1
             });
             out.starts.push(at);
@@ -533,45 +477,6 @@ impl Painter<'_> {
             ));
         }
     }
-}
-
-/// A child's live line in `room` columns: what it works on, how far its
-/// plan is, what it runs now (or how it ended), its time, tokens and
-/// cost; the parts that do not fit are left out from the end, whole.
-fn child_line(child: &NestedPlan<'_>, now: std::time::Instant, room: usize) -> String {
-    use crate::tui::state::ChildEnd;
-    let mut parts = vec![crate::text::clean_line(&child.label).into_owned()];
-    let total = child.plan.items.len();
-    if total > 0 {
-        parts.push(format!("{}/{total}", child.plan.completed()));
-    }
-    let state = match (child.live.ended, &child.running) {
-        (Some((_, ChildEnd::Answered)), _) => "done".to_string(),
-        (Some((_, ChildEnd::Stopped)), _) => "stopped".to_string(),
-        (Some((_, ChildEnd::Interrupted)), _) => "interrupted".to_string(),
-        (None, Some(running)) => crate::text::clean_line(running).into_owned(),
-        (None, None) => "thinking".to_string(),
-    };
-    parts.push(state);
-    parts.push(clock(child.live.elapsed(now)));
-    if child.live.tokens > 0 {
-        parts.push(format!(
-            "{} tok",
-            crate::units::whole_tokens(child.live.tokens)
-        ));
-    }
-    if let Some(usd) = child.live.cost() {
-        parts.push(format!("${usd:.2}"));
-    }
-    let mut line = truncate(&parts[0], room);
-    for part in &parts[1..] {
-        let longer = format!("{line} · {part}");
-        if longer.chars().count() > room {
-            break;
-        }
-        line = longer;
-    }
-    line
 }
 
 /// The item (0-based) the prompt's line goes under; `None`: the end.
