@@ -138,6 +138,28 @@ fn each_plan_change_is_one_line_in_the_conversation() {
             "Plan (a skill's plan): + Follow the skill · ✗ Write the lexer · ✗ Add tests · − Write the parser"
         )
     );
+    // The plan file's edit is said by whom; the user's own edit is not
+    // said again (they just made it).
+    let edit = |author, revision, text: &str| Event::PlanUpdated {
+        items: vec![item("9", text, TodoStatus::InProgress)],
+        rendered: String::new(),
+        diff: PlanDiff {
+            started: strings(&[text]),
+            ..PlanDiff::default()
+        },
+        revision,
+        author,
+        at: 0,
+        note: None,
+    };
+    update::on_event(&mut a, edit(Author::PlanFile, 4, "Follow the skill"), now);
+    let notes = lines_of(&a, |k| matches!(k, EntryKind::Notice(_)));
+    assert_eq!(
+        notes.last().map(String::as_str),
+        Some("Plan (plan file): ▶ Follow the skill")
+    );
+    update::on_event(&mut a, edit(Author::User, 5, "Follow it"), now);
+    assert_eq!(lines_of(&a, |k| matches!(k, EntryKind::Notice(_))), notes);
 }
 
 /// Twelve items, four done, the fifth running with a child thread (a
