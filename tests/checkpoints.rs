@@ -112,9 +112,15 @@ impl Rig {
         let Ok(CheckpointAnswer::Preview { preview, .. }) = self.ask(op(false)).await else {
             panic!("no preview")
         };
-        let Ok(CheckpointAnswer::Done { report }) = self.ask(op(true)).await else {
+        let Ok(CheckpointAnswer::Done { report, item }) = self.ask(op(true)).await else {
             panic!("not done")
         };
+        // The answer names the item whose work it took back (the app marks it).
+        let undone = match &target {
+            Target::Item { id } => Some(id.clone()),
+            _ => None,
+        };
+        assert_eq!(item, undone);
         (preview, report)
     }
 
@@ -354,7 +360,7 @@ fn forward(h: &AgentHandle, effects: Vec<Effect>) -> usize {
 }
 
 #[tokio::test]
-async fn in_the_app_u_on_a_plan_item_previews_its_undo_and_y_applies_it() {
+async fn in_the_app_u_on_a_plan_item_previews_its_undo_y_applies_it_and_the_item_says_so() {
     use ratatui::crossterm::event::KeyCode;
     use tui_support::{Clock, app, key, screen, screen_text};
     let ws = tempfile::tempdir().unwrap();
@@ -403,6 +409,33 @@ async fn in_the_app_u_on_a_plan_item_previews_its_undo_and_y_applies_it() {
     assert!(!dir.join("g.txt").exists());
     let s = screen_text(&mut a, 120, 40, clock.at(4.0));
     assert!(s.contains("Undone."), "{s}");
+    // The plan still says done, so the pane says its work was undone, and
+    // how to reopen it: `d` on it, the pane's own edit.
+    assert!(s.contains("[x] Reshape files ↶ undone · d reopens"), "{s}");
+    assert!(
+        s.contains("Item 2 \"Reshape files\" is still marked done: d on it in the plan"),
+        "{s}"
+    );
+    let effects = update::on_key(&mut a, key(KeyCode::Char('d')), clock.at(5.0));
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Op::EditPlan {
+            thread: waypoint::events::ThreadId::ROOT,
+            edit: waypoint::todo::PlanEdit::Status {
+                n: 2,
+                status: waypoint::todo::TodoStatus::Pending
+            }
+        })]
+    );
+    assert_eq!(forward(&r.h, effects), 1);
+    let reopened = until(&mut r.h.events, |e| matches!(e, Event::PlanUpdated { .. })).await;
+    show(&mut a, reopened, &clock);
+    let s = screen_text(&mut a, 120, 40, clock.at(6.0));
+    assert!(s.contains("[ ] Reshape files"), "{s}");
+    assert!(
+        !s.contains("↶ undone"),
+        "reopened, it is plain open work: {s}"
+    );
     stop(r.h).await;
 }
 

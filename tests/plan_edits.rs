@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod scripted_support;
+mod tui_support;
 
 use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end, until};
 use serde_json::json;
@@ -563,4 +564,95 @@ async fn a_plan_file_changed_by_a_tool_is_not_said_to_be_the_users() {
         "{transcript}"
     );
     assert!(!transcript.contains("\"author\":\"user\""), "{transcript}");
+}
+
+/// Sends the ops among `effects` to the engine; how many.
+fn forward(h: &waypoint::agent::AgentHandle, effects: Vec<waypoint::tui::update::Effect>) -> usize {
+    let mut sent = 0;
+    for effect in effects {
+        if let waypoint::tui::update::Effect::Send(op) = effect {
+            h.ops.send(op).unwrap();
+            sent += 1;
+        }
+    }
+    sent
+}
+
+/// `x` in the plan pane removes the item at once and says so; `u` puts it
+/// back where it was, as it was (its id and status), through the same
+/// edit path; the model, told nothing in between, hears of no change.
+#[tokio::test]
+async fn x_removes_an_item_at_once_and_u_puts_it_back_at_its_place() {
+    use ratatui::crossterm::event::KeyCode;
+    use tui_support::{Clock, app, key};
+    use waypoint::tui::state::{EntryKind, Focus};
+    use waypoint::tui::update;
+    let ws = tempfile::tempdir().unwrap();
+    let client = scenario(json!([
+        {"tool_calls": [{"name": "todo_write", "input": plan(&[("Write code", "completed"), ("Write the tests", "completed"), ("Ship", "pending")])}]},
+        {"text": "Stopping."},
+        {"text": "Noted."}
+    ]));
+    let mut h = start_with(
+        client.clone(),
+        ws.path(),
+        AgentConfig::default(),
+        SessionSetup::Off,
+    );
+    let clock = Clock::new();
+    let now = clock.at(1.0);
+    let mut a = app(&clock);
+    a.status.engine.arrived();
+    h.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    for e in until(&mut h.events, turn_end).await {
+        update::on_event(&mut a, e, now);
+    }
+    let before = a.root.plan.items.clone();
+    assert_eq!(before.len(), 3);
+    // Item 2, `x`: removed at once, and the notice says how to take it back.
+    a.focus = Focus::Checklist;
+    update::on_key(&mut a, key(KeyCode::Up), now);
+    update::on_key(&mut a, key(KeyCode::Up), now);
+    assert_eq!(a.root.plan.selected_index(), Some(1));
+    let effects = update::on_key(&mut a, key(KeyCode::Char('x')), now);
+    assert_eq!(forward(&h, effects), 1);
+    for e in until(
+        &mut h.events,
+        |e| matches!(e, Event::PlanUpdated { items, .. } if items.len() == 2),
+    )
+    .await
+    {
+        update::on_event(&mut a, e, now);
+    }
+    assert_eq!(a.root.plan.items.len(), 2);
+    let said: Vec<&str> = a
+        .root
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
+        .map(|e| e.text())
+        .collect();
+    assert!(
+        said.contains(&"Removed \"Write the tests\" · u puts it back"),
+        "{said:?}"
+    );
+    // `u`: back at place 2, the same item (id, text, done).
+    let effects = update::on_key(&mut a, key(KeyCode::Char('u')), now);
+    assert_eq!(forward(&h, effects), 1);
+    for e in until(
+        &mut h.events,
+        |e| matches!(e, Event::PlanUpdated { items, .. } if items.len() == 3),
+    )
+    .await
+    {
+        update::on_event(&mut a, e, now);
+    }
+    assert_eq!(a.root.plan.items, before);
+    assert!(a.overlays.undo.is_none(), "no file undo was asked");
+    // A second `u` puts nothing back again (nothing is selected: it asks
+    // for a selection, as before).
+    assert!(update::on_key(&mut a, key(KeyCode::Char('u')), now).is_empty());
+    let last = last_turn(h, &client, "and now?").await;
+    assert!(!last.contains("The user changed the plan"), "{last}");
 }

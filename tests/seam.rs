@@ -259,6 +259,7 @@ fn every_op_and_event_round_trips_through_json() {
         Event::Checkpoint {
             answer: waypoint::events::CheckpointAnswer::Done {
                 report: "Undo item \"Add tests\": 1 file (+1 −2)".into(),
+                item: Some("3".into()),
             },
         },
         Event::ModelChanged {

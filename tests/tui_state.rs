@@ -2535,6 +2535,17 @@ fn the_end_of_a_long_plan_is_reachable_at_60x20() {
         let at = s.find("Step ").unwrap() + 5;
         s[at..].split(':').next().unwrap().parse().unwrap()
     };
+    // Following, the done items are one line; the first j selects, and a
+    // selection shows every item: the done ones unfold above the item in
+    // progress, which keeps its row.
+    let s = plan(&mut a);
+    assert!(s.contains("✓ 2 done"), "{s}");
+    let row = |s: &str| s.lines().position(|l| l.contains("[>] Step 3:"));
+    let before = row(&s);
+    update::on_key(&mut a, key(KeyCode::Char('j')), now);
+    let s = plan(&mut a);
+    assert!(!s.contains("✓ 2 done"), "{s}");
+    assert_eq!(row(&s), before, "{s}");
     // j never wraps back to the top, however often it is pressed.
     let mut last = String::new();
     let mut top = 0;

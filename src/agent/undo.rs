@@ -294,7 +294,11 @@ impl Session {
             self.host.events.turn(),
             self.thread.conversation.messages().len(),
         );
-        Ok(CheckpointAnswer::Done { report })
+        let item = match target {
+            Target::Item { id } => Some(id.clone()),
+            _ => None,
+        };
+        Ok(CheckpointAnswer::Done { report, item })
     }
 
     /// After a rewind, the driver is sent the session as it now reads

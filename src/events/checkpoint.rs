@@ -58,8 +58,13 @@ pub enum CheckpointAnswer {
         files: bool,
         conversation: bool,
     },
-    /// The undo was done: its report.
-    Done { report: String },
+    /// The undo was done: its report, and the plan item (id) whose work
+    /// it took back when it was an item's undo.
+    Done {
+        report: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item: Option<String>,
+    },
     /// The session's changes as a unified diff.
     Diff { text: String },
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
+mod approval;
 mod catalog;
 mod checkpoint;
 mod durable;
@@ -20,6 +21,7 @@ mod jobs;
 mod mcp;
 mod outcome;
 mod thread;
+pub use approval::{ApprovalMode, ApprovalReason, Decision};
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
@@ -84,84 +86,6 @@ pub enum Op {
         thread: ThreadId,
         edit: PlanEdit,
     },
-}
-
-/// How much the agent may do without asking. Deny rules apply in every mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalMode {
-    /// Plan and read tools only: writes and `bash` are refused.
-    ReadOnly,
-    /// Reads run; every `bash` command and every write asks.
-    Ask,
-    /// Writes in the workspace run; `bash` asks.
-    AutoEdit,
-    /// Nothing asks; `bash` runs in the sandbox.
-    Auto,
-    /// Nothing asks and there is no sandbox.
-    Yolo,
-}
-
-impl ApprovalMode {
-    pub const ALL: [ApprovalMode; 5] = [
-        ApprovalMode::ReadOnly,
-        ApprovalMode::Ask,
-        ApprovalMode::AutoEdit,
-        ApprovalMode::Auto,
-        ApprovalMode::Yolo,
-    ];
-
-    /// `read-only`, `ask`, `auto-edit`, `auto`, `yolo`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalMode::ReadOnly => "read-only",
-            ApprovalMode::Ask => "ask",
-            ApprovalMode::AutoEdit => "auto-edit",
-            ApprovalMode::Auto => "auto",
-            ApprovalMode::Yolo => "yolo",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<ApprovalMode> {
-        let text = text.trim().to_ascii_lowercase().replace('_', "-");
-        Self::ALL.into_iter().find(|m| m.as_str() == text)
-    }
-}
-
-impl std::fmt::Display for ApprovalMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The user's answer to an approval request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum Decision {
-    /// Run this call.
-    Once,
-    /// Run it, and calls like it for the rest of the session (the
-    /// command's first words, or this file).
-    Always,
-    /// Do not run it; the model reads the reason.
-    Refuse { reason: Option<String> },
-}
-
-/// Why a call waits for the user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ApprovalReason {
-    /// The mode asks before this kind of call.
-    Mode,
-    /// It ran in the sandbox and was stopped by it: run it outside?
-    SandboxBlocked { what: String },
-    /// Deny rules exist and the command cannot be checked against them
-    /// (`why`: a program made by an expansion, a shell reading stdin, …).
-    Unfollowable { why: String },
-    /// The running tool asks `question` itself (an MCP server, a subagent).
-    Tool { question: String },
-    /// An ask rule names the call: asked whatever allow rules and mode say.
-    Rule { rule: String },
 }
 
 /// Why the model stopped, whatever the provider called it.

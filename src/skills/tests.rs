@@ -164,18 +164,6 @@ fn inline_shell_anywhere_in_a_command_or_skill_is_named_as_not_run() {
         out.contains("`git status`, `git branch --show-current`"),
         "{out}"
     );
-    // A skill's body says the same.
-    let skill = Skill {
-        name: "ship".into(),
-        description: "Ship it".into(),
-        path: PathBuf::from("/skills/ship/SKILL.md"),
-        origin: Origin::User,
-    };
-    let loaded = crate::tools::skill::loaded(&skill, "Diff: !`git diff HEAD` then ship.", "");
-    assert!(
-        loaded.contains("Waypoint did not run them: `git diff HEAD`"),
-        "{loaded}"
-    );
     // `!` and code spans that are not the form: no note.
     for plain in [
         "Use `!` to negate.",

@@ -85,6 +85,44 @@ impl PlanDiff {
             && self.reordered.is_empty()
     }
 
+    /// Each item's change in one line, as the conversation echoes it:
+    /// `▶ Write the lexer · ✓ Write the parser · + Add tests` (started,
+    /// completed, added, reworded `~`, moved `↕`, dropped `✗`, removed
+    /// once done `−`); each item once, by its first change in that order;
+    /// `no changes` when empty.
+    pub fn echo(&self) -> String {
+        let mut said: Vec<&str> = Vec::new();
+        let mut parts = Vec::new();
+        let reworded = self.reworded.iter().map(|r| r.to.as_str());
+        let removed = self
+            .removed
+            .iter()
+            .filter(|r| !self.dropped.contains(r))
+            .map(String::as_str);
+        let lists: [(&str, Vec<&str>); 7] = [
+            ("▶", self.started.iter().map(String::as_str).collect()),
+            ("✓", self.completed.iter().map(String::as_str).collect()),
+            ("+", self.added.iter().map(String::as_str).collect()),
+            ("~", reworded.collect()),
+            ("↕", self.reordered.iter().map(String::as_str).collect()),
+            ("✗", self.dropped.iter().map(String::as_str).collect()),
+            ("−", removed.collect()),
+        ];
+        for (mark, items) in lists {
+            for item in items {
+                if !said.contains(&item) {
+                    said.push(item);
+                    parts.push(format!("{mark} {item}"));
+                }
+            }
+        }
+        if parts.is_empty() {
+            String::from("no changes")
+        } else {
+            parts.join(" · ")
+        }
+    }
+
     /// A one-line account, e.g.
     /// `+2 added, ✗ "Docs" dropped, ✓ "Write code" completed, ▶ "Run tests" started`;
     /// `no changes` when empty.
@@ -172,6 +210,29 @@ fn moved(old: &[TodoItem], new: &[TodoItem]) -> Vec<String> {
 mod tests {
     use crate::todo::test_helpers::*;
     use crate::todo::{PlanDiff, TodoManager};
+
+    #[test]
+    fn the_echo_names_each_item_once_by_its_change() {
+        let mut m = TodoManager::new();
+        m.update(&plan(&[
+            item("Write the parser", "in_progress"),
+            item("Write the lexer", "pending"),
+            item("Old step", "pending"),
+        ]))
+        .unwrap();
+        let diff = m
+            .update(&plan(&[
+                item("Write the parser", "completed"),
+                item("Write the lexer", "in_progress"),
+                item("Add tests", "pending"),
+            ]))
+            .unwrap();
+        assert_eq!(
+            diff.echo(),
+            "▶ Write the lexer · ✓ Write the parser · + Add tests · ✗ Old step"
+        );
+        assert_eq!(PlanDiff::default().echo(), "no changes");
+    }
 
     #[test]
     fn diff_reports_added_removed_started_completed() {

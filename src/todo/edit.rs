@@ -61,6 +61,10 @@ pub enum PlanEdit {
     Restore { items: Vec<super::TodoItem> },
     /// The plan becomes a skill's `## Plan` checklist, every item pending.
     Template { skill: String, items: Vec<String> },
+    /// An item the user removed goes back at place `n` (at the end when
+    /// the plan is shorter now), with its id, text and status: the
+    /// removal undone.
+    PutBack { n: usize, item: super::TodoItem },
 }
 
 /// The longest item text a user's edit may bring (a plan line, not a document).
@@ -222,6 +226,7 @@ fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanErro
             let gone = items.remove(index(*n, items)?);
             format!("removed item {n} {}", quoted(&gone.content))
         }
+        PlanEdit::PutBack { n, item } => put_back(items, *n, item)?,
         PlanEdit::Move { from, to } => {
             let i = index(*from, items)?;
             let j = index(*to, items)?;
@@ -265,6 +270,34 @@ fn add(items: &mut Vec<TodoItem>, text: &str, after: Option<usize>) -> Result<St
         Some(n) if place < items.len() - 1 => format!("added {} after item {n}", quoted(&text)),
         _ => format!("added {} at the end", quoted(&text)),
     })
+}
+
+/// Puts a removed `item` back at place `n` (at the end when the plan is
+/// shorter now) as it was; in progress only when nothing else is.
+fn put_back(items: &mut Vec<TodoItem>, n: usize, item: &TodoItem) -> Result<String, PlanError> {
+    if items
+        .iter()
+        .any(|i| i.id == item.id || content_key(&i.content) == content_key(&item.content))
+    {
+        return Err(PlanError(format!(
+            "{} is in the plan already",
+            quoted(&item.content)
+        )));
+    }
+    check_count(items.len() + 1)?;
+    let mut back = item.clone();
+    if back.status == TodoStatus::InProgress
+        && items.iter().any(|i| i.status == TodoStatus::InProgress)
+    {
+        back.status = TodoStatus::Pending;
+    }
+    let place = n.saturating_sub(1).min(items.len());
+    items.insert(place, back);
+    Ok(format!(
+        "put back item {} {} (its removal undone)",
+        place + 1,
+        quoted(&item.content)
+    ))
 }
 
 /// Where item `n` (counted from 1, as the user sees it) is in `items`.
@@ -377,6 +410,48 @@ mod tests {
             .iter()
             .map(|i| (i.content.clone(), i.status))
             .collect()
+    }
+
+    #[test]
+    fn a_removed_item_goes_back_at_its_place_as_it_was() {
+        let mut m = three(); // Read code (done), Write code (in progress), Run tests
+        let before = m.items().to_vec();
+        m.apply_edit(&PlanEdit::Remove { n: 1 }).unwrap();
+        let back = PlanEdit::PutBack {
+            n: 1,
+            item: before[0].clone(),
+        };
+        let (diff, said) = m.apply_edit(&back).unwrap();
+        assert_eq!(m.items(), before.as_slice(), "same id, text, status, place");
+        assert_eq!(diff.added, vec!["Read code"]);
+        assert_eq!(said, "put back item 1 \"Read code\" (its removal undone)");
+        // Twice is refused; an item in progress goes back pending when
+        // another one runs now; past the end is the end.
+        assert!(
+            m.apply_edit(&back)
+                .unwrap_err()
+                .0
+                .contains("in the plan already")
+        );
+        m.apply_edit(&PlanEdit::Remove { n: 2 }).unwrap();
+        m.apply_edit(&PlanEdit::Status {
+            n: 2,
+            status: TodoStatus::InProgress,
+        })
+        .unwrap();
+        m.apply_edit(&PlanEdit::PutBack {
+            n: 9,
+            item: before[1].clone(),
+        })
+        .unwrap();
+        assert_eq!(
+            contents(&m),
+            vec![
+                ("Read code".into(), TodoStatus::Completed),
+                ("Run tests".into(), TodoStatus::InProgress),
+                ("Write code".into(), TodoStatus::Pending),
+            ]
+        );
     }
 
     #[test]

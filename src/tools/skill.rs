@@ -86,3 +86,27 @@ pub fn loaded(skill: &crate::skills::Skill, body: &str, arguments: &str) -> Stri
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::{Origin, Skill};
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_skills_inline_shell_is_named_as_not_run() {
+        let skill = Skill {
+            name: "ship".into(),
+            description: "Ship it".into(),
+            path: PathBuf::from("/skills/ship/SKILL.md"),
+            origin: Origin::User,
+        };
+        let text = loaded(&skill, "Diff: !`git diff HEAD` then ship.", "");
+        assert!(
+            text.contains("Waypoint did not run them: `git diff HEAD`"),
+            "{text}"
+        );
+        let plain = loaded(&skill, "Run `cargo test`!", "");
+        assert!(!plain.contains("did not run"), "{plain}");
+    }
+}

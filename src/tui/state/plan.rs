@@ -48,6 +48,9 @@ pub struct Checklist {
     /// The last turn ended (not interrupted) with open items: the
     /// conversation shows the banner until a turn starts.
     pub finished_open: bool,
+    /// Items whose work `/undo item N` took back, with their status then:
+    /// marked so until their status changes (reopened, started).
+    pub undone: Vec<(String, TodoStatus)>,
 }
 
 /// How the plan pane shows the plan: the user's choices, not the plan's.
@@ -62,6 +65,12 @@ pub struct PlanView {
     pub reveal: bool,
     /// The one-line prompt of an item being added or reworded.
     pub prompt: Option<PlanPrompt>,
+    /// The item `x` removed last, with its place (1-based): `u` puts it
+    /// back, until the user selects or edits something else.
+    pub removed: Option<(usize, TodoItem)>,
+    /// The last frame folded the done items: the row the item in
+    /// progress was drawn on (unfolding keeps it there).
+    pub folded_row: Option<usize>,
 }
 
 impl Default for PlanView {
@@ -72,6 +81,8 @@ impl Default for PlanView {
             selected: None,
             reveal: false,
             prompt: None,
+            removed: None,
+            folded_row: None,
         }
     }
 }
@@ -279,8 +290,27 @@ impl Checklist {
             (None, _) => None,
         };
         self.items = items;
+        self.undone.retain(|(id, status)| {
+            self.items
+                .iter()
+                .any(|i| i.id == *id && i.status == *status)
+        });
         self.stopped_open = None;
         self.refused = None;
+    }
+
+    /// `/undo item N` took back item `id`'s work: it is marked so.
+    pub fn mark_undone(&mut self, id: &str) {
+        let Some(item) = self.items.iter().find(|i| i.id == id) else {
+            return;
+        };
+        self.undone.retain(|(other, _)| other != id);
+        self.undone.push((item.id.clone(), item.status));
+    }
+
+    /// Item `id`'s work was undone (and it has not moved on since).
+    pub fn is_undone(&self, id: &str) -> bool {
+        self.undone.iter().any(|(other, _)| other == id)
     }
 
     /// The selected item's place (0-based) in the live plan.
@@ -360,6 +390,8 @@ impl Checklist {
         self.stats.clear();
         self.view.selected = None;
         self.view.prompt = None;
+        self.view.removed = None;
+        self.undone.clear();
         self.finished_open = false;
     }
 }

@@ -52,6 +52,8 @@ pub struct TraceEntry {
     pub refusal: Option<String>,
     /// The tool's latest word on how it is getting on, while it runs.
     pub progress: Option<String>,
+    /// The plan change this plan call made, in one line (its cell says it).
+    plan_echo: Option<String>,
 }
 
 /// The plan item a call was made for: in progress when it started.
@@ -193,6 +195,10 @@ impl TraceEntry {
     /// The call in one line for the conversation: tool, summary, and once
     /// it ended its duration and what went wrong (`exit 3`, `refused`).
     pub fn cell_text(&self) -> String {
+        // A plan write says what it changed (item by item), not its size.
+        if let Some(echo) = &self.plan_echo {
+            return format!("plan {echo}");
+        }
         let mut out = self.display_name().into_owned();
         if !self.summary.line.is_empty() {
             out.push(' ');
@@ -334,6 +340,19 @@ impl Trace {
                 }
             }
             Event::Hook { report } => change = self.hook(report, now),
+            Event::PlanUpdated {
+                diff,
+                author: crate::todo::Author::Model,
+                ..
+            } => {
+                // The model's write comes just before its call's end: the
+                // cell that ends next says what it changed.
+                if let Some(t) = self.entries.iter_mut().rev().find(|t| {
+                    t.summary.detail == ToolDetail::Plan && t.status == TraceStatus::Running
+                }) {
+                    t.plan_echo = Some(clean_line(&diff.echo()).into_owned());
+                }
+            }
             Event::SessionReset => self.clear(),
             _ => {}
         }
@@ -501,6 +520,7 @@ impl Trace {
             exit_code: None,
             refusal: None,
             progress: None,
+            plan_echo: None,
         });
     }
 

@@ -3,6 +3,7 @@
 //! question opens only over a preview of the undo the user asked for.
 
 use crate::events::CheckpointAnswer;
+use crate::todo::TodoStatus;
 use crate::tui::state::{App, Confirm, NoticeKind};
 
 /// The engine's answer: the points, a preview to confirm, a report, a diff.
@@ -55,8 +56,27 @@ pub(super) fn answered(app: &mut App, answer: CheckpointAnswer) {
             }
             app.overlays.confirm = Some(Confirm::Undo);
         }
-        CheckpointAnswer::Done { report } => {
-            app.notice(NoticeKind::Info, format!("Undone. {report}"));
+        CheckpointAnswer::Done { report, item } => {
+            let mut text = format!("Undone. {}", report.trim_end());
+            let plan = &mut app.root.plan;
+            if let Some(id) = item {
+                plan.mark_undone(&id);
+                // The plan still says done: how to open it again.
+                if let Some((n, done)) = plan
+                    .items
+                    .iter()
+                    .enumerate()
+                    .find(|(_, i)| i.id == id && i.status == TodoStatus::Completed)
+                {
+                    text.push_str(&format!(
+                        "\nItem {} \"{}\" is still marked done: d on it in the plan pane (or /plan undone {}) reopens it.",
+                        n + 1,
+                        crate::text::clean_line(&done.content),
+                        n + 1
+                    ));
+                }
+            }
+            app.notice(NoticeKind::Info, text);
         }
         CheckpointAnswer::Diff { text } => app.notice(NoticeKind::Info, text),
     }

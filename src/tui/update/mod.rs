@@ -254,6 +254,7 @@ fn told(app: &mut App, event: Event) {
             app.notice(kind, text);
         }
         Event::Checkpoint { answer } => checkpoint::answered(app, answer),
+        Event::PlanUpdated { author, diff, .. } => plan::echoed(app, author, &diff),
         Event::Error { kind, message } => {
             // A refused plan edit changed nothing; the message says why.
             let message = if kind == ErrorKind::PlanEdit {

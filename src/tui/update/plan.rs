@@ -11,7 +11,7 @@ use ratatui::crossterm::event::KeyEvent;
 
 use super::Effect;
 use crate::events::{Op, ThreadId};
-use crate::todo::{PlanEdit, TodoStatus};
+use crate::todo::{Author, PlanDiff, PlanEdit, TodoStatus};
 use crate::tui::keymap::{self, Action, ItemEdit, Typed};
 use crate::tui::state::{App, NoticeKind, PlanPrompt, PromptKind};
 
@@ -48,7 +48,24 @@ pub fn select_step(app: &mut App, up: bool) {
     };
     plan.view.selected = plan.items.get(next).map(|i| i.id.clone());
     plan.view.reveal = true;
+    // `u` means the selected item's undo again.
+    plan.view.removed = None;
     app.root.sync_plan();
+}
+
+/// A plan change from elsewhere as one line in the conversation: the
+/// model's is said by its call's cell and the user's own is the one they
+/// just made, so only a skill's plan and the plan file's edits are told.
+pub(super) fn echoed(app: &mut App, author: Author, diff: &PlanDiff) {
+    let by = match author {
+        Author::Skill => "a skill's plan",
+        Author::PlanFile => "plan file",
+        _ => return,
+    };
+    if !diff.is_empty() {
+        let echo = crate::text::clean_line(&diff.echo()).into_owned();
+        app.notice(NoticeKind::Info, format!("Plan ({by}): {echo}"));
+    }
 }
 
 /// `[` (older) or `]` (newer, then live again).
@@ -93,6 +110,13 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
             .position(|i| i.status == TodoStatus::InProgress)
     });
     let len = plan.items.len();
+    // `u` right after `x`: the removed item goes back where it was.
+    let removed = plan.view.removed.take();
+    if edit == ItemEdit::Undo
+        && let Some((n, item)) = removed
+    {
+        return send_edit(app, PlanEdit::PutBack { n, item });
+    }
     let item = target.and_then(|i| plan.items.get(i).map(|item| (i + 1, item)));
     let edit = match (edit, item) {
         (ItemEdit::Add, _) => {
@@ -128,7 +152,18 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
                 TodoStatus::Completed
             },
         },
-        (ItemEdit::Remove, Some((n, _))) => PlanEdit::Remove { n },
+        (ItemEdit::Remove, Some((n, item))) => {
+            plan.view.removed = Some((n, item.clone()));
+            let text = crate::text::clean_line(&item.content).into_owned();
+            let effects = send_edit(app, PlanEdit::Remove { n });
+            if !effects.is_empty() {
+                app.notice(
+                    NoticeKind::Info,
+                    format!("Removed \"{text}\" · u puts it back"),
+                );
+            }
+            return effects;
+        }
         (ItemEdit::MoveDown, Some((n, _))) if n < len => PlanEdit::Move { from: n, to: n + 1 },
         (ItemEdit::MoveUp, Some((n, _))) if n > 1 => PlanEdit::Move { from: n, to: n - 1 },
         // Already at the bottom (top).

@@ -15,8 +15,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::plan_detail::{
-    detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
+    child_line, detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
 };
+use super::plan_fold::{Fold, NEXT_IN_VIEW, done_line, may_fold};
 use super::{clock, pane_block, spinner};
 use crate::todo::{TodoItem, TodoStatus};
 use crate::tui::state::{Change, Checklist, Ctx, Focus, NestedPlan, PlanPrompt, PromptKind};
@@ -127,16 +128,47 @@ pub fn layout(
             starts: Vec::new(),
         };
     }
+    let width = inner.width.max(1);
+    let mut shown = plan_lines(c, ctx, width, nested, Fold::NONE);
+    // A short pane that follows the work folds as little as makes the
+    // plan fit (the gauge, the oldest done items, then the children), and
+    // keeps the running item and the next ones in view; one the user
+    // scrolls or selects in (or types in) shows every item.
+    let revealing = c.view.reveal && (c.view.selected.is_some() || c.view.prompt.is_some());
+    let following = c.view.scroll.follow && !revealing;
+    let mut folded = false;
+    if following {
+        for fold in Fold::steps(c, nested.len()) {
+            if shown.lines.len() <= height {
+                break;
+            }
+            shown = plan_lines(c, ctx, width, nested, fold);
+            folded = true;
+        }
+    }
     let PlanLines {
         lines,
         active,
         starts,
         selected,
-    } = plan_lines(c, ctx, inner.width.max(1), nested);
+    } = shown;
+    // Unfolding keeps the item in progress on its row: what unfolds goes
+    // above it, out of view (a selection moves from there).
+    if let (false, Some(row)) = (folded, c.view.folded_row.take())
+        && !active.is_empty()
+    {
+        c.view.scroll.shown = active.start.saturating_sub(row);
+    }
     if c.view.reveal {
         reveal(&mut c.view.scroll, selected, height);
     }
-    let top = c.view.scroll.resolve_around(lines.len(), height, active);
+    let top = c
+        .view
+        .scroll
+        .resolve_around(lines.len(), height, active.clone());
+    if folded && !active.is_empty() {
+        c.view.folded_row = Some(active.start.saturating_sub(top));
+    }
     PlanLayout {
         collapsed,
         lines,
@@ -178,17 +210,26 @@ struct Painter<'a> {
     ctx: &'a Ctx<'a>,
     width: u16,
     nested: &'a [NestedPlan<'a>],
+    fold: Fold,
 }
 
 /// The expanded pane's lines: the gauge, a refused update, each item (the
 /// one in progress with its spinner line, the selected one with its
-/// account), the prompt, dropped items and how the last turn stopped.
-fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>]) -> PlanLines {
+/// account), the prompt, dropped items and how the last turn stopped;
+/// what `fold` says folded.
+fn plan_lines(
+    c: &Checklist,
+    ctx: &Ctx<'_>,
+    width: u16,
+    nested: &[NestedPlan<'_>],
+    fold: Fold,
+) -> PlanLines {
     let painter = Painter {
         c,
         ctx,
         width,
         nested,
+        fold,
     };
     let mut out = PlanLines::default();
     let refused = painter.refused();
@@ -206,12 +247,39 @@ fn plan_lines(c: &Checklist, ctx: &Ctx<'_>, width: u16, nested: &[NestedPlan<'_>
         }
         return out;
     }
-    out.lines
-        .push(gauge(c.completed(), c.items.len(), width, ctx));
+    // Folded, the title's count is the gauge.
+    if !fold.gauge {
+        out.lines
+            .push(gauge(c.completed(), c.items.len(), width, ctx));
+    }
     out.lines.extend(refused);
     let chosen = c.selected_index();
+    let folding: Vec<usize> = (0..c.items.len())
+        .filter(|&i| may_fold(c, i))
+        .take(fold.done)
+        .collect();
+    let folded = folding.len();
+    let (mut counted, mut running, mut next) = (None, false, 0);
     for (index, item) in c.items.iter().enumerate() {
+        if folding.contains(&index) {
+            // The folded items' first line is the one that counts them.
+            let at = *counted.get_or_insert_with(|| {
+                out.lines.push(done_line(folded, ctx));
+                out.lines.len() - 1
+            });
+            out.starts.push(at);
+            continue;
+        }
         painter.item(&mut out, index, item, chosen == Some(index));
+        // The next pending items stay in view with the one in progress.
+        match item.status {
+            TodoStatus::InProgress => running = true,
+            TodoStatus::Pending if running && next < NEXT_IN_VIEW => {
+                next += 1;
+                out.active.end = out.lines.len();
+            }
+            _ => {}
+        }
     }
     if let Some(prompt) = c
         .view
@@ -273,6 +341,12 @@ impl Painter<'_> {
             Some(Change::Completed) => " ✔done",
             None => "",
         };
+        // `/undo item N` took its work back; done, it can be reopened.
+        let undone = match (self.c.is_undone(&item.id), item.status, chosen) {
+            (false, _, _) => "",
+            (true, TodoStatus::Completed, true) => " ↶ undone · d reopens",
+            (true, _, _) => " ↶ undone",
+        };
         let text_style = if change.is_some() {
             p.highlight()
         } else if item.status == TodoStatus::Completed {
@@ -283,7 +357,7 @@ impl Painter<'_> {
         let first = out.lines.len();
         out.starts.push(first);
         let mut item_lines = wrap(
-            &format!("{}{tag}", item.content),
+            &format!("{}{tag}{undone}", item.content),
             width,
             text_style,
             Span::styled(format!("{marker} "), style),
@@ -300,8 +374,11 @@ impl Painter<'_> {
             self.in_progress(&mut out.lines, item);
             out.active = first..out.lines.len();
         }
-        for child in self.nested.iter().filter(|n| n.under == index) {
-            self.child_plan(&mut out.lines, child);
+        for (k, child) in self.nested.iter().enumerate() {
+            if child.under == index {
+                let folded = k < self.fold.children && !chosen;
+                self.child_plan(&mut out.lines, child, folded);
+            }
         }
         if chosen {
             out.lines.push(detail_line(
@@ -347,9 +424,9 @@ impl Painter<'_> {
 
     /// A child thread's plan under the item it works for: one live line
     /// (what it works on, how far it is, what it runs, its time, tokens
-    /// and cost), then its items, indented (each wraps under its own
-    /// text; at a narrow width the indent goes first).
-    fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>) {
+    /// and cost), then (unless `folded`) its items, indented (each wraps
+    /// under its own text; at a narrow width the indent goes first).
+    fn child_plan(&self, lines: &mut Vec<Line<'static>>, child: &NestedPlan<'_>, folded: bool) {
         let p = self.ctx.palette;
         // One row, cut to fit: it changes as the child works.
         let room = usize::from(self.width).saturating_sub(6);
@@ -357,6 +434,9 @@ impl Painter<'_> {
             Span::styled("    ↳ ", p.dim()),
             Span::styled(child_line(child, self.ctx.clock_until, room), p.dim()),
         ]));
+        if folded {
+            return;
+        }
         for item in &child.plan.items {
             let (marker, style, text) = match item.status {
                 TodoStatus::Completed => (DONE, p.success(), p.dim()),
@@ -397,45 +477,6 @@ impl Painter<'_> {
             ));
         }
     }
-}
-
-/// A child's live line in `room` columns: what it works on, how far its
-/// plan is, what it runs now (or how it ended), its time, tokens and
-/// cost; the parts that do not fit are left out from the end, whole.
-fn child_line(child: &NestedPlan<'_>, now: std::time::Instant, room: usize) -> String {
-    use crate::tui::state::ChildEnd;
-    let mut parts = vec![crate::text::clean_line(&child.label).into_owned()];
-    let total = child.plan.items.len();
-    if total > 0 {
-        parts.push(format!("{}/{total}", child.plan.completed()));
-    }
-    let state = match (child.live.ended, &child.running) {
-        (Some((_, ChildEnd::Answered)), _) => "done".to_string(),
-        (Some((_, ChildEnd::Stopped)), _) => "stopped".to_string(),
-        (Some((_, ChildEnd::Interrupted)), _) => "interrupted".to_string(),
-        (None, Some(running)) => crate::text::clean_line(running).into_owned(),
-        (None, None) => "thinking".to_string(),
-    };
-    parts.push(state);
-    parts.push(clock(child.live.elapsed(now)));
-    if child.live.tokens > 0 {
-        parts.push(format!(
-            "{} tok",
-            crate::units::whole_tokens(child.live.tokens)
-        ));
-    }
-    if let Some(usd) = child.live.cost() {
-        parts.push(format!("${usd:.2}"));
-    }
-    let mut line = truncate(&parts[0], room);
-    for part in &parts[1..] {
-        let longer = format!("{line} · {part}");
-        if longer.chars().count() > room {
-            break;
-        }
-        line = longer;
-    }
-    line
 }
 
 /// The item (0-based) the prompt's line goes under; `None`: the end.

@@ -12,6 +12,7 @@ pub mod files;
 pub mod help;
 pub mod picker;
 pub mod plan_detail;
+mod plan_fold;
 pub mod status;
 pub mod trace;
 

@@ -1,6 +1,7 @@
 //! The plan pane's extras: a past revision with its diff marked per item
 //! (`[` / `]`), the selected item's account (time, tool calls, tokens,
-//! cost) and the one-line prompt of a user edit. Invariant: every text
+//! cost), the one-line prompt of a user edit and a child thread's live
+//! line. Invariant: every text
 //! drawn here (item contents, typed text) is cleaned to one line or
 //! wrapped by [`wrap`], which cleans it; nothing here writes any state.
 
@@ -11,7 +12,7 @@ use ratatui::text::{Line, Span};
 
 use super::clock;
 use crate::todo::{ItemStats, TodoItem, TodoStatus};
-use crate::tui::state::{Checklist, Ctx, PlanPrompt, PromptKind, Revisions};
+use crate::tui::state::{Checklist, Ctx, NestedPlan, PlanPrompt, PromptKind, Revisions};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{str_width, truncate, wrap};
 
@@ -183,4 +184,43 @@ pub fn prompt_line(prompt: &PlanPrompt, ctx: &Ctx<'_>, width: u16) -> Line<'stat
         Span::styled(shown, p.text()),
         Span::styled("▏", p.active()),
     ])
+}
+
+/// A child's live line in `room` columns: what it works on, how far its
+/// plan is, what it runs now (or how it ended), its time, tokens and
+/// cost; the parts that do not fit are left out from the end, whole.
+pub(super) fn child_line(child: &NestedPlan<'_>, now: std::time::Instant, room: usize) -> String {
+    use crate::tui::state::ChildEnd;
+    let mut parts = vec![crate::text::clean_line(&child.label).into_owned()];
+    let total = child.plan.items.len();
+    if total > 0 {
+        parts.push(format!("{}/{total}", child.plan.completed()));
+    }
+    let state = match (child.live.ended, &child.running) {
+        (Some((_, ChildEnd::Answered)), _) => "done".to_string(),
+        (Some((_, ChildEnd::Stopped)), _) => "stopped".to_string(),
+        (Some((_, ChildEnd::Interrupted)), _) => "interrupted".to_string(),
+        (None, Some(running)) => crate::text::clean_line(running).into_owned(),
+        (None, None) => "thinking".to_string(),
+    };
+    parts.push(state);
+    parts.push(clock(child.live.elapsed(now)));
+    if child.live.tokens > 0 {
+        parts.push(format!(
+            "{} tok",
+            crate::units::whole_tokens(child.live.tokens)
+        ));
+    }
+    if let Some(usd) = child.live.cost() {
+        parts.push(format!("${usd:.2}"));
+    }
+    let mut line = truncate(&parts[0], room);
+    for part in &parts[1..] {
+        let longer = format!("{line} · {part}");
+        if longer.chars().count() > room {
+            break;
+        }
+        line = longer;
+    }
+    line
 }
