@@ -210,6 +210,30 @@ fn recordings() -> Vec<Recording> {
             false
         ),
         recording!(
+            "azure_gpt5_mini_tool_call.sse",
+            "gpt-5-mini",
+            &[("call_tWA8BJziGlCyhQEXhEHn6eXK", "weather", FLORENCE)],
+            "",
+            false
+        ),
+        recording!(
+            "azure_o4_mini_tool_call.sse",
+            "o4-mini",
+            &[("call_n1TZAnAlhuLNeb1FaV1XCDuD", "weather", FLORENCE)],
+            "",
+            false
+        ),
+        recording!(
+            "cerebras_qwen3_coder_parallel_calls.sse",
+            "qwen-3-coder-480b",
+            &[
+                ("ab8048658", "add", ADD_MUL_SPACED),
+                ("b249e0b3f", "multiply", ADD_MUL_SPACED)
+            ],
+            "",
+            false
+        ),
+        recording!(
             "vercel_gpt5_parallel_calls.sse",
             "openai/gpt-5",
             &[
