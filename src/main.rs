@@ -148,6 +148,9 @@ async fn run(cli: Cli) -> Result<i32> {
     };
     let client = client.map_err(|reason| eyre!("{reason}"))?;
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
+    // The task is given at start: its first request waits for the MCP
+    // servers still starting, so their tools are in it.
+    config.wait_for_mcp = true;
     let started = std::time::Instant::now();
     let handle = Agent::builder(client, workspace)
         .factory(factory)
@@ -420,11 +423,18 @@ async fn run_tui(
     cli: &Cli,
     settings: &Settings,
     workspace: Workspace,
-    config: AgentConfig,
+    mut config: AgentConfig,
     client: std::result::Result<Arc<dyn waypoint::llm::ModelClient>, String>,
     factory: Arc<setup::SettingsFactory>,
     session: TuiSession,
 ) -> Result<i32> {
+    let initial_prompt = cli
+        .prompt
+        .clone()
+        .or_else(|| cli.demo.then(|| DEMO_PROMPT.to_string()));
+    // A task given at start waits for the MCP servers still starting
+    // before its first request (Esc skips the wait).
+    config.wait_for_mcp = initial_prompt.is_some();
     let TuiSession {
         setup,
         store,
@@ -484,10 +494,6 @@ async fn run_tui(
         }
         Err(e) => Err(e),
     };
-    let initial_prompt = cli
-        .prompt
-        .clone()
-        .or_else(|| cli.demo.then(|| DEMO_PROMPT.to_string()));
     let palette = match settings.theme.value {
         Theme::Auto => Palette::colored(),
         Theme::NoColor => Palette::monochrome(),

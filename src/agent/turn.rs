@@ -12,6 +12,7 @@ use super::pipeline::Call;
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
+use crate::mcp::manager::Boundary;
 use crate::tools::task::TaskEnd;
 
 /// Corrective messages per turn for tool calls written as text.
@@ -30,7 +31,10 @@ enum Sampled {
 
 impl Session {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
-        self.sync_mcp(true);
+        if let Some(end) = self.wait_for_mcp(cancel).await {
+            return end;
+        }
+        self.sync_mcp(Boundary::Turn);
         let mut round = 0;
         let mut corrections = 0;
         let mut stop_continues = 0;
@@ -117,7 +121,7 @@ impl Session {
     }
 
     /// Ends the turn early: says why, and how it ended.
-    async fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
+    pub(super) async fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
         if reason == AbortReason::MaxTurns {
             self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
         }
@@ -308,21 +312,22 @@ impl Session {
             crate::mcp::Servers::start(settings, self.host.workspace.root().to_path_buf(), status);
     }
 
-    /// Brings the MCP tools in line: at a turn boundary (`joins`) those of
-    /// servers that became ready or changed their list join, after the
-    /// others (so the provider's cache of the earlier tools survives), and
-    /// those of servers gone leave; before every request, the tools
-    /// `mcp_search` loaded join.
-    fn sync_mcp(&mut self, joins: bool) {
+    /// Brings the MCP tools in line: at a turn boundary those of servers
+    /// that became ready or changed their list join, after the others (so
+    /// the provider's cache of the earlier tools survives), and those of
+    /// servers gone leave; before every request (a round boundary), those
+    /// of servers that became ready join, after the others, and the tools
+    /// `mcp_search` loaded.
+    fn sync_mcp(&mut self, at: Boundary) {
         let window = self.window();
-        if let Some(event) = self.host.mcp.sync(&mut self.thread.tools, window, joins) {
+        if let Some(event) = self.host.mcp.sync(&mut self.thread.tools, window, at) {
             self.emit(event);
         }
     }
 
     /// One model request over the conversation as it is.
     async fn sample(&mut self, cancel: &CancellationToken) -> Sampled {
-        self.sync_mcp(false);
+        self.sync_mcp(Boundary::Round);
         self.thread.offer_tools();
         let session = self.host.transcript.id();
         let request = ModelRequest {

@@ -42,6 +42,8 @@ impl Event {
             | Event::ApprovalRequested { .. }
             | Event::ApprovalMode { .. }
             | Event::McpServer { .. }
+            | Event::McpWait { .. }
+            | Event::McpWaitOver { .. }
             | Event::McpTools { .. }
             | Event::Hooks { .. }
             | Event::Catalog { .. }

@@ -48,4 +48,7 @@ pub enum McpAction {
     Enable { name: String },
     /// Stop the server `name`; its tools go at the next turn.
     Disable { name: String },
+    /// Stop waiting for the servers still starting (`McpWait`): the task
+    /// given at start begins without them; their tools join when ready.
+    SkipWait,
 }

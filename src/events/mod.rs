@@ -57,7 +57,8 @@ pub enum Op {
     /// Drop the conversation, the plan and the reminder state. A running turn
     /// is interrupted first; the reset applies when it has ended.
     NewSession,
-    /// Act on the MCP servers; their tools change at the next turn.
+    /// Act on the MCP servers; their tools change at the next turn (a
+    /// server that becomes ready joins at the next model request).
     Mcp { action: McpAction },
     /// Approve this project's `.claude/settings.json` as written now (its
     /// hooks, its rules that allow more); remembered for the project.
@@ -486,10 +487,23 @@ pub enum Event {
         sandboxed: bool,
     },
     /// An MCP server's state, as it changes: its tools join the ones
-    /// offered at the turn after it is ready.
+    /// offered at the next model request after it is ready (after them).
     McpServer {
         name: String,
         status: McpStatus,
+    },
+    /// A task given at start waits for these MCP servers, still starting,
+    /// before its first request (each at most its startup timeout; the
+    /// user may skip the wait with `McpAction::SkipWait`). `McpWaitOver`
+    /// follows.
+    McpWait { names: Vec<String> },
+    /// The wait for the MCP servers is over (`skipped` by the user): the
+    /// task starts without those that `failed` and those still
+    /// `starting` (their tools join when they are ready).
+    McpWaitOver {
+        skipped: bool,
+        failed: Vec<String>,
+        starting: Vec<String>,
     },
     /// The MCP tools of the requests from now on: `offered` of them are
     /// sent in full; past the context budget (`budget` tokens, against

@@ -1,5 +1,6 @@
 //! Headless lines on stderr for what the user must know besides the
-//! reply: an MCP server that failed, is slow or waits for approval.
+//! reply: an MCP server that failed, is slow or waits for approval; the
+//! task waiting for the servers still starting, and what it starts without.
 
 use std::io::{self, Write};
 
@@ -47,6 +48,41 @@ impl<O: Write, E: Write> Printer<O, E> {
                 )?;
             }
             McpStatus::Starting | McpStatus::Ready { .. } | McpStatus::Disabled => {}
+        }
+        Ok(())
+    }
+
+    /// The task given at start waits for the servers `names`.
+    pub(super) fn mcp_wait_line(&mut self, names: &[String]) -> io::Result<()> {
+        self.end_line()?;
+        writeln!(
+            self.err,
+            "waypoint: waiting for MCP servers: {}…",
+            clean_line(&names.join(", "))
+        )
+    }
+
+    /// What the task starts without, when the wait is over.
+    pub(super) fn mcp_wait_over_line(
+        &mut self,
+        failed: &[String],
+        starting: &[String],
+    ) -> io::Result<()> {
+        if !starting.is_empty() {
+            self.end_line()?;
+            writeln!(
+                self.err,
+                "waypoint: the task starts without MCP servers still starting: {} (their tools join when ready)",
+                clean_line(&starting.join(", "))
+            )?;
+        }
+        if !failed.is_empty() {
+            self.end_line()?;
+            writeln!(
+                self.err,
+                "waypoint: the task starts without MCP servers that failed: {}",
+                clean_line(&failed.join(", "))
+            )?;
         }
         Ok(())
     }

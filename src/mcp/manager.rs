@@ -9,7 +9,10 @@
 //! (reconnected, disabled) can never put its tools back (each start has a
 //! generation); a project's server (`.mcp.json`) is not started before
 //! the user approved it; a server is stopped (its group killed) when its
-//! slot lets go of it or the engine drops the servers.
+//! slot lets go of it or the engine drops the servers. A server that
+//! becomes ready mid-turn joins at the next round (before the next model
+//! request), its tools after those already sent; a task given at start
+//! waits for the servers still starting ([`wait`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -25,6 +28,7 @@ use crate::events::{Event, McpAction, McpStatus};
 use crate::tools::{Origin, Tool, ToolRegistry};
 
 mod relist;
+pub mod wait;
 use relist::on_tools_changed;
 
 /// Where a server's state goes (to the engine's driver, as an event).
@@ -33,7 +37,12 @@ pub type StatusSink = Arc<dyn Fn(&str, McpStatus) + Send + Sync>;
 enum State {
     /// Not started: turned off, or a project server waiting for approval.
     Off,
-    Starting(tokio::task::JoinHandle<()>),
+    /// Starting, until its startup timeout runs out at `until` (and on,
+    /// as a slow server, after).
+    Starting {
+        task: tokio::task::JoinHandle<()>,
+        until: Instant,
+    },
     /// Its tools are the server's own list (`running.tools`, listed again
     /// when it says they changed).
     Ready {
@@ -70,8 +79,15 @@ struct Inner {
     workspace: PathBuf,
     status: StatusSink,
     slots: BTreeMap<String, Slot>,
-    /// A slot changed since the last sync.
+    /// A slot changed since the last sync at a turn boundary.
     dirty: bool,
+    /// A slot changed since the last round's join.
+    fresh: bool,
+    /// Wakes a wait for the servers still starting ([`wait`]) when a slot
+    /// changes or the user skips the wait.
+    changes: Arc<tokio::sync::Notify>,
+    /// The user asked to stop waiting (`McpAction::SkipWait`).
+    skip_wait: bool,
     catalog: Catalog,
     /// What the registry holds of ours: tool name → server.
     attached: BTreeMap<String, String>,
@@ -92,7 +108,7 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         for slot in self.slots.values() {
-            if let State::Starting(task) = &slot.state {
+            if let State::Starting { task, .. } = &slot.state {
                 task.abort();
             }
         }
@@ -132,6 +148,9 @@ impl Servers {
             status,
             slots,
             dirty: false,
+            fresh: false,
+            changes: Arc::new(tokio::sync::Notify::new()),
+            skip_wait: false,
             catalog: Catalog::default(),
             attached: BTreeMap::new(),
             tools: BTreeMap::new(),
@@ -192,15 +211,17 @@ impl Servers {
         stop(slot);
         slot.generation += 1;
         status(name, McpStatus::Starting);
-        slot.state = State::Starting(tokio::spawn(run_one(
+        let task = tokio::spawn(run_one(
             Arc::downgrade(&self.0),
             name.to_string(),
             slot.generation,
             slot.config.clone(),
             workspace.clone(),
             status.clone(),
-        )));
-        inner.dirty = true;
+        ));
+        let until = Instant::now() + slot.config.startup_timeout();
+        slot.state = State::Starting { task, until };
+        inner.changed();
     }
 
     /// Does what the user asked; the tools change at the next sync.
@@ -216,7 +237,7 @@ impl Servers {
                 self.known(name)?;
                 let running = matches!(
                     self.lock().slots.get(name).map(|s| &s.state),
-                    Some(State::Starting(_) | State::Ready { .. })
+                    Some(State::Starting { .. } | State::Ready { .. })
                 );
                 if running {
                     return Err(format!(
@@ -235,7 +256,13 @@ impl Servers {
                     slot.generation += 1;
                     status(name, McpStatus::Disabled);
                 }
-                inner.dirty = true;
+                inner.changed();
+                Ok(())
+            }
+            McpAction::SkipWait => {
+                let mut inner = self.lock();
+                inner.skip_wait = true;
+                inner.changes.notify_waiters();
                 Ok(())
             }
         }
@@ -287,18 +314,31 @@ impl Servers {
         Ok(())
     }
 
-    /// Brings `registry` in line: at a turn boundary (`joins`), the tools
-    /// of servers that became ready (or changed their list) are added and
-    /// those of servers gone are removed; always, the tools `mcp_search`
+    /// Brings `registry` in line: at a turn boundary, the tools of
+    /// servers that became ready (or changed their list) are added and
+    /// those of servers gone are removed; at a round boundary (before each
+    /// model request) only the tools of servers that became ready are
+    /// added, after the others (unless they would tip the tools past the
+    /// budget: then at the turn boundary); always, the tools `mcp_search`
     /// loaded are added. Past the budget (`window` tokens times the
     /// budget share) only `mcp_search` and the loaded tools are offered.
     /// Returns the event that tells a changed mode.
-    pub fn sync(&self, registry: &mut ToolRegistry, window: u64, joins: bool) -> Option<Event> {
+    pub fn sync(&self, registry: &mut ToolRegistry, window: u64, at: Boundary) -> Option<Event> {
         let mut inner = self.lock();
         inner.reap_dead();
-        if joins && std::mem::take(&mut inner.dirty) {
-            inner.rebuild_tools();
-            inner.generation += 1;
+        match at {
+            Boundary::Turn if std::mem::take(&mut inner.dirty) => {
+                inner.fresh = false;
+                inner.rebuild_tools();
+                inner.generation += 1;
+            }
+            Boundary::Round if std::mem::take(&mut inner.fresh) => {
+                let budget = (window as f64 * inner.settings.budget_share) as u64;
+                if inner.join_ready(budget) {
+                    inner.generation += 1;
+                }
+            }
+            Boundary::Turn | Boundary::Round => {}
         }
         // Most requests: nothing changed since the last one, no work.
         let state = (inner.generation, inner.catalog.loaded_count(), window);
@@ -376,7 +416,23 @@ impl Servers {
     }
 }
 
+/// Where [`Servers::sync`] is called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// Before a turn's first request.
+    Turn,
+    /// Before every model request of a turn.
+    Round,
+}
+
 impl Inner {
+    /// A slot changed: the next sync looks again, a wait wakes.
+    fn changed(&mut self) {
+        self.dirty = true;
+        self.fresh = true;
+        self.changes.notify_waiters();
+    }
+
     /// Ready servers whose connection ended (the process died, the HTTP
     /// session was lost) are failed, with the tail of their stderr.
     fn reap_dead(&mut self) {
@@ -405,44 +461,8 @@ impl Inner {
     /// of the same start with the same definition is kept as it was.
     fn rebuild_tools(&mut self) {
         let mut tools = BTreeMap::new();
-        for (name, slot) in &self.slots {
-            let State::Ready { running } = &slot.state else {
-                continue;
-            };
-            let Some(peer) = running.peer() else {
-                continue;
-            };
-            for def in running.tools.iter().filter(|t| slot.config.offers(&t.name)) {
-                let full = super::name::tool_name(name, &def.name);
-                // The definition as requests send it: its size is its cost,
-                // its hash tells a changed one.
-                let text = serde_json::to_string(def).unwrap_or_default();
-                let print = {
-                    use std::hash::{Hash, Hasher};
-                    let mut h = std::collections::hash_map::DefaultHasher::new();
-                    text.hash(&mut h);
-                    h.finish()
-                };
-                let kept = self
-                    .tools
-                    .get(&full)
-                    .filter(|b| b.generation == slot.generation && b.print == print)
-                    .map(|b| b.tool.clone());
-                let tool = kept.unwrap_or_else(|| {
-                    let tool =
-                        McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
-                    Arc::new(tool.with_progress(running.progress()))
-                });
-                let built = Built {
-                    server: name.clone(),
-                    tool,
-                    tokens: (text.len() / 4) as u64,
-                    generation: slot.generation,
-                    print,
-                    description: def.description.as_deref().unwrap_or_default().to_string(),
-                };
-                tools.insert(full, built);
-            }
+        for name in self.slots.keys() {
+            tools.extend(self.build(name));
         }
         // A tool of the same name from an older start (or with another
         // definition) is replaced.
@@ -456,13 +476,83 @@ impl Inner {
         }
         self.tools = tools;
     }
+
+    /// Adds the tools of the ready servers none of whose tools are built
+    /// (they became ready since the last sync); the others wait for the
+    /// turn boundary. Nothing is added when it would tip the tools past
+    /// `budget` (that changes how all of them are sent). Whether any was.
+    fn join_ready(&mut self, budget: u64) -> bool {
+        let built: BTreeSet<&str> = self.tools.values().map(|b| b.server.as_str()).collect();
+        let new: Vec<(String, Built)> = self
+            .slots
+            .keys()
+            .filter(|name| !built.contains(name.as_str()))
+            .flat_map(|name| self.build(name))
+            .collect();
+        if new.is_empty() {
+            return false;
+        }
+        let before: u64 = self.tools.values().map(|b| b.tokens).sum();
+        let after = before + new.iter().map(|(_, b)| b.tokens).sum::<u64>();
+        if before <= budget && after > budget {
+            return false;
+        }
+        self.tools.extend(new);
+        true
+    }
+
+    /// The tools of server `name` when it is ready (a tool of the same
+    /// start with the same definition is kept as it was).
+    fn build(&self, name: &str) -> Vec<(String, Built)> {
+        let Some(slot) = self.slots.get(name) else {
+            return Vec::new();
+        };
+        let State::Ready { running } = &slot.state else {
+            return Vec::new();
+        };
+        let Some(peer) = running.peer() else {
+            return Vec::new();
+        };
+        let mut tools = Vec::new();
+        for def in running.tools.iter().filter(|t| slot.config.offers(&t.name)) {
+            let full = super::name::tool_name(name, &def.name);
+            // The definition as requests send it: its size is its cost,
+            // its hash tells a changed one.
+            let text = serde_json::to_string(def).unwrap_or_default();
+            let print = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                text.hash(&mut h);
+                h.finish()
+            };
+            let kept = self
+                .tools
+                .get(&full)
+                .filter(|b| b.generation == slot.generation && b.print == print)
+                .map(|b| b.tool.clone());
+            let tool = kept.unwrap_or_else(|| {
+                let tool = McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
+                Arc::new(tool.with_progress(running.progress()))
+            });
+            let built = Built {
+                server: name.to_string(),
+                tool,
+                tokens: (text.len() / 4) as u64,
+                generation: slot.generation,
+                print,
+                description: def.description.as_deref().unwrap_or_default().to_string(),
+            };
+            tools.push((full, built));
+        }
+        tools
+    }
 }
 
 /// Lets go of a slot's server: a start is aborted (which stops it), a
 /// ready one dropped (which stops its group).
 fn stop(slot: &mut Slot) {
     match std::mem::replace(&mut slot.state, State::Off) {
-        State::Starting(task) => task.abort(),
+        State::Starting { task, .. } => task.abort(),
         State::Ready { running, .. } => drop(running),
         State::Off | State::Failed => {}
     }
@@ -544,7 +634,7 @@ async fn run_one(
             slot.state = State::Failed;
         }
     }
-    inner.dirty = true;
+    inner.changed();
 }
 
 /// The origin of the tools [`Servers::sync`] manages.

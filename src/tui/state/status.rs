@@ -40,6 +40,9 @@ pub enum Activity {
     Compacting,
     /// A tool call waits for the user's approval.
     Approval,
+    /// The task given at start waits for MCP servers still starting (Esc
+    /// skips the wait).
+    McpWait,
     Interrupted,
     Failed,
     NoProvider,

@@ -9,7 +9,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::scroll::{Move, scroll_focused};
 use super::{ENGINE_STOPPED, Effect, show_sent};
-use crate::events::Op;
+use crate::events::{McpAction, Op};
 use crate::tui::commands;
 use crate::tui::keymap::{self, Action, Context, Typed};
 use crate::tui::state::{Activity, App, Focus, NoticeKind};
@@ -217,6 +217,9 @@ fn turn_key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> 
             if close_view(app) {
                 return none;
             }
+            if let Some(skip) = skip_mcp_wait(app, now) {
+                return Some(skip);
+            }
             if app.status.turn.running() {
                 return Some(vec![Effect::Send(Op::Interrupt)]);
             }
@@ -231,11 +234,27 @@ fn turn_key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> 
     }
 }
 
+/// While the task given at start waits for MCP servers, Esc and Ctrl+C
+/// start it without them (instead of interrupting it).
+fn skip_mcp_wait(app: &mut App, now: Instant) -> Option<Vec<Effect>> {
+    if !app.status.turn.running() || *app.status.turn.activity() != Activity::McpWait {
+        return None;
+    }
+    app.status.turn.set_activity(Activity::Thinking, now);
+    Some(vec![Effect::Send(Op::Mcp {
+        action: McpAction::SkipWait,
+    })])
+}
+
 /// Ctrl+C: interrupts a running turn (refusing what waits for approval);
 /// idle, clears the input, else arms quitting, and quits when armed.
 fn clear_or_quit(app: &mut App, now: Instant) -> Option<Vec<Effect>> {
     // While a turn runs Ctrl+C interrupts it, as in the other
     // agents (the typed text stays, to be sent after).
+    if let Some(skip) = skip_mcp_wait(app, now) {
+        app.status.ui.disarm_quit();
+        return Some(skip);
+    }
     if app.status.turn.running() {
         app.status.ui.disarm_quit();
         // Behind an approval prompt: what Esc does there, refuse

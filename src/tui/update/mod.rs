@@ -298,7 +298,7 @@ fn told(app: &mut App, event: Event) {
                 McpStatus::Ready { tools, .. } => app.notice(
                     NoticeKind::Info,
                     format!(
-                        "MCP server {name} ready: {} (offered from the next turn).",
+                        "MCP server {name} ready: {} (offered from the next model request).",
                         crate::units::plural(tools, "tool")
                     ),
                 ),
@@ -322,6 +322,36 @@ fn told(app: &mut App, event: Event) {
                         clean_line(&command)
                     ),
                 ),
+            }
+        }
+        Event::McpWait { names } => app.notice(
+            NoticeKind::Info,
+            format!(
+                "Waiting for MCP servers: {}… (Esc starts without them)",
+                clean_line(&names.join(", "))
+            ),
+        ),
+        Event::McpWaitOver {
+            skipped,
+            failed,
+            starting,
+        } => {
+            let mut without = Vec::new();
+            if !starting.is_empty() {
+                without.push(format!(
+                    "{} (still starting; their tools join when ready)",
+                    clean_line(&starting.join(", "))
+                ));
+            }
+            if !failed.is_empty() {
+                without.push(format!("{} (failed)", clean_line(&failed.join(", "))));
+            }
+            if !without.is_empty() {
+                let how = if skipped { "Skipped the wait: s" } else { "S" };
+                app.notice(
+                    NoticeKind::Info,
+                    format!("{how}tarting without MCP servers {}.", without.join(", ")),
+                );
             }
         }
         Event::McpTools { .. } => {}

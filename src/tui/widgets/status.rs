@@ -56,6 +56,13 @@ fn activity(app: &Status, ctx: &Ctx<'_>) -> (String, ratatui::style::Style) {
             p.active(),
         ),
         Activity::Approval => (format!("⏸ waiting for approval {for_}"), p.warning()),
+        Activity::McpWait => (
+            format!(
+                "{} waiting for MCP servers",
+                spinner(now.saturating_duration_since(app.turn.since()))
+            ),
+            p.active(),
+        ),
         Activity::Retrying { .. } => ("↻ retrying".into(), p.warning()),
         Activity::Interrupted => ("■ interrupted".into(), p.warning()),
         Activity::Failed => ("✘ stopped".into(), p.error()),
@@ -70,6 +77,8 @@ fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
         ("Ctrl+C again to quit", None)
     } else if *app.turn.activity() == Activity::Approval {
         ("y run · a always · n refuse · Esc stop", None)
+    } else if *app.turn.activity() == Activity::McpWait {
+        ("Esc starts without them · ? help", Some("Esc skips"))
     } else if app.turn.running() {
         (
             "Esc interrupt · Enter queues · ? help",

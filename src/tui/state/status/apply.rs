@@ -27,6 +27,8 @@ impl Status {
                 turn.set_activity(Activity::Tool { name }, now);
             }
             Event::ApprovalRequested { .. } => turn.set_activity(Activity::Approval, now),
+            Event::McpWait { .. } => turn.set_activity(Activity::McpWait, now),
+            Event::McpWaitOver { .. } => turn.set_activity(Activity::Thinking, now),
             Event::CompactionBegin { .. } => turn.set_activity(Activity::Compacting, now),
             Event::CompactionEnd { .. } => {
                 let next = if turn.running() {
