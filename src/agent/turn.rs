@@ -121,7 +121,12 @@ impl Session {
     }
 
     /// Ends the turn early: says why, and how it ended.
-    pub(super) async fn abort(&mut self, reason: AbortReason, message: String, end: TurnEnd) -> TurnEnd {
+    pub(super) async fn abort(
+        &mut self,
+        reason: AbortReason,
+        message: String,
+        end: TurnEnd,
+    ) -> TurnEnd {
         if reason == AbortReason::MaxTurns {
             self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
         }

@@ -496,7 +496,9 @@ pub enum Event {
     /// before its first request (each at most its startup timeout; the
     /// user may skip the wait with `McpAction::SkipWait`). `McpWaitOver`
     /// follows.
-    McpWait { names: Vec<String> },
+    McpWait {
+        names: Vec<String>,
+    },
     /// The wait for the MCP servers is over (`skipped` by the user): the
     /// task starts without those that `failed` and those still
     /// `starting` (their tools join when they are ready).

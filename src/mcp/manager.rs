@@ -531,7 +531,8 @@ impl Inner {
                 .filter(|b| b.generation == slot.generation && b.print == print)
                 .map(|b| b.tool.clone());
             let tool = kept.unwrap_or_else(|| {
-                let tool = McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
+                let tool =
+                    McpTool::new(name, def.clone(), peer.clone(), slot.config.tool_timeout());
                 Arc::new(tool.with_progress(running.progress()))
             });
             let built = Built {
