@@ -103,6 +103,9 @@ fn every_op_and_event_round_trips_through_json() {
         },
         Op::ApproveHooks,
         Op::Mcp {
+            action: waypoint::events::McpAction::SkipWait,
+        },
+        Op::Mcp {
             action: waypoint::events::McpAction::Reconnect {
                 name: "docs".into(),
             },
@@ -283,6 +286,14 @@ fn every_op_and_event_round_trips_through_json() {
             status: McpStatus::NeedsApproval {
                 command: "npx -y db-server".into(),
             },
+        },
+        Event::McpWait {
+            names: vec!["docs".into(), "db".into()],
+        },
+        Event::McpWaitOver {
+            skipped: false,
+            failed: vec!["everything".into()],
+            starting: vec!["docs".into()],
         },
         Event::McpTools {
             offered: 1,

@@ -347,10 +347,14 @@ fn told(app: &mut App, event: Event) {
                 without.push(format!("{} (failed)", clean_line(&failed.join(", "))));
             }
             if !without.is_empty() {
-                let how = if skipped { "Skipped the wait: s" } else { "S" };
+                let lead = if skipped {
+                    "Skipped the wait; starting"
+                } else {
+                    "Starting"
+                };
                 app.notice(
                     NoticeKind::Info,
-                    format!("{how}tarting without MCP servers {}.", without.join(", ")),
+                    format!("{lead} without MCP servers {}.", without.join(", ")),
                 );
             }
         }
