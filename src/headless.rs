@@ -353,10 +353,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.error_line(message)?;
             }
             Event::McpServer { name, status } => self.mcp_line(name, status)?,
-            Event::McpWait { names } => self.mcp_wait_line(names)?,
-            Event::McpWaitOver {
-                failed, starting, ..
-            } => self.mcp_wait_over_line(failed, starting)?,
+            Event::McpWait { wait } => self.mcp_wait_line(wait)?,
             Event::Hook { report } => self.hook_line(report)?,
             Event::McpTools { deferred, .. } if *deferred > 0 => {
                 self.end_line()?;

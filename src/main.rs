@@ -150,7 +150,7 @@ async fn run(cli: Cli) -> Result<i32> {
     tracing::info!(model = client.model(), workspace = %workspace.root().display(), "headless run");
     // The task is given at start: its first request waits for the MCP
     // servers still starting, so their tools are in it.
-    config.wait_for_mcp = true;
+    config.tools.mcp.wait_at_start = true;
     let started = std::time::Instant::now();
     let handle = Agent::builder(client, workspace)
         .factory(factory)
@@ -434,7 +434,7 @@ async fn run_tui(
         .or_else(|| cli.demo.then(|| DEMO_PROMPT.to_string()));
     // A task given at start waits for the MCP servers still starting
     // before its first request (Esc skips the wait).
-    config.wait_for_mcp = initial_prompt.is_some();
+    config.tools.mcp.wait_at_start = initial_prompt.is_some();
     let TuiSession {
         setup,
         store,

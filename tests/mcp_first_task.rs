@@ -29,7 +29,7 @@ use loopback::{Answer, ClientOpts, FakeServer, ProviderWire, Recorded};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use waypoint::agent::AgentConfig;
-use waypoint::events::{Event, McpAction, McpStatus, Op, ToolStatus};
+use waypoint::events::{Event, McpAction, McpStatus, McpWait, Op, ToolStatus};
 use waypoint::mcp::McpServerConfig;
 use waypoint::tui::state::Activity;
 use waypoint::tui::update::{self, Effect};
@@ -277,7 +277,9 @@ fn in_the_app_esc_and_ctrl_c_skip_the_wait_instead_of_interrupting() {
     update::on_event(
         &mut a,
         Event::McpWait {
-            names: vec!["slow".into()],
+            wait: McpWait::Waiting {
+                names: vec!["slow".into()],
+            },
         },
         clock.at(0.2),
     );
@@ -303,10 +305,12 @@ fn in_the_app_esc_and_ctrl_c_skip_the_wait_instead_of_interrupting() {
     );
     update::on_event(
         &mut a,
-        Event::McpWaitOver {
-            skipped: true,
-            failed: Vec::new(),
-            starting: vec!["slow".into()],
+        Event::McpWait {
+            wait: McpWait::Over {
+                skipped: true,
+                failed: Vec::new(),
+                starting: vec!["slow".into()],
+            },
         },
         clock.at(0.5),
     );
@@ -323,7 +327,9 @@ fn in_the_app_esc_and_ctrl_c_skip_the_wait_instead_of_interrupting() {
     update::on_event(
         &mut a,
         Event::McpWait {
-            names: vec!["slow".into()],
+            wait: McpWait::Waiting {
+                names: vec!["slow".into()],
+            },
         },
         clock.at(1.1),
     );

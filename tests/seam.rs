@@ -288,12 +288,16 @@ fn every_op_and_event_round_trips_through_json() {
             },
         },
         Event::McpWait {
-            names: vec!["docs".into(), "db".into()],
+            wait: waypoint::events::McpWait::Waiting {
+                names: vec!["docs".into(), "db".into()],
+            },
         },
-        Event::McpWaitOver {
-            skipped: false,
-            failed: vec!["everything".into()],
-            starting: vec!["docs".into()],
+        Event::McpWait {
+            wait: waypoint::events::McpWait::Over {
+                skipped: false,
+                failed: vec!["everything".into()],
+                starting: vec!["docs".into()],
+            },
         },
         Event::McpTools {
             offered: 1,

@@ -77,10 +77,6 @@ pub struct AgentConfig {
     pub plan_file: Option<std::path::PathBuf>,
     /// The config's `[prices]`, for what each plan item cost.
     pub prices: std::collections::BTreeMap<String, crate::pricing::Price>,
-    /// The first turn is a task given at start (`-p`, `waypoint "TASK"`):
-    /// before its first request it waits for the MCP servers still
-    /// starting (each at most its startup timeout).
-    pub wait_for_mcp: bool,
 }
 
 impl Default for AgentConfig {
@@ -98,7 +94,6 @@ impl Default for AgentConfig {
             auto_continue: 0,
             plan_file: None,
             prices: std::collections::BTreeMap::new(),
-            wait_for_mcp: false,
         }
     }
 }

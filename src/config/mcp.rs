@@ -34,6 +34,10 @@ pub struct McpSettings {
     /// What could not be read of the project's servers: told as failed
     /// servers (by name, or by the file's).
     pub problems: Vec<(String, String)>,
+    /// The first turn is a task given at start (`-p`, `waypoint "TASK"`):
+    /// before its first request it waits for the servers still starting
+    /// (each at most its startup timeout).
+    pub wait_at_start: bool,
 }
 
 impl McpSettings {
@@ -95,6 +99,7 @@ impl Default for McpSettings {
             approvals: None,
             budget_share: BUDGET_SHARE,
             problems: Vec::new(),
+            wait_at_start: false,
         }
     }
 }

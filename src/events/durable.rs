@@ -43,7 +43,6 @@ impl Event {
             | Event::ApprovalMode { .. }
             | Event::McpServer { .. }
             | Event::McpWait { .. }
-            | Event::McpWaitOver { .. }
             | Event::McpTools { .. }
             | Event::Hooks { .. }
             | Event::Catalog { .. }

@@ -35,6 +35,24 @@ pub enum McpStatus {
     },
 }
 
+/// A task given at start waits, before its first request, for the MCP
+/// servers still starting (each at most its startup timeout; the user may
+/// skip the wait, `McpAction::SkipWait`), then starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpWait {
+    /// Waiting for these servers.
+    Waiting { names: Vec<String> },
+    /// The wait is over (`skipped` by the user): the task starts without
+    /// those that `failed` and those still `starting` (their tools join
+    /// when they are ready).
+    Over {
+        skipped: bool,
+        failed: Vec<String>,
+        starting: Vec<String>,
+    },
+}
+
 /// What the user asks of the MCP servers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]

@@ -26,7 +26,7 @@ pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
 pub use jobs::JobInfo;
-pub use mcp::{McpAction, McpStatus};
+pub use mcp::{McpAction, McpStatus, McpWait};
 pub use outcome::{Failure, INTERRUPTED, NOT_RUN, Refuser, ToolOutcome, ToolStatus};
 pub use thread::ThreadId;
 
@@ -57,8 +57,7 @@ pub enum Op {
     /// Drop the conversation, the plan and the reminder state. A running turn
     /// is interrupted first; the reset applies when it has ended.
     NewSession,
-    /// Act on the MCP servers; their tools change at the next turn (a
-    /// server that becomes ready joins at the next model request).
+    /// Act on the MCP servers; their tools change at the next turn.
     Mcp { action: McpAction },
     /// Approve this project's `.claude/settings.json` as written now (its
     /// hooks, its rules that allow more); remembered for the project.
@@ -487,25 +486,14 @@ pub enum Event {
         sandboxed: bool,
     },
     /// An MCP server's state, as it changes: its tools join the ones
-    /// offered at the next model request after it is ready (after them).
+    /// offered at the next model request after it is ready, after them.
     McpServer {
         name: String,
         status: McpStatus,
     },
-    /// A task given at start waits for these MCP servers, still starting,
-    /// before its first request (each at most its startup timeout; the
-    /// user may skip the wait with `McpAction::SkipWait`). `McpWaitOver`
-    /// follows.
+    /// The task given at start waits for the MCP servers still starting.
     McpWait {
-        names: Vec<String>,
-    },
-    /// The wait for the MCP servers is over (`skipped` by the user): the
-    /// task starts without those that `failed` and those still
-    /// `starting` (their tools join when they are ready).
-    McpWaitOver {
-        skipped: bool,
-        failed: Vec<String>,
-        starting: Vec<String>,
+        wait: McpWait,
     },
     /// The MCP tools of the requests from now on: `offered` of them are
     /// sent in full; past the context budget (`budget` tokens, against

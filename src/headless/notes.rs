@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::Printer;
-use crate::events::McpStatus;
+use crate::events::{McpStatus, McpWait};
 use crate::text::clean_line;
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -52,37 +52,33 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(())
     }
 
-    /// The task given at start waits for the servers `names`.
-    pub(super) fn mcp_wait_line(&mut self, names: &[String]) -> io::Result<()> {
-        self.end_line()?;
-        writeln!(
-            self.err,
-            "waypoint: waiting for MCP servers: {}…",
-            clean_line(&names.join(", "))
-        )
-    }
-
-    /// What the task starts without, when the wait is over.
-    pub(super) fn mcp_wait_over_line(
-        &mut self,
-        failed: &[String],
-        starting: &[String],
-    ) -> io::Result<()> {
-        if !starting.is_empty() {
+    /// The task given at start waits for the servers still starting;
+    /// then, what it starts without.
+    pub(super) fn mcp_wait_line(&mut self, wait: &McpWait) -> io::Result<()> {
+        let lines = match wait {
+            McpWait::Waiting { names } => vec![format!(
+                "waiting for MCP servers: {}…",
+                clean_line(&names.join(", "))
+            )],
+            McpWait::Over {
+                failed, starting, ..
+            } => [
+                (starting, "still starting", " (their tools join when ready)"),
+                (failed, "that failed", ""),
+            ]
+            .into_iter()
+            .filter(|(names, _, _)| !names.is_empty())
+            .map(|(names, how, then)| {
+                format!(
+                    "the task starts without MCP servers {how}: {}{then}",
+                    clean_line(&names.join(", "))
+                )
+            })
+            .collect(),
+        };
+        for line in lines {
             self.end_line()?;
-            writeln!(
-                self.err,
-                "waypoint: the task starts without MCP servers still starting: {} (their tools join when ready)",
-                clean_line(&starting.join(", "))
-            )?;
-        }
-        if !failed.is_empty() {
-            self.end_line()?;
-            writeln!(
-                self.err,
-                "waypoint: the task starts without MCP servers that failed: {}",
-                clean_line(&failed.join(", "))
-            )?;
+            writeln!(self.err, "waypoint: {line}")?;
         }
         Ok(())
     }

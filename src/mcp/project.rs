@@ -308,6 +308,8 @@ pub fn settings(
             .then(|| (FILE.to_string(), problems.join("; ")))
             .into_iter()
             .collect(),
+        // A driver with a task given at start says so.
+        wait_at_start: false,
     }
 }
 

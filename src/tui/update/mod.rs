@@ -324,40 +324,7 @@ fn told(app: &mut App, event: Event) {
                 ),
             }
         }
-        Event::McpWait { names } => app.notice(
-            NoticeKind::Info,
-            format!(
-                "Waiting for MCP servers: {}… (Esc starts without them)",
-                clean_line(&names.join(", "))
-            ),
-        ),
-        Event::McpWaitOver {
-            skipped,
-            failed,
-            starting,
-        } => {
-            let mut without = Vec::new();
-            if !starting.is_empty() {
-                without.push(format!(
-                    "{} (still starting; their tools join when ready)",
-                    clean_line(&starting.join(", "))
-                ));
-            }
-            if !failed.is_empty() {
-                without.push(format!("{} (failed)", clean_line(&failed.join(", "))));
-            }
-            if !without.is_empty() {
-                let lead = if skipped {
-                    "Skipped the wait; starting"
-                } else {
-                    "Starting"
-                };
-                app.notice(
-                    NoticeKind::Info,
-                    format!("{lead} without MCP servers {}.", without.join(", ")),
-                );
-            }
-        }
+        Event::McpWait { wait } => mcp_wait_notice(app, &wait),
         Event::McpTools { .. } => {}
         Event::ApprovalRequested {
             id,
@@ -423,4 +390,42 @@ pub(crate) fn show_sent(app: &mut App, text: &str) {
     // rounds) goes on above a queued message.
     app.root.conversation.push(kind, text);
     app.root.conversation.scroll.follow = true;
+}
+
+/// Says the task given at start waits for MCP servers; then what it
+/// starts without.
+fn mcp_wait_notice(app: &mut App, wait: &crate::events::McpWait) {
+    use crate::events::McpWait;
+    let text = match wait {
+        McpWait::Waiting { names } => format!(
+            "Waiting for MCP servers: {}… (Esc starts without them)",
+            clean_line(&names.join(", "))
+        ),
+        McpWait::Over {
+            skipped,
+            failed,
+            starting,
+        } => {
+            let mut without = Vec::new();
+            if !starting.is_empty() {
+                without.push(format!(
+                    "{} (still starting; their tools join when ready)",
+                    clean_line(&starting.join(", "))
+                ));
+            }
+            if !failed.is_empty() {
+                without.push(format!("{} (failed)", clean_line(&failed.join(", "))));
+            }
+            if without.is_empty() {
+                return;
+            }
+            let lead = if *skipped {
+                "Skipped the wait; starting"
+            } else {
+                "Starting"
+            };
+            format!("{lead} without MCP servers {}.", without.join(", "))
+        }
+    };
+    app.notice(NoticeKind::Info, text);
 }

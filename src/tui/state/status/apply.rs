@@ -27,8 +27,15 @@ impl Status {
                 turn.set_activity(Activity::Tool { name }, now);
             }
             Event::ApprovalRequested { .. } => turn.set_activity(Activity::Approval, now),
-            Event::McpWait { .. } => turn.set_activity(Activity::McpWait, now),
-            Event::McpWaitOver { .. } => turn.set_activity(Activity::Thinking, now),
+            Event::McpWait { wait } => {
+                let waiting = matches!(wait, crate::events::McpWait::Waiting { .. });
+                let next = if waiting {
+                    Activity::McpWait
+                } else {
+                    Activity::Thinking
+                };
+                turn.set_activity(next, now);
+            }
             Event::CompactionBegin { .. } => turn.set_activity(Activity::Compacting, now),
             Event::CompactionEnd { .. } => {
                 let next = if turn.running() {
