@@ -336,3 +336,77 @@ fn in_the_app_esc_and_ctrl_c_skip_the_wait_instead_of_interrupting() {
     assert_eq!(update::on_key(&mut a, ctrl('c'), clock.at(1.2)), skip);
     assert!(!a.status.ui.quit_armed(clock.at(1.3)));
 }
+
+/// The app in tmux with a first task (`waypoint "TASK"`), on `server`, with
+/// the config file `config`, in the folder `dir`.
+fn app_with_task(dir: &Path, config: &Path, server: &FakeServer<Anthropic>) -> support::tmux::Tmux {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let config = config.to_string_lossy().into_owned();
+    support::tmux::Tmux::start_with_env(
+        120,
+        40,
+        dir,
+        &[
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("ANTHROPIC_BASE_URL", server.url.as_str()),
+            ("ANTHROPIC_MODEL", Anthropic::MODEL),
+            ("WAYPOINT_CONFIG", config.as_str()),
+            ("WAYPOINT_APPROVAL", "yolo"),
+        ],
+        &[
+            Path::new("--workspace"),
+            &ws,
+            Path::new("add 19 and 23 with get-sum"),
+        ],
+    )
+}
+
+fn wait_screen(tmux: &support::tmux::Tmux, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    tokio::task::block_in_place(|| tmux.wait_for(what, pred))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_with_a_first_task_waits_for_the_server_and_esc_starts_without_it() {
+    let Some(slow) = late_everything(1.5) else {
+        return;
+    };
+    // A server ready after 1.5 s: the task waits, then calls its tool.
+    let dir = support::sandbox::outside_hidden("mcp-first-app-");
+    let config = config_file(dir.path(), &[("slow", server_body(&slow))]);
+    let server = adder("mcp__slow__get-sum").await;
+    let tmux = app_with_task(dir.path(), &config, &server);
+    wait_screen(&tmux, "the wait to be said", |s| {
+        s.contains("Waiting for MCP servers: slow…")
+    });
+    wait_screen(&tmux, "the answer", |s| s.contains("19 + 23 = 42."));
+    let names = tool_names(&server.requests()[0]);
+    assert!(
+        names.contains(&"mcp__slow__get-sum".to_string()),
+        "{names:?}"
+    );
+    drop(tmux);
+
+    // A server that would take a minute: Esc starts the task without it.
+    let dir = support::sandbox::outside_hidden("mcp-first-app-");
+    let never =
+        "command = \"bash\"\nargs = [\"-c\", \"exec sleep 90\"]\nstartup_timeout_sec = 60.0\n";
+    let config = config_file(dir.path(), &[("never", never.to_string())]);
+    let server = adder("mcp__never__get-sum").await;
+    let tmux = app_with_task(dir.path(), &config, &server);
+    wait_screen(&tmux, "the wait to be said", |s| {
+        s.contains("Waiting for MCP servers: never…")
+    });
+    assert!(server.requests().is_empty(), "no request while it waits");
+    tmux.key("Escape");
+    let screen = wait_screen(&tmux, "the task to start without it", |s| {
+        s.contains("added by hand: 42.")
+    });
+    assert!(
+        screen.contains("Skipped the wait; starting without MCP servers never"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Interrupted"), "{screen}");
+    let names = tool_names(&server.requests()[0]);
+    assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
+}
