@@ -2,7 +2,7 @@
 //! for the MCP servers still starting, so their tools are in its first
 //! request. Invariant: only the first turn of an engine told to
 //! (`McpSettings::wait_at_start`) waits, once; the wait is said
-//! (`McpWait`, then `McpWaitOver`), never outlasts a server's startup
+//! (`McpWait::Waiting`, then `McpWait::Over`), never outlasts a server's startup
 //! timeout, does not wait for a failed server, and ends when the user
 //! skips it; an interrupt ends the turn.
 
