@@ -410,3 +410,98 @@ async fn the_app_with_a_first_task_waits_for_the_server_and_esc_starts_without_i
     let names = tool_names(&server.requests()[0]);
     assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
 }
+
+#[tokio::test]
+async fn the_engine_starts_a_skipped_wait_and_an_interrupt_ends_the_turn() {
+    type Wire = Anthropic;
+    let never = || McpServerConfig {
+        command: Some("bash".into()),
+        args: vec!["-c".into(), "exec sleep 90".into()],
+        startup_timeout_sec: Some(60.0),
+        ..McpServerConfig::default()
+    };
+    let mut config = AgentConfig::default();
+    config.tools.mcp.servers = BTreeMap::from([("never".to_string(), never())]);
+    config.tools.mcp.wait_at_start = true;
+    // Skipped: the task starts at once, without the server.
+    let mut rig = Rig::<Wire>::with(
+        vec![Wire::text("Started.")],
+        config.clone(),
+        ClientOpts::default(),
+    )
+    .await;
+    rig.submit("Go.");
+    rig.until(|e| {
+        matches!(
+            e,
+            Event::McpWait {
+                wait: McpWait::Waiting { .. }
+            }
+        )
+    })
+    .await;
+    assert!(
+        rig.server.requests().is_empty(),
+        "no request while it waits"
+    );
+    rig.handle
+        .ops
+        .send(Op::Mcp {
+            action: McpAction::SkipWait,
+        })
+        .unwrap();
+    let events = rig.turn_events().await;
+    assert_completed(&events);
+    let over = events.iter().find_map(|e| match e {
+        Event::McpWait {
+            wait: wait @ McpWait::Over { .. },
+        } => Some(wait.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        over,
+        Some(McpWait::Over {
+            skipped: true,
+            failed: Vec::new(),
+            starting: vec!["never".into()],
+        })
+    );
+    assert_eq!(rig.server.requests().len(), 1);
+    // Only the first turn waits.
+    rig.server.push(Wire::text("Again."));
+    rig.submit("Again.");
+    let events = rig.turn_events().await;
+    assert_completed(&events);
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::McpWait { .. })),
+        "{events:?}"
+    );
+
+    // Interrupted (Ctrl+C in headless mode): the turn ends, nothing is sent.
+    let mut rig = Rig::<Wire>::with(
+        vec![Wire::text("Never sent.")],
+        config,
+        ClientOpts::default(),
+    )
+    .await;
+    rig.submit("Go.");
+    rig.until(|e| {
+        matches!(
+            e,
+            Event::McpWait {
+                wait: McpWait::Waiting { .. }
+            }
+        )
+    })
+    .await;
+    rig.handle.ops.send(Op::Interrupt).unwrap();
+    let events = rig.turn_events().await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::TurnAborted { message, .. }) if message.contains("waiting for MCP servers")
+        ),
+        "{events:?}"
+    );
+    assert!(rig.server.requests().is_empty());
+}
