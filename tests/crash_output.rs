@@ -35,10 +35,11 @@ fn responder() -> loopback::Responder {
             return OpenAi::reply(Answer::text("Done."));
         }
         // The shell's pid first, so the test can end what outlives it;
-        // then a line, 80 KiB of filler (more than is kept), the marker.
+        // then a line, 200 KiB of filler (more than is kept, and past the
+        // live output's limit of 4 × 30,000 bytes), the marker.
         let command = format!(
             "echo $$ > shell.pid; echo {HEAD}; \
-             head -c 81920 /dev/zero | tr '\\0' 'x'; echo; \
+             head -c 204800 /dev/zero | tr '\\0' 'x'; echo; \
              echo {MARKER}; sleep 30"
         );
         OpenAi::reply(Answer::tool("bash", json!({ "command": command })))
@@ -69,6 +70,24 @@ fn waypoint(home: &Path, ws: &Path, url: &str) -> Command {
     cmd
 }
 
+/// Every call's kept output beside the transcripts, as one text.
+fn kept_output(home: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(home.join("sessions")) else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for folder in entries.filter_map(Result::ok).map(|e| e.path()) {
+        if folder.extension().is_some_and(|x| x == "live")
+            && let Ok(files) = std::fs::read_dir(&folder)
+        {
+            for file in files.filter_map(Result::ok) {
+                text.push_str(&std::fs::read_to_string(file.path()).unwrap_or_default());
+            }
+        }
+    }
+    text
+}
+
 /// The session's transcript (the only one).
 fn transcript(home: &Path) -> PathBuf {
     let mut found: Vec<PathBuf> = std::fs::read_dir(home.join("sessions"))
@@ -93,21 +112,32 @@ async fn output_printed_before_kill_9_is_in_the_resumed_result() {
         .args(["-p", "run it"])
         .spawn()
         .unwrap();
-    // The marker is on its way to the user: the engine has it.
+    // The live output stops at its limit; the marker, past it, is not
+    // shown but is kept: it reaches the disk while the command sleeps.
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let seen = tokio::time::timeout(Duration::from_secs(60), async {
+    let cut = tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(line) = lines.next_line().await.unwrap() {
-            if line.contains("tool_call_output_delta") && line.contains(MARKER) {
-                return true;
+            if line.contains("tool_call_output_delta") {
+                assert!(!line.contains(MARKER), "past the live limit: {line:.200}");
+                if line.contains("live output truncated") {
+                    return true;
+                }
             }
         }
         false
     })
     .await;
-    assert_eq!(seen, Ok(true), "the command printed the marker live");
-    // Kept output reaches the disk at most 250 ms after it came; a
-    // generous margin for a loaded machine.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(cut, Ok(true), "the live output was cut at its limit");
+    let kept = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if kept_output(&home).contains(MARKER) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    assert!(kept.is_ok(), "the marker reached the kept output on disk");
     child.kill().await.unwrap();
     // What outlived Waypoint (the sleeping shell's group) ends here.
     if let Some(pid) = support::proc::read_pid(&ws.join("shell.pid")) {

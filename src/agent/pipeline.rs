@@ -401,25 +401,28 @@ impl Session {
             call: call.id,
             cancel: &tool_cancel,
         };
+        let events = &self.host.events;
+        // Kept on disk while it runs: a session cut off now still has it,
+        // to its true end (also what is past the live output's limit).
+        let path = self.host.transcript.path();
+        let live = LiveOutput::start(path.as_deref(), events.thread(), call.id);
+        let past_live = |chunk: &str| live.push(chunk);
         let ctx = ToolCtx {
             env: ToolEnv {
                 workspace: &self.host.workspace,
                 config: &self.host.config.tools,
                 cancel: &tool_cancel,
                 output: Some(&out_tx),
+                past_live: Some(&past_live),
                 sandboxed,
             },
             plan: &self.thread.plan,
             host: self.tool_host(&host_tx, &spawner),
         };
-        let events = &self.host.events;
         let cwd = self.host.workspace.root().display().to_string();
         let shared = (&*self.host.policy, &self.host.approvals);
         let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
         let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
-        // Kept on disk while it runs: a session cut off now still has it.
-        let path = self.host.transcript.path();
-        let live = LiveOutput::start(path.as_deref(), events.thread(), call.id);
         let forward = |chunk: String| {
             live.push(&chunk);
             events.send(Event::ToolCallOutputDelta {

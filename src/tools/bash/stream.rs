@@ -45,7 +45,7 @@ impl<'a> Streams<'a> {
             err: Pipe::new(child.stderr.take()),
             sink: Sink {
                 collected: Collected::new(env.config.output_cap),
-                live: Live::new(env.output, env.config.output_cap),
+                live: Live::new(env.output, env.config.output_cap).past(env.past_live),
             },
         }
     }
@@ -213,6 +213,9 @@ struct Live<'a> {
     tx: Option<&'a UnboundedSender<String>>,
     cap: usize,
     left: usize,
+    /// Where what is not forwarded goes (once the limit is reached).
+    past: Option<&'a (dyn Fn(&str) + Sync)>,
+    cut: bool,
 }
 
 impl<'a> Live<'a> {
@@ -221,10 +224,24 @@ impl<'a> Live<'a> {
             tx,
             cap,
             left: cap.saturating_mul(LIVE_FACTOR),
+            past: None,
+            cut: false,
         }
     }
 
+    /// Hands what is not forwarded to `past` instead of dropping it.
+    fn past(mut self, past: Option<&'a (dyn Fn(&str) + Sync)>) -> Self {
+        self.past = past;
+        self
+    }
+
     fn send(&mut self, text: &str) {
+        if self.cut {
+            if let Some(past) = self.past {
+                past(text);
+            }
+            return;
+        }
         let Some(tx) = self.tx else {
             return;
         };
@@ -243,8 +260,11 @@ impl<'a> Live<'a> {
             self.cap,
             if self.cap == 1 { "" } else { "s" }
         ));
+        if let Some(past) = self.past {
+            past(&text[cut..]);
+        }
         // Nothing more is forwarded.
-        self.tx = None;
+        self.cut = true;
     }
 }
 
@@ -406,6 +426,25 @@ mod tests {
         live.send("abcd");
         live.send("e");
         assert_eq!(drain(&mut rx), ["abcd", notice]);
+    }
+
+    #[test]
+    fn what_is_past_the_live_limit_goes_to_past_whole() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let kept = std::sync::Mutex::new(String::new());
+        let past = |text: &str| kept.lock().unwrap().push_str(text);
+        let mut live = Live::new(Some(&tx), 1).past(Some(&past));
+        live.send("ab");
+        live.send("é€");
+        live.send("the end");
+        let mut forwarded = Vec::new();
+        while let Ok(chunk) = rx.try_recv() {
+            forwarded.push(chunk);
+        }
+        assert_eq!(forwarded.len(), 3, "{forwarded:?}");
+        assert_eq!(forwarded[..2], ["ab", "é"]);
+        // Forwarded and past together are every byte, in order.
+        assert_eq!(*kept.lock().unwrap(), "€the end");
     }
 
     #[test]
