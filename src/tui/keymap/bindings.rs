@@ -140,7 +140,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Plan,
         &[(ch('u'), Action::PlanEdit(ItemEdit::Undo))],
-        "undo the selected item's file changes (a preview asks first)",
+        "undo the selected item's file changes (a preview asks first); after `x`, put it back",
     ),
     bind(
         PlanPrompt,
