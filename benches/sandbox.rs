@@ -74,7 +74,7 @@ fn bench_bash(c: &mut Criterion) {
                     config,
                     cancel: &cancel,
                     output: None,
-                    past_live: None,
+                    kept: None,
                     sandboxed,
                 };
                 let out = rt.block_on(bash::run(&input, &env));

@@ -72,7 +72,7 @@ async fn call_with(
             config: &config,
             cancel,
             output: None,
-            past_live: None,
+            kept: None,
             sandboxed: false,
         },
         plan: &plan,

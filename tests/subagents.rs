@@ -249,6 +249,73 @@ fn explore_scripts() -> HashMap<&'static str, Vec<Reply>> {
     ])
 }
 
+/// A hook on calls no longer makes them run one at a time: with a
+/// `PreToolUse` hook on `task`, the two children of one reply still run
+/// at the same time, and the hook saw both calls before they ran.
+#[tokio::test]
+async fn two_children_run_together_while_a_pre_tool_use_hook_sees_both() {
+    use waypoint::hooks::{Hook, HookEvent, HookOrigin, HookSet, Matcher};
+    use waypoint::tools::ToolConfig;
+    let logs = support::sandbox::outside_hidden("hooked-parallel");
+    let log = logs.path().join("pre.log");
+    let event = HookEvent::PreToolUse;
+    let hooks = HookSet::new(vec![Hook {
+        event,
+        matcher: Matcher::new("task", event.subject()).unwrap(),
+        command: format!("cat >> '{0}'; echo >> '{0}'", log.display()),
+        timeout: Duration::from_secs(10),
+        origin: HookOrigin::Config("config.toml".into()),
+    }]);
+    let config = AgentConfig {
+        tools: ToolConfig {
+            hooks: Arc::new(hooks),
+            ..ToolConfig::default()
+        },
+        ..AgentConfig::default()
+    };
+    let mut run = start(explore_scripts(), config).await;
+    run.submit("Explore A and B");
+    let envelopes = root_turn(&mut run.handle.events).await;
+    let root = of(&envelopes, ThreadId::ROOT);
+    assert!(
+        matches!(root.last(), Some(Event::TurnComplete { .. })),
+        "{root:?}"
+    );
+    let results = results_in(&run.server, 2);
+    assert!(results[1].starts_with("Report A: "), "{}", results[1]);
+    assert!(results[2].starts_with("Report B: "), "{}", results[2]);
+
+    // The hook saw each task call once, with its input.
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let seen: Vec<Value> = seen
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let descriptions: Vec<&str> = seen
+        .iter()
+        .filter_map(|v| v["tool_input"]["description"].as_str())
+        .collect();
+    assert_eq!(descriptions, ["Find A", "Find B"], "{seen:?}");
+
+    // Both ran at the same time: the children's requests overlap.
+    let requests = run.server.requests();
+    let span = |who: &str| {
+        let times: Vec<Instant> = requests
+            .iter()
+            .filter(|r| sender(r) == who)
+            .map(|r| r.at)
+            .collect();
+        assert_eq!(times.len(), 4, "{who} made its four requests");
+        (*times.iter().min().unwrap(), *times.iter().max().unwrap())
+    };
+    let (a, b) = (span("A"), span("B"));
+    assert!(
+        a.0 < b.1 && b.0 < a.1,
+        "the children's requests overlap: A {a:?}, B {b:?}"
+    );
+}
+
 #[tokio::test]
 async fn two_explore_children_plan_run_together_and_report_to_the_parent() {
     let mut run = start(explore_scripts(), AgentConfig::default()).await;

@@ -40,21 +40,7 @@ pub(super) struct PreHooked {
     pub plan_before: Option<Vec<TodoItem>>,
 }
 
-/// The events that act on calls: with none configured, calls may run at once.
-pub(super) const CALL_EVENTS: [HookEvent; 5] = [
-    HookEvent::PreToolUse,
-    HookEvent::PostToolUse,
-    HookEvent::ItemCompleting,
-    HookEvent::ItemStarted,
-    HookEvent::PlanUpdated,
-];
-
 impl Session {
-    /// Whether a hook acts on calls (then calls run one at a time).
-    pub(super) fn hooks_on_calls(&self) -> bool {
-        CALL_EVENTS.into_iter().any(|e| self.hooks_at(e))
-    }
-
     /// Stage 2: `PreToolUse`, then a plan write's `ItemCompleting`.
     pub(super) async fn pre_hooks(
         &mut self,

@@ -59,66 +59,65 @@ pub(super) struct Done {
 }
 
 impl Session {
-    /// Runs `call` through every stage.
-    pub(super) async fn run_tool(&mut self, call: Call<'_>, cancel: &CancellationToken) -> Done {
-        let started = Instant::now();
-        let waited_before = self.thread.run.approval_wait;
-        let summary = self.describe(&call);
-        let mut pre = self.pre_hooks(&call, cancel).await;
-        let changed = pre.input.clone();
-        let call = Call {
-            input: changed.as_ref().unwrap_or(call.input),
-            ..call
-        };
-        let output = match pre.refusal.take() {
-            Some(output) => output,
-            None => match unusable_input(&call) {
-                Some(output) => output,
-                None => {
-                    self.gate_and_run(&call, summary, &pre.permission, cancel)
-                        .await
-                }
-            },
-        };
-        let output = self.post_hooks(&call, output, pre, cancel).await;
-        let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
-        let ran = started.elapsed().saturating_sub(waited);
-        self.finish(&call, output, ran)
-    }
-
-    /// Runs `calls` (each one the registry says may run beside others)
-    /// at the same time: each is described and gated in order, those
-    /// allowed run together, and each is finished in order. A call that
-    /// must ask the user is asked and run on its own first.
-    pub(super) async fn run_together(
+    /// Runs `calls` through every stage, one path whether they are one or
+    /// many: each is described (in order), then passes the hooks before it
+    /// and the gate, in order; those the registry lets run beside others
+    /// (judged on their input as the hooks left it) run together, any
+    /// other where it stands, on its own (a checkpoint first when it may
+    /// write; an approval asked of the user first when the gate asks);
+    /// then each passes the hooks after it and is finished, in order. So
+    /// hooks never make calls run one at a time.
+    pub(super) async fn run_calls_in_batch(
         &mut self,
         calls: &[Call<'_>],
         cancel: &CancellationToken,
     ) -> Vec<Done> {
         let started = Instant::now();
-        let mut outputs: Vec<Option<ToolOutput>> = Vec::with_capacity(calls.len());
-        let mut runs = Vec::new();
+        let waited_before = self.thread.run.approval_wait;
         let summaries: Vec<ToolSummary> = calls.iter().map(|call| self.describe(call)).collect();
         let fan_out = self.ask_fan_out(calls, &summaries, cancel).await;
-        for ((at, call), summary) in calls.iter().enumerate().zip(summaries) {
-            let agent = self.is_agent(call.name);
-            // Calls run together only when no hook acts on calls.
-            let ready = match fan_out.clone() {
-                Some(output) if agent => Some(output),
-                _ => unusable_input(call),
+        let mut pres = Vec::with_capacity(calls.len());
+        for call in calls {
+            pres.push(self.pre_hooks(call, cancel).await);
+        }
+        // The input each call runs with: a hook's change, else the model's.
+        let changed: Vec<Option<Value>> = pres.iter().map(|pre| pre.input.clone()).collect();
+        let calls: Vec<Call<'_>> = calls
+            .iter()
+            .zip(&changed)
+            .map(|(call, changed)| Call {
+                input: changed.as_ref().unwrap_or(call.input),
+                invalid_input: call.invalid_input.clone(),
+                ..*call
+            })
+            .collect();
+        let lone = calls.len() == 1;
+        let mut outputs: Vec<Option<ToolOutput>> = Vec::with_capacity(calls.len());
+        let mut runs = Vec::new();
+        for (at, (call, summary)) in calls.iter().zip(summaries).enumerate() {
+            let pre = &mut pres[at];
+            let ready = match (pre.refusal.take(), &fan_out) {
+                (Some(output), _) => Some(output),
+                (None, Some(output)) if self.is_agent(call.name) => Some(output.clone()),
+                (None, _) => unusable_input(call),
             };
             let ready = match ready {
                 Some(output) => Some(output),
+                None if lone || !self.thread.tools.parallel(call.name, call.input) => Some(
+                    self.gate_and_run(call, summary, &pre.permission, cancel)
+                        .await,
+                ),
                 None => {
                     self.apply_mode_request();
-                    match self.gate(call.name, call.input) {
+                    let gate = self.gate(call.name, call.input);
+                    match self.hooked_gate(gate, &pre.permission) {
                         Gate::Refuse(by, why) => Some(ToolOutput::refused(by, why)),
                         Gate::Run { sandboxed } => {
-                            runs.push((at, sandboxed));
+                            runs.push((at, sandboxed, summary));
                             None
                         }
                         Gate::Ask(_) => Some(
-                            self.gate_and_run(call, summary, &HookDecision::Continue, cancel)
+                            self.gate_and_run(call, summary, &pre.permission, cancel)
                                 .await,
                         ),
                     }
@@ -126,25 +125,50 @@ impl Session {
             };
             outputs.push(ready);
         }
-        let this = &*self;
-        let ran = futures_util::future::join_all(
-            runs.iter()
-                .map(|&(at, sandboxed)| this.execute(&calls[at], sandboxed, cancel)),
-        )
-        .await;
-        let mut waited = Duration::ZERO;
-        for ((at, _), (output, wait)) in runs.iter().zip(ran) {
-            outputs[*at] = Some(output);
-            waited = waited.max(wait);
-        }
-        self.thread.run.approval_wait += waited;
-        let ran = started.elapsed().saturating_sub(waited);
+        self.run_together(&calls, runs, &mut outputs, cancel).await;
         let mut done = Vec::with_capacity(calls.len());
-        for (call, output) in calls.iter().zip(outputs) {
+        for ((call, output), pre) in calls.iter().zip(outputs).zip(pres) {
             let output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
+            let output = self.post_hooks(call, output, pre, cancel).await;
+            let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
+            let ran = started.elapsed().saturating_sub(waited);
             done.push(self.finish(call, output, ran));
         }
         done
+    }
+
+    /// Stage 5 for the calls the gate let run beside each other (`runs`:
+    /// where each stands in `calls`, whether it is sandboxed, how it is
+    /// shown): they run at the same time, their outputs go to `outputs`;
+    /// a command the sandbox stopped may then be run again outside it,
+    /// one at a time, if the user says so.
+    async fn run_together(
+        &mut self,
+        calls: &[Call<'_>],
+        runs: Vec<(usize, bool, ToolSummary)>,
+        outputs: &mut [Option<ToolOutput>],
+        cancel: &CancellationToken,
+    ) {
+        let this = &*self;
+        let ran = futures_util::future::join_all(
+            runs.iter()
+                .map(|(at, sandboxed, _)| this.execute(&calls[*at], *sandboxed, cancel)),
+        )
+        .await;
+        let mut waited = Duration::ZERO;
+        for ((at, sandboxed, summary), (output, wait)) in runs.into_iter().zip(ran) {
+            waited = waited.max(wait);
+            let output = match &output.outcome {
+                ToolOutcome::SandboxBlocked { what } if sandboxed => {
+                    let what = what.clone();
+                    self.outside_sandbox(&calls[at], summary, output, what, cancel)
+                        .await
+                }
+                _ => output,
+            };
+            outputs[at] = Some(output);
+        }
+        self.thread.run.approval_wait += waited;
     }
 
     /// A call the turn's interrupt kept from starting: answered, never run.
@@ -372,8 +396,8 @@ impl Session {
     /// panic is a `crashed` result, and an interrupted tool that does not
     /// stop in [`CANCEL_GRACE`] is dropped with what it streamed. Also
     /// how long its questions waited for the user. Calls of one thread
-    /// may run at once ([`Session::run_together`]): this takes the session
-    /// shared.
+    /// may run at once ([`Session::run_calls_in_batch`]): this takes the
+    /// session shared.
     async fn execute(
         &self,
         call: &Call<'_>,
@@ -402,18 +426,18 @@ impl Session {
             cancel: &tool_cancel,
         };
         let events = &self.host.events;
-        // Kept on disk while it runs: a session cut off now still has it,
-        // to its true end (also what is past the live output's limit).
+        // Kept on disk while it runs, every byte in order from where the
+        // tool prints it: a session cut off now still has its true end.
         let path = self.host.transcript.path();
         let live = LiveOutput::start(path.as_deref(), events.thread(), call.id);
-        let past_live = |chunk: &str| live.push(chunk);
+        let keep_output = |chunk: &str| live.push(chunk);
         let ctx = ToolCtx {
             env: ToolEnv {
                 workspace: &self.host.workspace,
                 config: &self.host.config.tools,
                 cancel: &tool_cancel,
                 output: Some(&out_tx),
-                past_live: Some(&past_live),
+                kept: Some(&keep_output),
                 sandboxed,
             },
             plan: &self.thread.plan,
@@ -424,7 +448,6 @@ impl Session {
         let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
         let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
         let forward = |chunk: String| {
-            live.push(&chunk);
             events.send(Event::ToolCallOutputDelta {
                 id: call.id.to_string(),
                 chunk,

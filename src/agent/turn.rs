@@ -248,27 +248,17 @@ impl Session {
                 rest = &rest[1..];
                 continue;
             }
-            // Calls that may run beside each other, in a row, run at once.
+            // Calls that may run beside each other, in a row, run at once
+            // (hooks and all); any other call is a batch of its own.
             let together = rest
                 .iter()
                 .take_while(|c| {
-                    c.invalid_input.is_none()
-                        && !self.hooks_on_calls()
-                        && self.thread.tools.parallel(c.name, c.input)
+                    c.invalid_input.is_none() && self.thread.tools.parallel(c.name, c.input)
                 })
-                .count();
-            let done = if together > 1 {
-                let done = self.run_together(&rest[..together], cancel).await;
-                rest = &rest[together..];
-                done
-            } else {
-                let call = Call {
-                    invalid_input: first.invalid_input.clone(),
-                    ..*first
-                };
-                rest = &rest[1..];
-                vec![self.run_tool(call, cancel).await]
-            };
+                .count()
+                .max(1);
+            let done = self.run_calls_in_batch(&rest[..together], cancel).await;
+            rest = &rest[together..];
             for done in done {
                 plan_written |= done.plan_written;
                 results.push(done.result);

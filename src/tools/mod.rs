@@ -344,9 +344,10 @@ pub struct ToolEnv<'a> {
     pub cancel: &'a CancellationToken,
     /// Live output chunks (bash stdout/stderr as they arrive), if wanted.
     pub output: Option<&'a UnboundedSender<String>>,
-    /// What a tool prints past the live output's limit: not shown, but
-    /// kept (a crash's repair tells the model the true end of it).
-    pub past_live: Option<&'a (dyn Fn(&str) + Sync)>,
+    /// Every byte a tool prints, as it comes and in order, past the live
+    /// output's limit too: kept on disk while the call runs, so a crash's
+    /// repair tells the model the true end of it.
+    pub kept: Option<&'a (dyn Fn(&str) + Sync)>,
     /// `bash` runs this call in the sandbox (`config.sandbox`).
     pub sandboxed: bool,
 }
@@ -363,7 +364,7 @@ impl<'a> ToolEnv<'a> {
             config,
             cancel,
             output: None,
-            past_live: None,
+            kept: None,
             sandboxed: false,
         }
     }

@@ -45,7 +45,8 @@ impl<'a> Streams<'a> {
             err: Pipe::new(child.stderr.take()),
             sink: Sink {
                 collected: Collected::new(env.config.output_cap),
-                live: Live::new(env.output, env.config.output_cap).past(env.past_live),
+                live: Live::new(env.output, env.config.output_cap),
+                kept: env.kept,
             },
         }
     }
@@ -194,6 +195,8 @@ impl<R: AsyncRead + Unpin> Pipe<R> {
 struct Sink<'a> {
     collected: Collected,
     live: Live<'a>,
+    /// Every byte, as it comes, in order (past the live limit too).
+    kept: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
 impl Sink<'_> {
@@ -202,6 +205,9 @@ impl Sink<'_> {
             return;
         }
         self.collected.push(text);
+        if let Some(kept) = self.kept {
+            kept(text);
+        }
         self.live.send(text);
     }
 }
@@ -213,9 +219,6 @@ struct Live<'a> {
     tx: Option<&'a UnboundedSender<String>>,
     cap: usize,
     left: usize,
-    /// Where what is not forwarded goes (once the limit is reached).
-    past: Option<&'a (dyn Fn(&str) + Sync)>,
-    cut: bool,
 }
 
 impl<'a> Live<'a> {
@@ -224,24 +227,10 @@ impl<'a> Live<'a> {
             tx,
             cap,
             left: cap.saturating_mul(LIVE_FACTOR),
-            past: None,
-            cut: false,
         }
-    }
-
-    /// Hands what is not forwarded to `past` instead of dropping it.
-    fn past(mut self, past: Option<&'a (dyn Fn(&str) + Sync)>) -> Self {
-        self.past = past;
-        self
     }
 
     fn send(&mut self, text: &str) {
-        if self.cut {
-            if let Some(past) = self.past {
-                past(text);
-            }
-            return;
-        }
         let Some(tx) = self.tx else {
             return;
         };
@@ -260,11 +249,8 @@ impl<'a> Live<'a> {
             self.cap,
             if self.cap == 1 { "" } else { "s" }
         ));
-        if let Some(past) = self.past {
-            past(&text[cut..]);
-        }
         // Nothing more is forwarded.
-        self.cut = true;
+        self.tx = None;
     }
 }
 
@@ -429,22 +415,25 @@ mod tests {
     }
 
     #[test]
-    fn what_is_past_the_live_limit_goes_to_past_whole() {
+    fn every_byte_is_kept_in_order_past_the_live_limit_too() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let kept = std::sync::Mutex::new(String::new());
-        let past = |text: &str| kept.lock().unwrap().push_str(text);
-        let mut live = Live::new(Some(&tx), 1).past(Some(&past));
-        live.send("ab");
-        live.send("é€");
-        live.send("the end");
+        let keep = |text: &str| kept.lock().unwrap().push_str(text);
+        let mut sink = Sink {
+            collected: Collected::new(1),
+            live: Live::new(Some(&tx), 1),
+            kept: Some(&keep),
+        };
+        for text in ["ab", "é€", "the end"] {
+            sink.emit(text);
+        }
         let mut forwarded = Vec::new();
         while let Ok(chunk) = rx.try_recv() {
             forwarded.push(chunk);
         }
         assert_eq!(forwarded.len(), 3, "{forwarded:?}");
         assert_eq!(forwarded[..2], ["ab", "é"]);
-        // Forwarded and past together are every byte, in order.
-        assert_eq!(*kept.lock().unwrap(), "€the end");
+        assert_eq!(*kept.lock().unwrap(), "abé€the end");
     }
 
     #[test]
