@@ -103,17 +103,10 @@ impl Session {
         }
     }
 
-    /// After a `skill` call that loaded its skill (`loaded`: the text the
+    /// After a call that loaded skill `name` (`loaded`: the text the
     /// model read): the skill's plan.
-    pub(super) fn skill_called(&mut self, input: &serde_json::Value, loaded: &str) {
-        let name = input
-            .get("name")
-            .and_then(|n| n.as_str())
-            .unwrap_or("")
-            .trim();
-        if self.host.config.tools.catalog.skill(name).is_some() {
-            self.seed_plan(name, loaded, Author::Skill);
-        }
+    pub(super) fn skill_loaded(&mut self, name: &str, loaded: &str) {
+        self.seed_plan(name, loaded, Author::Skill);
     }
 
     /// The skill's `## Plan` checklist becomes the plan, when the plan

@@ -339,8 +339,8 @@ impl Session {
             tracing::info!(tool = %call.name, "tool interrupted");
         }
         self.record_tasks(call.id);
-        if call.name == "skill" && output.outcome == ToolOutcome::Ok {
-            self.skill_called(call.input, &output.content);
+        if let Some(skill) = &output.skill {
+            self.skill_loaded(skill, &output.content);
         }
         self.tell_jobs();
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);

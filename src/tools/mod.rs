@@ -131,6 +131,9 @@ pub struct ToolOutput {
     /// Images the model sees after the result (`read_file` of an image,
     /// an MCP tool's image), for a model that takes them.
     pub images: Vec<crate::chat::ImageSource>,
+    /// The skill the call loaded (its name): the engine lets its `## Plan`
+    /// seed an empty plan. The pipeline names no tool: the output says.
+    pub skill: Option<String>,
 }
 
 /// What an accepted plan write did.
@@ -160,6 +163,7 @@ impl ToolOutput {
             plan: None,
             exit_code: None,
             images: Vec::new(),
+            skill: None,
         }
     }
 

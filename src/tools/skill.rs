@@ -60,7 +60,10 @@ pub fn run(input: &Value, catalog: &crate::skills::Catalog) -> ToolOutput {
         ));
     };
     match crate::skills::body(skill) {
-        Ok(body) => ToolOutput::ok(loaded(skill, &body, str_or_empty(input, "arguments"))),
+        Ok(body) => ToolOutput {
+            skill: Some(skill.name.clone()),
+            ..ToolOutput::ok(loaded(skill, &body, str_or_empty(input, "arguments")))
+        },
         Err(why) => ToolOutput::error(format!("the skill `{name}` could not be read: {why}")),
     }
 }
