@@ -121,10 +121,10 @@ impl Model {
             && round == 1
             && !self.requests.lock().unwrap().iter().any(|r| !r.tools)
         {
-            return Err(LlmError::Http {
-                status: 400,
-                message: "prompt is too long: 210000 tokens > 200000 maximum".into(),
-            });
+            // As a wire classifies it (see llm::too_long).
+            return Err(LlmError::ContextTooLong(
+                "prompt is too long: 210000 tokens > 200000 maximum".into(),
+            ));
         }
         let n = self.tool_rounds.fetch_add(1, Ordering::SeqCst);
         let content = if n > self.rounds {

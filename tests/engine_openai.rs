@@ -315,3 +315,39 @@ async fn deepseek_reasoning_goes_back_with_the_tool_calls() {
     );
     assert!(assistant.get("reasoning").is_none());
 }
+
+/// llama.cpp's server says the prompt is longer than its context with a
+/// code of its own (`exceed_context_size_error`, HTTP 400): the wire
+/// classifies it, so the engine compacts once and retries, as for
+/// OpenAI's `context_length_exceeded`.
+#[tokio::test]
+async fn llama_cpp_context_exceeded_compacts_and_retries_once() {
+    let too_long = Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5012,"n_ctx":4096}}"#
+            .into(),
+    };
+    let mut r = rig(vec![
+        too_long,
+        chat(Turn::text("Summary: nothing done yet.")),
+        chat(Turn::text("Done.")),
+    ])
+    .await;
+    r.submit("do the task");
+    let events = r.turn_events().await;
+    assert_completed(&events);
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            Event::CompactionBegin {
+                reason: waypoint::events::CompactReason::TooLong
+            }
+        )),
+        1
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 3);
+    let retried = requests[2].body.to_string();
+    assert!(retried.contains("Summary: nothing done yet."), "{retried}");
+}

@@ -43,13 +43,9 @@ pub fn tokens_of(bytes: usize) -> u64 {
 pub use crate::chat::conversation::{message_bytes, messages_bytes};
 
 /// True when the provider refused the request because the prompt is longer
-/// than the model's window.
+/// than the model's window (each wire classifies its own errors).
 pub fn is_too_long(e: &LlmError) -> bool {
-    let text = e.to_string().to_lowercase();
-    text.contains("prompt is too long")
-        || text.contains("context_length_exceeded")
-        || text.contains("maximum context length")
-        || text.contains("context window")
+    matches!(e, LlmError::ContextTooLong(_))
 }
 
 /// Cuts a tool result that alone would take more than a quarter of the
@@ -407,16 +403,13 @@ mod tests {
 
     #[test]
     fn too_long_errors_are_recognised() {
-        let http = |m: &str| LlmError::Http {
+        assert!(is_too_long(&LlmError::ContextTooLong(
+            "prompt is too long: 210000 tokens > 200000 maximum".into()
+        )));
+        // Words alone no longer decide: the wire classifies.
+        assert!(!is_too_long(&LlmError::Http {
             status: 400,
-            message: m.into(),
-        };
-        assert!(is_too_long(&http(
-            "prompt is too long: 210000 tokens > 200000 maximum"
-        )));
-        assert!(is_too_long(&LlmError::Api(
-            "context_length_exceeded: too many".into()
-        )));
-        assert!(!is_too_long(&http("invalid x-api-key")));
+            message: "invalid x-api-key".into(),
+        }));
     }
 }

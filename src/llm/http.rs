@@ -194,6 +194,10 @@ impl StreamingHttp {
             let message = describe_http_error(status, &text, self.names);
             return Err(if is_retryable_status(status) {
                 Failure::retry(format!("HTTP {status}: {message}"), retry_after)
+            } else if status == 413 || super::too_long::body_says_too_long(&text) {
+                Failure::Fatal(LlmError::ContextTooLong(format!(
+                    "HTTP {status}: {message}"
+                )))
             } else {
                 Failure::Fatal(LlmError::Http { status, message })
             });

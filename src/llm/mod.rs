@@ -16,6 +16,7 @@ pub mod responses;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+pub mod too_long;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -123,6 +124,10 @@ pub enum LlmError {
     Http { status: u16, message: String },
     #[error("the model service reported an error: {0}")]
     Api(String),
+    /// The provider said the conversation is longer than the model's
+    /// context window (classified by the wire, see [`too_long`]).
+    #[error("the conversation is longer than the model's context window: {0}")]
+    ContextTooLong(String),
     #[error("gave up after {attempts} {noun}: {last}", noun = if *attempts == 1 { "attempt" } else { "attempts" })]
     RetriesExhausted { attempts: u32, last: String },
     /// Nothing listens at the base URL (the connection was refused).
@@ -144,6 +149,7 @@ impl LlmError {
             } => ErrorKind::Server,
             LlmError::Http { .. } => ErrorKind::Http,
             LlmError::Api(_) => ErrorKind::Api,
+            LlmError::ContextTooLong(_) => ErrorKind::Http,
             LlmError::RetriesExhausted { .. } => ErrorKind::RetriesExhausted,
             LlmError::Unreachable { .. } => ErrorKind::Unreachable,
         }

@@ -419,6 +419,13 @@ fn error_event(data: &WireEvent<'_>) -> Failure {
         "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error" => {
             Failure::retry(text, None)
         }
+        _ if data
+            .error
+            .as_ref()
+            .is_some_and(crate::llm::too_long::says_too_long) =>
+        {
+            Failure::Fatal(LlmError::ContextTooLong(text))
+        }
         _ => Failure::Fatal(LlmError::Api(text)),
     }
 }

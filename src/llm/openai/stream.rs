@@ -463,7 +463,9 @@ pub(in crate::llm) fn stream_error(err: &Value) -> Failure {
     ]
     .iter()
     .any(|w| signals.contains(w));
-    if numeric || transient {
+    if crate::llm::too_long::says_too_long(err) {
+        Failure::Fatal(LlmError::ContextTooLong(text))
+    } else if numeric || transient {
         Failure::retry(text, None)
     } else {
         Failure::Fatal(LlmError::Api(text))
