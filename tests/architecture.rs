@@ -120,27 +120,102 @@ fn the_seam_is_plain_data() {
     }
 }
 
+/// The `n` largest of `sizes` (name, size), largest first, as one line:
+/// what is nearest a cap, so the next split is planned before it fails.
+fn nearest(sizes: &[(String, usize)], n: usize) -> String {
+    let mut sizes = sizes.to_vec();
+    sizes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    sizes
+        .iter()
+        .take(n)
+        .map(|(name, size)| format!("{name} ({size})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Files over [`NEW_FILE_LINES`] when that cap came: each may stay (under
+/// [`MAX_LINES`]) until it is split, and none may join them.
+const OVER_NEW_FILE_CAP: &[&str] = &[
+    "src/agent/approval.rs",
+    "src/agent/pipeline.rs",
+    "src/agent/subagent.rs",
+    "src/checkpoint/live.rs",
+    "src/checkpoint/restore.rs",
+    "src/config/mod.rs",
+    "src/events/mod.rs",
+    "src/headless.rs",
+    "src/llm/anthropic/mod.rs",
+    "src/llm/http.rs",
+    "src/llm/openai/stream.rs",
+    "src/main.rs",
+    "src/mcp/manager.rs",
+    "src/safety/evaluate.rs",
+    "src/safety/sandbox.rs",
+    "src/safety/shell.rs",
+    "src/safety/wrappers.rs",
+    "src/session/export.rs",
+    "src/session/replay.rs",
+    "src/setup.rs",
+    "src/tools/spawn.rs",
+    "src/tui/app.rs",
+    "src/tui/commands.rs",
+    "src/tui/state/conversation.rs",
+    "src/tui/state/status.rs",
+    "src/tui/state/trace.rs",
+    "src/tui/update/keys.rs",
+    "src/tui/widgets/checklist.rs",
+];
+
+/// A new file's cap, below [`MAX_LINES`] to leave room to grow.
+const NEW_FILE_LINES: usize = 500;
+
 #[test]
 fn no_source_file_is_longer_than_600_lines_before_its_tests() {
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
     assert!(files.len() >= 20, "found the sources: {files:?}");
-    let mut long: Vec<String> = files
+    let sizes: Vec<(String, usize)> = files
         .iter()
-        .filter_map(|f| {
-            let lines = code_of(f).lines().count();
-            (lines > MAX_LINES).then(|| {
-                format!(
-                    "{} ({lines})",
-                    f.strip_prefix(root()).unwrap_or(f).display()
-                )
-            })
-        })
+        .map(|f| (rel(f), code_of(f).lines().count()))
+        .collect();
+    println!("nearest {MAX_LINES} lines: {}", nearest(&sizes, 5));
+    let mut long: Vec<String> = sizes
+        .iter()
+        .filter(|(_, lines)| *lines > MAX_LINES)
+        .map(|(file, lines)| format!("{file} ({lines})"))
         .collect();
     long.sort();
     assert!(
         long.is_empty(),
-        "split these by responsibility (at most {MAX_LINES} lines before the tests): {long:?}"
+        "split these by responsibility (at most {MAX_LINES} lines before the tests): {long:?}; \
+         nearest: {}",
+        nearest(&sizes, 5)
+    );
+    let mut grown: Vec<String> = sizes
+        .iter()
+        .filter(|(file, lines)| {
+            *lines > NEW_FILE_LINES && !OVER_NEW_FILE_CAP.contains(&file.as_str())
+        })
+        .map(|(file, lines)| format!("{file} ({lines})"))
+        .collect();
+    grown.sort();
+    // The list only shrinks: a file split below the cap leaves it.
+    let split: Vec<&&str> = OVER_NEW_FILE_CAP
+        .iter()
+        .filter(|file| {
+            sizes
+                .iter()
+                .all(|(f, lines)| f != *file || *lines <= NEW_FILE_LINES)
+        })
+        .collect();
+    assert!(
+        split.is_empty(),
+        "these are no longer over {NEW_FILE_LINES} lines: take them off OVER_NEW_FILE_CAP: {split:?}"
+    );
+    assert!(
+        grown.is_empty(),
+        "a file that was not over {NEW_FILE_LINES} lines is now (a new feature is a component in \
+         files of its own): {grown:?}"
     );
 }
 
@@ -283,22 +358,27 @@ fn survey(file: &Path) -> Survey {
 #[test]
 fn no_function_is_longer_than_120_lines() {
     let mut long = Vec::new();
+    let mut sizes = Vec::new();
     for file in src_files() {
         for (name, lines) in survey(&file).fns {
             if lines > MAX_FN_LINES {
                 long.push(format!("{}: {name} ({lines})", rel(&file)));
             }
+            sizes.push((format!("{}: {name}", rel(&file)), lines));
         }
     }
+    println!("nearest {MAX_FN_LINES} lines: {}", nearest(&sizes, 5));
     assert!(
         long.is_empty(),
-        "split these into named steps (at most {MAX_FN_LINES} lines): {long:?}"
+        "split these into named steps (at most {MAX_FN_LINES} lines): {long:?}; nearest: {}",
+        nearest(&sizes, 5)
     );
 }
 
 #[test]
 fn no_struct_has_more_than_12_public_fields() {
     let mut wide = Vec::new();
+    let mut sizes = Vec::new();
     for file in src_files() {
         let path = rel(&file);
         for (name, public) in survey(&file).structs {
@@ -306,12 +386,20 @@ fn no_struct_has_more_than_12_public_fields() {
             if public > MAX_PUB_FIELDS && !dto {
                 wide.push(format!("{path}: {name} ({public})"));
             }
+            if !dto {
+                sizes.push((format!("{path}: {name}"), public));
+            }
         }
     }
+    println!(
+        "nearest {MAX_PUB_FIELDS} public fields: {}",
+        nearest(&sizes, 5)
+    );
     assert!(
         wide.is_empty(),
         "group these fields into small structs that keep their invariants \
-         (at most {MAX_PUB_FIELDS} public): {wide:?}"
+         (at most {MAX_PUB_FIELDS} public): {wide:?}; nearest: {}",
+        nearest(&sizes, 5)
     );
 }
 
