@@ -158,7 +158,7 @@ const OVER_NEW_FILE_CAP: &[&str] = &[
     "src/setup.rs",
     "src/tools/spawn.rs",
     "src/tui/app.rs",
-    "src/tui/commands.rs",
+    "src/tui/commands/mod.rs",
     "src/tui/state/conversation.rs",
     "src/tui/state/status.rs",
     "src/tui/state/trace.rs",

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod commands;
+pub mod effect;
 pub mod input;
 pub mod keymap;
 pub mod layout;
@@ -13,9 +14,6 @@ pub mod notify;
 pub mod outside;
 pub mod popup;
 pub mod sessions;
-pub mod slash_hooks;
-pub mod slash_mcp;
-pub mod slash_undo;
 pub mod spill;
 pub mod state;
 pub mod style;

@@ -169,7 +169,7 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
         // Already at the bottom (top).
         (ItemEdit::MoveDown | ItemEdit::MoveUp, Some(_)) => return Vec::new(),
         (ItemEdit::Undo, Some((n, _))) => {
-            return crate::tui::slash_undo::undo(app, &format!("item {n}"), Instant::now());
+            return crate::tui::commands::undo::undo(app, &format!("item {n}"), Instant::now());
         }
         _ => {
             app.notice(

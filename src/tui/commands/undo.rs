@@ -5,9 +5,9 @@
 
 use std::time::Instant;
 
-use super::update::Effect;
 use crate::checkpoint::Target;
 use crate::events::{CheckpointOp, Op};
+use crate::tui::effect::Effect;
 use crate::tui::state::{App, NoticeKind, PendingUndo};
 
 const USAGE: &str = "/undo (the last turn) | /undo item N | /undo #P (back to point P)";

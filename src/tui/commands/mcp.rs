@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use super::state::{App, NoticeKind};
-use super::update::Effect;
+use crate::tui::effect::Effect;
+use crate::tui::state::{App, NoticeKind};
 use crate::units::tokens as short;
 
 pub fn run(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {

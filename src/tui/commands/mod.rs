@@ -4,10 +4,14 @@
 //! type. Invariant: text starting with `/` that names a command runs it,
 //! and an unknown command is reported, never sent to the model.
 
+pub mod hooks;
+pub mod mcp;
+pub mod undo;
+
 use std::time::Instant;
 
+use super::effect::Effect;
 use super::state::{App, Confirm, Focus, NoticeKind};
-use super::update::Effect;
 use crate::events::{ApprovalMode, Op};
 use crate::models::{KNOWN, format_window};
 use crate::pricing::{format_cost, price_of};
@@ -63,19 +67,19 @@ pub const COMMANDS: &[Command] = &[
         name: "mcp",
         args: "[ACTION]",
         help: "MCP servers and their state; ACTION: approve, reconnect/enable/disable NAME",
-        run: super::slash_mcp::run,
+        run: mcp::run,
     },
     Command {
         name: "hooks",
         args: "[approve]",
         help: "the hooks that run; approve: run this project's .claude/settings.json hooks",
-        run: super::slash_hooks::run,
+        run: hooks::run,
     },
     Command {
         name: "jobs",
         args: "",
         help: "the background jobs the agent started, running and ended",
-        run: super::slash_hooks::jobs,
+        run: hooks::jobs,
     },
     Command {
         name: "compact",
@@ -99,19 +103,19 @@ pub const COMMANDS: &[Command] = &[
         name: "undo",
         args: "[item N or #P]",
         help: "undo the last turn's file changes (preview first); item N: only that plan item's; #P: back to point P",
-        run: super::slash_undo::undo,
+        run: undo::undo,
     },
     Command {
         name: "rewind",
         args: "[P [WHAT]]",
         help: "list the checkpoints; P: go back to one (WHAT: files, conversation or both)",
-        run: super::slash_undo::rewind,
+        run: undo::rewind,
     },
     Command {
         name: "diff",
         args: "[P]",
         help: "what the agent changed in this session (since point P)",
-        run: super::slash_undo::diff,
+        run: undo::diff,
     },
     Command {
         name: "plan",
@@ -574,7 +578,7 @@ pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
             effects.push(Effect::Send(Op::NewSession));
             effects
         }
-        Confirm::Undo => super::slash_undo::confirmed(app),
+        Confirm::Undo => undo::confirmed(app),
         Confirm::ForceDone { n } => vec![Effect::Send(Op::EditPlan {
             thread: crate::events::ThreadId::ROOT,
             edit: crate::todo::PlanEdit::Status {

@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use super::state::{App, NoticeKind};
-use super::update::Effect;
 use crate::text::clean_line;
+use crate::tui::effect::Effect;
+use crate::tui::state::{App, NoticeKind};
 
 pub fn run(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
     match args.trim() {
