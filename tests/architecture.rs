@@ -103,6 +103,23 @@ fn engine_files_neither_touch_the_terminal_nor_print() {
     }
 }
 
+/// The model clients speak the conversation's words (`chat`), never the
+/// tools': a tool's definition reaches them as `chat::ToolDef`.
+#[test]
+fn the_model_clients_import_no_tools() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src/llm"), &mut files);
+    assert!(files.len() >= 5, "the model clients' files: {files:?}");
+    for file in files {
+        let code = code_of(&file);
+        assert!(
+            !code.contains("crate::tools"),
+            "{} imports the tools: the model clients take `chat::ToolDef`",
+            file.display()
+        );
+    }
+}
+
 #[test]
 fn the_seam_is_plain_data() {
     let mut files = Vec::new();

@@ -19,6 +19,15 @@ pub use input::Input;
 pub use opaque::Opaque;
 pub use text::Text;
 
+/// A tool as the model sees it (serialises to the Anthropic tool shape):
+/// what a request offers, made by the tools, sent by the model clients.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -23,12 +23,12 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
+use crate::chat::ToolDef;
 pub use crate::chat::{
     ContentBlock, ConversationKey, KeptText, Message, ReasoningField, Role, Usage,
 };
 use crate::events::ErrorKind;
 pub use crate::events::StopReason;
-use crate::tools::ToolDef;
 
 /// One request to a model; it borrows the conversation, so building one costs nothing.
 #[derive(Clone, Copy, Debug)]

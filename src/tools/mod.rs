@@ -330,13 +330,7 @@ pub trait Tool: Send + Sync {
     fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput>;
 }
 
-/// A tool as the model sees it (serialises to the Anthropic tool shape).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct ToolDef {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
-}
+pub use crate::chat::ToolDef;
 
 /// The shared part of a tool's context: what a workspace tool may touch.
 #[derive(Clone, Copy)]

@@ -159,7 +159,7 @@ fn cacheable(block: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::chat::Conversation;
-    use crate::tools::ToolDef;
+    use crate::chat::ToolDef;
 
     /// The writer this module replaced: the whole request as one `Value`
     /// tree, breakpoints put in the tree. Kept to compare against.

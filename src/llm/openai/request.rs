@@ -10,10 +10,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::chat::Text;
+use crate::chat::ToolDef;
 use crate::llm::body::{Body, BodyWriter};
 use crate::llm::prefix::PrefixCache;
 use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
-use crate::tools::ToolDef;
 
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]

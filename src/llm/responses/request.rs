@@ -13,10 +13,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::chat::Text;
+use crate::chat::ToolDef;
 use crate::llm::body::{Body, BodyWriter};
 use crate::llm::prefix::PrefixCache;
 use crate::llm::{ContentBlock, Message, ModelRequest, ReasoningField, Role};
-use crate::tools::ToolDef;
 
 /// What a request says besides the conversation.
 #[derive(Clone, Copy, Debug)]
