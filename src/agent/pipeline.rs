@@ -126,13 +126,16 @@ impl Session {
             outputs.push(ready);
         }
         self.run_together(&calls, runs, &mut outputs, cancel).await;
+        // The batch's time without the user's answers; each call adds the
+        // time of its own hooks after it.
+        let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
+        let ran = started.elapsed().saturating_sub(waited);
         let mut done = Vec::with_capacity(calls.len());
         for ((call, output), pre) in calls.iter().zip(outputs).zip(pres) {
             let output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
+            let after = Instant::now();
             let output = self.post_hooks(call, output, pre, cancel).await;
-            let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
-            let ran = started.elapsed().saturating_sub(waited);
-            done.push(self.finish(call, output, ran));
+            done.push(self.finish(call, output, ran + after.elapsed()));
         }
         done
     }
