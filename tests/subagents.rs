@@ -249,6 +249,25 @@ fn explore_scripts() -> HashMap<&'static str, Vec<Reply>> {
     ])
 }
 
+/// Children A and B each made their four requests, and the spans of
+/// their requests overlap (they ran at the same time).
+fn assert_children_overlap(requests: &[Recorded]) {
+    let span = |who: &str| {
+        let times: Vec<Instant> = requests
+            .iter()
+            .filter(|r| sender(r) == who)
+            .map(|r| r.at)
+            .collect();
+        assert_eq!(times.len(), 4, "{who} made its four requests");
+        (*times.iter().min().unwrap(), *times.iter().max().unwrap())
+    };
+    let (a, b) = (span("A"), span("B"));
+    assert!(
+        a.0 < b.1 && b.0 < a.1,
+        "the children's requests overlap: A {a:?}, B {b:?}"
+    );
+}
+
 /// A hook on calls no longer makes them run one at a time: with a
 /// `PreToolUse` hook on `task`, the two children of one reply still run
 /// at the same time, and the hook saw both calls before they ran.
@@ -299,21 +318,7 @@ async fn two_children_run_together_while_a_pre_tool_use_hook_sees_both() {
     assert_eq!(descriptions, ["Find A", "Find B"], "{seen:?}");
 
     // Both ran at the same time: the children's requests overlap.
-    let requests = run.server.requests();
-    let span = |who: &str| {
-        let times: Vec<Instant> = requests
-            .iter()
-            .filter(|r| sender(r) == who)
-            .map(|r| r.at)
-            .collect();
-        assert_eq!(times.len(), 4, "{who} made its four requests");
-        (*times.iter().min().unwrap(), *times.iter().max().unwrap())
-    };
-    let (a, b) = (span("A"), span("B"));
-    assert!(
-        a.0 < b.1 && b.0 < a.1,
-        "the children's requests overlap: A {a:?}, B {b:?}"
-    );
+    assert_children_overlap(&run.server.requests());
 }
 
 #[tokio::test]
@@ -343,20 +348,7 @@ async fn two_explore_children_plan_run_together_and_report_to_the_parent() {
 
     // The children ran at the same time: their requests overlap.
     let requests = run.server.requests();
-    let span = |who: &str| {
-        let times: Vec<Instant> = requests
-            .iter()
-            .filter(|r| sender(r) == who)
-            .map(|r| r.at)
-            .collect();
-        assert_eq!(times.len(), 4, "{who} made its four requests");
-        (*times.iter().min().unwrap(), *times.iter().max().unwrap())
-    };
-    let (a, b) = (span("A"), span("B"));
-    assert!(
-        a.0 < b.1 && b.0 < a.1,
-        "the children's requests overlap: A {a:?}, B {b:?}"
-    );
+    assert_children_overlap(&requests);
     // An explore child is offered only reading tools and its plan.
     let a_request = requests.iter().find(|r| sender(r) == "A").unwrap();
     let mut offered: Vec<&str> = a_request.body["tools"]
