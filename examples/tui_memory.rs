@@ -37,7 +37,7 @@ fn main() {
         "after the first frame (100k lines wrapped; only visible ones kept): {}",
         rss()
     );
-    let t = &app.trace.entries[0];
+    let t = &app.root.trace.entries[0];
     println!(
         "tool output: {} bytes total, {} held in memory, full copy on disk at {}",
         t.output.total_bytes(),

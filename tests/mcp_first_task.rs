@@ -285,7 +285,8 @@ fn in_the_app_esc_and_ctrl_c_skip_the_wait_instead_of_interrupting() {
     );
     assert_eq!(*a.status.turn.activity(), Activity::McpWait);
     assert!(
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .any(|e| e.text().contains("Waiting for MCP servers: slow…")),
@@ -315,7 +316,7 @@ fn in_the_app_esc_and_ctrl_c_skip_the_wait_instead_of_interrupting() {
         clock.at(0.5),
     );
     assert!(
-        a.conversation.entries.iter().any(|e| e
+        a.root.conversation.entries.iter().any(|e| e
             .text()
             .contains("without MCP servers slow (still starting")),
         "what the task starts without is said"

@@ -41,7 +41,8 @@ fn picking(clock: &Clock, app: &mut App) {
 }
 
 fn last_notice(app: &App) -> String {
-    app.conversation
+    app.root
+        .conversation
         .entries
         .iter()
         .rev()
@@ -196,6 +197,7 @@ fn a_long_paste_is_sent_whole_and_shown_short_in_the_conversation() {
         })]
     );
     let sent = a
+        .root
         .conversation
         .entries
         .iter()
@@ -272,7 +274,7 @@ fn f2_switches_mouse_capture_and_says_so() {
     assert!(a.status.ui.mouse_off());
     assert!(last_notice(&a).contains("Mouse capture off"));
     assert!(matches!(
-        a.conversation.entries.last().map(|e| e.kind),
+        a.root.conversation.entries.last().map(|e| e.kind),
         Some(EntryKind::Notice(NoticeKind::Info))
     ));
     assert_eq!(

@@ -266,7 +266,8 @@ fn press(a: &mut App, code: KeyCode, now: std::time::Instant) -> Vec<Effect> {
 }
 
 fn notices(a: &App) -> Vec<&str> {
-    a.conversation
+    a.root
+        .conversation
         .entries
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
@@ -286,15 +287,15 @@ fn brackets_step_through_revisions_and_back_to_live() {
     let clock = Clock::new();
     let now = clock.at(42.0);
     let mut a = history(&clock);
-    assert_eq!(a.plan.revisions.list.len(), 5);
+    assert_eq!(a.root.plan.revisions.list.len(), 5);
     // Only in the plan pane: elsewhere `[` is typed.
     press(&mut a, KeyCode::Char('['), now);
-    assert_eq!(a.plan.revisions.viewing, None);
+    assert_eq!(a.root.plan.revisions.viewing, None);
     assert_eq!(a.input.text(), "[");
     a.input.clear();
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Char('['), now);
-    assert_eq!(a.plan.revisions.viewing, Some(4));
+    assert_eq!(a.root.plan.revisions.viewing, Some(4));
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("rev 5/5 · model · 12:06:40"), "{s}");
     press(&mut a, KeyCode::Char('['), now);
@@ -306,18 +307,18 @@ fn brackets_step_through_revisions_and_back_to_live() {
     for _ in 0..5 {
         press(&mut a, KeyCode::Char('['), now);
     }
-    assert_eq!(a.plan.revisions.viewing, Some(0));
+    assert_eq!(a.root.plan.revisions.viewing, Some(0));
     // `]` past the newest is the live plan again.
     for _ in 0..5 {
         press(&mut a, KeyCode::Char(']'), now);
     }
-    assert_eq!(a.plan.revisions.viewing, None);
+    assert_eq!(a.root.plan.revisions.viewing, None);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(!s.contains("rev "), "{s}");
     // Esc returns to live and keeps the focus on the plan.
     press(&mut a, KeyCode::Char('['), now);
     press(&mut a, KeyCode::Esc, now);
-    assert_eq!(a.plan.revisions.viewing, None);
+    assert_eq!(a.root.plan.revisions.viewing, None);
     assert_eq!(a.focus, Focus::Checklist);
     // A user's revision shows its diff: reworded, moved, dropped.
     press(&mut a, KeyCode::Char('['), now);
@@ -349,8 +350,8 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
             now,
         );
     }
-    assert_eq!(a.plan.revisions.list.len(), REVISIONS_CAP);
-    assert_eq!(a.plan.revisions.latest(), REVISIONS_CAP as u32 + 10);
+    assert_eq!(a.root.plan.revisions.list.len(), REVISIONS_CAP);
+    assert_eq!(a.root.plan.revisions.latest(), REVISIONS_CAP as u32 + 10);
     update::on_event(
         &mut a,
         Event::PlanStats {
@@ -364,12 +365,12 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
         },
         now,
     );
-    assert!(a.plan.stats.of("1", now).is_some());
+    assert!(a.root.plan.stats.of("1", now).is_some());
     update::on_event(&mut a, Event::SessionReset, now);
-    assert!(a.plan.revisions.list.is_empty());
+    assert!(a.root.plan.revisions.list.is_empty());
     // Item "1" of the next session is another item: no account carried over.
-    assert!(a.plan.stats.of("1", now).is_none());
-    assert!(a.plan.stats.running().is_none());
+    assert!(a.root.plan.stats.of("1", now).is_none());
+    assert!(a.root.plan.stats.running().is_none());
     // A resumed session's history fills them again.
     let past = vec![
         revision(
@@ -392,8 +393,8 @@ fn revisions_are_capped_and_forgotten_with_the_session() {
         .map(|e| waypoint::events::Envelope::root(1, e))
         .collect();
     update::on_event(&mut a, Event::History { events }, now);
-    assert_eq!(a.plan.revisions.list.len(), 2);
-    assert_eq!(a.plan.revisions.list[1].author, Author::User);
+    assert_eq!(a.root.plan.revisions.list.len(), 2);
+    assert_eq!(a.root.plan.revisions.list[1].author, Author::User);
 }
 
 #[test]
@@ -401,15 +402,15 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
     let clock = Clock::new();
     let now = clock.at(5.0);
     let mut a = with_calls(&clock);
-    assert_eq!(a.trace.shown().len(), 3);
+    assert_eq!(a.root.trace.shown().len(), 3);
     a.focus = Focus::Checklist;
     // The first step starts from the item in progress (2): up is item 1.
     press(&mut a, KeyCode::Up, now);
-    assert_eq!(a.plan.view.selected.as_deref(), Some("1"));
-    assert_eq!(a.trace.filter, Some(("1".to_string(), 1)));
-    assert_eq!(a.trace.shown(), vec![0, 1]);
-    let serials: Vec<u64> = a.trace.entries[..2].iter().map(|t| t.serial).collect();
-    assert_eq!(a.conversation.marked_tools, serials);
+    assert_eq!(a.root.plan.view.selected.as_deref(), Some("1"));
+    assert_eq!(a.root.trace.filter, Some(("1".to_string(), 1)));
+    assert_eq!(a.root.trace.shown(), vec![0, 1]);
+    let serials: Vec<u64> = a.root.trace.entries[..2].iter().map(|t| t.serial).collect();
+    assert_eq!(a.root.conversation.marked_tools, serials);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("Tools · item 1 (2 calls)"), "{s}");
     assert!(
@@ -419,14 +420,14 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
     // The trace's keys move among the item's calls only.
     a.focus = Focus::Trace;
     press(&mut a, KeyCode::Up, now);
-    assert_eq!(a.trace.selected, Some(0));
+    assert_eq!(a.root.trace.selected, Some(0));
     press(&mut a, KeyCode::Enter, now);
-    assert_eq!(a.trace.focused().map(|t| t.id.as_str()), Some("t1"));
+    assert_eq!(a.root.trace.focused().map(|t| t.id.as_str()), Some("t1"));
     // j: item 2, its one call; its clock runs on.
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Char('j'), now);
-    assert_eq!(a.trace.filter, Some(("2".to_string(), 2)));
-    assert!(!a.trace.expanded, "another item's calls start folded");
+    assert_eq!(a.root.trace.filter, Some(("2".to_string(), 2)));
+    assert!(!a.root.trace.expanded, "another item's calls start folded");
     let s = screen_text(&mut a, 120, 40, clock.at(63.0));
     assert!(s.contains("Tools · item 2 (1 call)"), "{s}");
     assert!(s.contains("⏱ 1:01 · 1 call"), "{s}");
@@ -436,8 +437,8 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         call_for("t4", "bash", "cargo build", "2", "Add the flag"),
         now,
     );
-    assert_eq!(a.trace.shown().len(), 2);
-    assert_eq!(a.conversation.marked_tools.len(), 2);
+    assert_eq!(a.root.trace.shown().len(), 2);
+    assert_eq!(a.root.conversation.marked_tools.len(), 2);
     // Esc (nothing running) lets the selection go: every call again.
     update::on_event(
         &mut a,
@@ -448,13 +449,13 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         now,
     );
     press(&mut a, KeyCode::Esc, now);
-    assert_eq!(a.plan.view.selected, None);
-    assert_eq!(a.trace.filter, None);
-    assert!(a.conversation.marked_tools.is_empty());
-    assert_eq!(a.trace.shown().len(), 4);
+    assert_eq!(a.root.plan.view.selected, None);
+    assert_eq!(a.root.trace.filter, None);
+    assert!(a.root.conversation.marked_tools.is_empty());
+    assert_eq!(a.root.trace.shown().len(), 4);
     // An item that leaves the plan takes the selection with it.
     press(&mut a, KeyCode::Down, now);
-    assert_eq!(a.plan.view.selected.as_deref(), Some("3"));
+    assert_eq!(a.root.plan.view.selected.as_deref(), Some("3"));
     update::on_event(
         &mut a,
         plan_event(
@@ -463,8 +464,8 @@ fn selecting_an_item_filters_the_trace_and_marks_its_cells() {
         ),
         now,
     );
-    assert_eq!(a.plan.view.selected, None);
-    assert_eq!(a.trace.filter, None);
+    assert_eq!(a.root.plan.view.selected, None);
+    assert_eq!(a.root.trace.filter, None);
 }
 
 #[test]
@@ -497,18 +498,18 @@ fn the_plan_keys_send_the_users_edits() {
             after: Some(1)
         })
     );
-    assert_eq!(a.plan.view.prompt, None);
+    assert_eq!(a.root.plan.view.prompt, None);
     assert_eq!(a.input.text(), "kept");
     // e: the prompt holds the item's text; Esc cancels (nothing sent).
     press(&mut a, KeyCode::Char('e'), now);
     assert_eq!(
-        a.plan.view.prompt.as_ref().map(|p| p.text.as_str()),
+        a.root.plan.view.prompt.as_ref().map(|p| p.text.as_str()),
         Some("Read the CLI code")
     );
     assert!(press(&mut a, KeyCode::Esc, now).is_empty());
-    assert_eq!(a.plan.view.prompt, None);
+    assert_eq!(a.root.plan.view.prompt, None);
     assert_eq!(
-        a.plan.view.selected.as_deref(),
+        a.root.plan.view.selected.as_deref(),
         Some("1"),
         "Esc closed the prompt only"
     );
@@ -609,7 +610,8 @@ fn slash_plan_sends_edits_and_explains_mistakes() {
     );
     // Nothing of it reached the model as a message.
     assert!(
-        !a.conversation
+        !a.root
+            .conversation
             .entries
             .iter()
             .any(|e| e.kind == EntryKind::User)
@@ -655,7 +657,7 @@ fn a_turn_that_ends_with_open_items_says_so_and_enter_continues() {
         },
         now,
     );
-    assert!(a.plan.banner(a.status.turn.running()));
+    assert!(a.root.plan.banner(a.status.turn.running()));
     update::on_event(
         &mut a,
         plan_event(
@@ -675,7 +677,7 @@ fn a_turn_that_ends_with_open_items_says_so_and_enter_continues() {
         },
         now,
     );
-    assert!(!b.plan.banner(false));
+    assert!(!b.root.plan.banner(false));
 }
 
 #[test]
@@ -725,13 +727,13 @@ fn a_collapsed_plan_shows_the_prompt_and_the_revision_in_its_line() {
     let mut a = history(&clock);
     a.focus = Focus::Checklist;
     press(&mut a, KeyCode::Char('c'), now);
-    assert!(a.plan.view.collapsed);
+    assert!(a.root.plan.view.collapsed);
     press(&mut a, KeyCode::Char('['), now);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("rev 5/5 · model · 12:06:40 · [ ] Esc"), "{s}");
     press(&mut a, KeyCode::Char('a'), now);
     assert_eq!(
-        a.plan.revisions.viewing, None,
+        a.root.plan.revisions.viewing, None,
         "an edit shows the live plan"
     );
     type_text(&mut a, "Tidy \u{1b}[31mup", now);
@@ -782,10 +784,10 @@ fn the_live_plan_flags_rewordings_and_only_dropped_work() {
     );
     let now = clock.at(1.5);
     assert_eq!(
-        a.plan.highlight.change_of("2", now),
+        a.root.plan.highlight.change_of("2", now),
         Some(waypoint::tui::state::Change::Reworded)
     );
-    assert_eq!(a.plan.highlight.dropped(now), ["Write the tests"]);
+    assert_eq!(a.root.plan.highlight.dropped(now), ["Write the tests"]);
     let s = screen_text(&mut a, 120, 40, now);
     assert!(s.contains("Add the --verbose flag ~reworded"), "{s}");
     assert!(s.contains("− dropped: Write the tests"), "{s}");
@@ -807,32 +809,32 @@ fn esc_while_the_agent_runs_closes_the_innermost_view_first_and_never_interrupts
         press(&mut a, KeyCode::Esc, now).is_empty(),
         "leaving history"
     );
-    assert_eq!(a.plan.revisions.viewing, None, "back to the live plan");
-    assert_eq!(a.plan.view.selected.as_deref(), Some("1"));
-    assert!(a.trace.filter.is_some());
+    assert_eq!(a.root.plan.revisions.viewing, None, "back to the live plan");
+    assert_eq!(a.root.plan.view.selected.as_deref(), Some("1"));
+    assert!(a.root.trace.filter.is_some());
     assert!(
         press(&mut a, KeyCode::Esc, now).is_empty(),
         "clearing the filter"
     );
-    assert_eq!(a.plan.view.selected, None);
-    assert_eq!(a.trace.filter, None);
+    assert_eq!(a.root.plan.view.selected, None);
+    assert_eq!(a.root.trace.filter, None);
     assert_eq!(a.focus, Focus::Checklist);
     // The tools: an expanded output, then the selected call.
     a.focus = Focus::Trace;
     press(&mut a, KeyCode::Up, now);
     press(&mut a, KeyCode::Enter, now);
-    assert!(a.trace.expanded);
+    assert!(a.root.trace.expanded);
     assert!(
         press(&mut a, KeyCode::Esc, now).is_empty(),
         "folding the output"
     );
-    assert!(!a.trace.expanded);
-    assert!(a.trace.selected.is_some());
+    assert!(!a.root.trace.expanded);
+    assert!(a.root.trace.selected.is_some());
     assert!(
         press(&mut a, KeyCode::Esc, now).is_empty(),
         "leaving the selection"
     );
-    assert_eq!(a.trace.selected, None);
+    assert_eq!(a.root.trace.selected, None);
     // Nothing left to close: now Esc interrupts.
     assert_eq!(
         press(&mut a, KeyCode::Esc, now),

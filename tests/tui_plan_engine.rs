@@ -82,10 +82,10 @@ async fn plan_edits_typed_in_the_tui_come_back_from_the_engine_as_user_revisions
     forward(&r, effects);
     let answer = r.until(|e| matches!(e, Event::PlanUpdated { .. })).await;
     feed_all(&mut a, answer, &clock);
-    let last = a.plan.revisions.list.back().unwrap();
+    let last = a.root.plan.revisions.list.back().unwrap();
     assert_eq!(last.author, Author::User);
-    assert_eq!(a.plan.items.len(), 3);
-    assert_eq!(a.plan.revisions.list.len(), 2);
+    assert_eq!(a.root.plan.items.len(), 3);
+    assert_eq!(a.root.plan.revisions.list.len(), 2);
     a.focus = Focus::Checklist;
     update::on_key(&mut a, key(KeyCode::Char('[')), clock.at(2.0));
     let s = screen_text(&mut a, 120, 40, clock.at(2.0));
@@ -99,7 +99,7 @@ async fn plan_edits_typed_in_the_tui_come_back_from_the_engine_as_user_revisions
     feed_all(&mut a, answer, &clock);
     let s = screen_text(&mut a, 120, 40, clock.at(2.0));
     assert!(s.contains("The plan was not changed"), "{s}");
-    assert_eq!(a.plan.items.len(), 3);
+    assert_eq!(a.root.plan.items.len(), 3);
     // Enter on the empty input continues; the model hears of the edit.
     let effects = update::on_key(&mut a, key(KeyCode::Enter), clock.at(3.0));
     assert_eq!(effects, vec![Effect::Send(Op::Resume)]);

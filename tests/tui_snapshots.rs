@@ -426,6 +426,7 @@ fn an_edit_diff_with_line_numbers_and_context() {
     let mut a = expanded_edit(&clock);
     // The inline cell counts the lines the edit adds and removes.
     let cell = a
+        .root
         .conversation
         .entries
         .iter()

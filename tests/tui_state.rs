@@ -46,11 +46,12 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
     assert_eq!(*a.status.turn.activity(), Activity::Interrupted);
     assert!(!a.status.turn.running() && a.status.turn.can_resume());
     assert_eq!(a.input.text(), "half-typed");
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert!(last.text().contains("Interrupted") && last.text().contains("resume"));
     // The streamed text stays visible.
     assert!(
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .any(|e| e.text() == "Thinking about")
@@ -62,13 +63,13 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
     let clock = Clock::new();
     let mut a = interrupted(&clock);
     assert_eq!(
-        a.trace.entries.last().unwrap().status,
+        a.root.trace.entries.last().unwrap().status,
         TraceStatus::Interrupted
     );
     assert_eq!(*a.status.turn.activity(), Activity::Interrupted);
     // The plan is intact after the interrupt.
-    assert_eq!(a.plan.items.len(), 3);
-    assert_eq!(a.plan.stopped_open, Some(1));
+    assert_eq!(a.root.plan.items.len(), 3);
+    assert_eq!(a.root.plan.stopped_open, Some(1));
     // With text in the input, Enter sends new guidance instead of resuming.
     let sent = update::on_key(&mut a, key(KeyCode::Enter), clock.at(14.0));
     assert_eq!(
@@ -132,7 +133,7 @@ fn a_message_sent_while_running_is_queued_then_delivered() {
         })]
     );
     assert_eq!(
-        a.conversation.entries.last().unwrap().kind,
+        a.root.conversation.entries.last().unwrap().kind,
         EntryKind::Queued
     );
     assert_eq!(a.input.text(), "");
@@ -149,16 +150,18 @@ fn a_message_sent_while_running_is_queued_then_delivered() {
         },
         clock.at(7.0),
     );
-    assert_eq!(a.plan.stopped_open, Some(1));
+    assert_eq!(a.root.plan.stopped_open, Some(1));
     update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(7.1));
     assert!(
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .all(|e| e.kind != EntryKind::Queued)
     );
     assert!(
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .any(|e| e.kind == EntryKind::User && e.text() == "also update the README")
@@ -283,7 +286,13 @@ fn a_retry_replaces_the_partial_reply() {
         clock.at(0.2),
     );
     update::on_event(&mut a, text("Whole reply"), clock.at(1.0));
-    let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
+    let texts: Vec<&str> = a
+        .root
+        .conversation
+        .entries
+        .iter()
+        .map(|e| e.text())
+        .collect();
     assert!(!texts.contains(&"Half a rep"), "{texts:?}");
     assert!(texts.contains(&"retried 1 time"), "{texts:?}");
     assert_eq!(*texts.last().unwrap(), "Whole reply");
@@ -351,7 +360,8 @@ fn idle_means_no_animation() {
 }
 
 fn notices(a: &App) -> Vec<&str> {
-    a.conversation
+    a.root
+        .conversation
         .entries
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
@@ -363,7 +373,7 @@ fn notices(a: &App) -> Vec<&str> {
 fn an_interrupted_tool_keeps_its_streamed_output() {
     let clock = Clock::new();
     let mut a = interrupted(&clock);
-    let t = a.trace.entries.last().unwrap();
+    let t = a.root.trace.entries.last().unwrap();
     let log = t.output.text();
     for line in [
         "Compiling demo v0.1.0",
@@ -410,7 +420,7 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
             0.5,
         );
     }
-    let path = b.trace.entries[0]
+    let path = b.root.trace.entries[0]
         .output
         .spill_path()
         .expect("spilled")
@@ -431,7 +441,7 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
         400 * 1024 + "Error: the command timed out after 1 s; output so far:".len() as u64,
         "the file holds all of it, the reason included"
     );
-    let t = &b.trace.entries[0];
+    let t = &b.root.trace.entries[0];
     assert_eq!(t.status, TraceStatus::Error);
     assert_eq!(t.output.spill_path(), Some(&path));
     assert!(path.exists());
@@ -456,12 +466,12 @@ fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
         },
         clock.at(1.0),
     );
-    let before = a.conversation.entries.len();
+    let before = a.root.conversation.entries.len();
     assert!(
         update::on_key(&mut a, ctrl('r'), clock.at(2.0)).is_empty(),
         "a finished turn is not continued"
     );
-    assert_eq!(a.conversation.entries.len(), before);
+    assert_eq!(a.root.conversation.entries.len(), before);
 
     let mut b = interrupted(&clock);
     assert_eq!(
@@ -498,15 +508,15 @@ fn page_keys_move_the_trace_selection() {
     }
     a.focus = Focus::Trace;
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
-    assert_eq!(a.trace.selected, Some(11 - update::TRACE_PAGE));
+    assert_eq!(a.root.trace.selected, Some(11 - update::TRACE_PAGE));
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
     update::on_key(&mut a, key(KeyCode::PageUp), clock.at(1.0));
-    assert_eq!(a.trace.selected, Some(0));
+    assert_eq!(a.root.trace.selected, Some(0));
     update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
-    assert_eq!(a.trace.selected, Some(update::TRACE_PAGE));
+    assert_eq!(a.root.trace.selected, Some(update::TRACE_PAGE));
     update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
     update::on_key(&mut a, key(KeyCode::PageDown), clock.at(1.0));
-    assert_eq!(a.trace.selected, None, "back at the newest entry");
+    assert_eq!(a.root.trace.selected, None, "back at the newest entry");
 }
 
 #[test]
@@ -555,7 +565,7 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
     }
     a.focus = Focus::Checklist;
     update::on_key(&mut a, key(KeyCode::Char('c')), now);
-    assert!(a.plan.view.collapsed);
+    assert!(a.root.plan.view.collapsed);
     assert_eq!(a.focus, Focus::Checklist);
     update::on_key(&mut a, key(KeyCode::Char('!')), now);
     assert_eq!(a.focus, Focus::Input);
@@ -566,7 +576,7 @@ fn keys_that_close_the_help_or_are_chords_do_not_lose_or_invent_text() {
 fn after_a_stop_the_plan_says_so_and_its_timer_stands_still() {
     let clock = Clock::new();
     let mut a = interrupted(&clock);
-    let line: String = checklist::summary_line(&a.plan, &a.ctx(clock.at(42.0)))
+    let line: String = checklist::summary_line(&a.root.plan, &a.ctx(clock.at(42.0)))
         .spans
         .iter()
         .map(|s| s.content.as_ref())
@@ -579,7 +589,7 @@ fn after_a_stop_the_plan_says_so_and_its_timer_stands_still() {
     }
     // While running the clock goes on.
     let b = plan_in_progress(&clock);
-    let line: String = checklist::summary_line(&b.plan, &b.ctx(clock.at(42.0)))
+    let line: String = checklist::summary_line(&b.root.plan, &b.ctx(clock.at(42.0)))
         .spans
         .iter()
         .map(|s| s.content.as_ref())
@@ -600,6 +610,7 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
     update::on_key(&mut a, key(KeyCode::Enter), clock.at(0.3));
     update::on_event(&mut a, text("world"), clock.at(0.4));
     let entries: Vec<(EntryKind, &str)> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -625,6 +636,7 @@ fn a_message_queued_while_streaming_does_not_split_the_reply() {
     );
     update::on_event(&mut a, text("Again"), clock.at(1.0));
     let entries: Vec<(EntryKind, &str)> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -657,13 +669,14 @@ fn after_an_interrupt_the_waiting_messages_stay_last_until_a_new_message() {
         clock.at(1.0),
     );
     // The note on the interrupt goes above the message still waiting.
-    let kinds =
-        |a: &App| -> Vec<EntryKind> { a.conversation.entries.iter().map(|e| e.kind).collect() };
+    let kinds = |a: &App| -> Vec<EntryKind> {
+        a.root.conversation.entries.iter().map(|e| e.kind).collect()
+    };
     assert_eq!(
         kinds(&a).last(),
         Some(&EntryKind::Queued),
         "{:?}",
-        a.conversation.entries
+        a.root.conversation.entries
     );
     // A new message goes below it: the engine sends the waiting one first.
     type_text(&mut a, "new guidance", clock.at(2.0));
@@ -671,6 +684,7 @@ fn after_an_interrupt_the_waiting_messages_stay_last_until_a_new_message() {
     update::on_event(&mut a, Event::TurnStarted { resumed: false }, clock.at(2.1));
     update::on_event(&mut a, text("On it."), clock.at(2.2));
     let tail: Vec<(EntryKind, String)> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -720,7 +734,8 @@ fn a_queued_message_stays_below_the_running_turns_output() {
     update::on_event(&mut a, Event::RoundStarted { round: 2 }, clock.at(0.6));
     update::on_event(&mut a, text("The tests pass."), clock.at(0.7));
     let kinds = |a: &App| -> Vec<(EntryKind, String)> {
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .map(|e| (e.kind, e.text().to_string()))
@@ -810,12 +825,12 @@ fn without_an_engine_a_message_reads_the_settings_again_and_keeps_its_text() {
             Effect::Send(Op::Submit { text: "hi".into() })
         ]
     );
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert_eq!((last.kind, last.text()), (EntryKind::User, "hi"));
     // Still no provider: the help again, with what is missing now.
     update::no_engine(&mut a, "still no key".to_string(), clock.at(1.5));
     assert_eq!(
-        a.conversation.entries.last().unwrap().text(),
+        a.root.conversation.entries.last().unwrap().text(),
         "still no key"
     );
     // Ctrl+R tries again; once it works the app has an engine and says so.
@@ -833,26 +848,30 @@ fn without_an_engine_a_message_reads_the_settings_again_and_keeps_its_text() {
 fn when_the_engine_dies_spinners_stop_and_messages_say_so() {
     let clock = Clock::new();
     let mut a = plan_in_progress(&clock);
-    assert_eq!(a.trace.entries.last().unwrap().status, TraceStatus::Running);
+    assert_eq!(
+        a.root.trace.entries.last().unwrap().status,
+        TraceStatus::Running
+    );
     update::engine_stopped(&mut a, clock.at(10.0));
     assert!(!a.status.turn.running() && !a.status.engine.present() && !a.status.turn.can_resume());
     assert_eq!(*a.status.turn.activity(), Activity::Failed);
     assert!(
-        a.trace
+        a.root
+            .trace
             .entries
             .iter()
             .all(|t| t.status != TraceStatus::Running)
     );
     assert!(!a.animating(clock.at(20.0)));
     assert_eq!(
-        a.conversation.entries.last().unwrap().text(),
+        a.root.conversation.entries.last().unwrap().text(),
         update::ENGINE_STOPPED
     );
     assert!(update::ENGINE_STOPPED.contains("Restart Waypoint"));
     type_text(&mut a, "hello?", clock.at(11.0));
     assert!(update::on_key(&mut a, key(KeyCode::Enter), clock.at(11.0)).is_empty());
     assert_eq!(
-        a.conversation.entries.last().unwrap().text(),
+        a.root.conversation.entries.last().unwrap().text(),
         update::ENGINE_STOPPED
     );
     assert!(update::on_key(&mut a, ctrl('r'), clock.at(12.0)).is_empty());
@@ -902,7 +921,7 @@ fn a_failed_edit_shows_no_diff() {
     );
     a.focus = Focus::Trace;
     update::on_key(&mut a, key(KeyCode::Enter), clock.at(1.0));
-    assert!(a.trace.expanded);
+    assert!(a.root.trace.expanded);
     let s = screen_text(&mut a, 120, 40, clock.at(1.0));
     assert!(s.contains("old_text was not found"), "{s}");
     assert!(!s.contains("+ pub struct Cli { verbose"), "{s}");
@@ -922,8 +941,8 @@ fn a_failed_edit_shows_no_diff() {
     for k in [KeyCode::Enter, KeyCode::End, KeyCode::Enter] {
         update::on_key(&mut a, key(k), clock.at(3.0));
     }
-    assert!(a.trace.expanded);
-    assert_eq!(a.trace.selected, Some(1));
+    assert!(a.root.trace.expanded);
+    assert_eq!(a.root.trace.selected, Some(1));
     let s = screen_text(&mut a, 120, 40, clock.at(3.0));
     assert!(s.contains("+ pub struct Cli { verbose: bool }"), "{s}");
 }
@@ -1234,7 +1253,10 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
     let mut a = plan_in_progress(&clock);
     type_text(&mut a, "/clear", now);
     update::on_key(&mut a, key(KeyCode::Enter), now);
-    assert!(!a.trace.entries.is_empty(), "not while the agent works");
+    assert!(
+        !a.root.trace.entries.is_empty(),
+        "not while the agent works"
+    );
     let mut a = interrupted(&clock);
     a.input.clear();
     type_text(&mut a, "/clear", now);
@@ -1242,15 +1264,15 @@ fn clear_and_a_new_session_empty_the_panes_they_should() {
         update::on_key(&mut a, key(KeyCode::Enter), now),
         vec![Effect::Redraw]
     );
-    assert!(a.conversation.entries.is_empty() && a.trace.entries.is_empty());
-    assert_eq!(a.plan.items.len(), 3, "the plan stays");
+    assert!(a.root.conversation.entries.is_empty() && a.root.trace.entries.is_empty());
+    assert_eq!(a.root.plan.items.len(), 3, "the plan stays");
     // A new session (the engine's answer to /new) empties the plan too;
     // the tokens spent stay counted.
     let mut b = interrupted(&clock);
     let tokens = b.status.accounts.totals();
     update::on_event(&mut b, plan_event(Vec::new(), Default::default()), now);
     update::on_event(&mut b, Event::SessionReset, now);
-    assert!(b.plan.items.is_empty() && b.trace.entries.is_empty());
+    assert!(b.root.plan.items.is_empty() && b.root.trace.entries.is_empty());
     assert_eq!(
         notices(&b),
         vec!["New session: empty conversation and plan."]
@@ -1339,7 +1361,8 @@ fn reasoning_gets_its_own_dimmed_entry_before_the_reply_and_a_retry_drops_both()
     update::on_event(&mut a, think("think."), clock.at(0.3));
     update::on_event(&mut a, text("Answer"), clock.at(0.4));
     let entries = |a: &App| -> Vec<(EntryKind, String)> {
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .map(|e| (e.kind, e.text().to_string()))
@@ -1516,7 +1539,7 @@ fn compact_sends_the_op_with_its_focus_and_needs_an_engine() {
 fn a_compaction_folds_its_summary_and_ends_with_a_divider() {
     let clock = Clock::new();
     let mut a = compacted(&clock);
-    let kinds: Vec<EntryKind> = a.conversation.entries.iter().map(|e| e.kind).collect();
+    let kinds: Vec<EntryKind> = a.root.conversation.entries.iter().map(|e| e.kind).collect();
     assert_eq!(
         kinds[kinds.len() - 3..],
         [
@@ -1530,7 +1553,7 @@ fn a_compaction_folds_its_summary_and_ends_with_a_divider() {
             .iter()
             .any(|n| n.starts_with("Compacting the conversation"))
     );
-    let summary = &a.conversation.entries[kinds.len() - 2];
+    let summary = &a.root.conversation.entries[kinds.len() - 2];
     assert_eq!(summary.text().lines().count(), 6);
     // Folded: the earliest points are hidden; Ctrl+O shows them, and again folds.
     let text = screen_text(&mut a, 100, 40, clock.at(5.0));
@@ -1587,7 +1610,7 @@ fn compacting_shows_in_the_status_and_a_fallback_says_outputs_were_dropped() {
         clock.at(3.0),
     );
     assert_eq!(*a.status.turn.activity(), Activity::Idle);
-    let divider = a.conversation.entries.last().unwrap();
+    let divider = a.root.conversation.entries.last().unwrap();
     assert_eq!(divider.kind, EntryKind::Divider);
     assert_eq!(
         divider.text(),
@@ -1821,7 +1844,7 @@ fn resume_opens_the_picker_or_a_session_by_id() {
     // Without a store there is nothing to pick from: it says so.
     waypoint::tui::sessions::open_picker(&mut a, None, NOW_MS);
     assert!(a.overlays.picker.is_none());
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert!(
         last.text().contains("Sessions are not kept"),
         "{}",
@@ -1874,7 +1897,7 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     // No session recorded yet: a clear error, no effect.
     type_text(&mut a, "/export", now);
     assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert_eq!(last.kind, EntryKind::Notice(NoticeKind::Error));
     assert!(last.text().contains("Nothing to export"), "{}", last.text());
 
@@ -1896,7 +1919,7 @@ fn export_writes_the_session_as_markdown_and_says_where() {
     let default = store.dir().parent().unwrap().join("exports").join(&name);
     let md = std::fs::read_to_string(&default).unwrap();
     assert!(md.contains("Add a --verbose flag"), "{md}");
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert!(
         last.text().contains(&default.display().to_string()),
         "{}",
@@ -1914,7 +1937,7 @@ fn export_writes_the_session_as_markdown_and_says_where() {
         }]
     );
     waypoint::tui::sessions::export(&mut a, Some(&store), &id, Some("notes/s.md"));
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert_eq!(last.kind, EntryKind::Notice(NoticeKind::Error));
     assert!(last.text().contains("cannot write"), "{}", last.text());
     std::fs::create_dir(ws.join("notes")).unwrap();
@@ -1923,14 +1946,14 @@ fn export_writes_the_session_as_markdown_and_says_where() {
 
     // A session with nothing on disk yet, and no store at all.
     waypoint::tui::sessions::export(&mut a, Some(&store), "ffffffff-none", None);
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert!(
         last.text().contains("no message recorded yet"),
         "{}",
         last.text()
     );
     waypoint::tui::sessions::export(&mut a, None, &id, None);
-    let last = a.conversation.entries.last().unwrap();
+    let last = a.root.conversation.entries.last().unwrap();
     assert!(last.text().contains("not kept"), "{}", last.text());
 }
 
@@ -1965,7 +1988,13 @@ fn a_resumed_sessions_notices_follow_its_history() {
         },
         now,
     );
-    let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
+    let texts: Vec<&str> = a
+        .root
+        .conversation
+        .entries
+        .iter()
+        .map(|e| e.text())
+        .collect();
     assert_eq!(
         texts,
         [
@@ -2056,7 +2085,7 @@ fn y_runs_the_call_once_and_a_allows_it_for_the_session() {
         update::on_key(&mut a, key(KeyCode::Char('a')), now),
         vec![approve("t5", Decision::Always)]
     );
-    let last = a.conversation.entries.last().unwrap().text();
+    let last = a.root.conversation.entries.last().unwrap().text();
     assert!(
         last.contains("Allowed for this session: cargo test"),
         "{last}"
@@ -2237,7 +2266,7 @@ fn slash_approval_shows_the_modes_and_switches() {
     type_text(&mut a, "/approval", now);
     // The list's Enter runs it (no argument needed).
     assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
-    let shown = a.conversation.entries.last().unwrap().text();
+    let shown = a.root.conversation.entries.last().unwrap().text();
     assert!(
         shown.contains("Approval mode: ask") && shown.contains("yolo"),
         "{shown}"
@@ -2252,7 +2281,7 @@ fn slash_approval_shows_the_modes_and_switches() {
     type_text(&mut a, "/approval sometimes", now);
     assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
     assert_eq!(
-        a.conversation.entries.last().unwrap().kind,
+        a.root.conversation.entries.last().unwrap().kind,
         EntryKind::Notice(NoticeKind::Error)
     );
     update::on_event(
@@ -2313,18 +2342,18 @@ fn a_long_command_scrolls_in_the_prompt_and_nothing_is_cut() {
 fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
     let clock = Clock::new();
     let mut a = failed_tool(&clock);
-    let bash = a.trace.entries.iter().find(|t| t.id == "t3").unwrap();
+    let bash = a.root.trace.entries.iter().find(|t| t.id == "t3").unwrap();
     assert_eq!(bash.status, TraceStatus::Error);
     assert_eq!(bash.exit_code, Some(3));
-    let plan = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    let plan = a.root.trace.entries.iter().find(|t| t.id == "t4").unwrap();
     let reason = plan.refusal.as_deref().unwrap();
     assert!(reason.ends_with("send the whole list again."), "{reason}");
     assert_eq!(
-        a.plan.refused.as_deref(),
+        a.root.plan.refused.as_deref(),
         Some("items 2 (\"Add the flag\") and 3 (\"Run the tests\") are both in_progress")
     );
     // The one-line plan says so too.
-    let line = waypoint::tui::widgets::checklist::summary_line(&a.plan, &a.ctx(clock.at(8.0)));
+    let line = waypoint::tui::widgets::checklist::summary_line(&a.root.plan, &a.ctx(clock.at(8.0)));
     let line: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
     assert!(line.contains("update refused"), "{line}");
     // Exit code 0 is a success.
@@ -2346,7 +2375,7 @@ fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
         },
         clock.at(8.1),
     );
-    assert_eq!(a.trace.entries.last().unwrap().status, TraceStatus::Ok);
+    assert_eq!(a.root.trace.entries.last().unwrap().status, TraceStatus::Ok);
     // The next accepted update clears the notice.
     update::on_event(
         &mut a,
@@ -2356,7 +2385,7 @@ fn a_non_zero_exit_fails_the_call_and_a_refused_plan_is_noticed() {
         ),
         clock.at(9.0),
     );
-    assert_eq!(a.plan.refused, None);
+    assert_eq!(a.root.plan.refused, None);
 }
 
 #[test]
@@ -2364,6 +2393,7 @@ fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
     let clock = Clock::new();
     let mut a = retrying(&clock);
     let notices: Vec<&str> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -2372,9 +2402,16 @@ fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
         .collect();
     assert_eq!(notices, vec!["retrying (3/6) in 8 s: overloaded"]);
     // The void replies are gone.
-    assert!(!a.conversation.entries.iter().any(|e| e.text() == "Let me"));
+    assert!(
+        !a.root
+            .conversation
+            .entries
+            .iter()
+            .any(|e| e.text() == "Let me")
+    );
     update::on_event(&mut a, text("Here it is"), clock.at(30.0));
     let retried: Vec<_> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -2397,7 +2434,7 @@ fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
         clock.at(31.5),
     );
     assert_eq!(
-        a.conversation.entries.last().unwrap().text(),
+        a.root.conversation.entries.last().unwrap().text(),
         "retrying (1/6) in 0.5 s: reset"
     );
     update::on_event(
@@ -2409,7 +2446,7 @@ fn retries_rewrite_one_notice_that_settles_when_the_reply_starts() {
         clock.at(32.0),
     );
     assert_eq!(
-        a.conversation.entries.last().unwrap().text(),
+        a.root.conversation.entries.last().unwrap().text(),
         "retried 1 time"
     );
 }
@@ -2427,7 +2464,8 @@ fn queued_messages_lose_their_marker_when_delivered_also_after_an_interrupt() {
         update::on_key(&mut a, key(KeyCode::Enter), now);
     }
     let queued = |a: &App| {
-        a.conversation
+        a.root
+            .conversation
             .entries
             .iter()
             .filter(|e| e.kind == EntryKind::Queued)
@@ -2569,7 +2607,7 @@ fn the_end_of_a_long_plan_is_reachable_at_60x20() {
     assert!(plan(&mut a).contains("Step 20:"));
     // End follows the item in progress again, its spinner line included.
     update::on_key(&mut a, key(KeyCode::End), now);
-    assert!(a.plan.view.scroll.follow);
+    assert!(a.root.plan.view.scroll.follow);
     let mut a = long_plan(&clock, 20);
     let s = plan(&mut a);
     assert!(s.contains("Step 20: update module 20 · "), "{s}");
@@ -2614,11 +2652,11 @@ fn dropped_and_reworded_plan_items_are_flagged() {
     );
     let now = clock.at(1.5);
     assert_eq!(
-        a.plan.highlight.change_of("2", now),
+        a.root.plan.highlight.change_of("2", now),
         Some(waypoint::tui::state::Change::Added)
     );
     assert_eq!(
-        a.plan.highlight.dropped(now),
+        a.root.plan.highlight.dropped(now),
         ["Run the tests", "Write the tests"]
     );
     let s = screen_text(&mut a, 120, 40, now);
@@ -2627,7 +2665,7 @@ fn dropped_and_reworded_plan_items_are_flagged() {
     assert!(s.contains("− dropped: Run the tests"), "{s}");
     // A while later the list is gone.
     let later = clock.at(20.0);
-    assert!(a.plan.highlight.dropped(later).is_empty());
+    assert!(a.root.plan.highlight.dropped(later).is_empty());
     assert!(!screen_text(&mut a, 120, 40, later).contains("dropped"));
 }
 
@@ -2640,7 +2678,14 @@ fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_scree
     assert!(!s.contains("Project instructions"), "{s}");
     type_text(&mut a, "/context", now);
     update::on_key(&mut a, key(KeyCode::Enter), now);
-    let text = a.conversation.entries.last().unwrap().text().to_string();
+    let text = a
+        .root
+        .conversation
+        .entries
+        .last()
+        .unwrap()
+        .text()
+        .to_string();
     assert!(text.contains("not measured yet"), "{text}");
     assert!(text.contains("No project instructions file"), "{text}");
 
@@ -2659,7 +2704,14 @@ fn slash_context_lists_the_instructions_files_and_the_window_and_the_first_scree
     type_text(&mut a, "/context", now);
     let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
     assert!(effects.is_empty(), "nothing is sent: {effects:?}");
-    let text = a.conversation.entries.last().unwrap().text().to_string();
+    let text = a
+        .root
+        .conversation
+        .entries
+        .last()
+        .unwrap()
+        .text()
+        .to_string();
     assert!(
         text.contains("Context window: 45.9k of 200k tokens used (22%)."),
         "{text}"
@@ -2733,8 +2785,12 @@ fn enter_in_the_conversation_opens_the_last_call_whole_in_the_trace() {
     a.focus = Focus::Conversation;
     update::on_key(&mut a, key(KeyCode::Enter), now);
     assert_eq!(a.focus, Focus::Trace);
-    assert!(a.trace.expanded);
-    let selected = a.trace.selected.map(|i| a.trace.entries[i].name.clone());
+    assert!(a.root.trace.expanded);
+    let selected = a
+        .root
+        .trace
+        .selected
+        .map(|i| a.root.trace.entries[i].name.clone());
     assert_eq!(selected.as_deref(), Some("todo_write"), "the latest call");
     // At 80x24 the trace is a tab of its own: it is the one on screen now.
     let s = screen_text(&mut a, 80, 24, now);
@@ -2742,7 +2798,7 @@ fn enter_in_the_conversation_opens_the_last_call_whole_in_the_trace() {
     assert!(!s.contains("Conversation"), "{s}");
     // Enter again folds it.
     update::on_key(&mut a, key(KeyCode::Enter), now);
-    assert!(!a.trace.expanded);
+    assert!(!a.root.trace.expanded);
 }
 
 #[test]
@@ -2750,6 +2806,7 @@ fn each_tool_call_has_a_one_line_cell_in_the_conversation() {
     let clock = Clock::new();
     let mut a = failed_tool(&clock);
     let cells: Vec<(EntryKind, &str)> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -2964,7 +3021,7 @@ fn a_cell_shows_the_command_s_own_lines_and_a_refused_connection_says_what_to_do
 fn a_call_waiting_for_approval_is_not_shown_running() {
     let clock = Clock::new();
     let mut a = waiting_for(&clock, "t4", "bash", json!({"command": "cargo build"}));
-    let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    let entry = a.root.trace.entries.iter().find(|t| t.id == "t4").unwrap();
     assert!(entry.clock.waiting());
     // The Tools pane alone (the prompt covers it on the whole screen).
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 30)).unwrap();
@@ -2993,7 +3050,7 @@ fn a_call_waiting_for_approval_is_not_shown_running() {
     assert!(!row.contains("running"), "{row}");
     // Once answered it runs, and its clock starts then.
     update::on_key(&mut a, key(KeyCode::Char('y')), clock.at(30.0));
-    let entry = a.trace.entries.iter().find(|t| t.id == "t4").unwrap();
+    let entry = a.root.trace.entries.iter().find(|t| t.id == "t4").unwrap();
     assert!(!entry.clock.waiting());
     assert_eq!(entry.clock.started(), clock.at(30.0));
 }
@@ -3046,9 +3103,9 @@ fn a_child_threads_events_go_to_a_view_of_its_own() {
     let now = clock.at(5.0);
     let mut a = plan_in_progress(&clock);
     let (entries, calls, items) = (
-        a.conversation.entries.len(),
-        a.trace.entries.len(),
-        a.plan.items.clone(),
+        a.root.conversation.entries.len(),
+        a.root.trace.entries.len(),
+        a.root.plan.items.clone(),
     );
     let activity = a.status.turn.activity().clone();
     assert!(a.threads.get(ThreadId(1)).is_none());
@@ -3068,9 +3125,9 @@ fn a_child_threads_events_go_to_a_view_of_its_own() {
         assert!(update::on_envelope(&mut a, of_child(event), now).is_empty());
     }
     // The root's panes and the status line are as they were.
-    assert_eq!(a.conversation.entries.len(), entries);
-    assert_eq!(a.trace.entries.len(), calls);
-    assert_eq!(a.plan.items, items);
+    assert_eq!(a.root.conversation.entries.len(), entries);
+    assert_eq!(a.root.trace.entries.len(), calls);
+    assert_eq!(a.root.plan.items, items);
     assert_eq!(*a.status.turn.activity(), activity);
     assert!(a.status.turn.running());
     // The child's view has them, made on first sight.
@@ -3089,7 +3146,7 @@ fn a_child_threads_events_go_to_a_view_of_its_own() {
     assert_eq!(child.view.plan.stopped_open, Some(1));
     // The root's own events, addressed, go where they always went.
     update::on_envelope(&mut a, Envelope::root(1, text(" and more")), now);
-    assert_eq!(a.conversation.entries.len(), entries + 1);
+    assert_eq!(a.root.conversation.entries.len(), entries + 1);
     // A child's call waiting for approval is asked about all the same.
     let request = approval_request(
         "c2",
@@ -3123,7 +3180,13 @@ fn a_resumed_history_routes_each_past_event_to_its_thread() {
         Envelope::root(1, text("the root's reply")),
     ];
     update::on_event(&mut a, Event::History { events }, now);
-    let texts: Vec<&str> = a.conversation.entries.iter().map(|e| e.text()).collect();
+    let texts: Vec<&str> = a
+        .root
+        .conversation
+        .entries
+        .iter()
+        .map(|e| e.text())
+        .collect();
     assert_eq!(texts, ["earlier prompt", "the root's reply"]);
     let child = a.threads.get(ThreadId(1)).unwrap();
     let texts: Vec<&str> = child
@@ -3483,6 +3546,7 @@ fn interrupted_cells_say_it_in_the_users_words_and_the_trace_keeps_the_models() 
         clock.at(6.0),
     );
     let tails: Vec<String> = a
+        .root
         .conversation
         .entries
         .iter()
@@ -3503,6 +3567,7 @@ fn interrupted_cells_say_it_in_the_users_words_and_the_trace_keeps_the_models() 
     assert!(!shown.contains("Error: not run"), "{shown}");
     // The call's record (the expanded view) keeps what the model was told.
     let trace = a
+        .root
         .trace
         .entries
         .iter()

@@ -154,14 +154,3 @@ impl App {
             || self.status.ui.quit_armed(now)
     }
 }
-
-/// Reading the root thread's panes as `app.conversation`, `app.trace` and
-/// `app.plan` (as code written before threads does); a change names
-/// `app.root`.
-impl std::ops::Deref for App {
-    type Target = ThreadView;
-
-    fn deref(&self) -> &ThreadView {
-        &self.root
-    }
-}
