@@ -2617,51 +2617,33 @@ fn the_end_of_a_long_plan_is_reachable_at_60x20() {
 fn dropped_and_reworded_plan_items_are_flagged() {
     let clock = Clock::new();
     let mut a = app(&clock);
+    let before = vec![
+        item("1", "Read the CLI code", TodoStatus::InProgress),
+        item("2", "Write the tests", TodoStatus::Pending),
+        item("3", "Run the tests", TodoStatus::Pending),
+    ];
     feed(
         &mut a,
         &clock,
-        vec![(
-            0.0,
-            plan_event(
-                vec![
-                    item("1", "Read the CLI code", TodoStatus::InProgress),
-                    item("2", "Write the tests", TodoStatus::Pending),
-                    item("3", "Run the tests", TodoStatus::Pending),
-                ],
-                Default::default(),
-            ),
-        )],
+        vec![(0.0, plan_event(before.clone(), Default::default()))],
     );
-    // A re-plan: id 2 now means something else, id 3 is gone.
-    feed(
-        &mut a,
-        &clock,
-        vec![(
-            1.0,
-            plan_event(
-                vec![
-                    item("1", "Read the CLI code", TodoStatus::InProgress),
-                    item("2", "Add the flag", TodoStatus::Pending),
-                ],
-                waypoint::todo::PlanDiff {
-                    removed: vec!["Run the tests".into()],
-                    ..Default::default()
-                },
-            ),
-        )],
-    );
+    // A re-plan: id 2 now means something else, id 3 is gone. The pane
+    // shows what the engine's diff says: id 2 reworded, id 3 dropped.
+    let after = vec![
+        item("1", "Read the CLI code", TodoStatus::InProgress),
+        item("2", "Add the flag", TodoStatus::Pending),
+    ];
+    let diff = waypoint::todo::PlanDiff::between(&before, &after);
+    feed(&mut a, &clock, vec![(1.0, plan_event(after, diff))]);
     let now = clock.at(1.5);
     assert_eq!(
         a.root.plan.highlight.change_of("2", now),
-        Some(waypoint::tui::state::Change::Added)
+        Some(waypoint::tui::state::Change::Reworded)
     );
-    assert_eq!(
-        a.root.plan.highlight.dropped(now),
-        ["Run the tests", "Write the tests"]
-    );
+    assert_eq!(a.root.plan.highlight.dropped(now), ["Run the tests"]);
     let s = screen_text(&mut a, 120, 40, now);
-    assert!(s.contains("Add the flag +new"), "{s}");
-    assert!(s.contains("− dropped: Write the tests"), "{s}");
+    assert!(s.contains("Add the flag ~reworded"), "{s}");
+    assert!(!s.contains("dropped: Write the tests"), "{s}");
     assert!(s.contains("− dropped: Run the tests"), "{s}");
     // A while later the list is gone.
     let later = clock.at(20.0);

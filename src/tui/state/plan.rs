@@ -240,23 +240,10 @@ impl Checklist {
                 .map(|i| i.id.clone())
         };
         let mut changed = Vec::new();
-        // An id kept with other content the diff calls reworded is the
-        // same item; one it does not (an older engine) is a new item, and
-        // its old content is dropped.
+        // The engine's diff says what changed (by id: an id kept with other
+        // content is reworded, not new); it is taken as it is.
         let said: Vec<String> = diff.reworded.iter().map(|r| r.to.clone()).collect();
-        let mut reworded = Vec::new();
         let mut removed: Vec<String> = diff.removed.clone();
-        for new in &items {
-            if let Some(old) = self.items.iter().find(|o| o.id == new.id)
-                && old.content != new.content
-                && !said.contains(&new.content)
-            {
-                reworded.push(new.content.clone());
-                if !items.iter().any(|i| i.content == old.content) {
-                    removed.push(old.content.clone());
-                }
-            }
-        }
         // Only work that went undone is flagged: a finished item may go.
         let finished = |content: &str| {
             self.items
@@ -266,7 +253,6 @@ impl Checklist {
         removed.retain(|r| !items.iter().any(|i| i.content == *r) && !finished(r));
         removed.dedup();
         for (list, change) in [
-            (&reworded, Change::Added),
             (&said, Change::Reworded),
             (&diff.added, Change::Added),
             (&diff.started, Change::Started),
