@@ -49,12 +49,8 @@ PATH; there is none on it now) and `cd your-project && waypoint`."
 
 /// Whether an executable file `name` is in a folder on the PATH.
 fn on_path(name: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
     let Some(path) = std::env::var_os("PATH") else {
         return false;
     };
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(name))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    std::env::split_paths(&path).any(|dir| crate::programs::is_executable(&dir.join(name)))
 }

@@ -112,7 +112,8 @@ impl Programs {
     }
 }
 
-fn is_executable(path: &Path) -> bool {
+/// Whether `path` is a file someone may execute.
+pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -217,16 +217,11 @@ fn find_program(name: &OsStr, path: Option<&OsStr>) -> io::Result<CString> {
     let path = path.ok_or_else(not_found)?;
     for dir in std::env::split_paths(path) {
         let candidate = dir.join(name);
-        if is_executable(&candidate) {
+        if crate::programs::is_executable(&candidate) {
             return cstring(candidate.into_os_string());
         }
     }
     Err(not_found())
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 fn cstring(s: OsString) -> io::Result<CString> {
