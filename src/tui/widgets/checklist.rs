@@ -137,11 +137,14 @@ pub fn layout(
     let revealing = c.view.reveal && (c.view.selected.is_some() || c.view.prompt.is_some());
     let following = c.view.scroll.follow && !revealing;
     let mut folded = false;
-    if following {
-        for fold in Fold::steps(c, nested.len()) {
-            if shown.lines.len() <= height {
-                break;
-            }
+    if following && shown.lines.len() > height {
+        // Each step folds more than the one before, so the first that
+        // fits is found by halving (a few layouts per frame, not one per
+        // done item); none fits: the last.
+        let steps: Vec<Fold> = Fold::steps(c, nested.len()).collect();
+        let fits = |fold: Fold| plan_lines(c, ctx, width, nested, fold).lines.len() <= height;
+        let first = steps.partition_point(|&fold| !fits(fold));
+        if let Some(&fold) = steps.get(first.min(steps.len().saturating_sub(1))) {
             shown = plan_lines(c, ctx, width, nested, fold);
             folded = true;
         }
