@@ -8,7 +8,7 @@
 //! the kernel has no Landlock.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
+use crate::scripted_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -10,9 +10,9 @@
 //! the user changed after the agent is a conflict and left alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
-mod support;
-mod tui_support;
+use crate::scripted_support;
+use crate::support;
+use crate::tui_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

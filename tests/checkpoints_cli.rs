@@ -9,9 +9,9 @@
 //! and a session cut off by kill -9 mid-snapshot resumes and undoes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod loopback;
-mod support;
+use crate::common;
+use crate::loopback;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

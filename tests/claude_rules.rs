@@ -8,7 +8,7 @@
 //! scripted model), and through the real binary (headless, yolo).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
+use crate::scripted_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -5,10 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::common;
+use crate::engine_support;
 
 use std::sync::Arc;
 use std::time::Duration;

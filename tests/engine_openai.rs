@@ -8,10 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common_openai;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::common_openai;
+use crate::engine_support;
 
 use std::time::Duration;
 

@@ -9,11 +9,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common_responses;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::cli_support;
+use crate::common_responses;
+use crate::engine_support;
+use crate::loopback;
 
 use common_responses::*;
 use engine_support::*;

@@ -11,12 +11,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod common_openai;
-mod common_responses;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::engine_support;
+use crate::loopback;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

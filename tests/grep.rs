@@ -5,9 +5,9 @@
 //! skipped; a path outside the workspace is an error it can recover from.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod loopback;
+use crate::cli_support;
+use crate::common;
+use crate::loopback;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};

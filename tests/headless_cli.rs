@@ -3,9 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod loopback;
+use crate::cli_support;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -10,10 +10,10 @@
 //! not run before `waypoint hooks approve` and runs unchanged after.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod loopback;
-mod support;
+use crate::cli_support;
+use crate::common;
+use crate::loopback;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

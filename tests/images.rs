@@ -6,11 +6,11 @@
 //! sent; a resumed session sends its images again.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod common_openai;
-mod common_responses;
-mod loopback;
+use crate::cli_support;
+use crate::common;
+use crate::common_openai;
+use crate::common_responses;
+use crate::loopback;
 
 use std::path::Path;
 

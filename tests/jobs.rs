@@ -5,9 +5,9 @@
 //! and a job still running when the session ends is killed with it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod loopback;
+use crate::cli_support;
+use crate::common;
+use crate::loopback;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,7 +105,11 @@ async fn a_background_job_runs_is_read_is_told_and_ends_with_the_session() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!alive(killed_pid), "job_kill stopped job 2");
-    assert!(!alive(left_pid), "job 3 ended with the session");
+    assert!(
+        !alive(left_pid),
+        "job 3 ended with the session: {:?}",
+        std::fs::read_to_string(format!("/proc/{left_pid}/stat"))
+    );
 }
 
 /// With `--auto-background-after 1`, a foreground command still running

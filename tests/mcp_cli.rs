@@ -3,8 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod support;
+use crate::cli_support;
+use crate::support;
 
 use std::path::PathBuf;
 

@@ -11,13 +11,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod common_openai;
-mod engine_support;
-mod loopback;
-mod support;
-mod tui_support;
+use crate::cli_support;
+use crate::common;
+use crate::engine_support;
+use crate::loopback;
+use crate::support;
+use crate::tui_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

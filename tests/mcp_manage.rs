@@ -11,11 +11,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod common_openai;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::common;
+use crate::engine_support;
+use crate::loopback;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! the user's words, which stay as typed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
+use crate::scripted_support;
 
 use scripted_support::{scenario, start_with, stop, turn_end, until};
 use serde_json::json;

@@ -4,8 +4,8 @@
 //! and tool calls — the same figures a replay of the transcript computes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
-mod tui_support;
+use crate::scripted_support;
+use crate::tui_support;
 
 use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end, until};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! in the tool result the model reads next.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
+use crate::scripted_support;
 
 use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end, until};
 use serde_json::json;

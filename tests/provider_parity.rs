@@ -5,12 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod common_openai;
-mod common_responses;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::common;
+use crate::common_openai;
+use crate::common_responses;
+use crate::engine_support;
+use crate::loopback;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,11 +8,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common_openai;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::cli_support;
+use crate::common_openai;
+use crate::engine_support;
+use crate::loopback;
 
 use common_openai::*;
 use engine_support::*;

@@ -4,10 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod engine_support;
-mod loopback;
-mod support;
+use crate::common;
+use crate::engine_support;
+use crate::loopback;
 
 use std::sync::Arc;
 use std::time::Duration;

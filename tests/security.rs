@@ -5,11 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod common_openai;
-mod common_responses;
-mod loopback;
+use crate::cli_support;
+use crate::common;
+use crate::common_openai;
+use crate::common_responses;
+use crate::loopback;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,7 @@
 //! else, and the store lists, finds and prunes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
+use crate::scripted_support;
 
 use std::sync::Arc;
 use std::time::Duration;

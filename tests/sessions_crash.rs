@@ -15,10 +15,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod common_openai;
-mod loopback;
-mod support;
+use crate::common;
+use crate::common_openai;
+use crate::loopback;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -8,9 +8,9 @@
 //! `@file` attached.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod loopback;
+use crate::cli_support;
+use crate::common;
+use crate::loopback;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -12,8 +12,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod loopback;
+use crate::common;
+use crate::loopback;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

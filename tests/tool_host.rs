@@ -3,7 +3,7 @@
 //! user a question of its own, through the same approval flow and mode.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod scripted_support;
+use crate::scripted_support;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! long a loaded machine takes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! temporary files behind; an interrupted call touches nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::workspace::Fixture;

@@ -4,10 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod loopback;
-mod support;
-mod tui_support;
+use crate::common;
+use crate::loopback;
+use crate::support;
+use crate::tui_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

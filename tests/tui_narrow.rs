@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tui_support;
+use crate::tui_support;
 
 use ratatui::crossterm::event::KeyCode;
 use tui_support::*;

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tui_support;
+use crate::tui_support;
 
 use tui_support::{Clock, app};
 use waypoint::config::{NotifyMethod, NotifyMode, NotifySettings};

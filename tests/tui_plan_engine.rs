@@ -5,11 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod engine_support;
-mod loopback;
-mod support;
-mod tui_support;
+use crate::common;
+use crate::engine_support;
+use crate::tui_support;
 
 use common::*;
 use ratatui::crossterm::event::KeyCode;

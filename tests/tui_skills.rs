@@ -6,11 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod engine_support;
-mod loopback;
-mod support;
-mod tui_support;
+use crate::common;
+use crate::engine_support;
+use crate::loopback;
+use crate::tui_support;
 
 use std::sync::Arc;
 

@@ -6,9 +6,9 @@
 //! request; a body past 5 MiB is cut and says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_support;
-mod common;
-mod loopback;
+use crate::cli_support;
+use crate::common;
+use crate::loopback;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,94 @@
+//! The integration suite, as one test binary.
+//!
+//! Every `tests/NAME.rs` is a module of this crate and every shared helper
+//! folder (`tests/NAME/mod.rs`) is declared once here, so `cargo test`
+//! links the library into one binary instead of one per file (71 files made
+//! 71 binaries of ~276 MB each). Run one file's tests with
+//! `cargo test --test all NAME::`; `Cargo.toml` sets `autotests = false`, so
+//! a new file is added below, not picked up by itself.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// Shared helpers.
+mod cli_support;
+mod common;
+mod common_openai;
+mod common_responses;
+mod engine_support;
+mod loopback;
+mod scripted_support;
+mod support;
+mod tui_support;
+
+// The tests, one module per file.
+mod approvals;
+mod architecture;
+mod caching;
+mod checkpoints;
+mod checkpoints_cli;
+mod checkpoints_e2e;
+mod claude_rules;
+mod compaction;
+mod containment;
+mod crash_leftovers;
+mod crash_output;
+mod docs;
+mod engine_anthropic;
+mod engine_openai;
+mod engine_responses;
+mod engine_suite;
+mod export_escapes;
+mod grep;
+mod headless_cli;
+mod headless_outcomes;
+mod hooks;
+mod hooks_e2e;
+mod images;
+mod jobs;
+mod mcp;
+mod mcp_cli;
+mod mcp_e2e;
+mod mcp_engine;
+mod mcp_first_task;
+mod mcp_flood;
+mod mcp_manage;
+mod mentions;
+mod old_transcripts;
+mod plan_edits;
+mod plan_honesty;
+mod plan_identity;
+mod plan_props;
+mod provider_parity;
+mod recorded_streams;
+mod rule_forms;
+mod sandbox;
+mod sandbox_world;
+mod seam;
+mod security;
+mod sessions;
+mod sessions_cli;
+mod sessions_crash;
+mod skills;
+mod subagents;
+mod subagents_crash;
+mod subagents_e2e;
+mod tool_host;
+mod tools_bash;
+mod tools_fs;
+mod trusted_programs;
+mod tui_daily;
+mod tui_e2e;
+mod tui_hangup;
+mod tui_hooks;
+mod tui_images;
+mod tui_jobs;
+mod tui_narrow;
+mod tui_notify;
+mod tui_plan;
+mod tui_plan_engine;
+mod tui_plan_lines;
+mod tui_skills;
+mod tui_snapshots;
+mod tui_state;
+mod untrusted_files;
+mod web_fetch;
