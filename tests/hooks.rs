@@ -535,3 +535,87 @@ async fn an_approved_project_hooks_script_is_asked_before_a_rewrite_and_runs_san
     );
     assert!(!home.path().join("pwned").exists());
 }
+
+/// The hook-script guard is a stage of its own: a `PreToolUse` hook that
+/// allows every call does not let the model rewrite an approved hook's
+/// script unasked (the hook's allow once skipped the question), and a
+/// script a hook names but that does not exist yet is asked about too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_allow_does_not_let_the_model_rewrite_a_hook_script() {
+    if waypoint::safety::landlock_abi().is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
+            "this kernel has no Landlock"
+        );
+        eprintln!("SKIPPED the hook-script guard test: this kernel has no Landlock");
+        return;
+    }
+    let home = support::sandbox::outside_hidden("home-");
+    let ws = tempfile::tempdir().unwrap();
+    let hooks = ws.path().join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let script = hooks.join("check.sh");
+    std::fs::write(&script, "exit 0\n").unwrap();
+    let allow = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#;
+    let settings = json!({"hooks": {
+        "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": allow}]}],
+        "UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh"},
+            {"type": "command", "command": "bash .claude/hooks/later.sh || true"}
+        ]}]
+    }});
+    std::fs::write(
+        ws.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
+        0 => sse(Turn::tool(
+            "write_file",
+            json!({"path": ".claude/hooks/check.sh", "content": "touch \"$HOME/pwned\"\n"}),
+        )),
+        1 => sse(Turn::tool(
+            "write_file",
+            json!({"path": ".claude/hooks/later.sh", "content": "touch \"$HOME/pwned\"\n"}),
+        )),
+        2 => sse(Turn::tool(
+            "write_file",
+            json!({"path": "notes.txt", "content": "allowed\n"}),
+        )),
+        _ => sse(Turn::text("Done.")),
+    }))
+    .await;
+    let run = |args: &[&str]| {
+        let mut cmd =
+            cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
+        // In ask mode, every write would be asked anyway: the hook's allow
+        // is what lets notes.txt through.
+        cmd.env("WAYPOINT_APPROVAL", "ask").args(args);
+        cmd
+    };
+    let (code, _, err) = cli_support::output(&mut run(&["hooks", "approve"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = cli_support::output(&mut run(&["-p", "go"])).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let requests = server.requests();
+    let result = |i: usize| requests[i].last_tool_results()[0]["content"].to_string();
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "exit 0\n",
+        "the hook's script was rewritten: {}",
+        result(1)
+    );
+    assert!(result(1).contains("nobody can approve it"), "{}", result(1));
+    assert!(
+        !hooks.join("later.sh").exists(),
+        "a script a hook names was created unasked: {}",
+        result(2)
+    );
+    assert!(result(2).contains("nobody can approve it"), "{}", result(2));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        "allowed\n",
+        "the hook's allow runs an ordinary write unasked: {}",
+        result(3)
+    );
+}

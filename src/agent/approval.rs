@@ -194,16 +194,6 @@ impl Session {
         self.host.workspace.resolve(path).ok()
     }
 
-    /// The file a write or edit names, when an approved project hook runs
-    /// it (code that runs later).
-    fn hook_script(&self, target: Target<'_>) -> Option<std::path::PathBuf> {
-        let file = self.file_key(file_of(target)?)?;
-        let real = file.canonicalize().unwrap_or(file);
-        let root = self.host.workspace.root();
-        let scripts = self.host.config.tools.hooks.project_scripts(root);
-        scripts.into_iter().find(|s| *s == real)
-    }
-
     /// What the mode, the rules and the session's answers say about a call.
     pub(super) fn gate(&self, name: &str, input: &Value) -> Gate {
         let Some(spec) = self.thread.tools.spec(name) else {
@@ -237,18 +227,6 @@ impl Session {
         };
         match access {
             Access::Read | Access::Plan => Gate::Run { sandboxed: false },
-            Access::Write
-                if mode != ApprovalMode::ReadOnly
-                    && mode != ApprovalMode::Yolo
-                    && let Some(script) = self.hook_script(target) =>
-            {
-                Gate::Ask(ApprovalReason::Tool {
-                    question: format!(
-                        "{} is run by an approved hook of this project: a change to it runs later, outside this call. Allow `{name}` to change it?",
-                        script.display()
-                    ),
-                })
-            }
             Access::Write => match mode {
                 ApprovalMode::ReadOnly => Gate::Refuse(
                     Refuser::Mode,
@@ -504,7 +482,8 @@ impl Session {
     pub(super) fn apply_mode_request(&mut self) {
         let asked = self
             .host
-            .mode_request
+            .requests
+            .mode
             .lock()
             .ok()
             .and_then(|mut slot| slot.take());

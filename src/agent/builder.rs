@@ -102,8 +102,7 @@ impl AgentBuilder {
             );
             tools.add(Arc::new(crate::tools::skill::SkillTool));
         }
-        let compact_request = Arc::new(Mutex::new(None));
-        let mode_request = Arc::new(Mutex::new(None));
+        let requests = super::thread::Requests::default();
         let approvals = Answers::default();
         let plan = SharedPlan::default();
         let events = Outbox::root(events);
@@ -118,21 +117,17 @@ impl AgentBuilder {
             transcript: Log::root(Transcript::off()),
             store: None,
             approvals: approvals.clone(),
-            mode_request: mode_request.clone(),
-            compact_request: compact_request.clone(),
+            requests: requests.clone(),
             mcp: crate::mcp::Servers::none(),
             checkpoints: Arc::default(),
         };
         let mut agent = Agent {
-            session: Session { thread, host },
-            control: Control::new(
-                factory,
-                compact_request,
-                approvals,
-                mode_request,
-                plan,
-                events,
-            ),
+            session: Session {
+                thread,
+                host,
+                stages: Arc::new(super::stages::Stages::standard()),
+            },
+            control: Control::new(factory, requests, approvals, plan, events),
         };
         agent.keep_session(setup)?;
         Ok(agent)

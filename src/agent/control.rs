@@ -5,14 +5,14 @@
 //! through what the turn shares with it.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::Outbox;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ClientFactory, ModelChoice};
 use crate::chat::ImageSource;
-use crate::events::{ApprovalMode, ErrorKind, Event, Op};
+use crate::events::{ErrorKind, Event, Op};
 use crate::llm::ModelClient;
 use crate::todo::SharedPlan;
 
@@ -56,12 +56,11 @@ pub(super) struct Control {
     /// Why the last `ReloadSettings` failed: a `Resume` right after it is
     /// held back (it would only fail the same way) until a reload works.
     pub(super) reload_failed: Option<String>,
-    /// Shared with the session: a `/compact` that waits for a round boundary.
-    pub(super) compact_request: Arc<Mutex<Option<Option<String>>>>,
+    /// Shared with the session: a `/compact` that waits for a round
+    /// boundary, a mode switch for its next tool call.
+    pub(super) requests: super::thread::Requests,
     /// Answers to approval requests, for the running turn.
     pub(super) approvals: super::shared::Answers,
-    /// Shared with the session: a mode switch for its next tool call.
-    pub(super) mode_request: Arc<Mutex<Option<ApprovalMode>>>,
     /// The session's plan: the user's edits apply to it at once.
     pub(super) plan: SharedPlan,
     pub(super) events: Outbox,
@@ -82,9 +81,8 @@ impl Control {
     /// starts them, [`Control::share_mcp`]).
     pub(super) fn new(
         factory: Arc<dyn ClientFactory>,
-        compact_request: Arc<Mutex<Option<Option<String>>>>,
+        requests: super::thread::Requests,
         approvals: super::shared::Answers,
-        mode_request: Arc<Mutex<Option<ApprovalMode>>>,
         plan: SharedPlan,
         events: Outbox,
     ) -> Self {
@@ -97,9 +95,8 @@ impl Control {
             open_pending: None,
             approve_hooks: false,
             reload_failed: None,
-            compact_request,
+            requests,
             approvals,
-            mode_request,
             plan,
             events,
             attached: Vec::new(),
@@ -189,7 +186,7 @@ impl Control {
                 Step::Wait
             }
             Op::SetApproval { mode } => {
-                if let Ok(mut slot) = self.mode_request.lock() {
+                if let Ok(mut slot) = self.requests.mode.lock() {
                     *slot = Some(mode);
                 }
                 Step::Wait
@@ -312,7 +309,7 @@ impl Control {
             }
             Phase::Idle { empty: false } => Step::Compact { focus },
             Phase::Running(_) => {
-                if let Ok(mut slot) = self.compact_request.lock() {
+                if let Ok(mut slot) = self.requests.compact.lock() {
                     *slot = Some(focus);
                 }
                 Step::Wait

@@ -1,206 +1,38 @@
-//! The engine's side of hooks: builds each event's payload (Claude Code's
-//! field names: `session_id`, `transcript_path`, `cwd`,
-//! `hook_event_name`, `permission_mode`, and the event's own), runs the
-//! matching hooks at once, records and shows each run, and folds their
-//! verdicts into one: a block wins over an ask, an ask over an allow.
+//! The session's hook moments: `UserPromptSubmit`, `SessionStart`,
+//! `Stop`/`SubagentStop`, `PreCompact`, and the approval of a project's
+//! hooks. Running a moment's hooks is [`super::hook_run`]'s; the hooks
+//! around a tool call are a call stage ([`super::stages`]).
 //! Invariant: with no hook configured for a moment, nothing here runs and
 //! nothing is spent.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use super::shared::lock;
-use crate::events::{ApprovalMode, ErrorKind, Event, HookReport, HookResult};
-use crate::hooks::run::{Ended, HookRun};
-use crate::hooks::{Decision, Hook, HookEvent, HookOrigin, STOP_CONTINUES, Verdict};
+use super::hook_run::{Hooked, Moment};
+use super::stages::Said;
+use crate::events::{ErrorKind, Event, HookReport, HookResult};
+use crate::hooks::{HookEvent, STOP_CONTINUES};
 use crate::todo::{TodoItem, TodoStatus};
-use crate::tools::hook_run::Place;
-
-/// What a moment's hooks said together.
-#[derive(Debug, Default)]
-pub(super) struct Hooked {
-    pub decision: Decision,
-    /// The input a call runs with instead (the last hook's that gave one).
-    pub updated_input: Option<Map<String, Value>>,
-    /// What the model is to read besides (each hook's, in order).
-    pub context: Vec<String>,
-    /// Why the agent must stop (`continue: false`), the first hook's.
-    pub stop: Option<String>,
-}
-
-impl Hooked {
-    fn merge(&mut self, verdict: Verdict) {
-        self.decision = match (std::mem::take(&mut self.decision), verdict.decision) {
-            (Decision::Block(a), Decision::Block(b)) => Decision::Block(format!("{a}\n{b}")),
-            (Decision::Block(a), _) | (_, Decision::Block(a)) => Decision::Block(a),
-            (Decision::Ask(a), _) | (_, Decision::Ask(a)) => Decision::Ask(a),
-            (Decision::Allow, _) | (_, Decision::Allow) => Decision::Allow,
-            _ => Decision::Continue,
-        };
-        if verdict.updated_input.is_some() {
-            self.updated_input = verdict.updated_input;
-        }
-        self.context.extend(verdict.context);
-        if self.stop.is_none() {
-            self.stop = verdict.stop;
-        }
-    }
-
-    /// The block's reason, when the hooks blocked.
-    pub fn blocked(&self) -> Option<&str> {
-        match &self.decision {
-            Decision::Block(why) => Some(why),
-            _ => None,
-        }
-    }
-}
-
-/// Claude Code's name for an approval mode (`permission_mode`).
-fn permission_mode(mode: ApprovalMode) -> &'static str {
-    match mode {
-        ApprovalMode::ReadOnly => "plan",
-        ApprovalMode::Ask | ApprovalMode::Auto => "default",
-        ApprovalMode::AutoEdit => "acceptEdits",
-        ApprovalMode::Yolo => "bypassPermissions",
-    }
-}
 
 impl Session {
     /// Whether any hook runs at `event`.
     pub(super) fn hooks_at(&self, event: HookEvent) -> bool {
-        self.host.config.tools.hooks.has(event)
+        self.host.hooks_at(event)
     }
 
-    /// Runs the hooks of `event` whose matcher takes one of `subjects`,
-    /// with `fields` (an object) beside the common ones on their stdin;
-    /// each run is recorded and shown (`label`: what it concerned).
+    /// The hooks of `moment` (see [`Host::run_hooks`]), their reports
+    /// emitted.
     pub(super) async fn run_hooks(
         &mut self,
-        event: HookEvent,
-        subjects: &[&str],
-        label: Option<&str>,
+        moment: Moment<'_>,
         fields: Value,
         cancel: &CancellationToken,
     ) -> Hooked {
-        let hooks: Vec<Hook> = self
-            .host
-            .config
-            .tools
-            .hooks
-            .matching(event, subjects)
-            .into_iter()
-            .cloned()
-            .collect();
-        let mut hooked = Hooked::default();
-        if hooks.is_empty() {
-            return hooked;
-        }
-        let payload = self.hook_payload(event, fields);
-        let runs = self.run_all(&hooks, &payload, cancel).await;
-        for run in runs {
-            let verdict = Verdict::of(event, &run);
-            self.report_hook(event, label, &run, &verdict);
-            hooked.merge(verdict);
-        }
+        let mut said = Said::default();
+        let hooked = self.host.run_hooks(moment, fields, cancel, &mut said).await;
+        self.hear(said);
         hooked
-    }
-
-    /// Runs `hooks` at once with `payload`: the user's own in the sandbox
-    /// in auto mode, a project's in the sandbox in every mode but yolo
-    /// (its script lies in the workspace, which commands write).
-    async fn run_all(
-        &self,
-        hooks: &[Hook],
-        payload: &Value,
-        cancel: &CancellationToken,
-    ) -> Vec<HookRun> {
-        let bytes = serde_json::to_vec(payload).unwrap_or_default();
-        let mode = lock(&self.host.policy).mode;
-        let sandboxed = |hook: &Hook| match hook.origin {
-            HookOrigin::Project(_) => mode != ApprovalMode::Yolo,
-            HookOrigin::Config(_) => mode == ApprovalMode::Auto,
-        };
-        let any = hooks.iter().any(sandboxed);
-        let confinement = match self.host.config.tools.sandbox.as_ref().filter(|_| any) {
-            Some(sandbox) => match sandbox.confinement() {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    let failed = |hook: &Hook| HookRun {
-                        command: hook.command.clone(),
-                        ended: Ended::Failed(format!("the sandbox could not be prepared: {e}")),
-                        stdout: String::new(),
-                        stderr: String::new(),
-                        duration: std::time::Duration::ZERO,
-                    };
-                    return hooks.iter().map(failed).collect();
-                }
-            },
-            None => None,
-        };
-        let session = self.host.config.tools.session.clone();
-        let place = |confined: bool| Place {
-            root: self.host.workspace.root(),
-            session: session.as_deref(),
-            confinement: confinement.as_deref().filter(|_| confined),
-            cancel,
-        };
-        let (inside, outside) = (place(true), place(false));
-        futures_util::future::join_all(hooks.iter().map(|h| {
-            let place = if sandboxed(h) { &inside } else { &outside };
-            crate::tools::hook_run::run(&h.command, &bytes, h.timeout, place)
-        }))
-        .await
-    }
-
-    /// The payload: the common fields, then the event's.
-    fn hook_payload(&self, event: HookEvent, fields: Value) -> Value {
-        let mode = lock(&self.host.policy).mode;
-        let mut payload = json!({
-            "session_id": self.host.transcript.id(),
-            "transcript_path": self.host.transcript.path().map(|p| p.display().to_string()),
-            "cwd": self.host.workspace.root().display().to_string(),
-            "hook_event_name": event.name(),
-            "permission_mode": permission_mode(mode),
-        });
-        if let (Some(all), Value::Object(own)) = (payload.as_object_mut(), fields) {
-            all.extend(own);
-        }
-        payload
-    }
-
-    /// One run, told and recorded (a hook's `systemMessage` and a
-    /// failure reach the user through its report).
-    fn report_hook(
-        &mut self,
-        event: HookEvent,
-        label: Option<&str>,
-        run: &HookRun,
-        verdict: &Verdict,
-    ) {
-        let result = match (&run.ended, &verdict.decision) {
-            (Ended::TimedOut, _) => HookResult::TimedOut,
-            (Ended::Cancelled, _) => HookResult::Interrupted,
-            (_, Decision::Block(_)) => HookResult::Blocked,
-            (Ended::Exited(0), _) => HookResult::Ok,
-            _ => HookResult::Failed,
-        };
-        let message = match &verdict.decision {
-            Decision::Block(why) => Some(why.clone()),
-            _ => verdict.message.clone(),
-        };
-        tracing::info!(event = %event, command = %run.command, ?result, "hook ran");
-        self.emit(Event::Hook {
-            report: HookReport {
-                event: event.name().to_string(),
-                command: run.command.clone(),
-                subject: label.map(str::to_string),
-                result,
-                exit_code: run.exit_code(),
-                duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-                message,
-            },
-        });
     }
 }
 
@@ -216,9 +48,10 @@ impl Session {
         let fields = json!({ "prompt": prompt });
         let hooked = self
             .run_hooks(
-                HookEvent::UserPromptSubmit,
-                &[],
-                Some(&start),
+                Moment {
+                    label: Some(&start),
+                    ..Moment::of(HookEvent::UserPromptSubmit)
+                },
                 fields,
                 &cancel,
             )
@@ -265,9 +98,11 @@ impl Session {
         let fields = json!({ "source": source });
         let hooked = self
             .run_hooks(
-                HookEvent::SessionStart,
-                &[source],
-                Some(source),
+                Moment {
+                    event: HookEvent::SessionStart,
+                    subjects: &[source],
+                    label: Some(source),
+                },
                 fields,
                 &cancel,
             )
@@ -400,7 +235,7 @@ impl Session {
             return None;
         }
         let fields = json!({ "stop_hook_active": *continued > 0 });
-        let hooked = self.run_hooks(event, &[], None, fields, cancel).await;
+        let hooked = self.run_hooks(Moment::of(event), fields, cancel).await;
         let why = hooked.blocked()?.to_string();
         if hooked.stop.is_some() || cancel.is_cancelled() {
             return None;
@@ -431,9 +266,11 @@ impl Session {
         let trigger = if manual { "manual" } else { "auto" };
         let fields = json!({ "trigger": trigger, "custom_instructions": focus.unwrap_or("") });
         self.run_hooks(
-            HookEvent::PreCompact,
-            &[trigger],
-            Some(trigger),
+            Moment {
+                event: HookEvent::PreCompact,
+                subjects: &[trigger],
+                label: Some(trigger),
+            },
             fields,
             cancel,
         )

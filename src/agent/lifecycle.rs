@@ -74,7 +74,7 @@ impl Session {
         self.thread.conversation = Conversation::default();
         self.thread.last_prompt = None;
         self.thread.compacted_to = None;
-        if let Ok(mut slot) = self.host.compact_request.lock() {
+        if let Ok(mut slot) = self.host.requests.compact.lock() {
             *slot = None;
         }
         self.thread.reminders =

@@ -11,7 +11,7 @@ mod builder;
 mod client;
 pub mod compact;
 mod control;
-mod hook_calls;
+mod hook_run;
 mod hooks;
 mod invoke;
 mod lifecycle;
@@ -20,10 +20,12 @@ pub mod mentions;
 mod outbox;
 mod pipeline;
 mod plan;
+mod questions;
 mod record;
 pub mod reminders;
 mod rule_gate;
 mod shared;
+mod stages;
 mod subagent;
 mod thread;
 mod tool_host;
@@ -106,10 +108,13 @@ enum TurnEnd {
     Stopped,
 }
 
-/// What a turn works on: the root thread, in its host.
+/// What a turn works on: the root thread, in its host, and the stages
+/// every call passes (shared with its subagents: their calls pass the
+/// same).
 struct Session {
     thread: Thread,
     host: Host,
+    stages: Arc<stages::Stages>,
 }
 
 impl Session {

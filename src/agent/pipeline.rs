@@ -1,7 +1,8 @@
-//! One tool call, in named stages: describe → pre-hooks → gate (and the
-//! user's approval) → checkpoint → run → post-hooks → announce. Every call
-//! goes through all of them, whatever the tool; a feature that acts on
-//! calls (hooks, checkpoints) fills its stage and touches no other.
+//! One tool call, in named steps: describe → the call stages' `before`
+//! (hooks, the hook-script guard: [`super::stages`]) → gate (and the
+//! user's approval) → checkpoint → run → the stages' `after`, in reverse →
+//! announce. Every call goes through all of them, whatever the tool; a
+//! feature that acts on calls is a stage of its own and touches no other.
 //! Invariants: a `ToolCallBegin` is always followed by one `ToolCallEnd`
 //! (a tool that panics becomes a `crashed` result), and every outcome is
 //! typed ([`ToolOutcome`]): nothing downstream reads the output's text to
@@ -17,9 +18,9 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use super::approval::{Gate, refusal};
 use super::compact::fit_result;
+use super::stages::{Before, Call, Said, StageCx, Verdict};
 use super::tool_host::Serving;
-use crate::events::{ApprovalReason, Decision, Event, ToolStatus, ToolSummary};
-use crate::hooks::Decision as HookDecision;
+use crate::events::{Decision, Event, ToolStatus, ToolSummary};
 use crate::llm::ContentBlock;
 use crate::session::live::LiveOutput;
 use crate::tools::{
@@ -33,22 +34,6 @@ const CANCEL_GRACE: Duration = Duration::from_millis(300);
 /// A subagent's: its own tools get [`CANCEL_GRACE`] first, then it ends
 /// its turn and says what it had.
 const TASK_CANCEL_GRACE: Duration = Duration::from_millis(1500);
-
-/// A call of the model's, as the stages pass it on.
-pub(super) struct Call<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub input: &'a Value,
-    /// Why the provider could not read the input as JSON, if it could not.
-    pub invalid_input: Option<String>,
-}
-
-impl<'a> Call<'a> {
-    /// Its id, tool name and input.
-    fn parts(&self) -> (&'a str, &'a str, &'a Value) {
-        (self.id, self.name, self.input)
-    }
-}
 
 /// A call done: its result (recorded), and whether it wrote the plan.
 pub(super) struct Done {
@@ -76,12 +61,15 @@ impl Session {
         let waited_before = self.thread.run.approval_wait;
         let summaries: Vec<ToolSummary> = calls.iter().map(|call| self.describe(call)).collect();
         let fan_out = self.ask_fan_out(calls, &summaries, cancel).await;
-        let mut pres = Vec::with_capacity(calls.len());
+        // The input each call runs with: the stages' change (a hook's), else
+        // the model's; and what they say of it.
+        let mut changed: Vec<Option<Value>> = Vec::with_capacity(calls.len());
+        let mut verdicts = Vec::with_capacity(calls.len());
         for call in calls {
-            pres.push(self.pre_hooks(call, cancel).await);
+            let before = self.stages_before(call, cancel).await;
+            changed.push(before.input);
+            verdicts.push(before.verdict);
         }
-        // The input each call runs with: a hook's change, else the model's.
-        let changed: Vec<Option<Value>> = pres.iter().map(|pre| pre.input.clone()).collect();
         let calls: Vec<Call<'_>> = calls
             .iter()
             .zip(&changed)
@@ -95,33 +83,28 @@ impl Session {
         let mut outputs: Vec<Option<ToolOutput>> = Vec::with_capacity(calls.len());
         let mut runs = Vec::new();
         for (at, (call, summary)) in calls.iter().zip(summaries).enumerate() {
-            let pre = &mut pres[at];
-            let ready = match (pre.refusal.take(), &fan_out) {
-                (Some(output), _) => Some(output),
-                (None, Some(output)) if self.is_agent(call.name) => Some(output.clone()),
-                (None, _) => unusable_input(call),
+            let verdict = std::mem::take(&mut verdicts[at]);
+            let ready = match (verdict, &fan_out) {
+                (Verdict::Refuse(output), _) => Err(*output),
+                (_, Some(output)) if self.is_agent(call.name) => Err(output.clone()),
+                (verdict, _) => match unusable_input(call) {
+                    Some(output) => Err(output),
+                    None => Ok(verdict),
+                },
             };
             let ready = match ready {
-                Some(output) => Some(output),
-                None if lone || !self.thread.tools.parallel(call.name, call.input) => Some(
-                    self.gate_and_run(call, summary, &pre.permission, cancel)
-                        .await,
-                ),
-                None => {
-                    self.apply_mode_request();
-                    let gate = self.gate(call.name, call.input);
-                    match self.hooked_gate(gate, &pre.permission) {
-                        Gate::Refuse(by, why) => Some(ToolOutput::refused(by, why)),
-                        Gate::Run { sandboxed } => {
-                            runs.push((at, sandboxed, summary));
-                            None
-                        }
-                        Gate::Ask(_) => Some(
-                            self.gate_and_run(call, summary, &pre.permission, cancel)
-                                .await,
-                        ),
-                    }
+                Err(output) => Some(output),
+                Ok(verdict) if lone || !self.thread.tools.parallel(call.name, call.input) => {
+                    let judged = self.judge(call, verdict);
+                    Some(self.run_judged(call, summary, judged, cancel).await)
                 }
+                Ok(verdict) => match self.judge(call, verdict) {
+                    Ok(Gate::Run { sandboxed }) => {
+                        runs.push((at, sandboxed, summary));
+                        None
+                    }
+                    judged => Some(self.run_judged(call, summary, judged, cancel).await),
+                },
             };
             outputs.push(ready);
         }
@@ -131,10 +114,10 @@ impl Session {
         let waited = self.thread.run.approval_wait.saturating_sub(waited_before);
         let ran = started.elapsed().saturating_sub(waited);
         let mut done = Vec::with_capacity(calls.len());
-        for ((call, output), pre) in calls.iter().zip(outputs).zip(pres) {
-            let output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
+        for (call, output) in calls.iter().zip(outputs) {
+            let mut output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
             let after = Instant::now();
-            let output = self.post_hooks(call, output, pre, cancel).await;
+            self.stages_after(call, &mut output, cancel).await;
             done.push(self.finish(call, output, ran + after.elapsed()));
         }
         done
@@ -200,19 +183,79 @@ impl Session {
         summary
     }
 
-    /// Stage 3: the approval mode, the rules and the user decide; then the
-    /// call runs (stages 4 and 5), and a command the sandbox stopped may be
-    /// run again outside it if the user says so.
-    async fn gate_and_run(
+    /// The [`Stages`](super::stages::Stages) before `call` (its hooks
+    /// first): their folded verdict and input; what they said is heard.
+    async fn stages_before(&mut self, call: &Call<'_>, cancel: &CancellationToken) -> Before {
+        let mut said = Said::default();
+        let before = {
+            let cx = StageCx {
+                host: &self.host,
+                tools: &self.thread.tools,
+                plan: &self.thread.plan,
+                cancel,
+            };
+            self.stages.before(&cx, call, &mut said).await
+        };
+        self.hear(said);
+        before
+    }
+
+    /// The stages after `call`, in reverse order: they may add to `output`.
+    async fn stages_after(
+        &mut self,
+        call: &Call<'_>,
+        output: &mut ToolOutput,
+        cancel: &CancellationToken,
+    ) {
+        let mut said = Said::default();
+        {
+            let cx = StageCx {
+                host: &self.host,
+                tools: &self.thread.tools,
+                plan: &self.thread.plan,
+                cancel,
+            };
+            self.stages.after(&cx, call, output, &mut said).await;
+        }
+        self.hear(said);
+    }
+
+    /// What stages said: their events emitted (recorded when durable), and
+    /// a stop they asked for kept for the turn (the first one).
+    pub(super) fn hear(&mut self, said: Said) {
+        for event in said.events {
+            self.emit(event);
+        }
+        if let Some(why) = said.stop
+            && self.thread.run.hook_stop.is_none()
+        {
+            self.thread.run.hook_stop = Some(why);
+        }
+    }
+
+    /// Stage 3's judgement: the approval mode and the rules, as the
+    /// stages' `verdict` (a hook's among them) bends them; `Err` is the answer of a call
+    /// a stage refused.
+    fn judge(&mut self, call: &Call<'_>, verdict: Verdict) -> Result<Gate, Box<ToolOutput>> {
+        self.apply_mode_request();
+        verdict.bend(self.gate(call.name, call.input))
+    }
+
+    /// Stage 3's end: the user decides what was to be asked; then the call
+    /// runs (stages 4 and 5), and a command the sandbox stopped may be run
+    /// again outside it if the user says so.
+    async fn run_judged(
         &mut self,
         call: &Call<'_>,
         summary: ToolSummary,
-        permission: &HookDecision,
+        judged: Result<Gate, Box<ToolOutput>>,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        self.apply_mode_request();
-        let gate = self.gate(call.name, call.input);
-        match self.hooked_gate(gate, permission) {
+        let gate = match judged {
+            Ok(gate) => gate,
+            Err(output) => return *output,
+        };
+        match gate {
             Gate::Refuse(by, why) => ToolOutput::refused(by, why),
             Gate::Run { sandboxed } => {
                 let out = self.checkpoint_and_run(call, sandboxed, cancel).await;
@@ -237,77 +280,11 @@ impl Session {
     }
 
     /// Whether `name` runs a subagent.
-    fn is_agent(&self, name: &str) -> bool {
+    pub(super) fn is_agent(&self, name: &str) -> bool {
         self.thread
             .tools
             .spec(name)
             .is_some_and(|s| s.origin == crate::tools::Origin::Agent)
-    }
-
-    /// In ask mode, more subagents at once than `[task] ask_above` are
-    /// put to the user first, once for them all: what every one of them
-    /// answers when the user says no (or the turn is interrupted).
-    async fn ask_fan_out(
-        &mut self,
-        calls: &[Call<'_>],
-        summaries: &[ToolSummary],
-        cancel: &CancellationToken,
-    ) -> Option<ToolOutput> {
-        let agents: Vec<usize> = (0..calls.len())
-            .filter(|&at| self.is_agent(calls[at].name))
-            .collect();
-        let above = self.host.config.tools.task.ask_above;
-        let mode = super::shared::lock(&self.host.policy).mode;
-        let first = *agents.first()?;
-        if mode != crate::events::ApprovalMode::Ask || agents.len() <= above {
-            return None;
-        }
-        let question = format!(
-            "Start {} subagents at once? (more than [task] ask_above = {above}; each spends tokens of its own)",
-            agents.len()
-        );
-        let reason = ApprovalReason::Tool { question };
-        let call = &calls[first];
-        match self
-            .ask(call.parts(), summaries[first].clone(), reason, cancel)
-            .await
-        {
-            Some(Decision::Once | Decision::Always) => None,
-            Some(Decision::Refuse { reason }) => Some(ToolOutput::refused(
-                Refuser::User,
-                refusal(reason.as_deref()),
-            )),
-            None => Some(ToolOutput::interrupted(
-                "It was waiting for the user's approval and did not run.",
-                "",
-            )),
-        }
-    }
-
-    /// A command the sandbox stopped at `what`: the user may run it
-    /// outside; the model is told when they do not.
-    async fn outside_sandbox(
-        &mut self,
-        call: &Call<'_>,
-        summary: ToolSummary,
-        out: ToolOutput,
-        what: String,
-        cancel: &CancellationToken,
-    ) -> ToolOutput {
-        let reason = ApprovalReason::SandboxBlocked { what: what.clone() };
-        match self.ask(call.parts(), summary, reason, cancel).await {
-            Some(Decision::Once | Decision::Always) => {
-                self.checkpoint_and_run(call, false, cancel).await
-            }
-            None => out,
-            Some(Decision::Refuse { .. }) => ToolOutput {
-                content: format!(
-                    "{}\n[blocked by the sandbox: {what}. Commands run with writes limited to the workspace, the temp folder and cargo's download caches; the user did not allow running it outside.]",
-                    out.content
-                ),
-                ..out
-            },
-        }
     }
 
     /// Stage 4, the checkpoint, then stage 5, the run: a call that may
@@ -315,7 +292,7 @@ impl Session {
     /// and an own tool's file keeps its pre-image (see
     /// [`Session::checkpoint_before`], called where the call takes its
     /// turn to write).
-    async fn checkpoint_and_run(
+    pub(super) async fn checkpoint_and_run(
         &mut self,
         call: &Call<'_>,
         sandboxed: bool,

@@ -345,8 +345,7 @@ impl Session {
             store: None,
             policy: self.host.policy.clone(),
             approvals: self.host.approvals.clone(),
-            mode_request: self.host.mode_request.clone(),
-            compact_request: Arc::new(Mutex::new(None)),
+            requests: self.host.requests.for_child(),
             mcp: if explore {
                 crate::mcp::Servers::none()
             } else {
@@ -355,7 +354,11 @@ impl Session {
             tasks: self.host.tasks.clone(),
             checkpoints: self.host.checkpoints.clone(),
         };
-        Session { thread: own, host }
+        Session {
+            thread: own,
+            host,
+            stages: self.stages.clone(),
+        }
     }
 
     /// A child's one turn, from the task to its answer or its stop.

@@ -130,6 +130,28 @@ pub(super) struct Offered {
     pub generation: u64,
 }
 
+/// What the user asks of a running turn, shared by the dispatcher (which
+/// sets them) and the session (which takes them up where it can).
+#[derive(Clone, Default)]
+pub(super) struct Requests {
+    /// A mode switch (`Op::SetApproval`) for the next tool call (shared
+    /// with the subagents: the mode is the session's).
+    pub mode: Arc<Mutex<Option<ApprovalMode>>>,
+    /// A `/compact` asked for mid-turn: done at the next round boundary
+    /// (a subagent has its own, never set).
+    pub compact: Arc<Mutex<Option<Option<String>>>>,
+}
+
+impl Requests {
+    /// A subagent's: the session's mode switch, a `/compact` of its own.
+    pub fn for_child(&self) -> Self {
+        Self {
+            mode: self.mode.clone(),
+            compact: Arc::default(),
+        }
+    }
+}
+
 /// What the threads run in.
 pub(super) struct Host {
     pub workspace: Workspace,
@@ -145,10 +167,8 @@ pub(super) struct Host {
     pub policy: SharedPolicy,
     /// The user's answers to approval requests (from `Op::Approve`).
     pub approvals: Answers,
-    /// A mode switch (`Op::SetApproval`) for the next tool call.
-    pub mode_request: Arc<Mutex<Option<ApprovalMode>>>,
-    /// A `/compact` asked for mid-turn: done at the next round boundary.
-    pub compact_request: Arc<Mutex<Option<Option<String>>>>,
+    /// What the user asked for mid-turn, for the session to take up.
+    pub requests: Requests,
     /// The MCP servers: starting, and those whose tools were attached.
     pub mcp: crate::mcp::Servers,
     /// What the session's subagents share: places, thread numbers, budget.

@@ -8,7 +8,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::compact::is_too_long;
-use super::pipeline::Call;
+use super::stages::Call;
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
@@ -144,7 +144,8 @@ impl Session {
     async fn round_boundary(&mut self, cancel: &CancellationToken) -> Option<TurnEnd> {
         let asked = self
             .host
-            .compact_request
+            .requests
+            .compact
             .lock()
             .ok()
             .and_then(|mut slot| slot.take());

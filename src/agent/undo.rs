@@ -97,7 +97,7 @@ impl Session {
     /// are snapshotted; an own tool's file (write_file, edit_file) is
     /// read for its pre-image; a command outside git is noted as not
     /// undoable.
-    pub(super) async fn checkpoint_before(&self, call: &super::pipeline::Call<'_>) -> Option<Kept> {
+    pub(super) async fn checkpoint_before(&self, call: &super::stages::Call<'_>) -> Option<Kept> {
         let checkpoints = &self.host.checkpoints;
         if !checkpoints.enabled() {
             return None;

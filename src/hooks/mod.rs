@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::{HookEntry, HooksConfig};
 pub use config::load;
+pub use scripts::ProjectScripts;
 pub use verdict::{Decision, Verdict};
 
 /// How long a hook may run when its entry does not say (Claude Code's).
