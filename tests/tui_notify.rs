@@ -138,12 +138,15 @@ fn inside_tmux_the_outer_terminal_is_found_from_what_it_left() {
 
 /// A stand-in `tmux` in its own folder (outside the temp folders, so
 /// Waypoint may run it) printing `environment` for `show-environment -g`
-/// and `passthrough` for the option.
-fn stand_in_tmux(name: &str, environment: &str, passthrough: &str) -> std::path::PathBuf {
+/// and `passthrough` for the option, in a folder of `base`.
+fn stand_in_tmux(
+    base: &std::path::Path,
+    name: &str,
+    environment: &str,
+    passthrough: &str,
+) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("tui_notify")
-        .join(name);
+    let dir = base.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("tmux");
     std::fs::write(
@@ -166,7 +169,10 @@ fn inside_tmux_its_environment_names_the_terminal_that_started_it() {
         method: NotifyMethod::Auto,
         after_secs: 0,
     };
-    let workspace = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui_notify/ws");
+    // Outside the temp folders, where Waypoint never trusts a program
+    // (a clean clone may be in /tmp).
+    let base = crate::support::sandbox::outside_hidden("tui-notify-");
+    let workspace = base.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
     let found = |dir: &std::path::Path| {
         Programs::resolve(Some(dir.as_os_str()), &workspace)
@@ -174,6 +180,7 @@ fn inside_tmux_its_environment_names_the_terminal_that_started_it() {
             .expect("the stand-in tmux is trusted")
     };
     let wezterm = stand_in_tmux(
+        base.path(),
         "wezterm",
         "TERM_PROGRAM=WezTerm\\nTERM=xterm-256color\\n",
         "on",
@@ -182,11 +189,16 @@ fn inside_tmux_its_environment_names_the_terminal_that_started_it() {
     let n = Notifier::detecting(&settings, &vars(&PANE), &outer);
     assert_eq!(n.sequence("Done."), OSC9_THROUGH_TMUX);
     // kitty's TERM, as the server kept it.
-    let kitty = stand_in_tmux("kitty", "-TERM_PROGRAM\\nTERM=xterm-kitty\\n", "all");
+    let kitty = stand_in_tmux(
+        base.path(),
+        "kitty",
+        "-TERM_PROGRAM\\nTERM=xterm-kitty\\n",
+        "all",
+    );
     let n = Notifier::detecting(&settings, &vars(&PANE), &Outer::from_tmux(&found(&kitty)));
     assert_eq!(n.sequence("Done."), OSC9_THROUGH_TMUX);
     // tmux would drop the sequence (allow-passthrough off): the bell.
-    let closed = stand_in_tmux("closed", "TERM_PROGRAM=ghostty\\n", "off");
+    let closed = stand_in_tmux(base.path(), "closed", "TERM_PROGRAM=ghostty\\n", "off");
     let n = Notifier::detecting(&settings, &vars(&PANE), &Outer::from_tmux(&found(&closed)));
     assert_eq!(n.sequence("Done."), "\u{7}");
     // An explicit method is kept as set.
