@@ -80,7 +80,7 @@ fn a_command_cannot_replace_what_runs_the_next_one() {
     std::fs::create_dir_all(cargo.join("bin")).unwrap();
     // Waypoint installed as `cargo install` puts it.
     let exe = cargo.join("bin/waypoint");
-    std::fs::copy(env!("CARGO_BIN_EXE_waypoint"), &exe).unwrap();
+    support::copy_program(Path::new(env!("CARGO_BIN_EXE_waypoint")), &exe);
     let original = std::fs::metadata(&exe).unwrap().len();
     let ws = tempfile::tempdir().unwrap();
     let pwned = home.path().join("pwned");

@@ -695,13 +695,10 @@ fn ctrl_g_edits_in_the_editor_and_ctrl_y_copies_the_reply() {
     let dir = tempfile::tempdir().unwrap();
     // An "editor" that appends to the message it is given.
     let editor = dir.path().join("editor.sh");
-    std::fs::write(
+    crate::support::write_program(
         &editor,
-        "#!/bin/sh\nprintf ' and more from the editor' >> \"$1\"\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+        b"#!/bin/sh\nprintf ' and more from the editor' >> \"$1\"\n",
+    );
     let editor_s = editor.display().to_string();
     let (tmux, _ws) = scenario_app_with_env(
         dir.path(),

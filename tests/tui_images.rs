@@ -168,9 +168,7 @@ async fn ctrl_v_reads_the_clipboard_through_xclip() {
         dir.path().join("clip.png").display()
     );
     let xclip = bin.join("xclip");
-    std::fs::write(&xclip, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::support::write_program(&xclip, script.as_bytes());
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let x11 = move |k: &str| match k {
         "DISPLAY" => Some(":0".into()),
@@ -266,16 +264,12 @@ async fn ctrl_g_keeps_the_images_whose_tokens_survive_the_editor() {
     // The editor (a stand-in script) rewords the message and drops the
     // second image's token.
     let editor = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui_images_editor.sh");
-    std::fs::write(
+    crate::support::write_program(
         &editor,
-        "#!/bin/sh\nsed -i -e 's/compare/describe/' -e 's/ with \\[image 2: 2x2 png\\]//' \"$1\"\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    // SAFETY: no other test of this binary reads or writes VISUAL.
+        b"#!/bin/sh\nsed -i -e 's/compare/describe/' -e 's/ with \\[image 2: 2x2 png\\]//' \"$1\"\n",
+    );
+    // SAFETY: no other test reads or writes VISUAL in this process (the
+    // end-to-end ones give their app its own).
     unsafe { std::env::set_var("VISUAL", &editor) };
     let effects = update::on_key(&mut a, ctrl('g'), now);
     let [Effect::Edit(text)] = &effects[..] else {

@@ -145,18 +145,13 @@ fn stand_in_tmux(
     environment: &str,
     passthrough: &str,
 ) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let dir = base.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("tmux");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\ncase \"$*\" in\n  'show-environment -g') printf '%b' '{environment}' ;;\n  'show-environment') printf '%b' 'DISPLAY=:0\\n-SSH_AUTH_SOCK\\n' ;;\n  'show-options -gv allow-passthrough') printf '{passthrough}\\n' ;;\n  *) exit 1 ;;\nesac\n"
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let program = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  'show-environment -g') printf '%b' '{environment}' ;;\n  'show-environment') printf '%b' 'DISPLAY=:0\\n-SSH_AUTH_SOCK\\n' ;;\n  'show-options -gv allow-passthrough') printf '{passthrough}\\n' ;;\n  *) exit 1 ;;\nesac\n"
+    );
+    crate::support::write_program(&script, program.as_bytes());
     dir
 }
 
