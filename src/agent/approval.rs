@@ -434,8 +434,7 @@ impl Session {
             waiting,
             at: crate::session::now_ms(),
         };
-        self.record(&record);
-        record.feed(&mut self.thread.ledger);
+        self.observe(&record);
     }
 
     /// "Always": calls like this one run without asking for the session.

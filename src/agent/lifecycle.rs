@@ -59,7 +59,7 @@ impl Session {
             note: None,
         });
         // The old session's account ends with it.
-        self.thread.ledger = Ledger::new();
+        self.observers.accounts.replace(Ledger::new());
         self.emit(Event::SessionReset);
         self.host.events.set_turns(0);
         if let Some(store) = &self.host.store {
@@ -149,7 +149,7 @@ impl Session {
             state.revision = revisions;
             state.sync_file(true);
         }
-        self.thread.ledger = ledger;
+        self.observers.accounts.replace(ledger);
         self.thread.totals = totals;
         for record in &repairs {
             self.record(record);

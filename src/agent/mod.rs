@@ -17,6 +17,7 @@ mod invoke;
 mod lifecycle;
 mod mcp_wait;
 pub mod mentions;
+mod observers;
 mod outbox;
 mod pipeline;
 mod plan;
@@ -108,13 +109,15 @@ enum TurnEnd {
     Stopped,
 }
 
-/// What a turn works on: the root thread, in its host, and the stages
-/// every call passes (shared with its subagents: their calls pass the
-/// same).
+/// What a turn works on: the root thread, in its host; the stages every
+/// call passes (shared with its subagents: their calls pass the same); and
+/// what the thread does because something was recorded (its own: the
+/// plan's account among them).
 struct Session {
     thread: Thread,
     host: Host,
     stages: Arc<stages::Stages>,
+    observers: observers::Observers,
 }
 
 impl Session {

@@ -107,10 +107,7 @@ impl Session {
                 at: change.at,
                 note: Some(change.description),
             });
-            let record = Record::event(&revision, now_ms());
-            self.record(&record);
-            record.feed(&mut self.thread.ledger);
-            self.checkpoint_after(&revision.event);
+            self.observe(&Record::event(&revision, now_ms()));
             // Changes one after another by the same hand (no model write
             // between) are told as one net change.
             match self.thread.unsaid.last_mut() {
@@ -126,7 +123,6 @@ impl Session {
         for (before, after) in overrides {
             self.note_overrides(&before, &after);
         }
-        self.send_stats();
     }
 
     /// What the user changed in the plan since the model last heard, with
@@ -177,26 +173,16 @@ impl Session {
     /// Sends every item's account (and keeps it for `todo_read`); nothing
     /// while there has been no plan.
     pub(super) fn send_stats(&mut self) {
-        let items = self.thread.plan.items();
-        if items.is_empty() && self.thread.ledger.is_empty() {
-            return;
+        let seen = super::observers::Seen {
+            plan: &self.thread.plan,
+            conversation: &self.thread.conversation,
+            outbox: &self.host.events,
+            checkpoints: &self.host.checkpoints,
+            prices: &self.host.config.prices,
+        };
+        for event in self.observers.accounts.stats(&seen) {
+            let _ = self.host.events.send(event);
         }
-        let file_error = self.thread.plan.lock().file_error.take();
-        if let Some(message) = file_error {
-            let _ = self.host.events.send(Event::Error {
-                kind: ErrorKind::PlanFile,
-                message,
-            });
-        }
-        let report = self
-            .thread
-            .ledger
-            .report(&items, now_ms(), &self.host.config.prices);
-        self.thread.plan.lock().stats.clone_from(&report);
-        let _ = self.host.events.send(Event::PlanStats {
-            items: report,
-            running: self.thread.ledger.running().map(str::to_string),
-        });
     }
 }
 

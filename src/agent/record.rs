@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 
 use super::Session;
+use super::observers::Seen;
 use crate::events::{Envelope, ErrorKind, Event};
 use crate::llm::ContentBlock;
 use crate::session::{Record, now_ms};
@@ -35,7 +36,7 @@ impl Session {
     }
 
     /// Writes `envelope` (a call's input is left out: its reply holds it)
-    /// and gives the plan's account what it tells.
+    /// and shows it to the observers; a turn's end reaches the disk.
     fn record_envelope(&mut self, envelope: &mut Envelope) {
         // A user's plan change made before this event is recorded first.
         self.settle_user_changes();
@@ -44,23 +45,34 @@ impl Session {
             _ => None,
         };
         let record = Record::event(envelope, now_ms());
-        self.record(&record);
+        self.observe(&record);
         let ends_turn = matches!(
             envelope.event,
             Event::TurnComplete { .. } | Event::TurnAborted { .. }
         );
-        let fed = record.feed(&mut self.thread.ledger);
         if let (Some(input), Event::ToolCallBegin { input: slot, .. }) =
             (input, &mut envelope.event)
         {
             *slot = input;
         }
-        self.checkpoint_after(&envelope.event);
         if ends_turn {
             self.sync_transcript();
         }
-        if fed {
-            self.send_stats();
+    }
+
+    /// Writes `record`, then shows it to the thread's observers (see
+    /// [`super::observers`]) and sends what they answer.
+    pub(super) fn observe(&mut self, record: &Record<'_>) {
+        self.record(record);
+        let seen = Seen {
+            plan: &self.thread.plan,
+            conversation: &self.thread.conversation,
+            outbox: &self.host.events,
+            checkpoints: &self.host.checkpoints,
+            prices: &self.host.config.prices,
+        };
+        for event in self.observers.on_record(&seen, record) {
+            let _ = self.host.events.send(event);
         }
     }
 

@@ -358,6 +358,7 @@ impl Session {
             thread: own,
             host,
             stages: self.stages.clone(),
+            observers: super::observers::Observers::new(),
         }
     }
 

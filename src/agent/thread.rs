@@ -16,7 +16,7 @@ use crate::chat::Conversation;
 use crate::events::ApprovalMode;
 use crate::llm::{ModelClient, Usage};
 use crate::session::SessionStore;
-use crate::todo::{Author, Ledger, SharedPlan, TodoItem};
+use crate::todo::{Author, SharedPlan, TodoItem};
 use crate::tools::{ToolDef, ToolRegistry, Workspace};
 
 /// One agent's own state.
@@ -25,8 +25,6 @@ pub(super) struct Thread {
     pub conversation: Conversation,
     /// The plan, shared with the dispatcher (the user edits it mid-turn).
     pub plan: SharedPlan,
-    /// What each plan item has cost, fed from the records.
-    pub ledger: Ledger,
     /// The user's plan changes the model has not heard of: the plan
     /// before and after each run of them.
     pub unsaid: Vec<(Author, Vec<TodoItem>, Vec<TodoItem>)>,
@@ -87,7 +85,6 @@ impl Thread {
             client,
             conversation: Conversation::default(),
             plan,
-            ledger: Ledger::new(),
             unsaid: Vec::new(),
             reminders: Reminders::new(config.nag_every, config.nag_max),
             totals: Usage::default(),

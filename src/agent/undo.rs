@@ -72,27 +72,6 @@ impl Session {
         self.checkpoint(kind, self.host.events.turn() + 1, messages);
     }
 
-    /// The point a recorded event marks: a new root plan item in progress.
-    pub(super) fn checkpoint_after(&self, event: &Event) {
-        if !self.host.events.thread().is_root() || !self.host.checkpoints.enabled() {
-            return;
-        }
-        let Event::PlanUpdated { items, .. } = event else {
-            return;
-        };
-        let now = crate::checkpoint::in_progress(items);
-        if now != self.host.checkpoints.current_item()
-            && let Some(item) = items.iter().find(|i| Some(&i.id) == now.as_ref())
-        {
-            let kind = PointKind::Item {
-                item_id: item.id.clone(),
-                content: item.content.clone(),
-            };
-            let messages = self.thread.conversation.messages().len();
-            self.checkpoint(kind, self.host.events.turn(), messages);
-        }
-    }
-
     /// Before a call that may write runs: the points asked for so far
     /// are snapshotted; an own tool's file (write_file, edit_file) is
     /// read for its pre-image; a command outside git is noted as not
