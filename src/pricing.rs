@@ -11,10 +11,12 @@ use serde::Deserialize;
 use crate::chat::Usage;
 
 /// USD per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// A prompt token.
     pub input: f64,
+    /// An output token.
     pub output: f64,
     /// Reading a cached prompt token; absent: a tenth of `input`
     /// (Anthropic's rule).

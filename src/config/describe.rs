@@ -24,7 +24,43 @@ impl Settings {
         self.connection_lines(&mut out);
         self.limit_lines(&mut out);
         self.behaviour_lines(&mut out);
+        self.other_lines(&mut out);
         out
+    }
+
+    /// Every other key of the file (see [`super::schema::keys`]): its value
+    /// as the file (and the profile) wrote it, or that it is not set. So a
+    /// key added to the settings types is shown without a line of its own.
+    fn other_lines(&self, out: &mut String) {
+        let shown = |out: &str, key: &str| {
+            out.lines().any(|l| {
+                l.starts_with(&format!("{key} ="))
+                    || l.starts_with(&format!("# {key}:"))
+                    || l.starts_with(&format!("[{key}"))
+            })
+        };
+        for key in super::schema::keys() {
+            let key = key.path;
+            if key == "profile" || shown(out, &key) {
+                continue;
+            }
+            match self.file_values.get(&key) {
+                // A table may hold secrets (an MCP server's headers): only
+                // its names are shown.
+                Some(toml::Value::Table(table)) => {
+                    let names: Vec<&str> = table.keys().map(String::as_str).collect();
+                    out.push_str(&format!(
+                        "# {key}: set in the config file ({})\n",
+                        names.join(", ")
+                    ));
+                }
+                Some(value) => {
+                    let kv = format!("{key} = {}", inline(value));
+                    out.push_str(&format!("{kv:<44} # config file\n"));
+                }
+                None => out.push_str(&format!("# {key}: not set\n")),
+            }
+        }
     }
 
     /// Which config file was read (or where it was looked for) and the profile.
@@ -62,16 +98,16 @@ impl Settings {
             Some(on) => line(out, "images", &on.to_string(), &self.images.source),
             None => out.push_str("# images: by the model's name\n"),
         }
-        if self.provider.value == super::ProviderKind::Openai {
-            let wire = self.wire.value;
-            let used = wire.for_model(&self.model.value);
-            let shown = if wire == used {
-                format!("{:?}", wire.as_str())
-            } else {
-                format!("{:?}  # {} for this model", wire.as_str(), used.as_str())
-            };
-            line(out, "wire", &shown, &self.wire.source);
-        }
+        let wire = self.wire.value;
+        let used = wire.for_model(&self.model.value);
+        let shown = if self.provider.value != super::ProviderKind::Openai {
+            format!("{:?}  # the openai provider's only", wire.as_str())
+        } else if wire == used {
+            format!("{:?}", wire.as_str())
+        } else {
+            format!("{:?}  # {} for this model", wire.as_str(), used.as_str())
+        };
+        line(out, "wire", &shown, &self.wire.source);
     }
 
     /// The numbers: tokens, turns, nags, timeouts, the context window.
@@ -120,12 +156,44 @@ impl Settings {
                 &self.plan_file.source,
             );
         }
+        let from = |key: &str| {
+            if self.file_values.contains_key(key) {
+                Source::File(self.file.clone().unwrap_or_default())
+            } else {
+                Source::Default
+            }
+        };
+        let share = self.mcp_tool_share.to_string();
+        line(out, "mcp_tool_share", &share, &from("mcp_tool_share"));
+        let notify = &self.notify;
+        let mode = format!("{:?}", format!("{:?}", notify.mode).to_lowercase());
+        line(out, "notify", &mode, &from("notify"));
+        let method = format!("{:?}", format!("{:?}", notify.method).to_lowercase());
+        line(out, "notify_method", &method, &from("notify_method"));
+        let after = notify.after_secs.to_string();
+        line(out, "notify_after", &after, &from("notify_after"));
         for (key, rules) in [("allow", &self.rules.allow), ("deny", &self.rules.deny)] {
             if !rules.is_empty() {
                 let kv = format!("{key} = {rules:?}");
                 out.push_str(&format!("{kv:<44} # config file\n"));
             }
         }
+    }
+}
+
+/// A value as TOML writes it inline (a table's values are not shown).
+fn inline(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(x) => x.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::Datetime(d) => d.to_string(),
+        toml::Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(inline).collect();
+            format!("[{}]", items.join(", "))
+        }
+        toml::Value::Table(_) => "{ … }".to_string(),
     }
 }
 

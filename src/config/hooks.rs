@@ -21,10 +21,13 @@ pub const HOOK_EVENTS: [&str; 10] = [
 ];
 
 /// One entry of `[[hooks.EVENT]]`.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HookEntry {
+    /// The tools (or subjects) it runs for: a name, `A|B`, a regex; none
+    /// or `*`: all.
     pub matcher: Option<String>,
+    /// The shell command run, the event's JSON on its stdin.
     pub command: Option<String>,
     /// Seconds.
     pub timeout: Option<f64>,
@@ -34,11 +37,14 @@ pub struct HookEntry {
 }
 
 /// One command of a Claude Code matcher group.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Deserialize, PartialEq)]
 pub struct HookCommand {
+    /// `command` (the only kind run).
     #[serde(rename = "type")]
     pub kind: Option<String>,
+    /// The shell command run, the event's JSON on its stdin.
     pub command: Option<String>,
+    /// Seconds.
     pub timeout: Option<f64>,
 }
 

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Anthropic Messages API (streaming).
@@ -36,7 +36,7 @@ impl ProviderKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Theme {
     /// The terminal's own ANSI colours.
@@ -46,7 +46,7 @@ pub enum Theme {
 }
 
 /// The wire format of the `openai` provider.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum WireKind {
     /// By the model: Responses for the codex and pro lines, else Chat Completions.

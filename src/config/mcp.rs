@@ -111,24 +111,37 @@ pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one tool call may take.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
+    /// A local server: the program started (resolved outside the
+    /// workspace).
     pub command: Option<String>,
+    /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
+    /// Variables set for it (`${VAR}` expanded; shown at approval).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The folder it starts in (default: outside the workspace).
     pub cwd: Option<PathBuf>,
+    /// A remote server: its streamable HTTP address.
     pub url: Option<String>,
+    /// Headers sent to it (`${VAR}` expanded; shown at approval).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// The variable holding a bearer token sent as `Authorization`.
     pub bearer_token_env_var: Option<String>,
+    /// `false`: configured but not started.
     pub enabled: Option<bool>,
+    /// Only these of its tools are offered.
     pub enabled_tools: Option<Vec<String>>,
+    /// These of its tools are never offered.
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// Seconds it may take to start.
     pub startup_timeout_sec: Option<f64>,
+    /// Seconds a call of its tools may take.
     pub tool_timeout_sec: Option<f64>,
 }
 

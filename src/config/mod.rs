@@ -14,35 +14,49 @@ use crate::pricing::Price;
 use crate::safety::Rules;
 
 /// One layer of optional settings: the file, a profile, or the flags.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
+    /// Who answers: `anthropic`, `openai` (and every compatible server) or
+    /// `scripted` (a scenario file, offline).
     pub provider: Option<ProviderKind>,
+    /// The model's name as the provider knows it.
     pub model: Option<String>,
+    /// The API's address (a gateway, a local server).
     pub base_url: Option<String>,
+    /// The API key; better in `ANTHROPIC_API_KEY` or `OPENAI_API_KEY`. Only
+    /// ever shown masked.
     pub api_key: Option<String>,
     /// The `openai` provider's wire: auto, chat or responses.
     pub wire: Option<WireKind>,
     /// Whether the model takes images (unset: known by its name).
     pub images: Option<bool>,
+    /// Output tokens per model request.
     pub max_tokens: Option<u32>,
+    /// Model requests per turn before it stops.
     pub max_turns: Option<u32>,
+    /// Rounds without a plan update before the model is reminded of it.
     pub nag_every: Option<u32>,
     /// Nags in a row without a plan update before they stop; 0 = no limit.
     pub nag_max: Option<u32>,
+    /// Seconds a `bash` command may run in the foreground.
     pub bash_timeout: Option<u64>,
     /// Seconds after which a `bash` command still running becomes a
     /// background job; 0 = never.
     pub auto_background_after: Option<u64>,
+    /// Bytes of a tool's output the model reads (head and tail kept).
     pub output_cap: Option<usize>,
     /// The context window in tokens; 0 = the model's (or 128k).
     pub context_window: Option<u64>,
     /// The share of the window past which the conversation is compacted.
     pub compact_at: Option<f64>,
+    /// Retries of a failed or cut model request.
     pub max_retries: Option<u32>,
+    /// Seconds a stream may stay silent before it counts as cut.
     pub stream_idle_timeout: Option<u64>,
     /// Extended thinking's token budget (Anthropic); 0 = off.
     pub thinking_budget: Option<u32>,
+    /// The app's colours: `auto` (the terminal's) or `no-color`.
     pub theme: Option<Theme>,
     /// What tool calls may do without asking.
     pub approval: Option<ApprovalMode>,
@@ -75,6 +89,7 @@ pub struct Layer {
     pub web_allow: Vec<String>,
     /// When the app sends a terminal notification (only at the top level).
     pub notify: Option<NotifyMode>,
+    /// How the notification is written: `auto`, `osc9`, `osc777` or `bel`.
     pub notify_method: Option<NotifyMethod>,
     /// Seconds past which a turn's end notifies even when focused.
     pub notify_after: Option<u64>,
@@ -213,6 +228,9 @@ pub struct Settings {
     pub notify: NotifySettings,
     /// Hosts `web_fetch` may reach at a private or loopback address.
     pub web_allow: Vec<String>,
+    /// The file's top-level values as written, the chosen profile's over
+    /// them (for `waypoint config`'s keys without a line of their own).
+    pub file_values: toml::Table,
 }
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -229,6 +247,22 @@ pub struct Inputs<'a> {
     pub file: Option<ConfigFile>,
 }
 
+/// The file's top-level values as written (without the profiles), with
+/// the profile `chosen`'s over them.
+fn file_values(file: Option<&ConfigFile>, chosen: Option<&str>) -> toml::Table {
+    let Some(mut table) = file.and_then(|(_, text)| toml::from_str::<toml::Table>(text).ok())
+    else {
+        return toml::Table::new();
+    };
+    let profiles = table.remove("profile");
+    if let (Some(name), Some(toml::Value::Table(profiles))) = (chosen, profiles)
+        && let Some(toml::Value::Table(own)) = profiles.get(name)
+    {
+        table.extend(own.clone());
+    }
+    table
+}
+
 /// The effective settings: each value from the flags, then the environment,
 /// then the profile, then the file, then the default.
 pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
@@ -238,6 +272,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         .map(|(_, l)| l.profile.keys().cloned().collect())
         .unwrap_or_default();
     let chosen = profile(&inputs, file.map(|(_, l)| l), &profiles)?;
+    let chosen_name = chosen.as_ref().map(|(name, _)| name.clone());
     let profile = chosen.as_ref().map(|(name, l)| (name.as_str(), *l));
     let safety = safety::resolve(file.map(|(_, l)| l), profile, inputs.env);
     let layers = Layers {
@@ -342,6 +377,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         notify: notify_settings(file_layer.as_ref()),
         web_allow: from_file(file_layer.as_ref(), |l| l.web_allow.clone()),
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
+        file_values: file_values(inputs.file.as_ref(), chosen_name.as_deref()),
     };
     check_mcp_tool_share(&settings)?;
     check_share("compact_at", &settings.compact_at)?;
@@ -496,6 +532,7 @@ mod mcp;
 mod notify;
 mod provider;
 mod safety;
+pub mod schema;
 mod task;
 
 use file::file_layer;
@@ -897,6 +934,12 @@ plan_file = "PLAN.md"
 approval = "auto-edit"
 allow = ["cargo test"]
 deny = ["rm -rf"]
+web_allow = ["localhost"]
+notify_after = 5
+
+[mcp_servers.docs]
+url = "http://127.0.0.1:9/mcp"
+headers = { Authorization = "Bearer secret-token" }
 
 [profile.slow]
 bash_timeout = 300
@@ -913,6 +956,10 @@ thinking_budget = 2048
         };
         let s = resolve_with(flags, Some("slow"), &env, Some(file)).unwrap();
         let text = s.describe(Some(Path::new("/cfg/config.toml")));
+        assert!(
+            !text.contains("secret-token"),
+            "a table value was shown: {text}"
+        );
         assert_eq!(
             text,
             r##"# config file: /cfg/config.toml
@@ -922,6 +969,7 @@ model = "claude-opus-4-1"                    # file /cfg/config.toml
 base_url = "https://api.anthropic.com"       # default
 api_key = "sk-a…WXYZ"                        # env ANTHROPIC_API_KEY
 # images: by the model's name
+wire = "auto"  # the openai provider's only  # default
 max_tokens = 8192                            # default
 max_turns = 7                                # env WAYPOINT_MAX_TURNS
 nag_every = 5                                # file /cfg/config.toml
@@ -937,8 +985,19 @@ thinking_budget = 2048                       # profile slow
 theme = "auto"                               # default
 approval = "auto-edit"                       # file /cfg/config.toml
 plan_file = "PLAN.md"                        # file /cfg/config.toml
+mcp_tool_share = 0.1                         # default
+notify = "unfocused"                         # default
+notify_method = "auto"                       # default
+notify_after = 5                             # file /cfg/config.toml
 allow = ["cargo test"]                       # config file
 deny = ["rm -rf"]                            # config file
+# hooks: not set
+# hooks_from_claude: not set
+# mcp_servers: set in the config file (docs)
+# prices: not set
+# sandbox: not set
+# task: not set
+web_allow = ["localhost"]                    # config file
 "##
         );
         let s = resolve_with(Layer::default(), None, &[], None).unwrap();
@@ -951,6 +1010,7 @@ model = "claude-sonnet-4-5"                  # default
 base_url = "https://api.anthropic.com"       # default
 # api_key: not set
 # images: by the model's name
+wire = "auto"  # the openai provider's only  # default
 max_tokens = 8192                            # default
 max_turns = 100                              # default
 nag_every = 3                                # default
@@ -965,6 +1025,20 @@ stream_idle_timeout = 60                     # default
 thinking_budget = 0                          # default
 theme = "auto"                               # default
 approval = "ask" in the app, "auto" headless # default
+mcp_tool_share = 0.1                         # default
+notify = "unfocused"                         # default
+notify_method = "auto"                       # default
+notify_after = 60                            # default
+# allow: not set
+# deny: not set
+# hooks: not set
+# hooks_from_claude: not set
+# mcp_servers: not set
+# plan_file: not set
+# prices: not set
+# sandbox: not set
+# task: not set
+# web_allow: not set
 "##
         );
     }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 /// When a notification is sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NotifyMode {
     /// Never.
@@ -18,7 +18,7 @@ pub enum NotifyMode {
 }
 
 /// How a notification is written to the terminal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NotifyMethod {
     /// Chosen from the terminal (`TERM_PROGRAM`, `VTE_VERSION`, `TERM`;

@@ -10,7 +10,7 @@ use super::Layer;
 use crate::safety::Rules;
 
 /// The `[sandbox]` table.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxLayer {
     /// Folders sandboxed commands may write to, besides the workspace, the

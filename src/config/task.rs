@@ -8,14 +8,20 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// The `[task]` table as the file has it.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskLayer {
+    /// Subagents running at once; more wait for a place.
     pub max_parallel: Option<usize>,
+    /// Model requests per subagent.
     pub max_turns: Option<u32>,
+    /// Tokens per subagent (prompt and output over its requests).
     pub max_tokens: Option<u64>,
+    /// Minutes a subagent may run.
     pub max_minutes: Option<u64>,
+    /// Tokens all the session's subagents may spend together.
     pub session_tokens: Option<u64>,
+    /// In ask mode, more subagents than this at once are asked about first.
     pub ask_above: Option<usize>,
 }
 

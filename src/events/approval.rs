@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How much the agent may do without asking. Deny rules apply in every mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
     /// Plan and read tools only: writes and `bash` are refused.
