@@ -136,7 +136,7 @@ async fn a_user_added_item_reaches_the_model_stays_in_the_plan_and_is_accounted_
     let message = error_of(&mut h.events, ErrorKind::PlanEdit).await;
     assert_eq!(
         message,
-        "The plan was not changed: there is no agent thread 4."
+        "The plan was not changed: no agent thread 4 is at work."
     );
 
     let rest = until(&mut h.events, turn_end).await;

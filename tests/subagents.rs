@@ -917,3 +917,86 @@ async fn a_general_childs_command_is_put_to_the_user_and_the_answer_reaches_it()
         "{results:?}"
     );
 }
+
+/// The user edits a subagent's plan while it works: the edit is a user
+/// revision sent from the child's thread, the child's model hears of it at
+/// its next step, and once the child has ended an edit addressed to it is
+/// refused.
+#[tokio::test]
+async fn the_user_edits_a_working_childs_plan_and_the_child_hears_of_it() {
+    // Child A's second request waits, so the edit lands while it works.
+    let scripts = HashMap::from([
+        ("P", parent(two_tasks())),
+        ("A", slowed("A", 1, 1500)),
+        ("B", child("B")),
+    ]);
+    let mut run = start(scripts, AgentConfig::default()).await;
+    run.submit("Explore");
+    let mut seen: Vec<Envelope> = Vec::new();
+    let a = loop {
+        let envelope = tokio::time::timeout(Duration::from_secs(30), run.handle.events.recv())
+            .await
+            .expect("engine went quiet")
+            .expect("engine stopped");
+        let thread = envelope.thread;
+        let a_planned = matches!(&envelope.event,
+            Event::PlanUpdated { items, .. } if items.iter().any(|i| i.content == "Look for A"));
+        seen.push(envelope);
+        if a_planned && !thread.is_root() {
+            break thread;
+        }
+    };
+    run.handle
+        .ops
+        .send(Op::EditPlan {
+            thread: a,
+            edit: PlanEdit::parse_command("add Double-check A").unwrap(),
+        })
+        .unwrap();
+    let rest = root_turn(&mut run.handle.events).await;
+    let by_user = rest.iter().find(|e| {
+        matches!(&e.event, Event::PlanUpdated { author: waypoint::todo::Author::User, items, .. }
+            if items.iter().any(|i| i.content == "Double-check A"))
+    });
+    let by_user = by_user.unwrap_or_else(|| panic!("no user revision of A's plan: {rest:?}"));
+    assert_eq!(by_user.thread, a, "the revision comes from A's thread");
+    let root_plan = rest.iter().any(|e| {
+        e.thread.is_root()
+            && matches!(&e.event, Event::PlanUpdated { items, .. }
+                if items.iter().any(|i| i.content == "Double-check A"))
+    });
+    assert!(!root_plan, "the root plan was not touched");
+    // A's third request (after its read) tells its model.
+    let a_requests: Vec<Recorded> = run
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| sender(r) == "A")
+        .collect();
+    let told = a_requests[2].messages().last().unwrap().to_string();
+    assert!(
+        told.contains("The user changed the plan") && told.contains("Double-check A"),
+        "{told}"
+    );
+    // A has ended: an edit addressed to it is refused.
+    run.handle
+        .ops
+        .send(Op::EditPlan {
+            thread: a,
+            edit: PlanEdit::Clear,
+        })
+        .unwrap();
+    let refused = loop {
+        let envelope = tokio::time::timeout(Duration::from_secs(10), run.handle.events.recv())
+            .await
+            .expect("no answer to the edit")
+            .expect("engine stopped");
+        if let Event::Error { message, .. } = envelope.event {
+            break message;
+        }
+    };
+    assert_eq!(
+        refused,
+        format!("The plan was not changed: no agent {a} is at work.")
+    );
+}

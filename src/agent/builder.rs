@@ -108,6 +108,7 @@ impl AgentBuilder {
         let events = Outbox::root(events);
         let thread = Thread::new(client, tools, plan.clone(), &config);
         let tasks = Arc::new(super::subagent::TaskPool::new(&config.tools.task));
+        let children = tasks.children.clone();
         let host = Host {
             tasks,
             workspace,
@@ -128,7 +129,7 @@ impl AgentBuilder {
                 stages: Arc::new(super::stages::Stages::standard()),
                 observers: super::observers::Observers::new(),
             },
-            control: Control::new(factory, requests, approvals, plan, events),
+            control: Control::new(factory, requests, approvals, plan, events, children),
         };
         agent.keep_session(setup)?;
         Ok(agent)

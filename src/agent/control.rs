@@ -63,6 +63,8 @@ pub(super) struct Control {
     pub(super) approvals: super::shared::Answers,
     /// The session's plan: the user's edits apply to it at once.
     pub(super) plan: SharedPlan,
+    /// The subagents at work: the user's edits of their plans reach them.
+    children: Arc<super::children::Children>,
     pub(super) events: Outbox,
     /// Shared with the session: the MCP servers the user acts on.
     mcp: crate::mcp::Servers,
@@ -85,8 +87,10 @@ impl Control {
         approvals: super::shared::Answers,
         plan: SharedPlan,
         events: Outbox,
+        children: Arc<super::children::Children>,
     ) -> Self {
         Self {
+            children,
             factory,
             choice: ModelChoice::default(),
             queued: VecDeque::new(),
@@ -169,12 +173,22 @@ impl Control {
                 self.approvals.answer(&id, decision);
                 Step::Wait
             }
-            Op::EditPlan { thread, .. } if !thread.is_root() => {
-                // Only the root thread exists in this version.
-                self.error(
-                    ErrorKind::PlanEdit,
-                    format!("The plan was not changed: there is no agent {thread}."),
-                );
+            Op::EditPlan { thread, edit } if !thread.is_root() => {
+                // A subagent's plan, while it works: told to it at its
+                // next step, as the root's is.
+                match self.children.plan_of(thread) {
+                    Some((plan, outbox)) => {
+                        outbox.send(super::plan::apply_user_edit(
+                            &plan,
+                            &edit,
+                            crate::todo::Author::User,
+                        ));
+                    }
+                    None => self.error(
+                        ErrorKind::PlanEdit,
+                        format!("The plan was not changed: no agent {thread} is at work."),
+                    ),
+                }
                 Step::Wait
             }
             Op::EditPlan { edit, .. } => {

@@ -8,6 +8,7 @@
 
 pub mod approval;
 mod builder;
+mod children;
 mod client;
 pub mod compact;
 mod control;

@@ -45,6 +45,8 @@ pub(super) struct TaskPool {
     bell: tokio::sync::Notify,
     /// The session's background jobs (its subagents' too); they end with it.
     pub jobs: Arc<crate::tools::jobs::Jobs>,
+    /// The children at work, for the ops addressed to them.
+    pub children: Arc<super::children::Children>,
 }
 
 /// A background task that finished: its call, its thread, the item it
@@ -68,6 +70,7 @@ impl TaskPool {
             finished: Mutex::new(Vec::new()),
             bell: tokio::sync::Notify::new(),
             jobs: Arc::default(),
+            children: Arc::default(),
         }
     }
 
@@ -208,11 +211,17 @@ impl Spawner<'_> {
             .map(|i| i.id.clone());
         let busy = item.clone().map(|id| Busy::new(&parent.thread.plan, id));
         let mut child = parent.child(pool.next_thread(), self.call, &request, limits);
+        let at_work = pool.children.enter(
+            child.host.events.thread(),
+            child.thread.plan.clone(),
+            child.host.events.clone(),
+        );
         if request.background {
             drop(place);
-            return Ok(self.start_background(child, request, item, busy));
+            return Ok(self.start_background(child, request, item, (busy, at_work)));
         }
         let end = child.work(&request, self.cancel).await;
+        drop(at_work);
         drop(busy);
         drop(place);
         let account = child.account(started.elapsed());
@@ -237,7 +246,7 @@ impl Spawner<'_> {
         mut child: Session,
         request: TaskRequest,
         item: Option<String>,
-        busy: Option<Busy>,
+        held: (Option<Busy>, super::children::AtWork),
     ) -> TaskReport {
         let pool = self.session.host.tasks.clone();
         let thread = child.host.events.thread();
@@ -245,7 +254,7 @@ impl Spawner<'_> {
         let call = self.call.to_string();
         pool.background.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
-            let _busy = busy;
+            let _held = held;
             let started = Instant::now();
             let place = tokio::select! {
                 place = pool.places.acquire() => place.ok(),

@@ -78,9 +78,10 @@ pub enum Op {
     /// Switch the approval mode (from the next tool call on).
     SetApproval { mode: ApprovalMode },
     /// The user changes the plan of `thread` (the root one when left
-    /// out): applied at once (a user revision, sent as `PlanUpdated`) and
-    /// told to the model at its next step; a refused edit, or one for a
-    /// thread that does not exist, is an `Error` of kind `PlanEdit`.
+    /// out; a subagent's while it works): applied at once (a user
+    /// revision, sent as `PlanUpdated` from that thread) and told to its
+    /// model at its next step; a refused edit, or one for a thread not at
+    /// work, is an `Error` of kind `PlanEdit`.
     EditPlan {
         #[serde(default, skip_serializing_if = "ThreadId::is_root")]
         thread: ThreadId,
