@@ -21,6 +21,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::events::checkpoint::Target;
 use crate::todo::{TodoItem, TodoStatus};
 
 pub use apply::undo_note;
@@ -153,18 +154,6 @@ pub enum Mark {
     Change(FileChange),
     Command(CommandRan),
     Restore(Restored),
-}
-
-/// What undo reverts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "to", rename_all = "snake_case")]
-pub enum Target {
-    /// The last turn not undone yet.
-    LastTurn,
-    /// Everything since point `id`.
-    Point { id: u32 },
-    /// The changes made while the root plan's item `id` was in progress.
-    Item { id: String },
 }
 
 /// The session's checkpoints, as recorded.

@@ -9,54 +9,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, TextDiff};
 
 use super::{
     BlobStore, Delta, Entry, FileChange, GIT, History, OWN, Point, Shadow, Target, sha256,
 };
+pub use crate::events::checkpoint::{Action, Conflict, Preview};
 use crate::fsx::Root;
 
 /// The most of a preview's diff text kept per file.
 const DIFF_CAP: usize = 16 * 1024;
-
-/// A file a restore writes back (`to: None` removes it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Action {
-    pub path: String,
-    pub to: Option<Entry>,
-    /// SHA-256 of the content the file must still have when it is written.
-    pub expect: Option<String>,
-    pub added: usize,
-    pub removed: usize,
-    /// Its unified diff (current → restored), capped.
-    pub diff: String,
-    /// Merged with a later step's change to the same file.
-    #[serde(default)]
-    pub merged: bool,
-}
-
-/// A file a restore leaves alone, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Conflict {
-    pub path: String,
-    pub why: String,
-}
-
-/// What a restore will do; nothing is written until it is applied.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Preview {
-    /// What it undoes, in words (`the last turn (to #3)`, `item 2 "Add tests"`).
-    pub target: String,
-    /// The point files go back to (for a rewind of the conversation).
-    pub point: Option<u32>,
-    pub actions: Vec<Action>,
-    pub conflicts: Vec<Conflict>,
-    /// Commands whose changes cannot be undone (outside git).
-    pub not_undoable: Vec<String>,
-    /// Untracked files over the size cap, never snapshotted.
-    pub skipped: Vec<(String, u64)>,
-}
 
 impl Preview {
     /// `3 files (+12 −4), 1 conflict`.

@@ -19,6 +19,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+pub use crate::events::checkpoint::Entry;
+
 /// How long one of the checkpoints' git commands may take (a first
 /// snapshot of a large repository takes seconds) before it is stopped.
 const GIT_LIMIT: Duration = Duration::from_secs(120);
@@ -28,14 +30,6 @@ pub const GIT: &str = "git:";
 
 /// Untracked files larger than this are not snapshotted (listed instead).
 pub const DEFAULT_CAP: u64 = 10 * 1024 * 1024;
-
-/// A path's state in a snapshot: its content's reference and its mode
-/// (`0o100644`, `0o100755`, `0o120000` for a symlink).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Entry {
-    pub blob: String,
-    pub mode: u32,
-}
 
 impl Entry {
     pub fn is_file(&self) -> bool {

@@ -1,10 +1,9 @@
 //! The checkpoint ops and their answers: list the points, preview or
-//! apply an undo, show what the session changed.
+//! apply an undo, show what the session changed. The data they carry (an
+//! undo's target, its preview) is defined here, in the seam, and computed
+//! by the checkpoint module, which adds its methods.
 
 use serde::{Deserialize, Serialize};
-
-use crate::checkpoint::Target;
-use crate::checkpoint::restore::Preview;
 
 /// What the user asks of the checkpoints (only while no turn runs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,4 +66,62 @@ pub enum CheckpointAnswer {
     },
     /// The session's changes as a unified diff.
     Diff { text: String },
+}
+
+/// What undo reverts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "to", rename_all = "snake_case")]
+pub enum Target {
+    /// The last turn not undone yet.
+    LastTurn,
+    /// Everything since point `id`.
+    Point { id: u32 },
+    /// The changes made while the root plan's item `id` was in progress.
+    Item { id: String },
+}
+
+/// What a restore will do; nothing is written until it is applied.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preview {
+    /// What it undoes, in words (`the last turn (to #3)`, `item 2 "Add tests"`).
+    pub target: String,
+    /// The point files go back to (for a rewind of the conversation).
+    pub point: Option<u32>,
+    pub actions: Vec<Action>,
+    pub conflicts: Vec<Conflict>,
+    /// Commands whose changes cannot be undone (outside git).
+    pub not_undoable: Vec<String>,
+    /// Untracked files over the size cap, never snapshotted.
+    pub skipped: Vec<(String, u64)>,
+}
+
+/// A file a restore writes back (`to: None` removes it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Action {
+    pub path: String,
+    pub to: Option<Entry>,
+    /// SHA-256 of the content the file must still have when it is written.
+    pub expect: Option<String>,
+    pub added: usize,
+    pub removed: usize,
+    /// Its unified diff (current → restored), capped.
+    pub diff: String,
+    /// Merged with a later step's change to the same file.
+    #[serde(default)]
+    pub merged: bool,
+}
+
+/// A file a restore leaves alone, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    pub path: String,
+    pub why: String,
+}
+
+/// A path's state in a snapshot: its content's reference and its mode
+/// (`0o100644`, `0o100755`, `0o120000` for a symlink).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub blob: String,
+    pub mode: u32,
 }

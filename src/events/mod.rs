@@ -14,7 +14,7 @@ use crate::todo::{Author, ItemStats, PlanDiff, PlanEdit, TodoItem};
 
 mod approval;
 mod catalog;
-mod checkpoint;
+pub mod checkpoint;
 mod durable;
 mod hook;
 mod jobs;
