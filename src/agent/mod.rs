@@ -20,6 +20,7 @@ mod mcp_wait;
 pub mod mentions;
 mod observers;
 mod outbox;
+mod phases;
 mod pipeline;
 mod plan;
 mod questions;

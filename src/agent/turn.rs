@@ -8,17 +8,13 @@
 use tokio_util::sync::CancellationToken;
 
 use super::compact::is_too_long;
+use super::phases::{Next, TurnPhases};
 use super::stages::Call;
 use super::{Session, TurnEnd};
-use crate::events::{AbortReason, CompactReason, ErrorKind, Event, StopReason};
+use crate::events::{AbortReason, CompactReason, Event};
 use crate::llm::{AssistantReply, ContentBlock, LlmError, ModelRequest, StreamEvent};
 use crate::mcp::manager::Boundary;
 use crate::tools::task::TaskEnd;
-
-/// Corrective messages per turn for tool calls written as text.
-const MAX_CORRECTIONS: u32 = 2;
-const TEXT_TOOL_CALL_NOTE: &str = "Your last reply wrote a tool call as text, so nothing was run. To use a tool, \
-call it through the tools interface (a structured tool call), not in your message text.";
 
 /// How a model request ended.
 enum Sampled {
@@ -36,8 +32,7 @@ impl Session {
         }
         self.sync_mcp(Boundary::Turn);
         let mut round = 0;
-        let mut corrections = 0;
-        let mut stop_continues = 0;
+        let mut phases = TurnPhases::new();
         loop {
             let over = self.thread.run.budget.as_ref().and_then(|b| b.exceeded());
             if let Some(why) = over {
@@ -71,38 +66,12 @@ impl Session {
             };
             let calls = reply.tool_calls();
             self.add_assistant(reply.content);
-            if calls.is_empty()
-                && reply.stop_reason == StopReason::TextToolCall
-                && corrections < MAX_CORRECTIONS
-            {
-                // The model wrote a tool call as text: it was not run; say how to call tools.
-                corrections += 1;
-                self.emit(Event::Error {
-                    kind: ErrorKind::TextToolCall,
-                    message: "The model wrote a tool call as text; it was not run, and the model was asked to use the tools API."
-                        .into(),
-                });
-                self.add_user_text(TEXT_TOOL_CALL_NOTE, false);
-                continue;
-            }
-            if calls.is_empty() && self.awaits_background() {
-                // The turn ends only once its background tasks have reported.
-                self.wait_background(cancel).await;
-                if cancel.is_cancelled() {
-                    let message = "interrupted while background tasks ran".into();
-                    return self
-                        .abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
-                        .await;
-                }
-                continue;
-            }
-            if calls.is_empty()
-                && let Some(why) = self.stop_hooks(&mut stop_continues, cancel).await
-            {
-                self.add_user_text(why, false);
-                continue;
-            }
             if calls.is_empty() {
+                match phases.before_end(self, &reply.stop_reason, cancel).await {
+                    Next::End => {}
+                    Next::GoOn => continue,
+                    Next::Ended(end) => return end,
+                }
                 let open_items = self.thread.plan.lock().manager.open_items().len();
                 self.turn_end_point().await;
                 self.emit(Event::TurnComplete {
