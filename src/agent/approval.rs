@@ -10,16 +10,15 @@
 //! the wait; a refusal reaches the model as the call's result and the turn
 //! goes on.
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use super::rule_gate::Ruled;
+pub use super::policy::{Always, Policy, always_for, first_words};
+use super::rule_gate::{Judge, Ruled};
 use super::shared::lock;
 use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolDetail, ToolSummary};
-use crate::safety::{Verdict, shell};
+use crate::safety::Verdict;
 use crate::tools::{Access, Refuser, Target};
 
 /// Bytes of a call's arguments an approval shows, at most.
@@ -34,141 +33,6 @@ pub enum Gate {
     Ask(ApprovalReason),
     /// Not run: `by` refused it, and the model reads why.
     Refuse(Refuser, String),
-}
-
-/// The approval mode and what the user allowed for the session, shared by
-/// every thread: an "always" said to a child holds for its parent too.
-pub(super) type SharedPolicy = std::sync::Arc<std::sync::Mutex<Policy>>;
-
-/// The mode and what the user allowed "always" in this session.
-#[derive(Clone, Debug)]
-pub struct Policy {
-    pub mode: ApprovalMode,
-    /// Commands allowed for the session.
-    commands: Remembered,
-    /// Commands allowed to run outside the sandbox for the session.
-    unsandboxed: Remembered,
-    /// Files the user allowed writing for the session, as the workspace
-    /// resolves them (`a.txt`, `./a.txt` and `/abs/ws/a.txt` are one).
-    files: HashSet<std::path::PathBuf>,
-    /// Questions a tool asked that the user answered "always": (tool, question).
-    questions: HashSet<(String, String)>,
-    /// Tools of other programs (MCP) allowed for the session, by name.
-    tools: HashSet<String>,
-}
-
-impl Policy {
-    pub fn new(mode: ApprovalMode) -> Self {
-        Self {
-            mode,
-            commands: Remembered::default(),
-            unsandboxed: Remembered::default(),
-            files: HashSet::new(),
-            questions: HashSet::new(),
-            tools: HashSet::new(),
-        }
-    }
-
-    /// The answer the mode, or an earlier "always", gives for the user when
-    /// tool `name` asks `question` while it runs; `None`: ask the user.
-    pub fn answers(&self, name: &str, question: &str) -> Option<Decision> {
-        match self.mode {
-            ApprovalMode::ReadOnly => Some(Decision::Refuse {
-                reason: Some("read-only mode: nothing is allowed".into()),
-            }),
-            ApprovalMode::Yolo => Some(Decision::Once),
-            _ if self
-                .questions
-                .contains(&(name.to_string(), question.to_string())) =>
-            {
-                Some(Decision::Once)
-            }
-            _ => None,
-        }
-    }
-
-    /// The user answered "always" to tool `name`'s `question`.
-    pub fn remember_question(&mut self, name: &str, question: &str) {
-        self.questions
-            .insert((name.to_string(), question.to_string()));
-    }
-}
-
-/// Commands answered "always": allow rules (`cargo test`) and exact lines.
-#[derive(Clone, Debug, Default)]
-struct Remembered {
-    rules: Vec<String>,
-    lines: HashSet<String>,
-}
-
-impl Remembered {
-    /// `command`, run in the workspace `root`, was allowed "always".
-    fn covers(&self, command: &str, root: &std::path::Path) -> bool {
-        self.lines.contains(command)
-            || crate::safety::Rules {
-                allow: self.rules.clone(),
-                ..crate::safety::Rules::default()
-            }
-            .check_in(command, Some(root))
-                == Verdict::Allowed
-    }
-
-    fn add(&mut self, always: Always) {
-        match always {
-            Always::Rules(rules) => self.rules.extend(rules),
-            Always::Line(line) => {
-                self.lines.insert(line);
-            }
-        }
-    }
-}
-
-/// What "always" on a command line allows for the session.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Always {
-    /// For each of its commands, the program and its first argument
-    /// (`cargo test`, `git status`), or the whole command when that
-    /// argument is an option (`ls -la`, `cargo --version`).
-    Rules(Vec<String>),
-    /// Exactly this line: when a command in it has no argument (a bare
-    /// `make` must not allow `make -f /tmp/evil.mk`), or the line cannot
-    /// be read or followed.
-    Line(String),
-}
-
-/// What "always" on `command` allows; never a whole program.
-pub fn always_for(command: &str) -> Always {
-    let exact = || Always::Line(command.to_string());
-    let Ok(commands) = shell::simple_commands(command) else {
-        return exact();
-    };
-    let mut rules = Vec::new();
-    for words in &commands {
-        let Some(program) = words.first().map(|p| shell::basename(p)) else {
-            continue;
-        };
-        rules.push(match words.get(1) {
-            Some(arg) if !arg.starts_with('-') => format!("{program} {arg}"),
-            Some(_) => std::iter::once(program)
-                .chain(words[1..].iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" "),
-            None => return exact(),
-        });
-    }
-    if rules.is_empty() {
-        return exact();
-    }
-    Always::Rules(rules)
-}
-
-/// A line's "always" rules as shown in the prompt; empty when "always"
-/// allows exactly this line.
-pub fn first_words(command: &str) -> Vec<String> {
-    match always_for(command) {
-        Always::Rules(rules) => rules,
-        Always::Line(_) => Vec::new(),
-    }
 }
 
 /// A command's line; "" for a tool that names none.
@@ -187,16 +51,16 @@ fn file_of(target: Target<'_>) -> Option<&str> {
     }
 }
 
-impl Session {
+impl Judge<'_> {
     /// The file a write or edit names, resolved in the workspace; `None`
     /// for a path the workspace refuses (the call then fails on its own).
-    fn file_key(&self, path: &str) -> Option<std::path::PathBuf> {
+    pub(super) fn file_key(&self, path: &str) -> Option<std::path::PathBuf> {
         self.host.workspace.resolve(path).ok()
     }
 
     /// What the mode, the rules and the session's answers say about a call.
     pub(super) fn gate(&self, name: &str, input: &Value) -> Gate {
-        let Some(spec) = self.thread.tools.spec(name) else {
+        let Some(spec) = self.tools.spec(name) else {
             // Unknown tools fail on their own.
             return Gate::Run { sandboxed: false };
         };
@@ -216,7 +80,7 @@ impl Session {
                 crate::safety::rules::deny_message(&rule, &command),
             );
         }
-        let target = self.thread.tools.target(name, input);
+        let target = self.tools.target(name, input);
         let policy = lock(&self.host.policy);
         let mode = policy.mode;
         let rule_allows = match self.ruled((name, access, target), mode, server) {
@@ -369,6 +233,16 @@ impl Session {
             _ => Gate::Run { sandboxed: false },
         }
     }
+}
+
+impl Session {
+    /// The gate, for this thread's calls.
+    pub(super) fn gatekeeper(&self) -> Judge<'_> {
+        Judge {
+            host: &self.host,
+            tools: &self.thread.tools,
+        }
+    }
 
     /// Asks the user about the call `id` (shown as `summary`, the one its
     /// `ToolCallBegin` had) and waits; `None` when interrupted. The wait is
@@ -440,7 +314,7 @@ impl Session {
     /// "Always": calls like this one run without asking for the session.
     fn remember(&mut self, name: &str, input: &Value, reason: &ApprovalReason) {
         let file = match self.thread.tools.target(name, input) {
-            Target::File(path) => self.file_key(path),
+            Target::File(path) => self.gatekeeper().file_key(path),
             _ => None,
         };
         let mut policy = lock(&self.host.policy);

@@ -23,6 +23,7 @@ mod outbox;
 mod phases;
 mod pipeline;
 mod plan;
+mod policy;
 mod questions;
 mod record;
 pub mod reminders;

@@ -238,7 +238,7 @@ impl Session {
     /// a stage refused.
     fn judge(&mut self, call: &Call<'_>, verdict: Verdict) -> Result<Gate, Box<ToolOutput>> {
         self.apply_mode_request();
-        verdict.bend(self.gate(call.name, call.input))
+        verdict.bend(self.gatekeeper().gate(call.name, call.input))
     }
 
     /// Stage 3's end: the user decides what was to be asked; then the call

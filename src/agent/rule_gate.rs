@@ -13,7 +13,13 @@ use crate::events::{ApprovalMode, ApprovalReason};
 use crate::safety::access::Says;
 use crate::tools::{Access, Refuser, Target};
 
-use super::Session;
+/// The approval gate: what the mode, the rules and the session's answers
+/// say about a call, judged on the host's settings and the calling
+/// thread's tools (nothing of the session is changed).
+pub(super) struct Judge<'a> {
+    pub host: &'a super::thread::Host,
+    pub tools: &'a crate::tools::ToolRegistry,
+}
 
 /// What the rules say about a call.
 pub(super) enum Ruled {
@@ -33,7 +39,7 @@ pub fn access_message(rule: &str, what: &str) -> String {
     )
 }
 
-impl Session {
+impl Judge<'_> {
     /// The read rule that denies a file `command` names as a word or a
     /// redirection (`cat .env`, `--file=.env`, `< .env`), and the word.
     pub(super) fn names_denied_file(&self, command: &str) -> Option<(String, String)> {

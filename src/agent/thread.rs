@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::approval::SharedPolicy;
+use super::policy::SharedPolicy;
 use super::reminders::Reminders;
 use super::shared::{Answers, Log};
 use super::{AgentConfig, Outbox};
