@@ -587,7 +587,6 @@ async fn an_interrupt_kills_both_childrens_commands() {
             break;
         }
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let running = || {
         std::process::Command::new("pgrep")
             .args(["-f", dir_marker])
@@ -595,6 +594,11 @@ async fn an_interrupt_kills_both_childrens_commands() {
             .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
             .unwrap_or(0)
     };
+    // The call began; its command is started a moment later.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running() == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(running() >= 1, "a child's command runs");
     run.handle.ops.send(Op::Interrupt).unwrap();
     let rest = root_turn(&mut run.handle.events).await;
@@ -623,7 +627,10 @@ async fn an_interrupt_kills_both_childrens_commands() {
             "{output}"
         );
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(running(), 0, "no command is left running");
 }
 
