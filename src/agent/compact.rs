@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use std::borrow::Cow;
 
-use super::Session;
+use super::thread::Thread;
+use super::{AgentConfig, Session};
 use crate::chat::Conversation;
 use crate::events::{CompactReason, Event};
 use crate::llm::{ContentBlock, LlmError, Message, ModelRequest, Role, StreamEvent};
@@ -136,47 +137,6 @@ pub fn rebuild(
 }
 
 impl Session {
-    /// The context window: the setting, else the model's, else the default.
-    pub(super) fn window(&self) -> u64 {
-        self.host
-            .config
-            .context_window
-            .filter(|w| *w > 0)
-            .or_else(|| crate::models::known(self.thread.client.model()).map(|m| m.context_window))
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
-    }
-
-    /// The fixed part of every request: the system prompt and the tools.
-    fn fixed_bytes(&self) -> usize {
-        self.host.config.system_prompt.len() + self.thread.offered.bytes
-    }
-
-    /// The next request's prompt tokens: the last reported ones plus a
-    /// quarter of the bytes added since, and never less than bytes/4.
-    pub(super) fn estimate(&self) -> u64 {
-        let conv = self.thread.conversation.bytes();
-        let by_bytes = tokens_of(conv + self.fixed_bytes());
-        match self.thread.last_prompt {
-            Some((tokens, at)) => by_bytes.max(tokens + tokens_of(conv.saturating_sub(at))),
-            None => by_bytes,
-        }
-    }
-
-    /// True when the next request would pass `compact_at` of the window
-    /// and the conversation grew since the last compaction (a prompt that
-    /// compaction cannot shrink, say a huge system prompt, is not compacted
-    /// again every round).
-    pub(super) fn over_threshold(&self) -> bool {
-        let window = self.window();
-        let limit = (window as f64 * self.host.config.compact_at) as u64;
-        let estimate = self.estimate();
-        let grown = self
-            .thread
-            .compacted_to
-            .is_none_or(|after| estimate > after + window / 20);
-        estimate > limit && grown && self.thread.conversation.messages().len() > 2
-    }
-
     /// Compacts the conversation (see the module docs). Never fails: when
     /// the summary cannot be had, it falls back to dropping old outputs.
     pub(super) async fn compact(
@@ -187,9 +147,9 @@ impl Session {
     ) {
         self.pre_compact_hooks(reason == CompactReason::User, focus.as_deref(), cancel)
             .await;
-        let before = self.estimate();
+        let before = self.thread.estimate(&self.host.config);
         self.emit(Event::CompactionBegin { reason });
-        let window = self.window();
+        let window = self.thread.window(&self.host.config);
         let window_bytes = usize::try_from(window.saturating_mul(4)).unwrap_or(usize::MAX);
         let summary_tokens = u32::try_from((window / 8).max(256)).unwrap_or(u32::MAX);
         let summary = self
@@ -198,7 +158,7 @@ impl Session {
         let plan = self.thread.plan.lock().manager.render();
         // What fits after compaction: about a third of the threshold, half of it the tail.
         let target = (window_bytes as f64 * self.host.config.compact_at * 0.4) as usize;
-        let target = target.saturating_sub(self.fixed_bytes());
+        let target = target.saturating_sub(self.thread.fixed_bytes(&self.host.config));
         let fallback = summary.is_none();
         let messages = match &summary {
             Some(summary) => rebuild(
@@ -236,7 +196,7 @@ impl Session {
             tracing::error!("compaction built an invalid conversation; kept the old one");
         }
         self.thread.last_prompt = None;
-        let after = self.estimate();
+        let after = self.thread.estimate(&self.host.config);
         self.thread.compacted_to = Some(after);
         if replaced {
             // The new conversation whole: replaying it needs nothing before it.
@@ -330,6 +290,47 @@ impl Session {
             return None;
         }
         Some(text)
+    }
+}
+
+impl Thread {
+    /// The context window: the setting, else the model's, else the default.
+    pub(super) fn window(&self, config: &AgentConfig) -> u64 {
+        config
+            .context_window
+            .filter(|w| *w > 0)
+            .or_else(|| crate::models::known(self.client.model()).map(|m| m.context_window))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// The fixed part of every request: the system prompt and the tools.
+    fn fixed_bytes(&self, config: &AgentConfig) -> usize {
+        config.system_prompt.len() + self.offered.bytes
+    }
+
+    /// The next request's prompt tokens: the last reported ones plus a
+    /// quarter of the bytes added since, and never less than bytes/4.
+    pub(super) fn estimate(&self, config: &AgentConfig) -> u64 {
+        let conv = self.conversation.bytes();
+        let by_bytes = tokens_of(conv + self.fixed_bytes(config));
+        match self.last_prompt {
+            Some((tokens, at)) => by_bytes.max(tokens + tokens_of(conv.saturating_sub(at))),
+            None => by_bytes,
+        }
+    }
+
+    /// True when the next request would pass `compact_at` of the window
+    /// and the conversation grew since the last compaction (a prompt that
+    /// compaction cannot shrink, say a huge system prompt, is not compacted
+    /// again every round).
+    pub(super) fn over_threshold(&self, config: &AgentConfig) -> bool {
+        let window = self.window(config);
+        let limit = (window as f64 * config.compact_at) as u64;
+        let estimate = self.estimate(config);
+        let grown = self
+            .compacted_to
+            .is_none_or(|after| estimate > after + window / 20);
+        estimate > limit && grown && self.conversation.messages().len() > 2
     }
 }
 

@@ -345,7 +345,7 @@ impl Session {
         duration_ms: u64,
         announced: bool,
     ) -> ContentBlock {
-        let content = fit_result(out.content, self.window());
+        let content = fit_result(out.content, self.thread.window(&self.host.config));
         let is_error = out.outcome.is_error();
         let end = Event::ToolCallEnd {
             id: id.to_string(),

@@ -120,7 +120,7 @@ impl Session {
             .and_then(|mut slot| slot.take());
         if let Some(focus) = asked {
             self.compact(CompactReason::User, focus, cancel).await;
-        } else if self.over_threshold() {
+        } else if self.thread.over_threshold(&self.host.config) {
             self.compact(CompactReason::Threshold, None, cancel).await;
         }
         if !cancel.is_cancelled() {
@@ -180,7 +180,7 @@ impl Session {
         }
         self.emit(Event::ContextUsage {
             used: prompt,
-            window: self.window(),
+            window: self.thread.window(&self.host.config),
         });
         self.count_usage(&u);
         Ok(reply)
@@ -284,7 +284,7 @@ impl Session {
     /// of servers that became ready join, after the others, and the tools
     /// `mcp_search` loaded.
     fn sync_mcp(&mut self, at: Boundary) {
-        let window = self.window();
+        let window = self.thread.window(&self.host.config);
         if let Some(event) = self.host.mcp.sync(&mut self.thread.tools, window, at) {
             self.emit(event);
         }
