@@ -209,7 +209,7 @@ impl Session {
                 messages: Cow::Borrowed(self.thread.conversation.messages()),
                 at: now_ms(),
             });
-            self.warn_unsaved(warning);
+            self.host.warn_unsaved(warning);
         }
         self.emit(Event::CompactionEnd {
             before_tokens: before,

@@ -64,7 +64,7 @@ impl Session {
         self.host.events.set_turns(0);
         if let Some(store) = &self.host.store {
             let lost = self.host.transcript.replace(store.create(self.header()));
-            self.warn_unsaved(lost);
+            self.host.warn_unsaved(lost);
         }
         self.announce(false, Vec::new(), History::default());
         self.thread.run.start_source = Some("clear");
@@ -138,7 +138,7 @@ impl Session {
         let (id, checkpoints) = (file.header.id, file.checkpoints);
         self.clear_state();
         let lost = self.host.transcript.replace(transcript);
-        self.warn_unsaved(lost);
+        self.host.warn_unsaved(lost);
         self.host.store = Some(store);
         self.thread.conversation = conversation;
         self.host.events.set_turns(turns);
@@ -152,10 +152,10 @@ impl Session {
         self.observers.accounts.replace(ledger);
         self.thread.totals = totals;
         for record in &repairs {
-            self.record(record);
+            self.host.record(record);
         }
         if !repairs.is_empty() {
-            self.sync_transcript();
+            self.host.sync_transcript();
         }
         // What the cut-off calls printed is in their repaired results now.
         if let Some(path) = self.host.transcript.path() {
@@ -216,7 +216,7 @@ impl Agent {
                     .host
                     .transcript
                     .replace(store.create(self.session.header()));
-                self.session.warn_unsaved(lost);
+                self.session.host.warn_unsaved(lost);
                 self.session.host.store = Some(store);
                 self.session.announce(false, Vec::new(), History::default());
                 Ok(())

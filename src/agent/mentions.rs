@@ -125,7 +125,8 @@ impl super::Session {
         let env =
             crate::tools::ToolEnv::new(&self.host.workspace, &self.host.config.tools, &cancel);
         let model = self.thread.client.model();
-        let host = crate::tools::ToolHost::detached().with_model(model, self.takes_images());
+        let host = crate::tools::ToolHost::detached()
+            .with_model(model, self.thread.takes_images(&self.host.config));
         attach(text, &env, &host).await
     }
 }

@@ -179,7 +179,7 @@ impl Session {
         if images.is_empty() {
             return;
         }
-        if self.takes_images() {
+        if self.thread.takes_images(&self.host.config) {
             return self.add_user_images(images);
         }
         let message = format!(

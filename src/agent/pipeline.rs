@@ -525,7 +525,10 @@ impl Session {
         ToolHost::new(requests)
             .with_subagents(spawner)
             .with_jobs(&self.host.tasks.jobs)
-            .with_model(self.thread.client.model(), self.takes_images())
+            .with_model(
+                self.thread.client.model(),
+                self.thread.takes_images(&self.host.config),
+            )
             .with_image_budget(&self.thread.run.images)
     }
 

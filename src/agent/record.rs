@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use super::Session;
 use super::observers::Seen;
+use super::thread::{Host, Thread};
 use crate::events::{Envelope, ErrorKind, Event};
 use crate::llm::ContentBlock;
 use crate::session::{Record, now_ms};
@@ -56,14 +57,14 @@ impl Session {
             *slot = input;
         }
         if ends_turn {
-            self.sync_transcript();
+            self.host.sync_transcript();
         }
     }
 
     /// Writes `record`, then shows it to the thread's observers (see
     /// [`super::observers`]) and sends what they answer.
     pub(super) fn observe(&mut self, record: &Record<'_>) {
-        self.record(record);
+        self.host.record(record);
         let seen = Seen {
             plan: &self.thread.plan,
             conversation: &self.thread.conversation,
@@ -76,26 +77,11 @@ impl Session {
         }
     }
 
-    pub(super) fn record(&mut self, record: &Record<'_>) {
-        let warning = self.host.transcript.record(record);
-        self.warn_unsaved(warning);
-    }
-
-    /// Tells the driver the transcript could not be written.
-    pub(super) fn warn_unsaved(&self, warning: Option<String>) {
-        if let Some(message) = warning {
-            let _ = self.host.events.send(Event::Error {
-                kind: ErrorKind::SessionSave,
-                message,
-            });
-        }
-    }
-
     /// Adds user text to the conversation: the user's own message
     /// (`prompt`) or a note of Waypoint's.
     pub(super) fn add_user_text(&mut self, text: impl Into<String>, prompt: bool) {
         let text = text.into();
-        self.record(&Record::User {
+        self.host.record(&Record::User {
             text: Cow::Borrowed(&text),
             prompt,
             at: now_ms(),
@@ -103,23 +89,12 @@ impl Session {
         self.thread.conversation.push_user_text(text);
     }
 
-    /// Whether the model in use takes images: as the settings say, else
-    /// as its name says.
-    pub(super) fn takes_images(&self) -> bool {
-        let client = &self.thread.client;
-        self.host
-            .config
-            .tools
-            .images
-            .unwrap_or_else(|| crate::models::takes_images(client.provider(), client.model()))
-    }
-
     /// Adds images after the user's text (pasted or mentioned).
     pub(super) fn add_user_images(&mut self, images: Vec<crate::chat::ImageSource>) {
         if images.is_empty() {
             return;
         }
-        self.record(&Record::Images {
+        self.host.record(&Record::Images {
             images: Cow::Borrowed(&images),
             at: now_ms(),
         });
@@ -134,7 +109,7 @@ impl Session {
     /// Adds the model's reply.
     pub(super) fn add_assistant(&mut self, content: Vec<ContentBlock>) {
         let model = self.thread.client.model().to_string();
-        self.record(&Record::Assistant {
+        self.host.record(&Record::Assistant {
             content: Cow::Borrowed(&content),
             model: Cow::Owned(model),
             at: now_ms(),
@@ -156,13 +131,13 @@ impl Session {
             })
             .collect();
         if !images.is_empty() {
-            self.record(&Record::Images {
+            self.host.record(&Record::Images {
                 images: Cow::Owned(images),
                 at,
             });
         }
         for text in &texts {
-            self.record(&Record::User {
+            self.host.record(&Record::User {
                 text: Cow::Borrowed(text),
                 prompt: false,
                 at,
@@ -170,10 +145,40 @@ impl Session {
         }
         self.thread.conversation.push_tool_results(results, texts);
     }
+}
+
+impl Host {
+    /// Writes `record` to the transcript; a failure is told to the driver.
+    pub(super) fn record(&self, record: &Record<'_>) {
+        let warning = self.transcript.record(record);
+        self.warn_unsaved(warning);
+    }
+
+    /// Tells the driver the transcript could not be written.
+    pub(super) fn warn_unsaved(&self, warning: Option<String>) {
+        if let Some(message) = warning {
+            let _ = self.events.send(Event::Error {
+                kind: ErrorKind::SessionSave,
+                message,
+            });
+        }
+    }
 
     /// The end of a turn: the transcript reaches the disk.
-    pub(super) fn sync_transcript(&mut self) {
-        let warning = self.host.transcript.sync();
+    pub(super) fn sync_transcript(&self) {
+        let warning = self.transcript.sync();
         self.warn_unsaved(warning);
+    }
+}
+
+impl Thread {
+    /// Whether the model in use takes images: as the settings say, else
+    /// as its name says.
+    pub(super) fn takes_images(&self, config: &super::AgentConfig) -> bool {
+        let client = &self.client;
+        config
+            .tools
+            .images
+            .unwrap_or_else(|| crate::models::takes_images(client.provider(), client.model()))
     }
 }

@@ -283,7 +283,7 @@ impl Session {
     /// After a rewind, the driver is sent the session as it now reads
     /// (the transcript replayed: what came after the point is gone).
     fn show_rewound(&mut self) {
-        self.sync_transcript();
+        self.host.sync_transcript();
         let Some(path) = self.host.transcript.path() else {
             return;
         };
