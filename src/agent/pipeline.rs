@@ -24,7 +24,7 @@ use crate::events::{Decision, Event, ToolStatus, ToolSummary};
 use crate::llm::ContentBlock;
 use crate::session::live::LiveOutput;
 use crate::tools::{
-    Access, Failure, Refuser, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput, cap_output,
+    Failure, Refuser, ToolCtx, ToolEnv, ToolHost, ToolOutcome, ToolOutput, cap_output,
 };
 
 /// How long a cancelled tool gets to stop on its own and return what it has
@@ -86,7 +86,7 @@ impl Session {
             let verdict = std::mem::take(&mut verdicts[at]);
             let ready = match (verdict, &fan_out) {
                 (Verdict::Refuse(output), _) => Err(*output),
-                (_, Some(output)) if self.is_agent(call.name) => Err(output.clone()),
+                (_, Some(output)) if self.thread.tools.is_agent(call.name) => Err(output.clone()),
                 (verdict, _) => match unusable_input(call) {
                     Some(output) => Err(output),
                     None => Ok(verdict),
@@ -279,14 +279,6 @@ impl Session {
         }
     }
 
-    /// Whether `name` runs a subagent.
-    pub(super) fn is_agent(&self, name: &str) -> bool {
-        self.thread
-            .tools
-            .spec(name)
-            .is_some_and(|s| s.origin == crate::tools::Origin::Agent)
-    }
-
     /// Stage 4, the checkpoint, then stage 5, the run: a call that may
     /// write waits for the points asked for before it (their snapshots),
     /// and an own tool's file keeps its pre-image (see
@@ -389,9 +381,9 @@ impl Session {
         let tool_cancel = cancel.child_token();
         // A tool that can write files marks the plan file's changes
         // meanwhile as its own, not the user's.
-        let writes = self.may_write(call.name);
+        let writes = self.thread.tools.may_write(call.name);
         let _running = writes.then(|| self.thread.plan.tool_running());
-        let Ok(_writing) = self.turn_to_write(writes, &tool_cancel).await else {
+        let Ok(_writing) = self.host.turn_to_write(writes, &tool_cancel).await else {
             let note = "It was waiting for another agent's write and did not run.";
             return (ToolOutput::interrupted(note, ""), Duration::ZERO);
         };
@@ -446,7 +438,7 @@ impl Session {
                 streamed.push_str(chunk);
             }
         };
-        let grace_of = self.grace_of(call.name);
+        let grace_of = grace_of(&self.thread.tools, call.name);
         let grace = tokio::time::sleep(grace_of);
         tokio::pin!(grace);
         let mut cancelled = false;
@@ -507,14 +499,6 @@ fn crashed() -> ToolOutput {
 }
 
 impl Session {
-    /// Whether a call of `name` may write files (or run what does).
-    fn may_write(&self, name: &str) -> bool {
-        self.thread
-            .tools
-            .spec(name)
-            .is_some_and(|s| matches!(s.access, Access::Write | Access::Exec | Access::External))
-    }
-
     /// What a call's tool may ask of its host: the user, subagents, the
     /// session's background jobs.
     fn tool_host<'a>(
@@ -531,32 +515,14 @@ impl Session {
             )
             .with_image_budget(&self.thread.run.images)
     }
+}
 
-    /// How long a cancelled call of `name` gets to stop on its own.
-    fn grace_of(&self, name: &str) -> Duration {
-        if self.is_agent(name) {
-            TASK_CANCEL_GRACE
-        } else {
-            CANCEL_GRACE
-        }
-    }
-
-    /// A call that writes or runs commands waits for the other agents'
-    /// (the parent's and its subagents') to end: its turn, held until
-    /// dropped; `Err` when cancelled first. Uncontended unless subagents
-    /// run beside it.
-    async fn turn_to_write(
-        &self,
-        writes: bool,
-        cancel: &CancellationToken,
-    ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, ()> {
-        if !writes {
-            return Ok(None);
-        }
-        tokio::select! {
-            turn = self.host.tasks.writes.lock() => Ok(Some(turn)),
-            () = cancel.cancelled() => Err(()),
-        }
+/// How long a cancelled call of `name` gets to stop on its own.
+fn grace_of(tools: &crate::tools::ToolRegistry, name: &str) -> Duration {
+    if tools.is_agent(name) {
+        TASK_CANCEL_GRACE
+    } else {
+        CANCEL_GRACE
     }
 }
 

@@ -21,7 +21,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Option<ToolOutput> {
         let agents: Vec<usize> = (0..calls.len())
-            .filter(|&at| self.is_agent(calls[at].name))
+            .filter(|&at| self.thread.tools.is_agent(calls[at].name))
             .collect();
         let above = self.host.config.tools.task.ask_above;
         let mode = super::shared::lock(&self.host.policy).mode;

@@ -174,3 +174,23 @@ pub(super) struct Host {
     /// writes are kept too).
     pub checkpoints: Arc<crate::checkpoint::live::Checkpoints>,
 }
+
+impl Host {
+    /// A call that writes or runs commands waits for the other agents'
+    /// (the parent's and its subagents') to end: its turn, held until
+    /// dropped; `Err` when cancelled first. Uncontended unless subagents
+    /// run beside it.
+    pub(super) async fn turn_to_write(
+        &self,
+        writes: bool,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, ()> {
+        if !writes {
+            return Ok(None);
+        }
+        tokio::select! {
+            turn = self.tasks.writes.lock() => Ok(Some(turn)),
+            () = cancel.cancelled() => Err(()),
+        }
+    }
+}

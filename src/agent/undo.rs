@@ -58,7 +58,7 @@ impl Session {
             kind,
             turn,
             messages,
-            tail: self.tail(messages),
+            tail: self.thread.tail(messages),
             plan: self.thread.plan.items(),
         });
     }
@@ -221,14 +221,14 @@ impl Session {
         };
         let history = self.host.checkpoints.history();
         let cut = match (conversation, preview.point.and_then(|id| history.point(id))) {
-            (true, Some(point)) if point.tail != self.tail(point.messages) => {
+            (true, Some(point)) if point.tail != self.thread.tail(point.messages) => {
                 return Err(
                     "the conversation was compacted (or rewound) since that point; /rewind P files still goes back"
                         .into(),
                 );
             }
             (true, Some(point)) => Some((
-                self.valid_cut(point.messages),
+                self.thread.valid_cut(point.messages),
                 point.plan.clone(),
                 point.label(),
             )),
@@ -240,7 +240,7 @@ impl Session {
             kind: PointKind::BeforeRestore,
             turn: self.host.events.turn(),
             messages,
-            tail: self.tail(messages),
+            tail: self.thread.tail(messages),
             plan: self.thread.plan.items(),
         };
         let target_text = preview.target.clone();
@@ -295,35 +295,6 @@ impl Session {
         }
     }
 
-    /// The fingerprint of the conversation's message `messages - 1`
-    /// (what a point's `tail` holds).
-    fn tail(&self, messages: usize) -> Option<String> {
-        crate::checkpoint::tail_of(self.thread.conversation.messages(), messages)
-    }
-
-    /// The longest whole conversation of at most `messages` messages: a
-    /// point taken mid-round (a plan item's start) falls after a reply
-    /// whose calls are not answered yet, so the cut goes before it.
-    fn valid_cut(&self, messages: usize) -> usize {
-        let all = self.thread.conversation.messages();
-        let mut n = messages.min(all.len());
-        let whole = |n: usize| {
-            let asks = all[..n].last().is_some_and(|m| {
-                m.content
-                    .iter()
-                    .any(|b| matches!(b, crate::llm::ContentBlock::ToolUse { .. }))
-            });
-            !asks
-                && crate::chat::Conversation::from_messages(all[..n].to_vec())
-                    .validate()
-                    .is_ok()
-        };
-        while n > 0 && !whole(n) {
-            n -= 1;
-        }
-        n
-    }
-
     /// Cuts the root conversation back to `messages` and the plan to
     /// `plan` (a user revision the model is told of).
     fn rewind_conversation(&mut self, messages: usize, plan: Vec<crate::todo::TodoItem>) {
@@ -347,4 +318,35 @@ impl Session {
 pub(super) struct Kept {
     path: String,
     before: crate::checkpoint::live::FileState,
+}
+
+impl super::thread::Thread {
+    /// The fingerprint of the conversation's message `messages - 1`
+    /// (what a point's `tail` holds).
+    pub(super) fn tail(&self, messages: usize) -> Option<String> {
+        crate::checkpoint::tail_of(self.conversation.messages(), messages)
+    }
+
+    /// The longest whole conversation of at most `messages` messages: a
+    /// point taken mid-round (a plan item's start) falls after a reply
+    /// whose calls are not answered yet, so the cut goes before it.
+    pub(super) fn valid_cut(&self, messages: usize) -> usize {
+        let all = self.conversation.messages();
+        let mut n = messages.min(all.len());
+        let whole = |n: usize| {
+            let asks = all[..n].last().is_some_and(|m| {
+                m.content
+                    .iter()
+                    .any(|b| matches!(b, crate::llm::ContentBlock::ToolUse { .. }))
+            });
+            !asks
+                && crate::chat::Conversation::from_messages(all[..n].to_vec())
+                    .validate()
+                    .is_ok()
+        };
+        while n > 0 && !whole(n) {
+            n -= 1;
+        }
+        n
+    }
 }

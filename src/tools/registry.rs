@@ -143,6 +143,22 @@ impl ToolRegistry {
         self.entry(name).map(|e| &e.spec)
     }
 
+    /// Whether `name` runs a subagent.
+    pub fn is_agent(&self, name: &str) -> bool {
+        self.spec(name)
+            .is_some_and(|s| s.origin == super::Origin::Agent)
+    }
+
+    /// Whether a call of `name` may write files (or run what does).
+    pub fn may_write(&self, name: &str) -> bool {
+        self.spec(name).is_some_and(|s| {
+            matches!(
+                s.access,
+                super::Access::Write | super::Access::Exec | super::Access::External
+            )
+        })
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|e| e.spec.name.as_str()).collect()
     }
