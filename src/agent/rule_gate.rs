@@ -58,7 +58,7 @@ impl Judge<'_> {
         for word in words.filter(|w| w.literal() && !w.text.is_empty()) {
             let value = word.text.split_once('=').map(|(_, v)| v);
             for text in std::iter::once(word.text.as_str()).chain(value) {
-                let path = lexical(&root.join(text));
+                let path = crate::fsx::lexical(&root.join(text));
                 if let Says::Deny(rule) = read.says_path(&path) {
                     return Some((rule.to_string(), word.text.clone()));
                 }
@@ -120,19 +120,4 @@ impl Judge<'_> {
             Says::Nothing => Ruled::Nothing,
         }
     }
-}
-
-/// `path` with `.` and `..` taken away, without looking at the disk.
-fn lexical(path: &std::path::Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }

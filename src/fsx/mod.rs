@@ -297,5 +297,21 @@ fn cwd() -> std::os::fd::BorrowedFd<'static> {
     unsafe { std::os::fd::BorrowedFd::borrow_raw(libc::AT_FDCWD) }
 }
 
+/// `path` without `.` parts and with each `..` taking away the part before
+/// it: a reading of the words, not of the disk (a link is not followed).
+pub fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

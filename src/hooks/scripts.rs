@@ -39,7 +39,7 @@ impl ProjectScripts {
                 continue;
             }
             for word in words(&hook.command, root) {
-                let path = lexical(&root.join(&word));
+                let path = crate::fsx::lexical(&root.join(&word));
                 let named = (path, word.contains(['/', '.']));
                 match out.script(&named.0) {
                     Some(real) if !out.resolved.contains(&real) => out.resolved.push(real),
@@ -66,7 +66,7 @@ impl ProjectScripts {
     /// one: the same file as one named, or a file not written yet at a
     /// path one names.
     pub fn find(&self, file: &Path) -> Option<PathBuf> {
-        let file = lexical(file);
+        let file = crate::fsx::lexical(file);
         let real = file.canonicalize().unwrap_or_else(|_| file.clone());
         if let Some(found) = self.resolved.iter().find(|s| **s == real) {
             return Some(found.clone());
@@ -84,22 +84,6 @@ impl ProjectScripts {
         let real = path.canonicalize().ok()?;
         (real.starts_with(&self.real_root) && real.is_file()).then_some(real)
     }
-}
-
-/// `path` without `.` parts and with each `..` taking away the part
-/// before it (a reading of the words, not of the disk).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The command's words with the project folder's variables replaced and
