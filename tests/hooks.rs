@@ -474,35 +474,80 @@ async fn in_auto_mode_a_hook_runs_in_the_sandbox() {
     );
 }
 
+/// A project whose `.claude/settings.json` holds `settings` and whose
+/// `.claude/hooks/check.sh` holds `script`, with a HOME outside the folders
+/// the sandbox hides; `None` (said on stderr) where the kernel has no
+/// Landlock, and a failure there when the sandbox tests are required.
+struct HookProject {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+    script: PathBuf,
+}
+
+fn hook_project(what: &str, settings: &Value, script: &str) -> Option<HookProject> {
+    if waypoint::safety::landlock_abi().is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
+            "this kernel has no Landlock"
+        );
+        eprintln!("SKIPPED {what}: this kernel has no Landlock");
+        return None;
+    }
+    let home = support::sandbox::outside_hidden("home-");
+    let ws = tempfile::tempdir().unwrap();
+    let hooks = ws.path().join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let path = hooks.join("check.sh");
+    std::fs::write(&path, script).unwrap();
+    std::fs::write(
+        ws.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    Some(HookProject {
+        home,
+        ws,
+        script: path,
+    })
+}
+
+impl HookProject {
+    /// Approves the project's hooks, then runs `-p go` in approval `mode`
+    /// against `server`: its exit code, stdout and stderr.
+    async fn approve_and_run(
+        &self,
+        server: &FakeServer<Anthropic>,
+        mode: &str,
+    ) -> (i32, String, String) {
+        let run = |args: &[&str]| {
+            let mut cmd = cli_support::on_loopback(
+                self.home.path(),
+                self.ws.path(),
+                &server.url,
+                Anthropic::MODEL,
+            );
+            cmd.env("WAYPOINT_APPROVAL", mode).args(args);
+            cmd
+        };
+        let (code, _, err) = cli_support::output(&mut run(&["hooks", "approve"])).await;
+        assert_eq!(code, 0, "{err}");
+        cli_support::output(&mut run(&["-p", "go"])).await
+    }
+}
+
 /// An approved project hook runs a script in the workspace: in auto-edit
 /// the model's rewrite of it is asked (headless: nobody answers, so it is
 /// refused), and the hook runs in the sandbox, where its write outside
 /// the workspace fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_project_hooks_script_is_asked_before_a_rewrite_and_runs_sandboxed() {
-    if waypoint::safety::landlock_abi().is_none() {
-        assert!(
-            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
-            "this kernel has no Landlock"
-        );
-        eprintln!("SKIPPED the project hook sandbox test: this kernel has no Landlock");
-        return;
-    }
-    let home = support::sandbox::outside_hidden("home-");
-    let ws = tempfile::tempdir().unwrap();
-    let hooks = ws.path().join(".claude/hooks");
-    std::fs::create_dir_all(&hooks).unwrap();
-    let script = hooks.join("check.sh");
     let original = "echo checked >> \"$HOME/.bashrc\"\nexit 0\n";
-    std::fs::write(&script, original).unwrap();
     let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh"}
     ]}]}});
-    std::fs::write(
-        ws.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    let Some(project) = hook_project("the project hook sandbox test", &settings, original) else {
+        return;
+    };
     let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
         0 => sse(Turn::tool(
             "write_file",
@@ -511,29 +556,22 @@ async fn an_approved_project_hooks_script_is_asked_before_a_rewrite_and_runs_san
         _ => sse(Turn::text("Done.")),
     }))
     .await;
-    let run = |args: &[&str]| {
-        let mut cmd =
-            cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
-        cmd.env("WAYPOINT_APPROVAL", "auto-edit").args(args);
-        cmd
-    };
-    let (code, _, err) = cli_support::output(&mut run(&["hooks", "approve"])).await;
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = cli_support::output(&mut run(&["-p", "go"])).await;
+    let (code, out, err) = project.approve_and_run(&server, "auto-edit").await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(
-        std::fs::read_to_string(&script).unwrap(),
+        std::fs::read_to_string(&project.script).unwrap(),
         original,
         "the hook's script was rewritten unasked: {}\n{err}",
         last_said(&server)
     );
     let said = last_said(&server);
     assert!(said.contains("nobody can approve it"), "{said}");
+    let home = project.home.path();
     assert!(
-        !home.path().join(".bashrc").exists(),
+        !home.join(".bashrc").exists(),
         "the project hook ran outside the sandbox"
     );
-    assert!(!home.path().join("pwned").exists());
+    assert!(!home.join("pwned").exists());
 }
 
 /// The hook-script guard is a stage of its own: a `PreToolUse` hook that
@@ -542,20 +580,6 @@ async fn an_approved_project_hooks_script_is_asked_before_a_rewrite_and_runs_san
 /// script a hook names but that does not exist yet is asked about too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hooks_allow_does_not_let_the_model_rewrite_a_hook_script() {
-    if waypoint::safety::landlock_abi().is_none() {
-        assert!(
-            std::env::var_os("WAYPOINT_TEST_SANDBOX_REQUIRED").is_none(),
-            "this kernel has no Landlock"
-        );
-        eprintln!("SKIPPED the hook-script guard test: this kernel has no Landlock");
-        return;
-    }
-    let home = support::sandbox::outside_hidden("home-");
-    let ws = tempfile::tempdir().unwrap();
-    let hooks = ws.path().join(".claude/hooks");
-    std::fs::create_dir_all(&hooks).unwrap();
-    let script = hooks.join("check.sh");
-    std::fs::write(&script, "exit 0\n").unwrap();
     let allow = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#;
     let settings = json!({"hooks": {
         "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": allow}]}],
@@ -564,11 +588,9 @@ async fn a_hooks_allow_does_not_let_the_model_rewrite_a_hook_script() {
             {"type": "command", "command": "bash .claude/hooks/later.sh || true"}
         ]}]
     }});
-    std::fs::write(
-        ws.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    let Some(project) = hook_project("the hook-script guard test", &settings, "exit 0\n") else {
+        return;
+    };
     let server = FakeServer::<Anthropic>::responding(Arc::new(|r: &Recorded| match step(r) {
         0 => sse(Turn::tool(
             "write_file",
@@ -585,35 +607,28 @@ async fn a_hooks_allow_does_not_let_the_model_rewrite_a_hook_script() {
         _ => sse(Turn::text("Done.")),
     }))
     .await;
-    let run = |args: &[&str]| {
-        let mut cmd =
-            cli_support::on_loopback(home.path(), ws.path(), &server.url, Anthropic::MODEL);
-        // In ask mode, every write would be asked anyway: the hook's allow
-        // is what lets notes.txt through.
-        cmd.env("WAYPOINT_APPROVAL", "ask").args(args);
-        cmd
-    };
-    let (code, _, err) = cli_support::output(&mut run(&["hooks", "approve"])).await;
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = cli_support::output(&mut run(&["-p", "go"])).await;
+    // In ask mode, every write would be asked anyway: the hook's allow is
+    // what lets notes.txt through.
+    let (code, out, err) = project.approve_and_run(&server, "ask").await;
     assert_eq!(code, 0, "{out}\n{err}");
     let requests = server.requests();
     let result = |i: usize| requests[i].last_tool_results()[0]["content"].to_string();
     assert_eq!(
-        std::fs::read_to_string(&script).unwrap(),
+        std::fs::read_to_string(&project.script).unwrap(),
         "exit 0\n",
         "the hook's script was rewritten: {}",
         result(1)
     );
     assert!(result(1).contains("nobody can approve it"), "{}", result(1));
+    let ws = project.ws.path();
     assert!(
-        !hooks.join("later.sh").exists(),
+        !ws.join(".claude/hooks/later.sh").exists(),
         "a script a hook names was created unasked: {}",
         result(2)
     );
     assert!(result(2).contains("nobody can approve it"), "{}", result(2));
     assert_eq!(
-        std::fs::read_to_string(ws.path().join("notes.txt")).unwrap(),
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
         "allowed\n",
         "the hook's allow runs an ordinary write unasked: {}",
         result(3)
