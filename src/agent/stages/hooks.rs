@@ -13,7 +13,8 @@
 //!
 //! What `before` learnt of a call (its notes for the model, whether a hook
 //! blocked it, the plan before a plan write) waits for `after` in this
-//! stage's own table, by call id. Calls of one reply pass it one after
+//! stage's own table, by thread and call id (the stage is shared by the
+//! subagents, whose models may number their calls alike). Calls of one reply pass it one after
 //! another before they run, so their hooks keep their order, and they may
 //! still run together.
 
@@ -26,7 +27,7 @@ use serde_json::{Map, Value, json};
 use super::{Before, Call, CallStage, Said, StageCx, Verdict};
 use crate::agent::hook_run::{Hooked, Moment};
 use crate::agent::shared::lock;
-use crate::events::{ApprovalReason, ToolOutcome};
+use crate::events::{ApprovalReason, ThreadId, ToolOutcome};
 use crate::hooks::{Decision, HookEvent, claude_tool_name};
 use crate::todo::{TodoItem, TodoStatus};
 use crate::tools::{Refuser, ToolOutput};
@@ -34,7 +35,7 @@ use crate::tools::{Refuser, ToolOutput};
 /// The stage, with what each call's `before` left for its `after`.
 #[derive(Default)]
 pub(in crate::agent) struct CallHooks {
-    pending: Mutex<HashMap<String, Pending>>,
+    pending: Mutex<HashMap<(ThreadId, String), Pending>>,
 }
 
 /// What the hooks before a call left for after it.
@@ -63,7 +64,8 @@ impl CallStage for CallHooks {
     ) -> BoxFuture<'a, Before> {
         Box::pin(async move {
             let (before, pending) = pre(cx, call, said).await;
-            lock(&self.pending).insert(call.id.to_string(), pending);
+            let key = (cx.host.events.thread(), call.id.to_string());
+            lock(&self.pending).insert(key, pending);
             before
         })
     }
@@ -76,7 +78,8 @@ impl CallStage for CallHooks {
         said: &'a mut Said,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let pending = lock(&self.pending).remove(call.id).unwrap_or_default();
+            let key = (cx.host.events.thread(), call.id.to_string());
+            let pending = lock(&self.pending).remove(&key).unwrap_or_default();
             post(cx, call, output, pending, said).await;
         })
     }
