@@ -224,7 +224,9 @@ impl Spawner<'_> {
         drop(at_work);
         drop(busy);
         drop(place);
-        let account = child.account(started.elapsed());
+        let account = child
+            .thread
+            .account(started.elapsed(), &child.host.config.prices);
         let finished = Finished {
             child: child.host.events.thread(),
             model: child.thread.client.model().to_string(),
@@ -232,7 +234,7 @@ impl Spawner<'_> {
         };
         super::shared::lock(&parent.thread.run.tasks).push((self.call.to_string(), finished));
         Ok(TaskReport {
-            answer: child.final_answer(),
+            answer: child.thread.final_answer(),
             end,
             account,
         })
@@ -264,14 +266,16 @@ impl Spawner<'_> {
                 Some(_place) => child.work(&request, &token).await,
                 None => TaskEnd::Interrupted,
             };
-            let account = child.account(started.elapsed());
+            let account = child
+                .thread
+                .account(started.elapsed(), &child.host.config.prices);
             let finished = Finished {
                 child: thread,
                 model: child.thread.client.model().to_string(),
                 account: account.clone(),
             };
             let report = TaskReport {
-                answer: child.final_answer(),
+                answer: child.thread.final_answer(),
                 end,
                 account,
             };
@@ -416,32 +420,6 @@ impl Session {
         }
     }
 
-    /// What a child spent in `elapsed`.
-    fn account(&self, elapsed: Duration) -> TaskAccount {
-        let usage = self.thread.totals;
-        let model = self.thread.client.model();
-        TaskAccount {
-            tool_calls: self.thread.run.tool_calls,
-            usage,
-            cost_usd: crate::pricing::price_of(model, &self.host.config.prices)
-                .map(|price| crate::pricing::cost(price, &usage)),
-            elapsed,
-        }
-    }
-
-    /// A child's answer: the text of its last reply that has any.
-    fn final_answer(&self) -> String {
-        self.thread
-            .conversation
-            .messages()
-            .iter()
-            .rev()
-            .filter(|m| m.role == Role::Assistant)
-            .map(|m| m.text("\n"))
-            .find(|text| !text.trim().is_empty())
-            .unwrap_or_default()
-    }
-
     /// The accounts of the subagents call `id` ran, recorded for the
     /// parent (its plan item is charged with them).
     pub(super) fn record_tasks(&mut self, id: &str) {
@@ -468,15 +446,6 @@ impl Session {
             tool_calls: f.account.tool_calls,
             duration_ms: u64::try_from(f.account.elapsed.as_millis()).unwrap_or(u64::MAX),
         });
-    }
-
-    /// The root thread has background tasks running or reports not yet
-    /// told to its model.
-    pub(super) fn awaits_background(&self) -> bool {
-        let pool = &self.host.tasks;
-        self.host.events.thread().is_root()
-            && (pool.background.load(Ordering::Relaxed) > 0
-                || !super::shared::lock(&pool.finished).is_empty())
     }
 
     /// Tells the model of the background tasks that finished, each as a
@@ -515,5 +484,47 @@ impl Session {
                 let _ = tokio::time::timeout(Duration::from_secs(1), stopped).await;
             }
         }
+    }
+}
+
+impl Thread {
+    /// What a child spent in `elapsed`.
+    pub(super) fn account(
+        &self,
+        elapsed: Duration,
+        prices: &std::collections::BTreeMap<String, crate::pricing::Price>,
+    ) -> TaskAccount {
+        let usage = self.totals;
+        let model = self.client.model();
+        TaskAccount {
+            tool_calls: self.run.tool_calls,
+            usage,
+            cost_usd: crate::pricing::price_of(model, prices)
+                .map(|price| crate::pricing::cost(price, &usage)),
+            elapsed,
+        }
+    }
+
+    /// A child's answer: the text of its last reply that has any.
+    pub(super) fn final_answer(&self) -> String {
+        self.conversation
+            .messages()
+            .iter()
+            .rev()
+            .filter(|m| m.role == Role::Assistant)
+            .map(|m| m.text("\n"))
+            .find(|text| !text.trim().is_empty())
+            .unwrap_or_default()
+    }
+}
+
+impl Host {
+    /// The root thread has background tasks running or reports not yet
+    /// told to its model.
+    pub(super) fn awaits_background(&self) -> bool {
+        let pool = &self.tasks;
+        self.events.thread().is_root()
+            && (pool.background.load(Ordering::Relaxed) > 0
+                || !super::shared::lock(&pool.finished).is_empty())
     }
 }

@@ -24,7 +24,7 @@ impl BeforeEnd for Background {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Next> {
         Box::pin(async move {
-            if !session.awaits_background() {
+            if !session.host.awaits_background() {
                 return Next::End;
             }
             session.wait_background(cancel).await;
