@@ -188,12 +188,7 @@ impl Session {
     async fn stages_before(&mut self, call: &Call<'_>, cancel: &CancellationToken) -> Before {
         let mut said = Said::default();
         let before = {
-            let cx = StageCx {
-                host: &self.host,
-                tools: &self.thread.tools,
-                plan: &self.thread.plan,
-                cancel,
-            };
+            let cx = StageCx::of(&self.host, &self.thread, cancel);
             self.stages.before(&cx, call, &mut said).await
         };
         self.hear(said);
@@ -209,12 +204,7 @@ impl Session {
     ) {
         let mut said = Said::default();
         {
-            let cx = StageCx {
-                host: &self.host,
-                tools: &self.thread.tools,
-                plan: &self.thread.plan,
-                cancel,
-            };
+            let cx = StageCx::of(&self.host, &self.thread, cancel);
             self.stages.after(&cx, call, output, &mut said).await;
         }
         self.hear(said);

@@ -173,13 +173,7 @@ impl Session {
     /// Sends every item's account (and keeps it for `todo_read`); nothing
     /// while there has been no plan.
     pub(super) fn send_stats(&mut self) {
-        let seen = super::observers::Seen {
-            plan: &self.thread.plan,
-            conversation: &self.thread.conversation,
-            outbox: &self.host.events,
-            checkpoints: &self.host.checkpoints,
-            prices: &self.host.config.prices,
-        };
+        let seen = super::record::seen(&self.host, &self.thread);
         for event in self.observers.accounts.stats(&seen) {
             let _ = self.host.events.send(event);
         }

@@ -65,13 +65,7 @@ impl Session {
     /// [`super::observers`]) and sends what they answer.
     pub(super) fn observe(&mut self, record: &Record<'_>) {
         self.host.record(record);
-        let seen = Seen {
-            plan: &self.thread.plan,
-            conversation: &self.thread.conversation,
-            outbox: &self.host.events,
-            checkpoints: &self.host.checkpoints,
-            prices: &self.host.config.prices,
-        };
+        let seen = seen(&self.host, &self.thread);
         for event in self.observers.on_record(&seen, record) {
             let _ = self.host.events.send(event);
         }
@@ -144,6 +138,17 @@ impl Session {
             });
         }
         self.thread.conversation.push_tool_results(results, texts);
+    }
+}
+
+/// What the observers see of `thread` in `host`.
+pub(super) fn seen<'a>(host: &'a Host, thread: &'a Thread) -> Seen<'a> {
+    Seen {
+        plan: &thread.plan,
+        conversation: &thread.conversation,
+        outbox: &host.events,
+        checkpoints: &host.checkpoints,
+        prices: &host.config.prices,
     }
 }
 

@@ -75,7 +75,21 @@ pub(super) struct StageCx<'a> {
     pub cancel: &'a CancellationToken,
 }
 
-impl StageCx<'_> {
+impl<'a> StageCx<'a> {
+    /// What a call of `thread` in `host` shows its stages.
+    pub fn of(
+        host: &'a Host,
+        thread: &'a super::thread::Thread,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Self {
+            host,
+            tools: &thread.tools,
+            plan: &thread.plan,
+            cancel,
+        }
+    }
+
     /// The approval mode the call is judged in.
     pub fn mode(&self) -> crate::events::ApprovalMode {
         super::shared::lock(&self.host.policy).mode
