@@ -13,10 +13,10 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
 pub use super::policy::{Always, Policy, always_for, first_words};
 use super::rule_gate::{Judge, Ruled};
 use super::shared::lock;
+use super::voice::Voice;
 use crate::events::{ApprovalMode, ApprovalReason, Decision, Event, ToolDetail, ToolSummary};
 use crate::safety::Verdict;
 use crate::tools::{Access, Refuser, Target};
@@ -235,27 +235,36 @@ impl Judge<'_> {
     }
 }
 
-impl Session {
-    /// The gate, for this thread's calls.
-    pub(super) fn gatekeeper(&self) -> Judge<'_> {
-        Judge {
-            host: &self.host,
-            tools: &self.thread.tools,
-        }
+/// The user's side of the gate for one thread's calls: asking, and what
+/// an "always" answer lets through afterwards.
+pub(super) struct Asking<'a> {
+    voice: Voice<'a>,
+}
+
+/// The user's answer to a question about a call (`None` when interrupted),
+/// and how long it was waited for (not counted in the call's duration).
+pub(super) struct Asked {
+    pub decision: Option<Decision>,
+    pub waited: std::time::Duration,
+}
+
+impl<'a> Asking<'a> {
+    pub fn new(voice: Voice<'a>) -> Self {
+        Self { voice }
     }
 
     /// Asks the user about the call `id` (shown as `summary`, the one its
-    /// `ToolCallBegin` had) and waits; `None` when interrupted. The wait is
-    /// counted apart from the call's duration.
-    pub(super) async fn ask(
-        &mut self,
+    /// `ToolCallBegin` had) and waits.
+    pub async fn ask(
+        &self,
         (id, name, input): (&str, &str, &Value),
         summary: ToolSummary,
         reason: ApprovalReason,
         cancel: &CancellationToken,
-    ) -> Option<Decision> {
+    ) -> Asked {
         let asked = std::time::Instant::now();
-        let command = match self.thread.tools.target(name, input) {
+        let Voice { host, thread } = self.voice;
+        let command = match thread.tools.target(name, input) {
             Target::Command(command) => Some(command.to_string()),
             _ => None,
         };
@@ -263,7 +272,7 @@ impl Session {
         // call waiting when the process dies never ran).
         let first = !matches!(reason, ApprovalReason::SandboxBlocked { .. });
         if first {
-            self.settle_user_changes();
+            self.voice.settle_user_changes();
             self.record_wait(id, true);
         }
         let mut summary = summary;
@@ -272,13 +281,13 @@ impl Session {
             *args = crate::json::pretty(input, ARGS_SHOWN);
         }
         // Waiting before asking: an answer can never come too early.
-        let answer = self.host.approvals.wait(id);
-        self.emit(Event::ApprovalRequested {
+        let answer = host.approvals.wait(id);
+        self.voice.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
             summary,
             command,
-            cwd: self.host.workspace.root().display().to_string(),
+            cwd: host.workspace.root().display().to_string(),
             reason: reason.clone(),
         });
         let decision = tokio::select! {
@@ -286,39 +295,43 @@ impl Session {
                 reason: Some("nobody is there to approve it".into()),
             })),
             _ = cancel.cancelled() => {
-                self.host.approvals.withdraw(id);
+                host.approvals.withdraw(id);
                 None
             }
         };
         if decision == Some(Decision::Always) {
             self.remember(name, input, &reason);
         }
-        self.thread.run.approval_wait += asked.elapsed();
         if decision.is_some() && first {
             self.record_wait(id, false);
         }
-        decision
+        Asked {
+            decision,
+            waited: asked.elapsed(),
+        }
     }
 
     /// Records that call `id` waits for the user's answer, or got it (the
     /// wait is not its plan item's time).
-    fn record_wait(&mut self, id: &str, waiting: bool) {
+    fn record_wait(&self, id: &str, waiting: bool) {
         let record = crate::session::Record::Approval {
             id: std::borrow::Cow::Borrowed(id),
             waiting,
             at: crate::session::now_ms(),
         };
-        self.observe(&record);
+        self.voice.observe(&record);
     }
 
     /// "Always": calls like this one run without asking for the session.
-    fn remember(&mut self, name: &str, input: &Value, reason: &ApprovalReason) {
-        let file = match self.thread.tools.target(name, input) {
-            Target::File(path) => self.gatekeeper().file_key(path),
+    fn remember(&self, name: &str, input: &Value, reason: &ApprovalReason) {
+        let Voice { host, thread } = self.voice;
+        let tools = &thread.tools;
+        let file = match tools.target(name, input) {
+            Target::File(path) => Judge { host, tools }.file_key(path),
             _ => None,
         };
-        let mut policy = lock(&self.host.policy);
-        match self.thread.tools.target(name, input) {
+        let mut policy = lock(&host.policy);
+        match tools.target(name, input) {
             Target::Command(command) => match reason {
                 ApprovalReason::Mode => policy.commands.add(always_for(command)),
                 // What cannot be checked is allowed as exactly this line.
@@ -339,9 +352,7 @@ impl Session {
                 }
             }
             Target::Nothing | Target::Read(_) | Target::Url(_) => {
-                let external = self
-                    .thread
-                    .tools
+                let external = tools
                     .spec(name)
                     .is_some_and(|s| matches!(s.access, Access::External | Access::Network));
                 if external {
@@ -350,28 +361,23 @@ impl Session {
             }
         }
     }
+}
 
-    /// Takes a mode switch asked for with `Op::SetApproval`.
-    pub(super) fn apply_mode_request(&mut self) {
-        let asked = self
-            .host
-            .requests
-            .mode
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take());
-        if let Some(mode) = asked {
-            lock(&self.host.policy).mode = mode;
-            self.announce_mode();
-        }
+/// Takes a mode switch asked for with `Op::SetApproval`, and tells it.
+pub(super) fn apply_mode_request(voice: Voice<'_>) {
+    let asked = lock(&voice.host.requests.mode).take();
+    if let Some(mode) = asked {
+        lock(&voice.host.policy).mode = mode;
+        announce_mode(voice);
     }
+}
 
-    /// Tells the driver the mode in force.
-    pub(super) fn announce_mode(&mut self) {
-        let mode = lock(&self.host.policy).mode;
-        let sandboxed = mode == ApprovalMode::Auto && self.host.config.tools.sandbox.is_some();
-        self.emit(Event::ApprovalMode { mode, sandboxed });
-    }
+/// Tells the driver the mode in force.
+pub(super) fn announce_mode(voice: Voice<'_>) {
+    let host = voice.host;
+    let mode = lock(&host.policy).mode;
+    let sandboxed = mode == ApprovalMode::Auto && host.config.tools.sandbox.is_some();
+    voice.emit(Event::ApprovalMode { mode, sandboxed });
 }
 
 /// What the model reads when the user refuses a call.

@@ -127,7 +127,6 @@ impl AgentBuilder {
                 thread,
                 host,
                 stages: Arc::new(super::stages::Stages::standard()),
-                observers: super::observers::Observers::new(),
             },
             control: Control::new(factory, requests, approvals, plan, events, children),
         };

@@ -11,9 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use super::hook_run::{Hooked, Moment};
 use super::stages::Said;
-use crate::events::{ErrorKind, Event, HookReport, HookResult};
+use crate::events::{ErrorKind, Event};
 use crate::hooks::{HookEvent, STOP_CONTINUES};
-use crate::todo::{TodoItem, TodoStatus};
 
 impl Session {
     /// Whether any hook runs at `event`.
@@ -275,39 +274,5 @@ impl Session {
             cancel,
         )
         .await;
-    }
-
-    /// The user completed items `ItemCompleting` hooks guard: their word
-    /// overrides the gate, recorded as such (the hooks are not run).
-    pub(super) fn note_overrides(&mut self, before: &[TodoItem], after: &[TodoItem]) {
-        if !self.hooks_at(HookEvent::ItemCompleting) {
-            return;
-        }
-        for item in after.iter().filter(|i| i.status == TodoStatus::Completed) {
-            let was_open = before
-                .iter()
-                .any(|b| b.id == item.id && b.status != TodoStatus::Completed);
-            let guards = self
-                .host
-                .config
-                .tools
-                .hooks
-                .matching(HookEvent::ItemCompleting, &[&item.content]);
-            let Some(hook) = guards.first().filter(|_| was_open) else {
-                continue;
-            };
-            let command = hook.command.clone();
-            self.emit(Event::Hook {
-                report: HookReport {
-                    event: HookEvent::ItemCompleting.name().to_string(),
-                    command,
-                    subject: Some(item.content.clone()),
-                    result: HookResult::Overridden,
-                    exit_code: None,
-                    duration_ms: 0,
-                    message: Some("the user completed the item; the hook was not asked".into()),
-                },
-            });
-        }
     }
 }

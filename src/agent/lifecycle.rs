@@ -59,7 +59,9 @@ impl Session {
             note: None,
         });
         // The old session's account ends with it.
-        self.observers.accounts.replace(Ledger::new());
+        super::shared::lock(&self.thread.observers)
+            .accounts
+            .replace(Ledger::new());
         self.emit(Event::SessionReset);
         self.host.events.set_turns(0);
         if let Some(store) = &self.host.store {
@@ -79,7 +81,7 @@ impl Session {
         }
         self.thread.reminders =
             Reminders::new(self.host.config.nag_every, self.host.config.nag_max);
-        self.thread.unsaid.clear();
+        super::shared::lock(&self.thread.unsaid).clear();
         let mut plan = self.thread.plan.lock();
         plan.revision = 0;
         plan.user_changes.clear();
@@ -106,7 +108,7 @@ impl Session {
         let Some(path) = path else {
             return;
         };
-        self.open_checkpoints(checkpoints);
+        super::points::Points(self.voice()).open(checkpoints);
         let event = Event::SessionStarted {
             id: self.host.transcript.id(),
             path: path.display().to_string(),
@@ -149,7 +151,9 @@ impl Session {
             state.revision = revisions;
             state.sync_file(true);
         }
-        self.observers.accounts.replace(ledger);
+        super::shared::lock(&self.thread.observers)
+            .accounts
+            .replace(ledger);
         self.thread.totals = totals;
         for record in &repairs {
             self.host.record(record);
@@ -174,7 +178,7 @@ impl Session {
         }
         self.announce(true, notes, checkpoints);
         self.emit(Event::History { events: history });
-        self.send_stats();
+        self.voice().send_stats();
         Ok(())
     }
 

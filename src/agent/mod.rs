@@ -23,6 +23,7 @@ mod outbox;
 mod phases;
 mod pipeline;
 mod plan;
+mod points;
 mod policy;
 mod questions;
 mod record;
@@ -35,6 +36,7 @@ mod thread;
 mod tool_host;
 mod turn;
 mod undo;
+mod voice;
 
 use std::sync::Arc;
 
@@ -112,15 +114,13 @@ enum TurnEnd {
     Stopped,
 }
 
-/// What a turn works on: the root thread, in its host; the stages every
-/// call passes (shared with its subagents: their calls pass the same); and
-/// what the thread does because something was recorded (its own: the
-/// plan's account among them).
+/// What a turn works on: the root thread, in its host; and the stages
+/// every call passes (shared with its subagents: their calls pass the
+/// same).
 struct Session {
     thread: Thread,
     host: Host,
     stages: Arc<stages::Stages>,
-    observers: observers::Observers,
 }
 
 impl Session {
@@ -144,7 +144,7 @@ impl Session {
                 return false;
             }
         };
-        self.prompt_point(&text);
+        points::Points(self.voice()).before_prompt(&text);
         let invoked = self.invoked(&text);
         let attached = self.attachments(invoked.as_deref().unwrap_or(&text)).await;
         self.add_user_text(text, true);
@@ -234,7 +234,7 @@ impl Agent {
 
     /// The op loop: runs until `Quit` or until every sender is dropped.
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
-        self.session.announce_mode();
+        approval::announce_mode(self.session.voice());
         self.session.start_mcp();
         self.session.watch_jobs();
         self.session.tell_catalog();
@@ -262,7 +262,7 @@ impl Agent {
             let resumed = match step {
                 Step::Wait => continue,
                 Step::Quit => {
-                    self.session.settle_user_changes();
+                    self.session.voice().settle_user_changes();
                     return;
                 }
                 Step::Compact { focus } => {
@@ -283,7 +283,7 @@ impl Agent {
                     false
                 }
                 Step::Start { text: None } => {
-                    self.session.prompt_point("(continued)");
+                    points::Points(self.session.voice()).before_prompt("(continued)");
                     let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);
                     for note in self.session.start_notes().await {
@@ -334,8 +334,8 @@ impl Agent {
 
     /// Puts in place what waited for the turn to end: a new client, a reset.
     fn settle(&mut self) {
-        self.session.apply_mode_request();
-        self.session.settle_user_changes();
+        approval::apply_mode_request(self.session.voice());
+        self.session.voice().settle_user_changes();
         if let Some(client) = self.control.pending_client.take() {
             self.session.emit(Event::ModelChanged {
                 provider: client.provider().to_string(),

@@ -227,8 +227,12 @@ impl Session {
     /// stages' `verdict` (a hook's among them) bends them; `Err` is the answer of a call
     /// a stage refused.
     fn judge(&mut self, call: &Call<'_>, verdict: Verdict) -> Result<Gate, Box<ToolOutput>> {
-        self.apply_mode_request();
-        verdict.bend(self.gatekeeper().gate(call.name, call.input))
+        super::approval::apply_mode_request(self.voice());
+        let judge = super::rule_gate::Judge {
+            host: &self.host,
+            tools: &self.thread.tools,
+        };
+        verdict.bend(judge.gate(call.name, call.input))
     }
 
     /// Stage 3's end: the user decides what was to be asked; then the call
@@ -341,7 +345,7 @@ impl Session {
         if announced {
             self.emit(end);
         } else {
-            self.record_only(end);
+            self.voice().record_only(end);
         }
         // Recorded: what was kept of its live output is not needed now.
         if let Some(path) = self.host.transcript.path() {
@@ -377,11 +381,8 @@ impl Session {
             let note = "It was waiting for another agent's write and did not run.";
             return (ToolOutput::interrupted(note, ""), Duration::ZERO);
         };
-        let kept = if writes {
-            self.checkpoint_before(call).await
-        } else {
-            None
-        };
+        let stage_cx = StageCx::of(&self.host, &self.thread, &tool_cancel);
+        self.stages.running(&stage_cx, call).await;
         let spawner = super::subagent::Spawner {
             session: self,
             call: call.id,
@@ -438,7 +439,7 @@ impl Session {
                     while let Ok(chunk) = out_rx.try_recv() {
                         forward(chunk);
                     }
-                    self.checkpoint_after_call(call.id, kept);
+                    self.stages.ran(&stage_cx, call);
                     return (out, serving.waited());
                 }
                 Some(request) = host_rx.recv() => {
@@ -472,7 +473,7 @@ impl Session {
             forward(chunk);
         }
         let waited = serving.waited();
-        self.checkpoint_after_call(call.id, kept);
+        self.stages.ran(&stage_cx, call);
         (
             ToolOutput::interrupted("", &cap_output(&streamed, cap)),
             waited,

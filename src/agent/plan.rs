@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::events::{ErrorKind, Event};
-use crate::session::{Record, now_ms};
+use crate::session::now_ms;
 use crate::todo::file::PlanFile;
 use crate::todo::{Author, PlanEdit, SharedPlan, UserChange};
 
@@ -85,54 +85,16 @@ impl Session {
         });
     }
 
-    /// Records the user's plan changes made since the last call, counts
-    /// them in the account and keeps their notes for the model.
-    pub(super) fn settle_user_changes(&mut self) {
-        let changes = std::mem::take(&mut self.thread.plan.lock().user_changes);
-        if changes.is_empty() {
-            return;
-        }
-        let mut overrides = Vec::new();
-        for change in changes {
-            if change.author == Author::User {
-                overrides.push((change.before.clone(), change.items.clone()));
-            }
-            // Recorded as it was sent, in the turn it is settled in.
-            let revision = self.host.events.envelope(Event::PlanUpdated {
-                items: change.items.clone(),
-                rendered: change.rendered,
-                diff: change.diff,
-                revision: change.revision,
-                author: change.author,
-                at: change.at,
-                note: Some(change.description),
-            });
-            self.observe(&Record::event(&revision, now_ms()));
-            // Changes one after another by the same hand (no model write
-            // between) are told as one net change.
-            match self.thread.unsaid.last_mut() {
-                Some((author, _, after)) if *author == change.author && *after == change.before => {
-                    *after = change.items;
-                }
-                _ => self
-                    .thread
-                    .unsaid
-                    .push((change.author, change.before, change.items)),
-            }
-        }
-        for (before, after) in overrides {
-            self.note_overrides(&before, &after);
-        }
-    }
-
     /// What the user changed in the plan since the model last heard, with
     /// the plan as it is now; `None` when nothing changed.
     pub(super) fn take_plan_note(&mut self) -> Option<String> {
-        self.settle_user_changes();
+        self.voice().settle_user_changes();
         let mut by_user = Vec::new();
         let mut by_file = Vec::new();
         let mut by_skill = Vec::new();
-        for (author, before, after) in std::mem::take(&mut self.thread.unsaid) {
+        for (author, before, after) in
+            std::mem::take(&mut *super::shared::lock(&self.thread.unsaid))
+        {
             let lines = crate::todo::net_change(&before, &after);
             match author {
                 Author::PlanFile => by_file.extend(lines),
@@ -169,15 +131,6 @@ impl Session {
             said.join(" ")
         ))
     }
-
-    /// Sends every item's account (and keeps it for `todo_read`); nothing
-    /// while there has been no plan.
-    pub(super) fn send_stats(&mut self) {
-        let seen = super::record::seen(&self.host, &self.thread);
-        for event in self.observers.accounts.stats(&seen) {
-            let _ = self.host.events.send(event);
-        }
-    }
 }
 
 impl Session {
@@ -213,7 +166,7 @@ impl Session {
             state.file = Some(file.clone());
             state.sync_file(true);
         }
-        self.send_stats();
+        self.voice().send_stats();
         let cancel = CancellationToken::new();
         tokio::spawn(watch(
             file,

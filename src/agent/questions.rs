@@ -5,12 +5,28 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use super::approval::refusal;
+use super::approval::{Asking, refusal};
 use super::stages::Call;
 use crate::events::{ApprovalReason, Decision, ToolSummary};
 use crate::tools::{Refuser, ToolOutput};
 
 impl Session {
+    /// Asks the user about a call (see [`Asking::ask`]); the wait is
+    /// counted apart from the call's duration. `None` when interrupted.
+    pub(super) async fn ask(
+        &mut self,
+        parts: (&str, &str, &serde_json::Value),
+        summary: ToolSummary,
+        reason: ApprovalReason,
+        cancel: &CancellationToken,
+    ) -> Option<Decision> {
+        let asked = Asking::new(self.voice())
+            .ask(parts, summary, reason, cancel)
+            .await;
+        self.thread.run.approval_wait += asked.waited;
+        asked.decision
+    }
+
     /// In ask mode, more subagents at once than `[task] ask_above` are
     /// put to the user first, once for them all: what every one of them
     /// answers when the user says no (or the turn is interrupted).

@@ -9,66 +9,21 @@
 use std::borrow::Cow;
 
 use super::Session;
-use super::observers::Seen;
 use super::thread::{Host, Thread};
-use crate::events::{Envelope, ErrorKind, Event};
+use super::voice::Voice;
+use crate::events::{ErrorKind, Event};
 use crate::llm::ContentBlock;
 use crate::session::{Record, now_ms};
 
 impl Session {
-    /// Sends `event`; a durable one ([`Event::is_durable`]) is recorded
-    /// first, in the envelope it goes out in.
-    pub(super) fn emit(&mut self, event: Event) {
-        if !event.is_durable() {
-            // A driver that hung up does not stop the engine from finishing cleanly.
-            let _ = self.host.events.send(event);
-            return;
-        }
-        let mut envelope = self.host.events.envelope(event);
-        self.record_envelope(&mut envelope);
-        let _ = self.host.events.post(envelope);
+    /// Sends `event` (see [`Voice::emit`]).
+    pub(super) fn emit(&self, event: Event) {
+        self.voice().emit(event);
     }
 
-    /// Records a durable event the driver is not sent (the answer of a
-    /// call that was never announced).
-    pub(super) fn record_only(&mut self, event: Event) {
-        let mut envelope = self.host.events.envelope(event);
-        self.record_envelope(&mut envelope);
-    }
-
-    /// Writes `envelope` (a call's input is left out: its reply holds it)
-    /// and shows it to the observers; a turn's end reaches the disk.
-    fn record_envelope(&mut self, envelope: &mut Envelope) {
-        // A user's plan change made before this event is recorded first.
-        self.settle_user_changes();
-        let input = match &mut envelope.event {
-            Event::ToolCallBegin { input, .. } => Some(std::mem::take(input)),
-            _ => None,
-        };
-        let record = Record::event(envelope, now_ms());
-        self.observe(&record);
-        let ends_turn = matches!(
-            envelope.event,
-            Event::TurnComplete { .. } | Event::TurnAborted { .. }
-        );
-        if let (Some(input), Event::ToolCallBegin { input: slot, .. }) =
-            (input, &mut envelope.event)
-        {
-            *slot = input;
-        }
-        if ends_turn {
-            self.host.sync_transcript();
-        }
-    }
-
-    /// Writes `record`, then shows it to the thread's observers (see
-    /// [`super::observers`]) and sends what they answer.
-    pub(super) fn observe(&mut self, record: &Record<'_>) {
-        self.host.record(record);
-        let seen = seen(&self.host, &self.thread);
-        for event in self.observers.on_record(&seen, record) {
-            let _ = self.host.events.send(event);
-        }
+    /// The root thread in its host, as a component sees it.
+    pub(super) fn voice(&self) -> Voice<'_> {
+        Voice::of(&self.host, &self.thread)
     }
 
     /// Adds user text to the conversation: the user's own message
@@ -138,17 +93,6 @@ impl Session {
             });
         }
         self.thread.conversation.push_tool_results(results, texts);
-    }
-}
-
-/// What the observers see of `thread` in `host`.
-pub(super) fn seen<'a>(host: &'a Host, thread: &'a Thread) -> Seen<'a> {
-    Seen {
-        plan: &thread.plan,
-        conversation: &thread.conversation,
-        outbox: &host.events,
-        checkpoints: &host.checkpoints,
-        prices: &host.config.prices,
     }
 }
 

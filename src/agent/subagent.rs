@@ -371,7 +371,6 @@ impl Session {
             thread: own,
             host,
             stages: self.stages.clone(),
-            observers: super::observers::Observers::new(),
         }
     }
 

@@ -19,6 +19,10 @@ use crate::session::SessionStore;
 use crate::todo::{Author, SharedPlan, TodoItem};
 use crate::tools::{ToolDef, ToolRegistry, Workspace};
 
+/// A run of plan changes by one hand that the model has not heard of:
+/// whose, the plan before them and after.
+pub(super) type Unsaid = (Author, Vec<TodoItem>, Vec<TodoItem>);
+
 /// One agent's own state.
 pub(super) struct Thread {
     pub client: Arc<dyn ModelClient>,
@@ -27,7 +31,10 @@ pub(super) struct Thread {
     pub plan: SharedPlan,
     /// The user's plan changes the model has not heard of: the plan
     /// before and after each run of them.
-    pub unsaid: Vec<(Author, Vec<TodoItem>, Vec<TodoItem>)>,
+    pub unsaid: Mutex<Vec<Unsaid>>,
+    /// What the thread does because something was recorded (its plan's
+    /// account among them): see [`super::observers`].
+    pub observers: Mutex<super::observers::Observers>,
     pub reminders: Reminders,
     /// Tokens spent by this process (a new session does not reset them).
     pub totals: Usage,
@@ -85,7 +92,8 @@ impl Thread {
             client,
             conversation: Conversation::default(),
             plan,
-            unsaid: Vec::new(),
+            unsaid: Mutex::default(),
+            observers: Mutex::new(super::observers::Observers::new()),
             reminders: Reminders::new(config.nag_every, config.nag_max),
             totals: Usage::default(),
             tools,

@@ -73,7 +73,7 @@ impl Session {
                     Next::Ended(end) => return end,
                 }
                 let open_items = self.thread.plan.lock().manager.open_items().len();
-                self.turn_end_point().await;
+                super::points::Points(self.voice()).at_turn_end().await;
                 self.emit(Event::TurnComplete {
                     stop_reason: reply.stop_reason,
                     open_items,
@@ -99,7 +99,7 @@ impl Session {
         if reason == AbortReason::MaxTurns {
             self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
         }
-        self.turn_end_point().await;
+        super::points::Points(self.voice()).at_turn_end().await;
         self.emit(Event::TurnAborted {
             reason,
             message,
@@ -164,7 +164,7 @@ impl Session {
             Err(e) => {
                 tracing::error!(error = %e, "model request failed");
                 self.thread.run.stopped = Some(TaskEnd::Failed(e.to_string()));
-                self.turn_end_point().await;
+                super::points::Points(self.voice()).at_turn_end().await;
                 self.emit(Event::TurnAborted {
                     reason: AbortReason::Failed,
                     message: e.to_string(),

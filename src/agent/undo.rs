@@ -1,132 +1,15 @@
-//! The engine's side of checkpoints: the points it asks for (a prompt, a
-//! root plan item's start, a turn's end), the checkpoint ops (list,
-//! preview, undo, diff) and what an undo tells the model. Invariants: only
-//! the root thread makes points (a subagent's work lands in its parent
-//! item's span); an undo is applied only as it was previewed, and the
-//! model hears of every undo at its next request.
-
-use std::sync::Arc;
+//! The checkpoint ops (list, preview, undo, diff) and what an undo tells
+//! the model; the points themselves are asked for in [`super::points`].
+//! Invariants: an undo is applied only as it was previewed, and the model
+//! hears of every undo at its next request.
 
 use super::Session;
-use crate::checkpoint::live::{Ask, Setup};
-use crate::checkpoint::{History, PointKind, Target};
+use super::points::Points;
+use crate::checkpoint::live::Ask;
+use crate::checkpoint::{PointKind, Target};
 use crate::events::{CheckpointAnswer, CheckpointOp, ErrorKind, Event, PointInfo};
-use crate::session::Record;
 
 impl Session {
-    /// Opens the checkpoints of the session just started (or resumed
-    /// with `history`); notes for the user.
-    pub(super) fn open_checkpoints(&mut self, history: History) {
-        let (Some(path), Some(store)) = (self.host.transcript.path(), &self.host.store) else {
-            return;
-        };
-        // The checkpoints' thread may outlive the session: it never keeps
-        // the transcript (or its lock) alive, nor writes to the next one.
-        let log = self.host.transcript.weak();
-        let events = self.host.events.clone();
-        let notices = self.host.events.clone();
-        let sink = Arc::new(move |mark: &crate::checkpoint::Mark| {
-            if let Some(message) = log.record(&Record::Checkpoint { mark: mark.clone() }) {
-                events.send(Event::Error {
-                    kind: ErrorKind::SessionSave,
-                    message,
-                });
-            }
-        });
-        self.host.checkpoints.open(Setup {
-            blobs: path.with_extension("blobs"),
-            shadows: store.dir().join("shadow"),
-            work_tree: self.host.workspace.root().to_path_buf(),
-            session: self.host.transcript.id(),
-            history,
-            sink,
-            notify: Arc::new(move |message| {
-                notices.send(Event::Error {
-                    kind: ErrorKind::Checkpoint,
-                    message,
-                });
-            }),
-        });
-    }
-
-    /// Asks for a point of `kind` with the conversation at `messages`.
-    pub(super) fn checkpoint(&self, kind: PointKind, turn: u32, messages: usize) {
-        if !self.host.events.thread().is_root() {
-            return;
-        }
-        self.host.checkpoints.point(Ask {
-            kind,
-            turn,
-            messages,
-            tail: self.thread.tail(messages),
-            plan: self.thread.plan.items(),
-        });
-    }
-
-    /// The point before the user's message `text` is worked on.
-    pub(super) fn prompt_point(&self, text: &str) {
-        let kind = PointKind::Prompt {
-            text: text.to_string(),
-        };
-        let messages = self.thread.conversation.messages().len();
-        self.checkpoint(kind, self.host.events.turn() + 1, messages);
-    }
-
-    /// Before a call that may write runs: the points asked for so far
-    /// are snapshotted; an own tool's file (write_file, edit_file) is
-    /// read for its pre-image; a command outside git is noted as not
-    /// undoable.
-    pub(super) async fn checkpoint_before(&self, call: &super::stages::Call<'_>) -> Option<Kept> {
-        let checkpoints = &self.host.checkpoints;
-        if !checkpoints.enabled() {
-            return None;
-        }
-        checkpoints.settled().await;
-        let builtin = self
-            .thread
-            .tools
-            .spec(call.name)
-            .is_some_and(|s| s.origin == crate::tools::Origin::Builtin);
-        match self.thread.tools.target(call.name, call.input) {
-            crate::tools::Target::File(path) if builtin => {
-                let resolved = self.host.workspace.resolve(path).ok()?;
-                let rel = self
-                    .host
-                    .workspace
-                    .relative(&resolved)
-                    .to_str()?
-                    .to_string();
-                let before = checkpoints.before(&rel)?;
-                Some(Kept { path: rel, before })
-            }
-            crate::tools::Target::Command(command) => {
-                checkpoints.command(call.id, command);
-                None
-            }
-            _ => None,
-        }
-    }
-
-    /// After the call: the own tool's change, with its pre-image.
-    pub(super) fn checkpoint_after_call(&self, call: &str, kept: Option<Kept>) {
-        if let Some(kept) = kept {
-            self.host.checkpoints.changed(call, &kept.path, kept.before);
-        }
-    }
-
-    /// The point at a turn's end, snapshotted before the end is announced:
-    /// a change the user makes once the turn is over is never taken for
-    /// the agent's.
-    pub(super) async fn turn_end_point(&self) {
-        if !self.host.events.thread().is_root() || !self.host.checkpoints.enabled() {
-            return;
-        }
-        let turn = self.host.events.turn();
-        let messages = self.thread.conversation.messages().len();
-        self.checkpoint(PointKind::TurnEnd, turn, messages);
-        self.host.checkpoints.settled().await;
-    }
-
     /// Does what `action` asks; the answer (or why not) goes to the driver.
     pub(super) async fn on_checkpoint(&mut self, action: CheckpointOp) {
         self.host.checkpoints.settled().await;
@@ -266,7 +149,7 @@ impl Session {
         if restored.messages.is_some() {
             self.show_rewound();
         }
-        self.checkpoint(
+        Points(self.voice()).ask(
             PointKind::Restored {
                 target: target_text,
             },
@@ -310,14 +193,8 @@ impl Session {
             super::plan::apply_user_edit(&self.thread.plan, &edit, crate::todo::Author::User);
         // Sent now; recorded (once) as the user's revision it is.
         let _ = self.host.events.send(event);
-        self.settle_user_changes();
+        self.voice().settle_user_changes();
     }
-}
-
-/// A file an own tool is about to change, as it was.
-pub(super) struct Kept {
-    path: String,
-    before: crate::checkpoint::live::FileState,
 }
 
 impl super::thread::Thread {

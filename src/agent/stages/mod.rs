@@ -3,8 +3,10 @@
 //!
 //! A [`CallStage`] sees each call before it runs (before the approval
 //! gate) and may let it go on, allow it, have
-//! the user asked, refuse it, or rewrite its input; it sees the output
-//! after the call, in reverse order of registration, and may add to it.
+//! the user asked, refuse it, or rewrite its input; it is told when an
+//! approved call starts running and when it stopped (a checkpoint's
+//! pre-image is taken and kept there); it sees the output after the call,
+//! in reverse order of registration, and may add to it.
 //! A stage keeps its own state behind its own lock and reaches the session
 //! only through a [`StageCx`] (shared handles, read-only) and the events it
 //! pushes to `said`, which the pipeline emits (and records) for it: no
@@ -17,6 +19,7 @@
 //! verdicts fold as refuse > ask > allow > continue, and the approval gate's
 //! own refusal (read-only mode, a deny rule) stands whatever a stage says.
 
+mod checkpoints;
 mod hook_scripts;
 mod hooks;
 
@@ -180,6 +183,16 @@ pub(super) trait CallStage: Send + Sync {
         said: &'a mut Said,
     ) -> BoxFuture<'a, Before>;
 
+    /// Just before `call` runs (approved; a call that may write holds its
+    /// turn to write), in order of registration.
+    fn running<'a>(&'a self, _cx: &'a StageCx<'a>, _call: &'a Call<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Right after `call` ran (finished, failed or cut off), in reverse
+    /// order, before its output goes anywhere.
+    fn ran(&self, _cx: &StageCx<'_>, _call: &Call<'_>) {}
+
     /// After `call` ran (or was refused): may add to its `output`.
     fn after<'a>(
         &'a self,
@@ -213,6 +226,7 @@ impl Stages {
             stages: vec![
                 Box::new(hooks::CallHooks::default()),
                 Box::new(hook_scripts::HookScripts::default()),
+                Box::new(checkpoints::CallPoints::default()),
             ],
         }
     }
@@ -240,6 +254,20 @@ impl Stages {
             }
         }
         Before { verdict, input }
+    }
+
+    /// Every stage's `running`, in order.
+    pub async fn running(&self, cx: &StageCx<'_>, call: &Call<'_>) {
+        for stage in &self.stages {
+            stage.running(cx, call).await;
+        }
+    }
+
+    /// Every stage's `ran`, in reverse order.
+    pub fn ran(&self, cx: &StageCx<'_>, call: &Call<'_>) {
+        for stage in self.stages.iter().rev() {
+            stage.ran(cx, call);
+        }
     }
 
     /// Every stage's `after`, in reverse order.
