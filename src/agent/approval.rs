@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use super::policy::{Always, Policy, always_for, first_words};
+pub use super::rule_gate::Gate;
 use super::rule_gate::{Judge, Ruled};
 use super::shared::lock;
 use super::voice::Voice;
@@ -23,17 +24,6 @@ use crate::tools::{Access, Refuser, Target};
 
 /// Bytes of a call's arguments an approval shows, at most.
 const ARGS_SHOWN: usize = 16 * 1024;
-
-/// What happens to a call before it runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Gate {
-    Run {
-        sandboxed: bool,
-    },
-    Ask(ApprovalReason),
-    /// Not run: `by` refused it, and the model reads why.
-    Refuse(Refuser, String),
-}
 
 /// A command's line; "" for a tool that names none.
 fn command_of(target: Target<'_>) -> &str {

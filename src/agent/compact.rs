@@ -145,7 +145,8 @@ impl Session {
         focus: Option<String>,
         cancel: &CancellationToken,
     ) {
-        self.pre_compact_hooks(reason == CompactReason::User, focus.as_deref(), cancel)
+        super::hooks::Moments(self.voice())
+            .pre_compact(reason == CompactReason::User, focus.as_deref(), cancel)
             .await;
         let before = self.thread.estimate(&self.host.config);
         self.emit(Event::CompactionBegin { reason });
@@ -217,7 +218,7 @@ impl Session {
             fallback,
         });
         // `SessionStart` hooks see the compacted session before the next message.
-        self.thread.run.start_source = Some("compact");
+        super::shared::lock(&self.thread.left).source = Some("compact");
     }
 
     /// Asks the model for a summary, streamed as `SummaryDelta`; `None` on

@@ -6,15 +6,19 @@
 //! is told the names at the start, for its command list.
 
 use super::Session;
+use super::voice::Voice;
 use crate::events::{CatalogEntry, ErrorKind, Event};
 use crate::todo::{Author, PlanEdit};
 
-impl Session {
+/// Skills, commands and the background jobs, as a thread tells of them.
+pub(super) struct Invocations<'a>(pub Voice<'a>);
+
+impl Invocations<'_> {
     /// Tells the app the skills and commands, and what could not be read.
-    pub(super) fn tell_catalog(&mut self) {
-        let catalog = self.host.config.tools.catalog.clone();
+    pub fn tell_catalog(&self) {
+        let catalog = self.0.host.config.tools.catalog.clone();
         for problem in &catalog.problems {
-            self.emit(Event::Error {
+            self.0.emit(Event::Error {
                 kind: ErrorKind::Catalog,
                 message: format!("Skipped: {problem}"),
             });
@@ -38,18 +42,18 @@ impl Session {
             skill: false,
         });
         let entries = commands.chain(skills).collect();
-        self.emit(Event::Catalog { entries });
+        self.0.emit(Event::Catalog { entries });
     }
 
     /// What a prompt typed as `/NAME args` brings when NAME is a custom
     /// command or a skill (the command's prompt, or the skill's
     /// instructions; a skill's plan is seeded); `None` for any other.
-    pub(super) fn invoked(&mut self, text: &str) -> Option<String> {
+    pub fn invoked(&self, text: &str) -> Option<String> {
         let rest = text.trim().strip_prefix('/')?;
         let (name, args) = rest
             .split_once(char::is_whitespace)
             .map_or((rest, ""), |(n, a)| (n, a.trim()));
-        let catalog = self.host.config.tools.catalog.clone();
+        let catalog = self.0.host.config.tools.catalog.clone();
         if let Some(command) = catalog.command(name) {
             let expanded = crate::skills::expand(&command.body, args);
             return Some(format!(
@@ -74,18 +78,19 @@ impl Session {
 
     /// Sends the jobs to the app when one started, ended or was stopped
     /// since it last heard.
-    pub(super) fn tell_jobs(&mut self) {
-        if self.host.tasks.jobs.take_changed() {
-            let jobs = self.host.tasks.jobs.infos();
-            self.emit(Event::Jobs { jobs });
+    pub fn tell_jobs(&self) {
+        if self.0.host.tasks.jobs.take_changed() {
+            let jobs = self.0.host.tasks.jobs.infos();
+            self.0.emit(Event::Jobs { jobs });
         }
     }
 
     /// The app hears of a background job's end when it happens, even
     /// while the agent is idle (the root thread's outbox tells it).
-    pub(super) fn watch_jobs(&self) {
-        let events = self.host.events.clone();
-        self.host
+    pub fn watch_jobs(&self) {
+        let events = self.0.host.events.clone();
+        self.0
+            .host
             .tasks
             .jobs
             .tell_with(std::sync::Arc::new(move |jobs| {
@@ -93,19 +98,9 @@ impl Session {
             }));
     }
 
-    /// The model hears of the background jobs that ended since it last
-    /// heard (before its next request, or with the next prompt).
-    pub(super) fn job_notes(&mut self) {
-        self.tell_jobs();
-        let notes = self.host.tasks.jobs.take_ended();
-        for note in notes {
-            self.add_user_text(note, false);
-        }
-    }
-
     /// After a call that loaded skill `name` (`loaded`: the text the
     /// model read): the skill's plan.
-    pub(super) fn skill_loaded(&mut self, name: &str, loaded: &str) {
+    pub fn skill_loaded(&self, name: &str, loaded: &str) {
         self.seed_plan(name, loaded, Author::Skill);
     }
 
@@ -114,17 +109,29 @@ impl Session {
     /// revision when the user typed `/NAME`, the skill's when the model
     /// loaded it (a repository's skill speaks for its author, not the
     /// user). The model hears of it either way.
-    fn seed_plan(&mut self, skill: &str, body: &str, author: Author) {
+    fn seed_plan(&self, skill: &str, body: &str, author: Author) {
         let items = crate::skills::plan_template(body);
-        if items.is_empty() || !self.thread.plan.lock().manager.open_items().is_empty() {
+        if items.is_empty() || !self.0.thread.plan.lock().manager.open_items().is_empty() {
             return;
         }
         let edit = PlanEdit::Template {
             skill: skill.to_string(),
             items,
         };
-        let event = super::plan::apply_user_edit(&self.thread.plan, &edit, author);
+        let event = super::plan::apply_user_edit(&self.0.thread.plan, &edit, author);
         // Sent as the dispatcher sends a user's edit; recorded when settled.
-        self.host.events.send(event);
+        self.0.host.events.send(event);
+    }
+}
+
+impl Session {
+    /// The model hears of the background jobs that ended since it last
+    /// heard (before its next request, or with the next prompt).
+    pub(super) fn job_notes(&mut self) {
+        Invocations(self.voice()).tell_jobs();
+        let notes = self.host.tasks.jobs.take_ended();
+        for note in notes {
+            self.add_user_text(note, false);
+        }
     }
 }

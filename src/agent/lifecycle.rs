@@ -69,7 +69,7 @@ impl Session {
             self.host.warn_unsaved(lost);
         }
         self.announce(false, Vec::new(), History::default());
-        self.thread.run.start_source = Some("clear");
+        super::shared::lock(&self.thread.left).source = Some("clear");
     }
 
     fn clear_state(&mut self) {
@@ -81,7 +81,7 @@ impl Session {
         }
         self.thread.reminders =
             Reminders::new(self.host.config.nag_every, self.host.config.nag_max);
-        super::shared::lock(&self.thread.unsaid).clear();
+        super::shared::lock(&self.thread.left).unsaid.clear();
         let mut plan = self.thread.plan.lock();
         plan.revision = 0;
         plan.user_changes.clear();

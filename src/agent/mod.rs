@@ -129,12 +129,12 @@ impl Session {
     /// false when a `UserPromptSubmit` hook blocked it (nothing is added).
     async fn start_prompt(&mut self, text: String, pasted: Vec<crate::chat::ImageSource>) -> bool {
         let first = self.thread.conversation.is_empty();
-        let started = self.start_notes().await;
-        let hooked = match self.prompt_hooks(&text).await {
+        let started = hooks::Moments(self.voice()).notes().await;
+        let hooked = match hooks::Moments(self.voice()).prompt(&text).await {
             Ok(notes) => notes,
             Err(why) => {
                 // Kept for the prompt that is sent.
-                self.thread.run.hook_notes = started;
+                shared::lock(&self.thread.left).notes = started;
                 self.emit(Event::Error {
                     kind: ErrorKind::PromptBlocked,
                     message: format!(
@@ -145,7 +145,7 @@ impl Session {
             }
         };
         points::Points(self.voice()).before_prompt(&text);
-        let invoked = self.invoked(&text);
+        let invoked = invoke::Invocations(self.voice()).invoked(&text);
         let attached = self.attachments(invoked.as_deref().unwrap_or(&text)).await;
         self.add_user_text(text, true);
         self.add_pasted(pasted);
@@ -236,9 +236,9 @@ impl Agent {
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         approval::announce_mode(self.session.voice());
         self.session.start_mcp();
-        self.session.watch_jobs();
-        self.session.tell_catalog();
-        self.session.start_hooks().await;
+        invoke::Invocations(self.session.voice()).watch_jobs();
+        invoke::Invocations(self.session.voice()).tell_catalog();
+        hooks::Moments(self.session.voice()).start().await;
         self.control.share_mcp(self.session.host.mcp.clone());
         // Stops watching the plan file when the engine stops.
         let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
@@ -286,7 +286,7 @@ impl Agent {
                     points::Points(self.session.voice()).before_prompt("(continued)");
                     let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);
-                    for note in self.session.start_notes().await {
+                    for note in hooks::Moments(self.session.voice()).notes().await {
                         self.session.add_user_text(note, false);
                     }
                     if let Some(note) = self.session.take_plan_note() {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use super::approval::{Gate, refusal};
 use super::compact::fit_result;
+use super::invoke::Invocations;
 use super::stages::{Before, Call, Said, StageCx, Verdict};
 use super::tool_host::Serving;
 use crate::events::{Decision, Event, ToolStatus, ToolSummary};
@@ -191,7 +192,7 @@ impl Session {
             let cx = StageCx::of(&self.host, &self.thread, cancel);
             self.stages.before(&cx, call, &mut said).await
         };
-        self.hear(said);
+        self.voice().hear(said);
         before
     }
 
@@ -207,20 +208,7 @@ impl Session {
             let cx = StageCx::of(&self.host, &self.thread, cancel);
             self.stages.after(&cx, call, output, &mut said).await;
         }
-        self.hear(said);
-    }
-
-    /// What stages said: their events emitted (recorded when durable), and
-    /// a stop they asked for kept for the turn (the first one).
-    pub(super) fn hear(&mut self, said: Said) {
-        for event in said.events {
-            self.emit(event);
-        }
-        if let Some(why) = said.stop
-            && self.thread.run.hook_stop.is_none()
-        {
-            self.thread.run.hook_stop = Some(why);
-        }
+        self.voice().hear(said);
     }
 
     /// Stage 3's judgement: the approval mode and the rules, as the
@@ -306,9 +294,9 @@ impl Session {
         }
         self.record_tasks(call.id);
         if let Some(skill) = &output.skill {
-            self.skill_loaded(skill, &output.content);
+            Invocations(self.voice()).skill_loaded(skill, &output.content);
         }
-        self.tell_jobs();
+        Invocations(self.voice()).tell_jobs();
         let duration_ms = u64::try_from(ran.as_millis()).unwrap_or(u64::MAX);
         let mut output = output;
         let images = std::mem::take(&mut output.images);

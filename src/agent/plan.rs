@@ -93,7 +93,7 @@ impl Session {
         let mut by_file = Vec::new();
         let mut by_skill = Vec::new();
         for (author, before, after) in
-            std::mem::take(&mut *super::shared::lock(&self.thread.unsaid))
+            std::mem::take(&mut super::shared::lock(&self.thread.left).unsaid)
         {
             let lines = crate::todo::net_change(&before, &after);
             match author {

@@ -13,6 +13,17 @@ use crate::events::{ApprovalMode, ApprovalReason};
 use crate::safety::access::Says;
 use crate::tools::{Access, Refuser, Target};
 
+/// What happens to a call before it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gate {
+    Run {
+        sandboxed: bool,
+    },
+    Ask(ApprovalReason),
+    /// Not run: `by` refused it, and the model reads why.
+    Refuse(Refuser, String),
+}
+
 /// The approval gate: what the mode, the rules and the session's answers
 /// say about a call, judged on the host's settings and the calling
 /// thread's tools (nothing of the session is changed).

@@ -29,12 +29,11 @@ pub(super) struct Thread {
     pub conversation: Conversation,
     /// The plan, shared with the dispatcher (the user edits it mid-turn).
     pub plan: SharedPlan,
-    /// The user's plan changes the model has not heard of: the plan
-    /// before and after each run of them.
-    pub unsaid: Mutex<Vec<Unsaid>>,
     /// What the thread does because something was recorded (its plan's
     /// account among them): see [`super::observers`].
     pub observers: Mutex<super::observers::Observers>,
+    /// What waits for the model's next step (see [`Left`]).
+    pub left: Mutex<Left>,
     pub reminders: Reminders,
     /// Tokens spent by this process (a new session does not reset them).
     pub totals: Usage,
@@ -47,6 +46,20 @@ pub(super) struct Thread {
     pub compacted_to: Option<u64>,
     /// What its turns have done so far (and, for a subagent, its limits).
     pub run: RunFacts,
+}
+
+/// What waits for a thread's next step: the user's plan changes the model
+/// has not heard of (runs of them by one hand: the plan before and after);
+/// why a hook said to stop (`continue: false`; the turn ends after this
+/// round); what `SessionStart` hooks said for the model (added before the
+/// next prompt), and why `SessionStart` runs again before then (`clear`,
+/// `compact`), when it does.
+#[derive(Debug, Default)]
+pub(super) struct Left {
+    pub unsaid: Vec<Unsaid>,
+    pub stop: Option<String>,
+    pub notes: Vec<String>,
+    pub source: Option<&'static str>,
 }
 
 /// What a thread's turns have done: the time its calls waited for the
@@ -65,15 +78,6 @@ pub(super) struct RunFacts {
     pub budget: Option<super::subagent::Budget>,
     /// The accounts of finished subagents, by the call that ran them.
     pub tasks: Mutex<Vec<(String, super::subagent::Finished)>>,
-    /// Why a hook said to stop (`continue: false`): the turn ends after
-    /// this round.
-    pub hook_stop: Option<String>,
-    /// What `SessionStart` hooks said for the model: added before the
-    /// next prompt.
-    pub hook_notes: Vec<String>,
-    /// Why `SessionStart` runs again before the next prompt (`clear`,
-    /// `compact`), when it does.
-    pub start_source: Option<&'static str>,
     /// The undo last previewed (the root's): what `confirm` applies.
     pub undo: Option<(
         crate::events::CheckpointOp,
@@ -92,8 +96,8 @@ impl Thread {
             client,
             conversation: Conversation::default(),
             plan,
-            unsaid: Mutex::default(),
             observers: Mutex::new(super::observers::Observers::new()),
+            left: Mutex::default(),
             reminders: Reminders::new(config.nag_every, config.nag_max),
             totals: Usage::default(),
             tools,

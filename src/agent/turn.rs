@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::compact::is_too_long;
 use super::phases::{Next, TurnPhases};
+use super::shared::lock;
 use super::stages::Call;
 use super::{Session, TurnEnd};
 use crate::events::{AbortReason, CompactReason, Event};
@@ -83,7 +84,8 @@ impl Session {
             if let Some(end) = self.run_calls(calls, &reply.invalid_inputs, cancel).await {
                 return end;
             }
-            if let Some(why) = self.thread.run.hook_stop.take() {
+            let stop = lock(&self.thread.left).stop.take();
+            if let Some(why) = stop {
                 return self.abort(AbortReason::Hook, why, TurnEnd::Stopped).await;
             }
         }

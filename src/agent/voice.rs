@@ -14,6 +14,7 @@
 
 use super::observers::Seen;
 use super::shared::lock;
+use super::stages::Said;
 use super::thread::{Host, Thread};
 use crate::events::{Envelope, Event, HookReport, HookResult};
 use crate::hooks::HookEvent;
@@ -98,6 +99,18 @@ impl<'a> Voice<'a> {
         }
     }
 
+    /// What stages or hooks said: their events emitted (recorded when
+    /// durable), and a stop they asked for kept for the turn (the first
+    /// one).
+    pub fn hear(&self, said: Said) {
+        for event in said.events {
+            self.emit(event);
+        }
+        if let Some(why) = said.stop {
+            lock(&self.thread.left).stop.get_or_insert(why);
+        }
+    }
+
     /// Sends every item's account (and keeps it for `todo_read`); nothing
     /// while there has been no plan.
     pub fn send_stats(&self) {
@@ -132,7 +145,8 @@ impl<'a> Voice<'a> {
             self.observe(&Record::event(&revision, now_ms()));
             // Changes one after another by the same hand (no model write
             // between) are told as one net change.
-            let mut unsaid = lock(&self.thread.unsaid);
+            let mut left = lock(&self.thread.left);
+            let unsaid = &mut left.unsaid;
             match unsaid.last_mut() {
                 Some((author, _, after)) if *author == change.author && *after == change.before => {
                     *after = change.items;

@@ -27,7 +27,10 @@ impl BeforeEnd for StopHooks {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Next> {
         Box::pin(async move {
-            match session.stop_hooks(&mut self.continues, cancel).await {
+            let said = crate::agent::hooks::Moments(session.voice())
+                .stop(&mut self.continues, cancel)
+                .await;
+            match said {
                 Some(why) => {
                     session.add_user_text(why, false);
                     Next::GoOn

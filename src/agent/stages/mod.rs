@@ -27,7 +27,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::Gate;
+use super::rule_gate::Gate;
 use super::thread::Host;
 use crate::events::{ApprovalReason, Event};
 use crate::tools::ToolOutput;
