@@ -5,7 +5,6 @@
 //! the user typed `/NAME` or the model called the `skill` tool. The app
 //! is told the names at the start, for its command list.
 
-use super::Session;
 use super::voice::Voice;
 use crate::events::{CatalogEntry, ErrorKind, Event};
 use crate::todo::{Author, PlanEdit};
@@ -121,17 +120,5 @@ impl Invocations<'_> {
         let event = super::plan::apply_user_edit(&self.0.thread.plan, &edit, author);
         // Sent as the dispatcher sends a user's edit; recorded when settled.
         self.0.host.events.send(event);
-    }
-}
-
-impl Session {
-    /// The model hears of the background jobs that ended since it last
-    /// heard (before its next request, or with the next prompt).
-    pub(super) fn job_notes(&mut self) {
-        Invocations(self.voice()).tell_jobs();
-        let notes = self.host.tasks.jobs.take_ended();
-        for note in notes {
-            self.add_user_text(note, false);
-        }
     }
 }

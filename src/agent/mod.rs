@@ -16,7 +16,6 @@ mod hook_run;
 mod hooks;
 mod invoke;
 mod lifecycle;
-mod mcp_wait;
 pub mod mentions;
 mod observers;
 mod outbox;

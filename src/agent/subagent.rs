@@ -52,14 +52,19 @@ pub(super) struct TaskPool {
 /// A background task that finished: its call, its thread, the item it
 /// worked for, and its report.
 #[derive(Debug)]
-struct Background {
-    call: String,
-    finished: Finished,
-    item: Option<String>,
-    report: TaskReport,
+pub(super) struct Background {
+    pub call: String,
+    pub finished: Finished,
+    pub item: Option<String>,
+    pub report: TaskReport,
 }
 
 impl TaskPool {
+    /// The background tasks that finished and were not yet told.
+    pub(super) fn take_finished(&self) -> Vec<Background> {
+        std::mem::take(&mut *super::shared::lock(&self.finished))
+    }
+
     pub(super) fn new(limits: &TaskLimits) -> Self {
         Self {
             places: tokio::sync::Semaphore::new(limits.max_parallel.max(1)),
@@ -435,7 +440,7 @@ impl Session {
 
     /// Records what a finished subagent spent (the item it worked for is
     /// charged with it).
-    fn task_done(&mut self, id: &str, f: Finished, item: Option<String>) {
+    pub(super) fn task_done(&mut self, id: &str, f: Finished, item: Option<String>) {
         self.emit(Event::TaskDone {
             id: id.to_string(),
             child: f.child,
@@ -445,23 +450,6 @@ impl Session {
             tool_calls: f.account.tool_calls,
             duration_ms: u64::try_from(f.account.elapsed.as_millis()).unwrap_or(u64::MAX),
         });
-    }
-
-    /// Tells the model of the background tasks that finished, each as a
-    /// note with its result (and records what each spent); whether any did.
-    pub(super) fn take_background(&mut self) -> bool {
-        let finished = std::mem::take(&mut *super::shared::lock(&self.host.tasks.finished));
-        let any = !finished.is_empty();
-        for done in finished {
-            let result = crate::tools::task::report_output(&done.report);
-            let note = format!(
-                "[The background task of your call {} ({}) finished:]\n{}",
-                done.call, done.finished.child, result.content
-            );
-            self.task_done(&done.call, done.finished, done.item);
-            self.add_user_text(note, false);
-        }
-        any
     }
 
     /// Waits until a background task finishes (or the turn is cancelled,

@@ -28,12 +28,11 @@ enum Sampled {
 
 impl Session {
     pub(super) async fn run_turn(&mut self, cancel: &CancellationToken) -> TurnEnd {
-        if let Some(end) = self.wait_for_mcp(cancel).await {
+        let mut phases = TurnPhases::new();
+        if let Some(end) = phases.turn_start(self, cancel).await {
             return end;
         }
-        self.sync_mcp(Boundary::Turn);
         let mut round = 0;
-        let mut phases = TurnPhases::new();
         loop {
             let over = self.thread.run.budget.as_ref().and_then(|b| b.exceeded());
             if let Some(why) = over {
@@ -54,12 +53,8 @@ impl Session {
             }
             round += 1;
             self.emit(Event::RoundStarted { round });
-            if let Some(end) = self.round_boundary(cancel).await {
+            if let Some(end) = phases.round_start(self, cancel).await {
                 return end;
-            }
-            if self.host.events.thread().is_root() {
-                self.take_background();
-                self.job_notes();
             }
             let reply = match self.request(cancel).await {
                 Ok(reply) => reply,
@@ -108,31 +103,6 @@ impl Session {
             error: None,
         });
         end
-    }
-
-    /// A round boundary: compacts when asked to, or when the request would
-    /// not fit; the turn's end when it was interrupted meanwhile.
-    async fn round_boundary(&mut self, cancel: &CancellationToken) -> Option<TurnEnd> {
-        let asked = self
-            .host
-            .requests
-            .compact
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take());
-        if let Some(focus) = asked {
-            self.compact(CompactReason::User, focus, cancel).await;
-        } else if self.thread.over_threshold(&self.host.config) {
-            self.compact(CompactReason::Threshold, None, cancel).await;
-        }
-        if !cancel.is_cancelled() {
-            return None;
-        }
-        let message = "interrupted while the conversation was compacted".into();
-        Some(
-            self.abort(AbortReason::Interrupted, message, TurnEnd::Interrupted)
-                .await,
-        )
     }
 
     /// One model request (compacting and asking again once if the prompt
@@ -285,7 +255,7 @@ impl Session {
     /// servers gone leave; before every request (a round boundary), those
     /// of servers that became ready join, after the others, and the tools
     /// `mcp_search` loaded.
-    fn sync_mcp(&mut self, at: Boundary) {
+    pub(super) fn sync_mcp(&mut self, at: Boundary) {
         let window = self.thread.window(&self.host.config);
         if let Some(event) = self.host.mcp.sync(&mut self.thread.tools, window, at) {
             self.emit(event);

@@ -12,6 +12,9 @@
 //! arrive, so the next request differs from the last.
 
 mod background;
+mod compaction;
+mod mcp_wait;
+mod reports;
 mod stop_hooks;
 mod text_calls;
 
@@ -29,6 +32,20 @@ pub(super) enum Next {
     GoOn,
     /// The turn ended (interrupted meanwhile): it ends so.
     Ended(TurnEnd),
+}
+
+/// Something done before a turn's first round, or at every round's start,
+/// before the model is asked.
+pub(super) trait RoundStart: Send {
+    /// Its name, for the log.
+    fn name(&self) -> &'static str;
+
+    /// The turn's end, when it ended here (interrupted meanwhile).
+    fn start<'a>(
+        &'a mut self,
+        session: &'a mut Session,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<TurnEnd>>;
 }
 
 /// One reason a turn may not end when the model stops asking for tools.
@@ -49,6 +66,8 @@ pub(super) trait BeforeEnd: Send {
 /// is corrected first (nothing ran), then the turn waits for its
 /// background tasks' reports, then the `Stop` hooks may send it on.
 pub(super) struct TurnPhases {
+    turn_start: Vec<Box<dyn RoundStart>>,
+    round_start: Vec<Box<dyn RoundStart>>,
     before_end: Vec<Box<dyn BeforeEnd>>,
 }
 
@@ -56,12 +75,34 @@ impl TurnPhases {
     /// A new turn's (each phase's count starts afresh).
     pub fn new() -> Self {
         Self {
+            turn_start: vec![Box::new(mcp_wait::McpJoin)],
+            round_start: vec![Box::new(compaction::Compaction), Box::new(reports::Reports)],
             before_end: vec![
                 Box::new(text_calls::TextCalls::default()),
                 Box::new(background::Background),
                 Box::new(stop_hooks::StopHooks::default()),
             ],
         }
+    }
+
+    /// Before the turn's first round: the MCP servers' tools join (the
+    /// task given at start waits for those still starting).
+    pub async fn turn_start(
+        &mut self,
+        session: &mut Session,
+        cancel: &CancellationToken,
+    ) -> Option<TurnEnd> {
+        start_all(&mut self.turn_start, session, cancel).await
+    }
+
+    /// At every round's start: compaction when asked or needed, then the
+    /// background's reports.
+    pub async fn round_start(
+        &mut self,
+        session: &mut Session,
+        cancel: &CancellationToken,
+    ) -> Option<TurnEnd> {
+        start_all(&mut self.round_start, session, cancel).await
     }
 
     /// Asks each phase in order; the first that does not say `End` decides.
@@ -82,4 +123,19 @@ impl TurnPhases {
         }
         Next::End
     }
+}
+
+/// Runs `phases` in order until one ends the turn.
+async fn start_all(
+    phases: &mut [Box<dyn RoundStart>],
+    session: &mut Session,
+    cancel: &CancellationToken,
+) -> Option<TurnEnd> {
+    for phase in phases {
+        if let Some(end) = phase.start(session, cancel).await {
+            tracing::debug!(phase = phase.name(), "the turn ended at a round's start");
+            return Some(end);
+        }
+    }
+    None
 }
