@@ -14,6 +14,10 @@
 //! from its own input (found again by value, [`held`]), so the approval
 //! gate sees what the run will use, aliases included; nothing panics.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -97,7 +101,7 @@ impl Invalid {
 
 /// Reads a call's `input` into `A`: a JSON object whose fields fit `A`'s
 /// schema, numbers and booleans sent as strings taken as such.
-pub fn parse<A: DeserializeOwned + JsonSchema>(input: &Value) -> Result<A, Invalid> {
+pub fn parse<A: DeserializeOwned + JsonSchema + 'static>(input: &Value) -> Result<A, Invalid> {
     let Value::Object(fields) = input else {
         return Err(Invalid::Wrong(format!(
             "the input must be a JSON object, got {}",
@@ -204,21 +208,32 @@ fn from_text(kind: &str, text: &str) -> Option<Value> {
 }
 
 /// `A`'s schema as schemars makes it: inline, with `null` in an
-/// optional field's type.
-fn generated<A: JsonSchema>() -> Value {
-    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
-        s.inline_subschemas = true;
-        s.meta_schema = None;
-    });
-    serde_json::to_value(settings.into_generator().into_root_schema_for::<A>()).unwrap_or_default()
+/// optional field's type. Made once per type (every use of a call reads
+/// its input with it).
+fn generated<A: JsonSchema + 'static>() -> Arc<Value> {
+    static MADE: OnceLock<Mutex<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
+    let mut made = MADE
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    made.entry(TypeId::of::<A>())
+        .or_insert_with(|| {
+            let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+                s.inline_subschemas = true;
+                s.meta_schema = None;
+            });
+            let schema = settings.into_generator().into_root_schema_for::<A>();
+            Arc::new(serde_json::to_value(schema).unwrap_or_default())
+        })
+        .clone()
 }
 
 /// The schema of `A` as providers get it: an object schema with its
 /// `properties` and `required`, subschemas inline, an optional field
 /// typed as what it holds (not also `null`: it is simply left out), no
 /// `$schema`, title or non-standard `format`.
-pub fn schema<A: JsonSchema>() -> Value {
-    let mut schema = generated::<A>();
+pub fn schema<A: JsonSchema + 'static>() -> Value {
+    let mut schema = Value::clone(&generated::<A>());
     if let Value::Object(top) = &mut schema {
         for key in ["$schema", "title", "description"] {
             top.remove(key);
