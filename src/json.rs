@@ -26,3 +26,69 @@ pub fn json_type(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+/// A tool call's arguments as a model wrote them: a JSON object (empty
+/// text is an empty one), or, as some models send it, a JSON string
+/// holding the object (`"{\"path\": \"a\"}"`, even twice over); `Err`
+/// says why not, for the model.
+pub fn arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    let mut value = match serde_json::from_str::<Value>(raw) {
+        Ok(value) => value,
+        Err(e) => {
+            let shown: String = raw.chars().take(300).collect();
+            return Err(format!("the input is not valid JSON ({e}): {shown}"));
+        }
+    };
+    // A string holding the object, or a string holding that string.
+    for _ in 0..2 {
+        match &value {
+            Value::String(text) => match serde_json::from_str::<Value>(text) {
+                Ok(inner @ (Value::Object(_) | Value::String(_))) => value = inner,
+                _ => break,
+            },
+            _ => break,
+        }
+    }
+    match value {
+        Value::Object(_) => Ok(value),
+        other => Err(format!("the input must be a JSON object, got `{other}`")),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_an_object_or_a_string_holding_one() {
+        assert_eq!(arguments(r#"{"path": "a"}"#).unwrap(), json!({"path": "a"}));
+        assert_eq!(arguments("  ").unwrap(), json!({}));
+        // Encoded as a JSON string, once or twice.
+        assert_eq!(
+            arguments(r#""{\"path\": \"a\"}""#).unwrap(),
+            json!({"path": "a"})
+        );
+        let twice = serde_json::to_string(&json!(r#""{\"path\": \"a\"}""#)).unwrap();
+        assert_eq!(arguments(&twice).unwrap(), json!({"path": "a"}));
+        // Anything else is said.
+        assert_eq!(
+            arguments("[1, 2]").unwrap_err(),
+            "the input must be a JSON object, got `[1,2]`"
+        );
+        assert!(
+            arguments(r#""just words""#)
+                .unwrap_err()
+                .contains("must be a JSON object")
+        );
+        assert!(
+            arguments(r#"{"path": "#)
+                .unwrap_err()
+                .starts_with("the input is not valid JSON")
+        );
+    }
+}

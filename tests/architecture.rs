@@ -166,7 +166,6 @@ const OVER_NEW_FILE_CAP: &[&str] = &[
     "src/config/mod.rs",
     "src/events/mod.rs",
     "src/headless.rs",
-    "src/llm/anthropic/mod.rs",
     "src/llm/http.rs",
     "src/llm/openai/stream.rs",
     "src/main.rs",

@@ -12,13 +12,16 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::args::{TypedTool, held, parse};
 use super::procs::{self, Sweep};
 use super::shell::{GroupGuard, spawn_shell};
 use super::{
-    Access, Failure, Refuser, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutcome, ToolOutput,
-    ToolSpec, ToolSummary, opt_u64_arg, str_arg, str_or_empty, summary_line,
+    Access, Failure, Refuser, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutcome, ToolOutput,
+    ToolSpec, ToolSummary, summary_line,
 };
 use crate::safety::Verdict;
 
@@ -29,50 +32,56 @@ use stream::{End, Streams};
 /// The `bash` tool.
 pub struct Bash;
 
-impl Tool for Bash {
-    fn spec(&self) -> ToolSpec {
+/// A `bash` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BashArgs {
+    // The command line, run with `bash -c` in the workspace.
+    #[serde(alias = "cmd")]
+    pub command: String,
+    // Seconds before the command is killed (whole seconds, at least 1).
+    pub timeout_secs: Option<u64>,
+    /// start it as a background job (a server, a watcher) and return at once; read it with job_output, stop it with job_kill
+    pub run_in_background: Option<bool>,
+}
+
+impl TypedTool for Bash {
+    type Args = BashArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "bash",
             "Run a shell command in the workspace (bash -c). Returns stdout+stderr and the exit code; \
 long output keeps head and tail. Default timeout 120 s, max 600.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string"},
-                    "timeout_secs": {"type": "integer"},
-                    "run_in_background": {"type": "boolean", "description": "start it as a background job (a server, a watcher) and return at once; read it with job_output, stop it with job_kill"}
-                },
-                "required": ["command"]
-            }),
+            schema,
             Access::Exec,
         )
     }
-    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
-        Target::Command(str_or_empty(input, "command"))
+    fn target_of<'v>(&self, args: &BashArgs, input: &'v Value) -> Target<'v> {
+        Target::Command(held(input, &args.command))
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
+    fn summary_of(&self, args: Option<&BashArgs>) -> ToolSummary {
+        let command = args.map_or("", |a| a.command.as_str());
         ToolSummary {
-            line: summary_line(str_or_empty(input, "command").lines().next().unwrap_or("")),
+            line: summary_line(command.lines().next().unwrap_or("")),
             detail: ToolDetail::Output,
         }
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, args: BashArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-                return background(input, &ctx.env, ctx.host.jobs());
+            if args.run_in_background == Some(true) {
+                return background(&args, &ctx.env, ctx.host.jobs());
             }
-            run_or_move(input, &ctx.env, ctx.host.jobs()).await
+            run_or_move(&args, &ctx.env, ctx.host.jobs()).await
         })
     }
 }
 
 /// Starts a `bash` call as a background job (checked as any call is).
 fn background(
-    input: &Value,
+    args: &BashArgs,
     env: &ToolEnv<'_>,
     jobs: Option<&std::sync::Arc<super::jobs::Jobs>>,
 ) -> ToolOutput {
-    let (command, _) = match check_call(input, env) {
+    let (command, _) = match check_call(args, env) {
         Ok(call) => call,
         Err(refused) => return *refused,
     };
@@ -92,18 +101,21 @@ fn background(
 
 /// Runs a `bash` tool call in the foreground, to its end or its timeout.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
-    run_or_move(input, env, None).await
+    match parse::<BashArgs>(input) {
+        Ok(args) => run_or_move(&args, env, None).await,
+        Err(why) => why.into_output(),
+    }
 }
 
 /// Runs a `bash` tool call; with `jobs`, a command still running at
 /// `auto_background_after` becomes one of them (its group, pipes and
 /// output so far handed over) and the call returns.
 pub async fn run_or_move(
-    input: &Value,
+    args: &BashArgs,
     env: &ToolEnv<'_>,
     jobs: Option<&std::sync::Arc<super::jobs::Jobs>>,
 ) -> ToolOutput {
-    let (command, timeout) = match check_call(input, env) {
+    let (command, timeout) = match check_call(args, env) {
         Ok(call) => call,
         Err(refused) => return *refused,
     };
@@ -201,10 +213,10 @@ fn moved(
 /// (boxed, it is large) that refuses the call (no command, an empty one, one a `deny` rule
 /// names, a bad timeout).
 fn check_call<'v>(
-    input: &'v Value,
+    args: &'v BashArgs,
     env: &ToolEnv<'_>,
 ) -> Result<(&'v str, Duration), Box<ToolOutput>> {
-    let command = str_arg(input, "command").map_err(|e| Box::new(ToolOutput::error(e)))?;
+    let command = args.command.as_str();
     if command.trim().is_empty() {
         return Err(Box::new(ToolOutput::error("`command` is empty")));
     }
@@ -212,15 +224,14 @@ fn check_call<'v>(
         let message = crate::safety::rules::deny_message(&rule, &command);
         return Err(Box::new(ToolOutput::refused(Refuser::Rules, message)));
     }
-    let timeout = match opt_u64_arg(input, "timeout_secs") {
-        Ok(Some(0)) => {
+    let timeout = match args.timeout_secs {
+        Some(0) => {
             return Err(Box::new(ToolOutput::error(
                 "`timeout_secs` must be at least 1",
             )));
         }
-        Ok(Some(secs)) => Duration::from_secs(secs).min(env.config.bash.max_timeout),
-        Ok(None) => env.config.bash.default_timeout,
-        Err(e) => return Err(Box::new(ToolOutput::error(e))),
+        Some(secs) => Duration::from_secs(secs).min(env.config.bash.max_timeout),
+        None => env.config.bash.default_timeout,
     };
     Ok((command, timeout))
 }
@@ -467,8 +478,13 @@ mod tests {
         assert_eq!(out.content, "Error: `command` is empty");
         let out = f.run(json!({"command": "true", "timeout_secs": 0})).await;
         assert_eq!(out.content, "Error: `timeout_secs` must be at least 1");
+        // A number sent as a string is read as the number.
         let out = f
             .run(json!({"command": "true", "timeout_secs": "10"}))
+            .await;
+        assert!(!out.is_error(), "{}", out.content);
+        let out = f
+            .run(json!({"command": "true", "timeout_secs": "ten"}))
             .await;
         assert!(out.is_error());
         assert!(

@@ -10,12 +10,15 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::args::{TypedTool, parse};
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, Workspace,
-    str_arg, str_or_empty, summary_line,
+    Access, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, Workspace,
+    summary_line,
 };
 
 /// The walk stops collecting past this many times `glob_cap` matches.
@@ -24,39 +27,49 @@ const WALK_FACTOR: usize = 4;
 /// The `glob` tool.
 pub struct Glob;
 
-impl Tool for Glob {
-    fn spec(&self) -> ToolSpec {
+/// A `glob` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GlobArgs {
+    // The glob, relative to the workspace (e.g. `src/**/*.rs`).
+    pub pattern: String,
+}
+
+impl TypedTool for Glob {
+    type Args = GlobArgs;
+    const PARALLEL: bool = true;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "glob",
             "List workspace files matching a glob (e.g. `src/**/*.rs`), honouring .gitignore, sorted.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {"pattern": {"type": "string"}},
-                "required": ["pattern"]
-            }),
+            schema,
             Access::Read,
         )
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
+    fn summary_of(&self, args: Option<&GlobArgs>) -> ToolSummary {
         ToolSummary {
-            line: summary_line(str_or_empty(input, "pattern")),
+            line: summary_line(args.map_or("", |a| a.pattern.as_str())),
             detail: ToolDetail::Output,
         }
     }
-    fn parallel(&self, _input: &Value) -> bool {
-        true
-    }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env).await })
+    fn call<'a>(&'a self, args: GlobArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { list(&args.pattern, &ctx.env).await })
     }
 }
 
 /// Runs a `glob` tool call.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    match parse::<GlobArgs>(input) {
+        Ok(args) => list(&args.pattern, env).await,
+        Err(why) => why.into_output(),
+    }
+}
+
+/// The files `pattern` matches.
+async fn list(pattern: &str, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
         return ToolOutput::interrupted("", "");
     }
-    match run_inner(input, env).await {
+    match run_inner(pattern, env).await {
         Ok(Some(text)) => ToolOutput::ok(text),
         Ok(None) => ToolOutput::interrupted("", ""),
         Err(e) => ToolOutput::error(e),
@@ -64,8 +77,7 @@ pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
 }
 
 /// The listing, or `None` if the user interrupted the walk.
-async fn run_inner(input: &Value, env: &ToolEnv<'_>) -> Result<Option<String>, String> {
-    let pattern = str_arg(input, "pattern")?;
+async fn run_inner(pattern: &str, env: &ToolEnv<'_>) -> Result<Option<String>, String> {
     let root = env.workspace.root();
     let relative = relative_pattern(pattern, root)?;
     let matcher = GlobBuilder::new(&relative)

@@ -14,15 +14,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
+use super::args::TypedTool;
 use super::procs::{self, Sweep};
 use super::shell::{GroupGuard, Handover};
 use super::spawn::Child;
 use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, opt_u64_arg,
-    summary_line,
+    Access, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, summary_line,
 };
 use crate::events::JobInfo;
 
@@ -281,11 +283,20 @@ pub struct JobOutput;
 /// The `job_kill` tool.
 pub struct JobKill;
 
-fn id_of(input: &Value) -> Result<u32, String> {
-    match opt_u64_arg(input, "id")? {
-        Some(id) => u32::try_from(id).map_err(|_| "`id` is too large".to_string()),
-        None => Err("`id` is missing".into()),
-    }
+/// A `job_output` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OutputArgs {
+    // The job's number.
+    pub id: u64,
+    /// a byte offset from an earlier job_output
+    pub since: Option<u64>,
+}
+
+/// A `job_kill` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct KillArgs {
+    // The job's number.
+    pub id: u64,
 }
 
 /// A job was stopped: the app's list is out of date.
@@ -295,56 +306,43 @@ fn jobs_changed(ctx: &ToolCtx<'_>) {
     }
 }
 
-fn job_of<'a>(input: &Value, ctx: &ToolCtx<'a>) -> Result<Arc<Job>, String> {
-    let id = id_of(input)?;
+fn job_of(id: u64, ctx: &ToolCtx<'_>) -> Result<Arc<Job>, String> {
+    let id = u32::try_from(id).map_err(|_| "`id` is too large".to_string())?;
     let jobs = ctx.host.jobs().ok_or("there are no background jobs here")?;
     jobs.get(id)
         .ok_or_else(|| format!("there is no background job {id}"))
 }
 
 /// How a job tool's call is shown: `job N`.
-fn summary(input: &Value) -> ToolSummary {
+fn summary(id: Option<u64>) -> ToolSummary {
+    let id = id.map_or_else(|| "?".to_string(), |id| id.to_string());
     ToolSummary {
-        line: summary_line(&format!("job {}", input.get("id").unwrap_or(&Value::Null))),
+        line: summary_line(&format!("job {id}")),
         detail: ToolDetail::Output,
     }
 }
 
-fn spec(name: &str, description: &str, since: bool) -> ToolSpec {
-    let mut properties = serde_json::json!({"id": {"type": "integer"}});
-    if since {
-        properties["since"] = serde_json::json!({"type": "integer", "description": "a byte offset from an earlier job_output"});
-    }
-    ToolSpec::builtin(
-        name,
-        description,
-        serde_json::json!({"type": "object", "properties": properties, "required": ["id"]}),
-        Access::Read,
-    )
-}
-
-impl Tool for JobOutput {
-    fn spec(&self) -> ToolSpec {
-        spec(
+impl TypedTool for JobOutput {
+    type Args = OutputArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
+        ToolSpec::builtin(
             "job_output",
             "What a background job (bash with run_in_background) printed, and whether it still runs. \
 Pass `since` (the offset a previous call returned) to get only what is new.",
-            true,
+            schema,
+            Access::Read,
         )
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        summary(input)
+    fn summary_of(&self, args: Option<&OutputArgs>) -> ToolSummary {
+        summary(args.map(|a| a.id))
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, args: OutputArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let job = match job_of(input, &ctx) {
+            let job = match job_of(args.id, &ctx) {
                 Ok(job) => job,
                 Err(e) => return ToolOutput::error(e),
             };
-            let since = match opt_u64_arg(input, "since") {
-                Ok(s) => usize::try_from(s.unwrap_or(0)).unwrap_or(usize::MAX),
-                Err(e) => return ToolOutput::error(e),
-            };
+            let since = usize::try_from(args.since.unwrap_or(0)).unwrap_or(usize::MAX);
             ToolOutput::ok(output_since(&job, since))
         })
     }
@@ -378,20 +376,22 @@ fn output_since(job: &Job, since: usize) -> String {
     )
 }
 
-impl Tool for JobKill {
-    fn spec(&self) -> ToolSpec {
-        spec(
+impl TypedTool for JobKill {
+    type Args = KillArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
+        ToolSpec::builtin(
             "job_kill",
             "Stop a background job: its whole process group and whatever it started.",
-            false,
+            schema,
+            Access::Read,
         )
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        summary(input)
+    fn summary_of(&self, args: Option<&KillArgs>) -> ToolSummary {
+        summary(args.map(|a| a.id))
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, args: KillArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let job = match job_of(input, &ctx) {
+            let job = match job_of(args.id, &ctx) {
                 Ok(job) => job,
                 Err(e) => return ToolOutput::error(e),
             };

@@ -4,6 +4,7 @@
 //! agent loop goes on. The agent knows no tool by name: what a call did to
 //! the plan comes back in [`ToolOutput::plan`].
 
+pub mod args;
 pub mod bash;
 pub mod fs;
 pub mod glob;
@@ -378,48 +379,6 @@ pub fn summary_line(text: &str) -> String {
     }
 }
 
-/// The string argument `key`, or `""`: for summaries, which never fail.
-pub fn str_or_empty<'v>(input: &'v Value, key: &str) -> &'v str {
-    input.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-/// Reads a required string argument, or explains what is wrong.
-pub fn str_arg<'v>(input: &'v Value, key: &str) -> Result<&'v str, String> {
-    match input.get(key) {
-        Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!(
-            "`{key}` must be a string, got {}",
-            json_type(other)
-        )),
-        None => Err(format!("missing required argument `{key}`")),
-    }
-}
-
-/// Reads an optional non-negative integer argument.
-pub fn opt_u64_arg(input: &Value, key: &str) -> Result<Option<u64>, String> {
-    match input.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-            format!(
-                "`{key}` must be a non-negative integer, got {}",
-                json_type(v)
-            )
-        }),
-    }
-}
-
-/// Reads an optional boolean argument.
-pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
-    match input.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(v) => Err(format!(
-            "`{key}` must be true or false, got {}",
-            json_type(v)
-        )),
-    }
-}
-
 /// Caps `text` at `cap` bytes, keeping head and tail around a clear marker.
 pub fn cap_output(text: &str, cap: usize) -> String {
     cap_with(text, cap, |_, dropped| {
@@ -462,21 +421,5 @@ mod tests {
         let text = "é".repeat(50);
         let out = cap_output(&text, 11);
         assert!(out.contains("bytes truncated"));
-    }
-
-    #[test]
-    fn argument_helpers_explain_type_errors() {
-        let v = serde_json::json!({"path": 3, "limit": "x", "flag": 1});
-        assert_eq!(
-            str_arg(&v, "path").unwrap_err(),
-            "`path` must be a string, got a number"
-        );
-        assert_eq!(
-            str_arg(&v, "nope").unwrap_err(),
-            "missing required argument `nope`"
-        );
-        assert!(opt_u64_arg(&v, "limit").is_err());
-        assert!(opt_bool_arg(&v, "flag").is_err());
-        assert_eq!(opt_u64_arg(&v, "absent").unwrap(), None);
     }
 }

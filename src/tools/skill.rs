@@ -5,53 +5,53 @@
 //! a user revision). Offered only when the session has skills.
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::{
-    Access, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSpec, ToolSummary, str_arg, str_or_empty,
-    summary_line,
-};
+use super::args::TypedTool;
+use super::{Access, ToolCtx, ToolDetail, ToolOutput, ToolSpec, ToolSummary, summary_line};
 
 /// The `skill` tool.
 pub struct SkillTool;
 
-impl Tool for SkillTool {
-    fn spec(&self) -> ToolSpec {
+/// A `skill` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SkillArgs {
+    // The skill's name, as the system prompt lists it.
+    #[serde(alias = "skill")]
+    pub name: String,
+    /// what the skill is to work on, if anything
+    #[serde(alias = "args")]
+    pub arguments: Option<String>,
+}
+
+impl TypedTool for SkillTool {
+    type Args = SkillArgs;
+    const PARALLEL: bool = true;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "skill",
             "Load a skill's instructions by name (the skills are listed in the system prompt). \
 Call it before starting a task a skill is written for, then follow what it says.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "arguments": {"type": "string", "description": "what the skill is to work on, if anything"}
-                },
-                "required": ["name"]
-            }),
+            schema,
             Access::Read,
         )
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
+    fn summary_of(&self, args: Option<&SkillArgs>) -> ToolSummary {
         ToolSummary {
-            line: summary_line(str_or_empty(input, "name")),
+            line: summary_line(args.map_or("", |a| a.name.as_str())),
             detail: ToolDetail::Output,
         }
     }
-    fn parallel(&self, _input: &Value) -> bool {
-        true
-    }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env.config.catalog) })
+    fn call<'a>(&'a self, args: SkillArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { run(&args, &ctx.env.config.catalog) })
     }
 }
 
 /// A skill's instructions as the model reads them, or why not.
-pub fn run(input: &Value, catalog: &crate::skills::Catalog) -> ToolOutput {
-    let name = match str_arg(input, "name") {
-        Ok(name) => name.trim(),
-        Err(e) => return ToolOutput::error(e),
-    };
+pub fn run(args: &SkillArgs, catalog: &crate::skills::Catalog) -> ToolOutput {
+    let name = args.name.trim();
     let Some(skill) = catalog.skill(name) else {
         let names: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
         return ToolOutput::error(format!(
@@ -62,7 +62,11 @@ pub fn run(input: &Value, catalog: &crate::skills::Catalog) -> ToolOutput {
     match crate::skills::body(skill) {
         Ok(body) => ToolOutput {
             skill: Some(skill.name.clone()),
-            ..ToolOutput::ok(loaded(skill, &body, str_or_empty(input, "arguments")))
+            ..ToolOutput::ok(loaded(
+                skill,
+                &body,
+                args.arguments.as_deref().unwrap_or(""),
+            ))
         },
         Err(why) => ToolOutput::error(format!("the skill `{name}` could not be read: {why}")),
     }

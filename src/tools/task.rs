@@ -10,11 +10,13 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::args::TypedTool;
 use super::{
-    Access, Failure, Tool, ToolCtx, ToolDetail, ToolOutput, ToolSpec, ToolSummary, str_arg,
-    summary_line,
+    Access, Failure, ToolCtx, ToolDetail, ToolOutput, ToolSpec, ToolSummary, summary_line,
 };
 use crate::chat::Usage;
 
@@ -56,27 +58,45 @@ pub struct TaskRequest {
     pub background: bool,
 }
 
+/// A `task` call's arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct TaskArgs {
+    /// What the task is, in 3-5 words.
+    pub description: String,
+    /// The whole task for the subagent: what to do, where, and what to report back.
+    pub prompt: String,
+    /// explore: read-only tools; general: your tools (default).
+    #[schemars(extend("enum" = ["explore", "general"]))]
+    pub agent: Option<String>,
+    /// Run it while you go on with other work; its result comes as a message when it finishes (your turn waits for it before it ends).
+    pub background: Option<bool>,
+}
+
 impl TaskRequest {
     /// Reads the call's input; why not, in words for the model.
     pub fn parse(input: &Value) -> Result<Self, String> {
-        let description = str_arg(input, "description")?.trim().to_string();
-        let prompt = str_arg(input, "prompt")?.trim().to_string();
+        let args = super::args::parse::<TaskArgs>(input).map_err(|why| why.to_string())?;
+        Self::from_args(args)
+    }
+
+    /// Reads the call's arguments; why not, in words for the model.
+    pub fn from_args(args: TaskArgs) -> Result<Self, String> {
+        let description = args.description.trim().to_string();
+        let prompt = args.prompt.trim().to_string();
         if description.is_empty() || prompt.is_empty() {
             return Err("`description` and `prompt` must not be empty".into());
         }
-        let agent = match input.get("agent") {
-            None | Some(Value::Null) => AgentKind::General,
-            Some(Value::String(kind)) => AgentKind::parse(kind).ok_or_else(|| {
+        let agent = match args.agent.as_deref() {
+            None => AgentKind::General,
+            Some(kind) => AgentKind::parse(kind).ok_or_else(|| {
                 format!("`agent` must be \"explore\" or \"general\", got \"{kind}\"")
             })?,
-            Some(_) => return Err("`agent` must be \"explore\" or \"general\"".into()),
         };
-        let background = super::opt_bool_arg(input, "background")?.unwrap_or(false);
         Ok(Self {
             description,
             prompt,
             agent,
-            background,
+            background: args.background.unwrap_or(false),
         })
     }
 }
@@ -146,31 +166,22 @@ pub struct Task;
 
 const DESCRIPTION: &str = "Run a subagent on a self-contained task. It starts from `prompt` alone (never this conversation): say all it needs. `explore`: read-only tools, for finding and understanding code; `general` (default): your tools and approval mode. Tasks in one reply run at once. Returns its final answer and its cost.";
 
-impl Tool for Task {
-    fn spec(&self) -> ToolSpec {
-        let mut spec = ToolSpec::builtin(
-            "task",
-            DESCRIPTION,
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "description": {"type": "string", "description": "What the task is, in 3-5 words."},
-                    "prompt": {"type": "string", "description": "The whole task for the subagent: what to do, where, and what to report back."},
-                    "agent": {"type": "string", "enum": ["explore", "general"], "description": "explore: read-only tools; general: your tools (default)."},
-                    "background": {"type": "boolean", "description": "Run it while you go on with other work; its result comes as a message when it finishes (your turn waits for it before it ends)."}
-                },
-                "required": ["description", "prompt"]
-            }),
-            Access::Plan,
-        );
+impl TypedTool for Task {
+    type Args = TaskArgs;
+    const PARALLEL: bool = true;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
+        let mut spec = ToolSpec::builtin("task", DESCRIPTION, schema, Access::Plan);
         spec.origin = super::Origin::Agent;
         spec
     }
 
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        let line = match TaskRequest::parse(input) {
-            Ok(task) => format!("{} · {}", task.agent.name(), task.description),
-            Err(_) => super::str_or_empty(input, "description").to_string(),
+    fn summary_of(&self, args: Option<&TaskArgs>) -> ToolSummary {
+        let line = match args {
+            Some(args) => match TaskRequest::from_args(args.clone()) {
+                Ok(task) => format!("{} · {}", task.agent.name(), task.description),
+                Err(_) => args.description.clone(),
+            },
+            None => String::new(),
         };
         ToolSummary {
             line: summary_line(&line),
@@ -178,13 +189,9 @@ impl Tool for Task {
         }
     }
 
-    fn parallel(&self, _input: &Value) -> bool {
-        true
-    }
-
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, args: TaskArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let request = match TaskRequest::parse(input) {
+            let request = match TaskRequest::from_args(args) {
                 Ok(request) => request,
                 Err(why) => return ToolOutput::failed(Failure::InvalidInput, why),
             };

@@ -5,10 +5,13 @@
 //! [`ToolOutput::plan`]; nothing here panics.
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::args::{Invalid, TypedTool, parse};
 use super::{
-    Access, PlanChange, Refuser, Tool, ToolCtx, ToolDetail, ToolOutcome, ToolOutput, ToolSpec,
+    Access, PlanChange, Refuser, ToolCtx, ToolDetail, ToolOutcome, ToolOutput, ToolSpec,
     ToolSummary, cap_output,
 };
 use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoManager};
@@ -16,8 +19,42 @@ use crate::todo::{ItemStats, PlanDiff, TODOS_SHAPE, TodoManager};
 /// The `todo_write` tool.
 pub struct TodoWrite;
 
-impl Tool for TodoWrite {
-    fn spec(&self) -> ToolSpec {
+/// A `todo_write` call's arguments: the plan reads `todos` itself, and
+/// tolerantly (a list in a string, a Python literal: [`crate::todo`]).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TodoWriteArgs {
+    #[schemars(with = "Vec<PlanItem>")]
+    pub todos: Value,
+}
+
+// A plan item, as the schema shows it (no description of its own).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct PlanItem {
+    content: String,
+    status: PlanStatus,
+    #[serde(rename = "activeForm")]
+    active_form: String,
+    id: Option<String>,
+}
+
+// An item's status, as the schema shows it.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// The plan tools take no arguments but the plan.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+impl TypedTool for TodoWrite {
+    type Args = TodoWriteArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "todo_write",
             "Replace the whole plan (a checklist the user watches live). Send every item each time. \
@@ -25,25 +62,12 @@ Rules: at most 20 items; each needs non-empty one-line `content` (imperative, e.
 `activeForm` (present tense, e.g. \"Running tests\"), at most 500 characters each; status is pending, in_progress or completed; at most ONE item \
 in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
 is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {"todos": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                        "activeForm": {"type": "string"},
-                        "id": {"type": "string"}
-                    },
-                    "required": ["content", "status", "activeForm"]
-                }}},
-                "required": ["todos"]
-            }),
+            schema,
             Access::Plan,
         )
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        let line = match input.get("todos") {
+    fn summary_of(&self, args: Option<&TodoWriteArgs>) -> ToolSummary {
+        let line = match args.map(|a| &a.todos) {
             Some(Value::Array(items)) => crate::units::plural(items.len(), "item"),
             _ => String::new(),
         };
@@ -52,12 +76,15 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
             detail: ToolDetail::Plan,
         }
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn invalid(&self, _why: Invalid) -> ToolOutput {
+        missing_todos()
+    }
+    fn call<'a>(&'a self, args: TodoWriteArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let mut state = ctx.plan.lock();
             let before = state.manager.items().to_vec();
             let saved = (!state.busy.is_empty()).then(|| state.manager.clone());
-            let (mut out, diff) = todo_write(&mut state.manager, input);
+            let (mut out, diff) = write_todos(&mut state.manager, &args.todos);
             if let (Some(saved), Some(why)) = (saved, state.busy_refusal()) {
                 state.manager = saved;
                 let reason = format!("{why}. The previous plan is unchanged.");
@@ -96,22 +123,23 @@ is done. A list that breaks a rule is refused and the old plan stays. Returns th
 /// The `todo_read` tool.
 pub struct TodoRead;
 
-impl Tool for TodoRead {
-    fn spec(&self) -> ToolSpec {
+impl TypedTool for TodoRead {
+    type Args = NoArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "todo_read",
             "Return the current plan.",
-            serde_json::json!({"type": "object", "properties": {}}),
+            schema,
             Access::Read,
         )
     }
-    fn summarize(&self, _input: &Value) -> ToolSummary {
+    fn summary_of(&self, _args: Option<&NoArgs>) -> ToolSummary {
         ToolSummary {
             line: String::new(),
             detail: ToolDetail::Plan,
         }
     }
-    fn run<'a>(&'a self, _input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, _args: NoArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let state = ctx.plan.lock();
             let mut out = todo_read(&state.manager, &state.stats);
@@ -123,18 +151,25 @@ impl Tool for TodoRead {
 
 /// Applies a `todo_write` call. On success returns the rendered plan and the diff.
 pub fn todo_write(plan: &mut TodoManager, input: &Value) -> (ToolOutput, Option<PlanDiff>) {
-    let todos = match input.get("todos") {
-        None | Some(Value::Null) => {
-            return (
-                ToolOutput::error(format!(
-                    "missing required argument `todos`. Send the whole plan as \
-                     {{\"todos\": {TODOS_SHAPE}}}; an empty list clears the plan."
-                )),
-                None,
-            );
-        }
-        Some(todos) => todos,
-    };
+    match parse::<TodoWriteArgs>(input) {
+        Ok(args) => write_todos(plan, &args.todos),
+        Err(_) => (missing_todos(), None),
+    }
+}
+
+/// The answer to a `todo_write` without a plan: what to send.
+fn missing_todos() -> ToolOutput {
+    ToolOutput::error(format!(
+        "missing required argument `todos`. Send the whole plan as \
+         {{\"todos\": {TODOS_SHAPE}}}; an empty list clears the plan."
+    ))
+}
+
+/// Writes `todos` (`null`: none sent) as the plan.
+fn write_todos(plan: &mut TodoManager, todos: &Value) -> (ToolOutput, Option<PlanDiff>) {
+    if todos.is_null() {
+        return (missing_todos(), None);
+    }
     match plan.update(todos) {
         Ok(diff) => (ToolOutput::ok(plan.render()), Some(diff)),
         Err(e) => {
@@ -183,6 +218,7 @@ pub fn todo_read(plan: &TodoManager, stats: &[ItemStats]) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::todo::{TodoItem, TodoStatus};
+    use crate::tools::Tool;
     use serde_json::json;
 
     fn input(items: Value) -> Value {

@@ -360,24 +360,10 @@ impl Assembler {
                     let input = if json.trim().is_empty() {
                         start_input.unwrap_or_else(|| Value::Object(Default::default()))
                     } else {
-                        match serde_json::from_str::<Value>(&json) {
-                            Ok(v @ Value::Object(_)) => v,
-                            Ok(other) => {
-                                invalid_inputs.push((
-                                    id.clone(),
-                                    format!("the input must be a JSON object, got `{other}`"),
-                                ));
-                                Value::Object(Default::default())
-                            }
-                            Err(e) => {
-                                let raw: String = json.chars().take(300).collect();
-                                invalid_inputs.push((
-                                    id.clone(),
-                                    format!("the input is not valid JSON ({e}): {raw}"),
-                                ));
-                                Value::Object(Default::default())
-                            }
-                        }
+                        crate::json::arguments(&json).unwrap_or_else(|why| {
+                            invalid_inputs.push((id.clone(), why));
+                            Value::Object(Default::default())
+                        })
                     };
                     content.push(ContentBlock::ToolUse {
                         id,

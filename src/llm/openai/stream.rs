@@ -397,19 +397,10 @@ pub(in crate::llm) fn unique_ids(mut content: Vec<ContentBlock>) -> Vec<ContentB
     content
 }
 
-/// The tool input from its `arguments` text: a JSON object, `{}` when empty.
+/// The tool input from its `arguments` text: a JSON object (or a JSON
+/// string holding one), `{}` when empty.
 pub(in crate::llm) fn parse_arguments(raw: &str) -> Result<Value, String> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(format!("the input must be a JSON object, got `{other}`")),
-        Err(e) => {
-            let shown: String = raw.chars().take(300).collect();
-            Err(format!("the input is not valid JSON ({e}): {shown}"))
-        }
-    }
+    crate::json::arguments(raw)
 }
 
 /// Classifies an in-stream error object (`{"message","type","code"}` or a

@@ -4,13 +4,15 @@
 use std::path::Path;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::write::atomic_write;
 use super::{BINARY_SNIFF, open_file, plural};
+use crate::tools::args::{TypedTool, held, parse};
 use crate::tools::{
-    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary,
-    opt_bool_arg, str_arg, str_or_empty, summary_line,
+    Access, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, summary_line,
 };
 
 /// Largest file `edit_file` loads into memory.
@@ -61,58 +63,80 @@ Use bash (e.g. sed) for files this large",
 /// The `edit_file` tool.
 pub struct EditFile;
 
-impl Tool for EditFile {
-    fn spec(&self) -> ToolSpec {
+/// An `edit_file` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EditArgs {
+    // The file, relative to the workspace.
+    #[serde(alias = "file_path", alias = "filePath")]
+    pub path: String,
+    // The exact text to replace.
+    #[serde(alias = "old_string", alias = "oldString")]
+    pub old_text: String,
+    // The text to put in its place.
+    #[serde(alias = "new_string", alias = "newString")]
+    pub new_text: String,
+    // Replace every occurrence (default: exactly one must exist).
+    pub replace_all: Option<bool>,
+}
+
+impl TypedTool for EditFile {
+    type Args = EditArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "edit_file",
             "Replace exact text in a file. `old_text` must occur exactly once unless `replace_all` is true.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"}, "old_text": {"type": "string"},
-                    "new_text": {"type": "string"}, "replace_all": {"type": "boolean"}
-                },
-                "required": ["path", "old_text", "new_text"]
-            }),
+            schema,
             Access::Write,
         )
     }
-    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
-        Target::File(str_or_empty(input, "path"))
+    fn target_of<'v>(&self, args: &EditArgs, input: &'v Value) -> Target<'v> {
+        Target::File(held(input, &args.path))
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        let path = str_or_empty(input, "path");
+    fn summary_of(&self, args: Option<&EditArgs>) -> ToolSummary {
+        let (path, old, new) = args.map_or(("", "", ""), |a| {
+            (a.path.as_str(), a.old_text.as_str(), a.new_text.as_str())
+        });
         ToolSummary {
             line: summary_line(path),
             detail: ToolDetail::Diff {
                 path: path.to_string(),
-                old: str_or_empty(input, "old_text").to_string(),
-                new: str_or_empty(input, "new_text").to_string(),
+                old: old.to_string(),
+                new: new.to_string(),
                 first: 0,
             },
         }
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { edit_file(input, &ctx.env).await })
+    fn call<'a>(&'a self, args: EditArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { edit(&args, &ctx.env).await })
     }
 }
 
 /// `edit_file {path, old_text, new_text, replace_all?}`: exact replacement.
 pub async fn edit_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    match parse::<EditArgs>(input) {
+        Ok(args) => edit(&args, env).await,
+        Err(why) => why.into_output(),
+    }
+}
+
+/// Makes the replacement `args` ask for.
+async fn edit(args: &EditArgs, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
         return ToolOutput::interrupted("", "");
     }
-    match edit_file_inner(input, env).await {
+    match edit_file_inner(args, env).await {
         Ok(msg) => ToolOutput::ok(msg),
         Err(e) => ToolOutput::error(e),
     }
 }
 
-async fn edit_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
-    let raw = str_arg(input, "path")?;
-    let old_text = str_arg(input, "old_text")?;
-    let new_text = str_arg(input, "new_text")?;
-    let replace_all = opt_bool_arg(input, "replace_all")?.unwrap_or(false);
+async fn edit_file_inner(args: &EditArgs, env: &ToolEnv<'_>) -> Result<String, String> {
+    let (raw, old_text, new_text) = (
+        args.path.as_str(),
+        args.old_text.as_str(),
+        args.new_text.as_str(),
+    );
+    let replace_all = args.replace_all.unwrap_or(false);
     if old_text.is_empty() {
         return Err(
             "`old_text` is empty; give the exact text to replace (use write_file to create a file)"

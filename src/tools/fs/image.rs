@@ -7,21 +7,14 @@
 
 use std::io::Read;
 
-use serde_json::Value;
-
 use super::open_file;
 use crate::chat::image::{ImageSource, MAX_IMAGE_BYTES, looks_like_image, sniff};
-use crate::tools::{ToolEnv, ToolHost, ToolOutput, str_arg};
+use crate::tools::{ToolEnv, ToolHost, ToolOutput};
 
-/// The output of `read_file` when `path` is an image; `None`: read it as
-/// text (not an image by name or by bytes, or a bad argument the text
-/// reader reports).
-pub async fn read_image(
-    input: &Value,
-    env: &ToolEnv<'_>,
-    host: &ToolHost<'_>,
-) -> Option<ToolOutput> {
-    let raw = str_arg(input, "path").ok()?;
+/// The output of `read_file` when the file `raw` names is an image;
+/// `None`: read it as text (not an image by name or by bytes, or a path
+/// the text reader reports on).
+pub(super) async fn image(raw: &str, env: &ToolEnv<'_>, host: &ToolHost<'_>) -> Option<ToolOutput> {
     let path = env.workspace.resolve(raw).ok()?;
     if !looks_like_image(&path) {
         return None;

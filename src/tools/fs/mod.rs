@@ -20,8 +20,7 @@ use std::path::Path;
 use crate::fsx::{Root, not_regular, read_capped};
 
 pub use edit::{EditFile, edit_file};
-pub use image::read_image;
-pub use read::{ReadFile, read_file};
+pub use read::{ReadFile, read_file, read_image};
 pub use write::{WriteFile, write_file};
 
 /// The largest file whose old text a write's or edit's diff shows (the

@@ -4,13 +4,16 @@
 use std::io::{self, BufRead, Read};
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{BINARY_SNIFF, open_file, plural};
+use crate::tools::args::{TypedTool, held, parse};
 use crate::tools::{
-    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary,
-    cap_output, opt_u64_arg, str_arg, str_or_empty, summary_line,
+    Access, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, cap_output,
+    summary_line,
 };
 
 /// Lines returned when `limit` is not given.
@@ -49,56 +52,82 @@ impl Failure {
 /// The `read_file` tool.
 pub struct ReadFile;
 
-impl Tool for ReadFile {
-    fn spec(&self) -> ToolSpec {
+/// A `read_file` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    // The file, relative to the workspace.
+    #[serde(alias = "file_path", alias = "filePath")]
+    pub path: String,
+    // The first line to read (1-based).
+    pub offset: Option<u64>,
+    // How many lines to read.
+    pub limit: Option<u64>,
+}
+
+impl TypedTool for ReadFile {
+    type Args = ReadArgs;
+    const PARALLEL: bool = true;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "read_file",
             "Read a text file with numbered lines. `offset` is the first line (1-based), `limit` the line count. An image (PNG, JPEG, GIF, WebP) is shown to you as the picture.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
-                "required": ["path"]
-            }),
+            schema,
             Access::Read,
         )
     }
-    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
-        Target::Read(str_or_empty(input, "path"))
+    fn target_of<'v>(&self, args: &ReadArgs, input: &'v Value) -> Target<'v> {
+        Target::Read(held(input, &args.path))
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
+    fn summary_of(&self, args: Option<&ReadArgs>) -> ToolSummary {
         ToolSummary {
-            line: summary_line(str_or_empty(input, "path")),
+            line: summary_line(args.map_or("", |a| a.path.as_str())),
             detail: ToolDetail::Output,
         }
     }
-    fn parallel(&self, _input: &Value) -> bool {
-        true
-    }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, args: ReadArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            if let Some(image) = super::image::read_image(input, &ctx.env, &ctx.host).await {
+            if let Some(image) = super::image::image(&args.path, &ctx.env, &ctx.host).await {
                 return image;
             }
-            read_file(input, &ctx.env).await
+            read(&args, &ctx.env).await
         })
     }
 }
 
 /// `read_file {path, offset?, limit?}`: numbered lines.
 pub async fn read_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    match parse::<ReadArgs>(input) {
+        Ok(args) => read(&args, env).await,
+        Err(why) => why.into_output(),
+    }
+}
+
+/// The output of `read_file` {path} when it names an image (`None`:
+/// read it as text).
+pub async fn read_image(
+    input: &Value,
+    env: &ToolEnv<'_>,
+    host: &crate::tools::ToolHost<'_>,
+) -> Option<ToolOutput> {
+    let args = parse::<ReadArgs>(input).ok()?;
+    super::image::image(&args.path, env, host).await
+}
+
+/// Reads the lines `args` ask for.
+async fn read(args: &ReadArgs, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
         return ToolOutput::interrupted("", "");
     }
-    match read_file_inner(input, env).await {
+    match read_file_inner(args, env).await {
         Ok(text) => ToolOutput::ok(cap_output(&text, env.config.output_cap)),
         Err(e) => e.into_output(),
     }
 }
 
-async fn read_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, Failure> {
-    let raw = str_arg(input, "path")?;
-    let offset = opt_u64_arg(input, "offset")?.unwrap_or(1).max(1);
-    let limit = match opt_u64_arg(input, "limit")? {
+async fn read_file_inner(args: &ReadArgs, env: &ToolEnv<'_>) -> Result<String, Failure> {
+    let raw = args.path.as_str();
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = match args.limit {
         Some(0) => return Err(Failure::Msg("`limit` must be at least 1".to_string())),
         Some(n) => n,
         None => DEFAULT_LIMIT as u64,
@@ -518,7 +547,7 @@ mod tests {
             assert!(out.is_error(), "{input}");
             assert_eq!(out.content, want, "{input}");
         }
-        let out = f.read(json!({"path": "short", "offset": "2"})).await;
+        let out = f.read(json!({"path": "short", "offset": "second"})).await;
         assert!(
             out.content
                 .contains("`offset` must be a non-negative integer")

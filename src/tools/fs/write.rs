@@ -7,65 +7,81 @@ use std::io;
 use std::path::Path;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::plural;
+use crate::tools::args::{TypedTool, held, parse};
 use crate::tools::{
-    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
-    str_or_empty, summary_line,
+    Access, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, summary_line,
 };
 
 /// The `write_file` tool.
 pub struct WriteFile;
 
-impl Tool for WriteFile {
-    fn spec(&self) -> ToolSpec {
+/// A `write_file` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteArgs {
+    // The file, relative to the workspace.
+    #[serde(alias = "file_path", alias = "filePath")]
+    pub path: String,
+    // The whole new content of the file.
+    pub content: String,
+}
+
+impl TypedTool for WriteFile {
+    type Args = WriteArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "write_file",
             "Create or overwrite a file (parent folders are created).",
-            serde_json::json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                "required": ["path", "content"]
-            }),
+            schema,
             Access::Write,
         )
     }
-    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
-        Target::File(str_or_empty(input, "path"))
+    fn target_of<'v>(&self, args: &WriteArgs, input: &'v Value) -> Target<'v> {
+        Target::File(held(input, &args.path))
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        let path = str_or_empty(input, "path");
+    fn summary_of(&self, args: Option<&WriteArgs>) -> ToolSummary {
+        let (path, content) = args.map_or(("", ""), |a| (a.path.as_str(), a.content.as_str()));
         // A written file shows as all added lines.
         ToolSummary {
             line: summary_line(path),
             detail: ToolDetail::Diff {
                 path: path.to_string(),
                 old: String::new(),
-                new: str_or_empty(input, "content").to_string(),
+                new: content.to_string(),
                 first: 0,
             },
         }
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { write_file(input, &ctx.env).await })
+    fn call<'a>(&'a self, args: WriteArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { write(&args, &ctx.env).await })
     }
 }
 
 /// `write_file {path, content}`: creates or atomically replaces a file.
 pub async fn write_file(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+    match parse::<WriteArgs>(input) {
+        Ok(args) => write(&args, env).await,
+        Err(why) => why.into_output(),
+    }
+}
+
+/// Writes the file `args` name.
+async fn write(args: &WriteArgs, env: &ToolEnv<'_>) -> ToolOutput {
     if env.cancel.is_cancelled() {
         return ToolOutput::interrupted("", "");
     }
-    match write_file_inner(input, env).await {
+    match write_file_inner(args, env).await {
         Ok(msg) => ToolOutput::ok(msg),
         Err(e) => ToolOutput::error(e),
     }
 }
 
-async fn write_file_inner(input: &Value, env: &ToolEnv<'_>) -> Result<String, String> {
-    let raw = str_arg(input, "path")?;
-    let content = str_arg(input, "content")?;
+async fn write_file_inner(args: &WriteArgs, env: &ToolEnv<'_>) -> Result<String, String> {
+    let (raw, content) = (args.path.as_str(), args.content.as_str());
     let path = env.workspace.resolve(raw)?;
     let shown = env.workspace.display(&path);
     if path == env.workspace.root() {

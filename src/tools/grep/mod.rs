@@ -17,11 +17,13 @@ mod output;
 mod search;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::args::{TypedTool, held, parse};
 use super::{
-    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
-    str_or_empty, summary_line,
+    Access, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, summary_line,
 };
 
 /// Files larger than this are skipped (and listed).
@@ -58,33 +60,58 @@ pub struct Query {
     pub multiline: bool,
 }
 
+/// A `grep` call's arguments (Claude Code's `Grep`'s names).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepArgs {
+    /// the regular expression
+    pattern: String,
+    /// a file or folder in the workspace (default: all of it)
+    path: Option<String>,
+    // Only files whose path matches this glob (e.g. "*.rs").
+    glob: Option<String>,
+    // Only files of this type (e.g. rust, py, js).
+    #[serde(rename = "type")]
+    file_type: Option<String>,
+    // What to show (default: files_with_matches).
+    #[schemars(extend("enum" = ["files_with_matches", "content", "count"]))]
+    output_mode: Option<String>,
+    // Ignore case.
+    #[serde(rename = "-i")]
+    case_insensitive: Option<bool>,
+    // Number the lines (content mode).
+    #[serde(rename = "-n")]
+    line_numbers: Option<bool>,
+    // Lines of context after each match (content mode).
+    #[serde(rename = "-A")]
+    after: Option<u64>,
+    // Lines of context before each match (content mode).
+    #[serde(rename = "-B")]
+    before: Option<u64>,
+    // Lines of context on both sides (content mode).
+    #[serde(rename = "-C")]
+    around: Option<u64>,
+    // Entries shown at most (default 250).
+    head_limit: Option<u64>,
+    // Entries skipped first, to page on.
+    offset: Option<u64>,
+    // Let a match span lines.
+    multiline: Option<bool>,
+}
+
 impl Query {
-    /// Reads a call's input; an error names the bad field.
-    pub fn from_input(input: &Value) -> Result<Self, String> {
-        let pattern = str_arg(input, "pattern")?.to_string();
-        if pattern.is_empty() {
+    /// Reads a call's arguments; an error names the bad field.
+    pub fn from_args(args: GrepArgs) -> Result<Self, String> {
+        if args.pattern.is_empty() {
             return Err("`pattern` is empty".into());
         }
-        let text = |key: &str| -> Result<Option<String>, String> {
-            match input.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
-                Some(_) => Err(format!("`{key}` must be a string")),
-            }
+        // A blank text is no text.
+        let text = |field: Option<String>| {
+            field
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
         };
-        let number = |key: &str| -> Result<Option<usize>, String> {
-            match input.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v
-                    .as_u64()
-                    .and_then(|n| usize::try_from(n).ok())
-                    .map(Some)
-                    .ok_or_else(|| format!("`{key}` must be a whole number, 0 or more")),
-            }
-        };
-        let flag = |key: &str| input.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let mode = match text("output_mode")?.as_deref() {
+        let number = |n: Option<u64>| n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let mode = match text(args.output_mode).as_deref() {
             None | Some("files_with_matches") => Mode::Files,
             Some("content") => Mode::Content,
             Some("count") => Mode::Count,
@@ -94,25 +121,25 @@ impl Query {
                 ));
             }
         };
-        let around = number("-C")?.unwrap_or(0);
+        let around = number(args.around).unwrap_or(0);
         let context = (
-            number("-B")?.unwrap_or(around).min(MAX_CONTEXT),
-            number("-A")?.unwrap_or(around).min(MAX_CONTEXT),
+            number(args.before).unwrap_or(around).min(MAX_CONTEXT),
+            number(args.after).unwrap_or(around).min(MAX_CONTEXT),
         );
         Ok(Self {
-            pattern,
-            path: text("path")?,
-            glob: text("glob")?,
-            file_type: text("type")?,
+            pattern: args.pattern,
+            path: text(args.path),
+            glob: text(args.glob),
+            file_type: text(args.file_type),
             mode,
-            case_insensitive: flag("-i"),
-            line_numbers: flag("-n"),
+            case_insensitive: args.case_insensitive.unwrap_or(false),
+            line_numbers: args.line_numbers.unwrap_or(false),
             context,
-            limit: number("head_limit")?
+            limit: number(args.head_limit)
                 .filter(|n| *n > 0)
                 .unwrap_or(DEFAULT_LIMIT),
-            offset: number("offset")?.unwrap_or(0),
-            multiline: flag("multiline"),
+            offset: number(args.offset).unwrap_or(0),
+            multiline: args.multiline.unwrap_or(false),
         })
     }
 }
@@ -120,8 +147,10 @@ impl Query {
 /// The `grep` tool.
 pub struct Grep;
 
-impl Tool for Grep {
-    fn spec(&self) -> ToolSpec {
+impl TypedTool for Grep {
+    type Args = GrepArgs;
+    const PARALLEL: bool = true;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "grep",
             "Search file contents with a regular expression (ripgrep's syntax), honouring .gitignore. \
@@ -129,56 +158,47 @@ output_mode: files_with_matches (default; newest first), content (matching lines
 -A/-B/-C context) or count. Narrow with path (a folder or file), glob (e.g. \"*.rs\", \"src/**/*.{ts,tsx}\") \
 or type (e.g. rust, py, js). -i ignores case; multiline lets a match span lines. head_limit (default 250) \
 and offset page through long results. Binary and huge files are skipped and listed.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "the regular expression"},
-                    "path": {"type": "string", "description": "a file or folder in the workspace (default: all of it)"},
-                    "glob": {"type": "string"},
-                    "type": {"type": "string"},
-                    "output_mode": {"type": "string", "enum": ["files_with_matches", "content", "count"]},
-                    "-i": {"type": "boolean"},
-                    "-n": {"type": "boolean"},
-                    "-A": {"type": "integer"},
-                    "-B": {"type": "integer"},
-                    "-C": {"type": "integer"},
-                    "head_limit": {"type": "integer"},
-                    "offset": {"type": "integer"},
-                    "multiline": {"type": "boolean"}
-                },
-                "required": ["pattern"]
-            }),
+            schema,
             Access::Read,
         )
     }
-    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
-        match input.get("path").and_then(Value::as_str) {
-            Some(path) if !path.is_empty() => Target::Read(path),
+    fn target_of<'v>(&self, args: &GrepArgs, input: &'v Value) -> Target<'v> {
+        match args.path.as_deref() {
+            Some(path) if !path.is_empty() => Target::Read(held(input, path)),
             _ => Target::Read("."),
         }
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        let pattern = str_or_empty(input, "pattern");
-        let line = match input.get("path").and_then(Value::as_str) {
-            Some(path) if !path.is_empty() => format!("{pattern} in {path}"),
-            _ => pattern.to_string(),
+    fn summary_of(&self, args: Option<&GrepArgs>) -> ToolSummary {
+        let line = match args {
+            Some(GrepArgs {
+                pattern,
+                path: Some(path),
+                ..
+            }) if !path.is_empty() => format!("{pattern} in {path}"),
+            Some(args) => args.pattern.clone(),
+            None => String::new(),
         };
         ToolSummary {
             line: summary_line(&line),
             detail: ToolDetail::Output,
         }
     }
-    fn parallel(&self, _input: &Value) -> bool {
-        true
-    }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env).await })
+    fn call<'a>(&'a self, args: GrepArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { search(args, &ctx.env).await })
     }
 }
 
 /// Runs a `grep` tool call.
 pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
-    let query = match Query::from_input(input) {
+    match parse::<GrepArgs>(input) {
+        Ok(args) => search(args, env).await,
+        Err(why) => why.into_output(),
+    }
+}
+
+/// The search `args` ask for.
+async fn search(args: GrepArgs, env: &ToolEnv<'_>) -> ToolOutput {
+    let query = match Query::from_args(args) {
         Ok(q) => q,
         Err(e) => return ToolOutput::error(e),
     };

@@ -185,7 +185,7 @@ async fn bad_input_is_named() {
         out.content
     );
     let out = f.grep(json!({"pattern": "x", "-A": -1})).await;
-    assert!(out.content.contains("`-A` must be a whole number"));
+    assert!(out.content.contains("`-A` must be a non-negative integer"));
     let out = f.grep(json!({"pattern": "zzz_not_there"})).await;
     assert_eq!(out.content, "No matches for `zzz_not_there`.");
 }

@@ -21,11 +21,13 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reqwest::Url;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::args::{TypedTool, held};
 use super::{
-    Access, Target, Tool, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, str_arg,
-    str_or_empty, summary_line,
+    Access, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, summary_line,
 };
 pub use address::is_public;
 
@@ -41,34 +43,39 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// The `web_fetch` tool.
 pub struct WebFetch;
 
-impl Tool for WebFetch {
-    fn spec(&self) -> ToolSpec {
+/// A `web_fetch` call's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FetchArgs {
+    // The page's address (http or https).
+    #[serde(alias = "uri")]
+    pub url: String,
+    // How the page comes back (default: markdown).
+    #[schemars(extend("enum" = ["markdown", "text", "raw"]))]
+    pub format: Option<String>,
+}
+
+impl TypedTool for WebFetch {
+    type Args = FetchArgs;
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             "web_fetch",
             "Fetch a web page (http or https) and read it: HTML comes back as Markdown (format: markdown, \
 the default; text; or raw). Public addresses only; redirects are followed. Asked for like a command.",
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string"},
-                    "format": {"type": "string", "enum": ["markdown", "text", "raw"]}
-                },
-                "required": ["url"]
-            }),
+            schema,
             Access::Network,
         )
     }
-    fn target<'v>(&self, input: &'v Value) -> Target<'v> {
-        Target::Url(str_or_empty(input, "url"))
+    fn target_of<'v>(&self, args: &FetchArgs, input: &'v Value) -> Target<'v> {
+        Target::Url(held(input, &args.url))
     }
-    fn summarize(&self, input: &Value) -> ToolSummary {
+    fn summary_of(&self, args: Option<&FetchArgs>) -> ToolSummary {
         ToolSummary {
-            line: summary_line(str_or_empty(input, "url")),
+            line: summary_line(args.map_or("", |a| a.url.as_str())),
             detail: ToolDetail::Output,
         }
     }
-    fn run<'a>(&'a self, input: &'a Value, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { run(input, &ctx.env).await })
+    fn call<'a>(&'a self, args: FetchArgs, ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { fetch_page(&args, &ctx.env).await })
     }
 }
 
@@ -80,11 +87,11 @@ enum Format {
     Raw,
 }
 
-/// Runs a `web_fetch` call.
-pub async fn run(input: &Value, env: &ToolEnv<'_>) -> ToolOutput {
+/// Runs a `web_fetch` call: fetches the page `args` name.
+async fn fetch_page(args: &FetchArgs, env: &ToolEnv<'_>) -> ToolOutput {
     let fetched = async {
-        let url = str_arg(input, "url")?.trim();
-        let format = match input.get("format").and_then(Value::as_str) {
+        let url = args.url.trim();
+        let format = match args.format.as_deref() {
             None | Some("markdown") => Format::Markdown,
             Some("text") => Format::Text,
             Some("raw") => Format::Raw,
