@@ -12,8 +12,6 @@
 // Shared helpers.
 mod cli_support;
 mod common;
-mod common_openai;
-mod common_responses;
 mod engine_support;
 mod loopback;
 mod scripted_support;
