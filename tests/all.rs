@@ -12,8 +12,6 @@
 // Shared helpers.
 mod cli_support;
 mod common;
-mod common_openai;
-mod common_responses;
 mod engine_support;
 mod loopback;
 mod scripted_support;
@@ -89,6 +87,17 @@ mod tui_plan_engine;
 mod tui_plan_lines;
 mod tui_skills;
 mod tui_snapshots;
-mod tui_state;
+mod tui_state_approvals;
+mod tui_state_commands;
+mod tui_state_context;
+mod tui_state_input;
+mod tui_state_interrupts;
+mod tui_state_mcp;
+mod tui_state_plan;
+mod tui_state_queue;
+mod tui_state_render;
+mod tui_state_sessions;
+mod tui_state_threads;
+mod tui_state_tools;
 mod untrusted_files;
 mod web_fetch;

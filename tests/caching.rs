@@ -10,8 +10,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use crate::common_openai;
-use crate::common_responses;
 use crate::engine_support;
 use crate::loopback;
 
@@ -307,12 +305,12 @@ async fn anthropic_a_long_conversation_goes_out_in_parts() {
 
 #[tokio::test]
 async fn openai_a_long_conversation_goes_out_in_parts() {
-    a_long_conversation_goes_out_in_parts::<common_openai::OpenAi>(None).await;
+    a_long_conversation_goes_out_in_parts::<common::openai::OpenAi>(None).await;
 }
 
 #[tokio::test]
 async fn responses_a_long_conversation_goes_out_in_parts() {
-    a_long_conversation_goes_out_in_parts::<common_responses::Responses>(Some("instructions"))
+    a_long_conversation_goes_out_in_parts::<common::responses::Responses>(Some("instructions"))
         .await;
 }
 
@@ -362,7 +360,7 @@ async fn anthropic_requests_keep_their_prefix_and_cache_most_of_the_input() {
 
 #[tokio::test]
 async fn openai_requests_keep_their_prefix_for_automatic_caching() {
-    let requests = session::<common_openai::OpenAi>().await;
+    let requests = session::<common::openai::OpenAi>().await;
     assert_prefix_stable(&requests, None);
     // Not OpenAI's own API: no `prompt_cache_key`.
     assert!(

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common_openai;
+use crate::common;
 use crate::loopback;
 use crate::support;
 
@@ -16,7 +16,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common_openai::OpenAi;
+use common::openai::OpenAi;
 use loopback::{Answer, ProviderWire, Recorded};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -8,12 +8,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common_openai;
+use crate::common;
 use crate::engine_support;
 
 use std::time::Duration;
 
-use common_openai::*;
+use common::openai::*;
 use engine_support::*;
 use serde_json::{Value, json};
 use waypoint::events::{Event, Op, StopReason};
@@ -67,7 +67,7 @@ async fn unknown_model_names_the_model_and_url_and_is_not_retried() {
         ..ClientOpts::default()
     };
     let mut r = Rig::with(
-        vec![error_reply(
+        vec![OpenAi::error_reply(
             404,
             "api_error",
             "model \"qwen-nope\" not found, try pulling it first",

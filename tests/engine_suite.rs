@@ -5,9 +5,10 @@
 //! request is valid for its API and the session survives every failure.
 //!
 //! What differs between the wires (clients, bodies, request readers and
-//! validators) is `loopback::ProviderWire`, implemented in `tests/common`
-//! and `tests/common_openai`. Each wire's own tests stay in
-//! `tests/engine_anthropic.rs` and `tests/engine_openai.rs`.
+//! validators) is `loopback::ProviderWire`, implemented once a wire in
+//! `tests/common` (`anthropic`, `openai`, `responses`). Each wire's own
+//! tests stay in `tests/engine_anthropic.rs`, `tests/engine_openai.rs` and
+//! `tests/engine_responses.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -41,7 +42,7 @@ macro_rules! on_both_wires {
             $(
                 #[tokio::test]
                 async fn $behaviour() {
-                    super::$behaviour::<crate::common_openai::OpenAi>().await;
+                    super::$behaviour::<crate::common::openai::OpenAi>().await;
                 }
             )*
         }
@@ -49,7 +50,7 @@ macro_rules! on_both_wires {
             $(
                 #[tokio::test]
                 async fn $behaviour() {
-                    super::$behaviour::<crate::common_responses::Responses>().await;
+                    super::$behaviour::<crate::common::responses::Responses>().await;
                 }
             )*
         }

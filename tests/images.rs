@@ -8,8 +8,6 @@
 
 use crate::cli_support;
 use crate::common;
-use crate::common_openai;
-use crate::common_responses;
 use crate::loopback;
 
 use std::path::Path;
@@ -159,9 +157,9 @@ async fn anthropic_sees_read_and_mentioned_images_and_a_resume_keeps_them() {
 #[tokio::test]
 async fn chat_completions_sends_the_image_as_a_data_url_part() {
     let (home, ws) = workspace();
-    let server = FakeServer::<common_openai::OpenAi>::start(vec![
-        common_openai::OpenAi::reply(Answer::tool("read_file", json!({"path": "shot.png"}))),
-        common_openai::OpenAi::text("Red."),
+    let server = FakeServer::<common::openai::OpenAi>::start(vec![
+        common::openai::OpenAi::reply(Answer::tool("read_file", json!({"path": "shot.png"}))),
+        common::openai::OpenAi::text("Red."),
     ])
     .await;
     let mut cmd = openai(home.path(), ws.path(), &server.url, "gpt-4.1");
@@ -169,7 +167,7 @@ async fn chat_completions_sends_the_image_as_a_data_url_part() {
     let (code, out, err) = cli_support::output(&mut cmd).await;
     assert_eq!(code, 0, "{out}\n{err}");
     let reqs = server.requests();
-    common_openai::assert_valid_chat_request(&reqs[1].body);
+    common::openai::assert_valid_chat_request(&reqs[1].body);
     let messages = reqs[1].messages();
     let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
     assert!(
@@ -192,11 +190,10 @@ async fn chat_completions_sends_the_image_as_a_data_url_part() {
 #[tokio::test]
 async fn responses_sends_a_mentioned_image_as_input_image() {
     let (home, ws) = workspace();
-    let server =
-        FakeServer::<common_responses::Responses>::start(vec![common_responses::Responses::text(
-            "Red.",
-        )])
-        .await;
+    let server = FakeServer::<common::responses::Responses>::start(vec![
+        common::responses::Responses::text("Red."),
+    ])
+    .await;
     let mut cmd = openai(home.path(), ws.path(), &server.url, "gpt-5-codex");
     cmd.args(["-p", "what is @shot.png"]);
     let (code, out, err) = cli_support::output(&mut cmd).await;
@@ -213,9 +210,9 @@ async fn responses_sends_a_mentioned_image_as_input_image() {
 #[tokio::test]
 async fn a_model_without_images_is_refused_clearly_and_sent_nothing() {
     let (home, ws) = workspace();
-    let server = FakeServer::<common_openai::OpenAi>::start(vec![
-        common_openai::OpenAi::reply(Answer::tool("read_file", json!({"path": "shot.png"}))),
-        common_openai::OpenAi::text("I cannot see it."),
+    let server = FakeServer::<common::openai::OpenAi>::start(vec![
+        common::openai::OpenAi::reply(Answer::tool("read_file", json!({"path": "shot.png"}))),
+        common::openai::OpenAi::text("I cannot see it."),
     ])
     .await;
     let mut cmd = openai(home.path(), ws.path(), &server.url, "qwen2.5-coder:7b");
@@ -248,7 +245,8 @@ async fn a_model_without_images_is_refused_clearly_and_sent_nothing() {
 async fn the_settings_can_say_a_model_takes_images() {
     let (home, ws) = workspace();
     let server =
-        FakeServer::<common_openai::OpenAi>::start(vec![common_openai::OpenAi::text("Red.")]).await;
+        FakeServer::<common::openai::OpenAi>::start(vec![common::openai::OpenAi::text("Red.")])
+            .await;
     let mut cmd = openai(home.path(), ws.path(), &server.url, "moondream");
     cmd.env("WAYPOINT_IMAGES", "1")
         .args(["-p", "what is @shot.png"]);

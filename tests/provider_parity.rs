@@ -6,8 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use crate::common_openai;
-use crate::common_responses;
 use crate::engine_support;
 use crate::loopback;
 
@@ -160,7 +158,7 @@ async fn via_anthropic() -> Outcome {
 
 /// A local server without a key, as ollama or llama.cpp serve.
 async fn via_openai() -> Outcome {
-    via::<common_openai::OpenAi>(ClientOpts {
+    via::<common::openai::OpenAi>(ClientOpts {
         key: None,
         model: Some("qwen-test"),
         max_retries: 1,
@@ -171,7 +169,7 @@ async fn via_openai() -> Outcome {
 
 /// OpenAI's Responses API, a codex model (reasoning asked for and sent back).
 async fn via_responses() -> Outcome {
-    via::<common_responses::Responses>(ClientOpts {
+    via::<common::responses::Responses>(ClientOpts {
         key: Some("k"),
         model: Some("codex-test"),
         max_retries: 1,

@@ -9,11 +9,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::cli_support;
-use crate::common_openai;
+use crate::common;
 use crate::engine_support;
 use crate::loopback;
 
-use common_openai::*;
+use common::openai::*;
 use engine_support::*;
 use serde_json::{Value, json};
 use waypoint::events::Event;

@@ -7,8 +7,6 @@
 
 use crate::cli_support;
 use crate::common;
-use crate::common_openai;
-use crate::common_responses;
 use crate::loopback;
 
 use std::sync::Arc;
@@ -145,12 +143,12 @@ async fn anthropic_key_does_not_follow_a_redirect() {
 
 #[tokio::test]
 async fn openai_key_does_not_follow_a_redirect() {
-    redirect_is_refused::<common_openai::OpenAi>("/chat/completions").await;
+    redirect_is_refused::<common::openai::OpenAi>("/chat/completions").await;
 }
 
 #[tokio::test]
 async fn responses_key_does_not_follow_a_redirect() {
-    redirect_is_refused::<common_responses::Responses>("/responses").await;
+    redirect_is_refused::<common::responses::Responses>("/responses").await;
 }
 
 /// Answers every connection with `status` and a JSON error followed by

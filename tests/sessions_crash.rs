@@ -16,7 +16,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use crate::common_openai;
 use crate::loopback;
 use crate::support;
 
@@ -27,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::Anthropic;
-use common_openai::{OpenAi, assert_valid_chat_request};
+use common::openai::{OpenAi, assert_valid_chat_request};
 use loopback::{Answer, ProviderWire, Recorded, Reply, plan};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};

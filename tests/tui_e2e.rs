@@ -986,7 +986,7 @@ fn esc_leaves_views_without_killing_the_command_and_ctrl_c_interrupts() {
     tmux.key("Tab");
     tmux.key("Up");
     tmux.key("Enter");
-    std::thread::sleep(Duration::from_millis(200));
+    tmux.wait_for("the call expanded", |s| s.contains("Enter folds"));
     tmux.key("Escape");
     still_running("folding an output");
     tmux.key("Escape");

@@ -13,6 +13,9 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// How long the app's output stays quiet before it counts as idle.
+const QUIET: Duration = Duration::from_millis(400);
+
 fn openpty(cols: u16, rows: u16) -> (std::fs::File, OwnedFd) {
     let (mut master, mut slave) = (0, 0);
     let size = libc::winsize {
@@ -99,16 +102,21 @@ fn the_app_ends_when_its_terminal_goes_away_without_a_signal() {
         }
     }
     // Idle: everything drawn (the engine's first events too), the app
-    // waits for input.
+    // waits for input: its output has been quiet for a while.
     let settle = Instant::now();
+    let mut quiet = Instant::now();
     // SAFETY: fcntl on the master fd we own.
     unsafe {
         use std::os::fd::AsRawFd;
         libc::fcntl(master.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK)
     };
-    while settle.elapsed() < Duration::from_millis(1500) {
+    while quiet.elapsed() < QUIET {
+        assert!(
+            settle.elapsed() < Duration::from_secs(20),
+            "the app never rests"
+        );
         match master.read(&mut buf) {
-            Ok(n) if n > 0 => {}
+            Ok(n) if n > 0 => quiet = Instant::now(),
             _ => std::thread::sleep(Duration::from_millis(20)),
         }
     }

@@ -265,16 +265,6 @@ fn press(a: &mut App, code: KeyCode, now: std::time::Instant) -> Vec<Effect> {
     update::on_key(a, key(code), now)
 }
 
-fn notices(a: &App) -> Vec<&str> {
-    a.root
-        .conversation
-        .entries
-        .iter()
-        .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
-        .map(|e| e.text())
-        .collect()
-}
-
 fn edit(e: PlanEdit) -> Vec<Effect> {
     vec![Effect::Send(Op::EditPlan {
         thread: ThreadId::ROOT,

@@ -1,238 +1,54 @@
-//! The Anthropic Messages side of the loopback model server: SSE bodies
-//! for scripted turns and accessors for recorded requests. The server
-//! itself is `tests/loopback`, which the test crate declares as well.
+//! The wire formats of the loopback model server, one module a wire:
+//! `anthropic` (Messages, also re-exported here, as most tests speak it),
+//! `openai` (Chat Completions) and `responses` (OpenAI Responses). Each
+//! writes the stream bodies of scripted turns, reads recorded requests and
+//! checks them against its API's rules; what they share (the scripted
+//! `Turn`, the pieces a stream is cut into, the call ids) is here, once.
+//! The server itself is `tests/loopback`, which the test crate declares.
 #![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::{Value, json};
-use waypoint::llm::ModelClient;
-use waypoint::llm::anthropic::{AnthropicClient, AnthropicConfig};
-use waypoint::llm::retry::RetryPolicy;
+use serde_json::Value;
+
+pub mod anthropic;
+pub mod openai;
+pub mod responses;
 
 pub use crate::loopback::{
     Answer, ClientOpts, ProviderWire, Recorded, Reply, SentResult, Wire, plan,
 };
+pub use anthropic::*;
 
-/// The Anthropic Messages API at the HTTP level.
-pub enum Anthropic {}
-
-impl Wire for Anthropic {
-    const BASE_PATH: &'static str = "";
-    const EVENT_STREAM: &'static str = "text/event-stream";
-    const EXHAUSTED: &'static str = r#"{"type":"error","error":{"type":"test_error","message":"the fake server has no more scripted replies"}}"#;
-}
-
-impl ProviderWire for Anthropic {
-    const MODEL: &'static str = "claude-test";
-    const KEY_VAR: &'static str = "ANTHROPIC_API_KEY";
-    const OVERLOADED: (u16, &'static str, &'static str) = (529, "overloaded_error", "Overloaded");
-
-    fn client(url: &str, opts: &ClientOpts) -> Arc<dyn ModelClient> {
-        Arc::new(
-            AnthropicClient::new(AnthropicConfig {
-                api_key: opts.key.unwrap_or_default().into(),
-                base_url: url.into(),
-                model: opts.model.unwrap_or(Self::MODEL).into(),
-                retry: RetryPolicy {
-                    max_retries: opts.max_retries,
-                    base_delay: Duration::from_millis(10),
-                    max_delay: Duration::from_secs(5),
-                },
-                idle_timeout: opts.idle,
-            })
-            .expect("client"),
-        )
-    }
-
-    fn body(answer: &Answer) -> String {
-        sse_body(&Turn {
-            text: answer.text.clone(),
-            tools: answer.calls.clone(),
-            json_piece: answer.piece,
-        })
-    }
-
-    fn error_body(kind: &str, message: &str) -> String {
-        json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
-    }
-
-    fn cut_inside_call(body: &str) -> usize {
-        body.find("input_json_delta").expect("tool delta") + 10
-    }
-
-    fn stalled_prefix(body: &str) -> String {
-        body[..body.find("content_block_stop").expect("a text block")].to_string()
-    }
-
-    fn error_mid_stream(body: &str, kind: &str, message: &str) -> String {
-        let cut = body.find("content_block_stop").expect("a text block");
-        format!(
-            "{}event: error\ndata: {}\n\n",
-            &body[..cut - "event: ".len()],
-            Self::error_body(kind, message)
-        )
-    }
-
-    fn assert_valid(body: &Value) {
-        assert_valid_request(body);
-    }
-
-    fn assert_envelope(req: &Recorded) {
-        assert_eq!(req.path, "/v1/messages");
-        assert_eq!(req.header("x-api-key"), Some("test-key"));
-        assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
-        assert_eq!(req.body["stream"], true);
-        assert_eq!(req.body["model"], Self::MODEL);
-        assert!(req.body["system"].is_string() || req.body["system"].is_array());
-        let tools = req.body["tools"].as_array().expect("tools");
-        assert!(
-            tools
-                .iter()
-                .all(|t| t["name"].is_string() && t["input_schema"]["type"] == "object")
-        );
-    }
-
-    fn last_user_texts(req: &Recorded) -> Vec<String> {
-        req.last_user_texts()
-    }
-
-    fn user_message(parts: &[&str]) -> Vec<String> {
-        parts.iter().map(|p| p.to_string()).collect()
-    }
-
-    fn last_tool_results(req: &Recorded) -> Vec<SentResult> {
-        req.last_tool_results()
-            .iter()
-            .map(|b| SentResult {
-                id: b["tool_use_id"].as_str().expect("tool_use_id").into(),
-                content: b["content"].as_str().expect("text content").into(),
-                is_error: Some(b["is_error"] == true),
-            })
-            .collect()
-    }
-
-    fn last_assistant_calls(req: &Recorded) -> Vec<(String, String)> {
-        let assistant = req
-            .messages()
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "assistant")
-            .expect("an assistant message");
-        assistant["content"]
-            .as_array()
-            .expect("blocks")
-            .iter()
-            .filter(|b| b["type"] == "tool_use")
-            .map(|b| {
-                let name = b["name"].as_str().expect("name").to_string();
-                (name, b["input"].to_string())
-            })
-            .collect()
-    }
-
-    fn history_len(req: &Recorded) -> usize {
-        req.messages().len()
-    }
-
-    fn tool_specs(req: &Recorded) -> Vec<(String, String)> {
-        req.body["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| {
-                let name = t["name"].as_str().expect("name").to_string();
-                (name, t["description"].as_str().expect("description").into())
-            })
-            .collect()
-    }
-
-    fn conversation_texts(req: &Recorded) -> Vec<String> {
-        req.messages()
-            .iter()
-            .flat_map(|m| m["content"].as_array().expect("blocks").iter())
-            .filter(|b| b["type"] == "text")
-            .map(|b| b["text"].as_str().expect("text").to_string())
-            .collect()
-    }
-}
-
-/// Checks the Messages API's pairing rule on a recorded request: roles
-/// alternate from a user message; no message is empty; every `tool_use` is
-/// answered, in order, by the `tool_result` blocks that open the next user
-/// message.
-pub fn assert_valid_request(body: &Value) {
-    let msgs = body["messages"].as_array().expect("messages");
-    assert_eq!(msgs[0]["role"], "user");
-    let mut pending: Vec<String> = Vec::new();
-    for (i, m) in msgs.iter().enumerate() {
-        let role = if i % 2 == 0 { "user" } else { "assistant" };
-        assert_eq!(m["role"], role, "roles alternate at message {i}");
-        let blocks = m["content"].as_array().expect("blocks");
-        assert!(!blocks.is_empty(), "message {i} empty");
-        if role == "user" {
-            let results: Vec<String> = blocks
-                .iter()
-                .take_while(|b| b["type"] == "tool_result")
-                .map(|b| b["tool_use_id"].as_str().unwrap_or_default().to_string())
-                .collect();
-            assert!(
-                blocks
-                    .iter()
-                    .skip(results.len())
-                    .all(|b| b["type"] == "text"),
-                "tool results come first in message {i}"
-            );
-            assert_eq!(results, pending, "message {i} answers every tool_use");
-            pending.clear();
-        } else {
-            pending = blocks
-                .iter()
-                .filter(|b| b["type"] == "tool_use")
-                .map(|b| b["id"].as_str().unwrap_or_default().to_string())
-                .collect();
-        }
-    }
-}
-
-/// The loopback server speaking Anthropic SSE; its `url` has no path.
-pub type FakeServer = crate::loopback::FakeServer<Anthropic>;
-
-/// Accessors for a recorded Messages request.
-impl Recorded {
-    /// Text blocks of the last user message.
-    pub fn last_user_texts(&self) -> Vec<String> {
-        let last = self.messages().last().expect("a message");
-        assert_eq!(last["role"], "user");
-        last["content"]
-            .as_array()
-            .expect("content blocks")
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .map(|b| b["text"].as_str().unwrap_or_default().to_string())
-            .collect()
-    }
-    /// tool_result blocks of the last user message.
-    pub fn last_tool_results(&self) -> Vec<Value> {
-        let last = self.messages().last().expect("a message");
-        last["content"]
-            .as_array()
-            .expect("content blocks")
-            .iter()
-            .filter(|b| b["type"] == "tool_result")
-            .cloned()
-            .collect()
-    }
-}
-
-/// One assistant turn for the fake model.
-#[derive(Clone, Debug, Default)]
+/// One assistant turn for the fake model, in any wire's stream.
+#[derive(Clone, Debug)]
 pub struct Turn {
     pub text: String,
+    /// Calls: name and input (a `Value::String` is sent as raw, possibly
+    /// malformed, input text).
     pub tools: Vec<(String, Value)>,
-    /// Size of each `input_json_delta` piece (0 = the whole input at once).
-    pub json_piece: usize,
+    /// Characters per piece of a call's input (0 = the whole input at once).
+    pub piece: usize,
+    /// Send the input pieces of parallel calls interleaved (Chat
+    /// Completions; Anthropic's blocks follow each other by protocol).
+    pub interleave: bool,
+    /// End with `data: [DONE]` (Chat Completions).
+    pub done: bool,
+    /// Send a final usage chunk with empty `choices` (Chat Completions).
+    pub usage: bool,
+}
+
+impl Default for Turn {
+    fn default() -> Self {
+        Turn {
+            text: String::new(),
+            tools: Vec::new(),
+            piece: 0,
+            interleave: false,
+            done: true,
+            usage: true,
+        }
+    }
 }
 
 impl Turn {
@@ -256,91 +72,97 @@ impl Turn {
         self.text = t.into();
         self
     }
+    pub fn pieces(mut self, piece: usize, interleave: bool) -> Self {
+        self.piece = piece;
+        self.interleave = interleave;
+        self
+    }
+    pub fn without_done(mut self) -> Self {
+        self.done = false;
+        self
+    }
 }
 
-static NEXT_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+impl From<&Answer> for Turn {
+    fn from(answer: &Answer) -> Self {
+        Turn {
+            text: answer.text.clone(),
+            tools: answer.calls.clone(),
+            ..Turn::default()
+        }
+        .pieces(answer.piece, answer.interleave)
+    }
+}
 
-/// The SSE body of a complete Messages stream for `turn`.
-pub fn sse_body(turn: &Turn) -> String {
+static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
+
+/// A number no other call, response or item of this process has had.
+fn next_id() -> usize {
+    NEXT_ID.fetch_add(1, Ordering::SeqCst)
+}
+
+/// A call's input as the stream carries it: a `Value::String` as the raw
+/// (possibly malformed) text it holds, anything else as JSON.
+fn raw_input(input: &Value) -> String {
+    match input {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `text` in pieces of `size` characters (0 = all of it in one piece).
+fn pieces(text: &str, size: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let size = if size == 0 { chars.len().max(1) } else { size };
+    chars.chunks(size).map(|p| p.iter().collect()).collect()
+}
+
+/// The text deltas of a message: four characters each.
+fn text_pieces(text: &str) -> Vec<String> {
+    pieces(text, 4)
+}
+
+/// The events of every call, one call after the other, or round-robin
+/// (the first of each, then the second of each, ...) when `interleave`.
+fn lay_out(per_call: Vec<Vec<String>>, interleave: bool) -> String {
+    if !interleave {
+        return per_call.concat().concat();
+    }
+    let longest = per_call.iter().map(Vec::len).max().unwrap_or(0);
     let mut out = String::new();
-    let mut ev = |name: &str, data: Value| {
-        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-    };
-    ev(
-        "message_start",
-        json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":100,"output_tokens":1}}}),
-    );
-    ev("ping", json!({"type":"ping"}));
-    let mut index = 0;
-    if !turn.text.is_empty() {
-        ev(
-            "content_block_start",
-            json!({"type":"content_block_start","index":index,"content_block":{"type":"text","text":""}}),
-        );
-        let chars: Vec<char> = turn.text.chars().collect();
-        for piece in chars.chunks(4) {
-            let s: String = piece.iter().collect();
-            ev(
-                "content_block_delta",
-                json!({"type":"content_block_delta","index":index,"delta":{"type":"text_delta","text":s}}),
-            );
+    for i in 0..longest {
+        for call in &per_call {
+            if let Some(e) = call.get(i) {
+                out.push_str(e);
+            }
         }
-        ev(
-            "content_block_stop",
-            json!({"type":"content_block_stop","index":index}),
-        );
-        index += 1;
     }
-    for (name, input) in &turn.tools {
-        let id = format!(
-            "toolu_{}",
-            NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-        );
-        ev(
-            "content_block_start",
-            json!({"type":"content_block_start","index":index,"content_block":{"type":"tool_use","id":id,"name":name,"input":{}}}),
-        );
-        let raw = match input {
-            Value::String(s) => s.clone(), // a raw (possibly malformed) JSON text
-            other => other.to_string(),
-        };
-        let chars: Vec<char> = raw.chars().collect();
-        let piece = if turn.json_piece == 0 {
-            chars.len().max(1)
-        } else {
-            turn.json_piece
-        };
-        for p in chars.chunks(piece) {
-            let s: String = p.iter().collect();
-            ev(
-                "content_block_delta",
-                json!({"type":"content_block_delta","index":index,"delta":{"type":"input_json_delta","partial_json":s}}),
-            );
-        }
-        ev(
-            "content_block_stop",
-            json!({"type":"content_block_stop","index":index}),
-        );
-        index += 1;
-    }
-    let stop = if turn.tools.is_empty() {
-        "end_turn"
-    } else {
-        "tool_use"
-    };
-    ev(
-        "message_delta",
-        json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},"usage":{"output_tokens":42}}),
-    );
-    ev("message_stop", json!({"type":"message_stop"}));
     out
 }
 
-pub fn sse(turn: Turn) -> Reply {
-    sse_split(turn, vec![])
+/// Name and description of every tool a request offers, each read from
+/// the tool's `at` (the tool itself, or its `function`).
+fn tool_specs_at(req: &Recorded, at: impl Fn(&Value) -> &Value) -> Vec<(String, String)> {
+    req.body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| {
+            let f = at(t);
+            let name = f["name"].as_str().expect("name").to_string();
+            (name, f["description"].as_str().expect("description").into())
+        })
+        .collect()
 }
 
-/// The same stream split into chunks of awkward sizes.
-pub fn sse_split(turn: Turn, chunk_sizes: Vec<usize>) -> Reply {
-    Reply::stream(sse_body(&turn), chunk_sizes)
+/// Accessors for a recorded request that both message-list wires share.
+impl Recorded {
+    /// The last assistant message (Anthropic Messages, Chat Completions).
+    pub fn last_assistant(&self) -> &Value {
+        self.messages()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "assistant")
+            .expect("an assistant message")
+    }
 }

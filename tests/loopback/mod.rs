@@ -2,15 +2,15 @@
 //! for the integration tests of every provider. It records every request
 //! and can split, cut or stall its responses; the wire format's own parts
 //! (the SSE bodies, the request accessors and validators) live in
-//! `tests/common` (Anthropic) and `tests/common_openai` (Chat Completions).
+//! `tests/common`, a module a wire (Anthropic, Chat Completions, Responses).
 //!
-//! A test crate that uses either of those declares `mod loopback;` too.
+//! A test crate that uses `tests/common` declares `mod loopback;` too.
 //!
 //! `ProviderWire` is what a provider-neutral test needs of a wire format on
 //! top of `Wire`: a client for the server's URL, the bodies of scripted
-//! answers, and readers and validators of recorded requests. `tests/common`
-//! and `tests/common_openai` implement it; `tests/engine_suite.rs` runs every
-//! shared behaviour against both.
+//! answers, and readers and validators of recorded requests. Each wire of
+//! `tests/common` implements it; `tests/engine_suite.rs` runs every shared
+//! behaviour against all of them.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::VecDeque;
@@ -70,7 +70,7 @@ impl Reply {
 }
 
 /// One request as the server read it. Accessors that depend on the wire
-/// format are added by `tests/common` and `tests/common_openai`.
+/// format are added by the wires of `tests/common`.
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub path: String,

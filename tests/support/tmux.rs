@@ -140,6 +140,19 @@ impl Tmux {
         }
     }
 
+    /// The screen once `pred` holds, or as it is after `patience` (for a
+    /// change that may not show).
+    pub fn screen_within(&self, patience: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) || start.elapsed() >= patience {
+                return screen;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
     /// The app's exit status once it ended (after `what`), as the pane's
     /// shell wrote it.
     pub fn exit_status(&self, what: &str) -> String {
@@ -166,8 +179,11 @@ impl Tmux {
         // While a turn runs the first Ctrl+C interrupts it; then two quit.
         let interrupted_before = self.screen().contains("Interrupted");
         self.key("C-c");
-        std::thread::sleep(Duration::from_millis(300));
-        let screen = self.screen();
+        // Either the turn is interrupted or the quit is armed; on a narrow
+        // status line an armed quit shows nothing, hence the short patience.
+        let screen = self.screen_within(Duration::from_millis(300), |s| {
+            s.contains("Ctrl+C again to quit") || (!interrupted_before && s.contains("Interrupted"))
+        });
         if !interrupted_before
             && screen.contains("Interrupted")
             && !screen.contains("Ctrl+C again to quit")

@@ -12,7 +12,7 @@ use serde_json::json;
 use waypoint::chat::Usage;
 use waypoint::events::{AbortReason, Event, Failure, Refuser, ToolOutcome, ToolStatus};
 use waypoint::todo::{PlanDiff, TodoItem, TodoStatus};
-use waypoint::tui::state::App;
+use waypoint::tui::state::{App, EntryKind};
 use waypoint::tui::style::Palette;
 use waypoint::tui::update::{self, Effect};
 use waypoint::tui::view;
@@ -39,6 +39,17 @@ pub fn app(clock: &Clock) -> App {
         Palette::monochrome(),
         clock.base,
     )
+}
+
+/// The texts of the conversation's notices, oldest first.
+pub fn notices(a: &App) -> Vec<&str> {
+    a.root
+        .conversation
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Notice(_)))
+        .map(|e| e.text())
+        .collect()
 }
 
 pub fn key(code: KeyCode) -> KeyEvent {

@@ -1,27 +1,44 @@
-//! The OpenAI Chat Completions side of the loopback model server: chunk
-//! streams for scripted turns, error answers, accessors for recorded
-//! requests and the request validator. The server itself is
-//! `tests/loopback`, which the test crate declares as well.
-#![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
+//! The OpenAI Chat Completions wire of the loopback model server: chunk
+//! streams for scripted turns, accessors for recorded requests and the
+//! request validator. What it shares with the Responses wire (the error
+//! body, the "overloaded" answer) is here too.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use waypoint::llm::ModelClient;
 use waypoint::llm::openai::OpenAiClient;
 
+pub use super::Turn;
+use super::{lay_out, next_id, pieces, raw_input, text_pieces};
 pub use crate::loopback::{
     Answer, ClientOpts, ProviderWire, Recorded, Reply, SentResult, Wire, plan,
 };
+
+/// The `content-type` of both OpenAI wires' streams.
+pub(super) const EVENT_STREAM: &str = "text/event-stream; charset=utf-8";
+/// Both OpenAI wires' answer once the script has run out.
+pub(super) const EXHAUSTED: &str =
+    r#"{"error":{"message":"the fake server has no more scripted replies","type":"test_error"}}"#;
+/// Both OpenAI wires' "overloaded" answer.
+pub(super) const OVERLOADED: (u16, &str, &str) = (
+    503,
+    "server_error",
+    "That model is currently overloaded with other requests.",
+);
+
+/// Both OpenAI wires' JSON error body.
+pub(super) fn error_json(kind: &str, message: &str) -> String {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": null}}).to_string()
+}
 
 /// The Chat Completions API at the HTTP level.
 pub enum OpenAi {}
 
 impl Wire for OpenAi {
     const BASE_PATH: &'static str = "/v1";
-    const EVENT_STREAM: &'static str = "text/event-stream; charset=utf-8";
-    const EXHAUSTED: &'static str = r#"{"error":{"message":"the fake server has no more scripted replies","type":"test_error"}}"#;
+    const EVENT_STREAM: &'static str = EVENT_STREAM;
+    const EXHAUSTED: &'static str = EXHAUSTED;
 }
 
 /// The client the OpenAI tests use (base delay of retries: 10 ms).
@@ -40,30 +57,18 @@ fn before_finish(body: &str, finish: &str) -> usize {
 impl ProviderWire for OpenAi {
     const MODEL: &'static str = "gpt-test";
     const KEY_VAR: &'static str = "OPENAI_API_KEY";
-    const OVERLOADED: (u16, &'static str, &'static str) = (
-        503,
-        "server_error",
-        "That model is currently overloaded with other requests.",
-    );
+    const OVERLOADED: (u16, &'static str, &'static str) = OVERLOADED;
 
     fn client(url: &str, opts: &ClientOpts) -> Arc<dyn ModelClient> {
         Arc::new(openai_client(url, opts))
     }
 
     fn body(answer: &Answer) -> String {
-        chat_body(
-            &Turn {
-                text: answer.text.clone(),
-                tools: answer.calls.clone(),
-                ..Turn::default()
-            }
-            .pieces(answer.piece, answer.interleave),
-        )
+        chat_body(&Turn::from(answer))
     }
 
     fn error_body(kind: &str, message: &str) -> String {
-        json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
-            .to_string()
+        error_json(kind, message)
     }
 
     /// Mid-event, inside the last argument piece, before any finish_reason.
@@ -134,12 +139,7 @@ impl ProviderWire for OpenAi {
     }
 
     fn last_assistant_calls(req: &Recorded) -> Vec<(String, String)> {
-        let assistant = req
-            .messages()
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "assistant")
-            .expect("an assistant message");
+        let assistant = req.last_assistant();
         assistant["tool_calls"]
             .as_array()
             .map(|calls| {
@@ -162,16 +162,7 @@ impl ProviderWire for OpenAi {
     }
 
     fn tool_specs(req: &Recorded) -> Vec<(String, String)> {
-        req.body["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| {
-                let f = &t["function"];
-                let name = f["name"].as_str().expect("name").to_string();
-                (name, f["description"].as_str().expect("description").into())
-            })
-            .collect()
+        super::tool_specs_at(req, |t| &t["function"])
     }
 
     fn conversation_texts(req: &Recorded) -> Vec<String> {
@@ -291,70 +282,6 @@ pub fn assert_valid_chat_request(body: &Value) {
     }
 }
 
-/// One assistant turn for the fake model.
-#[derive(Clone, Debug)]
-pub struct Turn {
-    pub text: String,
-    /// Calls: name and input (a `Value::String` is sent as raw, possibly
-    /// malformed, arguments text).
-    pub tools: Vec<(String, Value)>,
-    /// Characters per `arguments` piece (0 = the whole text in the first chunk).
-    pub arg_piece: usize,
-    /// Send the argument pieces of parallel calls interleaved.
-    pub interleave: bool,
-    /// End with `data: [DONE]`.
-    pub done: bool,
-    /// Send a final usage chunk with empty `choices`.
-    pub usage: bool,
-}
-
-impl Default for Turn {
-    fn default() -> Self {
-        Turn {
-            text: String::new(),
-            tools: Vec::new(),
-            arg_piece: 0,
-            interleave: false,
-            done: true,
-            usage: true,
-        }
-    }
-}
-
-impl Turn {
-    pub fn text(t: &str) -> Self {
-        Turn {
-            text: t.into(),
-            ..Default::default()
-        }
-    }
-    pub fn tool(name: &str, input: Value) -> Self {
-        Turn {
-            tools: vec![(name.into(), input)],
-            ..Default::default()
-        }
-    }
-    pub fn with_tool(mut self, name: &str, input: Value) -> Self {
-        self.tools.push((name.into(), input));
-        self
-    }
-    pub fn with_text(mut self, t: &str) -> Self {
-        self.text = t.into();
-        self
-    }
-    pub fn pieces(mut self, arg_piece: usize, interleave: bool) -> Self {
-        self.arg_piece = arg_piece;
-        self.interleave = interleave;
-        self
-    }
-    pub fn without_done(mut self) -> Self {
-        self.done = false;
-        self
-    }
-}
-
-static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
-
 fn chunk(delta: Value, finish: Option<&str>) -> String {
     let c = json!({
         "id": "chatcmpl-test",
@@ -369,57 +296,34 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 /// The SSE body of a complete Chat Completions stream for `turn`.
 pub fn chat_body(turn: &Turn) -> String {
     let mut out = chunk(json!({"role": "assistant", "content": ""}), None);
-    let chars: Vec<char> = turn.text.chars().collect();
-    for piece in chars.chunks(4) {
-        let s: String = piece.iter().collect();
+    for s in text_pieces(&turn.text) {
         out.push_str(&chunk(json!({"content": s}), None));
     }
     // Per call: the opening chunk (id, name) and the argument pieces.
     let mut per_call: Vec<Vec<String>> = Vec::new();
     for (index, (name, input)) in turn.tools.iter().enumerate() {
-        let id = format!("call_t{}", NEXT_ID.fetch_add(1, Ordering::SeqCst));
-        let raw = match input {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let chars: Vec<char> = raw.chars().collect();
-        let mut chunks = Vec::new();
-        if turn.arg_piece == 0 {
-            chunks.push(chunk(
-                json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": raw}}]}),
-                None,
-            ));
+        let id = format!("call_t{}", next_id());
+        let raw = raw_input(input);
+        // Piece size 0: all the arguments in the opening chunk.
+        let (first, rest) = if turn.piece == 0 {
+            (raw, Vec::new())
         } else {
+            (String::new(), pieces(&raw, turn.piece))
+        };
+        let mut chunks = vec![chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": first}}]}),
+            None,
+        )];
+        for s in rest {
             chunks.push(chunk(
-                json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": ""}}]}),
+                json!({"tool_calls": [{"index": index, "function": {"arguments": s}}]}),
                 None,
             ));
-            for p in chars.chunks(turn.arg_piece) {
-                let s: String = p.iter().collect();
-                chunks.push(chunk(
-                    json!({"tool_calls": [{"index": index, "function": {"arguments": s}}]}),
-                    None,
-                ));
-            }
         }
         per_call.push(chunks);
     }
-    if turn.interleave {
-        let longest = per_call.iter().map(Vec::len).max().unwrap_or(0);
-        for i in 0..longest {
-            for call in &per_call {
-                if let Some(c) = call.get(i) {
-                    out.push_str(c);
-                }
-            }
-        }
-    } else {
-        for call in per_call {
-            out.extend(call);
-        }
-    }
+    out.push_str(&lay_out(per_call, turn.interleave));
     let finish = if turn.tools.is_empty() {
         "stop"
     } else {
@@ -446,14 +350,4 @@ pub fn chat(turn: Turn) -> Reply {
 /// The same stream split into chunks of awkward sizes.
 pub fn chat_split(turn: Turn, chunk_sizes: Vec<usize>) -> Reply {
     Reply::stream(chat_body(&turn), chunk_sizes)
-}
-
-/// An HTTP error answer with an OpenAI-style JSON error body.
-pub fn error_reply(code: u16, kind: &str, message: &str) -> Reply {
-    Reply::Status {
-        code,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
-            .to_string(),
-    }
 }

@@ -1,19 +1,19 @@
-//! The OpenAI Responses side of the loopback model server: event streams
+//! The OpenAI Responses wire of the loopback model server: event streams
 //! for scripted turns (each with a reasoning item carrying encrypted
-//! content, as a reasoning model's are), error answers, accessors for
-//! recorded requests and the request validator, which also checks that
-//! every reasoning item sent back is the one the server wrote, unchanged.
-//! The server itself is `tests/loopback`, which the test crate declares.
-#![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
+//! content, as a reasoning model's are), accessors for recorded requests
+//! and the request validator, which also checks that every reasoning item
+//! sent back is the one the server wrote, unchanged.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use waypoint::llm::ModelClient;
 use waypoint::llm::responses::ResponsesClient;
 
+pub use super::Turn;
+use super::openai::{EVENT_STREAM, EXHAUSTED, OVERLOADED, error_json};
+use super::{lay_out, next_id, pieces, raw_input, text_pieces};
 pub use crate::loopback::{
     Answer, ClientOpts, ProviderWire, Recorded, Reply, SentResult, Wire, plan,
 };
@@ -23,8 +23,8 @@ pub enum Responses {}
 
 impl Wire for Responses {
     const BASE_PATH: &'static str = "/v1";
-    const EVENT_STREAM: &'static str = "text/event-stream; charset=utf-8";
-    const EXHAUSTED: &'static str = r#"{"error":{"message":"the fake server has no more scripted replies","type":"test_error"}}"#;
+    const EVENT_STREAM: &'static str = EVENT_STREAM;
+    const EXHAUSTED: &'static str = EXHAUSTED;
 }
 
 /// The client the Responses tests use (base delay of retries: 10 ms).
@@ -38,8 +38,6 @@ fn written() -> &'static Mutex<HashMap<String, Value>> {
     WRITTEN.get_or_init(Default::default)
 }
 
-static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
-
 fn event(out: &mut String, data: Value) {
     let kind = data["type"].as_str().expect("type").to_string();
     out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
@@ -50,7 +48,7 @@ fn event(out: &mut String, data: Value) {
 /// each call (its arguments in `answer.piece`-character deltas, the calls'
 /// deltas interleaved when asked), then `response.completed`.
 pub fn responses_body(answer: &Answer) -> String {
-    let n = NEXT_ID.fetch_add(1, Ordering::SeqCst);
+    let n = next_id();
     let mut out = String::new();
     event(
         &mut out,
@@ -87,9 +85,7 @@ pub fn responses_body(answer: &Answer) -> String {
             &mut out,
             json!({"type": "response.output_item.added", "output_index": index, "item": {"id": msg, "type": "message", "status": "in_progress", "role": "assistant", "content": []}}),
         );
-        let chars: Vec<char> = answer.text.chars().collect();
-        for piece in chars.chunks(4) {
-            let s: String = piece.iter().collect();
+        for s in text_pieces(&answer.text) {
             event(
                 &mut out,
                 json!({"type": "response.output_text.delta", "item_id": msg, "output_index": index, "content_index": 0, "delta": s}),
@@ -111,10 +107,7 @@ pub fn responses_body(answer: &Answer) -> String {
         let at = index + k;
         let fc = format!("fc_t{n}_{k}");
         let call_id = format!("call_t{n}_{k}");
-        let raw = match input {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
+        let raw = raw_input(input);
         let mut evs = Vec::new();
         let mut added = String::new();
         event(
@@ -122,14 +115,7 @@ pub fn responses_body(answer: &Answer) -> String {
             json!({"type": "response.output_item.added", "output_index": at, "item": {"id": fc, "type": "function_call", "status": "in_progress", "call_id": call_id, "name": name, "arguments": ""}}),
         );
         evs.push(added);
-        let chars: Vec<char> = raw.chars().collect();
-        let size = if answer.piece == 0 {
-            chars.len().max(1)
-        } else {
-            answer.piece
-        };
-        for piece in chars.chunks(size) {
-            let s: String = piece.iter().collect();
+        for s in pieces(&raw, answer.piece) {
             let mut e = String::new();
             event(
                 &mut e,
@@ -150,21 +136,12 @@ pub fn responses_body(answer: &Answer) -> String {
         done_events.push(done);
     }
     if answer.interleave {
-        let longest = per_call.iter().map(Vec::len).max().unwrap_or(0);
-        for i in 0..longest {
-            for call in &per_call {
-                if let Some(e) = call.get(i) {
-                    out.push_str(e);
-                }
-            }
-        }
-        for done in done_events {
-            out.push_str(&done);
-        }
+        out.push_str(&lay_out(per_call, true));
+        out.push_str(&done_events.concat());
     } else {
-        for (evs, done) in per_call.into_iter().zip(done_events) {
-            out.extend(evs);
-            out.push_str(&done);
+        for (mut evs, done) in per_call.into_iter().zip(done_events) {
+            evs.push(done);
+            out.push_str(&evs.concat());
         }
     }
     event(
@@ -185,11 +162,7 @@ impl ProviderWire for Responses {
     /// A codex model: the client asks for reasoning and encrypted content.
     const MODEL: &'static str = "codex-test";
     const KEY_VAR: &'static str = "OPENAI_API_KEY";
-    const OVERLOADED: (u16, &'static str, &'static str) = (
-        503,
-        "server_error",
-        "That model is currently overloaded with other requests.",
-    );
+    const OVERLOADED: (u16, &'static str, &'static str) = OVERLOADED;
 
     fn client(url: &str, opts: &ClientOpts) -> Arc<dyn ModelClient> {
         Arc::new(responses_client(url, opts))
@@ -200,8 +173,7 @@ impl ProviderWire for Responses {
     }
 
     fn error_body(kind: &str, message: &str) -> String {
-        json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
-            .to_string()
+        error_json(kind, message)
     }
 
     /// Inside the last argument delta, before its call is done.
@@ -311,17 +283,7 @@ impl ProviderWire for Responses {
     }
 
     fn tool_specs(req: &Recorded) -> Vec<(String, String)> {
-        req.body["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| {
-                (
-                    t["name"].as_str().expect("name").into(),
-                    t["description"].as_str().expect("description").into(),
-                )
-            })
-            .collect()
+        super::tool_specs_at(req, |t| t)
     }
 
     fn conversation_texts(req: &Recorded) -> Vec<String> {
