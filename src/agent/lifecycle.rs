@@ -4,6 +4,7 @@
 //! `SessionStarted` first, and a restored one's history right after.
 
 use super::reminders::Reminders;
+use super::thread::{Host, Thread};
 use super::{Agent, RESUME_NOTE, Session};
 use crate::chat::Conversation;
 use crate::checkpoint::History;
@@ -65,7 +66,10 @@ impl Session {
         self.emit(Event::SessionReset);
         self.host.events.set_turns(0);
         if let Some(store) = &self.host.store {
-            let lost = self.host.transcript.replace(store.create(self.header()));
+            let lost = self
+                .host
+                .transcript
+                .replace(store.create(header(&self.host, &self.thread)));
             self.host.warn_unsaved(lost);
         }
         self.announce(false, Vec::new(), History::default());
@@ -86,17 +90,6 @@ impl Session {
         plan.revision = 0;
         plan.user_changes.clear();
         plan.stats.clear();
-    }
-
-    /// A header for a new session of this workspace and client.
-    fn header(&self) -> Header {
-        Header::new(
-            &crate::session::new_id(),
-            &self.host.workspace.root().display().to_string(),
-            self.thread.client.provider(),
-            self.thread.client.model(),
-            now_ms(),
-        )
     }
 
     /// Says which session is recorded (drivers print it, and its id to resume).
@@ -219,7 +212,7 @@ impl Agent {
                     .session
                     .host
                     .transcript
-                    .replace(store.create(self.session.header()));
+                    .replace(store.create(header(&self.session.host, &self.session.thread)));
                 self.session.host.warn_unsaved(lost);
                 self.session.host.store = Some(store);
                 self.session.announce(false, Vec::new(), History::default());
@@ -228,4 +221,15 @@ impl Agent {
             SessionSetup::Resume(store, restored) => self.session.restore(store, *restored),
         }
     }
+}
+
+/// A header for a new session of this workspace and client.
+fn header(host: &Host, thread: &Thread) -> Header {
+    Header::new(
+        &crate::session::new_id(),
+        &host.workspace.root().display().to_string(),
+        thread.client.provider(),
+        thread.client.model(),
+        now_ms(),
+    )
 }

@@ -234,13 +234,13 @@ impl Agent {
     /// The op loop: runs until `Quit` or until every sender is dropped.
     pub async fn run(mut self, mut ops: UnboundedReceiver<Op>) {
         approval::announce_mode(self.session.voice());
-        self.session.start_mcp();
+        self.session.host.start_mcp();
         invoke::Invocations(self.session.voice()).watch_jobs();
         invoke::Invocations(self.session.voice()).tell_catalog();
         hooks::Moments(self.session.voice()).start().await;
         self.control.share_mcp(self.session.host.mcp.clone());
         // Stops watching the plan file when the engine stops.
-        let _watch = self.session.start_plan_file().map(|t| t.drop_guard());
+        let _watch = plan::start_plan_file(self.session.voice()).map(|t| t.drop_guard());
         loop {
             let op = match self.control.queued.pop_front() {
                 Some(queued) => self.control.unqueue(queued),

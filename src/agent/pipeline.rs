@@ -19,7 +19,7 @@ use super::Session;
 use super::approval::{Gate, refusal};
 use super::compact::fit_result;
 use super::invoke::Invocations;
-use super::stages::{Before, Call, Said, StageCx, Verdict};
+use super::stages::{Call, StageCx, Verdict};
 use super::tool_host::Serving;
 use crate::events::{Decision, Event, ToolStatus, ToolSummary};
 use crate::llm::ContentBlock;
@@ -67,7 +67,7 @@ impl Session {
         let mut changed: Vec<Option<Value>> = Vec::with_capacity(calls.len());
         let mut verdicts = Vec::with_capacity(calls.len());
         for call in calls {
-            let before = self.stages_before(call, cancel).await;
+            let before = self.stages.pass_before(self.voice(), call, cancel).await;
             changed.push(before.input);
             verdicts.push(before.verdict);
         }
@@ -118,7 +118,9 @@ impl Session {
         for (call, output) in calls.iter().zip(outputs) {
             let mut output = output.unwrap_or_else(|| ToolOutput::error("the call was lost"));
             let after = Instant::now();
-            self.stages_after(call, &mut output, cancel).await;
+            self.stages
+                .pass_after(self.voice(), call, &mut output, cancel)
+                .await;
             done.push(self.finish(call, output, ran + after.elapsed()));
         }
         done
@@ -182,33 +184,6 @@ impl Session {
             plan_item: active.map(|i| i.content),
         });
         summary
-    }
-
-    /// The [`Stages`](super::stages::Stages) before `call` (its hooks
-    /// first): their folded verdict and input; what they said is heard.
-    async fn stages_before(&mut self, call: &Call<'_>, cancel: &CancellationToken) -> Before {
-        let mut said = Said::default();
-        let before = {
-            let cx = StageCx::of(&self.host, &self.thread, cancel);
-            self.stages.before(&cx, call, &mut said).await
-        };
-        self.voice().hear(said);
-        before
-    }
-
-    /// The stages after `call`, in reverse order: they may add to `output`.
-    async fn stages_after(
-        &mut self,
-        call: &Call<'_>,
-        output: &mut ToolOutput,
-        cancel: &CancellationToken,
-    ) {
-        let mut said = Said::default();
-        {
-            let cx = StageCx::of(&self.host, &self.thread, cancel);
-            self.stages.after(&cx, call, output, &mut said).await;
-        }
-        self.voice().hear(said);
     }
 
     /// Stage 3's judgement: the approval mode and the rules, as the
@@ -286,7 +261,7 @@ impl Session {
             // but only a real change is announced.
             plan_written = true;
             if change.changed {
-                self.model_revision(change);
+                super::plan::model_revision(self.voice(), change);
             }
         }
         if output.outcome.status() == ToolStatus::Interrupted {

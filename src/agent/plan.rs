@@ -14,6 +14,7 @@ use super::Outbox;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use super::voice::Voice;
 use crate::events::{ErrorKind, Event};
 use crate::session::now_ms;
 use crate::todo::file::PlanFile;
@@ -72,19 +73,6 @@ pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author
 }
 
 impl Session {
-    /// Announces (and records) the model's accepted plan write.
-    pub(super) fn model_revision(&mut self, change: &PlanChange) {
-        self.emit(Event::PlanUpdated {
-            items: change.items.clone(),
-            rendered: change.rendered.clone(),
-            diff: change.diff.clone(),
-            revision: change.revision,
-            author: Author::Model,
-            at: now_ms(),
-            note: None,
-        });
-    }
-
     /// What the user changed in the plan since the model last heard, with
     /// the plan as it is now; `None` when nothing changed.
     pub(super) fn take_plan_note(&mut self) -> Option<String> {
@@ -133,49 +121,61 @@ impl Session {
     }
 }
 
-impl Session {
-    /// Starts keeping the plan file (`plan_file` in the config): written
-    /// now and on every revision, and looked at twice a second for the
-    /// user's edits, which become user revisions. Returns what stops the
-    /// watching; `None` when there is no plan file (or it is refused).
-    pub(super) fn start_plan_file(&mut self) -> Option<CancellationToken> {
-        let wanted = self.host.config.plan_file.clone()?;
-        let path = match self.host.workspace.resolve(&wanted.display().to_string()) {
-            Ok(path) => path,
-            Err(why) => {
-                let _ = self.host.events.send(Event::Error {
-                    kind: ErrorKind::PlanFile,
-                    message: format!("No plan file is kept: {why}."),
-                });
-                return None;
-            }
-        };
-        let rel = self.host.workspace.relative(&path).to_path_buf();
-        let file = match PlanFile::open(self.host.workspace.files().clone(), rel) {
-            Ok(file) => Arc::new(file),
-            Err(why) => {
-                let _ = self.host.events.send(Event::Error {
-                    kind: ErrorKind::PlanFile,
-                    message: format!("No plan file is kept: {why}."),
-                });
-                return None;
-            }
-        };
-        {
-            let mut state = self.thread.plan.lock();
-            state.file = Some(file.clone());
-            state.sync_file(true);
+/// Announces (and records) the model's accepted plan write.
+pub(super) fn model_revision(voice: Voice<'_>, change: &PlanChange) {
+    voice.emit(Event::PlanUpdated {
+        items: change.items.clone(),
+        rendered: change.rendered.clone(),
+        diff: change.diff.clone(),
+        revision: change.revision,
+        author: Author::Model,
+        at: now_ms(),
+        note: None,
+    });
+}
+
+/// Starts keeping the plan file (`plan_file` in the config): written
+/// now and on every revision, and looked at twice a second for the
+/// user's edits, which become user revisions. Returns what stops the
+/// watching; `None` when there is no plan file (or it is refused).
+pub(super) fn start_plan_file(voice: Voice<'_>) -> Option<CancellationToken> {
+    let Voice { host, thread } = voice;
+    let wanted = host.config.plan_file.clone()?;
+    let path = match host.workspace.resolve(&wanted.display().to_string()) {
+        Ok(path) => path,
+        Err(why) => {
+            let _ = host.events.send(Event::Error {
+                kind: ErrorKind::PlanFile,
+                message: format!("No plan file is kept: {why}."),
+            });
+            return None;
         }
-        self.voice().send_stats();
-        let cancel = CancellationToken::new();
-        tokio::spawn(watch(
-            file,
-            self.thread.plan.clone(),
-            self.host.events.clone(),
-            cancel.clone(),
-        ));
-        Some(cancel)
+    };
+    let rel = host.workspace.relative(&path).to_path_buf();
+    let file = match PlanFile::open(host.workspace.files().clone(), rel) {
+        Ok(file) => Arc::new(file),
+        Err(why) => {
+            let _ = host.events.send(Event::Error {
+                kind: ErrorKind::PlanFile,
+                message: format!("No plan file is kept: {why}."),
+            });
+            return None;
+        }
+    };
+    {
+        let mut state = thread.plan.lock();
+        state.file = Some(file.clone());
+        state.sync_file(true);
     }
+    voice.send_stats();
+    let cancel = CancellationToken::new();
+    tokio::spawn(watch(
+        file,
+        thread.plan.clone(),
+        host.events.clone(),
+        cancel.clone(),
+    ));
+    Some(cancel)
 }
 
 /// Reads the user's edits of the plan file back as user revisions.

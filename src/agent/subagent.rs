@@ -60,6 +60,26 @@ pub(super) struct Background {
 }
 
 impl TaskPool {
+    /// Waits until a background task finishes (or the turn is cancelled,
+    /// then until the interrupted ones have stopped, a second at most).
+    pub(super) async fn wait_finished(&self, cancel: &CancellationToken) {
+        let pool = self;
+        let rung = pool.bell.notified();
+        if !super::shared::lock(&pool.finished).is_empty() {
+            return;
+        }
+        tokio::select! {
+            () = rung => {}
+            () = cancel.cancelled() => {
+                let stopped = async {
+                    while pool.background.load(Ordering::Relaxed) > 0 {
+                        pool.bell.notified().await;
+                    }
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(1), stopped).await;
+            }
+        }
+    }
     /// The background tasks that finished and were not yet told.
     pub(super) fn take_finished(&self) -> Vec<Background> {
         std::mem::take(&mut *super::shared::lock(&self.finished))
@@ -450,27 +470,6 @@ impl Session {
             tool_calls: f.account.tool_calls,
             duration_ms: u64::try_from(f.account.elapsed.as_millis()).unwrap_or(u64::MAX),
         });
-    }
-
-    /// Waits until a background task finishes (or the turn is cancelled,
-    /// then until the interrupted ones have stopped, a second at most).
-    pub(super) async fn wait_background(&self, cancel: &CancellationToken) {
-        let pool = &self.host.tasks;
-        let rung = pool.bell.notified();
-        if !super::shared::lock(&pool.finished).is_empty() {
-            return;
-        }
-        tokio::select! {
-            () = rung => {}
-            () = cancel.cancelled() => {
-                let stopped = async {
-                    while pool.background.load(Ordering::Relaxed) > 0 {
-                        pool.bell.notified().await;
-                    }
-                };
-                let _ = tokio::time::timeout(Duration::from_secs(1), stopped).await;
-            }
-        }
     }
 }
 

@@ -231,24 +231,6 @@ impl Session {
         None
     }
 
-    /// Starts the configured MCP servers in the background; each one's
-    /// state goes out as an event as it changes.
-    pub(super) fn start_mcp(&mut self) {
-        let settings = &self.host.config.tools.mcp;
-        if settings.servers.is_empty() && settings.problems.is_empty() {
-            return;
-        }
-        let events = self.host.events.clone();
-        let status: crate::mcp::manager::StatusSink = std::sync::Arc::new(move |name, status| {
-            events.send(Event::McpServer {
-                name: name.to_string(),
-                status,
-            });
-        });
-        self.host.mcp =
-            crate::mcp::Servers::start(settings, self.host.workspace.root().to_path_buf(), status);
-    }
-
     /// Brings the MCP tools in line: at a turn boundary those of servers
     /// that became ready or changed their list join, after the others (so
     /// the provider's cache of the earlier tools survives), and those of
@@ -328,5 +310,25 @@ impl Session {
             request: *u,
             totals: self.thread.totals,
         });
+    }
+}
+
+impl super::thread::Host {
+    /// Starts the configured MCP servers in the background; each one's
+    /// state goes out as an event as it changes.
+    pub(super) fn start_mcp(&mut self) {
+        let settings = &self.config.tools.mcp;
+        if settings.servers.is_empty() && settings.problems.is_empty() {
+            return;
+        }
+        let events = self.events.clone();
+        let status: crate::mcp::manager::StatusSink = std::sync::Arc::new(move |name, status| {
+            events.send(Event::McpServer {
+                name: name.to_string(),
+                status,
+            });
+        });
+        self.mcp =
+            crate::mcp::Servers::start(settings, self.workspace.root().to_path_buf(), status);
     }
 }

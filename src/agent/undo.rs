@@ -14,7 +14,7 @@ impl Session {
     pub(super) async fn on_checkpoint(&mut self, action: CheckpointOp) {
         self.host.checkpoints.settled().await;
         let answer = match action.clone() {
-            CheckpointOp::List => Ok(self.list_points()),
+            CheckpointOp::List => Ok(list_points(&self.host.checkpoints)),
             CheckpointOp::Diff { since } => self
                 .host
                 .checkpoints
@@ -35,25 +35,6 @@ impl Session {
                 kind: ErrorKind::Checkpoint,
                 message: format!("Nothing was undone: {message}."),
             }),
-        }
-    }
-
-    fn list_points(&self) -> CheckpointAnswer {
-        let history = self.host.checkpoints.history();
-        let mut points: Vec<PointInfo> = history
-            .points
-            .iter()
-            .map(|p| PointInfo {
-                id: p.id,
-                label: p.label(),
-                turn: p.turn,
-                at: p.at,
-            })
-            .collect();
-        points.sort_by_key(|p| p.id);
-        CheckpointAnswer::List {
-            points,
-            commands: self.host.checkpoints.tracks_commands(),
         }
     }
 
@@ -225,5 +206,25 @@ impl super::thread::Thread {
             n -= 1;
         }
         n
+    }
+}
+
+/// The points kept, oldest first, and whether commands are tracked.
+fn list_points(checkpoints: &crate::checkpoint::live::Checkpoints) -> CheckpointAnswer {
+    let history = checkpoints.history();
+    let mut points: Vec<PointInfo> = history
+        .points
+        .iter()
+        .map(|p| PointInfo {
+            id: p.id,
+            label: p.label(),
+            turn: p.turn,
+            at: p.at,
+        })
+        .collect();
+    points.sort_by_key(|p| p.id);
+    CheckpointAnswer::List {
+        points,
+        commands: checkpoints.tracks_commands(),
     }
 }

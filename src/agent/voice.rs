@@ -14,12 +14,30 @@
 
 use super::observers::Seen;
 use super::shared::lock;
-use super::stages::Said;
 use super::thread::{Host, Thread};
 use crate::events::{Envelope, Event, HookReport, HookResult};
 use crate::hooks::HookEvent;
 use crate::session::{Record, now_ms};
 use crate::todo::{Author, TodoItem, TodoStatus};
+
+/// What a stage tells the session: events for the user (emitted, and
+/// recorded when durable, in order), and why the turn must stop after this
+/// round, if it must (a hook's `continue: false`).
+#[derive(Debug, Default)]
+pub(super) struct Said {
+    pub events: Vec<Event>,
+    pub stop: Option<String>,
+}
+
+impl Said {
+    /// The turn stops after this round, for `why` (the first reason given
+    /// is kept).
+    pub fn stop(&mut self, why: Option<&String>) {
+        if self.stop.is_none() {
+            self.stop = why.cloned();
+        }
+    }
+}
 
 /// A thread in its host, as a component sees it.
 #[derive(Clone, Copy)]

@@ -29,7 +29,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::rule_gate::Gate;
 use super::thread::Host;
-use crate::events::{ApprovalReason, Event};
+pub(super) use super::voice::Said;
+use super::voice::Voice;
+use crate::events::ApprovalReason;
 use crate::tools::ToolOutput;
 
 /// A call of the model's, as the stages pass it on.
@@ -45,25 +47,6 @@ impl<'a> Call<'a> {
     /// Its id, tool name and input.
     pub fn parts(&self) -> (&'a str, &'a str, &'a Value) {
         (self.id, self.name, self.input)
-    }
-}
-
-/// What a stage tells the session: events for the user (emitted, and
-/// recorded when durable, in order), and why the turn must stop after this
-/// round, if it must (a hook's `continue: false`).
-#[derive(Debug, Default)]
-pub(super) struct Said {
-    pub events: Vec<Event>,
-    pub stop: Option<String>,
-}
-
-impl Said {
-    /// The turn stops after this round, for `why` (the first reason given
-    /// is kept).
-    pub fn stop(&mut self, why: Option<&String>) {
-        if self.stop.is_none() {
-            self.stop = why.cloned();
-        }
     }
 }
 
@@ -254,6 +237,36 @@ impl Stages {
             }
         }
         Before { verdict, input }
+    }
+
+    /// What the stages say before `call` (see [`Stages::before`]), what
+    /// they told the user heard.
+    pub async fn pass_before(
+        &self,
+        voice: Voice<'_>,
+        call: &Call<'_>,
+        cancel: &CancellationToken,
+    ) -> Before {
+        let mut said = Said::default();
+        let cx = StageCx::of(voice.host, voice.thread, cancel);
+        let before = self.before(&cx, call, &mut said).await;
+        voice.hear(said);
+        before
+    }
+
+    /// The stages after `call` (see [`Stages::after`]), what they told
+    /// the user heard.
+    pub async fn pass_after(
+        &self,
+        voice: Voice<'_>,
+        call: &Call<'_>,
+        output: &mut ToolOutput,
+        cancel: &CancellationToken,
+    ) {
+        let mut said = Said::default();
+        let cx = StageCx::of(voice.host, voice.thread, cancel);
+        self.after(&cx, call, output, &mut said).await;
+        voice.hear(said);
     }
 
     /// Every stage's `running`, in order.
