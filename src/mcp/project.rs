@@ -568,9 +568,9 @@ mod tests {
         let p = read(dir.path(), &env);
         assert!(p.problems.iter().any(|m| m.contains("not read")), "{p:?}");
         std::fs::remove_file(dir.path().join(FILE)).unwrap();
-        let fifo = std::ffi::CString::new(dir.path().join(FILE).to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string; mkfifo has no other preconditions.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (cwd, mode) = (rustix::fs::CWD, rustix::fs::Mode::from_bits_retain(0o600));
+        let fifo = dir.path().join(FILE);
+        rustix::fs::mknodat(cwd, &fifo, rustix::fs::FileType::Fifo, mode, 0).unwrap();
         let p = read(dir.path(), &env);
         assert!(p.problems.iter().any(|m| m.contains("not read")), "{p:?}");
     }
