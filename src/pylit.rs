@@ -8,11 +8,43 @@ use serde_json::{Map, Number, Value};
 /// Deepest nesting of lists/dicts the parser accepts.
 pub const MAX_LITERAL_DEPTH: usize = 32;
 
+/// Why a text is no Python literal; every message names the character
+/// position (or says the input ended early).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiteralError {
+    #[error("unexpected {found:?} at position {at}, expected {wanted}")]
+    Unexpected {
+        found: char,
+        at: usize,
+        wanted: String,
+    },
+    #[error("input ends early, expected {0}")]
+    EndsEarly(String),
+    #[error("nesting deeper than {max} levels at position {0}", max = MAX_LITERAL_DEPTH)]
+    TooDeep(usize),
+    #[error("unusable dict key at position {0}")]
+    DictKey(usize),
+    #[error("unterminated string starting at position {0}")]
+    Unterminated(usize),
+    #[error("invalid code point in escape at position {0}")]
+    CodePoint(usize),
+    #[error("\\N{{…}} escapes are not supported (position {0})")]
+    NamedEscape(usize),
+    #[error("truncated escape at position {0}")]
+    TruncatedEscape(usize),
+    #[error("invalid number {text:?} at position {at}")]
+    Number { text: String, at: usize },
+    #[error(
+        "unknown name {word:?} at position {at} (only literals are read: strings, numbers, True, False, None, lists, dicts)"
+    )]
+    UnknownName { word: String, at: usize },
+}
+
 /// Parses a Python literal (lists, tuples, dicts, strings with escapes and
 /// prefixes, numbers, True/False/None and their JSON spellings, trailing
 /// commas, `#` comments) into JSON. Nothing is evaluated; nesting deeper than
 /// [`MAX_LITERAL_DEPTH`] is refused. Errors name the character position.
-pub fn parse_python_literal(text: &str) -> Result<Value, String> {
+pub fn parse_python_literal(text: &str) -> Result<Value, LiteralError> {
     let mut p = PyParser {
         chars: text.chars().collect(),
         pos: 0,
@@ -44,14 +76,15 @@ impl PyParser {
         self.pos += 1;
         Some(c)
     }
-    fn unexpected(&self, c: char, wanted: &str) -> String {
-        format!(
-            "unexpected {c:?} at position {}, expected {wanted}",
-            self.pos
-        )
+    fn unexpected(&self, c: char, wanted: &str) -> LiteralError {
+        LiteralError::Unexpected {
+            found: c,
+            at: self.pos,
+            wanted: wanted.to_string(),
+        }
     }
-    fn eof(&self, wanted: &str) -> String {
-        format!("input ends early, expected {wanted}")
+    fn eof(&self, wanted: &str) -> LiteralError {
+        LiteralError::EndsEarly(wanted.to_string())
     }
 
     fn skip_ws(&mut self) {
@@ -73,7 +106,7 @@ impl PyParser {
         }
     }
 
-    fn value(&mut self) -> Result<Value, String> {
+    fn value(&mut self) -> Result<Value, LiteralError> {
         self.skip_ws();
         let Some(c) = self.peek() else {
             return Err(self.eof("a value"));
@@ -94,19 +127,16 @@ impl PyParser {
         }
     }
 
-    fn enter(&mut self) -> Result<(), String> {
+    fn enter(&mut self) -> Result<(), LiteralError> {
         self.depth += 1;
         if self.depth > MAX_LITERAL_DEPTH {
-            return Err(format!(
-                "nesting deeper than {MAX_LITERAL_DEPTH} levels at position {}",
-                self.pos
-            ));
+            return Err(LiteralError::TooDeep(self.pos));
         }
         Ok(())
     }
 
     /// A list `[…]` or tuple `(…)`; `(x)` without a comma is just `x`.
-    fn sequence(&mut self, close: char) -> Result<Value, String> {
+    fn sequence(&mut self, close: char) -> Result<Value, LiteralError> {
         self.pos += 1;
         self.enter()?;
         let mut items = Vec::new();
@@ -140,7 +170,7 @@ impl PyParser {
         Ok(Value::Array(items))
     }
 
-    fn dict(&mut self) -> Result<Value, String> {
+    fn dict(&mut self) -> Result<Value, LiteralError> {
         self.pos += 1;
         self.enter()?;
         let mut map = Map::new();
@@ -160,7 +190,7 @@ impl PyParser {
                 Value::Number(n) => n.to_string(),
                 Value::Bool(b) => if b { "True" } else { "False" }.to_string(),
                 Value::Null => "None".to_string(),
-                _ => return Err(format!("unusable dict key at position {key_pos}")),
+                _ => return Err(LiteralError::DictKey(key_pos)),
             };
             self.skip_ws();
             match self.bump() {
@@ -203,7 +233,7 @@ impl PyParser {
     }
 
     /// One string literal or several adjacent ones (`'a' 'b'` is `'ab'`).
-    fn strings(&mut self) -> Result<Value, String> {
+    fn strings(&mut self) -> Result<Value, LiteralError> {
         let mut out = self.string()?;
         loop {
             let save = self.pos;
@@ -222,7 +252,7 @@ impl PyParser {
         Ok(Value::String(out))
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, LiteralError> {
         let mut raw = false;
         if let Some(n) = self.string_prefix_len() {
             raw = (0..n).any(|k| matches!(self.peek_at(k), Some('r' | 'R')));
@@ -239,7 +269,7 @@ impl PyParser {
         let mut out = String::new();
         loop {
             let Some(c) = self.bump() else {
-                return Err(format!("unterminated string starting at position {start}"));
+                return Err(LiteralError::Unterminated(start));
             };
             if c == quote {
                 if !triple {
@@ -251,7 +281,7 @@ impl PyParser {
                 }
                 out.push(c);
             } else if c == '\n' && !triple {
-                return Err(format!("unterminated string starting at position {start}"));
+                return Err(LiteralError::Unterminated(start));
             } else if c == '\\' {
                 if raw {
                     out.push('\\');
@@ -268,7 +298,7 @@ impl PyParser {
     }
 
     /// Reads the escape after a backslash (non-raw strings).
-    fn escape(&mut self, out: &mut String) -> Result<(), String> {
+    fn escape(&mut self, out: &mut String) -> Result<(), LiteralError> {
         let at = self.pos.saturating_sub(1);
         let Some(c) = self.bump() else {
             return Err(self.eof("an escape"));
@@ -318,13 +348,11 @@ impl PyParser {
                 }
                 match char::from_u32(code) {
                     Some(ch) => out.push(ch),
-                    None => return Err(format!("invalid code point in escape at position {at}")),
+                    None => return Err(LiteralError::CodePoint(at)),
                 }
             }
             'N' => {
-                return Err(format!(
-                    "\\N{{…}} escapes are not supported (position {at})"
-                ));
+                return Err(LiteralError::NamedEscape(at));
             }
             other => {
                 out.push('\\');
@@ -334,7 +362,7 @@ impl PyParser {
         Ok(())
     }
 
-    fn hex(&mut self, len: usize, at: usize) -> Result<u32, String> {
+    fn hex(&mut self, len: usize, at: usize) -> Result<u32, LiteralError> {
         let mut code: u32 = 0;
         for _ in 0..len {
             match self.peek().and_then(|d| d.to_digit(16)) {
@@ -342,13 +370,13 @@ impl PyParser {
                     code = code.saturating_mul(16).saturating_add(d);
                     self.pos += 1;
                 }
-                None => return Err(format!("truncated escape at position {at}")),
+                None => return Err(LiteralError::TruncatedEscape(at)),
             }
         }
         Ok(code)
     }
 
-    fn number(&mut self) -> Result<Value, String> {
+    fn number(&mut self) -> Result<Value, LiteralError> {
         let start = self.pos;
         let mut text = String::new();
         if let Some(sign @ ('-' | '+')) = self.peek() {
@@ -369,7 +397,10 @@ impl PyParser {
                 break;
             }
         }
-        let bad = || format!("invalid number {text:?} at position {start}");
+        let bad = || LiteralError::Number {
+            text: text.clone(),
+            at: start,
+        };
         let clean: String = text.chars().filter(|&c| c != '_').collect();
         let (negative, body) = match clean.strip_prefix('-') {
             Some(rest) => (true, rest),
@@ -406,7 +437,7 @@ impl PyParser {
         Number::from_f64(f).map(Value::Number).ok_or_else(bad)
     }
 
-    fn name(&mut self) -> Result<Value, String> {
+    fn name(&mut self) -> Result<Value, LiteralError> {
         let start = self.pos;
         let mut word = String::new();
         while let Some(c) = self.peek() {
@@ -421,9 +452,7 @@ impl PyParser {
             "True" | "true" => Ok(Value::Bool(true)),
             "False" | "false" => Ok(Value::Bool(false)),
             "None" | "null" => Ok(Value::Null),
-            _ => Err(format!(
-                "unknown name {word:?} at position {start} (only literals are read: strings, numbers, True, False, None, lists, dicts)"
-            )),
+            _ => Err(LiteralError::UnknownName { word, at: start }),
         }
     }
 }

@@ -460,18 +460,22 @@ pub fn run_sandboxed(write: &[PathBuf], network: bool, command: &[std::ffi::OsSt
         );
         std::process::exit(127);
     }
-    let mut status = 0;
-    // SAFETY: our own child's pid and a valid out-pointer.
-    let pid = i32::try_from(pid).unwrap_or(-1);
-    while unsafe { libc::waitpid(pid, &mut status, 0) } == -1 {
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return 126;
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return 126;
+    };
+    let status = loop {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => break status,
+            Err(rustix::io::Errno::INTR) => {}
+            _ => return 126,
         }
-    }
-    if libc::WIFSIGNALED(status) {
-        128 + libc::WTERMSIG(status)
-    } else {
-        libc::WEXITSTATUS(status)
+    };
+    match status.terminating_signal() {
+        Some(signal) => 128 + signal,
+        None => libc::WEXITSTATUS(status.as_raw()),
     }
 }
 

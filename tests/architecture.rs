@@ -177,7 +177,6 @@ const OVER_NEW_FILE_CAP: &[&str] = &[
     "src/session/export.rs",
     "src/session/replay.rs",
     "src/setup.rs",
-    "src/tools/spawn.rs",
     "src/tui/app.rs",
     "src/tui/commands/mod.rs",
     "src/tui/state/conversation.rs",

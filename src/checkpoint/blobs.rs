@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::StoreError;
+
 /// A file content of the pre-image store, by hash.
 #[derive(Clone, Debug)]
 pub struct BlobStore {
@@ -30,13 +32,13 @@ impl BlobStore {
 
     /// Stores `bytes` (once: the same content is one file) and returns
     /// their reference, `sha256:HEX`.
-    pub fn put(&self, bytes: &[u8]) -> Result<String, String> {
+    pub fn put(&self, bytes: &[u8]) -> Result<String, StoreError> {
         let hex = hex(&Sha256::digest(bytes));
         let path = self.path_of(&hex);
         if path.exists() {
             return Ok(format!("{OWN}{hex}"));
         }
-        let context = |e: std::io::Error| format!("keeping a file's earlier content: {e}");
+        let context = StoreError::Keep;
         let parent = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(parent).map_err(context)?;
         let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(context)?;
@@ -47,18 +49,16 @@ impl BlobStore {
     }
 
     /// The bytes of `reference` (`sha256:HEX`), checked against their hash.
-    pub fn get(&self, reference: &str) -> Result<Vec<u8>, String> {
+    pub fn get(&self, reference: &str) -> Result<Vec<u8>, StoreError> {
         let hex = reference
             .strip_prefix(OWN)
             .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| format!("`{reference}` is not a pre-image reference"))?;
+            .ok_or_else(|| StoreError::NotAPreImage(reference.to_string()))?;
+        let id = || hex[..12].to_string();
         let bytes = std::fs::read(self.path_of(hex))
-            .map_err(|e| format!("reading the kept content {}: {e}", &hex[..12]))?;
+            .map_err(|source| StoreError::ReadKept { id: id(), source })?;
         if self::hex(&Sha256::digest(&bytes)) != hex {
-            return Err(format!(
-                "the kept content {} is damaged (its hash differs)",
-                &hex[..12]
-            ));
+            return Err(StoreError::Damaged(id()));
         }
         Ok(bytes)
     }
@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(store.get(&a).unwrap(), b"hello\n");
         let hex = a.strip_prefix(OWN).unwrap();
         std::fs::write(store.path_of(hex), b"tampered").unwrap();
-        assert!(store.get(&a).unwrap_err().contains("damaged"));
+        assert!(store.get(&a).unwrap_err().to_string().contains("damaged"));
         assert!(store.get("sha256:zz").is_err());
         assert!(store.disk_bytes() > 0);
     }

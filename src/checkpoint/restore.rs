@@ -107,10 +107,10 @@ impl Store {
     /// The bytes of a blob reference (either layer's).
     pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
         if entry.blob.starts_with(OWN) {
-            return self.blobs.get(&entry.blob);
+            return Ok(self.blobs.get(&entry.blob)?);
         }
         match self.shadow() {
-            Some(shadow) if entry.blob.starts_with(GIT) => shadow.read(&entry.blob),
+            Some(shadow) if entry.blob.starts_with(GIT) => Ok(shadow.read(&entry.blob)?),
             _ => Err(format!("`{}` cannot be read here", entry.blob)),
         }
     }

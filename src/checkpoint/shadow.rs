@@ -19,6 +19,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use super::StoreError;
+
 pub use crate::events::checkpoint::Entry;
 
 /// How long one of the checkpoints' git commands may take (a first
@@ -80,7 +82,7 @@ impl Shadow {
         work_tree: &Path,
         session: &str,
         cap: u64,
-    ) -> Result<Option<Shadow>, String> {
+    ) -> Result<Option<Shadow>, StoreError> {
         let Some(user_git_dir) = user_repository(work_tree) else {
             return Ok(None);
         };
@@ -112,25 +114,28 @@ impl Shadow {
         &self.git_dir
     }
 
-    fn init(&self) -> Result<(), String> {
-        let context = |e: std::io::Error| {
-            format!(
-                "preparing the shadow repository {}: {e}",
-                self.git_dir.display()
-            )
+    fn init(&self) -> Result<(), StoreError> {
+        let context = |source| StoreError::Prepare {
+            dir: self.git_dir.clone(),
+            source,
         };
         if !self.git_dir.join("HEAD").exists() {
             std::fs::create_dir_all(&self.git_dir).map_err(context)?;
-            let mut cmd = crate::programs::git()?;
+            let mut cmd = crate::programs::git().map_err(StoreError::NoGit)?;
             cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .args(["init", "-q", "--bare"])
                 .arg(&self.git_dir)
                 .current_dir(&self.git_dir);
-            let out = crate::programs::output_within(&mut cmd, None, GIT_LIMIT)
-                .map_err(|e| format!("running git init for checkpoints: {e}"))?;
+            let out =
+                crate::programs::output_within(&mut cmd, None, GIT_LIMIT).map_err(|source| {
+                    StoreError::Run {
+                        what: "init for checkpoints".into(),
+                        source,
+                    }
+                })?;
             if !out.status.success() {
                 let err = String::from_utf8_lossy(&out.stderr);
-                return Err(format!("git init failed: {}", err.trim()));
+                return Err(StoreError::InitFailed(err.trim().to_string()));
             }
             for (key, value) in [
                 ("core.bare", "false"),
@@ -169,21 +174,20 @@ impl Shadow {
         self.write_excludes()
     }
 
-    fn write_excludes(&self) -> Result<(), String> {
+    fn write_excludes(&self) -> Result<(), StoreError> {
         let mut text = self.user_excludes.clone();
         text.extend_from_slice(b"\n# untracked files over the size cap\n");
         for path in self.skipped().keys() {
             text.extend_from_slice(&ignore_line(path));
             text.push(b'\n');
         }
-        std::fs::write(&self.excludes, text)
-            .map_err(|e| format!("writing the shadow repository's excludes: {e}"))
+        std::fs::write(&self.excludes, text).map_err(StoreError::Excludes)
     }
 
     /// A git command on the shadow repository, the user's environment
     /// for git left out.
-    fn command(&self) -> Result<Command, String> {
-        let mut cmd = crate::programs::git()?;
+    fn command(&self) -> Result<Command, StoreError> {
+        let mut cmd = crate::programs::git().map_err(StoreError::NoGit)?;
         cmd.env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
             .env("GIT_INDEX_FILE", &self.index)
@@ -200,25 +204,30 @@ impl Shadow {
 
     /// Runs git with `args` (and `input` on its standard input); its
     /// standard output, or its error as one line.
-    fn run(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    fn run(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, StoreError> {
         let mut cmd = self.command()?;
         cmd.args(args);
         let what = args.first().copied().unwrap_or("git");
-        let out = crate::programs::output_within(&mut cmd, input, GIT_LIMIT)
-            .map_err(|e| format!("running git {what} for a checkpoint: {e}"))?;
+        let out = crate::programs::output_within(&mut cmd, input, GIT_LIMIT).map_err(|source| {
+            StoreError::Run {
+                what: format!("{what} for a checkpoint"),
+                source,
+            }
+        })?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let line = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            return Err(format!(
-                "git {what} failed in the shadow repository: {line}"
-            ));
+            return Err(StoreError::GitFailed {
+                what: what.to_string(),
+                line: line.to_string(),
+            });
         }
         Ok(out.stdout)
     }
 
     /// Snapshots the work tree and keeps the tree under a ref of this
     /// session (`name`), so it outlives any clean-up of the repository.
-    pub fn snapshot(&self, name: &str) -> Result<Snapshot, String> {
+    pub fn snapshot(&self, name: &str) -> Result<Snapshot, StoreError> {
         let untracked = self.run(&["ls-files", "-z", "-o", "--exclude-standard"], None)?;
         let mut grew = false;
         for path in untracked.split(|&b| b == 0).filter(|p| !p.is_empty()) {
@@ -244,7 +253,7 @@ impl Shadow {
             .trim()
             .to_string();
         if tree.len() < 40 {
-            return Err("git write-tree gave no tree".into());
+            return Err(StoreError::NoTree);
         }
         let name = format!("refs/waypoint/{}/{name}", self.session);
         self.run(&["update-ref", &name, &tree], None)?;
@@ -257,7 +266,7 @@ impl Shadow {
     }
 
     /// The paths that differ from the tree `from` to the tree `to`.
-    pub fn diff(&self, from: &str, to: &str) -> Result<Vec<Delta>, String> {
+    pub fn diff(&self, from: &str, to: &str) -> Result<Vec<Delta>, StoreError> {
         let args = [
             "diff-tree",
             "-r",
@@ -272,11 +281,11 @@ impl Shadow {
     }
 
     /// The bytes of a `git:HEX` reference.
-    pub fn read(&self, reference: &str) -> Result<Vec<u8>, String> {
+    pub fn read(&self, reference: &str) -> Result<Vec<u8>, StoreError> {
         let oid = reference
             .strip_prefix(GIT)
             .filter(|h| h.len() >= 40 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| format!("`{reference}` is not a snapshot reference"))?;
+            .ok_or_else(|| StoreError::NotASnapshot(reference.to_string()))?;
         self.run(&["cat-file", "blob", oid], None)
     }
 
@@ -401,17 +410,15 @@ fn ignore_line(path: &str) -> Vec<u8> {
 }
 
 /// Reads `diff-tree -z --raw` output.
-fn parse_raw(out: &[u8]) -> Result<Vec<Delta>, String> {
+fn parse_raw(out: &[u8]) -> Result<Vec<Delta>, StoreError> {
     let mut fields = out.split(|&b| b == 0).filter(|f| !f.is_empty());
     let mut deltas = Vec::new();
     while let Some(meta) = fields.next() {
         let meta = String::from_utf8_lossy(meta);
-        let path = fields
-            .next()
-            .ok_or_else(|| "git diff-tree gave a change with no path".to_string())?;
+        let path = fields.next().ok_or(StoreError::NoPath)?;
         let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
         let [mode_a, mode_b, oid_a, oid_b, _status] = parts[..] else {
-            return Err(format!("git diff-tree gave an unreadable line `{meta}`"));
+            return Err(StoreError::Unreadable(meta.into_owned()));
         };
         let entry = |mode: &str, oid: &str| -> Option<Entry> {
             let mode = u32::from_str_radix(mode, 8).ok().filter(|&m| m != 0)?;

@@ -159,10 +159,9 @@ impl Approvals {
             .append(true)
             .open(self.path.with_extension("json.lock"))
             .map_err(|e| context("locking", e))?;
-        // SAFETY: flock on an fd we own; released when `lock` is closed.
-        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) } != 0 {
-            return Err(context("locking", std::io::Error::last_os_error()));
-        }
+        // Released when `lock` is closed.
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| context("locking", e.into()))?;
         let mut all = self.load();
         let project = all.entry(Self::key(workspace)).or_default();
         for (name, print) in entries {

@@ -26,11 +26,13 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+
 pub use write::WriteOptions;
 
 /// How `openat2` resolves: never above the root, never through a
 /// `/proc`-style magic link.
-const BENEATH: u64 = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
 /// Set once `openat2` returned `ENOSYS`: the kernel has none.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
@@ -69,10 +71,13 @@ impl Root {
 
     fn open(path: &Path, openat2: bool) -> io::Result<Root> {
         let path = path.canonicalize()?;
-        let fd = sys::openat(cwd(), path.as_os_str(), libc::O_PATH | libc::O_DIRECTORY, 0)
-            .map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
-            })?;
+        let fd = sys::openat(
+            rustix::fs::CWD,
+            path.as_os_str(),
+            OFlags::PATH | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display())))?;
         Ok(Root { fd, path, openat2 })
     }
 
@@ -85,29 +90,29 @@ impl Root {
     /// `IsADirectory` error, a FIFO, device or socket an `InvalidInput`
     /// one ([`not_regular`]).
     pub fn open_file(&self, rel: &Path) -> io::Result<File> {
-        let fd = self.open_beneath(rel, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY)?;
+        let fd = self.open_beneath(rel, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)?;
         // O_NONBLOCK stays set: it means nothing to a regular file.
         regular(File::from(fd))
     }
 
     /// What `rel` is (a symlink under the root followed).
     pub fn metadata(&self, rel: &Path) -> io::Result<std::fs::Metadata> {
-        File::from(self.open_beneath(rel, libc::O_PATH)?).metadata()
+        File::from(self.open_beneath(rel, OFlags::PATH)?).metadata()
     }
 
     /// The entries of the folder `rel`, unsorted.
     pub fn read_dir(&self, rel: &Path) -> io::Result<Vec<DirEntry>> {
         let fd = self.open_beneath(
             rel,
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_NOCTTY,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK | OFlags::NOCTTY,
         )?;
         let entries = sys::read_dir(fd)?;
         Ok(entries
             .into_iter()
             .map(|e| {
-                let is_dir = match e.d_type {
-                    libc::DT_DIR => true,
-                    libc::DT_LNK | libc::DT_UNKNOWN => {
+                let is_dir = match e.file_type {
+                    FileType::Directory => true,
+                    FileType::Symlink | FileType::Unknown => {
                         self.metadata(&rel.join(&e.name)).is_ok_and(|m| m.is_dir())
                     }
                     _ => false,
@@ -152,7 +157,7 @@ impl Root {
 
     /// Opens `rel` with `flags`: `openat2` beneath the root, or the walk
     /// where that refuses (a link it cannot judge) or does not exist.
-    fn open_beneath(&self, rel: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+    fn open_beneath(&self, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
         let rel = checked(rel)?;
         if self.fast() {
             let name: &OsStr = if rel.as_os_str().is_empty() {
@@ -160,7 +165,7 @@ impl Root {
             } else {
                 rel.as_os_str()
             };
-            match sys::openat2(self.fd.as_fd(), name, flags, 0, BENEATH) {
+            match sys::openat2(self.fd.as_fd(), name, flags, Mode::empty(), BENEATH) {
                 Ok(fd) => return Ok(fd),
                 Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                     NO_OPENAT2.store(true, Ordering::Relaxed);
@@ -177,7 +182,12 @@ impl Root {
         }
         let parent = self.walk(&rel, false)?;
         // The walk followed every link: one here now was swapped in since.
-        sys::openat(parent.fd(self), &parent.name, flags | libc::O_NOFOLLOW, 0)
+        sys::openat(
+            parent.fd(self),
+            &parent.name,
+            flags | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )
     }
 }
 
@@ -185,10 +195,10 @@ impl Root {
 /// blocking and refused unless it is a regular file.
 pub fn open_regular(path: &Path) -> io::Result<File> {
     let fd = sys::openat(
-        cwd(),
+        rustix::fs::CWD,
         path.as_os_str(),
-        libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
-        0,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
     )?;
     regular(File::from(fd))
 }
@@ -246,26 +256,26 @@ impl std::error::Error for NotRegular {}
 /// `file` if it is a regular file (checked on the open fd).
 fn regular(file: File) -> io::Result<File> {
     let st = sys::fstat(file.as_fd())?;
-    kind_check(st.st_mode)?;
+    kind_check(sys::file_type(&st))?;
     Ok(file)
 }
 
 /// `Ok` for a regular file; the refusal for anything else.
-fn kind_check(mode: libc::mode_t) -> io::Result<()> {
-    let kind = match mode & libc::S_IFMT {
-        libc::S_IFREG => return Ok(()),
-        libc::S_IFDIR => {
+fn kind_check(kind: FileType) -> io::Result<()> {
+    let kind = match kind {
+        FileType::RegularFile => return Ok(()),
+        FileType::Directory => {
             return Err(io::Error::new(
                 io::ErrorKind::IsADirectory,
                 "it is a directory",
             ));
         }
-        libc::S_IFIFO => "a FIFO",
-        libc::S_IFCHR => "a character device",
-        libc::S_IFBLK => "a block device",
-        libc::S_IFSOCK => "a socket",
-        libc::S_IFLNK => "a symlink",
-        _ => "a special file",
+        FileType::Fifo => "a FIFO",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Socket => "a socket",
+        FileType::Symlink => "a symlink",
+        FileType::Unknown => "a special file",
     };
     Err(io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -289,12 +299,6 @@ fn checked(rel: &Path) -> io::Result<PathBuf> {
         }
     }
     Ok(out)
-}
-
-/// The current directory, for `openat` of an absolute or cwd-relative path.
-fn cwd() -> std::os::fd::BorrowedFd<'static> {
-    // SAFETY: AT_FDCWD is a valid "fd" for the *at calls for the whole run.
-    unsafe { std::os::fd::BorrowedFd::borrow_raw(libc::AT_FDCWD) }
 }
 
 /// `path` without `.` parts and with each `..` taking away the part before

@@ -79,9 +79,8 @@ fn links_inside_are_followed_and_links_out_refused() {
 fn only_regular_files_are_opened_and_a_fifo_does_not_block() {
     for (root, dir, _o) in roots() {
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let (cwd, mode) = (rustix::fs::CWD, rustix::fs::Mode::from_bits_retain(0o644));
+        rustix::fs::mknodat(cwd, &fifo, rustix::fs::FileType::Fifo, mode, 0).unwrap();
         let err = root.open_file(Path::new("fifo")).unwrap_err();
         assert_eq!(not_regular(&err), Some("a FIFO"), "{err}");
         assert_eq!(err.to_string(), "it is a FIFO, not a regular file");

@@ -14,6 +14,8 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
+use rustix::fs::{FileType, Mode, OFlags, Stat};
+
 use super::{Root, sys};
 
 /// Symlinks followed in one walk, at most (the kernel's own limit).
@@ -90,8 +92,8 @@ impl Root {
                     name: comp,
                 });
             }
-            let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY;
-            match sys::openat(dir, &comp, flags, 0) {
+            let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY;
+            match sys::openat(dir, &comp, flags, Mode::empty()) {
                 Ok(fd) => {
                     stack.push(fd);
                     names.push(comp);
@@ -193,8 +195,8 @@ impl Root {
     }
 }
 
-fn is_link(st: &libc::stat) -> bool {
-    st.st_mode & libc::S_IFMT == libc::S_IFLNK
+fn is_link(st: &Stat) -> bool {
+    sys::file_type(st) == FileType::Symlink
 }
 
 /// `names/comp`, for messages.

@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
+use rustix::fs::{FileType, Mode, OFlags};
+
 use super::walk::Parent;
 use super::{BENEATH, NO_OPENAT2, Root, checked, kind_check, sys};
 
@@ -42,13 +44,13 @@ pub(super) fn remove(root: &Root, rel: &Path) -> io::Result<bool> {
             "it names no file",
         ));
     };
-    let dir = match root.open_beneath(dir_rel, libc::O_PATH | libc::O_DIRECTORY) {
+    let dir = match root.open_beneath(dir_rel, OFlags::PATH | OFlags::DIRECTORY) {
         Ok(dir) => dir,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
     };
     match sys::lstatat(dir.as_fd(), name) {
-        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Err(io::Error::new(
+        Ok(st) if sys::file_type(&st) == FileType::Directory => Err(io::Error::new(
             io::ErrorKind::IsADirectory,
             "it is a folder",
         )),
@@ -65,13 +67,13 @@ pub(super) fn read_link(root: &Root, rel: &Path) -> io::Result<Option<Vec<u8>>> 
     let (Some(name), dir_rel) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
         return Ok(None);
     };
-    let dir = match root.open_beneath(dir_rel, libc::O_PATH | libc::O_DIRECTORY) {
+    let dir = match root.open_beneath(dir_rel, OFlags::PATH | OFlags::DIRECTORY) {
         Ok(dir) => dir,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     match sys::lstatat(dir.as_fd(), name) {
-        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
+        Ok(st) if sys::file_type(&st) == FileType::Symlink => {
             use std::os::unix::ffi::OsStringExt;
             sys::readlinkat(dir.as_fd(), name).map(|t| Some(t.into_vec()))
         }
@@ -96,9 +98,9 @@ pub(super) fn symlink(root: &Root, rel: &Path, target: &OsStr) -> io::Result<()>
     if !dir_rel.as_os_str().is_empty() {
         root.walk(&dir_rel.join("_"), true)?;
     }
-    let dir = root.open_beneath(dir_rel, libc::O_PATH | libc::O_DIRECTORY)?;
+    let dir = root.open_beneath(dir_rel, OFlags::PATH | OFlags::DIRECTORY)?;
     match sys::lstatat(dir.as_fd(), name) {
-        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+        Ok(st) if sys::file_type(&st) == FileType::Directory => {
             return Err(io::Error::new(
                 io::ErrorKind::IsADirectory,
                 "it is a folder",
@@ -133,7 +135,7 @@ pub(super) fn replace(
         }
     };
     if let Some(mode) = existing {
-        kind_check(mode)?;
+        kind_check(FileType::from_raw_mode(mode))?;
     }
     write_in(parent.fd(root), &parent.name, bytes, existing, options)?;
     Ok(existing.is_some())
@@ -142,7 +144,7 @@ pub(super) fn replace(
 /// The target's folder by one `openat2`, and the mode of what is there;
 /// `None` when the walk must decide (a link as the last name, a folder
 /// missing, a link `openat2` refused, no `openat2`).
-fn fast_parent(root: &Root, rel: &Path) -> io::Result<Option<(Parent, Option<libc::mode_t>)>> {
+fn fast_parent(root: &Root, rel: &Path) -> io::Result<Option<(Parent, Option<u32>)>> {
     if !root.fast() {
         return Ok(None);
     }
@@ -152,8 +154,9 @@ fn fast_parent(root: &Root, rel: &Path) -> io::Result<Option<(Parent, Option<lib
     let dir = if dir_rel.as_os_str().is_empty() {
         None
     } else {
-        let flags = libc::O_PATH | libc::O_DIRECTORY;
-        match sys::openat2(root.fd.as_fd(), dir_rel.as_os_str(), flags, 0, BENEATH) {
+        let flags = OFlags::PATH | OFlags::DIRECTORY;
+        let path = dir_rel.as_os_str();
+        match sys::openat2(root.fd.as_fd(), path, flags, Mode::empty(), BENEATH) {
             Ok(fd) => Some(fd),
             Err(e) => {
                 if e.raw_os_error() == Some(libc::ENOSYS) {
@@ -168,7 +171,7 @@ fn fast_parent(root: &Root, rel: &Path) -> io::Result<Option<(Parent, Option<lib
         name: name.to_os_string(),
     };
     match sys::lstatat(parent.fd(root), name) {
-        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Ok(None),
+        Ok(st) if sys::file_type(&st) == FileType::Symlink => Ok(None),
         Ok(st) => Ok(Some((parent, Some(st.st_mode)))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Some((parent, None))),
         Err(e) => Err(e),
@@ -177,9 +180,9 @@ fn fast_parent(root: &Root, rel: &Path) -> io::Result<Option<(Parent, Option<lib
 
 /// The mode of `name` in `dir`, `None` if there is none. A symlink there
 /// now was swapped in after the walk followed it: refused.
-fn existing(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<libc::mode_t>> {
+fn existing(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<Option<u32>> {
     match sys::lstatat(dir, name) {
-        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Err(io::Error::other(
+        Ok(st) if sys::file_type(&st) == FileType::Symlink => Err(io::Error::other(
             "it was replaced by a symlink while it was being written",
         )),
         Ok(st) => Ok(Some(st.st_mode)),
@@ -194,7 +197,7 @@ pub(super) fn write_in(
     dir: BorrowedFd<'_>,
     name: &OsStr,
     bytes: &[u8],
-    existing: Option<libc::mode_t>,
+    existing: Option<u32>,
     options: &WriteOptions,
 ) -> io::Result<()> {
     let context = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
@@ -205,9 +208,9 @@ pub(super) fn write_in(
             options.temp_prefix,
             uuid::Uuid::new_v4().simple()
         ));
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
         // New files get the usual 0666 minus the umask.
-        match sys::openat(dir, &tmp, flags, 0o666) {
+        match sys::openat(dir, &tmp, flags, Mode::from_bits_retain(0o666)) {
             Ok(fd) => {
                 created = Some((tmp, std::fs::File::from(fd)));
                 break;
@@ -224,8 +227,7 @@ pub(super) fn write_in(
     let written = (|| {
         file.write_all(bytes).map_err(|e| context("writing", e))?;
         if let Some(mode) = options.mode.or(existing) {
-            sys::fchmod(file.as_fd(), (mode & 0o7777) as libc::mode_t)
-                .map_err(|e| context("keeping the permissions", e))?;
+            sys::fchmod(file.as_fd(), mode).map_err(|e| context("keeping the permissions", e))?;
         }
         file.sync_all().map_err(|e| context("syncing", e))?;
         drop(file);

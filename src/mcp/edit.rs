@@ -4,24 +4,74 @@
 //! atomically (a crash leaves the old file or the new, never half of one);
 //! a name that is taken is refused, not overwritten.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 use crate::cli::McpAction;
 
+/// Why `waypoint mcp add` or `remove` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not valid TOML, so it was not changed: {source}", .path.display())]
+    NotToml {
+        path: PathBuf,
+        source: toml_edit::TomlError,
+    },
+    #[error("the edit would make {} invalid, so it was not made: {source}", .path.display())]
+    WouldBeInvalid {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// An action that is no edit (`Check`, `Approve`, …) or no add.
+    #[error("not an {0}")]
+    NotAn(&'static str),
+    #[error("`mcp_servers` in the config file is not a table")]
+    NotATable,
+    #[error("`{pair}` is not KEY=VALUE ({flag})")]
+    NotAPair { pair: String, flag: &'static str },
+    #[error("`{0}` is not a usable server name")]
+    BadName(String),
+    #[error("--env and --cwd are for a stdio server (a command), not a --url")]
+    StdioOptionsWithUrl,
+    #[error("give a command (after --) or a --url, not both")]
+    CommandAndUrl,
+    #[error(
+        "give the server's command after `--` (waypoint mcp add {0} -- npx -y PACKAGE) or its --url"
+    )]
+    NoCommandNorUrl(String),
+    #[error("there is a server named {0} already: `waypoint mcp remove {0}` first")]
+    Taken(String),
+    #[error("there is no server named {0} in the config file")]
+    NoSuchServer(String),
+}
+
 /// Does `action` (`Add` or `Remove`) on the config file at `path`; says
 /// what was done.
-pub fn apply(path: &Path, action: &McpAction) -> Result<String, String> {
+pub fn apply(path: &Path, action: &McpAction) -> Result<String, EditError> {
     let shown = path.display();
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        Err(source) => {
+            let path = path.to_path_buf();
+            return Err(EditError::Read { path, source });
+        }
     };
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| format!("{shown} is not valid TOML, so it was not changed: {e}"))?;
+    let mut doc: DocumentMut = text.parse().map_err(|source| EditError::NotToml {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let done = match action {
         McpAction::Add { name, .. } => {
             add(&mut doc, action)?;
@@ -33,40 +83,45 @@ pub fn apply(path: &Path, action: &McpAction) -> Result<String, String> {
             remove(&mut doc, name)?;
             format!("Removed the MCP server {name} from {shown}.")
         }
-        _ => return Err("not an edit".into()),
+        _ => return Err(EditError::NotAn("edit")),
     };
     let new = doc.to_string();
     // The result must still be a config Waypoint reads.
-    toml::from_str::<crate::config::Layer>(&new)
-        .map_err(|e| format!("the edit would make {shown} invalid, so it was not made: {e}"))?;
-    write(path, &new).map_err(|e| format!("cannot write {shown}: {e}"))?;
+    toml::from_str::<crate::config::Layer>(&new).map_err(|source| EditError::WouldBeInvalid {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    write(path, &new).map_err(|source| EditError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(done)
 }
 
-fn servers(doc: &mut DocumentMut) -> Result<&mut Table, String> {
+fn servers(doc: &mut DocumentMut) -> Result<&mut Table, EditError> {
     let item = doc.entry("mcp_servers").or_insert_with(|| {
         let mut t = Table::new();
         // `[mcp_servers.NAME]` headers only, no empty `[mcp_servers]`.
         t.set_implicit(true);
         Item::Table(t)
     });
-    item.as_table_mut()
-        .ok_or_else(|| "`mcp_servers` in the config file is not a table".to_string())
+    item.as_table_mut().ok_or(EditError::NotATable)
 }
 
 /// `KEY=VALUE` pairs as an inline table.
-fn pairs(list: &[String], what: &str) -> Result<InlineTable, String> {
+fn pairs(list: &[String], flag: &'static str) -> Result<InlineTable, EditError> {
     let mut table = InlineTable::new();
     for pair in list {
         let Some((k, v)) = pair.split_once('=').filter(|(k, _)| !k.is_empty()) else {
-            return Err(format!("`{pair}` is not KEY=VALUE ({what})"));
+            let pair = pair.clone();
+            return Err(EditError::NotAPair { pair, flag });
         };
         table.insert(k, v.into());
     }
     Ok(table)
 }
 
-fn add(doc: &mut DocumentMut, action: &McpAction) -> Result<(), String> {
+fn add(doc: &mut DocumentMut, action: &McpAction) -> Result<(), EditError> {
     let McpAction::Add {
         name,
         env,
@@ -77,10 +132,10 @@ fn add(doc: &mut DocumentMut, action: &McpAction) -> Result<(), String> {
         command,
     } = action
     else {
-        return Err("not an add".into());
+        return Err(EditError::NotAn("add"));
     };
     if name.is_empty() || name.chars().any(|c| c.is_control()) {
-        return Err(format!("`{name}` is not a usable server name"));
+        return Err(EditError::BadName(name.clone()));
     }
     let mut table = Table::new();
     match (command.split_first(), url) {
@@ -98,9 +153,7 @@ fn add(doc: &mut DocumentMut, action: &McpAction) -> Result<(), String> {
         }
         (None, Some(url)) => {
             if !env.is_empty() || cwd.is_some() {
-                return Err(
-                    "--env and --cwd are for a stdio server (a command), not a --url".into(),
-                );
+                return Err(EditError::StdioOptionsWithUrl);
             }
             table["url"] = value(url.as_str());
             if !headers.is_empty() {
@@ -110,12 +163,8 @@ fn add(doc: &mut DocumentMut, action: &McpAction) -> Result<(), String> {
                 table["bearer_token_env_var"] = value(var.as_str());
             }
         }
-        (Some(_), Some(_)) => return Err("give a command (after --) or a --url, not both".into()),
-        (None, None) => {
-            return Err(format!(
-                "give the server's command after `--` (waypoint mcp add {name} -- npx -y PACKAGE) or its --url"
-            ));
-        }
+        (Some(_), Some(_)) => return Err(EditError::CommandAndUrl),
+        (None, None) => return Err(EditError::NoCommandNorUrl(name.clone())),
     }
     // Comments at the end of the file stay above the new table, and a
     // blank line parts it from what comes before.
@@ -130,23 +179,19 @@ fn add(doc: &mut DocumentMut, action: &McpAction) -> Result<(), String> {
     }
     let servers = servers(doc)?;
     if servers.contains_key(name) {
-        return Err(format!(
-            "there is a server named {name} already: `waypoint mcp remove {name}` first"
-        ));
+        return Err(EditError::Taken(name.clone()));
     }
     servers.insert(name, Item::Table(table));
     Ok(())
 }
 
-fn remove(doc: &mut DocumentMut, name: &str) -> Result<(), String> {
+fn remove(doc: &mut DocumentMut, name: &str) -> Result<(), EditError> {
     let servers = doc
         .get_mut("mcp_servers")
         .and_then(Item::as_table_mut)
         .filter(|t| t.contains_key(name));
     let Some(servers) = servers else {
-        return Err(format!(
-            "there is no server named {name} in the config file"
-        ));
+        return Err(EditError::NoSuchServer(name.to_string()));
     };
     // Comments above the table (or the file's last ones, moved there by
     // `add`) are kept, at the end of the file.
@@ -233,7 +278,9 @@ mod tests {
         apply(&path, &web).unwrap();
         // A taken name is refused, the file unchanged.
         let text = std::fs::read_to_string(&path).unwrap();
-        let err = apply(&path, &add_action("docs", &["x"], &[])).unwrap_err();
+        let err = apply(&path, &add_action("docs", &["x"], &[]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("already"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 
@@ -258,7 +305,8 @@ mod tests {
                 name: "docs".into(),
             },
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("no server named docs"), "{err}");
     }
 
@@ -269,16 +317,20 @@ mod tests {
         assert!(
             apply(&path, &add_action("x", &[], &[]))
                 .unwrap_err()
+                .to_string()
                 .contains("after `--`")
         );
         assert!(
             apply(&path, &add_action("x", &["srv"], &["NOEQUALS"]))
                 .unwrap_err()
+                .to_string()
                 .contains("KEY=VALUE")
         );
         assert!(!path.exists());
         std::fs::write(&path, "model = [unclosed\n").unwrap();
-        let err = apply(&path, &add_action("x", &["srv"], &[])).unwrap_err();
+        let err = apply(&path, &add_action("x", &["srv"], &[]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not valid TOML"), "{err}");
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),

@@ -32,6 +32,26 @@ mod relist;
 pub mod wait;
 use relist::on_tools_changed;
 
+/// Why `/mcp` (or `waypoint mcp approve` in a session) did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    #[error("`{0}` runs already (`/mcp reconnect {0}` restarts it)")]
+    Running(String),
+    #[error("there is no MCP server `{0}`: none is configured")]
+    NoneConfigured(String),
+    #[error("there is no MCP server `{name}` (there are: {known})")]
+    Unknown { name: String, known: String },
+    #[error("approvals cannot be remembered: there is no home folder (set WAYPOINT_HOME)")]
+    NoHome,
+    #[error(
+        "no server of this project's {} waits for approval",
+        super::project::FILE
+    )]
+    NoneWaiting,
+    #[error("the approval was not saved: {0}")]
+    NotSaved(std::io::Error),
+}
+
 /// Where a server's state goes (to the engine's driver, as an event).
 pub type StatusSink = Arc<dyn Fn(&str, McpStatus) + Send + Sync>;
 
@@ -226,7 +246,7 @@ impl Servers {
     }
 
     /// Does what the user asked; the tools change at the next sync.
-    pub fn act(&self, action: &McpAction) -> Result<(), String> {
+    pub fn act(&self, action: &McpAction) -> Result<(), ActError> {
         match action {
             McpAction::Approve => self.approve(),
             McpAction::Reconnect { name } => {
@@ -241,9 +261,7 @@ impl Servers {
                     Some(State::Starting { .. } | State::Ready { .. })
                 );
                 if running {
-                    return Err(format!(
-                        "`{name}` runs already (`/mcp reconnect {name}` restarts it)"
-                    ));
+                    return Err(ActError::Running(name.clone()));
                 }
                 self.begin(name, true);
                 Ok(())
@@ -269,44 +287,36 @@ impl Servers {
         }
     }
 
-    fn known(&self, name: &str) -> Result<(), String> {
+    fn known(&self, name: &str) -> Result<(), ActError> {
         let inner = self.lock();
         if inner.slots.contains_key(name) {
-            Ok(())
-        } else {
-            let names: Vec<&str> = inner.slots.keys().map(String::as_str).collect();
-            Err(if names.is_empty() {
-                format!("there is no MCP server `{name}`: none is configured")
-            } else {
-                format!(
-                    "there is no MCP server `{name}` (there are: {})",
-                    names.join(", ")
-                )
-            })
+            return Ok(());
         }
+        let name = name.to_string();
+        let names: Vec<&str> = inner.slots.keys().map(String::as_str).collect();
+        Err(if names.is_empty() {
+            ActError::NoneConfigured(name)
+        } else {
+            let known = names.join(", ");
+            ActError::Unknown { name, known }
+        })
     }
 
     /// Approves the project's servers that wait (as they are written now)
     /// and starts them.
-    fn approve(&self) -> Result<(), String> {
+    fn approve(&self) -> Result<(), ActError> {
         let waiting: Vec<String> = {
             let inner = self.lock();
             let Some(approvals) = &inner.settings.approvals else {
-                return Err(
-                    "approvals cannot be remembered: there is no home folder (set WAYPOINT_HOME)"
-                        .into(),
-                );
+                return Err(ActError::NoHome);
             };
             let waiting = inner.settings.waiting(&inner.workspace);
             if waiting.is_empty() {
-                return Err(format!(
-                    "no server of this project's {} waits for approval",
-                    super::project::FILE
-                ));
+                return Err(ActError::NoneWaiting);
             }
             approvals
                 .approve(&inner.workspace, waiting.iter().map(|(n, p)| (*n, *p)))
-                .map_err(|e| format!("the approval was not saved: {e}"))?;
+                .map_err(ActError::NotSaved)?;
             waiting.keys().map(|n| (*n).clone()).collect()
         };
         for name in waiting {

@@ -106,23 +106,64 @@ fn open(workspace: &Path) -> std::io::Result<Option<String>> {
     crate::fsx::read_text(&root, Path::new(FILE), MAX_BYTES)
 }
 
+/// Why an entry of a project's file was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("not an object")]
+    NotAnObject,
+    /// A field (`env.NAME` for one of a map's) that must be a string.
+    #[error("`{0}` is not a string")]
+    NotAString(String),
+    #[error("`{0}` is not an object")]
+    FieldNotAnObject(String),
+    #[error("`args` holds something not a string")]
+    ArgNotAString,
+    #[error("`args` is not a list")]
+    ArgsNotAList,
+    #[error(
+        "the legacy SSE transport (`\"type\": \"sse\"`) is not supported: use its Streamable HTTP address with `\"type\": \"http\"`"
+    )]
+    Sse,
+    #[error("unknown `type` `{0}`")]
+    UnknownType(String),
+    #[error("it needs a `command` (stdio) or a `url` (http), not both")]
+    CommandOrUrl,
+    #[error(transparent)]
+    Expand(#[from] ExpandError),
+}
+
+/// Why a `${VAR}` in a text was not expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    #[error("`{0}` has a `${{` that is not closed")]
+    Unclosed(String),
+    #[error("`${{{0}}}` is not set")]
+    NotSet(String),
+    /// A project's entry named a secret, or a variable holding the key.
+    #[error(
+        "`${{{var}}}` was not expanded: {why}, which a project's {file} may not send anywhere (the server is not started; declare it in your own config file if it needs one)",
+        file = FILE
+    )]
+    Refused { var: String, why: &'static str },
+}
+
 /// One entry of `mcpServers` as a server's settings, each text through
 /// `expand`.
 fn server(
     entry: &Value,
-    expand: &dyn Fn(&str) -> Result<String, String>,
-) -> Result<McpServerConfig, String> {
+    expand: &dyn Fn(&str) -> Result<String, ExpandError>,
+) -> Result<McpServerConfig, EntryError> {
     let Some(fields) = entry.as_object() else {
-        return Err("not an object".into());
+        return Err(EntryError::NotAnObject);
     };
-    let text = |key: &str| -> Result<Option<String>, String> {
+    let text = |key: &str| -> Result<Option<String>, EntryError> {
         match fields.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => expand(s).map(Some),
-            Some(_) => Err(format!("`{key}` is not a string")),
+            Some(Value::String(s)) => Ok(Some(expand(s)?)),
+            Some(_) => Err(EntryError::NotAString(key.to_string())),
         }
     };
-    let map = |key: &str| -> Result<BTreeMap<String, String>, String> {
+    let map = |key: &str| -> Result<BTreeMap<String, String>, EntryError> {
         let mut out = BTreeMap::new();
         match fields.get(key) {
             None | Some(Value::Null) => {}
@@ -130,11 +171,11 @@ fn server(
                 for (k, v) in m {
                     let v = v
                         .as_str()
-                        .ok_or_else(|| format!("`{key}.{k}` is not a string"))?;
+                        .ok_or_else(|| EntryError::NotAString(format!("{key}.{k}")))?;
                     out.insert(k.clone(), expand(v)?);
                 }
             }
-            Some(_) => return Err(format!("`{key}` is not an object")),
+            Some(_) => return Err(EntryError::FieldNotAnObject(key.to_string())),
         }
         Ok(out)
     };
@@ -143,11 +184,11 @@ fn server(
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             for item in items {
-                let item = item.as_str().ok_or("`args` holds something not a string")?;
+                let item = item.as_str().ok_or(EntryError::ArgNotAString)?;
                 args.push(expand(item)?);
             }
         }
-        Some(_) => return Err("`args` is not a list".into()),
+        Some(_) => return Err(EntryError::ArgsNotAList),
     }
     let kind = text("type")?;
     let config = McpServerConfig {
@@ -160,20 +201,18 @@ fn server(
         ..McpServerConfig::default()
     };
     match (kind.as_deref(), &config.command, &config.url) {
-        (Some("sse"), ..) => {
-            Err("the legacy SSE transport (`\"type\": \"sse\"`) is not supported: use its Streamable HTTP address with `\"type\": \"http\"`".into())
-        }
+        (Some("sse"), ..) => Err(EntryError::Sse),
         (None | Some("stdio"), Some(_), None) | (None | Some("http"), None, Some(_)) => Ok(config),
         (Some(other), ..) if !matches!(other, "stdio" | "http") => {
-            Err(format!("unknown `type` `{other}`"))
+            Err(EntryError::UnknownType(other.to_string()))
         }
-        _ => Err("it needs a `command` (stdio) or a `url` (http), not both".into()),
+        _ => Err(EntryError::CommandOrUrl),
     }
 }
 
 /// `text` with `${VAR}` and `${VAR:-default}` replaced from `env`; a
 /// variable that is not set and has no default is an error.
-pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
     expand_with(text, &|var| Ok(env(var)))
 }
 
@@ -214,11 +253,10 @@ fn expand_project(
     text: &str,
     env: &dyn Fn(&str) -> Option<String>,
     kept: &[String],
-) -> Result<String, String> {
-    let refused = |var: &str, what: &str| {
-        format!(
-            "`${{{var}}}` was not expanded: {what}, which a project's {FILE} may not send anywhere (the server is not started; declare it in your own config file if it needs one)"
-        )
+) -> Result<String, ExpandError> {
+    let refused = |var: &str, why: &'static str| ExpandError::Refused {
+        var: var.to_string(),
+        why,
     };
     expand_with(text, &|var| {
         if is_secret_name(var) {
@@ -240,15 +278,15 @@ fn expand_project(
 /// `lookup` gives for `VAR` (it may refuse the variable).
 fn expand_with(
     text: &str,
-    lookup: &dyn Fn(&str) -> Result<Option<String>, String>,
-) -> Result<String, String> {
+    lookup: &dyn Fn(&str) -> Result<Option<String>, ExpandError>,
+) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("${") {
         out.push_str(&rest[..at]);
         let after = &rest[at + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("`{text}` has a `${{` that is not closed"));
+            return Err(ExpandError::Unclosed(text.to_string()));
         };
         let inner = &after[..end];
         let (var, default) = match inner.split_once(":-") {
@@ -258,7 +296,7 @@ fn expand_with(
         match (lookup(var)?.filter(|v| !v.is_empty()), default) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(format!("`${{{var}}}` is not set")),
+            (None, None) => return Err(ExpandError::NotSet(var.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -369,7 +407,8 @@ mod tests {
         assert_eq!(expand("a${NOPE:-b}c", &env).unwrap(), "abc");
         assert_eq!(expand("Bearer ${TOKEN}", &env).unwrap(), "Bearer t0k");
         assert_eq!(expand("$HOME {x}", &env).unwrap(), "$HOME {x}");
-        assert!(expand("${NOPE}", &env).unwrap_err().contains("NOPE"));
+        let err = expand("${NOPE}", &env).unwrap_err().to_string();
+        assert!(err.contains("NOPE"));
         assert!(expand("${HOME", &env).is_err());
     }
 
@@ -568,9 +607,9 @@ mod tests {
         let p = read(dir.path(), &env);
         assert!(p.problems.iter().any(|m| m.contains("not read")), "{p:?}");
         std::fs::remove_file(dir.path().join(FILE)).unwrap();
-        let fifo = std::ffi::CString::new(dir.path().join(FILE).to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string; mkfifo has no other preconditions.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (cwd, mode) = (rustix::fs::CWD, rustix::fs::Mode::from_bits_retain(0o600));
+        let fifo = dir.path().join(FILE);
+        rustix::fs::mknodat(cwd, &fifo, rustix::fs::FileType::Fifo, mode, 0).unwrap();
         let p = read(dir.path(), &env);
         assert!(p.problems.iter().any(|m| m.contains("not read")), "{p:?}");
     }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::Tool as McpToolDef;
 use rmcp::service::{Peer, RoleClient, RunningService};
+use rustix::process::{Pid, Signal};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -210,17 +211,18 @@ fn stop_group(group: i32) {
     if group <= 1 {
         return;
     }
-    // SAFETY: kill has no memory-safety preconditions; -group addresses the
-    // process group the server leads (setsid in the child).
-    if unsafe { libc::kill(-group, libc::SIGTERM) } != 0 {
+    // The process group the server leads (setsid in the child).
+    let Some(group) = Pid::from_raw(group) else {
+        return;
+    };
+    if rustix::process::kill_process_group(group, Signal::TERM).is_err() {
         return;
     }
     let _ = std::thread::Builder::new()
         .name("mcp-stop".into())
         .spawn(move || {
             std::thread::sleep(STOP_GRACE);
-            // SAFETY: as above.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
+            let _ = rustix::process::kill_process_group(group, Signal::KILL);
         });
 }
 
@@ -386,7 +388,7 @@ async fn start_stdio(
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
     let mut child = cmd
         // Its own session and group, no terminal; SIGTERM when Waypoint dies.
-        .spawn(&move || spawn::own_session(parent, libc::SIGTERM))
+        .spawn(&move || spawn::own_session(parent, Signal::TERM))
         .map_err(|e| fail(format!("cannot start `{program}`: {e}"), &stderr))?;
     let group = child.id();
     let mut guard = GroupGuard(Some(group));

@@ -42,16 +42,12 @@ fn blocked_by<'a>(
 /// or make it in its nearest existing folder (`access(2)`: permissions,
 /// read-only file systems, immutable files).
 fn user_could_write(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
     let existing = path.ancestors().find(|p| p.symlink_metadata().is_ok());
     let Some(existing) = existing else {
         return false;
     };
-    let Ok(c) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: a valid C string; access(2) only reads it.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    // A path with a NUL byte is an error here: false.
+    rustix::fs::access(existing, rustix::fs::Access::WRITE_OK).is_ok()
 }
 
 /// The absolute paths a message line names (`'/etc/x'`, `/etc/x:`, …).

@@ -84,8 +84,7 @@ impl Drop for Stack {
 }
 
 fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+    rustix::param::page_size()
 }
 
 /// Every signal blocked in this thread until dropped (then the old mask
@@ -159,9 +158,9 @@ pub fn trial(flags: i32, body: &(dyn Fn() -> io::Result<()> + Sync)) -> io::Resu
     if pid == -1 {
         return Err(clone_error);
     }
-    let mut status = 0;
-    // SAFETY: our own child's pid and a valid out-pointer.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+    }
     match t.errno.load(Ordering::Acquire) {
         0 => Ok(()),
         errno => Err(io::Error::from_raw_os_error(errno)),

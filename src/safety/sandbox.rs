@@ -390,10 +390,8 @@ impl Confinement {
     /// Landlock domain, then the seccomp filter. Only raw syscalls (no
     /// allocation, no lock), so it may run between `fork` and `exec`.
     pub fn apply(&self) -> std::io::Result<()> {
-        // SAFETY: prctl with integer arguments only.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // rustix's raw prctl: no allocation, no lock, errno untouched.
+        rustix::thread::set_no_new_privs(true)?;
         // SAFETY: a ruleset fd we own, flags 0.
         let rc = unsafe {
             libc::syscall(

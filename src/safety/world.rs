@@ -145,8 +145,7 @@ impl Places {
         let ws = real(workspace).unwrap_or_else(|| workspace.to_path_buf());
         let mut hidden: Vec<PathBuf> = Vec::new();
         let runtime = env("XDG_RUNTIME_DIR").map(PathBuf::from).or_else(|| {
-            // SAFETY: getuid has no preconditions.
-            let uid = unsafe { libc::getuid() };
+            let uid = rustix::process::getuid().as_raw();
             Some(PathBuf::from(format!("/run/user/{uid}")))
         });
         let candidates = [
@@ -364,8 +363,8 @@ impl World {
         plan.steps.push(Step::Proc);
         let mut steps = plan.takes;
         steps.append(&mut plan.steps);
-        // SAFETY: getuid/getgid have no preconditions.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
         let map = |id: u32| CString::new(format!("{id} {id} 1"));
         let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
         flags |= libc::CLONE_NEWIPC;

@@ -127,7 +127,7 @@ fn spawn_hook(command: &str, place: &Place<'_>, token: &str) -> std::io::Result<
     super::shell::confine(&mut cmd, confinement);
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
     cmd.spawn(&move || {
-        spawn::own_session(parent, libc::SIGKILL)?;
+        spawn::own_session(parent, rustix::process::Signal::KILL)?;
         match confinement {
             Some(c) => c.enter(),
             None => Ok(()),
@@ -206,8 +206,9 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        // SAFETY: kill with signal 0 only checks the pid.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        // Signal 0 only checks the pid.
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        let alive = rustix::process::test_kill_process(pid).is_ok();
         assert!(!alive, "the escaped sleep was swept");
         assert!(run.describe_failure().contains("timed out"));
     }

@@ -21,6 +21,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal, WaitOptions};
+
 /// The environment variable holding a call's token.
 pub const CALL_VAR: &str = "WAYPOINT_TOOL_CALL";
 
@@ -56,13 +58,12 @@ static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 pub fn become_subreaper() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes an integer flag and
-        // touches no memory of ours.
-        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-        SUBREAPER.store(rc == 0, Ordering::Relaxed);
-        if rc != 0 {
+        // Any pid: the flag is "not zero".
+        let rc = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+        SUBREAPER.store(rc.is_ok(), Ordering::Relaxed);
+        if let Err(e) = rc {
             tracing::warn!(
-                error = %std::io::Error::last_os_error(),
+                error = %std::io::Error::from(e),
                 "cannot become a child subreaper; orphaned commands are found by their token only"
             );
         }
@@ -118,10 +119,7 @@ impl Sweep {
                 let in_session =
                     self.session.is_some_and(|s| s == info.sid) && descends_from(&table, pid, me);
                 if in_session || has_token(pid, &needle) {
-                    // SAFETY: kill(2) has no memory-safety preconditions.
-                    unsafe {
-                        libc::kill(pid, libc::SIGKILL);
-                    }
+                    kill(pid);
                     killed.push(pid);
                     found += 1;
                 }
@@ -208,10 +206,7 @@ pub fn end_leftovers(session: &str) -> Vec<String> {
             }
             // Named before it is killed (a dead process has no command line).
             let named = format!("`{}` (pid {pid})", command_line(pid));
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            kill(pid);
             seen.insert(pid);
             found += 1;
             ended.push(named);
@@ -254,11 +249,27 @@ fn command_line(pid: i32) -> String {
 /// Reaps `pid` if it is our child and dead; true when there is nothing
 /// left to wait for (reaped, or not our child at all).
 fn try_reap(pid: i32) -> bool {
-    let mut status = 0;
-    // SAFETY: waitpid on one pid with WNOHANG; `status` is a valid out-pointer.
-    let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-    // 0: our child, still running. -1: not our child (ECHILD) or gone.
-    rc != 0
+    let Some(pid) = positive(pid) else {
+        return true;
+    };
+    // None: our child, still running. An error: not our child (ECHILD) or gone.
+    !matches!(
+        rustix::process::waitpid(Some(pid), WaitOptions::NOHANG),
+        Ok(None)
+    )
+}
+
+/// SIGKILL to the process `pid` (one pid, never a group).
+fn kill(pid: i32) {
+    if let Some(pid) = positive(pid) {
+        let _ = rustix::process::kill_process(pid, Signal::KILL);
+    }
+}
+
+/// `raw` as a process id: `None` for 0 and negative numbers (which would
+/// address groups or every process).
+fn positive(raw: i32) -> Option<Pid> {
+    if raw > 0 { Pid::from_raw(raw) } else { None }
 }
 
 struct ProcInfo {
@@ -386,9 +397,14 @@ mod tests {
         let me = i32::try_from(std::process::id()).unwrap();
         let info = read_stat(me).unwrap();
         assert!(!info.zombie);
-        // SAFETY: getppid/getsid have no preconditions.
-        assert_eq!(info.ppid, unsafe { libc::getppid() });
-        assert_eq!(info.sid, unsafe { libc::getsid(0) });
+        assert_eq!(info.ppid, Pid::as_raw(rustix::process::getppid()));
+        assert_eq!(
+            info.sid,
+            rustix::process::getsid(None)
+                .unwrap()
+                .as_raw_nonzero()
+                .get()
+        );
     }
 
     #[test]
@@ -418,9 +434,7 @@ mod tests {
             }
             None => assert!(!listed, "the kernel lists children, yet the walk gave up"),
         }
-        unsafe {
-            libc::kill(grandchild, libc::SIGKILL);
-        }
+        kill(grandchild);
         let _ = child.kill();
         let _ = child.wait();
     }

@@ -50,7 +50,7 @@ pub fn spawn_shell(
     // `Confinement::enter`).
     cmd.spawn(&move || {
         // The shell leads its own session and dies with Waypoint.
-        spawn::own_session(parent, libc::SIGKILL)?;
+        spawn::own_session(parent, rustix::process::Signal::KILL)?;
         match confinement {
             Some(c) => c.enter(),
             None => Ok(()),
@@ -95,14 +95,11 @@ impl GroupGuard {
     }
 
     pub fn kill_group(&mut self) {
-        if let Some(pgid) = self.pgid.take()
-            && pgid > 0
+        // The process group the shell leads (setsid).
+        if let Some(pgid) = self.pgid.take().filter(|&g| g > 0)
+            && let Some(pgid) = rustix::process::Pid::from_raw(pgid)
         {
-            // SAFETY: kill(2) has no memory-safety preconditions; a negative
-            // pid addresses the process group the shell leads (setsid).
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
     }
 

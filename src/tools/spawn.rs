@@ -18,7 +18,7 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,9 @@ use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
@@ -157,16 +160,11 @@ impl Command {
 /// controlling terminal (`/dev/tty` cannot be opened); `death_signal` when
 /// Waypoint dies (kill -9 included); and if Waypoint (`parent`) died
 /// already, before that took effect, it never starts.
-pub fn own_session(parent: i32, death_signal: i32) -> io::Result<()> {
-    // SAFETY (each call): raw syscalls with integer arguments.
-    if unsafe { libc::setsid() } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, death_signal, 0, 0, 0) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: getppid has no preconditions.
-    match unsafe { libc::getppid() } {
+pub fn own_session(parent: i32, death_signal: Signal) -> io::Result<()> {
+    // rustix's raw syscalls: no allocation, no lock, errno untouched.
+    rustix::process::setsid()?;
+    rustix::process::set_parent_process_death_signal(Some(death_signal))?;
+    match Pid::as_raw(rustix::process::getppid()) {
         ppid if ppid == parent => Ok(()),
         // The first process of a new PID namespace: its parent is outside
         // and seen through the pidfd taken before the clone.
@@ -180,8 +178,7 @@ pub fn own_session(parent: i32, death_signal: i32) -> io::Result<()> {
 static PARENT_PIDFD: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
 
 fn parent_pidfd() {
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
+    let me = rustix::process::getpid();
     PARENT_PIDFD.get_or_init(|| pidfd_open(me).ok().flatten());
 }
 
@@ -192,14 +189,12 @@ fn parent_alive() -> bool {
         // No pidfd on this kernel: the death signal alone.
         return true;
     };
-    let mut poll = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    // SAFETY: one valid pollfd, no wait.
-    let n = unsafe { libc::poll(&mut poll, 1, 0) };
-    n == 0
+    let mut poll = [PollFd::new(fd, PollFlags::IN)];
+    matches!(rustix::event::poll(&mut poll, Some(&now)), Ok(0))
 }
 
 /// The program to run: `name` itself when it names a path, else the first
@@ -241,18 +236,8 @@ struct Pipe {
 
 impl Pipe {
     fn new() -> io::Result<Self> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: pipe2 succeeded: both fds are open and ours alone.
-        Ok(unsafe {
-            Self {
-                read: OwnedFd::from_raw_fd(fds[0]),
-                write: OwnedFd::from_raw_fd(fds[1]),
-            }
-        })
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok(Self { read, write })
     }
 }
 
@@ -321,7 +306,7 @@ impl Prepared {
         &self,
         setup: &(dyn Fn() -> io::Result<()> + Sync),
         namespaces: i32,
-    ) -> io::Result<i32> {
+    ) -> io::Result<Pid> {
         let stack = Stack::new()?;
         let args = ChildArgs {
             prepared: self,
@@ -346,13 +331,14 @@ impl Prepared {
         if pid == -1 {
             return Err(clone_error);
         }
+        let Some(pid) = Pid::from_raw(pid) else {
+            return Err(clone_error);
+        };
         match args.errno.load(Ordering::Acquire) {
             0 => Ok(pid),
             errno => {
                 // It exited without exec: reap it now.
-                let mut status = 0;
-                // SAFETY: our own child's pid and a valid out-pointer.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
+                let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
                 Err(io::Error::from_raw_os_error(errno))
             }
         }
@@ -424,7 +410,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// a pidfd where the kernel has them.
 #[derive(Debug)]
 pub struct Child {
-    pid: i32,
+    pid: Pid,
     pidfd: Option<AsyncFd<OwnedFd>>,
     status: Option<ExitStatus>,
     pub stdin: Option<pipe::Sender>,
@@ -433,7 +419,7 @@ pub struct Child {
 }
 
 impl Child {
-    fn started(pid: i32, out: OwnedFd, err: OwnedFd, input: Option<OwnedFd>) -> io::Result<Self> {
+    fn started(pid: Pid, out: OwnedFd, err: OwnedFd, input: Option<OwnedFd>) -> io::Result<Self> {
         let mut child = Self {
             pid,
             pidfd: None,
@@ -456,7 +442,7 @@ impl Child {
     }
 
     pub fn id(&self) -> i32 {
-        self.pid
+        self.pid.as_raw_nonzero().get()
     }
 
     /// Waits for the child to exit and reaps it (again: its status).
@@ -477,13 +463,10 @@ impl Child {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
-        let mut raw = 0;
-        // SAFETY: our own unreaped child and a valid out-pointer.
-        match unsafe { libc::waitpid(self.pid, &mut raw, libc::WNOHANG) } {
-            0 => Ok(None),
-            -1 => Err(io::Error::last_os_error()),
-            _ => {
-                let status = ExitStatus::from_raw(raw);
+        match rustix::process::waitpid(Some(self.pid), WaitOptions::NOHANG)? {
+            None => Ok(None),
+            Some((_, raw)) => {
+                let status = ExitStatus::from_raw(raw.as_raw());
                 self.status = Some(status);
                 Ok(Some(status))
             }
@@ -498,29 +481,21 @@ impl Drop for Child {
         if self.status.is_some() {
             return;
         }
-        // SAFETY: the pid is our unreaped child, so it cannot have been
-        // reused; kill has no memory-safety preconditions.
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        // Our unreaped child: its pid cannot have been reused.
+        let _ = rustix::process::kill_process(self.pid, Signal::KILL);
         if !matches!(self.try_wait(), Ok(Some(_))) {
-            super::procs::reap_later(self.pid);
+            super::procs::reap_later(self.id());
         }
     }
 }
 
 /// A pidfd for `pid`, `None` where the kernel has none (before 5.3).
-fn pidfd_open(pid: i32) -> io::Result<Option<OwnedFd>> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::ENOSYS) => Ok(None),
-            _ => Err(e),
-        };
+fn pidfd_open(pid: Pid) -> io::Result<Option<OwnedFd>> {
+    match rustix::process::pidfd_open(pid, PidfdFlags::empty()) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::NOSYS) => Ok(None),
+        Err(e) => Err(e.into()),
     }
-    let fd = RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-    // SAFETY: a new fd of our own.
-    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 #[cfg(test)]

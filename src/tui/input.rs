@@ -10,11 +10,13 @@
 //! idle); a window resize is not seen here (the app takes SIGWINCH itself).
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 enum Control {
@@ -56,8 +58,7 @@ impl TermInput {
         if self.control.send(control).is_err() {
             return false;
         }
-        // SAFETY: writes one byte from a valid buffer to the pipe we own.
-        unsafe { libc::write(self.wake.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        let _ = rustix::io::write(&self.wake, &[1u8]);
         true
     }
 
@@ -77,22 +78,15 @@ impl TermInput {
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-int buffer; pipe2 fills it on success.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both fds were just made and are owned by no one else.
-    Ok(unsafe {
-        use std::os::fd::FromRawFd;
-        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
-    })
+    use rustix::pipe::PipeFlags;
+    Ok(rustix::pipe::pipe_with(
+        PipeFlags::CLOEXEC | PipeFlags::NONBLOCK,
+    )?)
 }
 
 fn drain(fd: &OwnedFd) {
     let mut buf = [0u8; 64];
-    // SAFETY: reads into a valid buffer from a non-blocking pipe we own.
-    while unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+    while matches!(rustix::io::read(fd, &mut buf), Ok(n) if n > 0) {}
 }
 
 /// What the thread does after its control pipe woke it: false to stop.
@@ -119,7 +113,7 @@ fn on_control(control: &mpsc::Receiver<Control>) -> bool {
 }
 
 /// What `poll` says of a terminal that went away.
-const HUNG_UP: libc::c_short = libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+const HUNG_UP: PollFlags = PollFlags::HUP.union(PollFlags::ERR).union(PollFlags::NVAL);
 
 fn read_loop(
     wake: &OwnedFd,
@@ -131,30 +125,21 @@ fn read_loop(
     if !take_ready(events) {
         return;
     }
+    let stdin = io::stdin();
     loop {
         let mut fds = [
-            libc::pollfd {
-                fd: libc::STDIN_FILENO,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: wake.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            PollFd::new(&stdin, PollFlags::IN),
+            PollFd::new(wake, PollFlags::IN),
         ];
-        // SAFETY: `fds` is a valid array of two pollfds.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(e) => {
+                let _ = events.send(Err(e.into()));
+                return;
             }
-            let _ = events.send(Err(e));
-            return;
         }
-        if fds[1].revents != 0 {
+        if !fds[1].revents().is_empty() {
             drain(wake);
             // After a pause, what the terminal's resume read is queued.
             if !on_control(control) || !take_ready(events) {
@@ -162,11 +147,11 @@ fn read_loop(
             }
             continue;
         }
-        if fds[0].revents & HUNG_UP != 0 {
+        if fds[0].revents().intersects(HUNG_UP) {
             // The terminal is gone: the stream ends (the app ends with it).
             return;
         }
-        if fds[0].revents & libc::POLLIN == 0 {
+        if !fds[0].revents().contains(PollFlags::IN) {
             continue;
         }
         // Bytes are there: crossterm reads and parses them without waiting.
@@ -180,19 +165,20 @@ fn read_loop(
 /// when the app is gone or the terminal hung up (crossterm is not asked
 /// then: it would spin).
 fn take_ready(events: &UnboundedSender<io::Result<Event>>) -> bool {
-    let mut fd = libc::pollfd {
-        fd: libc::STDIN_FILENO,
-        events: libc::POLLIN,
-        revents: 0,
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    // A zero timeout only looks.
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
     let looked = loop {
-        // SAFETY: one valid pollfd; a zero timeout only looks.
-        let n = unsafe { libc::poll(&mut fd, 1, 0) };
-        if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            break n;
+        match rustix::event::poll(&mut fds, Some(&now)) {
+            Err(Errno::INTR) => {}
+            looked => break looked,
         }
     };
-    if looked < 0 || fd.revents & HUNG_UP != 0 {
+    if looked.is_err() || fds[0].revents().intersects(HUNG_UP) {
         return false;
     }
     loop {
