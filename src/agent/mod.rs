@@ -88,15 +88,16 @@ pub struct AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
+        use crate::config::defaults;
         Self {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
-            max_tokens: 8192,
-            nag_every: 3,
-            nag_max: 2,
-            max_rounds: 100,
+            max_tokens: defaults::MAX_TOKENS,
+            nag_every: defaults::NAG_EVERY,
+            nag_max: defaults::NAG_MAX,
+            max_rounds: defaults::MAX_TURNS,
             tools: ToolConfig::default(),
             context_window: None,
-            compact_at: 0.8,
+            compact_at: defaults::COMPACT_AT,
             approval: ApprovalMode::Yolo,
             auto_continue: 0,
             plan_file: None,

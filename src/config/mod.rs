@@ -290,23 +290,24 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         images,
     } = connection(layers)?;
     let (bash_timeout, auto_background_after) = bash_limits(layers)?;
+    let (max_turns, nag_every, nag_max) = turn_limits(layers)?;
     let settings = Settings {
         max_tokens: layers.number(
             "--max-tokens",
             |l| l.max_tokens,
             "WAYPOINT_MAX_TOKENS",
-            8192,
+            defaults::MAX_TOKENS,
         )?,
-        max_turns: layers.number("--max-turns", |l| l.max_turns, "WAYPOINT_MAX_TURNS", 100)?,
-        nag_every: layers.number("--nag-every", |l| l.nag_every, "WAYPOINT_NAG_EVERY", 3)?,
-        nag_max: layers.number("--nag-max", |l| l.nag_max, "WAYPOINT_NAG_MAX", 2)?,
+        max_turns,
+        nag_every,
+        nag_max,
         bash_timeout,
         auto_background_after,
         output_cap: layers.number(
             "--output-cap",
             |l| l.output_cap,
             "WAYPOINT_OUTPUT_CAP",
-            30_000,
+            defaults::OUTPUT_CAP,
         )?,
         context_window: layers.number(
             "--context-window",
@@ -319,19 +320,19 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             |l| l.compact_at,
             &["WAYPOINT_COMPACT_AT"],
             share,
-            0.8,
+            defaults::COMPACT_AT,
         )?,
         max_retries: layers.number(
             "--max-retries",
             |l| l.max_retries,
             "WAYPOINT_MAX_RETRIES",
-            5,
+            defaults::MAX_RETRIES,
         )?,
         stream_idle_timeout: layers.number(
             "--stream-idle-timeout",
             |l| l.stream_idle_timeout,
             "WAYPOINT_STREAM_IDLE_TIMEOUT",
-            60,
+            defaults::STREAM_IDLE_TIMEOUT,
         )?,
         thinking_budget: layers.number(
             "--thinking-budget",
@@ -384,6 +385,33 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
     Ok(settings)
 }
 
+/// Three numbers, each with where it came from.
+type Three = (Sourced<u32>, Sourced<u32>, Sourced<u32>);
+
+/// Model requests per turn, and when the plan nag comes and stops.
+fn turn_limits(layers: Layers<'_>) -> Result<Three, ConfigError> {
+    Ok((
+        layers.number(
+            "--max-turns",
+            |l| l.max_turns,
+            "WAYPOINT_MAX_TURNS",
+            defaults::MAX_TURNS,
+        )?,
+        layers.number(
+            "--nag-every",
+            |l| l.nag_every,
+            "WAYPOINT_NAG_EVERY",
+            defaults::NAG_EVERY,
+        )?,
+        layers.number(
+            "--nag-max",
+            |l| l.nag_max,
+            "WAYPOINT_NAG_MAX",
+            defaults::NAG_MAX,
+        )?,
+    ))
+}
+
 /// `bash`'s default timeout, and when a command still running moves to
 /// the background (0: never).
 fn bash_limits(layers: Layers<'_>) -> Result<(Sourced<u64>, Sourced<u64>), ConfigError> {
@@ -391,7 +419,7 @@ fn bash_limits(layers: Layers<'_>) -> Result<(Sourced<u64>, Sourced<u64>), Confi
         "--bash-timeout",
         |l| l.bash_timeout,
         "WAYPOINT_BASH_TIMEOUT",
-        120,
+        defaults::BASH_TIMEOUT,
     )?;
     let after = layers.number(
         "--auto-background-after",
@@ -523,6 +551,7 @@ fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
 
 mod approvals;
 pub mod claude;
+pub mod defaults;
 mod describe;
 mod file;
 mod hooks;

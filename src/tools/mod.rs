@@ -55,7 +55,7 @@ pub struct BashLimits {
 impl Default for BashLimits {
     fn default() -> Self {
         Self {
-            default_timeout: Duration::from_secs(120),
+            default_timeout: Duration::from_secs(crate::config::defaults::BASH_TIMEOUT),
             max_timeout: Duration::from_secs(600),
             auto_background: None,
         }
@@ -103,7 +103,7 @@ impl Default for ToolConfig {
     fn default() -> Self {
         Self {
             bash: BashLimits::default(),
-            output_cap: 30_000,
+            output_cap: crate::config::defaults::OUTPUT_CAP,
             glob_cap: 500,
             rules: crate::safety::Rules::default(),
             sandbox: None,
