@@ -45,7 +45,7 @@ impl Judge<'_> {
     /// The file a write or edit names, resolved in the workspace; `None`
     /// for a path the workspace refuses (the call then fails on its own).
     pub(super) fn file_key(&self, path: &str) -> Option<std::path::PathBuf> {
-        self.host.workspace.resolve(path).ok()
+        self.host.shared.workspace.resolve(path).ok()
     }
 
     /// What the mode, the rules and the session's answers say about a call.
@@ -71,7 +71,7 @@ impl Judge<'_> {
             );
         }
         let target = self.tools.target(name, input);
-        let policy = lock(&self.host.policy);
+        let policy = lock(&self.host.shared.policy);
         let mode = policy.mode;
         let rule_allows = match self.ruled((name, access, target), mode, server) {
             Ruled::Refused(by, why) => return Gate::Refuse(by, why),
@@ -132,7 +132,7 @@ impl Judge<'_> {
     fn exec_gate(&self, command: &str, policy: &Policy) -> Gate {
         let mode = policy.mode;
         let rules = &self.host.config.tools.rules;
-        let root = self.host.workspace.root();
+        let root = self.host.shared.workspace.root();
         let verdict = rules.check_in(command, Some(root));
         let allowed = verdict == Verdict::Allowed || policy.commands.covers(command, root);
         let unfollowable = match verdict {
@@ -271,13 +271,13 @@ impl<'a> Asking<'a> {
             *args = crate::json::pretty(input, ARGS_SHOWN);
         }
         // Waiting before asking: an answer can never come too early.
-        let answer = host.approvals.wait(id);
+        let answer = host.shared.approvals.wait(id);
         self.voice.emit(Event::ApprovalRequested {
             id: id.to_string(),
             name: name.to_string(),
             summary,
             command,
-            cwd: host.workspace.root().display().to_string(),
+            cwd: host.shared.workspace.root().display().to_string(),
             reason: reason.clone(),
         });
         let decision = tokio::select! {
@@ -285,7 +285,7 @@ impl<'a> Asking<'a> {
                 reason: Some("nobody is there to approve it".into()),
             })),
             _ = cancel.cancelled() => {
-                host.approvals.withdraw(id);
+                host.shared.approvals.withdraw(id);
                 None
             }
         };
@@ -320,7 +320,7 @@ impl<'a> Asking<'a> {
             Target::File(path) => Judge { host, tools }.file_key(path),
             _ => None,
         };
-        let mut policy = lock(&host.policy);
+        let mut policy = lock(&host.shared.policy);
         match tools.target(name, input) {
             Target::Command(command) => match reason {
                 ApprovalReason::Mode => policy.commands.add(always_for(command)),
@@ -357,7 +357,7 @@ impl<'a> Asking<'a> {
 pub(super) fn apply_mode_request(voice: Voice<'_>) {
     let asked = lock(&voice.host.requests.mode).take();
     if let Some(mode) = asked {
-        lock(&voice.host.policy).mode = mode;
+        lock(&voice.host.shared.policy).mode = mode;
         announce_mode(voice);
     }
 }
@@ -365,7 +365,7 @@ pub(super) fn apply_mode_request(voice: Voice<'_>) {
 /// Tells the driver the mode in force.
 pub(super) fn announce_mode(voice: Voice<'_>) {
     let host = voice.host;
-    let mode = lock(&host.policy).mode;
+    let mode = lock(&host.shared.policy).mode;
     let sandboxed = mode == ApprovalMode::Auto && host.config.tools.sandbox.is_some();
     voice.emit(Event::ApprovalMode { mode, sandboxed });
 }

@@ -8,6 +8,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::control::Control;
 use super::shared::{Answers, Log};
+use super::thread::Shared;
 use super::{
     Agent, AgentConfig, AgentHandle, ClientFactory, FixedClient, Host, Outbox, Session,
     SessionSetup, Thread, approval,
@@ -109,18 +110,21 @@ impl AgentBuilder {
         let thread = Thread::new(client, tools, plan.clone(), &config);
         let tasks = Arc::new(super::subagent::TaskPool::new(&config.tools.task));
         let children = tasks.children.clone();
-        let host = Host {
+        let shared = Shared {
             tasks,
             workspace,
             policy: Arc::new(Mutex::new(approval::Policy::new(config.approval))),
+            approvals: approvals.clone(),
+            checkpoints: Arc::default(),
+        };
+        let host = Host {
+            shared: Arc::new(shared),
             config,
             events: events.clone(),
             transcript: Log::root(Transcript::off()),
             store: None,
-            approvals: approvals.clone(),
             requests: requests.clone(),
             mcp: crate::mcp::Servers::none(),
-            checkpoints: Arc::default(),
         };
         let mut agent = Agent {
             session: Session {

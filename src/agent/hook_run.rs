@@ -109,7 +109,7 @@ impl Host {
         cancel: &CancellationToken,
     ) -> Vec<HookRun> {
         let bytes = serde_json::to_vec(payload).unwrap_or_default();
-        let mode = lock(&self.policy).mode;
+        let mode = lock(&self.shared.policy).mode;
         let sandboxed = |hook: &Hook| match hook.origin {
             HookOrigin::Project(_) => mode != ApprovalMode::Yolo,
             HookOrigin::Config(_) => mode == ApprovalMode::Auto,
@@ -133,7 +133,7 @@ impl Host {
         };
         let session = self.config.tools.session.clone();
         let place = |confined: bool| Place {
-            root: self.workspace.root(),
+            root: self.shared.workspace.root(),
             session: session.as_deref(),
             confinement: confinement.as_deref().filter(|_| confined),
             cancel,
@@ -148,11 +148,11 @@ impl Host {
 
     /// The payload: the common fields, then the event's.
     fn hook_payload(&self, event: HookEvent, fields: Value) -> Value {
-        let mode = lock(&self.policy).mode;
+        let mode = lock(&self.shared.policy).mode;
         let mut payload = json!({
             "session_id": self.transcript.id(),
             "transcript_path": self.transcript.path().map(|p| p.display().to_string()),
-            "cwd": self.workspace.root().display().to_string(),
+            "cwd": self.shared.workspace.root().display().to_string(),
             "hook_event_name": event.name(),
             "permission_mode": permission_mode(mode),
         });

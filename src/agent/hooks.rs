@@ -252,7 +252,9 @@ impl Session {
             return;
         };
         let env = |k: &str| std::env::var(k).ok();
-        if let Err(e) = crate::hooks::config::approve(waiting, self.host.workspace.root(), &env) {
+        if let Err(e) =
+            crate::hooks::config::approve(waiting, self.host.shared.workspace.root(), &env)
+        {
             self.emit(Event::Error {
                 kind: ErrorKind::Hook,
                 message: format!("The project's hooks were not approved: {e}"),
@@ -272,7 +274,7 @@ impl Session {
 fn approve_rules(host: &mut Host) -> Option<Result<(), String>> {
     let waiting = host.config.tools.rules.waiting.clone()?;
     let env = |k: &str| std::env::var(k).ok();
-    let root = host.workspace.root().to_path_buf();
+    let root = host.shared.workspace.root().to_path_buf();
     Some(
         match crate::config::claude::approve(&waiting, &root, &env) {
             Ok(()) => {

@@ -78,8 +78,8 @@ impl Invocations<'_> {
     /// Sends the jobs to the app when one started, ended or was stopped
     /// since it last heard.
     pub fn tell_jobs(&self) {
-        if self.0.host.tasks.jobs.take_changed() {
-            let jobs = self.0.host.tasks.jobs.infos();
+        if self.0.host.shared.tasks.jobs.take_changed() {
+            let jobs = self.0.host.shared.tasks.jobs.infos();
             self.0.emit(Event::Jobs { jobs });
         }
     }
@@ -90,6 +90,7 @@ impl Invocations<'_> {
         let events = self.0.host.events.clone();
         self.0
             .host
+            .shared
             .tasks
             .jobs
             .tell_with(std::sync::Arc::new(move |jobs| {

@@ -137,7 +137,7 @@ impl Session {
         self.host.store = Some(store);
         self.thread.conversation = conversation;
         self.host.events.set_turns(turns);
-        self.host.tasks.numbered_from(threads);
+        self.host.shared.tasks.numbered_from(threads);
         {
             let mut state = self.thread.plan.lock();
             state.manager = plan;
@@ -185,7 +185,7 @@ impl Session {
                 crate::session::short_id(&info.card.id).to_string(),
             ));
         }
-        let here = self.host.workspace.root().display().to_string();
+        let here = self.host.shared.workspace.root().display().to_string();
         if info.card.workspace != here {
             return Err(SessionError::Damaged {
                 id: info.card.id.clone(),
@@ -227,7 +227,7 @@ impl Agent {
 fn header(host: &Host, thread: &Thread) -> Header {
     Header::new(
         &crate::session::new_id(),
-        &host.workspace.root().display().to_string(),
+        &host.shared.workspace.root().display().to_string(),
         thread.client.provider(),
         thread.client.model(),
         now_ms(),

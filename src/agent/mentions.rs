@@ -122,8 +122,11 @@ impl super::Session {
     /// What `text`'s `@path` mentions attach (see [`super::mentions`]).
     pub(super) async fn attachments(&self, text: &str) -> Attached {
         let cancel = tokio_util::sync::CancellationToken::new();
-        let env =
-            crate::tools::ToolEnv::new(&self.host.workspace, &self.host.config.tools, &cancel);
+        let env = crate::tools::ToolEnv::new(
+            &self.host.shared.workspace,
+            &self.host.config.tools,
+            &cancel,
+        );
         let model = self.thread.client.model();
         let host = crate::tools::ToolHost::detached()
             .with_model(model, self.thread.takes_images(&self.host.config));

@@ -171,10 +171,10 @@ impl Session {
     fn describe(&mut self, call: &Call<'_>) -> ToolSummary {
         self.thread.run.tool_calls = self.thread.run.tool_calls.saturating_add(1);
         let active = self.thread.plan.lock().manager.in_progress().cloned();
-        let summary = self
-            .thread
-            .tools
-            .describe(call.name, call.input, &self.host.workspace);
+        let summary =
+            self.thread
+                .tools
+                .describe(call.name, call.input, &self.host.shared.workspace);
         self.emit(Event::ToolCallBegin {
             id: call.id.to_string(),
             name: call.name.to_string(),
@@ -359,7 +359,7 @@ impl Session {
         let keep_output = |chunk: &str| live.push(chunk);
         let ctx = ToolCtx {
             env: ToolEnv {
-                workspace: &self.host.workspace,
+                workspace: &self.host.shared.workspace,
                 config: &self.host.config.tools,
                 cancel: &tool_cancel,
                 output: Some(&out_tx),
@@ -369,8 +369,8 @@ impl Session {
             plan: &self.thread.plan,
             host: self.tool_host(&host_tx, &spawner),
         };
-        let cwd = self.host.workspace.root().display().to_string();
-        let shared = (&*self.host.policy, &self.host.approvals);
+        let cwd = self.host.shared.workspace.root().display().to_string();
+        let shared = (&*self.host.shared.policy, &self.host.shared.approvals);
         let mut serving = Serving::new((call.id, call.name), cwd, events, shared);
         let mut waiting: Option<tokio::sync::oneshot::Receiver<crate::events::Decision>> = None;
         let forward = |chunk: String| {
@@ -462,7 +462,7 @@ impl Session {
     ) -> ToolHost<'a> {
         ToolHost::new(requests)
             .with_subagents(spawner)
-            .with_jobs(&self.host.tasks.jobs)
+            .with_jobs(&self.host.shared.tasks.jobs)
             .with_model(
                 self.thread.client.model(),
                 self.thread.takes_images(&self.host.config),

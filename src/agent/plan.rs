@@ -141,7 +141,7 @@ pub(super) fn model_revision(voice: Voice<'_>, change: &PlanChange) {
 pub(super) fn start_plan_file(voice: Voice<'_>) -> Option<CancellationToken> {
     let Voice { host, thread } = voice;
     let wanted = host.config.plan_file.clone()?;
-    let path = match host.workspace.resolve(&wanted.display().to_string()) {
+    let path = match host.shared.workspace.resolve(&wanted.display().to_string()) {
         Ok(path) => path,
         Err(why) => {
             let _ = host.events.send(Event::Error {
@@ -151,8 +151,8 @@ pub(super) fn start_plan_file(voice: Voice<'_>) -> Option<CancellationToken> {
             return None;
         }
     };
-    let rel = host.workspace.relative(&path).to_path_buf();
-    let file = match PlanFile::open(host.workspace.files().clone(), rel) {
+    let rel = host.shared.workspace.relative(&path).to_path_buf();
+    let file = match PlanFile::open(host.shared.workspace.files().clone(), rel) {
         Ok(file) => Arc::new(file),
         Err(why) => {
             let _ = host.events.send(Event::Error {

@@ -38,10 +38,10 @@ impl Points<'_> {
                 });
             }
         });
-        self.0.host.checkpoints.open(Setup {
+        self.0.host.shared.checkpoints.open(Setup {
             blobs: path.with_extension("blobs"),
             shadows: store.dir().join("shadow"),
-            work_tree: self.0.host.workspace.root().to_path_buf(),
+            work_tree: self.0.host.shared.workspace.root().to_path_buf(),
             session: self.0.host.transcript.id(),
             history,
             sink,
@@ -59,7 +59,7 @@ impl Points<'_> {
         if !self.0.host.events.thread().is_root() {
             return;
         }
-        self.0.host.checkpoints.point(Ask {
+        self.0.host.shared.checkpoints.point(Ask {
             kind,
             turn,
             messages,
@@ -81,12 +81,12 @@ impl Points<'_> {
     /// a change the user makes once the turn is over is never taken for
     /// the agent's.
     pub async fn at_turn_end(&self) {
-        if !self.0.host.events.thread().is_root() || !self.0.host.checkpoints.enabled() {
+        if !self.0.host.events.thread().is_root() || !self.0.host.shared.checkpoints.enabled() {
             return;
         }
         let turn = self.0.host.events.turn();
         let messages = self.0.thread.conversation.messages().len();
         self.ask(PointKind::TurnEnd, turn, messages);
-        self.0.host.checkpoints.settled().await;
+        self.0.host.shared.checkpoints.settled().await;
     }
 }

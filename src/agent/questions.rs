@@ -40,7 +40,7 @@ impl Session {
             .filter(|&at| self.thread.tools.is_agent(calls[at].name))
             .collect();
         let above = self.host.config.tools.task.ask_above;
-        let mode = super::shared::lock(&self.host.policy).mode;
+        let mode = super::shared::lock(&self.host.shared.policy).mode;
         let first = *agents.first()?;
         if mode != crate::events::ApprovalMode::Ask || agents.len() <= above {
             return None;

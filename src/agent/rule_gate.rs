@@ -58,7 +58,7 @@ impl Judge<'_> {
         if read.is_empty() {
             return None;
         }
-        let root = self.host.workspace.root();
+        let root = self.host.shared.workspace.root();
         let reading = crate::safety::shell::read(command).ok()?;
         let words = reading.commands.iter().flat_map(|s| {
             s.words
@@ -90,6 +90,7 @@ impl Judge<'_> {
         let (says, what) = match target {
             Target::Read(path) => (
                 self.host
+                    .shared
                     .workspace
                     .resolve(path)
                     .map_or(Says::Nothing, |p| rules.access.read.says_path(&p)),
@@ -97,6 +98,7 @@ impl Judge<'_> {
             ),
             Target::File(path) if access == Access::Write => (
                 self.host
+                    .shared
                     .workspace
                     .resolve(path)
                     .map_or(Says::Nothing, |p| rules.access.edit.says_path(&p)),

@@ -208,7 +208,7 @@ impl Drop for Busy {
 impl Spawner<'_> {
     async fn run_task(&self, request: TaskRequest) -> Result<TaskReport, String> {
         let parent = self.session;
-        let pool = parent.host.tasks.clone();
+        let pool = parent.host.shared.tasks.clone();
         let limits = parent.host.config.tools.task.clone();
         let started = Instant::now();
         // A fan-out wider than the places waits for one.
@@ -275,7 +275,7 @@ impl Spawner<'_> {
         item: Option<String>,
         held: (Option<Busy>, super::children::AtWork),
     ) -> TaskReport {
-        let pool = self.session.host.tasks.clone();
+        let pool = self.session.host.shared.tasks.clone();
         let thread = child.host.events.thread();
         let token = self.cancel.clone();
         let call = self.call.to_string();
@@ -373,24 +373,20 @@ impl Session {
         own.run.budget = Some(Budget {
             limits,
             spent: 0,
-            pool: self.host.tasks.clone(),
+            pool: self.host.shared.tasks.clone(),
         });
         let host = Host {
-            workspace: self.host.workspace.clone(),
+            shared: self.host.shared.clone(),
             config,
             events: self.host.events.child(thread, call),
             transcript: self.host.transcript.for_thread(thread),
             store: None,
-            policy: self.host.policy.clone(),
-            approvals: self.host.approvals.clone(),
             requests: self.host.requests.for_child(),
             mcp: if explore {
                 crate::mcp::Servers::none()
             } else {
                 self.host.mcp.clone()
             },
-            tasks: self.host.tasks.clone(),
-            checkpoints: self.host.checkpoints.clone(),
         };
         Session {
             thread: own,
@@ -508,7 +504,7 @@ impl Host {
     /// The root thread has background tasks running or reports not yet
     /// told to its model.
     pub(super) fn awaits_background(&self) -> bool {
-        let pool = &self.tasks;
+        let pool = &self.shared.tasks;
         self.events.thread().is_root()
             && (pool.background.load(Ordering::Relaxed) > 0
                 || !super::shared::lock(&pool.finished).is_empty())

@@ -161,29 +161,38 @@ impl Requests {
     }
 }
 
-/// What the threads run in.
+/// What a thread runs in: what every thread of the session shares (one
+/// handle), and what is its own (its settings, its outbox and transcript,
+/// its requests and MCP servers).
 pub(super) struct Host {
-    pub workspace: Workspace,
+    /// What the session's threads share.
+    pub shared: Arc<Shared>,
     pub config: AgentConfig,
     /// Where events go out to the driver, addressed.
     pub events: Outbox,
     /// Where the session is recorded (under this thread's id).
     pub transcript: Log,
     /// Where sessions live, when they are kept (a new or opened session's
-    /// transcript goes there).
+    /// transcript goes there; the root thread's only).
     pub store: Option<SessionStore>,
+    /// What the user asked for mid-turn, for the session to take up.
+    pub requests: Requests,
+    /// The MCP servers: starting, and those whose tools were attached
+    /// (none for an explore subagent).
+    pub mcp: crate::mcp::Servers,
+}
+
+/// What every thread of a session shares: a child thread's host holds the
+/// same handle.
+pub(super) struct Shared {
+    pub workspace: Workspace,
     /// The approval mode and what the user allowed for the session.
     pub policy: SharedPolicy,
     /// The user's answers to approval requests (from `Op::Approve`).
     pub approvals: Answers,
-    /// What the user asked for mid-turn, for the session to take up.
-    pub requests: Requests,
-    /// The MCP servers: starting, and those whose tools were attached.
-    pub mcp: crate::mcp::Servers,
     /// What the session's subagents share: places, thread numbers, budget.
     pub tasks: Arc<super::subagent::TaskPool>,
-    /// The session's checkpoints (shared with its subagents: their
-    /// writes are kept too).
+    /// The session's checkpoints (a subagent's writes are kept too).
     pub checkpoints: Arc<crate::checkpoint::live::Checkpoints>,
 }
 
@@ -201,7 +210,7 @@ impl Host {
             return Ok(None);
         }
         tokio::select! {
-            turn = self.tasks.writes.lock() => Ok(Some(turn)),
+            turn = self.shared.tasks.writes.lock() => Ok(Some(turn)),
             () = cancel.cancelled() => Err(()),
         }
     }

@@ -328,7 +328,10 @@ impl super::thread::Host {
                 status,
             });
         });
-        self.mcp =
-            crate::mcp::Servers::start(settings, self.workspace.root().to_path_buf(), status);
+        self.mcp = crate::mcp::Servers::start(
+            settings,
+            self.shared.workspace.root().to_path_buf(),
+            status,
+        );
     }
 }

@@ -12,11 +12,12 @@ use crate::events::{CheckpointAnswer, CheckpointOp, ErrorKind, Event, PointInfo}
 impl Session {
     /// Does what `action` asks; the answer (or why not) goes to the driver.
     pub(super) async fn on_checkpoint(&mut self, action: CheckpointOp) {
-        self.host.checkpoints.settled().await;
+        self.host.shared.checkpoints.settled().await;
         let answer = match action.clone() {
-            CheckpointOp::List => Ok(list_points(&self.host.checkpoints)),
+            CheckpointOp::List => Ok(list_points(&self.host.shared.checkpoints)),
             CheckpointOp::Diff { since } => self
                 .host
+                .shared
                 .checkpoints
                 .diff(since)
                 .await
@@ -45,13 +46,13 @@ impl Session {
         files: bool,
         conversation: bool,
     ) -> Result<CheckpointAnswer, String> {
-        if !self.host.checkpoints.enabled() {
+        if !self.host.shared.checkpoints.enabled() {
             return Err("checkpoints are kept only for a recorded session".into());
         }
         if conversation && matches!(target, Target::Item { .. }) {
             return Err("the conversation goes back to a point, not to an item".into());
         }
-        let mut preview = self.host.checkpoints.preview(&target).await?;
+        let mut preview = self.host.shared.checkpoints.preview(&target).await?;
         if !files {
             preview.actions.clear();
             preview.conflicts.clear();
@@ -83,7 +84,7 @@ impl Session {
         }) else {
             return Err("preview it first (the undo applied is the one previewed)".into());
         };
-        let history = self.host.checkpoints.history();
+        let history = self.host.shared.checkpoints.history();
         let cut = match (conversation, preview.point.and_then(|id| history.point(id))) {
             (true, Some(point)) if point.tail != self.thread.tail(point.messages) => {
                 return Err(
@@ -111,6 +112,7 @@ impl Session {
         let (mut report, planned) = (preview.report(), preview.actions.len());
         let (applied, restored) = self
             .host
+            .shared
             .checkpoints
             .apply(preview, target.clone(), cut.as_ref().map(|c| c.0), before)
             .await?;

@@ -112,7 +112,7 @@ impl<'a> Voice<'a> {
             plan: &self.thread.plan,
             conversation: &self.thread.conversation,
             outbox: &self.host.events,
-            checkpoints: &self.host.checkpoints,
+            checkpoints: &self.host.shared.checkpoints,
             prices: &self.host.config.prices,
         }
     }

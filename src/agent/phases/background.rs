@@ -27,7 +27,7 @@ impl BeforeEnd for Background {
             if !session.host.awaits_background() {
                 return Next::End;
             }
-            session.host.tasks.wait_finished(cancel).await;
+            session.host.shared.tasks.wait_finished(cancel).await;
             if !cancel.is_cancelled() {
                 return Next::GoOn;
             }

@@ -35,7 +35,7 @@ impl RoundStart for Reports {
 /// Tells the model of the background tasks that finished, each as a note
 /// with its result (and records what each spent).
 fn task_reports(session: &mut Session) {
-    let finished = session.host.tasks.take_finished();
+    let finished = session.host.shared.tasks.take_finished();
     for done in finished {
         let result = crate::tools::task::report_output(&done.report);
         let note = format!(
@@ -50,7 +50,7 @@ fn task_reports(session: &mut Session) {
 /// The model hears of the background jobs that ended since it last heard.
 fn job_notes(session: &mut Session) {
     Invocations(session.voice()).tell_jobs();
-    let notes = session.host.tasks.jobs.take_ended();
+    let notes = session.host.shared.tasks.jobs.take_ended();
     for note in notes {
         session.add_user_text(note, false);
     }

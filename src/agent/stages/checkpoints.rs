@@ -49,7 +49,7 @@ impl CallStage for CallPoints {
 
     fn running<'a>(&'a self, cx: &'a StageCx<'a>, call: &'a Call<'a>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let checkpoints = &cx.host.checkpoints;
+            let checkpoints = &cx.host.shared.checkpoints;
             if !cx.tools.may_write(call.name) || !checkpoints.enabled() {
                 return;
             }
@@ -60,7 +60,7 @@ impl CallStage for CallPoints {
                 .is_some_and(|s| s.origin == Origin::Builtin);
             match cx.tools.target(call.name, call.input) {
                 Target::File(path) if builtin => {
-                    let workspace = &cx.host.workspace;
+                    let workspace = &cx.host.shared.workspace;
                     let Some(rel) = workspace.resolve(path).ok().and_then(|resolved| {
                         workspace.relative(&resolved).to_str().map(str::to_string)
                     }) else {
@@ -81,6 +81,7 @@ impl CallStage for CallPoints {
         let key = (cx.host.events.thread(), call.id.to_string());
         if let Some(kept) = lock(&self.running).remove(&key) {
             cx.host
+                .shared
                 .checkpoints
                 .changed(call.id, &kept.path, kept.before);
         }

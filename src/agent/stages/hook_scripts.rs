@@ -27,7 +27,7 @@ impl HookScripts {
         match &*found {
             Some((seen, scripts)) if Arc::ptr_eq(seen, set) => scripts.clone(),
             _ => {
-                let scripts = Arc::new(ProjectScripts::of(set, cx.host.workspace.root()));
+                let scripts = Arc::new(ProjectScripts::of(set, cx.host.shared.workspace.root()));
                 *found = Some((set.clone(), scripts.clone()));
                 scripts
             }
@@ -60,7 +60,7 @@ impl CallStage for HookScripts {
             if scripts.is_empty() {
                 return None;
             }
-            let file = cx.host.workspace.resolve(path).ok()?;
+            let file = cx.host.shared.workspace.resolve(path).ok()?;
             let script = scripts.find(&file)?;
             Some(Before::ask(format!(
                 "{} is run by an approved hook of this project: a change to it runs later, outside this call. Allow `{}` to change it?",

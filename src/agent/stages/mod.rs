@@ -78,7 +78,7 @@ impl<'a> StageCx<'a> {
 
     /// The approval mode the call is judged in.
     pub fn mode(&self) -> crate::events::ApprovalMode {
-        super::shared::lock(&self.host.policy).mode
+        super::shared::lock(&self.host.shared.policy).mode
     }
 }
 
