@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 
-use super::{Before, Call, CallStage, Said, StageCx};
+use super::{Call, CallStage, StageCx};
 use crate::agent::shared::lock;
 use crate::checkpoint::live::FileState;
 use crate::events::ThreadId;
@@ -36,15 +36,6 @@ struct Kept {
 impl CallStage for CallPoints {
     fn name(&self) -> &'static str {
         "checkpoints"
-    }
-
-    fn before<'a>(
-        &'a self,
-        _cx: &'a StageCx<'a>,
-        _call: &'a Call<'a>,
-        _said: &'a mut Said,
-    ) -> BoxFuture<'a, Before> {
-        Box::pin(std::future::ready(Before::go_on()))
     }
 
     fn running<'a>(&'a self, cx: &'a StageCx<'a>, call: &'a Call<'a>) -> BoxFuture<'a, ()> {

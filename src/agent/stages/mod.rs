@@ -158,13 +158,16 @@ pub(super) trait CallStage: Send + Sync {
     /// Its name, for the log.
     fn name(&self) -> &'static str;
 
-    /// Before `call` runs; events for the user go to `said`.
+    /// Before `call` runs (by default it goes on); events for the user go
+    /// to `said`.
     fn before<'a>(
         &'a self,
-        cx: &'a StageCx<'a>,
-        call: &'a Call<'a>,
-        said: &'a mut Said,
-    ) -> BoxFuture<'a, Before>;
+        _cx: &'a StageCx<'a>,
+        _call: &'a Call<'a>,
+        _said: &'a mut Said,
+    ) -> BoxFuture<'a, Before> {
+        Box::pin(std::future::ready(Before::go_on()))
+    }
 
     /// Just before `call` runs (approved; a call that may write holds its
     /// turn to write), in order of registration.
