@@ -9,9 +9,10 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::tools::{Access, Tool, ToolCtx, ToolOutput, ToolSpec, ToolSummary, summary_line};
+use crate::tools::args::TypedTool;
+use crate::tools::{Access, ToolCtx, ToolOutput, ToolSpec, ToolSummary, summary_line};
 
 /// The search tool's name.
 pub const SEARCH_TOOL: &str = "mcp_search";
@@ -158,58 +159,50 @@ impl McpSearch {
     }
 }
 
-impl Tool for McpSearch {
-    fn spec(&self) -> ToolSpec {
+/// What `mcp_search` takes.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct SearchArgs {
+    /// Words of what the tool does or is called, or select:NAME1,NAME2
+    pub query: String,
+    /// At most this many tools (default 5)
+    #[schemars(range(min = 1, max = 20))]
+    pub max_results: Option<u64>,
+}
+
+impl TypedTool for McpSearch {
+    type Args = SearchArgs;
+
+    fn spec_for(&self, schema: Value) -> ToolSpec {
         ToolSpec::builtin(
             SEARCH_TOOL,
             "Find tools of the connected MCP servers and load them. Their definitions are not all \
              sent (they would take too much of the context): search by what you need (words of \
              the tool's name or purpose), or load exact names with `select:NAME1,NAME2`. The \
              tools found are loaded: call them from your next step, by the names listed.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": {
-                        "type": "string",
-                        "description": "Words of what the tool does or is called, or select:NAME1,NAME2"
-                    },
-                    "max_results": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_RESULTS,
-                        "description": "At most this many tools (default 5)"
-                    }
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            schema,
             Access::Read,
         )
     }
 
-    fn summarize(&self, input: &Value) -> ToolSummary {
-        let query = input
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    fn summary_of(&self, args: Option<&SearchArgs>) -> ToolSummary {
+        let query = args.map_or("", |a| a.query.as_str());
         ToolSummary {
             line: summary_line(&format!("search MCP tools: {query}")),
             ..ToolSummary::default()
         }
     }
 
-    fn run<'a>(&'a self, input: &'a Value, _ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, args: SearchArgs, _ctx: ToolCtx<'a>) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let Some(query) = input.get("query").and_then(Value::as_str) else {
-                return ToolOutput::error("`query` (a string) is required");
-            };
+            let query = args.query.as_str();
             if query.trim().is_empty() {
                 return ToolOutput::error("`query` is empty: say what the tool should do");
             }
-            let max = input
-                .get("max_results")
-                .and_then(Value::as_u64)
-                .map_or(DEFAULT_RESULTS, |n| (n as usize).clamp(1, MAX_RESULTS));
+            let max = args.max_results.map_or(DEFAULT_RESULTS, |n| {
+                usize::try_from(n)
+                    .unwrap_or(MAX_RESULTS)
+                    .clamp(1, MAX_RESULTS)
+            });
             let found = self.catalog.search(query, max);
             if found.tools.is_empty() {
                 return ToolOutput::ok(format!(
