@@ -89,14 +89,7 @@ pub enum RestoreError {
     Stopped(tokio::task::JoinError),
 }
 
-/// The restore and the live store still speak in message strings.
-impl From<StoreError> for String {
-    fn from(e: StoreError) -> String {
-        e.to_string()
-    }
-}
-
-/// The restore and the live store still speak in message strings.
+/// Callers outside the checkpoint modules still speak in message strings.
 impl From<RestoreError> for String {
     fn from(e: RestoreError) -> String {
         e.to_string()
