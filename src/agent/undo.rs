@@ -21,7 +21,8 @@ impl Session {
                 .checkpoints
                 .diff(since)
                 .await
-                .map(|text| CheckpointAnswer::Diff { text }),
+                .map(|text| CheckpointAnswer::Diff { text })
+                .map_err(|e| e.to_string()),
             CheckpointOp::Undo {
                 target,
                 files,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::RestoreError;
 use super::restore::{Action, Conflict, Preview, Store};
 use super::{Restored, sha256};
 use crate::fsx::WriteOptions;
@@ -39,7 +40,7 @@ impl Store {
     /// Applies `preview`'s actions: the journal first, then each file
     /// atomically, each one logged as done. A file whose content is no
     /// longer the one the preview saw is left alone (a conflict).
-    pub fn apply(&self, preview: &Preview) -> Result<Applied, String> {
+    pub fn apply(&self, preview: &Preview) -> Result<Applied, RestoreError> {
         let actions: Vec<Action> = preview
             .actions
             .iter()
@@ -63,7 +64,7 @@ impl Store {
     /// Finishes a restore a crash cut off (its journal is still there):
     /// the files it had not reached are written now, by the same rules
     /// (one changed meanwhile is left alone).
-    pub fn recover(&self) -> Result<Option<Applied>, String> {
+    pub fn recover(&self) -> Result<Option<Applied>, RestoreError> {
         let Ok(text) = std::fs::read(self.journal_path()) else {
             return Ok(None);
         };
@@ -84,12 +85,17 @@ impl Store {
     }
 
     /// Runs the journal's actions not in `done`, logging each one.
-    fn run(&self, journal: &Journal, done: &[usize], applied: &mut Applied) -> Result<(), String> {
+    fn run(
+        &self,
+        journal: &Journal,
+        done: &[usize],
+        applied: &mut Applied,
+    ) -> Result<(), RestoreError> {
         let mut log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.done_path())
-            .map_err(|e| format!("writing the restore's progress: {e}"))?;
+            .map_err(RestoreError::Progress)?;
         for (at, action) in journal.actions.iter().enumerate() {
             if done.contains(&at) {
                 applied.files.push(action.path.clone());
@@ -115,7 +121,7 @@ impl Store {
     }
 
     /// Whether `now` is already what `action` writes.
-    fn is_target(&self, action: &Action, now: Option<&[u8]>) -> Result<bool, String> {
+    fn is_target(&self, action: &Action, now: Option<&[u8]>) -> Result<bool, RestoreError> {
         Ok(match (&action.to, now) {
             (None, None) => true,
             (Some(to), Some(now)) => self.read(to)? == now,
@@ -128,10 +134,10 @@ impl Store {
         let _ = std::fs::remove_file(self.done_path());
     }
 
-    fn write_journal(&self, journal: &Journal) -> Result<(), String> {
-        let context = |e: std::io::Error| format!("writing the restore's journal: {e}");
+    fn write_journal(&self, journal: &Journal) -> Result<(), RestoreError> {
+        let context = RestoreError::Journal;
         std::fs::create_dir_all(self.blobs.dir()).map_err(context)?;
-        let bytes = serde_json::to_vec(journal).map_err(|e| format!("restore journal: {e}"))?;
+        let bytes = serde_json::to_vec(journal).map_err(RestoreError::JournalEncode)?;
         let mut tmp = tempfile::NamedTempFile::new_in(self.blobs.dir()).map_err(context)?;
         tmp.write_all(&bytes).map_err(context)?;
         tmp.as_file().sync_all().map_err(context)?;
@@ -141,14 +147,17 @@ impl Store {
     }
 
     /// Writes one action's file (atomically) or removes it.
-    fn write(&self, action: &Action) -> Result<(), String> {
+    fn write(&self, action: &Action) -> Result<(), RestoreError> {
         let rel = Path::new(&action.path);
         let Some(to) = &action.to else {
             return self
                 .root
                 .remove(rel)
                 .map(|_| ())
-                .map_err(|e| format!("removing {}: {e}", action.path));
+                .map_err(|source| RestoreError::Remove {
+                    path: action.path.clone(),
+                    source,
+                });
         };
         let bytes = self.read(to)?;
         if to.is_link() {
@@ -156,7 +165,10 @@ impl Store {
             return self
                 .root
                 .symlink(rel, std::ffi::OsStr::from_bytes(&bytes))
-                .map_err(|e| format!("restoring the link {}: {e}", action.path));
+                .map_err(|source| RestoreError::RestoreLink {
+                    path: action.path.clone(),
+                    source,
+                });
         }
         let options = WriteOptions {
             create_parents: true,
@@ -169,12 +181,18 @@ impl Store {
         if self.shadow().is_some() && self.root.read_link(rel).is_ok_and(|l| l.is_some()) {
             self.root
                 .remove(rel)
-                .map_err(|e| format!("restoring {}: {e}", action.path))?;
+                .map_err(|source| RestoreError::Restore {
+                    path: action.path.clone(),
+                    source,
+                })?;
         }
         self.root
             .replace(rel, &bytes, &options)
             .map(|_| ())
-            .map_err(|e| format!("restoring {}: {e}", action.path))
+            .map_err(|source| RestoreError::Restore {
+                path: action.path.clone(),
+                source,
+            })
     }
 }
 

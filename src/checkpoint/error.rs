@@ -41,9 +41,57 @@ pub enum StoreError {
     Damaged(String),
 }
 
-/// The restore and the live store still speak in message strings.
-impl From<StoreError> for String {
-    fn from(e: StoreError) -> String {
+/// Why an undo (its plan, its merge, its writing) or a checkpoint diff
+/// could not be done. Each variant's message is what the user is shown.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Preparing, writing or running a three-way merge.
+    #[error("merging: {0}")]
+    Merge(io::Error),
+    #[error("merging: {}: {source}", .path.display())]
+    MergeInput { path: PathBuf, source: io::Error },
+    #[error("merging needs git: {0}")]
+    MergeNoGit(String),
+    /// A blob reference neither layer can read.
+    #[error("`{0}` cannot be read here")]
+    CannotRead(String),
+    #[error("reading {path}: {source}")]
+    Read { path: String, source: io::Error },
+    #[error("no checkpoint was taken in this session")]
+    NoCheckpoint,
+    #[error("there is no turn to undo")]
+    NoTurn,
+    #[error("there is no checkpoint #{0}")]
+    NoSuchPoint(u32),
+    #[error("item {0} was never in progress in this session")]
+    NeverInProgress(String),
+    #[error("checkpoint #{0} has no snapshot")]
+    NoSnapshot(u32),
+    #[error("writing the restore's progress: {0}")]
+    Progress(io::Error),
+    #[error("writing the restore's journal: {0}")]
+    Journal(io::Error),
+    #[error("restore journal: {0}")]
+    JournalEncode(serde_json::Error),
+    #[error("removing {path}: {source}")]
+    Remove { path: String, source: io::Error },
+    #[error("restoring the link {path}: {source}")]
+    RestoreLink { path: String, source: io::Error },
+    #[error("restoring {path}: {source}")]
+    Restore { path: String, source: io::Error },
+    #[error("checkpoints are off: this session is not recorded")]
+    Off,
+    #[error("no checkpoint was taken in this session yet")]
+    NoCheckpointYet,
+    #[error("the checkpoint work stopped: {0}")]
+    Stopped(tokio::task::JoinError),
+}
+
+/// Callers outside the checkpoint modules still speak in message strings.
+impl From<RestoreError> for String {
+    fn from(e: RestoreError) -> String {
         e.to_string()
     }
 }

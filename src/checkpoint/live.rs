@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use super::apply::Applied;
 use super::restore::{Preview, Store, diff_of};
 use super::{
-    BlobStore, CommandRan, Entry, FileChange, History, Mark, Point, PointKind, Restored, Shadow,
-    Target, lock,
+    BlobStore, CommandRan, Entry, FileChange, History, Mark, Point, PointKind, RestoreError,
+    Restored, Shadow, StoreError, Target, lock,
 };
 use crate::todo::TodoItem;
 
@@ -238,7 +238,7 @@ impl Checkpoints {
         if after == before {
             return;
         }
-        let keep = |state: FileState| -> Result<Option<Entry>, String> {
+        let keep = |state: FileState| -> Result<Option<Entry>, StoreError> {
             state
                 .map(|(bytes, mode)| {
                     Ok(Entry {
@@ -290,8 +290,8 @@ impl Checkpoints {
     }
 
     /// Plans undoing `target` (nothing is written).
-    pub async fn preview(&self, target: &Target) -> Result<Preview, String> {
-        let open = self.get().ok_or(OFF)?;
+    pub async fn preview(&self, target: &Target) -> Result<Preview, RestoreError> {
+        let open = self.get().ok_or(RestoreError::Off)?;
         self.settled().await;
         let target = target.clone();
         blocking(move || {
@@ -312,8 +312,8 @@ impl Checkpoints {
         undid: Target,
         messages: Option<usize>,
         before: Ask,
-    ) -> Result<(Applied, Restored), String> {
-        let open = self.get().ok_or(OFF)?;
+    ) -> Result<(Applied, Restored), RestoreError> {
+        let open = self.get().ok_or(RestoreError::Off)?;
         self.settled().await;
         let before_id = open.next.fetch_add(1, Ordering::SeqCst);
         open.current.store(before_id, Ordering::SeqCst);
@@ -363,20 +363,18 @@ impl Checkpoints {
 
     /// Everything changed since point `since` (the session's first when
     /// `None`), as a unified diff.
-    pub async fn diff(&self, since: Option<u32>) -> Result<String, String> {
-        let open = self.get().ok_or(OFF)?;
+    pub async fn diff(&self, since: Option<u32>) -> Result<String, RestoreError> {
+        let open = self.get().ok_or(RestoreError::Off)?;
         self.settled().await;
         blocking(move || {
             let history = lock(&open.history).clone();
             let point = match since {
-                Some(id) => history
-                    .point(id)
-                    .ok_or_else(|| format!("there is no checkpoint #{id}"))?,
+                Some(id) => history.point(id).ok_or(RestoreError::NoSuchPoint(id))?,
                 None => history
                     .points
                     .iter()
                     .min_by_key(|p| p.id)
-                    .ok_or("no checkpoint was taken in this session yet")?,
+                    .ok_or(RestoreError::NoCheckpointYet)?,
             };
             let target = Target::Point { id: point.id };
             let now = snapshot_now(&open, "diff")?;
@@ -406,8 +404,6 @@ impl Checkpoints {
     }
 }
 
-const OFF: &str = "checkpoints are off: this session is not recorded";
-
 /// `path`'s content and mode now: `Some(None)` when there is no file,
 /// `None` when it cannot be read (too big to keep, not a regular file).
 fn read_entry(store: &Store, path: &str) -> Option<FileState> {
@@ -427,7 +423,7 @@ fn read_entry(store: &Store, path: &str) -> Option<FileState> {
 }
 
 /// A snapshot now (in a git work tree), under ref `name`.
-fn snapshot_now(open: &Open, name: &str) -> Result<Option<String>, String> {
+fn snapshot_now(open: &Open, name: &str) -> Result<Option<String>, RestoreError> {
     match open.store.shadow() {
         Some(shadow) => Ok(Some(shadow.snapshot(name)?.tree)),
         None => Ok(None),
@@ -435,11 +431,11 @@ fn snapshot_now(open: &Open, name: &str) -> Result<Option<String>, String> {
 }
 
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+    f: impl FnOnce() -> Result<T, RestoreError> + Send + 'static,
+) -> Result<T, RestoreError> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| format!("the checkpoint work stopped: {e}"))?
+        .map_err(RestoreError::Stopped)?
 }
 
 /// The snapshot thread.

@@ -4,13 +4,19 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::RestoreError;
+
 /// `current` with the change from `base` to `other` merged in (git
 /// merge-file); `None` when they touch the same lines. The three inputs
 /// are written into a fresh folder of Waypoint's own data folder (0700),
 /// each made new (`O_EXCL`) and never through a link (`O_NOFOLLOW`), so
 /// nothing planted by a command can redirect the model's text.
-pub(super) fn merge(current: &[u8], base: &[u8], other: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let dir = merge_folder().map_err(|e| format!("merging: {e}"))?;
+pub(super) fn merge(
+    current: &[u8],
+    base: &[u8],
+    other: &[u8],
+) -> Result<Option<Vec<u8>>, RestoreError> {
+    let dir = merge_folder().map_err(RestoreError::Merge)?;
     merge_in(dir.path(), current, base, other)
 }
 
@@ -20,9 +26,9 @@ fn merge_in(
     current: &[u8],
     base: &[u8],
     other: &[u8],
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, RestoreError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let put = |name: &str, bytes: &[u8]| -> Result<PathBuf, String> {
+    let put = |name: &str, bytes: &[u8]| -> Result<PathBuf, RestoreError> {
         let path = dir.join(name);
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -30,8 +36,11 @@ fn merge_in(
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
-            .map_err(|e| format!("merging: {}: {e}", path.display()))?;
-        std::io::Write::write_all(&mut file, bytes).map_err(|e| format!("merging: {e}"))?;
+            .map_err(|source| RestoreError::MergeInput {
+                path: path.clone(),
+                source,
+            })?;
+        std::io::Write::write_all(&mut file, bytes).map_err(RestoreError::Merge)?;
         Ok(path)
     };
     let (a, b, c) = (
@@ -39,14 +48,13 @@ fn merge_in(
         put("base", base)?,
         put("other", other)?,
     );
-    let mut cmd = crate::programs::git().map_err(|e| format!("merging needs git: {e}"))?;
+    let mut cmd = crate::programs::git().map_err(RestoreError::MergeNoGit)?;
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
         .args(["merge-file", "-p", "--quiet"])
         .args([&a, &b, &c])
         .current_dir(dir);
     let limit = std::time::Duration::from_secs(30);
-    let out = crate::programs::output_within(&mut cmd, None, limit)
-        .map_err(|e| format!("merging: {e}"))?;
+    let out = crate::programs::output_within(&mut cmd, None, limit).map_err(RestoreError::Merge)?;
     Ok(out.status.success().then_some(out.stdout))
 }
 
@@ -129,7 +137,7 @@ mod tests {
                 }
                 Ok(None) => panic!("no clash was made"),
                 Err(e) => {
-                    assert!(e.contains("File exists"), "{e}");
+                    assert!(e.to_string().contains("File exists"), "{e}");
                     refused += 1;
                 }
             }

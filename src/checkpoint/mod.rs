@@ -27,7 +27,7 @@ use crate::todo::{TodoItem, TodoStatus};
 
 pub use apply::undo_note;
 pub use blobs::{BlobStore, OWN, dir_bytes, sha256};
-pub use error::StoreError;
+pub use error::{RestoreError, StoreError};
 pub use shadow::{DEFAULT_CAP, Delta, Entry, GIT, Shadow, Snapshot};
 
 /// Unix time in milliseconds.

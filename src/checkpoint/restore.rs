@@ -11,6 +11,7 @@ use std::path::Path;
 
 use similar::{ChangeTag, TextDiff};
 
+use super::error::RestoreError;
 use super::{
     BlobStore, Delta, Entry, FileChange, GIT, History, OWN, Point, Shadow, Target, sha256,
 };
@@ -105,13 +106,13 @@ impl Store {
     }
 
     /// The bytes of a blob reference (either layer's).
-    pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, String> {
+    pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, RestoreError> {
         if entry.blob.starts_with(OWN) {
             return Ok(self.blobs.get(&entry.blob)?);
         }
         match self.shadow() {
             Some(shadow) if entry.blob.starts_with(GIT) => Ok(shadow.read(&entry.blob)?),
-            _ => Err(format!("`{}` cannot be read here", entry.blob)),
+            _ => Err(RestoreError::CannotRead(entry.blob.clone())),
         }
     }
 
@@ -119,12 +120,15 @@ impl Store {
     /// when there is none): with a shadow repository a symlink is its
     /// target's name (as a snapshot holds it); without one, links are
     /// read through (as Waypoint's own tools write through them).
-    pub fn current(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+    pub fn current(&self, path: &str) -> Result<Option<Vec<u8>>, RestoreError> {
         if self.shadow().is_some()
-            && let Some(target) = self
-                .root
-                .read_link(Path::new(path))
-                .map_err(|e| format!("reading {path}: {e}"))?
+            && let Some(target) =
+                self.root
+                    .read_link(Path::new(path))
+                    .map_err(|source| RestoreError::Read {
+                        path: path.to_string(),
+                        source,
+                    })?
         {
             return Ok(Some(target));
         }
@@ -132,16 +136,23 @@ impl Store {
     }
 
     /// The file `path` now, a symlink followed (within the workspace).
-    pub fn read_through(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+    pub fn read_through(&self, path: &str) -> Result<Option<Vec<u8>>, RestoreError> {
         match self.root.open_file(Path::new(path)) {
             Ok(mut file) => {
                 let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut file, &mut bytes)
-                    .map_err(|e| format!("reading {path}: {e}"))?;
+                std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|source| {
+                    RestoreError::Read {
+                        path: path.to_string(),
+                        source,
+                    }
+                })?;
                 Ok(Some(bytes))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("reading {path}: {e}")),
+            Err(source) => Err(RestoreError::Read {
+                path: path.to_string(),
+                source,
+            }),
         }
     }
 
@@ -152,11 +163,9 @@ impl Store {
         history: &History,
         target: &Target,
         now: Option<&str>,
-    ) -> Result<Preview, String> {
+    ) -> Result<Preview, RestoreError> {
         let (what, spans, point) = spans(history, target)?;
-        let latest = history
-            .latest()
-            .ok_or("no checkpoint was taken in this session")?;
+        let latest = history.latest().ok_or(RestoreError::NoCheckpoint)?;
         let mut preview = Preview {
             target: what,
             point,
@@ -194,7 +203,7 @@ impl Store {
         &self,
         history: &History,
         spans: &[(u32, Option<u32>)],
-    ) -> Result<Vec<Case>, String> {
+    ) -> Result<Vec<Case>, RestoreError> {
         let mut by_path: BTreeMap<&str, (Option<&FileChange>, Option<&FileChange>)> =
             BTreeMap::new();
         for change in history.changes.iter().filter(|c| in_spans(c.point, spans)) {
@@ -230,7 +239,7 @@ impl Store {
     }
 
     /// One path's action, or why it is a conflict.
-    fn decide(&self, case: &Case) -> Result<Result<Action, String>, String> {
+    fn decide(&self, case: &Case) -> Result<Result<Action, String>, RestoreError> {
         let odd = [&case.start, &case.end, &case.latest]
             .into_iter()
             .flatten()
@@ -307,12 +316,10 @@ type Span<'h> = (&'h Point, Option<&'h Point>);
 fn spans<'h>(
     history: &'h History,
     target: &Target,
-) -> Result<(String, Vec<Span<'h>>, Option<u32>), String> {
+) -> Result<(String, Vec<Span<'h>>, Option<u32>), RestoreError> {
     match target {
         Target::LastTurn => {
-            let point = history
-                .last_turn_start()
-                .ok_or("there is no turn to undo")?;
+            let point = history.last_turn_start().ok_or(RestoreError::NoTurn)?;
             // Its own span: from its prompt to its end (a later undo's
             // changes stay; they are merged with, not reverted).
             let end = history
@@ -325,9 +332,7 @@ fn spans<'h>(
             Ok((name, vec![(point, end)], Some(point.id)))
         }
         Target::Point { id } => {
-            let point = history
-                .point(*id)
-                .ok_or_else(|| format!("there is no checkpoint #{id}"))?;
+            let point = history.point(*id).ok_or(RestoreError::NoSuchPoint(*id))?;
             Ok((point.label(), vec![(point, None)], Some(point.id)))
         }
         Target::Item { id } => {
@@ -342,7 +347,7 @@ fn spans<'h>(
                 .map(|p| (p, None));
             let spans: Vec<_> = spans.into_iter().chain(open).collect();
             let Some((first, _)) = spans.first() else {
-                return Err(format!("item {id} was never in progress in this session"));
+                return Err(RestoreError::NeverInProgress(id.to_string()));
             };
             let name = match &first.kind {
                 super::PointKind::Item { content, .. } => format!("item \"{content}\""),
@@ -369,18 +374,18 @@ fn git_cases(
     spans: &[Span<'_>],
     latest: &str,
     now: &str,
-) -> Result<Vec<Case>, String> {
+) -> Result<Vec<Case>, RestoreError> {
     let mut by_path: BTreeMap<String, (Option<Entry>, Option<Entry>, String)> = BTreeMap::new();
     for (start, end) in spans {
         let from = start
             .tree
             .as_deref()
-            .ok_or_else(|| format!("checkpoint #{} has no snapshot", start.id))?;
+            .ok_or(RestoreError::NoSnapshot(start.id))?;
         let to = match end {
             Some(end) => end
                 .tree
                 .as_deref()
-                .ok_or_else(|| format!("checkpoint #{} has no snapshot", end.id))?,
+                .ok_or(RestoreError::NoSnapshot(end.id))?,
             None => latest,
         };
         for delta in shadow.diff(from, to)? {
