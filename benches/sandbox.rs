@@ -76,6 +76,7 @@ fn bench_bash(c: &mut Criterion) {
                     output: None,
                     kept: None,
                     sandboxed,
+                    read_only: false,
                 };
                 let out = rt.block_on(bash::run(&input, &env));
                 assert!(!out.is_error(), "{}", out.content);

@@ -59,7 +59,8 @@ pub struct Cli {
     #[arg(short = 'r', long = "resume", value_name = "ID", num_args = 0..=1, default_missing_value = "", help_heading = "Session")]
     pub resume: Option<String>,
 
-    /// What the agent may do without asking: read-only, ask, auto-edit, auto (bash sandboxed), yolo
+    /// What the agent may do without asking: read-only, plan (research and propose, enforced
+    /// read-only), ask, auto-edit, auto (bash sandboxed), yolo
     /// [default: ask in the app, auto headless; env WAYPOINT_APPROVAL].
     #[arg(long, value_name = "MODE", value_parser = parse_mode, help_heading = "Safety")]
     pub approval: Option<ApprovalMode>,

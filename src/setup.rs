@@ -317,6 +317,8 @@ pub fn safety(
     demo: bool,
 ) -> (ApprovalMode, Option<String>) {
     use crate::safety::{Sandbox, landlock_abi};
+    // Nobody answers approvals headless: plan mode refuses what it would ask.
+    config.tools.bash.unattended = !interactive;
     // What Waypoint runs itself is found now, outside this workspace.
     crate::programs::trust(workspace);
     // The app asks in its approval prompt; headless, nobody can answer;
@@ -344,8 +346,8 @@ pub fn safety(
         .with_sockets(&settings.sandbox_sockets);
         // Prepared now in auto mode, so a world the kernel refuses is said
         // once, at the start.
-        if mode == ApprovalMode::Auto {
-            gaps = match sandbox.confinement() {
+        if matches!(mode, ApprovalMode::Auto | ApprovalMode::Plan) {
+            gaps = match sandbox.confinement_for(mode == ApprovalMode::Plan) {
                 Ok(c) => c.gaps().map(|g| format!("sandbox: {g}")),
                 Err(e) => Some(format!("sandbox: {e}")),
             };
@@ -377,6 +379,17 @@ pub fn safety_block(mode: ApprovalMode, sandbox: Option<&crate::safety::Sandbox>
         (ApprovalMode::ReadOnly, _) => {
             "file changes and shell commands are refused; reads and the plan work.".to_string()
         }
+        (ApprovalMode::Plan, sandbox) => format!(
+            "you are in plan mode (read-only), enforced by Waypoint: file changes, MCP tools \
+not marked read-only and `general` subagents are refused; {} Research (read, search, \
+`explore` subagents), then propose the plan with todo_write; the user approves it before \
+anything changes.",
+            if sandbox.is_some() {
+                "shell commands run in a sandbox where nothing is writable."
+            } else {
+                "shell commands are asked (there is no sandbox here)."
+            }
+        ),
         (ApprovalMode::Ask, _) => "each shell command and file change waits for the user's \
 approval; a refused one comes back as \"Refused by the user\"."
             .to_string(),
@@ -723,5 +736,11 @@ mod tests {
         assert!(yolo.contains("unsandboxed"), "{yolo}");
         assert!(!yolo.contains("/work/ws"), "{yolo}");
         assert!(safety_block(ApprovalMode::Ask, None).contains("waits for the user's approval"));
+        let plan = safety_block(ApprovalMode::Plan, Some(&sandbox));
+        for words in ["plan mode (read-only)", "nothing is writable", "todo_write"] {
+            assert!(plan.contains(words), "{plan}");
+        }
+        let plan = safety_block(ApprovalMode::Plan, None);
+        assert!(plan.contains("shell commands are asked"), "{plan}");
     }
 }

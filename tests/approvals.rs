@@ -272,7 +272,8 @@ async fn with_deny_rules_a_line_that_cannot_be_followed_is_refused_or_asked_with
                 );
             }
             ApprovalMode::ReadOnly => assert!(asked.is_empty(), "{mode}"),
-            ApprovalMode::Auto | ApprovalMode::Yolo => {
+            // Plan mode asks nobody about a command it can run confined.
+            ApprovalMode::Auto | ApprovalMode::Yolo | ApprovalMode::Plan => {
                 assert!(asked.is_empty(), "{mode} asked");
                 let result = &results[0].1;
                 assert!(

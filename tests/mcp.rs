@@ -74,6 +74,7 @@ async fn call_with(
             output: None,
             kept: None,
             sandboxed: false,
+            read_only: false,
         },
         plan: &plan,
         host,

@@ -323,11 +323,12 @@ fn every_binding_is_reachable_where_it_applies() {
     assert_eq!(a.focus, Focus::Conversation);
     // Shift+Tab cycles the approval mode (yolo only by name), as in
     // Claude Code; the focus stays.
-    use waypoint::events::ApprovalMode::{Ask, Auto, AutoEdit, ReadOnly, Yolo};
+    use waypoint::events::ApprovalMode::{Ask, Auto, AutoEdit, Plan, ReadOnly, Yolo};
     for (now_mode, next) in [
         (Ask, AutoEdit),
         (AutoEdit, Auto),
-        (Auto, ReadOnly),
+        (Auto, Plan),
+        (Plan, ReadOnly),
         (ReadOnly, Ask),
         (Yolo, Ask),
     ] {

@@ -80,8 +80,15 @@ impl Judge<'_> {
             Ruled::Nothing => false,
         };
         match access {
+            // Plan mode: only an `explore` subagent.
+            Access::Read | Access::Plan if mode == ApprovalMode::Plan => {
+                super::plan_mode::agent_gate(&spec.origin, input)
+            }
             Access::Read | Access::Plan => Gate::Run { sandboxed: false },
             Access::Write => match mode {
+                ApprovalMode::Plan => super::plan_mode::refuse(&format!(
+                    "`{name}` cannot change files; describe the change in the plan instead"
+                )),
                 ApprovalMode::ReadOnly => Gate::Refuse(
                     Refuser::Mode,
                     format!(
@@ -109,6 +116,9 @@ impl Judge<'_> {
                     || rule_allows
                     || policy.tools.contains(name);
                 match mode {
+                    ApprovalMode::Plan => super::plan_mode::refuse(&format!(
+                        "`{name}` is a tool of an MCP server that does not mark it read-only (readOnlyHint), so it may change things"
+                    )),
                     ApprovalMode::ReadOnly => Gate::Refuse(
                         Refuser::Mode,
                         format!(
@@ -153,6 +163,7 @@ impl Judge<'_> {
         }
         let asked = rules.asks(command).map(|(rule, _)| rule);
         match mode {
+            ApprovalMode::Plan => super::plan_mode::command_gate(self.host, asked, unfollowable),
             ApprovalMode::ReadOnly => Gate::Refuse(
                 Refuser::Mode,
                 "Refused: Waypoint is in read-only mode, so commands cannot run. Use read_file and glob, or say what you would run."
@@ -187,7 +198,7 @@ impl Judge<'_> {
     }
 
     /// A call that reaches the network: refused in read-only mode and
-    /// where the sandbox has no network, asked in ask and auto-edit
+    /// where the sandbox has no network, asked in ask, auto-edit and plan
     /// unless allowed (an allow rule naming it, or "always").
     fn network_gate(
         &self,
@@ -217,7 +228,7 @@ impl Judge<'_> {
                     "Refused: the network is off ([sandbox] network = false in the config), so `{name}` cannot run."
                 ),
             ),
-            ApprovalMode::Ask | ApprovalMode::AutoEdit if !allowed => {
+            ApprovalMode::Ask | ApprovalMode::AutoEdit | ApprovalMode::Plan if !allowed => {
                 Gate::Ask(ApprovalReason::Mode)
             }
             _ => Gate::Run { sandboxed: false },
@@ -366,7 +377,8 @@ pub(super) fn apply_mode_request(voice: Voice<'_>) {
 pub(super) fn announce_mode(voice: Voice<'_>) {
     let host = voice.host;
     let mode = lock(&host.shared.policy).mode;
-    let sandboxed = mode == ApprovalMode::Auto && host.config.tools.sandbox.is_some();
+    let sandboxed = matches!(mode, ApprovalMode::Auto | ApprovalMode::Plan)
+        && host.config.tools.sandbox.is_some();
     voice.emit(Event::ApprovalMode { mode, sandboxed });
 }
 

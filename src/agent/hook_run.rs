@@ -214,7 +214,7 @@ impl<'a> Moment<'a> {
 /// Claude Code's name for an approval mode (`permission_mode`).
 fn permission_mode(mode: ApprovalMode) -> &'static str {
     match mode {
-        ApprovalMode::ReadOnly => "plan",
+        ApprovalMode::ReadOnly | ApprovalMode::Plan => "plan",
         ApprovalMode::Ask | ApprovalMode::Auto => "default",
         ApprovalMode::AutoEdit => "acceptEdits",
         ApprovalMode::Yolo => "bypassPermissions",

@@ -22,6 +22,7 @@ mod outbox;
 mod phases;
 mod pipeline;
 mod plan;
+mod plan_mode;
 mod points;
 mod policy;
 mod questions;

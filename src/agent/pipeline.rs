@@ -346,6 +346,8 @@ impl Session {
         };
         let stage_cx = StageCx::of(&self.host, &self.thread, &tool_cancel);
         self.stages.running(&stage_cx, call).await;
+        // Plan mode: a command runs where it can write nothing, approved or not.
+        let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan;
         let spawner = super::subagent::Spawner {
             session: self,
             call: call.id,
@@ -364,7 +366,8 @@ impl Session {
                 cancel: &tool_cancel,
                 output: Some(&out_tx),
                 kept: Some(&keep_output),
-                sandboxed,
+                sandboxed: sandboxed || read_only,
+                read_only,
             },
             plan: &self.thread.plan,
             host: self.tool_host(&host_tx, &spawner),

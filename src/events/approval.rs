@@ -10,6 +10,12 @@ use serde::{Deserialize, Serialize};
 pub enum ApprovalMode {
     /// Plan and read tools only: writes and `bash` are refused.
     ReadOnly,
+    /// Research and propose a plan: reads, the plan, read-only MCP tools
+    /// and `explore` subagents run; file changes and other tools are
+    /// refused; `bash` runs in the sandbox with nothing writable (asked
+    /// where there is no sandbox, refused headless). Enforced by the
+    /// harness, not the prompt.
+    Plan,
     /// Reads run; every `bash` command and every write asks.
     Ask,
     /// Writes in the workspace run; `bash` asks.
@@ -21,18 +27,20 @@ pub enum ApprovalMode {
 }
 
 impl ApprovalMode {
-    pub const ALL: [ApprovalMode; 5] = [
+    pub const ALL: [ApprovalMode; 6] = [
         ApprovalMode::ReadOnly,
+        ApprovalMode::Plan,
         ApprovalMode::Ask,
         ApprovalMode::AutoEdit,
         ApprovalMode::Auto,
         ApprovalMode::Yolo,
     ];
 
-    /// `read-only`, `ask`, `auto-edit`, `auto`, `yolo`.
+    /// `read-only`, `plan`, `ask`, `auto-edit`, `auto`, `yolo`.
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalMode::ReadOnly => "read-only",
+            ApprovalMode::Plan => "plan",
             ApprovalMode::Ask => "ask",
             ApprovalMode::AutoEdit => "auto-edit",
             ApprovalMode::Auto => "auto",
@@ -44,6 +52,15 @@ impl ApprovalMode {
         let text = text.trim().to_ascii_lowercase().replace('_', "-");
         Self::ALL.into_iter().find(|m| m.as_str() == text)
     }
+}
+
+/// What the model reads when plan mode refuses a call: `what` could not
+/// be done (`` `write_file` cannot change files``), and what to do instead.
+/// One text for every refusal of plan mode, wherever it is made.
+pub fn plan_mode_refusal(what: &str) -> String {
+    format!(
+        "Refused: Waypoint is in plan mode (read-only): {what}. Research (read, search, read-only commands), then propose the plan with todo_write; the user approves it before anything changes."
+    )
 }
 
 impl std::fmt::Display for ApprovalMode {

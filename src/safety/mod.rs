@@ -13,6 +13,7 @@ pub mod deny;
 pub mod evaluate;
 pub mod git;
 pub mod lexer;
+mod read_only;
 pub mod rules;
 pub mod sandbox;
 pub mod shell;

@@ -71,6 +71,11 @@ pub struct Sandbox {
     pub sockets: Vec<String>,
     /// The confinement, prepared once for the session.
     pub prepared: Prepared,
+    /// Plan mode's ([`Sandbox::read_only`]), prepared once too.
+    pub prepared_read_only: Prepared,
+    /// Nothing of the user's is writable (plan mode): not even the
+    /// world's private temp folder when the workspace comes back into it.
+    pub nothing_writable: bool,
 }
 
 /// A confinement prepared once and shared by every command of a session
@@ -85,6 +90,18 @@ impl std::fmt::Debug for Prepared {
         } else {
             "Prepared(not yet)"
         })
+    }
+}
+
+impl Prepared {
+    /// The confinement, prepared by `prepare` at the first call.
+    pub(super) fn get_or_prepare(
+        &self,
+        prepare: impl FnOnce() -> Result<Confinement, SandboxError>,
+    ) -> Result<Arc<Confinement>, String> {
+        self.0
+            .get_or_init(|| prepare().map(Arc::new).map_err(|e| e.to_string()))
+            .clone()
     }
 }
 
@@ -211,6 +228,8 @@ impl Sandbox {
             world: Some(world),
             sockets: Vec::new(),
             prepared: Prepared::default(),
+            prepared_read_only: Prepared::default(),
+            nothing_writable: false,
         }
     }
 
@@ -226,10 +245,7 @@ impl Sandbox {
 
     /// The session's confinement, prepared at its first use.
     pub fn confinement(&self) -> Result<Arc<Confinement>, String> {
-        self.prepared
-            .0
-            .get_or_init(|| self.prepare().map(Arc::new).map_err(|e| e.to_string()))
-            .clone()
+        self.prepared.get_or_prepare(|| self.prepare())
     }
 
     /// Whether `path` (absolute) lies in what the sandbox lets commands write.
@@ -324,7 +340,7 @@ impl Sandbox {
         // In the world, the session's own folders stand for the temp
         // folders and /dev/shm.
         if let Some(world) = &world {
-            folders.extend(world.private_folders());
+            folders.extend(self.private_writable(world));
         }
         let created = ruleset
             .create()

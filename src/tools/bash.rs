@@ -125,7 +125,7 @@ pub async fn run_or_move(
     // Prepared here (it allocates and opens the writable folders), applied
     // in the child between fork and exec.
     let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
-        Some(sandbox) => match sandbox.confinement() {
+        Some(sandbox) => match sandbox.confinement_for(env.read_only) {
             Ok(c) => Some(c),
             Err(e) => return ToolOutput::error(format!("the command was not run: {e}")),
         },
@@ -236,6 +236,18 @@ fn check_call<'v>(
     Ok((command, timeout))
 }
 
+/// Whether a command's output says a write was refused (what a sandbox
+/// with nothing writable makes of one).
+fn refused_a_write(content: &str) -> bool {
+    [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+    ]
+    .iter()
+    .any(|words| content.contains(words))
+}
+
 /// The call's result: how it ended, with what it printed.
 fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> ToolOutput {
     match end {
@@ -249,13 +261,20 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
                 content.push('\n');
             }
             content.push_str(&status_line(st));
+            if env.read_only && env.sandboxed && refused_a_write(&content) {
+                // Plan mode: never run outside; the model is told why.
+                content.push_str(&crate::events::plan_mode_refusal(
+                    "commands run in a sandbox where nothing is writable, so this one could not write",
+                ));
+                content.push('\n');
+            }
             // The sandbox stopped it (a refusal naming a path outside what
             // it may write): said in the outcome, for the gate to ask.
             let blocked = env
                 .config
                 .sandbox
                 .as_ref()
-                .filter(|_| env.sandboxed)
+                .filter(|_| env.sandboxed && !env.read_only)
                 .and_then(|sandbox| crate::safety::blocked::blocked(&content, sandbox));
             let outcome = match blocked {
                 Some(what) => ToolOutcome::SandboxBlocked {

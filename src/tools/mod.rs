@@ -39,7 +39,7 @@ pub use host::{HostRequest, ToolHost};
 pub use registry::{ToolRegistry, ToolRegistryBuilder, definitions, run_workspace_tool};
 pub use workspace::Workspace;
 
-/// How long a `bash` call may run.
+/// How long a `bash` call may run, and whether anyone can approve one.
 #[derive(Clone, Copy, Debug)]
 pub struct BashLimits {
     /// Timeout used when `bash` is called without `timeout_secs`.
@@ -50,6 +50,9 @@ pub struct BashLimits {
     /// (its output so far returned) instead of running on to its timeout;
     /// `None`: off (`auto_background_after = 0`).
     pub auto_background: Option<Duration>,
+    /// Nobody answers approvals (headless): plan mode refuses, saying
+    /// why, the commands it would ask about.
+    pub unattended: bool,
 }
 
 impl Default for BashLimits {
@@ -58,6 +61,7 @@ impl Default for BashLimits {
             default_timeout: Duration::from_secs(crate::config::defaults::BASH_TIMEOUT),
             max_timeout: Duration::from_secs(600),
             auto_background: None,
+            unattended: false,
         }
     }
 }
@@ -349,6 +353,9 @@ pub struct ToolEnv<'a> {
     pub kept: Option<&'a (dyn Fn(&str) + Sync)>,
     /// `bash` runs this call in the sandbox (`config.sandbox`).
     pub sandboxed: bool,
+    /// Plan mode: the sandbox lets the command write nothing of the
+    /// user's ([`crate::safety::Sandbox::read_only`]).
+    pub read_only: bool,
 }
 
 impl<'a> ToolEnv<'a> {
@@ -365,6 +372,7 @@ impl<'a> ToolEnv<'a> {
             output: None,
             kept: None,
             sandboxed: false,
+            read_only: false,
         }
     }
 }

@@ -48,6 +48,7 @@ impl Fixture {
         ToolEnv {
             output: Some(tx),
             sandboxed: false,
+            read_only: false,
             ..self.env()
         }
     }

@@ -22,6 +22,7 @@
 mod checkpoints;
 mod hook_scripts;
 mod hooks;
+mod plan_mode;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -212,6 +213,7 @@ impl Stages {
             stages: vec![
                 Box::new(hooks::CallHooks::default()),
                 Box::new(hook_scripts::HookScripts::default()),
+                Box::new(plan_mode::PlanMode),
                 Box::new(checkpoints::CallPoints::default()),
             ],
         }

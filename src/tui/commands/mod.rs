@@ -6,6 +6,7 @@
 
 pub mod hooks;
 pub mod mcp;
+pub mod plan_mode;
 pub mod undo;
 
 use std::time::Instant;
@@ -50,6 +51,12 @@ pub const COMMANDS: &[Command] = &[
         args: "[MODE]",
         help: "what runs without asking; alone: the mode now and the modes",
         run: approval,
+    },
+    Command {
+        name: "plan-mode",
+        args: "",
+        help: "plan mode: research and propose a plan; Waypoint refuses every change",
+        run: plan_mode::run,
     },
     Command {
         name: "cost",
@@ -323,6 +330,7 @@ pub fn complete_argument(text: &str) -> Option<String> {
 fn mode_help(mode: ApprovalMode) -> &'static str {
     match mode {
         ApprovalMode::ReadOnly => "plan and read only: commands and file changes are refused",
+        ApprovalMode::Plan => "research and propose a plan: changes refused, commands read-only",
         ApprovalMode::Ask => "reads run; every command and file change asks",
         ApprovalMode::AutoEdit => "file changes in the workspace run; commands ask",
         ApprovalMode::Auto => "nothing asks; commands run in the sandbox",
@@ -600,14 +608,22 @@ mod tests {
     #[test]
     fn the_filter_ranks_prefix_then_substring_then_letters() {
         assert_eq!(names("").len(), COMMANDS.len());
-        assert_eq!(names("mo"), vec!["model"]);
+        assert_eq!(names("mo"), vec!["model", "plan-mode"]);
         assert_eq!(names("q"), vec!["quit"]);
-        // "e" starts export; it is contained in help, model, context,
-        // resume, rewind, clear, new.
+        // "e" starts export; it is contained in help, model, plan-mode,
+        // context, resume, rewind, clear, new.
         assert_eq!(
             names("e"),
             vec![
-                "export", "help", "model", "context", "resume", "rewind", "clear", "new"
+                "export",
+                "help",
+                "model",
+                "plan-mode",
+                "context",
+                "resume",
+                "rewind",
+                "clear",
+                "new"
             ]
         );
         assert_eq!(names("hp"), vec!["help"]);

@@ -469,10 +469,10 @@ pub fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 /// Shift+Tab, as in Claude Code: the next approval mode of ask →
-/// auto-edit → auto → read-only → ask (`yolo` is never reached by a key:
+/// auto-edit → auto → plan → read-only → ask (`yolo` is never reached by a key:
 /// `/approval yolo` or `--yolo` only). The engine confirms the switch.
 fn cycle_approval(app: &mut App) -> Vec<Effect> {
-    use crate::events::ApprovalMode::{Ask, Auto, AutoEdit, ReadOnly, Yolo};
+    use crate::events::ApprovalMode::{Ask, Auto, AutoEdit, Plan, ReadOnly, Yolo};
     if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
@@ -483,7 +483,8 @@ fn cycle_approval(app: &mut App) -> Vec<Effect> {
     let mode = match app.status.engine.approval().map(|(mode, _)| mode) {
         Some(Ask) => AutoEdit,
         Some(AutoEdit) => Auto,
-        Some(Auto) => ReadOnly,
+        Some(Auto) => Plan,
+        Some(Plan) => ReadOnly,
         Some(ReadOnly | Yolo) | None => Ask,
     };
     vec![Effect::Send(Op::SetApproval { mode })]

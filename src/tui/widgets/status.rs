@@ -231,10 +231,11 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
     });
     let mode = app.engine.approval().map(|(mode, sandboxed)| {
         let sandbox = if sandboxed { " (sandbox)" } else { "" };
-        let style = if mode == crate::events::ApprovalMode::Yolo {
-            p.warning()
-        } else {
-            p.dim()
+        let style = match mode {
+            crate::events::ApprovalMode::Yolo => p.warning(),
+            // Plan mode is a phase of the work: seen at a glance.
+            crate::events::ApprovalMode::Plan => p.active(),
+            _ => p.dim(),
         };
         Span::styled(format!(" · {mode}{sandbox}"), style)
     });
