@@ -55,6 +55,7 @@ mod old_transcripts;
 mod plan_edits;
 mod plan_honesty;
 mod plan_identity;
+mod plan_mode;
 mod plan_props;
 mod provider_parity;
 mod recorded_streams;
