@@ -20,6 +20,7 @@ mod hook;
 mod jobs;
 mod mcp;
 mod outcome;
+pub mod schema;
 mod thread;
 pub use approval::{ApprovalMode, ApprovalReason, Decision};
 pub use catalog::CatalogEntry;
@@ -32,7 +33,7 @@ pub use thread::ThreadId;
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
 /// in another process.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// A user message: starts a turn, or is queued until the running turn ends.
@@ -90,7 +91,7 @@ pub enum Op {
 }
 
 /// Why the model stopped, whatever the provider called it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// It finished its reply.
@@ -132,7 +133,7 @@ impl std::fmt::Display for StopReason {
 
 /// What kind of failure an `Error` or a failed turn was: drivers decide by
 /// this, never by the message text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// A setting is missing or wrong (also: a model client could not be built).
@@ -182,7 +183,7 @@ pub enum ErrorKind {
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSummary {
     /// The arguments in one short line (the command, the path).
     pub line: String,
@@ -190,7 +191,7 @@ pub struct ToolSummary {
 }
 
 /// What a tool call's detail view shows besides its output.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolDetail {
     /// Just the output.
@@ -227,7 +228,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// Why the conversation is compacted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactReason {
     /// The next request would pass `compact_at` of the window.
@@ -239,7 +240,7 @@ pub enum CompactReason {
 }
 
 /// Why a turn ended early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     Interrupted,
@@ -254,12 +255,17 @@ pub enum AbortReason {
 /// happened in (from 1; 0 before the first turn). On the wire the event's
 /// fields sit beside the address (`{"thread":1,"turn":2,"type":…}`); the
 /// root thread's number is left out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize)]
 pub struct Envelope {
+    /// The thread the event is of: 0, the root (left out), is the one the
+    /// user talks to; a subagent's has a number of its own.
     #[serde(default, skip_serializing_if = "ThreadId::is_root")]
     pub thread: ThreadId,
+    /// The id of the parent's tool call that started this thread (left
+    /// out for the root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_call: Option<String>,
+    /// The thread's turn the event happened in, from 1; 0 before the first.
     #[serde(default)]
     pub turn: u32,
     #[serde(flatten)]
@@ -281,7 +287,7 @@ impl Envelope {
 }
 
 /// A fact from the engine.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A turn began (a user message or a resume).
