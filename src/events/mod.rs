@@ -292,29 +292,30 @@ impl Envelope {
 pub enum Event {
     /// A turn began (a user message or a resume).
     TurnStarted {
+        /// It continues an interrupted turn (`Resume`) instead of a message.
         resumed: bool,
     },
     /// A model request began; `round` counts requests within the turn from 1.
-    RoundStarted {
-        round: u32,
-    },
+    RoundStarted { round: u32 },
     /// A piece of the model's visible reply.
-    TextDelta {
-        text: String,
-    },
+    TextDelta { text: String },
     /// A piece of the model's reasoning (thinking), shown dimmed; not part
     /// of the reply.
-    ReasoningDelta {
-        text: String,
-    },
+    ReasoningDelta { text: String },
     /// The request is being retried; text streamed since `RoundStarted` is void.
     Retrying {
+        /// Which retry this is, from 1.
         attempt: u32,
+        /// How long it waits before the retry.
         delay_ms: u64,
+        /// What failed.
         reason: String,
     },
+    /// A tool call starts (after its approval, if it needed one).
     ToolCallBegin {
+        /// The call's id, as the model gave it: its other events name it.
         id: String,
+        /// The tool's name (`bash`, `edit_file`, `mcp__SERVER__TOOL`).
         name: String,
         /// How to show the call (a line, and a diff for an edit).
         summary: ToolSummary,
@@ -327,16 +328,12 @@ pub enum Event {
         /// Its content, for display.
         plan_item: Option<String>,
     },
-    ToolCallOutputDelta {
-        id: String,
-        chunk: String,
-    },
+    /// A piece of a running call's output, as it comes (a command's).
+    ToolCallOutputDelta { id: String, chunk: String },
     /// How a running call is getting on, in its tool's words (one line;
     /// the latest replaces the one before).
-    ToolCallProgress {
-        id: String,
-        message: String,
-    },
+    ToolCallProgress { id: String, message: String },
+    /// A tool call ended (ran, failed, was refused or interrupted).
     ToolCallEnd {
         id: String,
         name: String,
@@ -345,6 +342,7 @@ pub enum Event {
         /// How it ended, typed.
         outcome: ToolOutcome,
         duration_ms: u64,
+        /// The result as the model gets it (fitted to the context window).
         output: String,
         /// A command's exit code (non-zero: it failed, though the call
         /// itself worked).
@@ -404,18 +402,11 @@ pub enum Event {
     },
     /// How full the context window is after a request: the prompt's tokens
     /// (cached ones included) against the model's window.
-    ContextUsage {
-        used: u64,
-        window: u64,
-    },
+    ContextUsage { used: u64, window: u64 },
     /// The conversation is being compacted (summarised, then rebuilt).
-    CompactionBegin {
-        reason: CompactReason,
-    },
+    CompactionBegin { reason: CompactReason },
     /// A piece of the summary being written.
-    SummaryDelta {
-        text: String,
-    },
+    SummaryDelta { text: String },
     /// Compaction ended. `fallback`: summarising failed, so the oldest tool
     /// outputs were dropped instead.
     CompactionEnd {
@@ -424,33 +415,27 @@ pub enum Event {
         fallback: bool,
     },
     /// A message was queued while a turn runs; it starts the next turn.
-    Queued {
-        text: String,
-    },
+    Queued { text: String },
     /// The model stopped asking for tools. `open_items` counts unfinished plan items.
     TurnComplete {
         stop_reason: StopReason,
         open_items: usize,
     },
+    /// The turn ended early: interrupted, out of `max_turns`, failed or
+    /// stopped by a hook.
     TurnAborted {
         reason: AbortReason,
+        /// What happened, for a person.
         message: String,
         /// What failed, when `reason` is `Failed`.
         error: Option<ErrorKind>,
     },
-    Checkpoint {
-        answer: CheckpointAnswer,
-    },
+    /// The answer to an `Op::Checkpoint`.
+    Checkpoint { answer: CheckpointAnswer },
     /// Something the user must see (the turn may go on or end).
-    Error {
-        kind: ErrorKind,
-        message: String,
-    },
+    Error { kind: ErrorKind, message: String },
     /// A new model client is in place (after `ReloadSettings` or `SetModel`).
-    ModelChanged {
-        provider: String,
-        model: String,
-    },
+    ModelChanged { provider: String, model: String },
     /// `NewSession` took effect: no conversation, no plan.
     SessionReset,
     /// The session being recorded: sent first, and again when `NewSession`
@@ -467,14 +452,10 @@ pub enum Event {
     /// A resumed session's past, as the events a driver saw live (in
     /// order, user messages included, each with its address); follows its
     /// `SessionStarted`.
-    History {
-        events: Vec<Envelope>,
-    },
+    History { events: Vec<Envelope> },
     /// A user message from a resumed session's history (live messages are
     /// shown by the driver that sent them).
-    UserMessage {
-        text: String,
-    },
+    UserMessage { text: String },
     /// A tool call waits for the user's `Op::Approve` (nothing runs
     /// meanwhile; further calls of the turn wait behind it). `command` and
     /// `cwd` are set for `bash`; an edit's diff is in `summary`.
@@ -488,20 +469,12 @@ pub enum Event {
     },
     /// The approval mode in force (sent first and on every change), and
     /// whether `bash` runs in the sandbox in it.
-    ApprovalMode {
-        mode: ApprovalMode,
-        sandboxed: bool,
-    },
+    ApprovalMode { mode: ApprovalMode, sandboxed: bool },
     /// An MCP server's state, as it changes: its tools join the ones
     /// offered at the next model request after it is ready, after them.
-    McpServer {
-        name: String,
-        status: McpStatus,
-    },
+    McpServer { name: String, status: McpStatus },
     /// The task given at start waits for the MCP servers still starting.
-    McpWait {
-        wait: McpWait,
-    },
+    McpWait { wait: McpWait },
     /// The MCP tools of the requests from now on: `offered` of them are
     /// sent in full; past the context budget (`budget` tokens, against
     /// `tokens` for all of them) only `mcp_search` is, and the model loads
@@ -513,14 +486,10 @@ pub enum Event {
         budget: u64,
     },
     /// The session's background jobs, when one starts or ends.
-    Jobs {
-        jobs: Vec<JobInfo>,
-    },
+    Jobs { jobs: Vec<JobInfo> },
     /// The session's skills and custom commands (typed as `/NAME`): sent
     /// at the start when there are any.
-    Catalog {
-        entries: Vec<CatalogEntry>,
-    },
+    Catalog { entries: Vec<CatalogEntry> },
     /// The hooks that run (one line each), and the project's that wait
     /// for the user's approval: sent at the start and when they change.
     Hooks {
@@ -529,9 +498,7 @@ pub enum Event {
     },
     /// A hook ran (its event, command, how it ended and how long it
     /// took); recorded, and shown in the trace.
-    Hook {
-        report: HookReport,
-    },
+    Hook { report: HookReport },
     /// The engine waits for the next op.
     Idle,
 }
