@@ -13,7 +13,7 @@ pub const MAX_IMAGE_BYTES: usize = 3_750_000;
 
 /// An image as the Anthropic wire writes it (`{"type": "base64",
 /// "media_type", "data"}`); the other wires make a data URL of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageSource {
     #[serde(rename = "type")]
     pub kind: String,

@@ -138,7 +138,9 @@ pub fn plausible_tokens(n: u64) -> u64 {
     if n > MAX_PLAUSIBLE_TOKENS { 0 } else { n }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
 pub struct Usage {
     /// Prompt tokens billed at the full input price: for every provider,
     /// the prompt minus what was read from or written to its cache.

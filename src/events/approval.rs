@@ -53,7 +53,7 @@ impl std::fmt::Display for ApprovalMode {
 }
 
 /// The user's answer to an approval request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     /// Run this call.
@@ -66,7 +66,7 @@ pub enum Decision {
 }
 
 /// Why a call waits for the user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalReason {
     /// The mode asks before this kind of call.

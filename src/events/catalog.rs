@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One skill or custom command, typed as `/NAME`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogEntry {
     pub name: String,
     /// What it takes (`argument-hint`), if it says.

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What the user asks of the checkpoints (only while no turn runs).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "do", rename_all = "snake_case")]
 pub enum CheckpointOp {
     /// The points files (and the conversation) can go back to.
@@ -33,7 +33,7 @@ fn yes() -> bool {
 }
 
 /// A point as listed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PointInfo {
     pub id: u32,
     pub label: String,
@@ -42,7 +42,7 @@ pub struct PointInfo {
 }
 
 /// The checkpoints' answer to a [`CheckpointOp`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum CheckpointAnswer {
     /// The points, oldest first; `commands`: command changes are caught
@@ -69,7 +69,7 @@ pub enum CheckpointAnswer {
 }
 
 /// What undo reverts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "to", rename_all = "snake_case")]
 pub enum Target {
     /// The last turn not undone yet.
@@ -81,7 +81,7 @@ pub enum Target {
 }
 
 /// What a restore will do; nothing is written until it is applied.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preview {
     /// What it undoes, in words (`the last turn (to #3)`, `item 2 "Add tests"`).
     pub target: String,
@@ -96,7 +96,7 @@ pub struct Preview {
 }
 
 /// A file a restore writes back (`to: None` removes it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Action {
     pub path: String,
     pub to: Option<Entry>,
@@ -112,7 +112,7 @@ pub struct Action {
 }
 
 /// A file a restore leaves alone, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Conflict {
     pub path: String,
     pub why: String,
@@ -120,7 +120,7 @@ pub struct Conflict {
 
 /// A path's state in a snapshot: its content's reference and its mode
 /// (`0o100644`, `0o100755`, `0o120000` for a symlink).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub blob: String,
     pub mode: u32,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a hook's run came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HookResult {
     /// Exit 0: it went on (or allowed, or answered in JSON).
@@ -23,7 +23,7 @@ pub enum HookResult {
 }
 
 /// One run of a hook.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookReport {
     /// The event's name (`PreToolUse`, `ItemCompleting`, …).
     pub event: String,

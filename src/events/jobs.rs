@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One background job.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobInfo {
     pub id: u32,
     pub command: String,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where an MCP server is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum McpStatus {
     Starting,
@@ -38,7 +38,7 @@ pub enum McpStatus {
 /// A task given at start waits, before its first request, for the MCP
 /// servers still starting (each at most its startup timeout; the user may
 /// skip the wait, `McpAction::SkipWait`), then starts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum McpWait {
     /// Waiting for these servers.
@@ -54,7 +54,7 @@ pub enum McpWait {
 }
 
 /// What the user asks of the MCP servers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum McpAction {
     /// Approve this project's `.mcp.json` servers (remembered for the

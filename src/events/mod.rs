@@ -20,6 +20,7 @@ mod hook;
 mod jobs;
 mod mcp;
 mod outcome;
+pub mod schema;
 mod thread;
 pub use approval::{ApprovalMode, ApprovalReason, Decision};
 pub use catalog::CatalogEntry;
@@ -32,7 +33,7 @@ pub use thread::ThreadId;
 
 /// A request to the engine. Plain data: it serialises, so a driver may live
 /// in another process.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// A user message: starts a turn, or is queued until the running turn ends.
@@ -90,7 +91,7 @@ pub enum Op {
 }
 
 /// Why the model stopped, whatever the provider called it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// It finished its reply.
@@ -132,7 +133,7 @@ impl std::fmt::Display for StopReason {
 
 /// What kind of failure an `Error` or a failed turn was: drivers decide by
 /// this, never by the message text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// A setting is missing or wrong (also: a model client could not be built).
@@ -182,7 +183,7 @@ pub enum ErrorKind {
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSummary {
     /// The arguments in one short line (the command, the path).
     pub line: String,
@@ -190,7 +191,7 @@ pub struct ToolSummary {
 }
 
 /// What a tool call's detail view shows besides its output.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolDetail {
     /// Just the output.
@@ -227,7 +228,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// Why the conversation is compacted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactReason {
     /// The next request would pass `compact_at` of the window.
@@ -239,7 +240,7 @@ pub enum CompactReason {
 }
 
 /// Why a turn ended early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     Interrupted,
@@ -254,12 +255,17 @@ pub enum AbortReason {
 /// happened in (from 1; 0 before the first turn). On the wire the event's
 /// fields sit beside the address (`{"thread":1,"turn":2,"type":…}`); the
 /// root thread's number is left out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize)]
 pub struct Envelope {
+    /// The thread the event is of: 0, the root (left out), is the one the
+    /// user talks to; a subagent's has a number of its own.
     #[serde(default, skip_serializing_if = "ThreadId::is_root")]
     pub thread: ThreadId,
+    /// The id of the parent's tool call that started this thread (left
+    /// out for the root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_call: Option<String>,
+    /// The thread's turn the event happened in, from 1; 0 before the first.
     #[serde(default)]
     pub turn: u32,
     #[serde(flatten)]
@@ -281,34 +287,35 @@ impl Envelope {
 }
 
 /// A fact from the engine.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A turn began (a user message or a resume).
     TurnStarted {
+        /// It continues an interrupted turn (`Resume`) instead of a message.
         resumed: bool,
     },
     /// A model request began; `round` counts requests within the turn from 1.
-    RoundStarted {
-        round: u32,
-    },
+    RoundStarted { round: u32 },
     /// A piece of the model's visible reply.
-    TextDelta {
-        text: String,
-    },
+    TextDelta { text: String },
     /// A piece of the model's reasoning (thinking), shown dimmed; not part
     /// of the reply.
-    ReasoningDelta {
-        text: String,
-    },
+    ReasoningDelta { text: String },
     /// The request is being retried; text streamed since `RoundStarted` is void.
     Retrying {
+        /// Which retry this is, from 1.
         attempt: u32,
+        /// How long it waits before the retry.
         delay_ms: u64,
+        /// What failed.
         reason: String,
     },
+    /// A tool call starts (after its approval, if it needed one).
     ToolCallBegin {
+        /// The call's id, as the model gave it: its other events name it.
         id: String,
+        /// The tool's name (`bash`, `edit_file`, `mcp__SERVER__TOOL`).
         name: String,
         /// How to show the call (a line, and a diff for an edit).
         summary: ToolSummary,
@@ -321,16 +328,12 @@ pub enum Event {
         /// Its content, for display.
         plan_item: Option<String>,
     },
-    ToolCallOutputDelta {
-        id: String,
-        chunk: String,
-    },
+    /// A piece of a running call's output, as it comes (a command's).
+    ToolCallOutputDelta { id: String, chunk: String },
     /// How a running call is getting on, in its tool's words (one line;
     /// the latest replaces the one before).
-    ToolCallProgress {
-        id: String,
-        message: String,
-    },
+    ToolCallProgress { id: String, message: String },
+    /// A tool call ended (ran, failed, was refused or interrupted).
     ToolCallEnd {
         id: String,
         name: String,
@@ -339,6 +342,7 @@ pub enum Event {
         /// How it ended, typed.
         outcome: ToolOutcome,
         duration_ms: u64,
+        /// The result as the model gets it (fitted to the context window).
         output: String,
         /// A command's exit code (non-zero: it failed, though the call
         /// itself worked).
@@ -398,18 +402,11 @@ pub enum Event {
     },
     /// How full the context window is after a request: the prompt's tokens
     /// (cached ones included) against the model's window.
-    ContextUsage {
-        used: u64,
-        window: u64,
-    },
+    ContextUsage { used: u64, window: u64 },
     /// The conversation is being compacted (summarised, then rebuilt).
-    CompactionBegin {
-        reason: CompactReason,
-    },
+    CompactionBegin { reason: CompactReason },
     /// A piece of the summary being written.
-    SummaryDelta {
-        text: String,
-    },
+    SummaryDelta { text: String },
     /// Compaction ended. `fallback`: summarising failed, so the oldest tool
     /// outputs were dropped instead.
     CompactionEnd {
@@ -418,33 +415,27 @@ pub enum Event {
         fallback: bool,
     },
     /// A message was queued while a turn runs; it starts the next turn.
-    Queued {
-        text: String,
-    },
+    Queued { text: String },
     /// The model stopped asking for tools. `open_items` counts unfinished plan items.
     TurnComplete {
         stop_reason: StopReason,
         open_items: usize,
     },
+    /// The turn ended early: interrupted, out of `max_turns`, failed or
+    /// stopped by a hook.
     TurnAborted {
         reason: AbortReason,
+        /// What happened, for a person.
         message: String,
         /// What failed, when `reason` is `Failed`.
         error: Option<ErrorKind>,
     },
-    Checkpoint {
-        answer: CheckpointAnswer,
-    },
+    /// The answer to an `Op::Checkpoint`.
+    Checkpoint { answer: CheckpointAnswer },
     /// Something the user must see (the turn may go on or end).
-    Error {
-        kind: ErrorKind,
-        message: String,
-    },
+    Error { kind: ErrorKind, message: String },
     /// A new model client is in place (after `ReloadSettings` or `SetModel`).
-    ModelChanged {
-        provider: String,
-        model: String,
-    },
+    ModelChanged { provider: String, model: String },
     /// `NewSession` took effect: no conversation, no plan.
     SessionReset,
     /// The session being recorded: sent first, and again when `NewSession`
@@ -461,14 +452,10 @@ pub enum Event {
     /// A resumed session's past, as the events a driver saw live (in
     /// order, user messages included, each with its address); follows its
     /// `SessionStarted`.
-    History {
-        events: Vec<Envelope>,
-    },
+    History { events: Vec<Envelope> },
     /// A user message from a resumed session's history (live messages are
     /// shown by the driver that sent them).
-    UserMessage {
-        text: String,
-    },
+    UserMessage { text: String },
     /// A tool call waits for the user's `Op::Approve` (nothing runs
     /// meanwhile; further calls of the turn wait behind it). `command` and
     /// `cwd` are set for `bash`; an edit's diff is in `summary`.
@@ -482,20 +469,12 @@ pub enum Event {
     },
     /// The approval mode in force (sent first and on every change), and
     /// whether `bash` runs in the sandbox in it.
-    ApprovalMode {
-        mode: ApprovalMode,
-        sandboxed: bool,
-    },
+    ApprovalMode { mode: ApprovalMode, sandboxed: bool },
     /// An MCP server's state, as it changes: its tools join the ones
     /// offered at the next model request after it is ready, after them.
-    McpServer {
-        name: String,
-        status: McpStatus,
-    },
+    McpServer { name: String, status: McpStatus },
     /// The task given at start waits for the MCP servers still starting.
-    McpWait {
-        wait: McpWait,
-    },
+    McpWait { wait: McpWait },
     /// The MCP tools of the requests from now on: `offered` of them are
     /// sent in full; past the context budget (`budget` tokens, against
     /// `tokens` for all of them) only `mcp_search` is, and the model loads
@@ -507,14 +486,10 @@ pub enum Event {
         budget: u64,
     },
     /// The session's background jobs, when one starts or ends.
-    Jobs {
-        jobs: Vec<JobInfo>,
-    },
+    Jobs { jobs: Vec<JobInfo> },
     /// The session's skills and custom commands (typed as `/NAME`): sent
     /// at the start when there are any.
-    Catalog {
-        entries: Vec<CatalogEntry>,
-    },
+    Catalog { entries: Vec<CatalogEntry> },
     /// The hooks that run (one line each), and the project's that wait
     /// for the user's approval: sent at the start and when they change.
     Hooks {
@@ -523,9 +498,7 @@ pub enum Event {
     },
     /// A hook ran (its event, command, how it ended and how long it
     /// took); recorded, and shown in the trace.
-    Hook {
-        report: HookReport,
-    },
+    Hook { report: HookReport },
     /// The engine waits for the next op.
     Idle,
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a tool call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Ok,
@@ -14,7 +14,7 @@ pub enum ToolStatus {
 
 /// How a tool call ended, typed: drivers and the engine decide by this,
 /// never by the text of the output (which is what the model reads).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolOutcome {
     /// It ran (a command that exited non-zero ran too: see `exit_code`).
@@ -66,7 +66,7 @@ pub const INTERRUPTED: &str = "Error: interrupted by the user before this tool f
 pub const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
 
 /// What kind of failure a failed call was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Failure {
     /// The input did not match the tool's schema.
@@ -82,7 +82,7 @@ pub enum Failure {
 }
 
 /// Who refused a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Refuser {
     /// The approval mode (read-only; auto without a sandbox).

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::{TodoItem, TodoStatus};
 
 /// An item whose text changed while it kept its identity.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reworded {
     pub from: String,
     pub to: String,
@@ -21,7 +21,7 @@ pub struct Reworded {
 
 /// What changed between two plans; each entry is an item's content (its
 /// new content, for items still in the plan).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanDiff {
     pub added: Vec<String>,
     pub removed: Vec<String>,

@@ -11,7 +11,9 @@ use super::store::TodoManager;
 use super::{PlanDiff, PlanError, TodoItem, TodoStatus};
 
 /// Who made a plan revision.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Author {
     /// The model, with `todo_write`.
@@ -42,7 +44,7 @@ impl Author {
 
 /// One change the user makes to the plan. Positions (`n`, `after`, `to`)
 /// count from 1.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "edit", rename_all = "snake_case")]
 pub enum PlanEdit {
     /// A new pending item after item `after` (0: at the top; `None`: at the end).

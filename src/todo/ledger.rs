@@ -16,7 +16,7 @@ use crate::chat::Usage;
 use crate::pricing::Price;
 
 /// One item's account.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ItemStats {
     pub id: String,
     pub content: String,
