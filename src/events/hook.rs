@@ -27,12 +27,17 @@ pub enum HookResult {
 pub struct HookReport {
     /// The event's name (`PreToolUse`, `ItemCompleting`, …).
     pub event: String,
+    /// The hook's command line.
     pub command: String,
     /// What it concerned: the tool, the item, the prompt's start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// How it came out.
     pub result: HookResult,
+    /// Its exit code; null when it did not exit (a signal, its timeout,
+    /// an interrupt, a failure to start).
     pub exit_code: Option<i32>,
+    /// How long it ran, in milliseconds.
     pub duration_ms: u64,
     /// Why it blocked (its stderr or reason), or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

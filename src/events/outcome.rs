@@ -7,8 +7,11 @@ use serde::{Deserialize, Serialize};
 #[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
+    /// It ran (a command may still have exited non-zero).
     Ok,
+    /// It failed or was refused.
     Error,
+    /// It was interrupted, or never started.
     Interrupted,
 }
 
@@ -20,15 +23,29 @@ pub enum ToolOutcome {
     /// It ran (a command that exited non-zero ran too: see `exit_code`).
     Ok,
     /// It ran, or tried to, and failed.
-    Failed { failure: Failure },
+    Failed {
+        /// What kind of failure.
+        failure: Failure,
+    },
     /// It was not run: `by` refused it, for `reason` (what the user sees).
-    Refused { by: Refuser, reason: String },
+    Refused {
+        /// Who refused it.
+        by: Refuser,
+        /// Why, as the user sees it.
+        reason: String,
+    },
     /// The user interrupted it; `partial`: it had output by then (in the
     /// result).
-    Interrupted { partial: bool },
+    Interrupted {
+        /// It had output by then (in the result).
+        partial: bool,
+    },
     /// It ran in the sandbox, which stopped it at `what` (a path outside
     /// the writable set, or the network).
-    SandboxBlocked { what: String },
+    SandboxBlocked {
+        /// What the sandbox stopped it at (a path, or the network).
+        what: String,
+    },
     /// The turn was interrupted before it started.
     NotRun,
 }

@@ -36,8 +36,11 @@ pub const TODOS_SHAPE: &str = r#"[{"content": "Run tests", "activeForm": "Runnin
 #[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
+    /// Not started.
     Pending,
+    /// Being worked on (at most one item at a time).
     InProgress,
+    /// Done.
     Completed,
 }
 
@@ -83,9 +86,14 @@ impl std::fmt::Display for TodoStatus {
 
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TodoItem {
+    /// Its id, unique in the plan: it keeps it when reworded or moved.
     pub id: String,
+    /// The step, in the imperative (`Run tests`).
     pub content: String,
+    /// Where it is.
     pub status: TodoStatus,
+    /// The step in the present tense (`Running tests`), shown while it
+    /// is in progress.
     #[serde(rename = "activeForm")]
     pub active_form: String,
 }
