@@ -360,6 +360,18 @@ impl Cli {
     }
 }
 
+/// The top-level flags' long names (`--max-tokens`), hidden ones left out:
+/// the configuration reference shows the flag of each key of that name.
+pub fn setting_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter_map(|a| a.get_long())
+        .map(|long| format!("--{long}"))
+        .collect()
+}
+
 fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
     ApprovalMode::parse(text).ok_or_else(|| {
         let all: Vec<&str> = ApprovalMode::ALL.iter().map(|m| m.as_str()).collect();

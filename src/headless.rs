@@ -14,54 +14,13 @@ use crate::todo::{Author, PlanDiff};
 
 mod children;
 mod notes;
+mod result_line;
+pub use result_line::{Outcome, PlanProgress, ResultLine, result_schema};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
     Text,
     Jsonl,
-}
-
-/// How a headless run ended, and the process exit code that says so.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Completed,
-    /// The model stopped with plan items still open.
-    OpenItems,
-    Failed,
-    MaxTurns,
-    /// Ctrl+C twice.
-    Interrupted,
-    /// SIGTERM: the running tool was stopped.
-    Terminated,
-    /// SIGHUP (the terminal went away): the running tool was stopped.
-    HungUp,
-}
-
-impl Outcome {
-    /// The name the jsonl `result` line gives it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "completed",
-            Outcome::OpenItems => "open_items",
-            Outcome::Failed => "failed",
-            Outcome::MaxTurns => "max_turns",
-            Outcome::Interrupted => "interrupted",
-            Outcome::Terminated => "terminated",
-            Outcome::HungUp => "hung_up",
-        }
-    }
-
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Outcome::Completed => 0,
-            Outcome::OpenItems => 4,
-            Outcome::Failed => 1,
-            Outcome::MaxTurns => 3,
-            Outcome::Interrupted => 130,
-            Outcome::Terminated => 143,
-            Outcome::HungUp => 129,
-        }
-    }
 }
 
 pub struct Printer<O: Write, E: Write> {
@@ -218,16 +177,18 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             OutputFormat::Jsonl => {
                 let cost = total_cost(&result.by_model);
-                let line = serde_json::json!({
-                    "type": "result",
-                    "exit_reason": result.outcome.as_str(),
-                    "exit_code": result.outcome.exit_code(),
-                    "session_id": self.session,
-                    "plan": {"completed": self.plan.0, "total": self.plan.1},
-                    "usage": all,
-                    "cost_usd": cost,
-                    "duration_ms": result.duration_ms,
-                });
+                let line = ResultLine {
+                    exit_reason: result.outcome,
+                    exit_code: result.outcome.exit_code(),
+                    session_id: self.session.clone(),
+                    plan: PlanProgress {
+                        completed: self.plan.0,
+                        total: self.plan.1,
+                    },
+                    usage: all,
+                    cost_usd: cost,
+                    duration_ms: result.duration_ms,
+                };
                 serde_json::to_writer(&mut self.out, &line)?;
                 self.out.write_all(b"\n")?;
                 self.out.flush()?;

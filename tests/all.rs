@@ -31,6 +31,7 @@ mod containment;
 mod crash_leftovers;
 mod crash_output;
 mod docs;
+mod docs_generated;
 mod engine_anthropic;
 mod engine_openai;
 mod engine_responses;

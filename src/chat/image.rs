@@ -13,10 +13,13 @@ pub const MAX_IMAGE_BYTES: usize = 3_750_000;
 
 /// An image as the Anthropic wire writes it (`{"type": "base64",
 /// "media_type", "data"}`); the other wires make a data URL of it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageSource {
+    /// How `data` is encoded: `base64`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The image's MIME type: `image/png`, `image/jpeg`, `image/gif` or
+    /// `image/webp`.
     pub media_type: String,
     /// Base64 of the bytes.
     pub data: String,

@@ -138,14 +138,19 @@ pub fn plausible_tokens(n: u64) -> u64 {
     if n > MAX_PLAUSIBLE_TOKENS { 0 } else { n }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
 pub struct Usage {
     /// Prompt tokens billed at the full input price: for every provider,
     /// the prompt minus what was read from or written to its cache.
     pub input_tokens: u64,
+    /// Tokens the model wrote.
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
     #[serde(default)]
     pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
     #[serde(default)]
     pub cache_write_tokens: u64,
 }

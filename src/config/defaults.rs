@@ -2,7 +2,7 @@
 //! flag, variable, profile or file says otherwise, and what the engine's
 //! and the tools' own `Default`s start from (a test or an embedder that
 //! builds an engine without settings gets the same numbers). The
-//! reference (`docs/config.md`) shows them as `waypoint config` does.
+//! reference (`docs/src/reference/config.md`) shows them as `waypoint config` does.
 
 /// Output tokens asked for per model request.
 pub const MAX_TOKENS: u32 = 8192;

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::env_vars::env_vars;
 use super::{ConfigError, Layer, Source, Sourced};
 use crate::events::ApprovalMode;
 
@@ -15,15 +16,18 @@ pub(super) struct Layers<'a> {
     pub(super) env: &'a dyn Fn(&str) -> Option<String>,
     pub(super) profile: Option<(&'a str, &'a Layer)>,
     pub(super) file: Option<(&'a Path, &'a Layer)>,
+    /// The provider in use's prefix of its variables (`ANTHROPIC`).
+    pub(super) prefix: &'static str,
 }
 
 impl Layers<'_> {
-    /// The first layer that sets the value: flag, env vars (in order), profile, file, default.
+    /// The first layer that sets the value of `key`: flag, its env vars
+    /// (in the order of [`super::ENV_VARS`]), profile, file, default.
     pub(super) fn pick<T: Clone>(
         &self,
         flag: &'static str,
         get: impl Fn(&Layer) -> Option<T>,
-        env_vars: &[&str],
+        key: &str,
         parse: impl Fn(&str) -> Result<T, String>,
         default: T,
     ) -> Result<Sourced<T>, ConfigError> {
@@ -33,16 +37,16 @@ impl Layers<'_> {
                 source: Source::Flag(flag),
             });
         }
-        for var in env_vars {
-            if let Some(raw) = (self.env)(var).filter(|v| !v.trim().is_empty()) {
+        for var in env_vars(key, self.prefix) {
+            if let Some(raw) = (self.env)(&var).filter(|v| !v.trim().is_empty()) {
                 let value = parse(raw.trim()).map_err(|message| ConfigError::Env {
-                    var: var.to_string(),
+                    var: var.clone(),
                     value: raw.clone(),
                     message,
                 })?;
                 return Ok(Sourced {
                     value,
-                    source: Source::Env(var.to_string()),
+                    source: Source::Env(var),
                 });
             }
         }
@@ -70,16 +74,16 @@ impl Layers<'_> {
 }
 
 impl Layers<'_> {
-    /// A whole number: the flag, the variable `var`, the profile, the file
-    /// or `default`.
+    /// A whole number: the flag, the variables of `key`, the profile, the
+    /// file or `default`.
     pub(super) fn number<T: Clone + std::str::FromStr>(
         &self,
         flag: &'static str,
         get: impl Fn(&Layer) -> Option<T>,
-        var: &str,
+        key: &str,
         default: T,
     ) -> Result<Sourced<T>, ConfigError> {
-        self.pick(flag, get, &[var], number, default)
+        self.pick(flag, get, key, number, default)
     }
 }
 

@@ -280,6 +280,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         env: inputs.env,
         profile,
         file,
+        prefix: "ANTHROPIC",
     };
     let Connection {
         provider,
@@ -295,7 +296,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         max_tokens: layers.number(
             "--max-tokens",
             |l| l.max_tokens,
-            "WAYPOINT_MAX_TOKENS",
+            "max_tokens",
             defaults::MAX_TOKENS,
         )?,
         max_turns,
@@ -306,51 +307,51 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         output_cap: layers.number(
             "--output-cap",
             |l| l.output_cap,
-            "WAYPOINT_OUTPUT_CAP",
+            "output_cap",
             defaults::OUTPUT_CAP,
         )?,
         context_window: layers.number(
             "--context-window",
             |l| l.context_window,
-            "WAYPOINT_CONTEXT_WINDOW",
+            "context_window",
             0,
         )?,
         compact_at: layers.pick(
             "--compact-at",
             |l| l.compact_at,
-            &["WAYPOINT_COMPACT_AT"],
+            "compact_at",
             share,
             defaults::COMPACT_AT,
         )?,
         max_retries: layers.number(
             "--max-retries",
             |l| l.max_retries,
-            "WAYPOINT_MAX_RETRIES",
+            "max_retries",
             defaults::MAX_RETRIES,
         )?,
         stream_idle_timeout: layers.number(
             "--stream-idle-timeout",
             |l| l.stream_idle_timeout,
-            "WAYPOINT_STREAM_IDLE_TIMEOUT",
+            "stream_idle_timeout",
             defaults::STREAM_IDLE_TIMEOUT,
         )?,
         thinking_budget: layers.number(
             "--thinking-budget",
             |l| l.thinking_budget,
-            "WAYPOINT_THINKING_BUDGET",
+            "thinking_budget",
             0,
         )?,
         approval: layers.pick(
             "--approval",
             |l| l.approval.map(Some),
-            &["WAYPOINT_APPROVAL"],
+            "approval",
             approval,
             None,
         )?,
         plan_file: layers.pick(
             "--plan-file",
             |l| l.plan_file.clone().map(Some),
-            &["WAYPOINT_PLAN_FILE"],
+            "plan_file",
             |s| text(s).map(Some),
             None,
         )?,
@@ -394,21 +395,16 @@ fn turn_limits(layers: Layers<'_>) -> Result<Three, ConfigError> {
         layers.number(
             "--max-turns",
             |l| l.max_turns,
-            "WAYPOINT_MAX_TURNS",
+            "max_turns",
             defaults::MAX_TURNS,
         )?,
         layers.number(
             "--nag-every",
             |l| l.nag_every,
-            "WAYPOINT_NAG_EVERY",
+            "nag_every",
             defaults::NAG_EVERY,
         )?,
-        layers.number(
-            "--nag-max",
-            |l| l.nag_max,
-            "WAYPOINT_NAG_MAX",
-            defaults::NAG_MAX,
-        )?,
+        layers.number("--nag-max", |l| l.nag_max, "nag_max", defaults::NAG_MAX)?,
     ))
 }
 
@@ -418,13 +414,13 @@ fn bash_limits(layers: Layers<'_>) -> Result<(Sourced<u64>, Sourced<u64>), Confi
     let timeout = layers.number(
         "--bash-timeout",
         |l| l.bash_timeout,
-        "WAYPOINT_BASH_TIMEOUT",
+        "bash_timeout",
         defaults::BASH_TIMEOUT,
     )?;
     let after = layers.number(
         "--auto-background-after",
         |l| l.auto_background_after,
-        "WAYPOINT_AUTO_BACKGROUND_AFTER",
+        "auto_background_after",
         0,
     )?;
     Ok((timeout, after))
@@ -511,8 +507,11 @@ fn profile<'a>(
     profiles: &[String],
 ) -> Result<Option<(String, &'a Layer)>, ConfigError> {
     let asked = inputs.profile.clone();
-    let Some(name) = asked.or_else(|| (inputs.env)("WAYPOINT_PROFILE").filter(|p| !p.is_empty()))
-    else {
+    let from_env = || {
+        let var = env_vars::env_vars("profile", "").pop()?;
+        (inputs.env)(&var).filter(|p| !p.is_empty())
+    };
+    let Some(name) = asked.or_else(from_env) else {
         return Ok(None);
     };
     let Some(file) = file else {
@@ -540,19 +539,22 @@ fn theme(layers: Layers<'_>) -> Result<Sourced<Theme>, ConfigError> {
         let source = Source::Flag("--theme");
         return Ok(Sourced { value, source });
     }
-    if (layers.env)("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-        let source = Source::Env("NO_COLOR".into());
+    if let Some(var) = env_vars::env_vars("theme", "").pop()
+        && (layers.env)(&var).is_some_and(|v| !v.is_empty())
+    {
+        let source = Source::Env(var);
         let value = Theme::NoColor;
         return Ok(Sourced { value, source });
     }
     let no_env = |_: &str| Err(String::new());
-    layers.pick("--theme", |l| l.theme, &[], no_env, Theme::Auto)
+    layers.pick("--theme", |l| l.theme, "", no_env, Theme::Auto)
 }
 
 mod approvals;
 pub mod claude;
 pub mod defaults;
 mod describe;
+mod env_vars;
 mod file;
 mod hooks;
 mod kinds;
@@ -579,6 +581,7 @@ pub use safety::SandboxLayer;
 pub use task::{TaskLayer, TaskLimits};
 
 pub use describe::mask;
+pub use env_vars::ENV_VARS;
 
 #[cfg(test)]
 mod tests {

@@ -27,7 +27,7 @@ pub(super) fn connection(layers: Layers<'_>) -> Result<Connection, ConfigError> 
     let provider = layers.pick(
         "--provider",
         |l| l.provider,
-        &["WAYPOINT_PROVIDER"],
+        "provider",
         |s| ProviderKind::parse(s).ok_or_else(|| "expected anthropic, openai or scripted".into()),
         ProviderKind::Anthropic,
     )?;
@@ -46,37 +46,35 @@ pub(super) fn connection(layers: Layers<'_>) -> Result<Connection, ConfigError> 
             .profile
             .filter(|(_, l)| l.provider.unwrap_or(top_provider) == provider.value),
         file: layers.file.filter(|_| top_provider == provider.value),
+        prefix,
         ..layers
     };
-    let model_var = format!("{prefix}_MODEL");
-    let url_var = format!("{prefix}_BASE_URL");
-    let key_var = format!("{prefix}_API_KEY");
     let model = conn.pick(
         "--model",
         |l| l.model.clone(),
-        &["WAYPOINT_MODEL", &model_var],
+        "model",
         text,
         default_model.into(),
     )?;
     let base_url = conn.pick(
         "--base-url",
         |l| l.base_url.clone(),
-        &[&url_var],
+        "base_url",
         text,
         default_url.into(),
     )?;
-    let api_key = conn.pick("", |l| l.api_key.clone(), &[&key_var], text, String::new())?;
+    let api_key = conn.pick("", |l| l.api_key.clone(), "api_key", text, String::new())?;
     let wire = conn.pick(
         "--wire",
         |l| l.wire,
-        &["WAYPOINT_WIRE"],
+        "wire",
         |s| WireKind::parse(s).ok_or_else(|| "expected auto, chat or responses".into()),
         WireKind::Auto,
     )?;
     let images = conn.pick(
         "",
         |l| l.images.map(Some),
-        &["WAYPOINT_IMAGES"],
+        "images",
         |s| match s.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Ok(Some(true)),
             "0" | "false" | "no" | "off" => Ok(Some(false)),

@@ -1,19 +1,21 @@
 //! The config file's schema and reference, made from the settings types
-//! (schemars): `docs/config.schema.json` for editors (a TOML language
-//! server reads it from a `#:schema` line) and `docs/config.md` for people.
-//! A key added to a settings type, with its doc comment, is in both, and in
-//! `waypoint config`, without another line written: a test checks the
-//! committed files against the types (`WAYPOINT_BLESS=1 cargo test --lib
-//! config::schema` writes them anew) and that `waypoint config` names
-//! every key.
+//! (schemars): `docs/src/reference/config.schema.json` for editors (a TOML
+//! language server reads it from a `#:schema` line) and
+//! `docs/src/reference/config.md` for people, with each key's flag and
+//! environment variables. A key added to a settings type, with its doc
+//! comment, is in both, and in `waypoint config`, without another line
+//! written: `tests/docs_generated.rs` checks the committed files against
+//! the types (`WAYPOINT_BLESS=1 cargo test --test all docs_generated::`
+//! writes them anew), and a test here that `waypoint config` names every
+//! key.
 
 use serde_json::{Map, Value};
 
 use super::Layer;
 
 /// Where the generated files live, from the repository's root.
-pub const SCHEMA_FILE: &str = "docs/config.schema.json";
-pub const REFERENCE_FILE: &str = "docs/config.md";
+pub const SCHEMA_FILE: &str = "docs/src/reference/config.schema.json";
+pub const REFERENCE_FILE: &str = "docs/src/reference/config.md";
 
 /// The JSON schema of the config file (a [`Layer`], with its profiles).
 pub fn schema() -> Value {
@@ -160,35 +162,61 @@ fn kind(schema: &Value, defs: &Map<String, Value>) -> String {
 }
 
 /// The reference page: every key with what it takes, its default (as an
-/// empty configuration resolves it) and its doc comment.
-pub fn reference_text() -> String {
+/// empty configuration resolves it), the flag that sets it (of `flags`,
+/// the command line's long flags: `--max-tokens` sets `max_tokens`), the
+/// environment variables it is read from ([`super::ENV_VARS`]) and its
+/// doc comment.
+pub fn reference_text(flags: &[String]) -> String {
     let defaults = defaults();
     let mut out = String::from(
         "# Configuration reference\n\n\
-         Generated from the settings types (`src/config/`) by `cargo test`; do not edit by hand. \
          The file is `~/.config/waypoint/config.toml` (`waypoint config` prints the path and \
          every effective value with where it came from); a `[profile.NAME]` table takes any \
-         top-level key, chosen with `--profile NAME`. The JSON schema of the same keys is \
-         [`config.schema.json`](config.schema.json).\n\n\
-         | Key | Takes | Default | What it is |\n|---|---|---|---|\n",
+         top-level key, chosen with `--profile NAME`. A flag wins over the environment, which \
+         wins over the profile, then the file; of a key's variables the first set one wins \
+         (`ANTHROPIC_…` or `OPENAI_…`: the provider in use's). The JSON schema of the same keys \
+         is [`config.schema.json`](config.schema.json).\n\n\
+         | Key | Takes | Default | Flag | Env | What it is |\n|---|---|---|---|---|---|\n",
     );
-    fn rows(keys: &[Key], defaults: &[(String, String)], out: &mut String) {
+    let mut all = Vec::new();
+    fn walk<'a>(keys: &'a [Key], all: &mut Vec<&'a Key>) {
         for key in keys {
-            let default = defaults
-                .iter()
-                .find(|(k, _)| *k == key.path)
-                .map_or(String::new(), |(_, v)| format!("`{v}`"));
-            out.push_str(&format!(
-                "| `{}` | {} | {} | {} |\n",
-                key.path,
-                key.kind.replace('|', "\\|"),
-                default.replace('|', "\\|"),
-                key.about.replace('|', "\\|"),
-            ));
-            rows(&key.children, defaults, out);
+            all.push(key);
+            walk(&key.children, all);
         }
     }
-    rows(&keys(), &defaults, &mut out);
+    let keys = keys();
+    walk(&keys, &mut all);
+    let code = |s: &str| format!("`{s}`");
+    for key in all {
+        let default = defaults
+            .iter()
+            .find(|(k, _)| *k == key.path)
+            .map_or(String::new(), |(_, v)| code(v));
+        let flag = format!("--{}", key.path.replace('_', "-"));
+        let flag = if flags.contains(&flag) {
+            code(&flag)
+        } else {
+            String::new()
+        };
+        let mut vars: Vec<String> = Vec::new();
+        for prefix in super::env_vars::PREFIXES {
+            for var in super::env_vars::env_vars(&key.path, prefix) {
+                if !vars.contains(&var) {
+                    vars.push(var);
+                }
+            }
+        }
+        let vars: Vec<String> = vars.iter().map(|v| code(v)).collect();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {flag} | {} | {} |\n",
+            key.path,
+            key.kind.replace('|', "\\|"),
+            default.replace('|', "\\|"),
+            vars.join(", "),
+            key.about.replace('|', "\\|"),
+        ));
+    }
     out
 }
 
@@ -223,31 +251,9 @@ pub fn defaults() -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    /// The committed file at `path` is `generated`; with
-    /// `WAYPOINT_BLESS=1` it is written anew instead.
-    fn committed(path: &str, generated: &str) {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-        if std::env::var_os("WAYPOINT_BLESS").is_some() {
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, generated).unwrap();
-            return;
-        }
-        let on_disk = std::fs::read_to_string(&file).unwrap_or_default();
-        assert!(
-            on_disk == generated,
-            "{path} is not what the settings types make; run `WAYPOINT_BLESS=1 cargo test --lib config::schema` and commit it"
-        );
-    }
-
-    #[test]
-    fn the_committed_schema_and_reference_are_made_from_the_types() {
-        committed(SCHEMA_FILE, &schema_text());
-        committed(REFERENCE_FILE, &reference_text());
-    }
-
     /// What makes a key added to [`Layer`] (with its doc comment) show in
     /// all three places: the schema and the reference are made from the
-    /// type (and checked above), and `waypoint config` names every key the
+    /// type (and checked by `tests/docs_generated.rs`), and `waypoint config` names every key the
     /// type has, from a line of its own or from what the file says.
     #[test]
     fn waypoint_config_names_every_key_of_the_file() {
@@ -317,7 +323,14 @@ mod tests {
                 .any(|k| k.path == "mcp_servers.NAME.url"),
             "{servers:?}"
         );
-        let reference = reference_text();
+        let reference = reference_text(&["--model".to_string()]);
+        assert!(
+            reference.contains("| `model` |")
+                && reference.contains(
+                    "| `--model` | `WAYPOINT_MODEL`, `ANTHROPIC_MODEL`, `OPENAI_MODEL` |"
+                ),
+            "{reference}"
+        );
         let mut all = Vec::new();
         fn walk<'a>(keys: &'a [Key], all: &mut Vec<&'a Key>) {
             for key in keys {

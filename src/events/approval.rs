@@ -70,7 +70,7 @@ impl std::fmt::Display for ApprovalMode {
 }
 
 /// The user's answer to an approval request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     /// Run this call.
@@ -79,22 +79,38 @@ pub enum Decision {
     /// command's first words, or this file).
     Always,
     /// Do not run it; the model reads the reason.
-    Refuse { reason: Option<String> },
+    Refuse {
+        /// Why, told to the model (left out or null: no reason given).
+        reason: Option<String>,
+    },
 }
 
 /// Why a call waits for the user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalReason {
     /// The mode asks before this kind of call.
     Mode,
     /// It ran in the sandbox and was stopped by it: run it outside?
-    SandboxBlocked { what: String },
+    SandboxBlocked {
+        /// What the sandbox stopped it at (a path outside the writable
+        /// set, or the network).
+        what: String,
+    },
     /// Deny rules exist and the command cannot be checked against them
     /// (`why`: a program made by an expansion, a shell reading stdin, …).
-    Unfollowable { why: String },
+    Unfollowable {
+        /// Why the command cannot be checked, in words.
+        why: String,
+    },
     /// The running tool asks `question` itself (an MCP server, a subagent).
-    Tool { question: String },
+    Tool {
+        /// The tool's question, in its words.
+        question: String,
+    },
     /// An ask rule names the call: asked whatever allow rules and mode say.
-    Rule { rule: String },
+    Rule {
+        /// The ask rule, as written in the settings.
+        rule: String,
+    },
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a hook's run came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HookResult {
     /// Exit 0: it went on (or allowed, or answered in JSON).
@@ -23,16 +23,21 @@ pub enum HookResult {
 }
 
 /// One run of a hook.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookReport {
     /// The event's name (`PreToolUse`, `ItemCompleting`, …).
     pub event: String,
+    /// The hook's command line.
     pub command: String,
     /// What it concerned: the tool, the item, the prompt's start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// How it came out.
     pub result: HookResult,
+    /// Its exit code; null when it did not exit (a signal, its timeout,
+    /// an interrupt, a failure to start).
     pub exit_code: Option<i32>,
+    /// How long it ran, in milliseconds.
     pub duration_ms: u64,
     /// Why it blocked (its stderr or reason), or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

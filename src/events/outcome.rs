@@ -4,31 +4,48 @@
 use serde::{Deserialize, Serialize};
 
 /// How a tool call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
+    /// It ran (a command may still have exited non-zero).
     Ok,
+    /// It failed or was refused.
     Error,
+    /// It was interrupted, or never started.
     Interrupted,
 }
 
 /// How a tool call ended, typed: drivers and the engine decide by this,
 /// never by the text of the output (which is what the model reads).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolOutcome {
     /// It ran (a command that exited non-zero ran too: see `exit_code`).
     Ok,
     /// It ran, or tried to, and failed.
-    Failed { failure: Failure },
+    Failed {
+        /// What kind of failure.
+        failure: Failure,
+    },
     /// It was not run: `by` refused it, for `reason` (what the user sees).
-    Refused { by: Refuser, reason: String },
+    Refused {
+        /// Who refused it.
+        by: Refuser,
+        /// Why, as the user sees it.
+        reason: String,
+    },
     /// The user interrupted it; `partial`: it had output by then (in the
     /// result).
-    Interrupted { partial: bool },
+    Interrupted {
+        /// It had output by then (in the result).
+        partial: bool,
+    },
     /// It ran in the sandbox, which stopped it at `what` (a path outside
     /// the writable set, or the network).
-    SandboxBlocked { what: String },
+    SandboxBlocked {
+        /// What the sandbox stopped it at (a path, or the network).
+        what: String,
+    },
     /// The turn was interrupted before it started.
     NotRun,
 }
@@ -66,7 +83,7 @@ pub const INTERRUPTED: &str = "Error: interrupted by the user before this tool f
 pub const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
 
 /// What kind of failure a failed call was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Failure {
     /// The input did not match the tool's schema.
@@ -82,7 +99,7 @@ pub enum Failure {
 }
 
 /// Who refused a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Refuser {
     /// The approval mode (read-only; auto without a sandbox).

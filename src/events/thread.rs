@@ -5,7 +5,18 @@ use serde::{Deserialize, Serialize};
 /// Which agent a fact is of: the root thread is the one the user talks
 /// to; a child (a subagent a tool call started) gets a number of its own.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
 )]
 #[serde(transparent)]
 pub struct ThreadId(pub u32);

@@ -13,19 +13,25 @@ use serde::{Deserialize, Serialize};
 use super::{TodoItem, TodoStatus};
 
 /// An item whose text changed while it kept its identity.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reworded {
+    /// Its text before.
     pub from: String,
+    /// Its text now.
     pub to: String,
 }
 
 /// What changed between two plans; each entry is an item's content (its
 /// new content, for items still in the plan).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanDiff {
+    /// Items new to the plan (by id).
     pub added: Vec<String>,
+    /// Items no longer in the plan (by id).
     pub removed: Vec<String>,
+    /// Items in progress now that were not before (new ones included).
     pub started: Vec<String>,
+    /// Items completed now that were not before (new ones included).
     pub completed: Vec<String>,
     /// Items kept (same id) with other text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -11,7 +11,9 @@ use super::store::TodoManager;
 use super::{PlanDiff, PlanError, TodoItem, TodoStatus};
 
 /// Who made a plan revision.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Author {
     /// The model, with `todo_write`.
@@ -42,29 +44,65 @@ impl Author {
 
 /// One change the user makes to the plan. Positions (`n`, `after`, `to`)
 /// count from 1.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "edit", rename_all = "snake_case")]
 pub enum PlanEdit {
     /// A new pending item after item `after` (0: at the top; `None`: at the end).
-    Add { text: String, after: Option<usize> },
+    Add {
+        /// The item's text.
+        text: String,
+        /// The position it goes after (0: at the top; left out: at the end).
+        after: Option<usize>,
+    },
     /// New text for item `n` (it keeps its identity).
-    Reword { n: usize, text: String },
+    Reword {
+        /// The item's position.
+        n: usize,
+        /// Its new text.
+        text: String,
+    },
     /// Item `n` gets `status` (starting one puts the running one back to pending).
-    Status { n: usize, status: TodoStatus },
+    Status {
+        /// The item's position.
+        n: usize,
+        /// Its new status.
+        status: TodoStatus,
+    },
     /// Item `n` leaves the plan.
-    Remove { n: usize },
+    Remove {
+        /// The item's position.
+        n: usize,
+    },
     /// Item `from` moves to position `to`.
-    Move { from: usize, to: usize },
+    Move {
+        /// The item's position now.
+        from: usize,
+        /// The position it moves to.
+        to: usize,
+    },
     /// The plan is emptied (its revisions stay in the history).
     Clear,
     /// The plan goes back to an earlier list (a rewind of the conversation).
-    Restore { items: Vec<super::TodoItem> },
+    Restore {
+        /// The whole list to go back to.
+        items: Vec<super::TodoItem>,
+    },
     /// The plan becomes a skill's `## Plan` checklist, every item pending.
-    Template { skill: String, items: Vec<String> },
+    Template {
+        /// The skill's name.
+        skill: String,
+        /// The checklist's items' text, in order.
+        items: Vec<String>,
+    },
     /// An item the user removed goes back at place `n` (at the end when
     /// the plan is shorter now), with its id, text and status: the
     /// removal undone.
-    PutBack { n: usize, item: super::TodoItem },
+    PutBack {
+        /// The position it goes back to.
+        n: usize,
+        /// The removed item, as it was.
+        item: super::TodoItem,
+    },
 }
 
 /// The longest item text a user's edit may bring (a plan line, not a document).

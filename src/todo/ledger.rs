@@ -16,20 +16,26 @@ use crate::chat::Usage;
 use crate::pricing::Price;
 
 /// One item's account.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ItemStats {
+    /// The item's id (`TodoItem`'s `id`).
     pub id: String,
+    /// Its text, as the plan last had it.
     pub content: String,
+    /// Its status as the plan last had it; null when no revision of the
+    /// plan has held it.
     pub status: Option<TodoStatus>,
     /// The item is no longer in the plan.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
     /// Wall time in progress while a turn ran, in milliseconds.
     pub time_ms: u64,
+    /// Tool calls made while it was in progress (its subagents' included).
     pub tool_calls: u32,
     /// Prompt tokens (cached ones included) of the requests made while it
     /// was in progress.
     pub input_tokens: u64,
+    /// Output tokens of those requests.
     pub output_tokens: u64,
     /// Their price in US dollars, when the model's price is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -33,11 +33,14 @@ pub const MAX_ITEM_CHARS: usize = 500;
 /// How a list of the expected shape looks; quoted in error messages.
 pub const TODOS_SHAPE: &str = r#"[{"content": "Run tests", "activeForm": "Running tests", "status": "pending"}, ...] (status is pending, in_progress or completed; optional "id")"#;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
+    /// Not started.
     Pending,
+    /// Being worked on (at most one item at a time).
     InProgress,
+    /// Done.
     Completed,
 }
 
@@ -81,11 +84,16 @@ impl std::fmt::Display for TodoStatus {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TodoItem {
+    /// Its id, unique in the plan: it keeps it when reworded or moved.
     pub id: String,
+    /// The step, in the imperative (`Run tests`).
     pub content: String,
+    /// Where it is.
     pub status: TodoStatus,
+    /// The step in the present tense (`Running tests`), shown while it
+    /// is in progress.
     #[serde(rename = "activeForm")]
     pub active_form: String,
 }

@@ -1,0 +1,130 @@
+//! How a headless run ended: the process exit code, and the `result` line
+//! that ends `--output-format jsonl` (typed, so the events reference shows
+//! its fields from this type).
+
+use serde::Serialize;
+
+use crate::chat::Usage;
+
+/// How a headless run ended, and the process exit code that says so.
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The task is done (exit code 0).
+    Completed,
+    /// The model stopped with plan items still open (exit code 4).
+    OpenItems,
+    /// The turn failed: a setting, the API, the network (exit code 1).
+    Failed,
+    /// The turn hit `max_turns` model requests (exit code 3).
+    MaxTurns,
+    /// Ctrl+C twice (exit code 130).
+    Interrupted,
+    /// SIGTERM: the running tool was stopped (exit code 143).
+    Terminated,
+    /// SIGHUP (the terminal went away): the running tool was stopped
+    /// (exit code 129).
+    HungUp,
+}
+
+impl Outcome {
+    /// The name the jsonl `result` line gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::OpenItems => "open_items",
+            Outcome::Failed => "failed",
+            Outcome::MaxTurns => "max_turns",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Terminated => "terminated",
+            Outcome::HungUp => "hung_up",
+        }
+    }
+
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Completed => 0,
+            Outcome::OpenItems => 4,
+            Outcome::Failed => 1,
+            Outcome::MaxTurns => 3,
+            Outcome::Interrupted => 130,
+            Outcome::Terminated => 143,
+            Outcome::HungUp => 129,
+        }
+    }
+}
+
+/// The last line of `--output-format jsonl` (`"type": "result"`): how the
+/// run ended and what it cost. It has no envelope.
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename = "result")]
+pub struct ResultLine {
+    /// How the run ended.
+    pub exit_reason: Outcome,
+    /// The process's exit code (the same as `exit_reason` says).
+    pub exit_code: i32,
+    /// The session's id (`waypoint -r ID` continues it); null when none
+    /// was recorded.
+    pub session_id: Option<String>,
+    /// The plan's items at the end, completed and in all.
+    pub plan: PlanProgress,
+    /// Every model request's tokens, all models together.
+    pub usage: Usage,
+    /// What the run cost in US dollars; null when a model's price is not
+    /// known.
+    pub cost_usd: Option<f64>,
+    /// The run's wall time in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// The `result` line's JSON schema, for the events reference.
+pub fn result_schema() -> serde_json::Value {
+    crate::events::schema::schema_of::<ResultLine>()
+}
+
+/// The plan's items at the end of a run.
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PlanProgress {
+    /// Items completed.
+    pub completed: usize,
+    /// Items in the plan.
+    pub total: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_result_line_says_its_outcome_by_name() {
+        for outcome in [
+            Outcome::Completed,
+            Outcome::OpenItems,
+            Outcome::Failed,
+            Outcome::MaxTurns,
+            Outcome::Interrupted,
+            Outcome::Terminated,
+            Outcome::HungUp,
+        ] {
+            let json = serde_json::to_value(outcome).unwrap_or_default();
+            assert_eq!(json, outcome.as_str());
+        }
+        let line = ResultLine {
+            exit_reason: Outcome::OpenItems,
+            exit_code: 4,
+            session_id: None,
+            plan: PlanProgress {
+                completed: 1,
+                total: 2,
+            },
+            usage: Usage::default(),
+            cost_usd: None,
+            duration_ms: 5,
+        };
+        let json = serde_json::to_value(line).unwrap_or_default();
+        assert_eq!(json["type"], "result");
+        assert_eq!(json["exit_reason"], "open_items");
+        assert_eq!(json["plan"]["total"], 2);
+        assert_eq!(json["cost_usd"], serde_json::Value::Null);
+    }
+}
