@@ -59,6 +59,16 @@ pub struct Cli {
     #[arg(short = 'r', long = "resume", value_name = "ID", num_args = 0..=1, default_missing_value = "", help_heading = "Session")]
     pub resume: Option<String>,
 
+    /// Approve the plan a `--approval plan` run proposed and carry it out (headless, with `-r ID`
+    /// or `-c`), in the mode `--approval` names (default: the one before plan mode; auto headless).
+    #[arg(long, help_heading = "Session")]
+    pub approve_plan: bool,
+
+    /// With `--approve-plan`: start the work from a fresh conversation (the task, the research's
+    /// summary and the approved plan).
+    #[arg(long, requires = "approve_plan", help_heading = "Session")]
+    pub fresh: bool,
+
     /// What the agent may do without asking: read-only, plan (research and propose, enforced
     /// read-only), ask, auto-edit, auto (bash sandboxed), yolo
     /// [default: ask in the app, auto headless; env WAYPOINT_APPROVAL].

@@ -48,6 +48,10 @@ pub struct Printer<O: Write, E: Write> {
     plan: (usize, usize),
     /// Subagents' lines (text format).
     children: children::ChildLines,
+    /// The plan is a proposal waiting for approval (its revision).
+    proposed: Option<u32>,
+    /// The run approves the proposed plan: a refusal ends it.
+    approving: bool,
 }
 
 /// How a headless run ended, for its last lines.
@@ -74,7 +78,16 @@ impl<O: Write, E: Write> Printer<O, E> {
             session: None,
             plan: (0, 0),
             children: children::ChildLines::default(),
+            proposed: None,
+            approving: false,
         }
+    }
+
+    /// The run approves the proposed plan (`--approve-plan`): a refused
+    /// approval ends it as failed.
+    pub fn approving(mut self, approving: bool) -> Self {
+        self.approving = approving;
+        self
     }
 
     /// Streams text as it arrives (use when `out` is a terminal).
@@ -89,7 +102,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         let event = &envelope.event;
         let outcome = match event {
             _ if !envelope.thread.is_root() => None,
+            Event::TurnComplete { .. } if self.proposed.is_some() => Some(Outcome::PlanProposed),
             Event::TurnComplete { open_items: 0, .. } => Some(Outcome::Completed),
+            Event::Error {
+                kind: ErrorKind::PlanEdit,
+                ..
+            } if self.approving => Some(Outcome::Failed),
             Event::Error {
                 kind: ErrorKind::PromptBlocked,
                 ..
@@ -115,7 +133,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
             }
             // A child's plan is its own: the run's is the root thread's.
-            Event::PlanUpdated { .. } if envelope.thread.is_root() => self.note_plan(event),
+            Event::PlanUpdated { .. } | Event::PlanProposed { .. } | Event::PlanApproved { .. }
+                if envelope.thread.is_root() =>
+            {
+                self.note_plan(event)
+            }
             Event::History { events } => {
                 // The past is not printed again, but the plan it ends with counts.
                 events.iter().for_each(|past| self.note_plan(&past.event));
@@ -157,8 +179,21 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     /// Keeps the plan's progress for the `result` line.
     fn note_plan(&mut self, event: &Event) {
-        if let Event::PlanUpdated { items, .. } = event {
-            self.plan = crate::todo::progress(items);
+        match event {
+            Event::PlanUpdated {
+                items,
+                author,
+                revision,
+                ..
+            } => {
+                self.plan = crate::todo::progress(items);
+                if *author == Author::Model && self.proposed != Some(*revision) {
+                    self.proposed = None;
+                }
+            }
+            Event::PlanProposed { revision } => self.proposed = Some(*revision),
+            Event::PlanApproved { .. } => self.proposed = None,
+            _ => {}
         }
     }
 
@@ -307,7 +342,28 @@ impl<O: Write, E: Write> Printer<O, E> {
                         "waypoint: the reply hit the token limit and may be cut off (raise --max-tokens)"
                     )?;
                 }
-                self.open_items_line(*open_items)?;
+                if self.proposed.is_none() {
+                    self.open_items_line(*open_items)?;
+                }
+            }
+            Event::PlanProposed { .. } => {
+                self.end_line()?;
+                let resume = self.session.as_deref().map_or_else(
+                    || "waypoint -c -p --approve-plan".to_string(),
+                    |id| format!("waypoint -r {} -p --approve-plan", clean_line(id)),
+                );
+                writeln!(
+                    self.err,
+                    "waypoint: the plan above is proposed (plan mode; exit code 5): approve it with `{resume} [--approval MODE] [--fresh]`, or ask for changes with `waypoint -r ID -p --approval plan \"…\"`"
+                )?;
+            }
+            Event::PlanApproved { revision, mode, .. } => {
+                self.end_line()?;
+                writeln!(
+                    self.err,
+                    "waypoint: plan approved (revision {revision}); it runs in {} mode",
+                    mode.as_str()
+                )?;
             }
             Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
@@ -449,6 +505,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             Author::User => " (your edit)",
             Author::PlanFile => " (plan file)",
             Author::Skill => " (a skill's plan)",
+            Author::Approved => " (approved)",
             Author::Model => "",
         };
         let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));
@@ -622,9 +679,10 @@ mod tests {
             Outcome::Interrupted,
             Outcome::Terminated,
             Outcome::HungUp,
+            Outcome::PlanProposed,
         ]
         .map(Outcome::exit_code);
-        assert_eq!(codes, [0, 1, 3, 4, 130, 143, 129]);
+        assert_eq!(codes, [0, 1, 3, 4, 130, 143, 129, 5]);
     }
     use crate::todo::PlanDiff;
 

@@ -117,6 +117,7 @@ async fn run(cli: Cli) -> Result<i32> {
         return Ok(0);
     }
     let headless = headless_prompt(&cli, interactive, choice.is_some())?;
+    check_approve_plan(&cli, headless.as_ref(), choice.is_some())?;
     // The demo's workspace goes when this guard does (at the end of `run`),
     // unless --keep.
     let (workspace_dir, _demo_dir) = workspace_dir(&cli, interactive)?;
@@ -205,6 +206,25 @@ fn subcommand(
 /// Reads the prompt before anything else, so a missing one fails fast. A
 /// resumed session needs none: it continues where it stopped.
 /// `None`: the app; `Some(None)`: headless, resuming without a new message.
+/// `--approve-plan` continues a stored session headless, with no task.
+fn check_approve_plan(cli: &Cli, headless: Option<&Option<String>>, resuming: bool) -> Result<()> {
+    if !cli.approve_plan {
+        return Ok(());
+    }
+    match (headless, resuming) {
+        (_, false) => Err(eyre!(
+            "--approve-plan continues a session: use it with -r ID or -c"
+        )),
+        (None, _) => Err(eyre!(
+            "--approve-plan is for headless runs (-p); in the app, press Enter on the proposed plan or type /approve"
+        )),
+        (Some(Some(_)), _) => Err(eyre!(
+            "--approve-plan takes no task: the approved plan is the task"
+        )),
+        (Some(None), _) => Ok(()),
+    }
+}
+
 fn headless_prompt(cli: &Cli, interactive: bool, resuming: bool) -> Result<Option<Option<String>>> {
     if interactive {
         return Ok(None);
@@ -321,6 +341,10 @@ async fn run_headless(
 ) -> Result<i32> {
     let first = match prompt {
         Some(text) => Op::Submit { text },
+        None if cli.approve_plan => Op::ApprovePlan {
+            mode: cli.approval,
+            fresh: cli.fresh,
+        },
         None => Op::Resume,
     };
     handle
@@ -329,7 +353,9 @@ async fn run_headless(
         .map_err(|_| eyre!("the engine stopped before it took the task"))?;
     let stdout = std::io::stdout().lock();
     let live = stdout.is_terminal();
-    let mut printer = Printer::new(cli.output_format, stdout, std::io::stderr()).live_text(live);
+    let mut printer = Printer::new(cli.output_format, stdout, std::io::stderr())
+        .live_text(live)
+        .approving(cli.approve_plan);
     let printed = print_events(&mut handle, &mut printer).await;
     // Whatever happened (even a closed stdout), stop the engine so a running
     // tool is killed with its process group before the process exits.

@@ -57,6 +57,7 @@ mod plan_edits;
 mod plan_honesty;
 mod plan_identity;
 mod plan_mode;
+mod plan_proposal;
 mod plan_props;
 mod provider_parity;
 mod recorded_streams;

@@ -368,7 +368,7 @@ impl<'a> Asking<'a> {
 pub(super) fn apply_mode_request(voice: Voice<'_>) {
     let asked = lock(&voice.host.requests.mode).take();
     if let Some(mode) = asked {
-        lock(&voice.host.shared.policy).mode = mode;
+        lock(&voice.host.shared.policy).set_mode(mode);
         announce_mode(voice);
     }
 }

@@ -36,6 +36,11 @@ pub(super) enum Step {
     Compact { focus: Option<String> },
     /// A checkpoint op (list, undo, diff), while idle.
     Checkpoint(crate::events::CheckpointOp),
+    /// Approve the proposed plan and start carrying it out (while idle).
+    ApprovePlan {
+        mode: Option<crate::events::ApprovalMode>,
+        fresh: bool,
+    },
     /// Stop the engine (after the running turn has ended).
     Quit,
 }
@@ -199,6 +204,16 @@ impl Control {
                 ));
                 Step::Wait
             }
+            Op::ApprovePlan { mode, fresh } => match phase {
+                Phase::Idle { .. } => Step::ApprovePlan { mode, fresh },
+                Phase::Running(_) => {
+                    self.error(
+                        ErrorKind::PlanEdit,
+                        "Not now: approve the plan once the turn has ended (or interrupt it with Esc).",
+                    );
+                    Step::Wait
+                }
+            },
             Op::SetApproval { mode } => {
                 if let Ok(mut slot) = self.requests.mode.lock() {
                     *slot = Some(mode);

@@ -90,6 +90,7 @@ impl Session {
         plan.revision = 0;
         plan.user_changes.clear();
         plan.stats.clear();
+        plan.proposed = None;
     }
 
     /// Says which session is recorded (drivers print it, and its id to resume).
@@ -142,6 +143,7 @@ impl Session {
             let mut state = self.thread.plan.lock();
             state.manager = plan;
             state.revision = revisions;
+            state.proposed = super::proposal::proposed_in(&history);
             state.sync_file(true);
         }
         super::shared::lock(&self.thread.observers)

@@ -25,6 +25,7 @@ mod plan;
 mod plan_mode;
 mod points;
 mod policy;
+pub mod proposal;
 mod questions;
 mod record;
 pub mod reminders;
@@ -275,6 +276,15 @@ impl Agent {
                 Step::Checkpoint(action) => {
                     self.session.on_checkpoint(action).await;
                     continue;
+                }
+                Step::ApprovePlan { mode, fresh } => {
+                    let Some(text) = proposal::approve(&mut self.session, mode, fresh) else {
+                        continue;
+                    };
+                    if !self.session.start_prompt(text, Vec::new()).await {
+                        continue;
+                    }
+                    false
                 }
                 Step::Start { text: Some(text) } => {
                     let images = self.control.take_attached();

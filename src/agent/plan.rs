@@ -87,7 +87,7 @@ impl Session {
             match author {
                 Author::PlanFile => by_file.extend(lines),
                 Author::Skill => by_skill.extend(lines),
-                Author::User | Author::Model => by_user.extend(lines),
+                Author::User | Author::Model | Author::Approved => by_user.extend(lines),
             }
         }
         // Edits that undid each other leave nothing to say.
@@ -132,6 +132,7 @@ pub(super) fn model_revision(voice: Voice<'_>, change: &PlanChange) {
         at: now_ms(),
         note: None,
     });
+    super::proposal::after_model_revision(voice, change.revision);
 }
 
 /// Starts keeping the plan file (`plan_file` in the config): written

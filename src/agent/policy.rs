@@ -27,6 +27,9 @@ pub struct Policy {
     pub(super) questions: HashSet<(String, String)>,
     /// Tools of other programs (MCP) allowed for the session, by name.
     pub(super) tools: HashSet<String>,
+    /// The mode plan mode was entered from: an approved plan runs in it
+    /// unless the user names another.
+    pub(super) before_plan: ApprovalMode,
 }
 
 impl Policy {
@@ -38,7 +41,20 @@ impl Policy {
             files: HashSet::new(),
             questions: HashSet::new(),
             tools: HashSet::new(),
+            before_plan: if mode == ApprovalMode::Plan {
+                ApprovalMode::Ask
+            } else {
+                mode
+            },
         }
+    }
+
+    /// Switches to `mode`, remembering where plan mode was entered from.
+    pub fn set_mode(&mut self, mode: ApprovalMode) {
+        if mode == ApprovalMode::Plan && self.mode != ApprovalMode::Plan {
+            self.before_plan = self.mode;
+        }
+        self.mode = mode;
     }
 
     /// The answer the mode, or an earlier "always", gives for the user when

@@ -16,6 +16,8 @@ impl Event {
             | Event::ToolCallBegin { .. }
             | Event::ToolCallEnd { .. }
             | Event::PlanUpdated { .. }
+            | Event::PlanProposed { .. }
+            | Event::PlanApproved { .. }
             | Event::Usage { .. }
             | Event::TaskDone { .. }
             | Event::ContextUsage { .. }

@@ -187,6 +187,9 @@ pub enum CompactReason {
     User,
     /// The provider answered that the prompt is too long.
     TooLong,
+    /// The user approved a plan with fresh context: the conversation
+    /// restarts from the task, the research's summary and the plan.
+    Approval,
 }
 
 /// Why a turn ended early.
@@ -350,6 +353,24 @@ pub enum Event {
         /// after item 3`); none for the model's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
+    },
+    /// The model proposed the plan of revision `revision` in plan mode: it
+    /// waits for the user's approval (`ApprovePlan`), edits or words.
+    PlanProposed {
+        /// The plan revision that is the proposal.
+        revision: u32,
+    },
+    /// The user approved the proposed plan: revision `revision` (by
+    /// `approved`) is the live plan, carried out in `mode`.
+    PlanApproved {
+        /// The approved plan's revision.
+        revision: u32,
+        /// The approval mode it runs in.
+        mode: ApprovalMode,
+        /// The conversation restarted from the task, the research's
+        /// summary and the plan.
+        #[serde(default)]
+        fresh: bool,
     },
     /// What each plan item has cost so far: time in progress, tool calls,
     /// tokens and money, in plan order (then removed items that did work).

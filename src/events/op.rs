@@ -79,6 +79,19 @@ pub enum Op {
         /// Run it (once, or always), or refuse it.
         decision: Decision,
     },
+    /// Approve the plan the model proposed in plan mode: it becomes the
+    /// live plan (a revision by `approved`), the approval mode becomes
+    /// `mode`, and a turn starts carrying it out. Refused while a turn
+    /// runs or when no plan is proposed (an `Error` of kind `PlanEdit`).
+    ApprovePlan {
+        /// The mode to run it in; none: the mode before plan mode.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<ApprovalMode>,
+        /// Restart the conversation from the task, the research's summary
+        /// (the model's last reply) and the approved plan.
+        #[serde(default)]
+        fresh: bool,
+    },
     /// Switch the approval mode (from the next tool call on).
     SetApproval {
         /// The new mode.

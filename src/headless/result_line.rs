@@ -14,6 +14,9 @@ pub enum Outcome {
     Completed,
     /// The model stopped with plan items still open (exit code 4).
     OpenItems,
+    /// In plan mode the model proposed a plan, which waits for approval
+    /// (`waypoint -r ID -p --approve-plan`; exit code 5).
+    PlanProposed,
     /// The turn failed: a setting, the API, the network (exit code 1).
     Failed,
     /// The turn hit `max_turns` model requests (exit code 3).
@@ -33,6 +36,7 @@ impl Outcome {
         match self {
             Outcome::Completed => "completed",
             Outcome::OpenItems => "open_items",
+            Outcome::PlanProposed => "plan_proposed",
             Outcome::Failed => "failed",
             Outcome::MaxTurns => "max_turns",
             Outcome::Interrupted => "interrupted",
@@ -45,6 +49,7 @@ impl Outcome {
         match self {
             Outcome::Completed => 0,
             Outcome::OpenItems => 4,
+            Outcome::PlanProposed => 5,
             Outcome::Failed => 1,
             Outcome::MaxTurns => 3,
             Outcome::Interrupted => 130,

@@ -29,6 +29,9 @@ pub enum Author {
     /// A skill's `## Plan`, loaded by the model's `skill` call: proposed
     /// by the skill's author, never said to be the user's.
     Skill,
+    /// The user, approving the plan the model proposed in plan mode: the
+    /// first revision of the live plan, the agreement.
+    Approved,
 }
 
 impl Author {
@@ -38,6 +41,7 @@ impl Author {
             Author::User => "user",
             Author::PlanFile => "plan file",
             Author::Skill => "skill",
+            Author::Approved => "user (approved)",
         }
     }
 }

@@ -46,6 +46,9 @@ pub struct PlanState {
     pub tool_since_look: bool,
     /// The items subagents run for now: one id per running child.
     pub busy: Vec<String>,
+    /// The plan is the model's proposal in plan mode, waiting for the
+    /// user's approval (the revision that proposed it).
+    pub proposed: Option<u32>,
 }
 
 impl PlanState {

@@ -157,6 +157,8 @@ pub enum Action {
     PromptCancel,
     OpenCell,
     CycleApproval,
+    /// `y` in the plan pane: approve the proposed plan.
+    ApprovePlan,
 }
 
 /// A plan pane key's edit of the selected item (or the one in progress).
@@ -178,7 +180,7 @@ pub enum ItemEdit {
 impl Action {
     /// Every action a key can name; a test checks each has a binding and
     /// each kind of action is here.
-    pub const ALL: [Action; 76] = [
+    pub const ALL: [Action; 77] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -286,6 +288,7 @@ impl Action {
         Action::PlanEdit(ItemEdit::Remove),
         Action::PlanEdit(ItemEdit::MoveDown),
         Action::PlanEdit(ItemEdit::MoveUp),
+        Action::ApprovePlan,
         Action::PlanEdit(ItemEdit::Undo),
         Action::PromptSend,
         Action::PromptCancel,
@@ -516,9 +519,10 @@ mod tests {
             Action::OpenCell => 47,
             Action::CycleApproval => 48,
             Action::PasteImage => 49,
+            Action::ApprovePlan => 50,
         };
         let kinds: std::collections::BTreeSet<usize> = Action::ALL.into_iter().map(kind).collect();
-        assert_eq!(kinds, (0..50).collect());
+        assert_eq!(kinds, (0..51).collect());
     }
 
     #[test]

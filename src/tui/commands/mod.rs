@@ -59,6 +59,12 @@ pub const COMMANDS: &[Command] = &[
         run: plan_mode::run,
     },
     Command {
+        name: "approve",
+        args: "[MODE] [fresh]",
+        help: "approve the proposed plan: it runs in MODE (default: the mode before plan mode), `fresh`: from a fresh conversation",
+        run: plan_mode::approve_command,
+    },
+    Command {
         name: "cost",
         args: "",
         help: "tokens and cost so far, per model",

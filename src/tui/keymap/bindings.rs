@@ -139,6 +139,11 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Plan,
+        &[(ch('y'), Action::ApprovePlan)],
+        "approve the proposed plan (plan mode); `/approve MODE fresh` chooses how it runs",
+    ),
+    bind(
+        Plan,
         &[(ch('u'), Action::PlanEdit(ItemEdit::Undo))],
         "undo the selected item's file changes (a preview asks first); after `x`, put it back",
     ),

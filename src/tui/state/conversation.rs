@@ -454,6 +454,7 @@ impl Conversation {
                 CompactReason::Threshold => "the context is nearly full",
                 CompactReason::User => "asked with /compact",
                 CompactReason::TooLong => "the prompt was too long for the model",
+                CompactReason::Approval => "the plan was approved with fresh context",
             }),
             Event::SummaryDelta { text } => self.push_summary(text),
             Event::CompactionEnd {

@@ -51,6 +51,9 @@ pub struct Checklist {
     /// Items whose work `/undo item N` took back, with their status then:
     /// marked so until their status changes (reopened, started).
     pub undone: Vec<(String, TodoStatus)>,
+    /// The plan is the model's proposal in plan mode (its revision),
+    /// waiting for the user's approval.
+    pub proposed: Option<u32>,
 }
 
 /// How the plan pane shows the plan: the user's choices, not the plan's.
@@ -340,6 +343,9 @@ impl Checklist {
                 at,
                 ..
             } => {
+                if *author == crate::todo::Author::Model && self.proposed != Some(*revision) {
+                    self.proposed = None;
+                }
                 self.revisions.push(Revision {
                     revision: *revision,
                     author: *author,
@@ -350,6 +356,8 @@ impl Checklist {
                 self.update(items.clone(), diff, now);
                 return true;
             }
+            Event::PlanProposed { revision } => self.proposed = Some(*revision),
+            Event::PlanApproved { .. } => self.proposed = None,
             Event::PlanStats { items, running } => {
                 self.stats.set(items.clone(), running.clone(), now);
             }
@@ -361,6 +369,7 @@ impl Checklist {
             Event::SessionReset => {
                 // The engine dropped the plan (an empty `PlanUpdated` came first).
                 self.stopped_open = None;
+                self.proposed = None;
                 self.forget_history();
                 return true;
             }

@@ -199,6 +199,7 @@ fn perform(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
         | Action::PasteImage
         | Action::ToggleMouse => super::daily::key(app, action),
         Action::PlanRevision { .. }
+        | Action::ApprovePlan
         | Action::PlanEdit(_)
         | Action::PromptSend
         | Action::PromptCancel => super::plan::key(app, action),

@@ -517,6 +517,8 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
         " Plan history ".to_string()
     } else if total == 0 {
         " Plan ".to_string()
+    } else if c.proposed.is_some() {
+        format!(" Proposed plan · {total} items · y approves ")
     } else {
         format!(" Plan {done}/{total} ")
     };
