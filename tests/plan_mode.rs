@@ -277,6 +277,37 @@ async fn without_a_sandbox_a_command_is_asked_in_the_app_and_refused_headless() 
 }
 
 #[tokio::test]
+async fn a_hooks_allow_does_not_run_a_command_unconfined_without_asking() {
+    use waypoint::hooks::{Hook, HookEvent, HookOrigin, HookSet, Matcher};
+    let ws = support::sandbox::outside_hidden("plan-hook-");
+    let event = HookEvent::PreToolUse;
+    let allow = r#"cat > /dev/null; printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#;
+    let hooks = HookSet::new(vec![Hook {
+        event,
+        matcher: Matcher::new("bash", event.subject()).unwrap(),
+        command: allow.into(),
+        timeout: Duration::from_secs(10),
+        origin: HookOrigin::Config("config.toml".into()),
+    }]);
+    let mut config = config(ws.path(), &[], false);
+    config.tools.hooks = Arc::new(hooks);
+    let calls = json!([{"name": "bash", "input": {"command": "echo x > c.txt"}}]);
+    let turns = json!([{ "tool_calls": calls }, {"text": "done"}]);
+    let refuse = Decision::Refuse { reason: None };
+    let (events, results) = run(ws.path(), config, Vec::new(), turns, refuse).await;
+    assert!(
+        matches!(asked(&events).as_slice(), [(_, ApprovalReason::Tool { question })] if question.contains("plan mode")),
+        "{:?}",
+        asked(&events)
+    );
+    assert!(
+        results[0].1.starts_with("Refused by the user"),
+        "{results:?}"
+    );
+    assert!(!ws.path().join("c.txt").exists());
+}
+
+#[tokio::test]
 async fn an_mcp_tool_runs_only_when_its_server_marks_it_read_only() {
     let ws = support::sandbox::outside_hidden("plan-mcp-");
     let lookup = Arc::new(AtomicBool::new(false));
