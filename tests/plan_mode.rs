@@ -6,7 +6,8 @@
 //! where there is no sandbox and refused headless; an MCP tool runs only
 //! when its server marks it read-only; only `explore` subagents run. And
 //! through the real binary, headless with `--approval plan`. Each refusal
-//! tells the model it is in plan mode and to propose the plan instead.
+//! tells the model it is in plan mode and to propose the plan instead, and
+//! so does a note when the user switches into plan mode (or out of it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::scripted_support;
@@ -434,4 +435,43 @@ fn the_binary_in_plan_mode_refuses_writes_edits_and_writing_commands() {
     );
     assert!(!ws.path().join("b.txt").exists());
     assert!(!ws.path().join("f").exists());
+}
+
+#[tokio::test]
+async fn the_model_is_told_when_the_user_enters_and_leaves_plan_mode() {
+    let ws = support::sandbox::outside_hidden("plan-switch-");
+    let client = scenario(json!([{"text": "one"}, {"text": "two"}, {"text": "three"}]));
+    let mut config = config(ws.path(), &[], false);
+    config.approval = ApprovalMode::Ask;
+    let mut h = scripted_support::start_with(client.clone(), ws.path(), config, SessionSetup::Off);
+    for (mode, text) in [
+        (Some(ApprovalMode::Plan), "plan it"),
+        (Some(ApprovalMode::Ask), "go ahead"),
+        (None, "and more"),
+    ] {
+        if let Some(mode) = mode {
+            h.ops.send(Op::SetApproval { mode }).unwrap();
+        }
+        h.ops.send(Op::Submit { text: text.into() }).unwrap();
+        scripted_support::until(&mut h.events, scripted_support::turn_end).await;
+    }
+    stop(h).await;
+    let requests = client.requests.lock().unwrap().clone();
+    let said = |i: usize| format!("{:?}", requests[i]);
+    assert!(
+        said(0).contains("switched Waypoint to plan mode"),
+        "{}",
+        said(0)
+    );
+    assert!(said(0).contains("propose the plan with todo_write"));
+    assert!(
+        said(1).contains("left plan mode: the approval mode is now ask"),
+        "{}",
+        said(1)
+    );
+    // Told once each.
+    assert_eq!(
+        said(2).matches("plan mode").count(),
+        said(1).matches("plan mode").count()
+    );
 }
