@@ -330,14 +330,11 @@ async fn an_mcp_tool_runs_only_when_its_server_marks_it_read_only() {
         {"name": "mcp__deploys__deploy", "input": {}}
     ]);
     let turns = json!([{ "tool_calls": calls }, {"text": "done"}]);
-    let (events, results) = run(
-        ws.path(),
-        config(ws.path(), &[], true),
-        tools,
-        turns,
-        Decision::Once,
-    )
-    .await;
+    // An ask rule naming it asks in other modes; here it is refused all the
+    // same (were it asked, the user's yes would run it).
+    let mut config = config(ws.path(), &[], true);
+    config.tools.rules.ask = vec!["mcp__deploys__deploy".into()];
+    let (events, results) = run(ws.path(), config, tools, turns, Decision::Once).await;
     assert!(asked(&events).is_empty(), "{:?}", asked(&events));
     assert_eq!(results[0].1, "ran");
     assert!(results[1].1.starts_with(PLAN_MODE), "{}", results[1].1);
