@@ -381,14 +381,13 @@ pub fn safety_block(mode: ApprovalMode, sandbox: Option<&crate::safety::Sandbox>
         }
         (ApprovalMode::Plan, sandbox) => format!(
             "you are in plan mode (read-only), enforced by Waypoint: file changes, MCP tools \
-not marked read-only and `general` subagents are refused; {} Research (read, search, \
-`explore` subagents), then propose the plan with todo_write; the user approves it before \
-anything changes.",
+not marked read-only and `general` subagents are refused; {} {}",
             if sandbox.is_some() {
                 "shell commands run in a sandbox where nothing is writable."
             } else {
                 "shell commands are asked (there is no sandbox here)."
-            }
+            },
+            crate::events::PLAN_MODE_WORK
         ),
         (ApprovalMode::Ask, _) => "each shell command and file change waits for the user's \
 approval; a refused one comes back as \"Refused by the user\"."

@@ -6,7 +6,8 @@
 //! where there is no sandbox and refused headless; an MCP tool runs only
 //! when its server marks it read-only; only `explore` subagents run. And
 //! through the real binary, headless with `--approval plan`. Each refusal
-//! tells the model it is in plan mode and to propose the plan instead.
+//! tells the model it is in plan mode and to propose the plan instead, and
+//! so does a note when the user switches into plan mode (or out of it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::scripted_support;
@@ -277,6 +278,37 @@ async fn without_a_sandbox_a_command_is_asked_in_the_app_and_refused_headless() 
 }
 
 #[tokio::test]
+async fn a_hooks_allow_does_not_run_a_command_unconfined_without_asking() {
+    use waypoint::hooks::{Hook, HookEvent, HookOrigin, HookSet, Matcher};
+    let ws = support::sandbox::outside_hidden("plan-hook-");
+    let event = HookEvent::PreToolUse;
+    let allow = r#"cat > /dev/null; printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#;
+    let hooks = HookSet::new(vec![Hook {
+        event,
+        matcher: Matcher::new("bash", event.subject()).unwrap(),
+        command: allow.into(),
+        timeout: Duration::from_secs(10),
+        origin: HookOrigin::Config("config.toml".into()),
+    }]);
+    let mut config = config(ws.path(), &[], false);
+    config.tools.hooks = Arc::new(hooks);
+    let calls = json!([{"name": "bash", "input": {"command": "echo x > c.txt"}}]);
+    let turns = json!([{ "tool_calls": calls }, {"text": "done"}]);
+    let refuse = Decision::Refuse { reason: None };
+    let (events, results) = run(ws.path(), config, Vec::new(), turns, refuse).await;
+    assert!(
+        matches!(asked(&events).as_slice(), [(_, ApprovalReason::Tool { question })] if question.contains("plan mode")),
+        "{:?}",
+        asked(&events)
+    );
+    assert!(
+        results[0].1.starts_with("Refused by the user"),
+        "{results:?}"
+    );
+    assert!(!ws.path().join("c.txt").exists());
+}
+
+#[tokio::test]
 async fn an_mcp_tool_runs_only_when_its_server_marks_it_read_only() {
     let ws = support::sandbox::outside_hidden("plan-mcp-");
     let lookup = Arc::new(AtomicBool::new(false));
@@ -298,14 +330,11 @@ async fn an_mcp_tool_runs_only_when_its_server_marks_it_read_only() {
         {"name": "mcp__deploys__deploy", "input": {}}
     ]);
     let turns = json!([{ "tool_calls": calls }, {"text": "done"}]);
-    let (events, results) = run(
-        ws.path(),
-        config(ws.path(), &[], true),
-        tools,
-        turns,
-        Decision::Once,
-    )
-    .await;
+    // An ask rule naming it asks in other modes; here it is refused all the
+    // same (were it asked, the user's yes would run it).
+    let mut config = config(ws.path(), &[], true);
+    config.tools.rules.ask = vec!["mcp__deploys__deploy".into()];
+    let (events, results) = run(ws.path(), config, tools, turns, Decision::Once).await;
     assert!(asked(&events).is_empty(), "{:?}", asked(&events));
     assert_eq!(results[0].1, "ran");
     assert!(results[1].1.starts_with(PLAN_MODE), "{}", results[1].1);
@@ -403,4 +432,43 @@ fn the_binary_in_plan_mode_refuses_writes_edits_and_writing_commands() {
     );
     assert!(!ws.path().join("b.txt").exists());
     assert!(!ws.path().join("f").exists());
+}
+
+#[tokio::test]
+async fn the_model_is_told_when_the_user_enters_and_leaves_plan_mode() {
+    let ws = support::sandbox::outside_hidden("plan-switch-");
+    let client = scenario(json!([{"text": "one"}, {"text": "two"}, {"text": "three"}]));
+    let mut config = config(ws.path(), &[], false);
+    config.approval = ApprovalMode::Ask;
+    let mut h = scripted_support::start_with(client.clone(), ws.path(), config, SessionSetup::Off);
+    for (mode, text) in [
+        (Some(ApprovalMode::Plan), "plan it"),
+        (Some(ApprovalMode::Ask), "go ahead"),
+        (None, "and more"),
+    ] {
+        if let Some(mode) = mode {
+            h.ops.send(Op::SetApproval { mode }).unwrap();
+        }
+        h.ops.send(Op::Submit { text: text.into() }).unwrap();
+        scripted_support::until(&mut h.events, scripted_support::turn_end).await;
+    }
+    stop(h).await;
+    let requests = client.requests.lock().unwrap().clone();
+    let said = |i: usize| format!("{:?}", requests[i]);
+    assert!(
+        said(0).contains("switched Waypoint to plan mode"),
+        "{}",
+        said(0)
+    );
+    assert!(said(0).contains("propose the plan with todo_write"));
+    assert!(
+        said(1).contains("left plan mode: the approval mode is now ask"),
+        "{}",
+        said(1)
+    );
+    // Told once each.
+    assert_eq!(
+        said(2).matches("plan mode").count(),
+        said(1).matches("plan mode").count()
+    );
 }

@@ -167,6 +167,9 @@ impl Session {
         if let Some(note) = self.take_plan_note() {
             self.add_user_text(note, false);
         }
+        if let Some(note) = plan_mode::switch_note(&self.host.shared.policy) {
+            self.add_user_text(note, false);
+        }
         if first {
             self.add_user_text(reminders::INITIAL_REMINDER, false);
         }

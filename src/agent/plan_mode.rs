@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::rule_gate::Gate;
-use crate::events::{ApprovalReason, plan_mode_refusal};
+use crate::events::{ApprovalMode, ApprovalReason, PLAN_MODE_WORK, plan_mode_refusal};
 use crate::tools::{Origin, Refuser};
 
 /// Plan mode refuses the call: `what` could not be done.
@@ -66,6 +66,28 @@ pub(super) fn command_gate(
             question: NO_SANDBOX_QUESTION.into(),
         }),
     }
+}
+
+/// The note the model reads with the user's next message when the user
+/// switched into plan mode or out of it since the model was last told
+/// (other switches it learns from what runs, asks or is refused).
+pub(super) fn switch_note(policy: &super::policy::SharedPolicy) -> Option<String> {
+    let mut policy = super::shared::lock(policy);
+    let (was, now) = (policy.told, policy.mode);
+    policy.told = now;
+    if was == now {
+        return None;
+    }
+    if now == ApprovalMode::Plan {
+        return Some(format!(
+            "<reminder>The user switched Waypoint to plan mode (read-only), enforced by Waypoint: file changes, MCP tools not marked read-only and `general` subagents are refused, and commands run where nothing is writable. {PLAN_MODE_WORK}</reminder>"
+        ));
+    }
+    (was == ApprovalMode::Plan).then(|| {
+        format!(
+            "<reminder>The user left plan mode: the approval mode is now {now}, so changes can be made as that mode allows. Work through the plan.</reminder>"
+        )
+    })
 }
 
 /// What the user is asked about a command in plan mode without a sandbox.

@@ -16,6 +16,9 @@ pub(super) type SharedPolicy = std::sync::Arc<std::sync::Mutex<Policy>>;
 #[derive(Clone, Debug)]
 pub struct Policy {
     pub mode: ApprovalMode,
+    /// The mode the model was last told of (the system prompt's, then
+    /// the notes on entering and leaving plan mode).
+    pub(super) told: ApprovalMode,
     /// Commands allowed for the session.
     pub(super) commands: Remembered,
     /// Commands allowed to run outside the sandbox for the session.
@@ -36,6 +39,7 @@ impl Policy {
     pub fn new(mode: ApprovalMode) -> Self {
         Self {
             mode,
+            told: mode,
             commands: Remembered::default(),
             unsandboxed: Remembered::default(),
             files: HashSet::new(),

@@ -120,10 +120,14 @@ impl Judge<'_> {
         };
         match says {
             Says::Deny(rule) => Ruled::Refused(Refuser::Rules, access_message(rule, what)),
-            // Read-only mode refuses what changes anything on its own; a
-            // read it would let through is asked.
+            // Read-only and plan modes refuse what changes anything on
+            // their own (a yes must not let it run); a read they would let
+            // through is asked.
             Says::Ask(_) if mode == ApprovalMode::Yolo => Ruled::Nothing,
-            Says::Ask(_) if mode == ApprovalMode::ReadOnly && access != Access::Read => {
+            Says::Ask(_)
+                if matches!(mode, ApprovalMode::ReadOnly | ApprovalMode::Plan)
+                    && access != Access::Read =>
+            {
                 Ruled::Nothing
             }
             Says::Ask(rule) => Ruled::Asked(ApprovalReason::Rule {

@@ -58,10 +58,12 @@ impl ApprovalMode {
 /// be done (`` `write_file` cannot change files``), and what to do instead.
 /// One text for every refusal of plan mode, wherever it is made.
 pub fn plan_mode_refusal(what: &str) -> String {
-    format!(
-        "Refused: Waypoint is in plan mode (read-only): {what}. Research (read, search, read-only commands), then propose the plan with todo_write; the user approves it before anything changes."
-    )
+    format!("Refused: Waypoint is in plan mode (read-only): {what}. {PLAN_MODE_WORK}")
 }
+
+/// What plan mode asks of the model: said in its refusals, the system
+/// prompt and the note on entering it.
+pub const PLAN_MODE_WORK: &str = "Research (read, search, read-only commands), then propose the plan with todo_write; the user approves it before anything changes.";
 
 impl std::fmt::Display for ApprovalMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -23,7 +23,7 @@ mod op;
 mod outcome;
 pub mod schema;
 mod thread;
-pub use approval::{ApprovalMode, ApprovalReason, Decision, plan_mode_refusal};
+pub use approval::{ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, plan_mode_refusal};
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};

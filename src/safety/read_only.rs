@@ -67,3 +67,28 @@ impl Sandbox {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn nothing_of_the_user_s_is_writable() {
+        let ws = tempfile::tempdir().unwrap();
+        let extra = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::for_workspace(ws.path(), &[extra.path().to_path_buf()], false);
+        assert!(sandbox.allows_write(ws.path()));
+        let read_only = sandbox.read_only();
+        for place in [ws.path(), extra.path(), &std::env::temp_dir()] {
+            assert!(!read_only.allows_write(place), "{}", place.display());
+        }
+        assert!(read_only.allows_write(Path::new("/dev/null")));
+        assert!(read_only.nothing_writable && !sandbox.nothing_writable);
+        assert_eq!(read_only.network, sandbox.network);
+        // The workspace stays the command's folder in the world, alone.
+        let places = read_only.world.as_ref().unwrap();
+        assert_eq!(places.writable.len(), 1);
+        assert_eq!(places.writable[0], ws.path().canonicalize().unwrap());
+    }
+}

@@ -55,7 +55,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "plan-mode",
         args: "",
-        help: "plan mode: research and propose a plan; Waypoint refuses every change",
+        help: "plan mode: research and propose a plan; nothing can change",
         run: plan_mode::run,
     },
     Command {
