@@ -333,6 +333,28 @@ pub enum ExportFormat {
 }
 
 impl Cli {
+    /// `--approve-plan` continues a stored session (`resuming`) headless,
+    /// with no task: the message that says why not.
+    pub fn check_approve_plan(
+        &self,
+        headless: bool,
+        task: bool,
+        resuming: bool,
+    ) -> Result<(), &'static str> {
+        match (self.approve_plan, headless, task, resuming) {
+            (false, ..) | (true, true, false, true) => Ok(()),
+            (true, _, _, false) => {
+                Err("--approve-plan continues a session: use it with -r ID or -c")
+            }
+            (true, false, _, _) => Err(
+                "--approve-plan is for headless runs (-p); in the app, press y on the proposed plan or type /approve",
+            ),
+            (true, true, true, _) => {
+                Err("--approve-plan takes no task: the approved plan is the task")
+            }
+        }
+    }
+
     /// The settings the flags give, for the config resolver.
     pub fn layer(&self) -> Layer {
         let provider = if self.demo || self.scenario.is_some() {

@@ -14,6 +14,7 @@ use crate::todo::{Author, PlanDiff};
 
 mod children;
 mod notes;
+mod proposal;
 mod result_line;
 pub use result_line::{Outcome, PlanProgress, ResultLine, result_schema};
 
@@ -346,25 +347,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.open_items_line(*open_items)?;
                 }
             }
-            Event::PlanProposed { .. } => {
-                self.end_line()?;
-                let resume = self.session.as_deref().map_or_else(
-                    || "waypoint -c -p --approve-plan".to_string(),
-                    |id| format!("waypoint -r {} -p --approve-plan", clean_line(id)),
-                );
-                writeln!(
-                    self.err,
-                    "waypoint: the plan above is proposed (plan mode; exit code 5): approve it with `{resume} [--approval MODE] [--fresh]`, or ask for changes with `waypoint -r ID -p --approval plan \"…\"`"
-                )?;
-            }
-            Event::PlanApproved { revision, mode, .. } => {
-                self.end_line()?;
-                writeln!(
-                    self.err,
-                    "waypoint: plan approved (revision {revision}); it runs in {} mode",
-                    mode.as_str()
-                )?;
-            }
+            Event::PlanProposed { .. } | Event::PlanApproved { .. } => self.proposal_line(event)?,
             Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
                 self.error_line(message)?;

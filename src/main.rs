@@ -117,7 +117,12 @@ async fn run(cli: Cli) -> Result<i32> {
         return Ok(0);
     }
     let headless = headless_prompt(&cli, interactive, choice.is_some())?;
-    check_approve_plan(&cli, headless.as_ref(), choice.is_some())?;
+    cli.check_approve_plan(
+        headless.is_some(),
+        headless.as_ref().is_some_and(Option::is_some),
+        choice.is_some(),
+    )
+    .map_err(|e| eyre!(e))?;
     // The demo's workspace goes when this guard does (at the end of `run`),
     // unless --keep.
     let (workspace_dir, _demo_dir) = workspace_dir(&cli, interactive)?;
@@ -206,25 +211,6 @@ fn subcommand(
 /// Reads the prompt before anything else, so a missing one fails fast. A
 /// resumed session needs none: it continues where it stopped.
 /// `None`: the app; `Some(None)`: headless, resuming without a new message.
-/// `--approve-plan` continues a stored session headless, with no task.
-fn check_approve_plan(cli: &Cli, headless: Option<&Option<String>>, resuming: bool) -> Result<()> {
-    if !cli.approve_plan {
-        return Ok(());
-    }
-    match (headless, resuming) {
-        (_, false) => Err(eyre!(
-            "--approve-plan continues a session: use it with -r ID or -c"
-        )),
-        (None, _) => Err(eyre!(
-            "--approve-plan is for headless runs (-p); in the app, press Enter on the proposed plan or type /approve"
-        )),
-        (Some(Some(_)), _) => Err(eyre!(
-            "--approve-plan takes no task: the approved plan is the task"
-        )),
-        (Some(None), _) => Ok(()),
-    }
-}
-
 fn headless_prompt(cli: &Cli, interactive: bool, resuming: bool) -> Result<Option<Option<String>>> {
     if interactive {
         return Ok(None);

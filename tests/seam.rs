@@ -97,6 +97,10 @@ fn every_op_and_event_round_trips_through_json() {
         Op::SetApproval {
             mode: ApprovalMode::AutoEdit,
         },
+        Op::ApprovePlan {
+            mode: Some(ApprovalMode::Auto),
+            fresh: true,
+        },
         Op::Mcp {
             action: waypoint::events::McpAction::Approve,
         },
@@ -193,6 +197,12 @@ fn every_op_and_event_round_trips_through_json() {
             author: waypoint::todo::Author::User,
             at: 1_700_000_000_000,
             note: Some("added \"Run tests\"".into()),
+        },
+        Event::PlanProposed { revision: 2 },
+        Event::PlanApproved {
+            revision: 3,
+            mode: ApprovalMode::Ask,
+            fresh: false,
         },
         Event::TaskDone {
             id: "toolu_7".into(),

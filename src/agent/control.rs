@@ -204,16 +204,7 @@ impl Control {
                 ));
                 Step::Wait
             }
-            Op::ApprovePlan { mode, fresh } => match phase {
-                Phase::Idle { .. } => Step::ApprovePlan { mode, fresh },
-                Phase::Running(_) => {
-                    self.error(
-                        ErrorKind::PlanEdit,
-                        "Not now: approve the plan once the turn has ended (or interrupt it with Esc).",
-                    );
-                    Step::Wait
-                }
-            },
+            Op::ApprovePlan { mode, fresh } => self.approve_plan(mode, fresh, phase),
             Op::SetApproval { mode } => {
                 if let Ok(mut slot) = self.requests.mode.lock() {
                     *slot = Some(mode);
@@ -266,6 +257,25 @@ impl Control {
                     Step::Wait
                 }
             },
+        }
+    }
+
+    /// `ApprovePlan`: once the turn has ended.
+    fn approve_plan(
+        &mut self,
+        mode: Option<crate::events::ApprovalMode>,
+        fresh: bool,
+        phase: Phase<'_>,
+    ) -> Step {
+        match phase {
+            Phase::Idle { .. } => Step::ApprovePlan { mode, fresh },
+            Phase::Running(_) => {
+                self.error(
+                    ErrorKind::PlanEdit,
+                    "Not now: approve the plan once the turn has ended (or interrupt it with Esc).",
+                );
+                Step::Wait
+            }
         }
     }
 

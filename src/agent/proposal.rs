@@ -204,7 +204,10 @@ mod tests {
             text(Role::User, "Add a flag"),
             text(Role::Assistant, "Reading."),
             text(Role::User, "ok"),
-            text(Role::Assistant, "The CLI is in src/cli.rs; the flag goes there."),
+            text(
+                Role::Assistant,
+                "The CLI is in src/cli.rs; the flag goes there.",
+            ),
         ];
         let fresh = fresh_messages(&old, "[ ] Add the flag");
         assert_eq!(fresh.len(), 1);
@@ -255,7 +258,7 @@ mod tests {
         }));
         assert_eq!(proposed_in(&approved), None);
         // A plan the model wrote after leaving plan mode is live.
-        let mut left = proposed.clone();
+        let mut left = proposed;
         left.push(model_plan(2));
         assert_eq!(proposed_in(&left), None);
         assert_eq!(proposed_in(&[model_plan(1)]), None);

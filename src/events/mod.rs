@@ -21,6 +21,7 @@ mod jobs;
 mod mcp;
 mod op;
 mod outcome;
+mod reasons;
 pub mod schema;
 mod thread;
 pub use approval::{ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, plan_mode_refusal};
@@ -31,6 +32,7 @@ pub use jobs::JobInfo;
 pub use mcp::{McpAction, McpStatus, McpWait};
 pub use op::Op;
 pub use outcome::{Failure, INTERRUPTED, NOT_RUN, Refuser, ToolOutcome, ToolStatus};
+pub use reasons::{AbortReason, CompactReason};
 pub use thread::ThreadId;
 
 /// Why the model stopped, whatever the provider called it.
@@ -175,36 +177,6 @@ pub enum ToolDetail {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
-}
-
-/// Why the conversation is compacted.
-#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactReason {
-    /// The next request would pass `compact_at` of the window.
-    Threshold,
-    /// The user asked (`/compact`).
-    User,
-    /// The provider answered that the prompt is too long.
-    TooLong,
-    /// The user approved a plan with fresh context: the conversation
-    /// restarts from the task, the research's summary and the plan.
-    Approval,
-}
-
-/// Why a turn ended early.
-#[derive(schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AbortReason {
-    /// The user interrupted it (`Interrupt`).
-    Interrupted,
-    /// It reached a limit: `--max-turns` model requests, or one of a
-    /// subagent's `[task]` limits.
-    MaxTurns,
-    /// A request failed (see `error`).
-    Failed,
-    /// A hook said to stop (`continue: false`).
-    Hook,
 }
 
 /// An event with its address: the thread it is of, the parent's tool call

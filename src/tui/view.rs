@@ -163,16 +163,26 @@ fn draw_input(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     // The text area draws its own cursor.
 }
 
-/// `■ stopped with 2 of 7 items open — Enter continue · /plan clear archive`.
+/// `■ stopped with 2 of 7 items open — Enter continue · /plan clear archive`,
+/// or how to approve a proposed plan.
 fn draw_banner(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     let p = ctx.palette;
     let (open, total) = (app.root.plan.open(), app.root.plan.items.len());
-    let line = Line::from(vec![
-        ratatui::text::Span::styled(
+    // A proposal is open by nature: what the user does next is approve it.
+    let (head, tail) = if app.root.plan.proposed.is_some() {
+        (
+            format!("◇ plan proposed: {total} items"),
+            " — y (plan pane) or /approve runs it · or say what to change",
+        )
+    } else {
+        (
             format!("■ stopped with {open} of {total} items open"),
-            p.warning(),
-        ),
-        ratatui::text::Span::styled(" — Enter continue · /plan clear archive", p.dim()),
+            " — Enter continue · /plan clear archive",
+        )
+    };
+    let line = Line::from(vec![
+        ratatui::text::Span::styled(head, p.warning()),
+        ratatui::text::Span::styled(tail, p.dim()),
     ]);
     let line = if line.width() > usize::from(area.width) {
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();

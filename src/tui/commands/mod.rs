@@ -4,6 +4,7 @@
 //! type. Invariant: text starting with `/` that names a command runs it,
 //! and an unknown command is reported, never sent to the model.
 
+pub mod approval;
 pub mod hooks;
 pub mod mcp;
 pub mod plan_mode;
@@ -50,7 +51,7 @@ pub const COMMANDS: &[Command] = &[
         name: "approval",
         args: "[MODE]",
         help: "what runs without asking; alone: the mode now and the modes",
-        run: approval,
+        run: approval::run,
     },
     Command {
         name: "plan-mode",
@@ -61,7 +62,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "approve",
         args: "[MODE] [fresh]",
-        help: "approve the proposed plan: it runs in MODE (default: the mode before plan mode), `fresh`: from a fresh conversation",
+        help: "approve the proposed plan; MODE: how it runs (default: as before plan mode); fresh: new context",
         run: plan_mode::approve_command,
     },
     Command {
@@ -332,67 +333,6 @@ pub fn complete_argument(text: &str) -> Option<String> {
     Some(format!("/{name} {next}"))
 }
 
-/// What each approval mode lets run without asking.
-fn mode_help(mode: ApprovalMode) -> &'static str {
-    match mode {
-        ApprovalMode::ReadOnly => "plan and read only: commands and file changes are refused",
-        ApprovalMode::Plan => "research and propose a plan: changes refused, commands read-only",
-        ApprovalMode::Ask => "reads run; every command and file change asks",
-        ApprovalMode::AutoEdit => "file changes in the workspace run; commands ask",
-        ApprovalMode::Auto => "nothing asks; commands run in the sandbox",
-        ApprovalMode::Yolo => "nothing asks and there is no sandbox",
-    }
-}
-
-fn approval(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
-    if args.is_empty() {
-        let now = app.status.engine.approval();
-        let mut out = match now {
-            Some((mode, true)) => {
-                format!("Approval mode: {mode} (commands in the sandbox). Modes:")
-            }
-            Some((mode, false)) => format!("Approval mode: {mode}. Modes:"),
-            None => "Approval mode: not known yet. Modes:".to_string(),
-        };
-        for mode in ApprovalMode::ALL {
-            let mark = if now.is_some_and(|(m, _)| m == mode) {
-                "▶"
-            } else {
-                " "
-            };
-            out.push_str(&format!(
-                "\n{mark} {:<9}  {}",
-                mode.as_str(),
-                mode_help(mode)
-            ));
-        }
-        out.push_str("\n/approval MODE switches from the next tool call on.");
-        app.notice(NoticeKind::Info, out);
-        return Vec::new();
-    }
-    let Some(mode) = ApprovalMode::parse(args) else {
-        let names: Vec<&str> = ApprovalMode::ALL.iter().map(|m| m.as_str()).collect();
-        app.notice(
-            NoticeKind::Error,
-            format!(
-                "Unknown approval mode {:?}; the modes are {}.",
-                crate::text::clean_line(args),
-                names.join(", ")
-            ),
-        );
-        return Vec::new();
-    };
-    if !app.status.engine.present() {
-        app.notice(
-            NoticeKind::Error,
-            "No approval mode can be set: no provider is set up.",
-        );
-        return Vec::new();
-    }
-    // The engine confirms with `ApprovalMode`.
-    vec![Effect::Send(Op::SetApproval { mode })]
-}
-
 fn compact(app: &mut App, args: &str, _: Instant) -> Vec<Effect> {
     if !app.status.engine.present() {
         app.notice(
@@ -617,7 +557,7 @@ mod tests {
         assert_eq!(names("mo"), vec!["model", "plan-mode"]);
         assert_eq!(names("q"), vec!["quit"]);
         // "e" starts export; it is contained in help, model, plan-mode,
-        // context, resume, rewind, clear, new.
+        // approve, context, resume, rewind, clear, new.
         assert_eq!(
             names("e"),
             vec![
@@ -625,6 +565,7 @@ mod tests {
                 "help",
                 "model",
                 "plan-mode",
+                "approve",
                 "context",
                 "resume",
                 "rewind",

@@ -22,7 +22,7 @@ pub fn run(app: &mut App, _args: &str, now: Instant) -> Vec<Effect> {
         );
         return Vec::new();
     }
-    super::approval(app, ApprovalMode::Plan.as_str(), now)
+    super::approval::run(app, ApprovalMode::Plan.as_str(), now)
 }
 
 /// `/approve [MODE] [fresh]`: approve the proposed plan, to run in `MODE`

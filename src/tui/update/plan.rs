@@ -21,7 +21,9 @@ pub(super) fn key(app: &mut App, action: Action) -> Option<Vec<Effect>> {
     match action {
         Action::PlanRevision { older } => step_revision(app, older),
         Action::PlanEdit(edit) => return Some(edit_key(app, edit)),
-        Action::ApprovePlan => return Some(crate::tui::commands::plan_mode::approve(app, None, false)),
+        Action::ApprovePlan => {
+            return Some(crate::tui::commands::plan_mode::approve(app, None, false));
+        }
         Action::PromptSend => return Some(prompt_send(app)),
         Action::PromptCancel => app.root.plan.view.prompt = None,
         _ => return None,

@@ -35,6 +35,12 @@ pub fn summary_line(c: &Checklist, ctx: &Ctx<'_>) -> Line<'static> {
         return Line::styled("○ no plan yet", p.dim());
     }
     let (done, total) = (c.completed(), c.items.len());
+    if c.proposed.is_some() {
+        return Line::from(vec![
+            Span::styled(format!("◇ {total} items"), p.bold()),
+            Span::styled(" · proposed: y approves", p.warning()),
+        ]);
+    }
     if let Some(open) = c.stopped_open.filter(|_| !ctx.running) {
         return Line::from(vec![
             Span::styled(format!("■ {done}/{total}"), p.bold()),
@@ -294,7 +300,12 @@ fn plan_lines(
         out.selected = out.lines.len() - 1..out.lines.len();
     }
     painter.dropped(&mut out.lines);
-    if let Some(open) = c.stopped_open {
+    if c.proposed.is_some() {
+        out.lines.push(Line::styled(
+            "◇ proposed: y approves it",
+            ctx.palette.warning(),
+        ));
+    } else if let Some(open) = c.stopped_open {
         // The subagents' open items are work left too.
         let children: usize = nested
             .iter()
