@@ -187,6 +187,15 @@ pub struct Cli {
     /// Colours: the terminal's own, or none (NO_COLOR also turns them off).
     #[arg(long, value_enum, help_heading = "Display", global = true)]
     pub theme: Option<Theme>,
+
+    /// What the model's changes to an approved plan need: ask (your sign-off; refused headless),
+    /// tell (made and shown as changes to the agreement), free [default: tell].
+    #[arg(long, value_name = "MODE", help_heading = "Safety")]
+    pub plan_changes: Option<crate::config::PlanChanges>,
+
+    /// Headless: accept the model's changes to an approved plan (as `--plan-changes tell`).
+    #[arg(long, conflicts_with = "plan_changes", help_heading = "Safety")]
+    pub accept_plan_changes: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -382,6 +391,11 @@ impl Cli {
             stream_idle_timeout: self.stream_idle_timeout,
             thinking_budget: self.thinking_budget,
             theme: self.theme,
+            plan_changes: if self.accept_plan_changes {
+                Some(crate::config::PlanChanges::Tell)
+            } else {
+                self.plan_changes
+            },
             approval: if self.yolo {
                 Some(ApprovalMode::Yolo)
             } else {

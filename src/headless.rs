@@ -178,26 +178,6 @@ impl<O: Write, E: Write> Printer<O, E> {
         Ok(outcome)
     }
 
-    /// Keeps the plan's progress for the `result` line.
-    fn note_plan(&mut self, event: &Event) {
-        match event {
-            Event::PlanUpdated {
-                items,
-                author,
-                revision,
-                ..
-            } => {
-                self.plan = crate::todo::progress(items);
-                if *author == Author::Model && self.proposed != Some(*revision) {
-                    self.proposed = None;
-                }
-            }
-            Event::PlanProposed { revision } => self.proposed = Some(*revision),
-            Event::PlanApproved { .. } => self.proposed = None,
-            _ => {}
-        }
-    }
-
     /// The run's last lines: the token summary (text), the `result` event
     /// (jsonl) and, on stderr, how to resume the session.
     pub fn finish(&mut self, result: &RunResult) -> io::Result<()> {
@@ -347,7 +327,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.open_items_line(*open_items)?;
                 }
             }
-            Event::PlanProposed { .. } | Event::PlanApproved { .. } => self.proposal_line(event)?,
+            Event::PlanProposed { .. }
+            | Event::PlanApproved { .. }
+            | Event::PlanChangeRequested { .. }
+            | Event::PlanChangeAccepted { .. }
+            | Event::PlanChangeRefused { .. } => self.proposal_line(event)?,
             Event::TurnAborted { message, .. } | Event::Error { message, .. } => {
                 self.end_line()?;
                 self.error_line(message)?;

@@ -46,7 +46,10 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
         },
         context_window: Some(s.context_window.value).filter(|w| *w > 0),
         compact_at: s.compact_at.value,
-        plan_file: s.plan_file.value.as_ref().map(PathBuf::from),
+        plan: crate::agent::PlanSettings {
+            file: s.plan_file.value.as_ref().map(PathBuf::from),
+            changes: s.plan_changes.value,
+        },
         prices: s.prices.clone(),
         ..AgentConfig::default()
     }

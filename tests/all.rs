@@ -53,6 +53,7 @@ mod mcp_flood;
 mod mcp_manage;
 mod mentions;
 mod old_transcripts;
+mod plan_contract;
 mod plan_edits;
 mod plan_honesty;
 mod plan_identity;

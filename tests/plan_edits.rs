@@ -9,7 +9,7 @@ use crate::tui_support;
 
 use scripted_support::{plan, scenario, start_with, stop, tool_results, turn_end, until};
 use serde_json::json;
-use waypoint::agent::{AgentConfig, SessionSetup};
+use waypoint::agent::{AgentConfig, PlanSettings, SessionSetup};
 use waypoint::events::{ErrorKind, Event, Op, ThreadId};
 use waypoint::llm::{ContentBlock, Message};
 use waypoint::session::SessionStore;
@@ -312,7 +312,10 @@ async fn the_plan_file_follows_the_plan_and_its_edits_come_back_as_user_revision
         {"text": "Seen."}
     ]));
     let config = AgentConfig {
-        plan_file: Some("PLAN.md".into()),
+        plan: PlanSettings {
+            file: Some("PLAN.md".into()),
+            ..PlanSettings::default()
+        },
         ..AgentConfig::default()
     };
     let mut h = start_with(client.clone(), ws.path(), config, SessionSetup::Off);
@@ -385,7 +388,10 @@ async fn a_plan_file_outside_the_workspace_is_refused() {
     let ws = tempfile::tempdir().unwrap();
     let client = scenario(json!([{"text": "hi"}]));
     let config = AgentConfig {
-        plan_file: Some("../PLAN.md".into()),
+        plan: PlanSettings {
+            file: Some("../PLAN.md".into()),
+            ..PlanSettings::default()
+        },
         ..AgentConfig::default()
     };
     let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
@@ -405,7 +411,10 @@ async fn an_existing_plan_file_waypoint_did_not_write_is_never_replaced() {
         {"text": "Done."}
     ]));
     let config = AgentConfig {
-        plan_file: Some("PLAN.md".into()),
+        plan: PlanSettings {
+            file: Some("PLAN.md".into()),
+            ..PlanSettings::default()
+        },
         ..AgentConfig::default()
     };
     let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
@@ -433,7 +442,10 @@ async fn the_plan_file_is_not_written_through_a_folder_swapped_for_a_symlink() {
         {"text": "Revised."}
     ]));
     let config = AgentConfig {
-        plan_file: Some("plans/PLAN.md".into()),
+        plan: PlanSettings {
+            file: Some("plans/PLAN.md".into()),
+            ..PlanSettings::default()
+        },
         ..AgentConfig::default()
     };
     let mut h = start_with(client, ws.path(), config, SessionSetup::Off);
@@ -530,7 +542,10 @@ async fn a_plan_file_changed_by_a_tool_is_not_said_to_be_the_users() {
         {"text": "Done."}
     ]));
     let config = AgentConfig {
-        plan_file: Some("PLAN.md".into()),
+        plan: PlanSettings {
+            file: Some("PLAN.md".into()),
+            ..PlanSettings::default()
+        },
         ..AgentConfig::default()
     };
     let mut h = start_with(

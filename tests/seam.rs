@@ -199,6 +199,16 @@ fn every_op_and_event_round_trips_through_json() {
             note: Some("added \"Run tests\"".into()),
         },
         Event::PlanProposed { revision: 2 },
+        Event::PlanChangeRequested {
+            lines: vec!["+ Add docs".into()],
+        },
+        Event::PlanChangeAccepted {
+            lines: vec!["~ A -> B".into()],
+            asked: true,
+        },
+        Event::PlanChangeRefused {
+            lines: vec!["- Test it".into()],
+        },
         Event::PlanApproved {
             revision: 3,
             mode: ApprovalMode::Ask,

@@ -91,6 +91,7 @@ impl Session {
         plan.user_changes.clear();
         plan.stats.clear();
         plan.proposed = None;
+        plan.agreed = None;
     }
 
     /// Says which session is recorded (drivers print it, and its id to resume).

@@ -81,11 +81,20 @@ pub struct AgentConfig {
     /// Turns that end with plan items open are continued up to this many
     /// times (stopping when a continued turn leaves the plan unchanged).
     pub auto_continue: u32,
-    /// A Markdown copy of the live plan, kept in the workspace (relative
-    /// to its root); the user's edits to it are read back.
-    pub plan_file: Option<std::path::PathBuf>,
+    /// The plan file, and what changes to an approved plan need.
+    pub plan: PlanSettings,
     /// The config's `[prices]`, for what each plan item cost.
     pub prices: std::collections::BTreeMap<String, crate::pricing::Price>,
+}
+
+/// The settings of the plan itself.
+#[derive(Clone, Debug, Default)]
+pub struct PlanSettings {
+    /// A Markdown copy of the live plan, kept in the workspace (relative
+    /// to its root); the user's edits to it are read back.
+    pub file: Option<std::path::PathBuf>,
+    /// What the model's changes to an approved plan need.
+    pub changes: crate::config::PlanChanges,
 }
 
 impl Default for AgentConfig {
@@ -102,7 +111,7 @@ impl Default for AgentConfig {
             compact_at: defaults::COMPACT_AT,
             approval: ApprovalMode::Yolo,
             auto_continue: 0,
-            plan_file: None,
+            plan: PlanSettings::default(),
             prices: std::collections::BTreeMap::new(),
         }
     }

@@ -141,7 +141,7 @@ pub(super) fn model_revision(voice: Voice<'_>, change: &PlanChange) {
 /// watching; `None` when there is no plan file (or it is refused).
 pub(super) fn start_plan_file(voice: Voice<'_>) -> Option<CancellationToken> {
     let Voice { host, thread } = voice;
-    let wanted = host.config.plan_file.clone()?;
+    let wanted = host.config.plan.file.clone()?;
     let path = match host.shared.workspace.resolve(&wanted.display().to_string()) {
         Ok(path) => path,
         Err(why) => {

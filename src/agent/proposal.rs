@@ -83,6 +83,7 @@ pub(super) fn approve(
     let (items, rendered, revision) = {
         let mut state = session.thread.plan.lock();
         state.proposed = None;
+        state.agreed = Some(state.manager.items().to_vec());
         let revision = state.next_revision();
         state.sync_file(true);
         (

@@ -363,7 +363,7 @@ impl Session {
         let mut config = self.host.config.clone();
         config.max_rounds = limits.max_turns;
         config.auto_continue = 0;
-        config.plan_file = None;
+        config.plan.file = None;
         let mut own = Thread::new(
             self.thread.client.clone(),
             tools,

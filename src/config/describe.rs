@@ -148,6 +148,12 @@ impl Settings {
             None => "\"ask\" in the app, \"auto\" headless".to_string(),
         };
         line(out, "approval", &approval, &self.approval.source);
+        line(
+            out,
+            "plan_changes",
+            &format!("\"{}\"", self.plan_changes.value.as_str()),
+            &self.plan_changes.source,
+        );
         if let Some(path) = &self.plan_file.value {
             line(
                 out,

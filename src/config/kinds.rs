@@ -82,3 +82,36 @@ impl WireKind {
         }
     }
 }
+
+/// What the model's changes to an approved plan need (plan mode's
+/// agreement): adding, dropping or rewording items.
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanChanges {
+    /// The user signs each change off first (headless: refused).
+    Ask,
+    /// Made, and shown as a change to the agreement.
+    #[default]
+    Tell,
+    /// Made like any plan revision.
+    Free,
+}
+
+impl PlanChanges {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanChanges::Ask => "ask",
+            PlanChanges::Tell => "tell",
+            PlanChanges::Free => "free",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<PlanChanges> {
+        let wanted = name.trim().to_ascii_lowercase();
+        [PlanChanges::Ask, PlanChanges::Tell, PlanChanges::Free]
+            .into_iter()
+            .find(|k| k.as_str() == wanted)
+    }
+}

@@ -107,7 +107,7 @@ pub(super) fn text(s: &str) -> Result<String, String> {
 pub(super) fn approval(s: &str) -> Result<Option<ApprovalMode>, String> {
     ApprovalMode::parse(s)
         .map(Some)
-        .ok_or_else(|| "expected read-only, ask, auto-edit, auto or yolo".to_string())
+        .ok_or_else(|| "expected read-only, plan, ask, auto-edit, auto or yolo".to_string())
 }
 
 /// A share from any layer is checked (the environment's already was):
@@ -122,4 +122,26 @@ pub(super) fn check_share(name: &'static str, at: &Sourced<f64>) -> Result<(), C
         from: at.source.clone(),
         message: SHARE.into(),
     })
+}
+
+/// `plan_changes`: what the model's changes to an approved plan need.
+pub(super) fn plan_changes(layers: Layers<'_>) -> Result<Sourced<super::PlanChanges>, ConfigError> {
+    layers.pick(
+        "--plan-changes",
+        |l| l.plan_changes,
+        "plan_changes",
+        |s| super::PlanChanges::parse(s).ok_or_else(|| "expected ask, tell or free".to_string()),
+        super::PlanChanges::Tell,
+    )
+}
+
+/// `plan_file`: the plan's Markdown copy in the workspace.
+pub(super) fn plan_file(layers: Layers<'_>) -> Result<Sourced<Option<String>>, ConfigError> {
+    layers.pick(
+        "--plan-file",
+        |l| l.plan_file.clone().map(Some),
+        "plan_file",
+        |s| text(s).map(Some),
+        None,
+    )
 }

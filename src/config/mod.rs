@@ -62,6 +62,9 @@ pub struct Layer {
     pub approval: Option<ApprovalMode>,
     /// A Markdown copy of the live plan in the workspace.
     pub plan_file: Option<String>,
+    /// What the model's changes to an approved plan need: `ask` (your
+    /// sign-off; refused headless), `tell` (made and shown) or `free`.
+    pub plan_changes: Option<PlanChanges>,
     /// `[sandbox]`: where sandboxed commands may also write, and the network.
     pub sandbox: Option<SandboxLayer>,
     /// Named profiles (only at the top level of the file).
@@ -203,6 +206,8 @@ pub struct Settings {
     pub approval: Sourced<Option<ApprovalMode>>,
     /// The plan file, relative to the workspace (`None`: not kept).
     pub plan_file: Sourced<Option<String>>,
+    /// What the model's changes to an approved plan need.
+    pub plan_changes: Sourced<PlanChanges>,
     /// Extra writable folders of the sandbox (home expanded).
     pub sandbox_writable: Vec<PathBuf>,
     pub sandbox_network: bool,
@@ -348,14 +353,9 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
             approval,
             None,
         )?,
-        plan_file: layers.pick(
-            "--plan-file",
-            |l| l.plan_file.clone().map(Some),
-            "plan_file",
-            |s| text(s).map(Some),
-            None,
-        )?,
+        plan_file: layers::plan_file(layers)?,
         theme: theme(layers)?,
+        plan_changes: layers::plan_changes(layers)?,
         sandbox_writable: safety.sandbox_writable,
         sandbox_network: safety.sandbox_network,
         sandbox_sockets: safety.sandbox_sockets,
@@ -568,10 +568,10 @@ mod task;
 
 use file::file_layer;
 pub use file::{ConfigFile, config_path, load, read_file};
-use layers::{Layers, approval, check_share, share, text};
+use layers::{Layers, approval, check_share, share};
 use provider::{Connection, connection};
 
-pub use kinds::{ProviderKind, Theme, WireKind};
+pub use kinds::{PlanChanges, ProviderKind, Theme, WireKind};
 
 pub use approvals::{Approvals, Fingerprint, canonical};
 pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
@@ -1016,6 +1016,7 @@ stream_idle_timeout = 60                     # default
 thinking_budget = 2048                       # profile slow
 theme = "auto"                               # default
 approval = "auto-edit"                       # file /cfg/config.toml
+plan_changes = "tell"                        # default
 plan_file = "PLAN.md"                        # file /cfg/config.toml
 mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
@@ -1057,6 +1058,7 @@ stream_idle_timeout = 60                     # default
 thinking_budget = 0                          # default
 theme = "auto"                               # default
 approval = "ask" in the app, "auto" headless # default
+plan_changes = "tell"                        # default
 mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
 notify_method = "auto"                       # default

@@ -18,6 +18,8 @@ impl Event {
             | Event::PlanUpdated { .. }
             | Event::PlanProposed { .. }
             | Event::PlanApproved { .. }
+            | Event::PlanChangeAccepted { .. }
+            | Event::PlanChangeRefused { .. }
             | Event::Usage { .. }
             | Event::TaskDone { .. }
             | Event::ContextUsage { .. }
@@ -32,6 +34,7 @@ impl Event {
             | Event::ToolCallOutputDelta { .. }
             | Event::ToolCallProgress { .. }
             | Event::PlanStats { .. }
+            | Event::PlanChangeRequested { .. }
             | Event::SummaryDelta { .. }
             | Event::Queued { .. }
             | Event::Error { .. }

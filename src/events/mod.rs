@@ -32,49 +32,8 @@ pub use jobs::JobInfo;
 pub use mcp::{McpAction, McpStatus, McpWait};
 pub use op::Op;
 pub use outcome::{Failure, INTERRUPTED, NOT_RUN, Refuser, ToolOutcome, ToolStatus};
-pub use reasons::{AbortReason, CompactReason};
+pub use reasons::{AbortReason, CompactReason, StopReason};
 pub use thread::ThreadId;
-
-/// Why the model stopped, whatever the provider called it.
-#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// It finished its reply.
-    EndTurn,
-    /// It asked for tools.
-    ToolUse,
-    /// The reply hit the token limit and may be cut off.
-    MaxTokens,
-    /// A stop sequence ended the reply.
-    StopSequence,
-    /// The provider refused or filtered the reply.
-    Refusal,
-    /// It wrote a tool call as text instead of calling the tool (nothing ran).
-    TextToolCall,
-    /// A reason this version does not know, as the provider said it.
-    Other(String),
-}
-
-impl StopReason {
-    /// The snake_case name (`end_turn`, …); `Other` gives the provider's word.
-    pub fn as_str(&self) -> &str {
-        match self {
-            StopReason::EndTurn => "end_turn",
-            StopReason::ToolUse => "tool_use",
-            StopReason::MaxTokens => "max_tokens",
-            StopReason::StopSequence => "stop_sequence",
-            StopReason::Refusal => "refusal",
-            StopReason::TextToolCall => "text_tool_call",
-            StopReason::Other(other) => other,
-        }
-    }
-}
-
-impl std::fmt::Display for StopReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What kind of failure an `Error` or a failed turn was: drivers decide by
 /// this, never by the message text.
@@ -343,6 +302,28 @@ pub enum Event {
         /// summary and the plan.
         #[serde(default)]
         fresh: bool,
+    },
+    /// The model's plan write would change the approved plan's scope
+    /// (`plan_changes = "ask"`): it waits for the user's sign-off.
+    PlanChangeRequested {
+        /// The changes, one per line: `+ added`, `- dropped`, `~ old -> new`.
+        lines: Vec<String>,
+    },
+    /// A change to the approved plan was made: signed off by the user
+    /// (`asked`) or told (`plan_changes = "tell"`); it is part of the
+    /// agreement from now on.
+    PlanChangeAccepted {
+        /// The changes, one per line.
+        lines: Vec<String>,
+        /// The user signed it off (else it was only told).
+        #[serde(default)]
+        asked: bool,
+    },
+    /// A change to the approved plan was refused (by the user, or headless
+    /// where nobody can sign it off): the plan stays as agreed.
+    PlanChangeRefused {
+        /// The changes, one per line.
+        lines: Vec<String>,
     },
     /// What each plan item has cost so far: time in progress, tool calls,
     /// tokens and money, in plan order (then removed items that did work).

@@ -1,4 +1,5 @@
-//! Why a conversation is compacted and why a turn ended early.
+//! Why the model stopped, why a conversation is compacted and why a turn
+//! ended early.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,4 +31,45 @@ pub enum AbortReason {
     Failed,
     /// A hook said to stop (`continue: false`).
     Hook,
+}
+
+/// Why the model stopped, whatever the provider called it.
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its reply.
+    EndTurn,
+    /// It asked for tools.
+    ToolUse,
+    /// The reply hit the token limit and may be cut off.
+    MaxTokens,
+    /// A stop sequence ended the reply.
+    StopSequence,
+    /// The provider refused or filtered the reply.
+    Refusal,
+    /// It wrote a tool call as text instead of calling the tool (nothing ran).
+    TextToolCall,
+    /// A reason this version does not know, as the provider said it.
+    Other(String),
+}
+
+impl StopReason {
+    /// The snake_case name (`end_turn`, …); `Other` gives the provider's word.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::Refusal => "refusal",
+            StopReason::TextToolCall => "text_tool_call",
+            StopReason::Other(other) => other,
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }

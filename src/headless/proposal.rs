@@ -6,8 +6,29 @@ use std::io::{self, Write};
 use super::Printer;
 use crate::events::Event;
 use crate::text::clean_line;
+use crate::todo::Author;
 
 impl<O: Write, E: Write> Printer<O, E> {
+    /// Keeps the plan's progress for the `result` line.
+    pub(super) fn note_plan(&mut self, event: &Event) {
+        match event {
+            Event::PlanUpdated {
+                items,
+                author,
+                revision,
+                ..
+            } => {
+                self.plan = crate::todo::progress(items);
+                if *author == Author::Model && self.proposed != Some(*revision) {
+                    self.proposed = None;
+                }
+            }
+            Event::PlanProposed { revision } => self.proposed = Some(*revision),
+            Event::PlanApproved { .. } => self.proposed = None,
+            _ => {}
+        }
+    }
+
     /// `PlanProposed` and `PlanApproved`, on `err`.
     pub(super) fn proposal_line(&mut self, event: &Event) -> io::Result<()> {
         match event {
@@ -30,6 +51,23 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.err,
                     "waypoint: plan approved (revision {revision}); it runs in {} mode",
                     mode.as_str()
+                )
+            }
+            Event::PlanChangeAccepted { lines, asked } => {
+                self.end_line()?;
+                let how = if *asked { "signed off" } else { "made" };
+                writeln!(
+                    self.err,
+                    "waypoint: a change to the approved plan was {how}: {}",
+                    clean_line(&lines.join("; "))
+                )
+            }
+            Event::PlanChangeRefused { lines } => {
+                self.end_line()?;
+                writeln!(
+                    self.err,
+                    "waypoint: a change to the approved plan was refused (--accept-plan-changes allows it): {}",
+                    clean_line(&lines.join("; "))
                 )
             }
             _ => Ok(()),

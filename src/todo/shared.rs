@@ -49,6 +49,9 @@ pub struct PlanState {
     /// The plan is the model's proposal in plan mode, waiting for the
     /// user's approval (the revision that proposed it).
     pub proposed: Option<u32>,
+    /// The plan the user approved, with the changes accepted since: what
+    /// the model's writes are held to (none: no plan was approved).
+    pub agreed: Option<Vec<super::TodoItem>>,
 }
 
 impl PlanState {

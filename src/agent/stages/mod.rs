@@ -20,6 +20,7 @@
 //! own refusal (read-only mode, a deny rule) stands whatever a stage says.
 
 mod checkpoints;
+mod contract;
 mod hook_scripts;
 mod hooks;
 mod plan_mode;
@@ -214,6 +215,7 @@ impl Stages {
                 Box::new(hooks::CallHooks::default()),
                 Box::new(hook_scripts::HookScripts::default()),
                 Box::new(plan_mode::PlanMode),
+                Box::new(contract::Contract::default()),
                 Box::new(checkpoints::CallPoints::default()),
             ],
         }

@@ -8,6 +8,7 @@
 //! the input box (an unbound Ctrl/Alt chord does nothing and types nothing);
 //! typed text is only ever removed by sending it or Ctrl+C.
 
+mod agreement;
 mod approval;
 mod checkpoint;
 mod daily;
@@ -232,6 +233,10 @@ fn told(app: &mut App, event: Event) {
             };
             app.notice(notice, message);
         }
+        event @ (Event::PlanChangeRequested { .. }
+        | Event::PlanChangeAccepted { .. }
+        | Event::PlanChangeRefused { .. }
+        | Event::PlanApproved { .. }) => agreement::told(app, event),
         Event::Hook { report } => {
             if let Some(line) = crate::hooks::report_line(&report) {
                 app.notice(NoticeKind::Warning, line);
