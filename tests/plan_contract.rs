@@ -243,6 +243,28 @@ fn headless_a_change_is_refused_with_ask_unless_accepted_by_flag() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         if refused {
             assert!(stderr.contains("a change to the approved plan was refused (--accept-plan-changes allows it): + Add docs"), "{stderr}");
+            // The agreement is kept in the session: a later run holds to it.
+            let again = home.path().join("again.json");
+            std::fs::write(&again, json!({"turns": all[3..]}).to_string()).unwrap();
+            let out = waypoint(
+                home.path(),
+                ws.path(),
+                &[
+                    "-r",
+                    &id,
+                    "-p",
+                    "Go on",
+                    "--plan-changes",
+                    "ask",
+                    "--scenario",
+                    again.to_str().unwrap(),
+                ],
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("a change to the approved plan was refused"),
+                "{stderr}"
+            );
         } else {
             assert!(
                 stderr.contains("a change to the approved plan was made: + Add docs"),

@@ -145,6 +145,7 @@ impl Session {
             state.manager = plan;
             state.revision = revisions;
             state.proposed = super::proposal::proposed_in(&history);
+            state.agreed = super::proposal::agreed_in(&history);
             state.sync_file(true);
         }
         super::shared::lock(&self.thread.observers)

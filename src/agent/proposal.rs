@@ -17,7 +17,7 @@ use super::voice::Voice;
 use crate::chat::{ContentBlock, Conversation, Message, Role};
 use crate::events::{ApprovalMode, CompactReason, Envelope, ErrorKind, Event};
 use crate::session::{Record, now_ms};
-use crate::todo::{Author, PlanDiff};
+use crate::todo::{Author, PlanDiff, TodoItem};
 
 /// What heads the research's summary in a fresh conversation.
 pub const RESEARCH_HEADER: &str = "[What the research in plan mode found: your last reply before the user approved the plan. The conversation before it is gone.]";
@@ -53,6 +53,32 @@ pub fn proposed_in(history: &[Envelope]) -> Option<u32> {
         }
     }
     proposed
+}
+
+/// The agreement a session's events end with (for a resume): the items
+/// approved, with the changes accepted since (an accepted change comes
+/// just before the revision that made it); none when no plan was approved
+/// or the session was reset since.
+pub fn agreed_in(history: &[Envelope]) -> Option<Vec<TodoItem>> {
+    let mut agreed = None;
+    let mut accepted = false;
+    for envelope in history.iter().filter(|e| e.thread.is_root()) {
+        match &envelope.event {
+            Event::PlanUpdated {
+                author: Author::Approved,
+                items,
+                ..
+            } => agreed = Some(items.clone()),
+            Event::PlanUpdated { items, .. } if accepted && agreed.is_some() => {
+                agreed = Some(items.clone());
+                accepted = false;
+            }
+            Event::PlanChangeAccepted { .. } => accepted = true,
+            Event::SessionReset => agreed = None,
+            _ => {}
+        }
+    }
+    agreed
 }
 
 /// `Op::ApprovePlan`, while idle: the proposed plan becomes the live one
@@ -245,6 +271,54 @@ mod tests {
             at: 0,
             note: None,
         })
+    }
+
+    fn plan_by(author: Author, contents: &[&str]) -> Envelope {
+        let items = contents
+            .iter()
+            .enumerate()
+            .map(|(i, c)| TodoItem {
+                id: (i + 1).to_string(),
+                content: (*c).into(),
+                status: crate::todo::TodoStatus::Pending,
+                active_form: String::new(),
+            })
+            .collect();
+        at(Event::PlanUpdated {
+            items,
+            rendered: String::new(),
+            diff: PlanDiff::default(),
+            revision: 0,
+            author,
+            at: 0,
+            note: None,
+        })
+    }
+
+    #[test]
+    fn a_resume_finds_the_agreement_with_its_accepted_changes() {
+        let contents = |a: Option<Vec<TodoItem>>| {
+            a.map(|items| items.into_iter().map(|i| i.content).collect::<Vec<_>>())
+        };
+        let mut history = vec![
+            plan_by(Author::Model, &["A"]),
+            plan_by(Author::Approved, &["A"]),
+            // A status change: not a change of the agreement.
+            plan_by(Author::Model, &["A"]),
+        ];
+        assert_eq!(contents(agreed_in(&history)), Some(vec!["A".to_string()]));
+        history.push(at(Event::PlanChangeAccepted {
+            lines: vec!["+ B".into()],
+            asked: false,
+        }));
+        history.push(plan_by(Author::Model, &["A", "B"]));
+        assert_eq!(
+            contents(agreed_in(&history)),
+            Some(vec!["A".to_string(), "B".to_string()])
+        );
+        history.push(at(Event::SessionReset));
+        assert_eq!(agreed_in(&history), None);
+        assert_eq!(agreed_in(&[plan_by(Author::Model, &["A"])]), None);
     }
 
     #[test]
