@@ -8,7 +8,6 @@
 use crate::scripted_support;
 use crate::support;
 
-use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use scripted_support::{Recording, plan, scenario, start_with, stop, turn_end, until};
@@ -176,20 +175,6 @@ async fn with_ask_the_user_signs_a_change_off_or_refuses_it() {
     );
 }
 
-fn waypoint(home: &std::path::Path, ws: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_waypoint"))
-        .args(args)
-        .arg("--workspace")
-        .arg(ws)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("WAYPOINT_HOME", home.join(".waypoint"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn headless_a_change_is_refused_with_ask_unless_accepted_by_flag() {
     let home = support::sandbox::outside_hidden("contract-home-");
@@ -204,7 +189,7 @@ fn headless_a_change_is_refused_with_ask_unless_accepted_by_flag() {
         ("--accept-plan-changes", false),
     ] {
         let ws = support::sandbox::outside_hidden("contract-bin-ws-");
-        let out = waypoint(
+        let out = support::run_waypoint(
             home.path(),
             ws.path(),
             &[
@@ -227,7 +212,7 @@ fn headless_a_change_is_refused_with_ask_unless_accepted_by_flag() {
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         let result: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         let id = result["session_id"].as_str().unwrap().to_string();
-        let out = waypoint(
+        let out = support::run_waypoint(
             home.path(),
             ws.path(),
             &[
@@ -246,7 +231,7 @@ fn headless_a_change_is_refused_with_ask_unless_accepted_by_flag() {
             // The agreement is kept in the session: a later run holds to it.
             let again = home.path().join("again.json");
             std::fs::write(&again, json!({"turns": all[3..]}).to_string()).unwrap();
-            let out = waypoint(
+            let out = support::run_waypoint(
                 home.path(),
                 ws.path(),
                 &[

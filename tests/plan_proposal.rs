@@ -11,8 +11,6 @@
 use crate::scripted_support;
 use crate::support;
 
-use std::process::{Command, Output, Stdio};
-
 use scripted_support::{plan, scenario, start_with, stop, turn_end, until};
 use serde_json::{Value, json};
 use waypoint::agent::{AgentConfig, SessionSetup};
@@ -193,34 +191,13 @@ async fn only_a_proposal_is_approved_and_it_runs_in_the_mode_plan_mode_was_enter
     assert!(requests.last().unwrap().len() > 4);
 }
 
-fn waypoint(home: &std::path::Path, ws: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_waypoint"))
-        .args(args)
-        .arg("--workspace")
-        .arg(ws)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("WAYPOINT_HOME", home.join(".waypoint"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .collect()
-}
-
 #[test]
 fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
     let home = support::sandbox::outside_hidden("proposal-home-");
     let ws = support::sandbox::outside_hidden("proposal-bin-ws-");
     let first = home.path().join("propose.json");
     std::fs::write(&first, json!({ "turns": research() }).to_string()).unwrap();
-    let out = waypoint(
+    let out = support::run_waypoint(
         home.path(),
         ws.path(),
         &[
@@ -236,7 +213,7 @@ fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    let seen = events(&out);
+    let seen = support::json_lines(&out);
     assert!(seen.iter().any(|e| e["type"] == "plan_proposed"));
     let result = seen.last().unwrap();
     assert_eq!(result["type"], "result");
@@ -259,7 +236,7 @@ fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
         .to_string(),
     )
     .unwrap();
-    let out = waypoint(
+    let out = support::run_waypoint(
         home.path(),
         ws.path(),
         &[
@@ -284,7 +261,7 @@ fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
         "echo hi\n"
     );
     // Approving again: nothing is proposed now.
-    let out = waypoint(
+    let out = support::run_waypoint(
         home.path(),
         ws.path(),
         &[
@@ -305,7 +282,7 @@ fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
 fn approve_plan_needs_a_session_and_no_task() {
     let home = support::sandbox::outside_hidden("proposal-flags-home-");
     let ws = support::sandbox::outside_hidden("proposal-flags-ws-");
-    let out = waypoint(home.path(), ws.path(), &["-p", "x", "--approve-plan"]);
+    let out = support::run_waypoint(home.path(), ws.path(), &["-p", "x", "--approve-plan"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("use it with -r ID or -c"));
 }

@@ -90,6 +90,17 @@ pub fn drop_old_outputs(messages: &mut [Message], target_bytes: usize) {
     }
 }
 
+/// The task: the first message's first text (the user's words; notes and
+/// reminders follow in blocks of their own).
+pub fn task_of(messages: &[Message]) -> Option<String> {
+    messages.first().and_then(|m| {
+        m.content.iter().find_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+    })
+}
+
 /// Rebuilds the conversation: the task, the summary, the plan, and the
 /// longest tail of whole turns (starting at an assistant message, so each
 /// `tool_use` there keeps its result) that fits in `tail_bytes`.
@@ -99,15 +110,7 @@ pub fn rebuild(
     plan: &str,
     tail_bytes: usize,
 ) -> Vec<Message> {
-    let task = old
-        .first()
-        .and_then(|m| {
-            m.content.iter().find_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.clone()),
-                _ => None,
-            })
-        })
-        .unwrap_or_else(|| "(the original task was not kept)".into());
+    let task = task_of(old).unwrap_or_else(|| "(the original task was not kept)".into());
     let mut head = vec![ContentBlock::Text { text: task }];
     if let Some(summary) = summary {
         head.push(ContentBlock::Text {

@@ -180,16 +180,7 @@ pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
             .collect::<Vec<_>>()
             .join("\n\n")
     };
-    // The user's words: the first message's first text (reminders and
-    // notes follow it in blocks of their own).
-    let task = old
-        .first()
-        .and_then(|m| {
-            m.content.iter().find_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.clone()),
-                _ => None,
-            })
-        })
+    let task = super::compact::task_of(old)
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| "(the original task was not kept)".into());
     let mut content = vec![ContentBlock::Text { text: task }];

@@ -12,6 +12,35 @@ pub mod sandbox;
 pub mod tmux;
 pub mod workspace;
 
+/// Runs the real binary with `args` in workspace `ws`, with a clean
+/// environment whose home and data folder are under `home` (nothing of
+/// the machine's user is read), stdin closed.
+pub fn run_waypoint(
+    home: &std::path::Path,
+    ws: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .args(args)
+        .arg("--workspace")
+        .arg(ws)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("WAYPOINT_HOME", home.join(".waypoint"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The JSON lines of a run's stdout (`--output-format jsonl`).
+pub fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 /// Writes an executable file at `path` (a stand-in program, a copy of the
 /// binary) through a child process: the tests are one process, and a file
 /// this process held open for writing while another test forked would be
