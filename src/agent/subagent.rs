@@ -398,7 +398,9 @@ impl Session {
     /// A child's one turn, from the task to its answer or its stop.
     async fn work(&mut self, request: &TaskRequest, cancel: &CancellationToken) -> TaskEnd {
         self.add_user_text(first_message(request), true);
-        self.add_user_text(reminders::INITIAL_REMINDER, false);
+        if self.host.config.plan.tool {
+            self.add_user_text(reminders::INITIAL_REMINDER, false);
+        }
         self.host.events.begin_turn();
         self.emit(Event::TurnStarted { resumed: false });
         let max_time = self
