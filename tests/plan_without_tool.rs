@@ -276,3 +276,49 @@ fn headless_a_skills_plan_finished_through_reply_lines() {
         .collect();
     assert_eq!(statuses, ["completed", "completed"], "{seen:?}");
 }
+
+/// `waypoint config`'s `plan_tool` line with `args` and `env`.
+fn plan_tool_line(args: &[&str], env: &[(&str, &str)], file: &str) -> String {
+    let home = support::sandbox::outside_hidden("notool-config-");
+    let cfg = home.path().join("config.toml");
+    std::fs::write(&cfg, file).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .arg("config")
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("WAYPOINT_HOME", home.path().join(".waypoint"))
+        .env("WAYPOINT_CONFIG", &cfg)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("plan_tool ="))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn plan_tool_comes_from_the_flag_the_environment_or_the_file() {
+    assert_eq!(plan_tool_line(&[], &[], ""), "plan_tool = true # default");
+    let file = "plan_tool = false\n";
+    assert!(plan_tool_line(&[], &[], file).starts_with("plan_tool = false # file"));
+    assert_eq!(
+        plan_tool_line(&[], &[("WAYPOINT_PLAN_TOOL", "false")], ""),
+        "plan_tool = false # env WAYPOINT_PLAN_TOOL"
+    );
+    assert_eq!(
+        plan_tool_line(&["--plan-tool", "true"], &[], file),
+        "plan_tool = true # flag --plan-tool"
+    );
+}
