@@ -196,6 +196,11 @@ pub struct Cli {
     /// Headless: accept the model's changes to an approved plan (as `--plan-changes tell`).
     #[arg(long, conflicts_with = "plan_changes", help_heading = "Safety")]
     pub accept_plan_changes: bool,
+
+    /// Whether the model gets the todo tools [default: true]; without them your plan is re-sent
+    /// each turn and its items advance by the reply's "Done: N" lines.
+    #[arg(long, value_name = "true|false", help_heading = "Agent", global = true)]
+    pub plan_tool: Option<bool>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -391,6 +396,7 @@ impl Cli {
             stream_idle_timeout: self.stream_idle_timeout,
             thinking_budget: self.thinking_budget,
             theme: self.theme,
+            plan_tool: self.plan_tool,
             plan_changes: if self.accept_plan_changes {
                 Some(crate::config::PlanChanges::Tell)
             } else {

@@ -473,6 +473,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             Author::PlanFile => " (plan file)",
             Author::Skill => " (a skill's plan)",
             Author::Approved => " (approved)",
+            Author::Reply => " (model's reply)",
             Author::Model => "",
         };
         let mut text = format!("Plan{by}: {}\n", clean_line(&diff.summary()));

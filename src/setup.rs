@@ -49,6 +49,7 @@ pub fn agent_config(s: &Settings) -> AgentConfig {
         plan: crate::agent::PlanSettings {
             file: s.plan_file.value.as_ref().map(PathBuf::from),
             changes: s.plan_changes.value,
+            tool: s.plan_tool.value,
         },
         prices: s.prices.clone(),
         ..AgentConfig::default()

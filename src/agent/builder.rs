@@ -83,6 +83,13 @@ impl AgentBuilder {
             .system_prompt
             .replace("{workspace}", &workspace.root().display().to_string());
         let mut tools = tools.unwrap_or_else(ToolRegistry::standard);
+        if !config.plan.tool {
+            // The user's plan leads: no todo tools, no nag about them, and
+            // the prompt asks for `Done: N` lines instead.
+            tools.retain(|spec| spec.name != "todo_write" && spec.name != "todo_read");
+            config.nag_every = 0;
+            config.system_prompt = super::user_plan::system_prompt(&config.system_prompt);
+        }
         let skills = &config.tools.catalog.skills;
         if !skills.is_empty() {
             // Their names and descriptions, within 2% of the window (a

@@ -37,6 +37,7 @@ mod thread;
 mod tool_host;
 mod turn;
 mod undo;
+mod user_plan;
 mod voice;
 
 use std::sync::Arc;
@@ -88,13 +89,26 @@ pub struct AgentConfig {
 }
 
 /// The settings of the plan itself.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PlanSettings {
     /// A Markdown copy of the live plan, kept in the workspace (relative
     /// to its root); the user's edits to it are read back.
     pub file: Option<std::path::PathBuf>,
     /// What the model's changes to an approved plan need.
     pub changes: crate::config::PlanChanges,
+    /// Whether the model gets the todo tools; without them the plan is
+    /// re-sent each turn and advances by the reply's `Done: N` lines.
+    pub tool: bool,
+}
+
+impl Default for PlanSettings {
+    fn default() -> Self {
+        Self {
+            file: None,
+            changes: crate::config::PlanChanges::default(),
+            tool: true,
+        }
+    }
 }
 
 impl Default for AgentConfig {
@@ -179,7 +193,7 @@ impl Session {
         if let Some(note) = plan_mode::switch_note(&self.host.shared.policy) {
             self.add_user_text(note, false);
         }
-        if first {
+        if first && self.host.config.plan.tool {
             self.add_user_text(reminders::INITIAL_REMINDER, false);
         }
         true

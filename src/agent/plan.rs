@@ -87,6 +87,8 @@ impl Session {
             match author {
                 Author::PlanFile => by_file.extend(lines),
                 Author::Skill => by_skill.extend(lines),
+                // The model said it itself (the plan block shows it).
+                Author::Reply => {}
                 Author::User | Author::Model | Author::Approved => by_user.extend(lines),
             }
         }
@@ -114,8 +116,13 @@ impl Session {
             return None;
         }
         let rendered = self.thread.plan.lock().manager.render();
+        let keep = if self.host.config.plan.tool {
+            "; the plan is yours to keep up to date with todo_write"
+        } else {
+            ""
+        };
         Some(format!(
-            "[{} Take it into account; the plan is yours to keep up to date with todo_write.]\n\nCurrent plan:\n{rendered}",
+            "[{} Take it into account{keep}.]\n\nCurrent plan:\n{rendered}",
             said.join(" ")
         ))
     }

@@ -321,8 +321,9 @@ impl Spawner<'_> {
     }
 }
 
-/// What a child reads first: its role, then the task.
-fn first_message(request: &TaskRequest) -> String {
+/// What a child reads first: its role, then the task (told to keep a
+/// plan when it has the todo tool).
+fn first_message(request: &TaskRequest, plan_tool: bool) -> String {
     let tools = match request.agent {
         AgentKind::Explore => {
             "You have read-only tools (no subagents): find and read, do not try to change anything."
@@ -331,8 +332,13 @@ fn first_message(request: &TaskRequest) -> String {
             "You have the main agent's tools and its approval mode, but cannot start subagents."
         }
     };
+    let plan = if plan_tool {
+        " Keep a plan with todo_write when the task has several steps."
+    } else {
+        ""
+    };
     format!(
-        "You are a subagent ({kind}) of Waypoint's main agent, doing one task for it. {tools} Keep a plan with todo_write when the task has several steps. Your final message is your report: the main agent sees nothing else you wrote, so make it complete and concise (findings, file paths with line numbers, anything you changed).\n\nTask: {description}\n\n{prompt}",
+        "You are a subagent ({kind}) of Waypoint's main agent, doing one task for it. {tools}{plan} Your final message is your report: the main agent sees nothing else you wrote, so make it complete and concise (findings, file paths with line numbers, anything you changed).\n\nTask: {description}\n\n{prompt}",
         kind = request.agent.name(),
         description = request.description,
         prompt = request.prompt,
@@ -397,8 +403,10 @@ impl Session {
 
     /// A child's one turn, from the task to its answer or its stop.
     async fn work(&mut self, request: &TaskRequest, cancel: &CancellationToken) -> TaskEnd {
-        self.add_user_text(first_message(request), true);
-        self.add_user_text(reminders::INITIAL_REMINDER, false);
+        self.add_user_text(first_message(request, self.host.config.plan.tool), true);
+        if self.host.config.plan.tool {
+            self.add_user_text(reminders::INITIAL_REMINDER, false);
+        }
         self.host.events.begin_turn();
         self.emit(Event::TurnStarted { resumed: false });
         let max_time = self

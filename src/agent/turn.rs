@@ -61,7 +61,9 @@ impl Session {
                 Err(end) => return end,
             };
             let calls = reply.tool_calls();
+            let text = reply.text();
             self.add_assistant(reply.content);
+            super::user_plan::advance(self.voice(), &text);
             if calls.is_empty() {
                 match phases.before_end(self, &reply.stop_reason, cancel).await {
                     Next::End => {}

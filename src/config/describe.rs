@@ -154,6 +154,12 @@ impl Settings {
             &format!("\"{}\"", self.plan_changes.value.as_str()),
             &self.plan_changes.source,
         );
+        line(
+            out,
+            "plan_tool",
+            &self.plan_tool.value.to_string(),
+            &self.plan_tool.source,
+        );
         if let Some(path) = &self.plan_file.value {
             line(
                 out,

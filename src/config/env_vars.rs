@@ -24,6 +24,7 @@ pub const ENV_VARS: &[(&str, &[&str])] = &[
     ("nag_every", &["WAYPOINT_NAG_EVERY"]),
     ("nag_max", &["WAYPOINT_NAG_MAX"]),
     ("plan_changes", &["WAYPOINT_PLAN_CHANGES"]),
+    ("plan_tool", &["WAYPOINT_PLAN_TOOL"]),
     ("bash_timeout", &["WAYPOINT_BASH_TIMEOUT"]),
     ("auto_background_after", &["WAYPOINT_AUTO_BACKGROUND_AFTER"]),
     ("output_cap", &["WAYPOINT_OUTPUT_CAP"]),

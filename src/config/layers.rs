@@ -145,3 +145,18 @@ pub(super) fn plan_file(layers: Layers<'_>) -> Result<Sourced<Option<String>>, C
         None,
     )
 }
+
+/// `plan_tool`: whether the model gets the todo tools.
+pub(super) fn plan_tool(layers: Layers<'_>) -> Result<Sourced<bool>, ConfigError> {
+    layers.pick(
+        "--plan-tool",
+        |l| l.plan_tool,
+        "plan_tool",
+        |s| match s.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err("expected true or false".into()),
+        },
+        true,
+    )
+}

@@ -65,6 +65,10 @@ pub struct Layer {
     /// What the model's changes to an approved plan need: `ask` (your
     /// sign-off; refused headless), `tell` (made and shown) or `free`.
     pub plan_changes: Option<PlanChanges>,
+    /// Whether the model gets the todo tools (`todo_write`, `todo_read`);
+    /// without them the user's plan is re-sent each turn and its items
+    /// advance by the reply's `Done: N` lines.
+    pub plan_tool: Option<bool>,
     /// `[sandbox]`: where sandboxed commands may also write, and the network.
     pub sandbox: Option<SandboxLayer>,
     /// Named profiles (only at the top level of the file).
@@ -208,6 +212,8 @@ pub struct Settings {
     pub plan_file: Sourced<Option<String>>,
     /// What the model's changes to an approved plan need.
     pub plan_changes: Sourced<PlanChanges>,
+    /// Whether the model gets the todo tools.
+    pub plan_tool: Sourced<bool>,
     /// Extra writable folders of the sandbox (home expanded).
     pub sandbox_writable: Vec<PathBuf>,
     pub sandbox_network: bool,
@@ -356,6 +362,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         plan_file: layers::plan_file(layers)?,
         theme: theme(layers)?,
         plan_changes: layers::plan_changes(layers)?,
+        plan_tool: layers::plan_tool(layers)?,
         sandbox_writable: safety.sandbox_writable,
         sandbox_network: safety.sandbox_network,
         sandbox_sockets: safety.sandbox_sockets,
@@ -1017,6 +1024,7 @@ thinking_budget = 2048                       # profile slow
 theme = "auto"                               # default
 approval = "auto-edit"                       # file /cfg/config.toml
 plan_changes = "tell"                        # default
+plan_tool = true                             # default
 plan_file = "PLAN.md"                        # file /cfg/config.toml
 mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
@@ -1059,6 +1067,7 @@ thinking_budget = 0                          # default
 theme = "auto"                               # default
 approval = "ask" in the app, "auto" headless # default
 plan_changes = "tell"                        # default
+plan_tool = true                             # default
 mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
 notify_method = "auto"                       # default

@@ -101,6 +101,19 @@ impl AssistantReply {
             })
             .collect()
     }
+
+    /// The reply's text blocks, joined by newlines.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
 }
 
 /// What a client reports while it streams.

@@ -32,6 +32,9 @@ pub enum Author {
     /// The user, approving the plan the model proposed in plan mode: the
     /// first revision of the live plan, the agreement.
     Approved,
+    /// The model's reply, naming an item it finished (`Done: N`) when it
+    /// has no todo tool (`plan_tool = false`).
+    Reply,
 }
 
 impl Author {
@@ -42,6 +45,7 @@ impl Author {
             Author::PlanFile => "plan file",
             Author::Skill => "skill",
             Author::Approved => "user (approved)",
+            Author::Reply => "model's reply",
         }
     }
 }

@@ -19,6 +19,8 @@ use waypoint::tools::Workspace;
 pub struct Recording {
     inner: ScriptedClient,
     pub requests: Mutex<Vec<Vec<Message>>>,
+    /// Each request's system prompt and the names of its tools.
+    pub offered: Mutex<Vec<(String, Vec<String>)>>,
 }
 
 impl ModelClient for Recording {
@@ -37,6 +39,10 @@ impl ModelClient for Recording {
             .lock()
             .unwrap()
             .push(request.messages.to_vec());
+        self.offered.lock().unwrap().push((
+            request.system.to_string(),
+            request.tools.iter().map(|t| t.name.clone()).collect(),
+        ));
         self.inner.stream(request, on_event)
     }
 }
@@ -47,6 +53,7 @@ pub fn scenario(turns: serde_json::Value) -> Arc<Recording> {
     Arc::new(Recording {
         inner: ScriptedClient::new(scenario),
         requests: Mutex::new(Vec::new()),
+        offered: Mutex::new(Vec::new()),
     })
 }
 

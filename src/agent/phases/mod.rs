@@ -14,6 +14,7 @@
 mod background;
 mod compaction;
 mod mcp_wait;
+mod plan_context;
 mod reports;
 mod stop_hooks;
 mod text_calls;
@@ -76,7 +77,11 @@ impl TurnPhases {
     pub fn new() -> Self {
         Self {
             turn_start: vec![Box::new(mcp_wait::McpJoin)],
-            round_start: vec![Box::new(compaction::Compaction), Box::new(reports::Reports)],
+            round_start: vec![
+                Box::new(compaction::Compaction),
+                Box::new(reports::Reports),
+                Box::new(plan_context::PlanContext::default()),
+            ],
             before_end: vec![
                 Box::new(text_calls::TextCalls::default()),
                 Box::new(background::Background),
@@ -95,8 +100,9 @@ impl TurnPhases {
         start_all(&mut self.turn_start, session, cancel).await
     }
 
-    /// At every round's start: compaction when asked or needed, then the
-    /// background's reports.
+    /// At every round's start: compaction when asked or needed, the
+    /// background's reports, then the user's plan when the model has no
+    /// todo tool.
     pub async fn round_start(
         &mut self,
         session: &mut Session,

@@ -63,6 +63,7 @@ pub(super) fn echoed(app: &mut App, author: Author, diff: &PlanDiff) {
     let by = match author {
         Author::Skill => "a skill's plan",
         Author::PlanFile => "plan file",
+        Author::Reply => "model's reply",
         _ => return,
     };
     if !diff.is_empty() {
