@@ -90,6 +90,16 @@ pub fn drop_old_outputs(messages: &mut [Message], target_bytes: usize) {
     }
 }
 
+/// The plan as a compacted conversation carries it: for the model's own
+/// todo tool, or (without it) as the plan the user keeps.
+pub fn plan_block(plan: &crate::todo::TodoManager, tool: bool) -> String {
+    if tool {
+        format!("{PLAN_HEADER}\n\n{}", plan.render())
+    } else {
+        super::user_plan::plan_block(plan.items())
+    }
+}
+
 /// The task: the first message's first text (the user's words; notes and
 /// reminders follow in blocks of their own).
 pub fn task_of(messages: &[Message]) -> Option<String> {
@@ -101,7 +111,8 @@ pub fn task_of(messages: &[Message]) -> Option<String> {
     })
 }
 
-/// Rebuilds the conversation: the task, the summary, the plan, and the
+/// Rebuilds the conversation: the task, the summary, the plan (`plan`:
+/// its whole block, header included, see [`plan_block`]), and the
 /// longest tail of whole turns (starting at an assistant message, so each
 /// `tool_use` there keeps its result) that fits in `tail_bytes`.
 pub fn rebuild(
@@ -118,7 +129,7 @@ pub fn rebuild(
         });
     }
     head.push(ContentBlock::Text {
-        text: format!("{PLAN_HEADER}\n\n{plan}"),
+        text: plan.to_string(),
     });
     let mut start = old.len();
     let mut used = 0usize;
@@ -159,7 +170,7 @@ impl Session {
         let summary = self
             .summarise(focus, window_bytes, summary_tokens, cancel)
             .await;
-        let plan = self.thread.plan.lock().manager.render();
+        let plan = plan_block(&self.thread.plan.lock().manager, self.host.config.plan.tool);
         // What fits after compaction: about a third of the threshold, half of it the tail.
         let target = (window_bytes as f64 * self.host.config.compact_at * 0.4) as usize;
         let target = target.saturating_sub(self.thread.fixed_bytes(&self.host.config));
@@ -186,7 +197,7 @@ impl Session {
                         .last()
                         .is_some_and(|m| m.role == Role::User)
                     {
-                        conversation.push_user_text(format!("{PLAN_HEADER}\n\n{plan}"));
+                        conversation.push_user_text(plan);
                     }
                     conversation.messages().to_vec()
                 }
@@ -373,9 +384,26 @@ mod tests {
     }
 
     #[test]
+    fn without_the_todo_tool_a_compacted_plan_is_the_users() {
+        let mut plan = crate::todo::TodoManager::new();
+        plan.update(&serde_json::json!([{"content": "a", "status": "pending", "activeForm": "A"}]))
+            .unwrap();
+        let own = plan_block(&plan, true);
+        assert!(own.starts_with(PLAN_HEADER) && own.contains("todo_write"));
+        let users = plan_block(&plan, false);
+        assert!(users.starts_with(super::super::user_plan::PLAN_HEADER));
+        assert!(!users.contains("todo_write") && users.contains("1. [ ] a"));
+    }
+
+    #[test]
     fn rebuild_keeps_task_summary_plan_and_whole_pairs() {
         let old = rounds(20, 1000);
-        let out = rebuild(&old, Some("did things"), "1. [ ] a", 3000);
+        let out = rebuild(
+            &old,
+            Some("did things"),
+            &format!("{PLAN_HEADER}\n\n1. [ ] a"),
+            3000,
+        );
         let conv = Conversation::from_messages(out.clone());
         assert_eq!(conv.validate(), Ok(()));
         let head = serde_json::to_string(&out[0]).unwrap();
