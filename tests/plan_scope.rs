@@ -122,6 +122,7 @@ async fn in_ask_mode_the_running_items_files_and_commands_run_unasked() {
     let calls = json!([
         write("greet.sh"),
         write("scripts/run.sh"),
+        {"name": "edit_file", "input": {"file_path": "scripts/run.sh", "old_text": "hello", "new_text": "there"}},
         {"name": "bash", "input": {"command": "echo hi"}}
     ]);
     let (events, ws) = approved_turn(ApprovalMode::Ask, calls).await;
@@ -130,7 +131,10 @@ async fn in_ask_mode_the_running_items_files_and_commands_run_unasked() {
         std::fs::read_to_string(ws.path().join("greet.sh")).unwrap(),
         "echo hello\n"
     );
-    assert!(ws.path().join("scripts/run.sh").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("scripts/run.sh")).unwrap(),
+        "echo there\n"
+    );
 }
 
 #[tokio::test]
@@ -157,15 +161,26 @@ async fn in_ask_mode_what_the_item_did_not_declare_is_asked_as_before() {
 
 #[tokio::test]
 async fn in_auto_edit_a_write_outside_the_running_item_is_asked() {
-    let calls = json!([write("greet.sh"), write("src/other.rs")]);
+    let calls = json!([
+        write("greet.sh"),
+        write("src/other.rs"),
+        {"name": "edit_file", "input": {"filePath": "src/other.rs", "old_text": "hello", "new_text": "there"}}
+    ]);
     let (events, ws) = approved_turn(ApprovalMode::AutoEdit, calls).await;
     let asked = asked(&events);
-    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked.len(), 2, "{asked:?}");
     assert_eq!(asked[0].0, "write_file");
     assert!(
         asked[0]
             .1
             .contains("src/other.rs is outside item 1's scope"),
+        "{asked:?}"
+    );
+    assert_eq!(asked[1].0, "edit_file");
+    assert!(
+        asked[1]
+            .1
+            .starts_with("edit_file src/other.rs is outside item 1's scope"),
         "{asked:?}"
     );
     assert!(ws.path().join("greet.sh").exists());

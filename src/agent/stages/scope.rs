@@ -12,13 +12,12 @@
 use std::path::Path;
 
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
 use super::{Before, Call, CallStage, Said, StageCx, Verdict};
 use crate::events::ApprovalMode;
 use crate::safety::access::Says;
 use crate::todo::{ItemScope, TodoItem, TodoStatus};
-use crate::tools::Access;
+use crate::tools::{Access, Target};
 
 /// The stage: no state of its own (the scope is the plan's).
 #[derive(Default)]
@@ -63,13 +62,11 @@ fn judge(cx: &StageCx<'_>, call: &Call<'_>) -> Before {
     let Some(access) = cx.tools.spec(call.name).map(|spec| spec.access) else {
         return Before::go_on();
     };
-    let field = match access {
-        Access::Write => "path",
-        Access::Exec => "command",
+    // What the call acts on, as the tool says (its input's aliases too).
+    let given = match (access, cx.tools.target(call.name, call.input)) {
+        (Access::Write, Target::File(path)) => path,
+        (Access::Exec, Target::Command(line)) => line,
         _ => return Before::go_on(),
-    };
-    let Some(given) = call.input.get(field).and_then(Value::as_str) else {
-        return Before::go_on();
     };
     let Some((number, content, scope)) = running_scope(cx) else {
         return Before::go_on();
@@ -91,8 +88,9 @@ fn judge(cx: &StageCx<'_>, call: &Call<'_>) -> Before {
         .is_some_and(|p| covers_path(&scope.files, workspace.relative(p)));
     if !inside {
         return Before::ask(format!(
-            "{} {given} is outside item {number}'s scope ({}: {})",
+            "{} {} is outside item {number}'s scope ({}: {})",
             call.name,
+            crate::text::clean_line(given),
             crate::text::clean_line(&content),
             scope.files.join(", ")
         ));
