@@ -115,6 +115,7 @@ fn plan(done: usize) -> Record<'static> {
                 content: format!("Step {} of the refactor: move the loader", i + 1),
                 status,
                 active_form: format!("Doing step {} of the refactor", i + 1),
+                scope: Default::default(),
             }
         })
         .collect::<Vec<_>>();

@@ -131,6 +131,7 @@ fn every_op_and_event_round_trips_through_json() {
         content: "Run tests".into(),
         status: TodoStatus::InProgress,
         active_form: "Running tests".into(),
+        scope: Default::default(),
     };
     let events = vec![
         Event::TurnStarted { resumed: true },

@@ -103,12 +103,10 @@ pub fn plan_block(plan: &crate::todo::TodoManager, tool: bool) -> String {
 /// The task: the first message's first text (the user's words; notes and
 /// reminders follow in blocks of their own).
 pub fn task_of(messages: &[Message]) -> Option<String> {
-    messages.first().and_then(|m| {
-        m.content.iter().find_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.clone()),
-            _ => None,
-        })
-    })
+    messages
+        .first()
+        .and_then(Message::first_text)
+        .map(str::to_string)
 }
 
 /// Rebuilds the conversation: the task, the summary, the plan (`plan`:

@@ -170,17 +170,10 @@ fn restart(session: &mut Session, plan: &str) {
 /// One user message: the task (the first message's text), the model's
 /// last reply, and the plan.
 pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
-    let text_of = |m: &Message| {
-        m.content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n")
-    };
-    let task = super::compact::task_of(old)
+    let task = old
+        .first()
+        .and_then(Message::first_text)
+        .map(str::to_string)
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| "(the original task was not kept)".into());
     let mut content = vec![ContentBlock::Text { text: task }];
@@ -188,7 +181,7 @@ pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
         .iter()
         .rev()
         .filter(|m| m.role == Role::Assistant)
-        .map(text_of)
+        .map(|m| m.text("\n\n"))
         .find(|t| !t.trim().is_empty())
     {
         content.push(ContentBlock::Text {
@@ -273,6 +266,7 @@ mod tests {
                 content: (*c).into(),
                 status: crate::todo::TodoStatus::Pending,
                 active_form: String::new(),
+                scope: Default::default(),
             })
             .collect();
         at(Event::PlanUpdated {

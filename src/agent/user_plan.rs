@@ -133,6 +133,7 @@ mod tests {
             content: content.to_string(),
             status,
             active_form: content.to_string(),
+            scope: Default::default(),
         }
     }
 

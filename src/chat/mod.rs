@@ -126,6 +126,15 @@ impl Message {
             .collect::<Vec<_>>()
             .join(sep)
     }
+
+    /// Its first text block: a user message's own words (notes and
+    /// reminders follow in blocks of their own).
+    pub fn first_text(&self) -> Option<&str> {
+        self.content.iter().find_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
 }
 
 /// The most tokens one request can plausibly count in one field: fifty

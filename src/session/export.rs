@@ -514,6 +514,7 @@ mod tests {
             content: content.into(),
             status,
             active_form: format!("Doing {content}"),
+            scope: Default::default(),
         }
     }
 

@@ -304,6 +304,7 @@ mod tests {
                     _ => TodoStatus::Pending,
                 },
                 active_form: format!("Doing {content}"),
+                scope: Default::default(),
             })
             .collect()
     }

@@ -241,6 +241,7 @@ fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanErro
                     content: text.clone(),
                     status: TodoStatus::Pending,
                     active_form: text,
+                    scope: Default::default(),
                 });
             }
             *items = fresh;
@@ -309,6 +310,7 @@ fn add(items: &mut Vec<TodoItem>, text: &str, after: Option<usize>) -> Result<St
             content: text.clone(),
             status: TodoStatus::Pending,
             active_form: text.clone(),
+            scope: Default::default(),
         },
     );
     Ok(match after {

@@ -323,6 +323,7 @@ mod tests {
                     _ => TodoStatus::Pending,
                 },
                 active_form: format!("Doing {id}"),
+                scope: Default::default(),
             })
             .collect()
     }

@@ -96,6 +96,31 @@ pub struct TodoItem {
     /// is in progress.
     #[serde(rename = "activeForm")]
     pub active_form: String,
+    /// The files and commands the item declared it needs (plan mode's
+    /// item scope); the latest write's value, empty when none.
+    #[serde(flatten)]
+    pub scope: ItemScope,
+}
+
+// What a plan item declared it would touch: workspace-relative paths or
+// globs it writes, and command prefixes it runs (matched like allow
+// rules). Empty lists are left out of the serialized item. (A plain
+// comment: flattened, a doc comment would become the item's schema's.)
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemScope {
+    /// Workspace-relative paths or globs (`src/parser/**`) the item writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// Command prefixes (`cargo test`) the item runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+}
+
+impl ItemScope {
+    /// Declares nothing.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.commands.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{MAX_ITEM_CHARS, MAX_ITEMS, PlanError, TODOS_SHAPE, TodoStatus, parse_python_literal};
+use super::{
+    ItemScope, MAX_ITEM_CHARS, MAX_ITEMS, PlanError, TODOS_SHAPE, TodoStatus, parse_python_literal,
+};
 use crate::json::json_type;
 
 /// An item as read from the model, before ids are settled.
@@ -16,6 +18,52 @@ pub(super) struct Draft {
     pub(super) content: String,
     pub(super) status: TodoStatus,
     pub(super) active_form: String,
+    pub(super) scope: ItemScope,
+}
+
+/// The most paths or commands an item may declare.
+const MAX_SCOPE_ENTRIES: usize = 20;
+
+/// An item's optional `files` or `commands`: a list of one-line strings
+/// (a lone string is a list of one); absent or null is none.
+fn scope_list(
+    obj: &serde_json::Map<String, Value>,
+    field: &str,
+    here: &str,
+) -> Result<Vec<String>, PlanError> {
+    let values = match obj.get(field) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => vec![Value::String(s.clone())],
+        Some(Value::Array(values)) => values.clone(),
+        Some(other) => {
+            return Err(PlanError(format!(
+                "{here}: \"{field}\" must be a list of strings, got {}",
+                json_type(other)
+            )));
+        }
+    };
+    if values.len() > MAX_SCOPE_ENTRIES {
+        return Err(PlanError(format!(
+            "{here}: \"{field}\" has {} entries; at most {MAX_SCOPE_ENTRIES} are allowed",
+            values.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(values.len());
+    for value in values {
+        let Value::String(text) = value else {
+            return Err(PlanError(format!(
+                "{here}: \"{field}\" must be a list of strings, got an entry that is {}",
+                json_type(&value)
+            )));
+        };
+        let text = text.trim().to_string();
+        one_line(field, &text, here)?;
+        short_enough(field, &text, here)?;
+        if !text.is_empty() && !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    Ok(out)
 }
 
 /// The key under which contents are compared (trimmed, lowercase).
@@ -254,11 +302,16 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
             )));
         }
     };
+    let scope = ItemScope {
+        files: scope_list(obj, "files", &here)?,
+        commands: scope_list(obj, "commands", &here)?,
+    };
     Ok(Draft {
         id,
         content,
         status,
         active_form,
+        scope,
     })
 }
 
@@ -687,5 +740,56 @@ mod tests {
         // Trailing whitespace is trimmed, not refused.
         let fine = json!([{"content": "Build\n", "activeForm": " Building ", "status": "pending"}]);
         assert!(m.update(&fine).is_ok());
+    }
+
+    #[test]
+    fn an_item_may_declare_its_files_and_commands() {
+        let mut m = TodoManager::new();
+        m.update(&json!([
+            {"content": "Write the parser", "activeForm": "Writing the parser", "status": "pending",
+             "files": ["src/parser/**", " src/parser/**", ""], "commands": "cargo test"},
+            item("Run tests", "pending"),
+        ]))
+        .unwrap();
+        let scope = &m.items()[0].scope;
+        assert_eq!(scope.files, ["src/parser/**"], "trimmed, once, none empty");
+        assert_eq!(
+            scope.commands,
+            ["cargo test"],
+            "a lone string is a list of one"
+        );
+        assert!(m.items()[1].scope.is_empty());
+        // Serialized, an item without a scope is as it always was.
+        let plain = serde_json::to_value(&m.items()[1]).unwrap();
+        let mut keys: Vec<_> = plain.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["activeForm", "content", "id", "status"]);
+        let scoped = serde_json::to_value(&m.items()[0]).unwrap();
+        assert_eq!(scoped["files"], json!(["src/parser/**"]));
+        let back: crate::todo::TodoItem = serde_json::from_value(scoped).unwrap();
+        assert_eq!(&back, &m.items()[0]);
+        assert!(m.render().contains(
+            "[ ] Write the parser\n    files: src/parser/**\n    commands: cargo test\n"
+        ));
+        // The latest write's value: written without it, the item has none.
+        m.update(&json!([item("Write the parser", "in_progress")]))
+            .unwrap();
+        assert!(m.items()[0].scope.is_empty());
+        let msg = err(
+            &mut m,
+            &json!([{"content": "A", "activeForm": "B", "status": "pending", "files": [3]}]),
+        );
+        assert_eq!(
+            msg,
+            "item 1 (\"A\"): \"files\" must be a list of strings, got an entry that is a number"
+        );
+        let msg = err(
+            &mut m,
+            &json!([{"content": "A", "activeForm": "B", "status": "pending", "commands": {"x": 1}}]),
+        );
+        assert!(
+            msg.contains("\"commands\" must be a list of strings"),
+            "{msg}"
+        );
     }
 }

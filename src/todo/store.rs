@@ -58,6 +58,7 @@ impl TodoManager {
                 content,
                 status: item.status,
                 active_form,
+                scope: item.scope,
             });
         }
         check_list(
@@ -109,6 +110,7 @@ impl TodoManager {
                 content: i.content,
                 status: i.status,
                 active_form: i.active_form,
+                scope: i.scope,
             })
             .collect();
         let (items, next_id) = self.assign_ids(drafts);
@@ -170,6 +172,7 @@ impl TodoManager {
                 content: d.content,
                 status: d.status,
                 active_form: d.active_form,
+                scope: d.scope,
             });
         }
         // Numeric ids the model chose also advance the counter, so an id is
@@ -179,7 +182,8 @@ impl TodoManager {
     }
 
     /// One line per item (`[x]` completed, `[>] … <- activeForm` in progress,
-    /// `[ ]` pending), a blank line and `(k/n completed)`; `No todos.` when empty.
+    /// `[ ]` pending; an item's declared `files` and `commands` indented
+    /// under it), a blank line and `(k/n completed)`; `No todos.` when empty.
     pub fn render(&self) -> String {
         if self.items.is_empty() {
             return String::from("No todos.");
@@ -193,6 +197,13 @@ impl TodoManager {
                 }
                 TodoStatus::Pending => writeln!(out, "[ ] {}", item.content),
             };
+            let scope = &item.scope;
+            if !scope.files.is_empty() {
+                let _ = writeln!(out, "    files: {}", scope.files.join(", "));
+            }
+            if !scope.commands.is_empty() {
+                let _ = writeln!(out, "    commands: {}", scope.commands.join(", "));
+            }
         }
         let _ = write!(
             out,
@@ -331,6 +342,7 @@ mod tests {
                 content: "Run tests".into(),
                 status: TodoStatus::Pending,
                 active_form: "Running tests".into(),
+                scope: Default::default(),
             }]
         );
     }
@@ -498,6 +510,7 @@ mod tests {
             content: content.into(),
             status,
             active_form: format!("Doing {content}"),
+            scope: Default::default(),
         };
         let two_running = vec![
             mk("1", "A", TodoStatus::InProgress),

@@ -36,6 +36,10 @@ struct PlanItem {
     #[serde(rename = "activeForm")]
     active_form: String,
     id: Option<String>,
+    /// Workspace-relative paths or globs the item will write (optional).
+    files: Option<Vec<String>>,
+    /// Command prefixes the item will run, e.g. `cargo test` (optional).
+    commands: Option<Vec<String>>,
 }
 
 // An item's status, as the schema shows it.
@@ -61,7 +65,8 @@ impl TypedTool for TodoWrite {
 Rules: at most 20 items; each needs non-empty one-line `content` (imperative, e.g. \"Run tests\") and \
 `activeForm` (present tense, e.g. \"Running tests\"), at most 500 characters each; status is pending, in_progress or completed; at most ONE item \
 in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
-is done. A list that breaks a rule is refused and the old plan stays. Returns the rendered plan.",
+is done. Optional per-item `files` (paths or globs) and `commands` (prefixes) declare what the item will touch. \
+A list that breaks a rule is refused and the old plan stays. Returns the rendered plan.",
             schema,
             Access::Plan,
         )
@@ -376,6 +381,7 @@ mod tests {
             content: content.into(),
             status,
             active_form: "Doing".into(),
+            scope: Default::default(),
         };
         let before = [
             item("1", "Write code", TodoStatus::Completed),

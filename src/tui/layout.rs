@@ -157,6 +157,7 @@ mod tests {
             content: "open".into(),
             status: crate::todo::TodoStatus::Pending,
             active_form: "open".into(),
+            scope: Default::default(),
         });
         for w in 1..=220u16 {
             for h in 1..=70u16 {

@@ -80,6 +80,7 @@ pub fn item(id: &str, content: &str, status: TodoStatus) -> TodoItem {
         content: content.into(),
         status,
         active_form: active_form.into(),
+        scope: Default::default(),
     }
 }
 

@@ -48,9 +48,12 @@ impl CallStage for Contract {
         let pending = super::super::shared::lock(&self.pending).remove(call.id);
         if let Some((lines, asked)) = pending {
             if output.plan.is_some() {
-                // Made: the agreement is the plan as it is now.
+                // Made: the agreement is the plan as it is now (each
+                // item's scope as the user approved it).
                 let mut state = cx.plan.lock();
-                state.agreed = Some(state.manager.items().to_vec());
+                let agreed = state.agreed.as_deref().unwrap_or_default();
+                let now = super::scope::with_approved_scope(agreed, state.manager.items());
+                state.agreed = Some(now);
                 said.events.push(Event::PlanChangeAccepted { lines, asked });
             } else if matches!(output.outcome, ToolOutcome::Refused { .. }) {
                 said.events.push(Event::PlanChangeRefused { lines });
@@ -162,6 +165,7 @@ mod tests {
             content: content.into(),
             status,
             active_form: String::new(),
+            scope: Default::default(),
         }
     }
 

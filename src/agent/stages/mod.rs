@@ -24,6 +24,7 @@ mod contract;
 mod hook_scripts;
 mod hooks;
 mod plan_mode;
+mod scope;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -216,6 +217,7 @@ impl Stages {
                 Box::new(hook_scripts::HookScripts::default()),
                 Box::new(plan_mode::PlanMode),
                 Box::new(contract::Contract::default()),
+                Box::new(scope::Scope),
                 Box::new(checkpoints::CallPoints::default()),
             ],
         }
