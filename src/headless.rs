@@ -53,6 +53,7 @@ pub struct Printer<O: Write, E: Write> {
     proposed: Option<u32>,
     /// The run approves the proposed plan: a refusal ends it.
     approving: bool,
+    agreement: proposal::Agreement,
 }
 
 /// How a headless run ended, for its last lines.
@@ -81,6 +82,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             children: children::ChildLines::default(),
             proposed: None,
             approving: false,
+            agreement: proposal::Agreement::default(),
         }
     }
 
@@ -134,7 +136,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
             }
             // A child's plan is its own: the run's is the root thread's.
-            Event::PlanUpdated { .. } | Event::PlanProposed { .. } | Event::PlanApproved { .. }
+            Event::PlanUpdated { .. }
+            | Event::PlanProposed { .. }
+            | Event::PlanApproved { .. }
+            | Event::PlanChangeAccepted { .. }
+            | Event::SessionReset
                 if envelope.thread.is_root() =>
             {
                 self.note_plan(event)
@@ -190,6 +196,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 if all != Usage::default() {
                     self.summary(&result.by_model)?;
                 }
+                self.agreement_line()?;
             }
             OutputFormat::Jsonl => {
                 let cost = total_cost(&result.by_model);
@@ -201,6 +208,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                         completed: self.plan.0,
                         total: self.plan.1,
                     },
+                    agreement: self.agreement.progress(),
                     usage: all,
                     cost_usd: cost,
                     duration_ms: result.duration_ms,

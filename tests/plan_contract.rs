@@ -255,6 +255,12 @@ fn headless_a_change_is_refused_with_ask_unless_accepted_by_flag() {
                 stderr.contains("a change to the approved plan was made: + Add docs"),
                 "{stderr}"
             );
+            // The run's last word on the agreement: three items (one
+            // accepted), none done, none dropped.
+            assert!(
+                stderr.contains("the approved plan: 0 of 3 items done, 0 dropped, 3 open"),
+                "{stderr}"
+            );
         }
     }
 }

@@ -260,6 +260,10 @@ fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
         std::fs::read_to_string(ws.path().join("greet.sh")).unwrap(),
         "echo hi\n"
     );
+    assert!(
+        stderr.contains("the approved plan: 2 of 2 items done, 0 dropped, 0 open"),
+        "{stderr}"
+    );
     // Approving again: nothing is proposed now.
     let out = support::run_waypoint(
         home.path(),

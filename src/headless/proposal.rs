@@ -4,13 +4,71 @@
 use std::io::{self, Write};
 
 use super::Printer;
+use super::result_line::AgreementProgress;
 use crate::events::Event;
 use crate::text::clean_line;
-use crate::todo::Author;
+use crate::todo::{Author, TodoItem, TodoStatus};
+
+/// The approved plan as the run's events tell it: the approved items, the
+/// changes accepted since (each just before the revision that made it),
+/// and the plan now.
+#[derive(Debug, Default)]
+pub(super) struct Agreement {
+    agreed: Option<Vec<TodoItem>>,
+    accepted: bool,
+    now: Vec<TodoItem>,
+}
+
+impl Agreement {
+    fn note(&mut self, event: &Event) {
+        match event {
+            Event::PlanUpdated { author, items, .. } => {
+                if *author == Author::Approved || (self.accepted && self.agreed.is_some()) {
+                    self.agreed = Some(items.clone());
+                    self.accepted = false;
+                }
+                self.now.clone_from(items);
+            }
+            Event::PlanChangeAccepted { .. } => self.accepted = true,
+            Event::SessionReset => self.agreed = None,
+            _ => {}
+        }
+    }
+
+    /// What became of the approved items; none when nothing was approved.
+    pub(super) fn progress(&self) -> Option<AgreementProgress> {
+        let agreed = self.agreed.as_ref()?;
+        let mut progress = AgreementProgress::default();
+        for item in agreed {
+            match self.now.iter().find(|i| i.id == item.id) {
+                None => progress.dropped += 1,
+                Some(i) if i.status == TodoStatus::Completed => progress.done += 1,
+                Some(_) => progress.open += 1,
+            }
+        }
+        Some(progress)
+    }
+}
 
 impl<O: Write, E: Write> Printer<O, E> {
+    /// The run's last word on the approved plan, on `err` (text format).
+    pub(super) fn agreement_line(&mut self) -> io::Result<()> {
+        let Some(p) = self.agreement.progress() else {
+            return Ok(());
+        };
+        writeln!(
+            self.err,
+            "waypoint: the approved plan: {} of {} items done, {} dropped, {} open",
+            p.done,
+            p.done + p.dropped + p.open,
+            p.dropped,
+            p.open
+        )
+    }
+
     /// Keeps the plan's progress for the `result` line.
     pub(super) fn note_plan(&mut self, event: &Event) {
+        self.agreement.note(event);
         match event {
             Event::PlanUpdated {
                 items,

@@ -73,6 +73,10 @@ pub struct ResultLine {
     pub session_id: Option<String>,
     /// The plan's items at the end, completed and in all.
     pub plan: PlanProgress,
+    /// What became of the items the user approved (plan mode); left out
+    /// when no plan was approved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<AgreementProgress>,
     /// Every model request's tokens, all models together.
     pub usage: Usage,
     /// What the run cost in US dollars; null when a model's price is not
@@ -94,6 +98,18 @@ pub struct PlanProgress {
     pub completed: usize,
     /// Items in the plan.
     pub total: usize,
+}
+
+/// What became of the approved plan's items (with the changes accepted
+/// since) by the end of a run.
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AgreementProgress {
+    /// Approved items completed.
+    pub done: usize,
+    /// Approved items no longer in the plan.
+    pub dropped: usize,
+    /// Approved items still open.
+    pub open: usize,
 }
 
 #[cfg(test)]
@@ -122,11 +138,14 @@ mod tests {
                 completed: 1,
                 total: 2,
             },
+            agreement: None,
             usage: Usage::default(),
             cost_usd: None,
             duration_ms: 5,
         };
         let json = serde_json::to_value(line).unwrap_or_default();
+        // Without an approved plan there is nothing to say about one.
+        assert!(json.get("agreement").is_none());
         assert_eq!(json["type"], "result");
         assert_eq!(json["exit_reason"], "open_items");
         assert_eq!(json["plan"]["total"], 2);
