@@ -13,7 +13,7 @@ use crate::text::{StreamCleaner, clean, clean_line};
 use crate::todo::{Author, PlanDiff};
 
 mod children;
-mod notes;
+pub mod notes;
 mod proposal;
 mod result_line;
 pub use result_line::{Outcome, PlanProgress, ResultLine, result_schema};

@@ -400,11 +400,11 @@ async fn print_events(
         let event = &envelope.event;
         // Nobody can answer an approval here: the call is refused (the
         // printer says so) and the turn goes on.
-        if let Event::ApprovalRequested { id, .. } = event {
+        if let Event::ApprovalRequested { id, reason, .. } = event {
             let _ = handle.ops.send(Op::Approve {
                 id: id.clone(),
                 decision: Decision::Refuse {
-                    reason: Some("Waypoint runs headless, so nobody can approve it; the user can allow it with --approval auto or yolo, or an allow rule in the config".into()),
+                    reason: Some(waypoint::headless::notes::headless_refusal(reason)),
                 },
             });
         }
