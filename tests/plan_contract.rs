@@ -8,14 +8,12 @@
 use crate::scripted_support;
 use crate::support;
 
-use std::time::Duration;
-
-use scripted_support::{Recording, plan, scenario, start_with, stop, turn_end, until};
+use scripted_support::{Recording, plan, scenario, start_with, stop};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use waypoint::agent::{AgentConfig, AgentHandle, PlanSettings, SessionSetup};
 use waypoint::config::PlanChanges;
-use waypoint::events::{ApprovalMode, Decision, Event, Op};
+use waypoint::events::{ApprovalMode, Decision, Event};
 
 fn config(changes: PlanChanges) -> AgentConfig {
     AgentConfig {
@@ -54,38 +52,13 @@ async fn approved_turn(changes: PlanChanges, answer: Decision) -> (Vec<Event>, A
         config(changes),
         SessionSetup::Off,
     );
-    h.ops
-        .send(Op::Submit {
-            text: "Add a greeting script".into(),
-        })
-        .unwrap();
-    until(&mut h.events, turn_end).await;
-    h.ops
-        .send(Op::ApprovePlan {
-            mode: Some(ApprovalMode::Auto),
-            fresh: false,
-        })
-        .unwrap();
-    let mut events = Vec::new();
-    loop {
-        let envelope = tokio::time::timeout(Duration::from_secs(30), h.events.recv())
-            .await
-            .expect("an event within 30 s")
-            .expect("engine alive");
-        if let Event::ApprovalRequested { id, .. } = &envelope.event {
-            h.ops
-                .send(Op::Approve {
-                    id: id.clone(),
-                    decision: answer.clone(),
-                })
-                .unwrap();
-        }
-        let end = turn_end(&envelope.event);
-        events.push(envelope.event);
-        if end {
-            break;
-        }
-    }
+    let events = scripted_support::propose_then_approve(
+        &mut h,
+        "Add a greeting script",
+        ApprovalMode::Auto,
+        answer,
+    )
+    .await;
     stop(h).await;
     (events, client)
 }

@@ -6,12 +6,10 @@
 use crate::scripted_support;
 use crate::support;
 
-use std::time::Duration;
-
-use scripted_support::{scenario, start_with, stop, turn_end, until};
+use scripted_support::{scenario, start_with, stop};
 use serde_json::{Value, json};
 use waypoint::agent::{AgentConfig, AgentHandle, SessionSetup};
-use waypoint::events::{ApprovalMode, ApprovalReason, Decision, Event, Op};
+use waypoint::events::{ApprovalMode, ApprovalReason, Decision, Event};
 
 /// A `todo_write` input: the script's item with its scope, then one more.
 fn plan(first: &str) -> Value {
@@ -60,38 +58,13 @@ async fn rewritten_turn(
         ..AgentConfig::default()
     };
     let mut h: AgentHandle = start_with(client, ws.path(), config, SessionSetup::Off);
-    h.ops
-        .send(Op::Submit {
-            text: "Add a greeting script".into(),
-        })
-        .unwrap();
-    until(&mut h.events, turn_end).await;
-    h.ops
-        .send(Op::ApprovePlan {
-            mode: Some(mode),
-            fresh: false,
-        })
-        .unwrap();
-    let mut events = Vec::new();
-    loop {
-        let envelope = tokio::time::timeout(Duration::from_secs(30), h.events.recv())
-            .await
-            .expect("an event within 30 s")
-            .expect("engine alive");
-        if let Event::ApprovalRequested { id, .. } = &envelope.event {
-            h.ops
-                .send(Op::Approve {
-                    id: id.clone(),
-                    decision: Decision::Once,
-                })
-                .unwrap();
-        }
-        let end = turn_end(&envelope.event);
-        events.push(envelope.event);
-        if end {
-            break;
-        }
-    }
+    let events = scripted_support::propose_then_approve(
+        &mut h,
+        "Add a greeting script",
+        mode,
+        Decision::Once,
+    )
+    .await;
     stop(h).await;
     (events, ws)
 }

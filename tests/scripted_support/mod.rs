@@ -144,3 +144,43 @@ pub fn tool_results(messages: &[Message]) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Plan mode's round trip on `h`: `task` proposed (its turn run to the
+/// end), the proposal approved into `mode`, and the approved turn run to
+/// its end with every approval request answered `answer`. The approved
+/// turn's events.
+pub async fn propose_then_approve(
+    h: &mut AgentHandle,
+    task: &str,
+    mode: waypoint::events::ApprovalMode,
+    answer: waypoint::events::Decision,
+) -> Vec<Event> {
+    h.ops.send(Op::Submit { text: task.into() }).unwrap();
+    until(&mut h.events, turn_end).await;
+    h.ops
+        .send(Op::ApprovePlan {
+            mode: Some(mode),
+            fresh: false,
+        })
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let envelope = tokio::time::timeout(Duration::from_secs(30), h.events.recv())
+            .await
+            .expect("an event within 30 s")
+            .expect("engine alive");
+        if let Event::ApprovalRequested { id, .. } = &envelope.event {
+            h.ops
+                .send(Op::Approve {
+                    id: id.clone(),
+                    decision: answer.clone(),
+                })
+                .unwrap();
+        }
+        let end = turn_end(&envelope.event);
+        events.push(envelope.event);
+        if end {
+            return events;
+        }
+    }
+}
