@@ -208,7 +208,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                         completed: self.plan.0,
                         total: self.plan.1,
                     },
-                    agreement: self.agreement.progress(),
+                    agreement: proposal::progress(&self.agreement),
                     usage: all,
                     cost_usd: cost,
                     duration_ms: result.duration_ms,

@@ -55,30 +55,13 @@ pub fn proposed_in(history: &[Envelope]) -> Option<u32> {
     proposed
 }
 
-/// The agreement a session's events end with (for a resume): the items
-/// approved, with the changes accepted since (an accepted change comes
-/// just before the revision that made it); none when no plan was approved
-/// or the session was reset since.
+/// The agreement a session's events end with (for a resume).
 pub fn agreed_in(history: &[Envelope]) -> Option<Vec<TodoItem>> {
-    let mut agreed = None;
-    let mut accepted = false;
+    let mut agreement = crate::events::Agreement::default();
     for envelope in history.iter().filter(|e| e.thread.is_root()) {
-        match &envelope.event {
-            Event::PlanUpdated {
-                author: Author::Approved,
-                items,
-                ..
-            } => agreed = Some(items.clone()),
-            Event::PlanUpdated { items, .. } if accepted && agreed.is_some() => {
-                agreed = Some(items.clone());
-                accepted = false;
-            }
-            Event::PlanChangeAccepted { .. } => accepted = true,
-            Event::SessionReset => agreed = None,
-            _ => {}
-        }
+        agreement.note(&envelope.event);
     }
-    agreed
+    agreement.agreed
 }
 
 /// `Op::ApprovePlan`, while idle: the proposed plan becomes the live one

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::chat::Usage;
 use crate::todo::{Author, ItemStats, PlanDiff, TodoItem};
 
+mod agreement;
 mod approval;
 mod catalog;
 pub mod checkpoint;
@@ -24,6 +25,7 @@ mod outcome;
 mod reasons;
 pub mod schema;
 mod thread;
+pub use agreement::Agreement;
 pub use approval::{ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, plan_mode_refusal};
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};

@@ -7,53 +7,28 @@ use super::Printer;
 use super::result_line::AgreementProgress;
 use crate::events::Event;
 use crate::text::clean_line;
-use crate::todo::{Author, TodoItem, TodoStatus};
+use crate::todo::{Author, TodoStatus};
 
-/// The approved plan as the run's events tell it: the approved items, the
-/// changes accepted since (each just before the revision that made it),
-/// and the plan now.
-#[derive(Debug, Default)]
-pub(super) struct Agreement {
-    agreed: Option<Vec<TodoItem>>,
-    accepted: bool,
-    now: Vec<TodoItem>,
-}
+pub(super) use crate::events::Agreement;
 
-impl Agreement {
-    fn note(&mut self, event: &Event) {
-        match event {
-            Event::PlanUpdated { author, items, .. } => {
-                if *author == Author::Approved || (self.accepted && self.agreed.is_some()) {
-                    self.agreed = Some(items.clone());
-                    self.accepted = false;
-                }
-                self.now.clone_from(items);
-            }
-            Event::PlanChangeAccepted { .. } => self.accepted = true,
-            Event::SessionReset => self.agreed = None,
-            _ => {}
+/// What became of the approved items; none when nothing was approved.
+pub(super) fn progress(agreement: &Agreement) -> Option<AgreementProgress> {
+    let agreed = agreement.agreed.as_ref()?;
+    let mut progress = AgreementProgress::default();
+    for item in agreed {
+        match agreement.now.iter().find(|i| i.id == item.id) {
+            None => progress.dropped += 1,
+            Some(i) if i.status == TodoStatus::Completed => progress.done += 1,
+            Some(_) => progress.open += 1,
         }
     }
-
-    /// What became of the approved items; none when nothing was approved.
-    pub(super) fn progress(&self) -> Option<AgreementProgress> {
-        let agreed = self.agreed.as_ref()?;
-        let mut progress = AgreementProgress::default();
-        for item in agreed {
-            match self.now.iter().find(|i| i.id == item.id) {
-                None => progress.dropped += 1,
-                Some(i) if i.status == TodoStatus::Completed => progress.done += 1,
-                Some(_) => progress.open += 1,
-            }
-        }
-        Some(progress)
-    }
+    Some(progress)
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
     /// The run's last word on the approved plan, on `err` (text format).
     pub(super) fn agreement_line(&mut self) -> io::Result<()> {
-        let Some(p) = self.agreement.progress() else {
+        let Some(p) = progress(&self.agreement) else {
             return Ok(());
         };
         writeln!(
