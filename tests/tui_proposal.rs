@@ -1,7 +1,9 @@
 //! A proposed plan in the app (issue 45): the plan pane shows it as
 //! proposed, visibly apart from a live plan, at 80x24 and 120x40 with 12
-//! items; `y` in the pane and `/approve MODE fresh` send the approval,
-//! and neither does anything when no plan is proposed.
+//! items; `y` or Enter in the pane asks the mode it runs in (and whether
+//! from a fresh context) before sending the approval, `/approve MODE
+//! fresh` sends it at once, and neither does anything when no plan is
+//! proposed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +13,7 @@ use ratatui::crossterm::event::KeyCode;
 use waypoint::events::{ApprovalMode, Event, Op, StopReason};
 use waypoint::todo::{PlanDiff, TodoStatus};
 use waypoint::tui::effect::Effect;
-use waypoint::tui::state::{App, Focus};
+use waypoint::tui::state::{App, Confirm, Focus};
 use waypoint::tui::update;
 
 fn proposed(clock: &Clock) -> App {
@@ -65,22 +67,59 @@ fn a_proposed_plan_of_12_items_at_80x24_and_120x40() {
 }
 
 #[test]
-fn y_in_the_plan_pane_and_approve_send_the_approval() {
+fn y_in_the_plan_pane_asks_the_mode_and_approve_sends_the_approval() {
     let clock = Clock::new();
     let now = clock.at(42.0);
     let mut a = proposed(&clock);
+    // The session ran in auto-edit before plan mode: that is the default.
+    for mode in [ApprovalMode::AutoEdit, ApprovalMode::Plan] {
+        update::on_event(
+            &mut a,
+            Event::ApprovalMode {
+                mode,
+                sandboxed: true,
+            },
+            now,
+        );
+    }
     a.focus = Focus::Checklist;
+    // `y` asks first: nothing is sent until the question is answered.
     let effects = update::on_key(&mut a, key(KeyCode::Char('y')), now);
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(
+        a.overlays.confirm,
+        Some(Confirm::ApprovePlan {
+            mode: ApprovalMode::AutoEdit,
+            fresh: false
+        })
+    );
+    let text = screen_text(&mut a, 80, 24, now);
+    assert!(
+        text.contains("[auto-edit]") && text.contains("Approve the plan"),
+        "{text}"
+    );
+    // Esc: not yet; the plan stays proposed.
+    assert!(update::on_key(&mut a, key(KeyCode::Esc), now).is_empty());
+    assert_eq!(a.overlays.confirm, None);
+    // Enter in the pane asks too; Tab chooses the next mode, f a fresh
+    // context, and Enter approves as shown.
+    assert!(update::on_key(&mut a, key(KeyCode::Enter), now).is_empty());
+    update::on_key(&mut a, key(KeyCode::Tab), now);
+    update::on_key(&mut a, key(KeyCode::Char('f')), now);
+    let terminal = screen(&mut a, 80, 24, now);
+    insta::assert_snapshot!("approve_plan_question_80x24", terminal.backend());
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
     assert!(
         effects.iter().any(|e| matches!(
             e,
             Effect::Send(Op::ApprovePlan {
-                mode: None,
-                fresh: false
+                mode: Some(ApprovalMode::Auto),
+                fresh: true
             })
         )),
         "{effects:?}"
     );
+    assert_eq!(a.overlays.confirm, None);
     a.focus = Focus::Input;
     let effects = type_text(&mut a, "/approve auto fresh", now);
     assert!(effects.is_empty());

@@ -159,6 +159,12 @@ pub enum Action {
     CycleApproval,
     /// `y` in the plan pane: approve the proposed plan.
     ApprovePlan,
+    /// Tab on a question with a choice (an approval's run mode).
+    ConfirmStep {
+        back: bool,
+    },
+    /// `f` on a plan's approval: fresh context on or off.
+    ConfirmFresh,
 }
 
 /// A plan pane key's edit of the selected item (or the one in progress).
@@ -180,7 +186,7 @@ pub enum ItemEdit {
 impl Action {
     /// Every action a key can name; a test checks each has a binding and
     /// each kind of action is here.
-    pub const ALL: [Action; 77] = [
+    pub const ALL: [Action; 80] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -289,6 +295,9 @@ impl Action {
         Action::PlanEdit(ItemEdit::MoveDown),
         Action::PlanEdit(ItemEdit::MoveUp),
         Action::ApprovePlan,
+        Action::ConfirmStep { back: false },
+        Action::ConfirmStep { back: true },
+        Action::ConfirmFresh,
         Action::PlanEdit(ItemEdit::Undo),
         Action::PromptSend,
         Action::PromptCancel,
@@ -520,9 +529,11 @@ mod tests {
             Action::CycleApproval => 48,
             Action::PasteImage => 49,
             Action::ApprovePlan => 50,
+            Action::ConfirmStep { .. } => 51,
+            Action::ConfirmFresh => 52,
         };
         let kinds: std::collections::BTreeSet<usize> = Action::ALL.into_iter().map(kind).collect();
-        assert_eq!(kinds, (0..51).collect());
+        assert_eq!(kinds, (0..53).collect());
     }
 
     #[test]

@@ -121,12 +121,14 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
                 .map(|s| format!("Undo {s}? Files are written back; conflicts stay as they are.")),
             _ => None,
         };
-        draw_confirm(
-            frame,
-            undo.as_deref().unwrap_or(question.question()),
-            &ctx,
-            area,
-        );
+        let keys = match question {
+            crate::tui::state::Confirm::ApprovePlan { .. } => {
+                " y approve · Tab mode · f fresh · n not yet "
+            }
+            _ => " y yes · n no ",
+        };
+        let text = undo.map_or_else(|| question.question(), std::borrow::Cow::Owned);
+        draw_confirm(frame, &text, keys, &ctx, area);
     }
     // Over any question: its keys are the ones taken while it shows.
     if let Some(approval) = &layout.approval {
@@ -196,9 +198,13 @@ fn draw_banner(frame: &mut Frame, app: &App, ctx: &Ctx<'_>, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-fn draw_confirm(frame: &mut Frame, question: &str, ctx: &Ctx<'_>, area: Rect) {
+fn draw_confirm(frame: &mut Frame, question: &str, keys: &str, ctx: &Ctx<'_>, area: Rect) {
     let w = area.width.min(60);
-    let h = area.height.min(6);
+    // Room for the wrapped question (a word-wrap's slack line included).
+    let lines = question.chars().count() / usize::from(w.saturating_sub(2).max(1)) + 2;
+    let h = area
+        .height
+        .min(u16::try_from(lines + 2).unwrap_or(u16::MAX).max(6));
     let rect = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -208,7 +214,7 @@ fn draw_confirm(frame: &mut Frame, question: &str, ctx: &Ctx<'_>, area: Rect) {
     let block = Block::new()
         .borders(Borders::ALL)
         .border_style(ctx.palette.warning())
-        .title(" y yes · n no ");
+        .title(keys.to_string());
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(vec![Line::raw(question.to_string())])

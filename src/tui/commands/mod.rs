@@ -62,7 +62,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "approve",
         args: "[MODE] [fresh]",
-        help: "approve the proposed plan; MODE: how it runs (default: as before plan mode); fresh: new context",
+        help: "approve the proposed plan; without MODE it asks how it runs (default: as before plan mode); fresh: new context",
         run: plan_mode::approve_command,
     },
     Command {
@@ -533,6 +533,10 @@ pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
             effects
         }
         Confirm::Undo => undo::confirmed(app),
+        Confirm::ApprovePlan { mode, fresh } => vec![Effect::Send(Op::ApprovePlan {
+            mode: Some(mode),
+            fresh,
+        })],
         Confirm::ForceDone { n } => vec![Effect::Send(Op::EditPlan {
             thread: crate::events::ThreadId::ROOT,
             edit: crate::todo::PlanEdit::Status {

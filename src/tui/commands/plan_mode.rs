@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::events::{ApprovalMode, Op};
 use crate::tui::effect::Effect;
-use crate::tui::state::{App, NoticeKind};
+use crate::tui::state::{App, Confirm, NoticeKind};
 
 pub fn run(app: &mut App, _args: &str, now: Instant) -> Vec<Effect> {
     if app
@@ -47,7 +47,9 @@ pub fn approve_command(app: &mut App, args: &str, _now: Instant) -> Vec<Effect> 
     approve(app, mode, fresh)
 }
 
-/// Approves the proposed plan, when there is one (the engine says so too).
+/// Approves the proposed plan, when there is one (the engine says so
+/// too): in `mode`, or, without one, after asking which mode it runs in
+/// (the mode before plan mode first) and whether from a fresh context.
 pub fn approve(app: &mut App, mode: Option<ApprovalMode>, fresh: bool) -> Vec<Effect> {
     if app.root.plan.proposed.is_none() {
         app.notice(
@@ -56,5 +58,15 @@ pub fn approve(app: &mut App, mode: Option<ApprovalMode>, fresh: bool) -> Vec<Ef
         );
         return Vec::new();
     }
-    vec![Effect::Send(Op::ApprovePlan { mode, fresh })]
+    match mode {
+        Some(mode) => vec![Effect::Send(Op::ApprovePlan {
+            mode: Some(mode),
+            fresh,
+        })],
+        None => {
+            let mode = app.status.engine.before_plan();
+            app.overlays.confirm = Some(Confirm::ApprovePlan { mode, fresh });
+            Vec::new()
+        }
+    }
 }

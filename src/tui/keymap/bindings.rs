@@ -139,8 +139,11 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Plan,
-        &[(ch('y'), Action::ApprovePlan)],
-        "approve the proposed plan (plan mode); `/approve MODE fresh` chooses how it runs",
+        &[
+            (ch('y'), Action::ApprovePlan),
+            (plain(KeyCode::Enter), Action::ApprovePlan),
+        ],
+        "approve the proposed plan (plan mode): asks the mode it runs in, fresh context or not",
     ),
     bind(
         Plan,
@@ -256,6 +259,19 @@ pub const BINDINGS: &[Binding] = &[
         Confirm,
         &[(ch('n'), Action::No), (plain(KeyCode::Esc), Action::No)],
         "answer no",
+    ),
+    bind(
+        Confirm,
+        &[
+            (plain(KeyCode::Tab), Action::ConfirmStep { back: false }),
+            (plain(KeyCode::BackTab), Action::ConfirmStep { back: true }),
+        ],
+        "approving a plan: the mode it runs in",
+    ),
+    bind(
+        Confirm,
+        &[(ch('f'), Action::ConfirmFresh)],
+        "approving a plan: from a fresh context (the task, the summary, the plan) or this one",
     ),
     bind(
         Help,

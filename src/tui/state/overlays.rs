@@ -12,11 +12,26 @@ pub enum Confirm {
     /// `d` on item `n`, which an `ItemCompleting` hook kept open last:
     /// complete it anyway (the user's override)?
     ForceDone { n: usize },
+    /// `y`/Enter on a proposed plan (or `/approve` with no mode): approve
+    /// it to run in `mode` (Tab chooses), from a fresh conversation when
+    /// `fresh` (`f` switches).
+    ApprovePlan {
+        mode: crate::events::ApprovalMode,
+        fresh: bool,
+    },
 }
 
+/// The modes an approved plan can run in, in the order Tab steps through.
+pub const RUN_MODES: [crate::events::ApprovalMode; 4] = [
+    crate::events::ApprovalMode::Ask,
+    crate::events::ApprovalMode::AutoEdit,
+    crate::events::ApprovalMode::Auto,
+    crate::events::ApprovalMode::Yolo,
+];
+
 impl Confirm {
-    pub fn question(self) -> &'static str {
-        match self {
+    pub fn question(self) -> std::borrow::Cow<'static, str> {
+        let text = match self {
             Confirm::NewSession => {
                 "A turn is running. Stop it and start a new session (conversation and plan cleared)?"
             }
@@ -24,6 +39,45 @@ impl Confirm {
             Confirm::ForceDone { .. } => {
                 "An ItemCompleting hook kept this item open (see the Tools pane). Complete it anyway, as your override (recorded)?"
             }
+            Confirm::ApprovePlan { mode, fresh } => {
+                let modes: Vec<String> = RUN_MODES
+                    .iter()
+                    .map(|m| match *m == mode {
+                        true => format!("[{m}]"),
+                        false => m.to_string(),
+                    })
+                    .collect();
+                let context = match fresh {
+                    true => {
+                        "from a fresh conversation (the task, the research's summary and the plan)"
+                    }
+                    false => "in this conversation",
+                };
+                return format!(
+                    "Approve the plan and run it in {mode} mode, {context}? Mode (Tab): {} · f: fresh context {}",
+                    modes.join(" "),
+                    if fresh { "on" } else { "off" }
+                )
+                .into();
+            }
+        };
+        text.into()
+    }
+
+    /// Tab (or Shift+Tab, `back`) on the question: the next run mode of
+    /// an approval; other questions have no choice.
+    pub fn step(&mut self, back: bool) {
+        if let Confirm::ApprovePlan { mode, .. } = self {
+            let at = RUN_MODES.iter().position(|m| m == mode).unwrap_or(0);
+            let n = RUN_MODES.len();
+            *mode = RUN_MODES[if back { (at + n - 1) % n } else { (at + 1) % n }];
+        }
+    }
+
+    /// `f` on the question: an approval's fresh context on or off.
+    pub fn toggle(&mut self) {
+        if let Confirm::ApprovePlan { fresh, .. } = self {
+            *fresh = !*fresh;
         }
     }
 }

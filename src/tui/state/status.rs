@@ -502,6 +502,8 @@ pub struct Presence {
     max_retries: Option<u32>,
     /// The approval mode, and whether `bash` is sandboxed in it.
     approval: Option<(crate::events::ApprovalMode, bool)>,
+    /// The mode in force before plan mode (an approval's default).
+    before_plan: Option<crate::events::ApprovalMode>,
 }
 
 impl Presence {
@@ -539,7 +541,21 @@ impl Presence {
     }
 
     pub fn set_approval(&mut self, mode: crate::events::ApprovalMode, sandboxed: bool) {
+        use crate::events::ApprovalMode::Plan;
+        if let Some((was, _)) = self.approval
+            && was != Plan
+            && mode == Plan
+        {
+            self.before_plan = Some(was);
+        }
         self.approval = Some((mode, sandboxed));
+    }
+
+    /// The mode an approved plan runs in unless the user chooses: the one
+    /// before plan mode (ask when the app started in plan mode), as the
+    /// engine decides it too.
+    pub fn before_plan(&self) -> crate::events::ApprovalMode {
+        self.before_plan.unwrap_or(crate::events::ApprovalMode::Ask)
     }
 }
 

@@ -177,6 +177,8 @@ fn perform(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
         | Action::HelpScroll { .. }
         | Action::Yes
         | Action::No
+        | Action::ConfirmStep { .. }
+        | Action::ConfirmFresh
         | Action::PickerMove { .. }
         | Action::PickerPage { .. }
         | Action::PickerEdge { .. }

@@ -52,6 +52,8 @@ pub(super) fn key(app: &mut App, action: Action, now: Instant) -> Option<Vec<Eff
             }
             return Some(commands::confirmed(app, question, now));
         }
+        Action::ConfirmStep { back } => app.overlays.confirm.as_mut()?.step(back),
+        Action::ConfirmFresh => app.overlays.confirm.as_mut()?.toggle(),
         Action::PickerMove { .. }
         | Action::PickerPage { .. }
         | Action::PickerEdge { .. }
