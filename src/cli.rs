@@ -45,6 +45,21 @@ pub struct Cli {
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = crate::prompt::FROM_STDIN, help_heading = "Task")]
     pub print: Option<String>,
 
+    /// Work on TEXT as a goal (headless): Waypoint keeps the agent going until every plan item is
+    /// completed and verified by its check (and `--goal-check` passes), a budget stops it, or it
+    /// makes no progress. Exit codes: 0 met, 4 unmet, 6 budget-limited.
+    #[arg(long, value_name = "TEXT", requires = "print", help_heading = "Task")]
+    pub goal: Option<String>,
+
+    /// With `--goal`: a command whose success is the goal's own evidence (`cargo test`).
+    #[arg(long, value_name = "CMD", requires = "goal", help_heading = "Task")]
+    pub goal_check: Option<String>,
+
+    /// With `--goal`: its budget, any of tokens (2M, 500k), dollars ($5), time (45m, 2h) and
+    /// turns (30 turns), comma-separated.
+    #[arg(long, value_name = "BUDGET", requires = "goal", value_parser = parse_budget, help_heading = "Task")]
+    pub budget: Option<crate::events::Budget>,
+
     /// Continue the most recent session of this workspace.
     #[arg(
         short = 'c',
@@ -346,7 +361,34 @@ pub enum ExportFormat {
     Jsonl,
 }
 
+fn parse_budget(text: &str) -> Result<crate::events::Budget, String> {
+    crate::events::Budget::parse(text)
+}
+
 impl Cli {
+    /// `--goal TEXT` is the task: none besides it (`given`: a prompt was).
+    pub fn goal_task(&self, given: bool) -> Result<Option<String>, &'static str> {
+        match given {
+            true => {
+                Err("--goal TEXT is the task: leave the prompt out (waypoint -p --goal \"TEXT\")")
+            }
+            false => Ok(None),
+        }
+    }
+
+    /// The op that sets `--goal`'s goal (with its check and budget).
+    pub fn goal_op(&self) -> crate::events::Op {
+        crate::events::Op::Goal {
+            action: crate::events::GoalAction::Set {
+                goal: crate::events::Goal {
+                    text: self.goal.clone().unwrap_or_default(),
+                    check: self.goal_check.clone(),
+                    budget: self.budget.unwrap_or_default(),
+                },
+            },
+        }
+    }
+
     /// `--approve-plan` continues a stored session (`resuming`) headless,
     /// with no task: the message that says why not.
     pub fn check_approve_plan(

@@ -13,6 +13,7 @@ use crate::text::{StreamCleaner, clean, clean_line};
 use crate::todo::{Author, PlanDiff};
 
 mod children;
+mod goal;
 pub mod notes;
 mod proposal;
 mod result_line;
@@ -54,6 +55,8 @@ pub struct Printer<O: Write, E: Write> {
     /// The run approves the proposed plan: a refusal ends it.
     approving: bool,
     agreement: proposal::Agreement,
+    /// The goal's last report (`--goal`).
+    goal: Option<crate::events::GoalReport>,
 }
 
 /// How a headless run ended, for its last lines.
@@ -83,6 +86,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             proposed: None,
             approving: false,
             agreement: proposal::Agreement::default(),
+            goal: None,
         }
     }
 
@@ -123,6 +127,10 @@ impl<O: Write, E: Write> Printer<O, E> {
             }),
             _ => None,
         };
+        if envelope.thread.is_root() {
+            self.goal_event(event, self.format == OutputFormat::Text)?;
+        }
+        let outcome = outcome.map(|o| goal::outcome(self.goal.as_ref(), o));
         match event {
             Event::SessionStarted {
                 id, resumed, notes, ..
@@ -209,6 +217,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                         total: self.plan.1,
                     },
                     agreement: proposal::progress(&self.agreement),
+                    goal: self.goal.clone(),
                     usage: all,
                     cost_usd: cost,
                     duration_ms: result.duration_ms,
@@ -277,15 +286,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// retries, refusals, errors and compactions.
     fn text(&mut self, event: &Event) -> io::Result<()> {
         match event {
-            Event::ApprovalRequested { name, summary, .. } => {
-                self.end_line()?;
-                writeln!(
-                    self.err,
-                    "waypoint: {} {} needs approval, which headless mode cannot give: refused",
-                    clean_line(name),
-                    clean_line(&summary.line)
-                )?;
-            }
+            Event::ApprovalRequested { name, summary, .. } => self.cannot_ask(name, summary)?,
             Event::TextDelta { text } if self.live_text => {
                 let text = self.cleaner.push(text);
                 self.write_text(&text)?;
@@ -378,6 +379,10 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::Jobs { .. }
             | Event::TaskDone { .. }
             | Event::Checkpoint { .. }
+            | Event::GoalSet { .. }
+            | Event::GoalUpdated { .. }
+            | Event::GoalBudget { .. }
+            | Event::ItemChecked { .. }
             | Event::Idle => {}
             Event::CompactionEnd {
                 before_tokens,
@@ -656,9 +661,15 @@ mod tests {
             Outcome::Terminated,
             Outcome::HungUp,
             Outcome::PlanProposed,
+            Outcome::BudgetLimited,
         ]
         .map(Outcome::exit_code);
-        assert_eq!(codes, [0, 1, 3, 4, 130, 143, 129, 5]);
+        // An unmet goal is open work, as open items are (4).
+        assert_eq!(
+            Outcome::GoalUnmet.exit_code(),
+            Outcome::OpenItems.exit_code()
+        );
+        assert_eq!(codes, [0, 1, 3, 4, 130, 143, 129, 5, 6]);
     }
     use crate::todo::PlanDiff;
 

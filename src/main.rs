@@ -219,6 +219,9 @@ fn headless_prompt(cli: &Cli, interactive: bool, resuming: bool) -> Result<Optio
         .print
         .as_deref()
         .is_some_and(|p| p != prompt::FROM_STDIN);
+    if cli.goal.is_some() {
+        return cli.goal_task(given).map(Some).map_err(|e| eyre!(e));
+    }
     match read_prompt(cli) {
         Ok(prompt) => Ok(Some(Some(prompt))),
         Err(_) if resuming && !given && !cli.demo => Ok(Some(None)),
@@ -326,6 +329,7 @@ async fn run_headless(
     started: std::time::Instant,
 ) -> Result<i32> {
     let first = match prompt {
+        _ if cli.goal.is_some() => cli.goal_op(),
         Some(text) => Op::Submit { text },
         None if cli.approve_plan => Op::ApprovePlan {
             mode: cli.approval,

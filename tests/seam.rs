@@ -105,6 +105,17 @@ fn every_op_and_event_round_trips_through_json() {
             action: waypoint::events::McpAction::Approve,
         },
         Op::ApproveHooks,
+        Op::Goal {
+            action: waypoint::events::GoalAction::Set {
+                goal: goal_sample(),
+            },
+        },
+        Op::Goal {
+            action: waypoint::events::GoalAction::Accept { n: 2 },
+        },
+        Op::Goal {
+            action: waypoint::events::GoalAction::Pause,
+        },
         Op::Mcp {
             action: waypoint::events::McpAction::SkipWait,
         },
@@ -200,6 +211,38 @@ fn every_op_and_event_round_trips_through_json() {
             note: Some("added \"Run tests\"".into()),
         },
         Event::PlanProposed { revision: 2 },
+        Event::GoalSet {
+            goal: goal_sample(),
+        },
+        Event::GoalUpdated {
+            report: waypoint::events::GoalReport {
+                goal: goal_sample(),
+                state: waypoint::events::GoalState::BudgetLimited,
+                reason: Some("its budget ran out".into()),
+                spent: waypoint::events::Spent {
+                    tokens: 2_000_100,
+                    cost_usd: 0.5,
+                    seconds: 300,
+                    turns: 12,
+                },
+                items: vec![waypoint::events::goal::ReportItem {
+                    id: "1".into(),
+                    content: "Fix the parser".into(),
+                    status: waypoint::todo::TodoStatus::Completed,
+                    evidence: "verified".into(),
+                    check: Some(evidence_sample()),
+                }],
+                check: None,
+            },
+        },
+        Event::GoalBudget {
+            share: 80,
+            limit: "tokens".into(),
+        },
+        Event::ItemChecked {
+            n: 1,
+            evidence: evidence_sample(),
+        },
         Event::PlanChangeRequested {
             lines: vec!["+ Add docs".into()],
         },
@@ -881,5 +924,25 @@ async fn wait_for(what: &str, ready: impl Fn() -> bool) {
             "timed out after 30 s waiting for {what}"
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn goal_sample() -> waypoint::events::Goal {
+    waypoint::events::Goal {
+        text: "Make the parser pass its tests".into(),
+        check: Some("cargo test".into()),
+        budget: waypoint::events::Budget::parse("2M, $5").unwrap(),
+    }
+}
+
+fn evidence_sample() -> waypoint::events::Evidence {
+    waypoint::events::Evidence {
+        item: "1".into(),
+        content: "Fix the parser".into(),
+        command: "cargo test -p parser".into(),
+        exit_code: Some(0),
+        passed: true,
+        duration_ms: 1200,
+        tail: "test result: ok. 12 passed".into(),
     }
 }

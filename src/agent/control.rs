@@ -36,6 +36,8 @@ pub(super) enum Step {
     Compact { focus: Option<String> },
     /// A checkpoint op (list, undo, diff), while idle.
     Checkpoint(crate::events::CheckpointOp),
+    /// Act on the goal (while idle).
+    Goal(crate::events::GoalAction),
     /// Approve the proposed plan and start carrying it out (while idle).
     ApprovePlan {
         mode: Option<crate::events::ApprovalMode>,
@@ -205,6 +207,7 @@ impl Control {
                 Step::Wait
             }
             Op::ApprovePlan { mode, fresh } => self.approve_plan(mode, fresh, phase),
+            Op::Goal { action } => self.goal(action, phase),
             Op::SetApproval { mode } => {
                 if let Ok(mut slot) = self.requests.mode.lock() {
                     *slot = Some(mode);
@@ -257,6 +260,20 @@ impl Control {
                     Step::Wait
                 }
             },
+        }
+    }
+
+    /// A goal op: now while idle; else when the turn has ended (a pause
+    /// stops it now).
+    fn goal(&mut self, action: crate::events::GoalAction, phase: Phase<'_>) -> Step {
+        match phase {
+            Phase::Idle { .. } => Step::Goal(action),
+            Phase::Running(cancel) => {
+                if self.requests.goal.hold(action) {
+                    cancel.cancel();
+                }
+                Step::Wait
+            }
         }
     }
 

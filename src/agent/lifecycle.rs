@@ -92,6 +92,8 @@ impl Session {
         plan.stats.clear();
         plan.proposed = None;
         plan.agreed = None;
+        plan.checks = crate::todo::Checks::default();
+        *self.host.requests.goal.lock() = None;
     }
 
     /// Says which session is recorded (drivers print it, and its id to resume).
@@ -146,6 +148,11 @@ impl Session {
             state.revision = revisions;
             state.proposed = super::proposal::proposed_in(&history);
             state.agreed = super::proposal::agreed_in(&history);
+            let mut goal = super::goal::restored(&history, &mut state.checks);
+            if let Some(run) = goal.as_mut() {
+                run.rebase(totals);
+            }
+            *self.host.requests.goal.lock() = goal;
             state.sync_file(true);
         }
         super::shared::lock(&self.thread.observers)

@@ -12,6 +12,7 @@ mod children;
 mod client;
 pub mod compact;
 mod control;
+mod goal;
 mod hook_run;
 mod hooks;
 mod invoke;
@@ -303,6 +304,10 @@ impl Agent {
                     self.session.on_checkpoint(action).await;
                     continue;
                 }
+                Step::Goal(action) => match self.begin_goal(action).await {
+                    Some(resumed) => resumed,
+                    None => continue,
+                },
                 Step::ApprovePlan { mode, fresh } => {
                     let Some(text) = proposal::approve(&mut self.session, mode, fresh) else {
                         continue;
@@ -343,6 +348,7 @@ impl Agent {
                 if quit {
                     return;
                 }
+                goal::after_turn(&mut self.session, end);
                 let after = self.session.thread.plan.items();
                 let open = after
                     .iter()
@@ -365,6 +371,23 @@ impl Agent {
                 self.session.add_user_text(note, false);
                 resumed = true;
                 nudged = true;
+            }
+        }
+    }
+
+    /// A goal op while idle: whether a turn starts (`Some`), resuming.
+    async fn begin_goal(&mut self, action: crate::events::GoalAction) -> Option<bool> {
+        match goal::apply(&mut self.session, action) {
+            goal::Begin::Nothing => None,
+            goal::Begin::Prompt(text) => self
+                .session
+                .start_prompt(text, Vec::new())
+                .await
+                .then_some(false),
+            goal::Begin::Resume => {
+                let note = resume_note(&self.session.thread.plan.lock().manager);
+                self.session.add_user_text(note, false);
+                Some(true)
             }
         }
     }

@@ -344,8 +344,11 @@ impl Session {
             let note = "It was waiting for another agent's write and did not run.";
             return (ToolOutput::interrupted(note, ""), Duration::ZERO);
         };
+        let running = self.stages.pass_running(self.voice(), call, &tool_cancel);
+        if let Some(refused) = running.await {
+            return (refused, Duration::ZERO);
+        }
         let stage_cx = StageCx::of(&self.host, &self.thread, &tool_cancel);
-        self.stages.running(&stage_cx, call).await;
         // Plan mode: a command runs where it can write nothing, approved or not.
         let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan;
         let spawner = super::subagent::Spawner {
@@ -354,8 +357,7 @@ impl Session {
             cancel: &tool_cancel,
         };
         let events = &self.host.events;
-        // Kept on disk while it runs, every byte in order from where the
-        // tool prints it: a session cut off now still has its true end.
+        // Kept on disk as it runs: a session cut off now has its true end.
         let path = self.host.transcript.path();
         let live = LiveOutput::start(path.as_deref(), events.thread(), call.id);
         let keep_output = |chunk: &str| live.push(chunk);

@@ -149,6 +149,8 @@ pub(super) struct Requests {
     /// A `/compact` asked for mid-turn: done at the next round boundary
     /// (a subagent has its own, never set).
     pub compact: Arc<Mutex<Option<Option<String>>>>,
+    /// The session's goal (a subagent has none of its own).
+    pub goal: super::goal::SharedGoal,
 }
 
 impl Requests {
@@ -157,6 +159,7 @@ impl Requests {
         Self {
             mode: self.mode.clone(),
             compact: Arc::default(),
+            goal: super::goal::SharedGoal::default(),
         }
     }
 }

@@ -20,6 +20,9 @@ impl Event {
             | Event::PlanApproved { .. }
             | Event::PlanChangeAccepted { .. }
             | Event::PlanChangeRefused { .. }
+            | Event::GoalSet { .. }
+            | Event::GoalUpdated { .. }
+            | Event::ItemChecked { .. }
             | Event::Usage { .. }
             | Event::TaskDone { .. }
             | Event::ContextUsage { .. }
@@ -52,6 +55,7 @@ impl Event {
             | Event::Hooks { .. }
             | Event::Catalog { .. }
             | Event::Jobs { .. }
+            | Event::GoalBudget { .. }
             | Event::Idle => false,
         }
     }

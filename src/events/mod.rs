@@ -17,6 +17,7 @@ mod approval;
 mod catalog;
 pub mod checkpoint;
 mod durable;
+pub mod goal;
 mod hook;
 mod jobs;
 mod mcp;
@@ -29,6 +30,7 @@ pub use agreement::Agreement;
 pub use approval::{ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, plan_mode_refusal};
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
+pub use goal::{Budget, Evidence, Goal, GoalAction, GoalReport, GoalState, Spent};
 pub use hook::{HookReport, HookResult};
 pub use jobs::JobInfo;
 pub use mcp::{McpAction, McpStatus, McpWait};
@@ -86,6 +88,8 @@ pub enum ErrorKind {
     Mcp,
     /// A checkpoint op (undo, rewind, diff) could not be done.
     Checkpoint,
+    /// A goal op (`/goal …`) could not be done.
+    Goal,
 }
 
 /// How a tool call is shown: one line, and what its detail view holds.
@@ -321,6 +325,15 @@ pub enum Event {
         #[serde(default)]
         asked: bool,
     },
+    /// The user set the session's goal (see [`goal`]): Waypoint keeps the
+    /// agent going until the evidence says it is met or a budget stops it.
+    GoalSet { goal: Goal },
+    /// The goal's state changed (and, at its end, its whole report).
+    GoalUpdated { report: GoalReport },
+    /// A goal's budget is 80% spent (`share` percent of its `limit`).
+    GoalBudget { share: u32, limit: String },
+    /// Plan item `n` (1-based) was checked: its check's evidence.
+    ItemChecked { n: usize, evidence: Evidence },
     /// A change to the approved plan was refused (by the user, or headless
     /// where nobody can sign it off): the plan stays as agreed.
     PlanChangeRefused {

@@ -92,6 +92,13 @@ pub enum Op {
         #[serde(default)]
         fresh: bool,
     },
+    /// Set, pause, resume, clear the session's goal, or accept an item
+    /// without evidence (see [`super::goal`]).
+    Goal {
+        /// What to do.
+        #[serde(flatten)]
+        action: super::goal::GoalAction,
+    },
     /// Switch the approval mode (from the next tool call on).
     SetApproval {
         /// The new mode.

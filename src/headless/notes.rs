@@ -37,6 +37,21 @@ pub fn headless_refusal(reason: &ApprovalReason) -> String {
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
+    /// A call that needs the approval headless mode cannot give.
+    pub(super) fn cannot_ask(
+        &mut self,
+        name: &str,
+        summary: &crate::events::ToolSummary,
+    ) -> io::Result<()> {
+        self.end_line()?;
+        writeln!(
+            self.err,
+            "waypoint: {} {} needs approval, which headless mode cannot give: refused",
+            clean_line(name),
+            clean_line(&summary.line)
+        )
+    }
+
     /// A line on stderr for a server that failed, is slow, or waits for
     /// the user's approval.
     pub(super) fn mcp_line(&mut self, name: &str, status: &McpStatus) -> io::Result<()> {

@@ -28,6 +28,11 @@ pub enum Outcome {
     /// SIGHUP (the terminal went away): the running tool was stopped
     /// (exit code 129).
     HungUp,
+    /// The goal stopped without being met: no progress, or no evidence
+    /// (exit code 4).
+    GoalUnmet,
+    /// The goal's budget ran out before it was met (exit code 6).
+    BudgetLimited,
 }
 
 impl Outcome {
@@ -42,6 +47,8 @@ impl Outcome {
             Outcome::Interrupted => "interrupted",
             Outcome::Terminated => "terminated",
             Outcome::HungUp => "hung_up",
+            Outcome::GoalUnmet => "unmet",
+            Outcome::BudgetLimited => "budget_limited",
         }
     }
 
@@ -55,6 +62,8 @@ impl Outcome {
             Outcome::Interrupted => 130,
             Outcome::Terminated => 143,
             Outcome::HungUp => 129,
+            Outcome::GoalUnmet => 4,
+            Outcome::BudgetLimited => 6,
         }
     }
 }
@@ -77,6 +86,11 @@ pub struct ResultLine {
     /// when no plan was approved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementProgress>,
+    /// The goal's report (`--goal`): its state, each item's evidence,
+    /// what it spent against its budget, what is left; left out without
+    /// a goal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<crate::events::GoalReport>,
     /// Every model request's tokens, all models together.
     pub usage: Usage,
     /// What the run cost in US dollars; null when a model's price is not
@@ -139,6 +153,7 @@ mod tests {
                 total: 2,
             },
             agreement: None,
+            goal: None,
             usage: Usage::default(),
             cost_usd: None,
             duration_ms: 5,

@@ -9,6 +9,7 @@
 
 mod diff;
 mod edit;
+pub mod evidence;
 pub mod file;
 pub mod ledger;
 mod parse;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
 pub use diff::{PlanDiff, Reworded};
 pub use edit::{Author, PLAN_USAGE, PlanEdit, net_change};
+pub use evidence::{Checks, Evidence, Proof};
 pub use ledger::{ItemStats, Ledger};
 pub use shared::{PlanState, SharedPlan, UserChange};
 pub use store::TodoManager;
@@ -114,10 +116,14 @@ pub struct ItemScope {
     /// Command prefixes (`cargo test`) the item runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// A command whose success is the evidence the item is done (`cargo
+    /// test -p parser`): run when the item is marked completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
 }
 
 impl ItemScope {
-    /// Declares nothing.
+    /// Declares no files and no commands (a check is not a scope).
     pub fn is_empty(&self) -> bool {
         self.files.is_empty() && self.commands.is_empty()
     }

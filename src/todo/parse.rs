@@ -24,6 +24,24 @@ pub(super) struct Draft {
 /// The most paths or commands an item may declare.
 const MAX_SCOPE_ENTRIES: usize = 20;
 
+/// An item's optional `check`: one command line (empty or null: none).
+fn check_of(obj: &serde_json::Map<String, Value>, here: &str) -> Result<Option<String>, PlanError> {
+    match obj.get("check") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => {
+            let check = s.trim().to_string();
+            one_line("check", &check, here)?;
+            short_enough("check", &check, here)?;
+            Ok(Some(check))
+        }
+        Some(other) => Err(PlanError(format!(
+            "{here}: \"check\" must be a command (a string), got {}",
+            json_type(other)
+        ))),
+    }
+}
+
 /// An item's optional `files` or `commands`: a list of one-line strings
 /// (a lone string is a list of one); absent or null is none.
 fn scope_list(
@@ -305,6 +323,7 @@ pub(super) fn draft(index: usize, value: &Value) -> Result<Draft, PlanError> {
     let scope = ItemScope {
         files: scope_list(obj, "files", &here)?,
         commands: scope_list(obj, "commands", &here)?,
+        check: check_of(obj, &here)?,
     };
     Ok(Draft {
         id,

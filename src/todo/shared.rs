@@ -52,6 +52,9 @@ pub struct PlanState {
     /// The plan the user approved, with the changes accepted since: what
     /// the model's writes are held to (none: no plan was approved).
     pub agreed: Option<Vec<super::TodoItem>>,
+    /// The evidence that items are done: their checks' last runs, the
+    /// checks approved to run unasked, the items accepted without one.
+    pub checks: super::Checks,
 }
 
 impl PlanState {

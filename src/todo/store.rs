@@ -155,7 +155,7 @@ impl TodoManager {
         }
         let mut next_id = self.next_id;
         let mut items = Vec::with_capacity(drafts.len());
-        for (d, id) in drafts.into_iter().zip(ids) {
+        for (mut d, id) in drafts.into_iter().zip(ids) {
             let id = id.unwrap_or_else(|| {
                 let id = loop {
                     next_id = next_id.wrapping_add(1);
@@ -167,6 +167,15 @@ impl TodoManager {
                 used.insert(id.clone());
                 id
             });
+            // A write that leaves an item's check out keeps it (models
+            // do not repeat every field).
+            if d.scope.check.is_none() {
+                d.scope.check = self
+                    .items
+                    .iter()
+                    .find(|old| old.id == id)
+                    .and_then(|old| old.scope.check.clone());
+            }
             items.push(TodoItem {
                 id,
                 content: d.content,
@@ -203,6 +212,9 @@ impl TodoManager {
             }
             if !scope.commands.is_empty() {
                 let _ = writeln!(out, "    commands: {}", scope.commands.join(", "));
+            }
+            if let Some(check) = &scope.check {
+                let _ = writeln!(out, "    check: {check}");
             }
         }
         let _ = write!(

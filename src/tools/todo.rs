@@ -40,6 +40,9 @@ struct PlanItem {
     files: Option<Vec<String>>,
     /// Command prefixes the item will run, e.g. `cargo test` (optional).
     commands: Option<Vec<String>>,
+    /// A command whose success proves the item done, e.g. `cargo test -p
+    /// parser` (optional): run when the item is marked completed.
+    check: Option<String>,
 }
 
 // An item's status, as the schema shows it.
@@ -65,7 +68,9 @@ impl TypedTool for TodoWrite {
 Rules: at most 20 items; each needs non-empty one-line `content` (imperative, e.g. \"Run tests\") and \
 `activeForm` (present tense, e.g. \"Running tests\"), at most 500 characters each; status is pending, in_progress or completed; at most ONE item \
 in_progress; no duplicate content. Mark an item in_progress before starting it and completed as soon as it \
-is done. Optional per-item `files` (paths or globs) and `commands` (prefixes) declare what the item will touch. \
+is done. Optional per-item `files` (paths or globs) and `commands` (prefixes) declare what the item will touch; \
+an optional `check` (a command, e.g. `cargo test -p parser`) is run when the item is marked completed, \
+and a failing check keeps it open. \
 A list that breaks a rule is refused and the old plan stays. Returns the rendered plan.",
             schema,
             Access::Plan,

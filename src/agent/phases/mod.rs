@@ -13,6 +13,8 @@
 
 mod background;
 mod compaction;
+mod goal;
+mod goal_budget;
 mod mcp_wait;
 mod plan_context;
 mod reports;
@@ -78,6 +80,7 @@ impl TurnPhases {
         Self {
             turn_start: vec![Box::new(mcp_wait::McpJoin)],
             round_start: vec![
+                Box::new(goal_budget::GoalBudget),
                 Box::new(compaction::Compaction),
                 Box::new(reports::Reports),
                 Box::new(plan_context::PlanContext::default()),
@@ -86,6 +89,7 @@ impl TurnPhases {
                 Box::new(text_calls::TextCalls::default()),
                 Box::new(background::Background),
                 Box::new(stop_hooks::StopHooks::default()),
+                Box::new(goal::GoalPhase),
             ],
         }
     }

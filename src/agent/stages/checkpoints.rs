@@ -14,11 +14,11 @@ use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 
-use super::{Call, CallStage, StageCx};
+use super::{Call, CallStage, Said, StageCx};
 use crate::agent::shared::lock;
 use crate::checkpoint::live::FileState;
 use crate::events::ThreadId;
-use crate::tools::{Origin, Target};
+use crate::tools::{Origin, Target, ToolOutput};
 
 /// The stage, with the pre-images of the calls running now.
 #[derive(Default)]
@@ -38,8 +38,33 @@ impl CallStage for CallPoints {
         "checkpoints"
     }
 
-    fn running<'a>(&'a self, cx: &'a StageCx<'a>, call: &'a Call<'a>) -> BoxFuture<'a, ()> {
+    fn running<'a>(
+        &'a self,
+        cx: &'a StageCx<'a>,
+        call: &'a Call<'a>,
+        _said: &'a mut Said,
+    ) -> BoxFuture<'a, Option<ToolOutput>> {
         Box::pin(async move {
+            self.take_point(cx, call).await;
+            None
+        })
+    }
+
+    fn ran(&self, cx: &StageCx<'_>, call: &Call<'_>) {
+        let key = (cx.host.events.thread(), call.id.to_string());
+        if let Some(kept) = lock(&self.running).remove(&key) {
+            cx.host
+                .shared
+                .checkpoints
+                .changed(call.id, &kept.path, kept.before);
+        }
+    }
+}
+
+impl CallPoints {
+    /// Before a writing call: the pre-image of what it will write.
+    async fn take_point(&self, cx: &StageCx<'_>, call: &Call<'_>) {
+        {
             let checkpoints = &cx.host.shared.checkpoints;
             if !cx.tools.may_write(call.name) || !checkpoints.enabled() {
                 return;
@@ -65,16 +90,6 @@ impl CallStage for CallPoints {
                 Target::Command(command) => checkpoints.command(call.id, command),
                 _ => {}
             }
-        })
-    }
-
-    fn ran(&self, cx: &StageCx<'_>, call: &Call<'_>) {
-        let key = (cx.host.events.thread(), call.id.to_string());
-        if let Some(kept) = lock(&self.running).remove(&key) {
-            cx.host
-                .shared
-                .checkpoints
-                .changed(call.id, &kept.path, kept.before);
         }
     }
 }

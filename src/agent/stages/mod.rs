@@ -20,6 +20,7 @@
 //! own refusal (read-only mode, a deny rule) stands whatever a stage says.
 
 mod checkpoints;
+mod checks;
 mod contract;
 mod hook_scripts;
 mod hooks;
@@ -173,9 +174,16 @@ pub(super) trait CallStage: Send + Sync {
     }
 
     /// Just before `call` runs (approved; a call that may write holds its
-    /// turn to write), in order of registration.
-    fn running<'a>(&'a self, _cx: &'a StageCx<'a>, _call: &'a Call<'a>) -> BoxFuture<'a, ()> {
-        Box::pin(std::future::ready(()))
+    /// turn to write), in order of registration: may still refuse it (its
+    /// answer), after which it does not run and no later stage's `running`
+    /// is called; events for the user go to `said`.
+    fn running<'a>(
+        &'a self,
+        _cx: &'a StageCx<'a>,
+        _call: &'a Call<'a>,
+        _said: &'a mut Said,
+    ) -> BoxFuture<'a, Option<ToolOutput>> {
+        Box::pin(std::future::ready(None))
     }
 
     /// Right after `call` ran (finished, failed or cut off), in reverse
@@ -218,6 +226,7 @@ impl Stages {
                 Box::new(plan_mode::PlanMode),
                 Box::new(contract::Contract::default()),
                 Box::new(scope::Scope),
+                Box::new(checks::ItemChecks::default()),
                 Box::new(checkpoints::CallPoints::default()),
             ],
         }
@@ -278,11 +287,40 @@ impl Stages {
         voice.hear(said);
     }
 
-    /// Every stage's `running`, in order.
-    pub async fn running(&self, cx: &StageCx<'_>, call: &Call<'_>) {
-        for stage in &self.stages {
-            stage.running(cx, call).await;
+    /// The stages' `running` (see [`Stages::running`]), what they told the
+    /// user heard; a refusal ends the call before it runs (told to the
+    /// stages as ran).
+    pub async fn pass_running(
+        &self,
+        voice: Voice<'_>,
+        call: &Call<'_>,
+        cancel: &CancellationToken,
+    ) -> Option<ToolOutput> {
+        let mut said = Said::default();
+        let cx = StageCx::of(voice.host, voice.thread, cancel);
+        let refused = self.running(&cx, call, &mut said).await;
+        voice.hear(said);
+        if refused.is_some() {
+            self.ran(&cx, call);
         }
+        refused
+    }
+
+    /// Every stage's `running`, in order, until one refuses the call (its
+    /// answer).
+    pub async fn running(
+        &self,
+        cx: &StageCx<'_>,
+        call: &Call<'_>,
+        said: &mut Said,
+    ) -> Option<ToolOutput> {
+        for stage in &self.stages {
+            if let Some(refused) = stage.running(cx, call, said).await {
+                tracing::info!(stage = stage.name(), tool = %call.name, "call refused as it was to run");
+                return Some(refused);
+            }
+        }
+        None
     }
 
     /// Every stage's `ran`, in reverse order.

@@ -217,6 +217,7 @@ mod tests {
             scope: ItemScope {
                 files: files.iter().map(|s| s.to_string()).collect(),
                 commands: Vec::new(),
+                check: None,
             },
         };
         let agreed = vec![item("1", &["src/a.rs"])];

@@ -1,0 +1,345 @@
+//! The session's goal (issue 46): a durable objective Waypoint keeps the
+//! agent working on, across the model's stops, until the evidence says it
+//! is met, a budget stops it, the user pauses it, or nothing moves.
+//!
+//! The pieces are components: the goal itself lives here, shared by the
+//! dispatcher (the user's `/goal` ops) and the turn; the turn phase
+//! [`super::phases`]'s `goal` judges it when the model stops asking for
+//! tools, the round phase `goal_budget` counts what it spends, and the
+//! call stage `checks` gathers the items' evidence. Invariants: one goal
+//! per session; it is `met` only when every plan item is completed and
+//! verified or accepted and the goal's own check passed; its state
+//! changes are recorded (`GoalSet`, `GoalUpdated`), so a resume restores
+//! it with what it spent.
+
+mod check_run;
+mod judge;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub(super) use check_run::run_check;
+pub(super) use judge::{go_on_note, judge};
+
+use super::Session;
+use super::shared::lock;
+use crate::events::{
+    Envelope, ErrorKind, Event, Evidence, Goal, GoalAction, GoalReport, GoalState, Spent,
+};
+use crate::todo::{Checks, TodoItem};
+
+/// Rounds that change neither the plan nor its evidence before an active
+/// goal stops as `unmet`.
+pub const STALL_ROUNDS: u32 = 3;
+
+/// The goal, shared by the dispatcher and the session's turns.
+#[derive(Clone, Default)]
+pub(super) struct SharedGoal(Arc<Mutex<Option<GoalRun>>>);
+
+impl SharedGoal {
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Option<GoalRun>> {
+        lock(&self.0)
+    }
+
+    /// An op that arrived while a turn ran: applied when it has ended.
+    /// Whether it pauses the goal (the turn should stop now).
+    pub fn hold(&self, action: GoalAction) -> bool {
+        let pause = action == GoalAction::Pause;
+        let mut slot = self.lock();
+        match slot.as_mut() {
+            Some(run) => run.pending.push(action),
+            None => {
+                // A goal set mid-turn waits for the turn too.
+                *slot = Some(GoalRun::held(action));
+            }
+        }
+        pause
+    }
+
+    /// The goal is active now.
+    pub fn active(&self) -> bool {
+        self.lock()
+            .as_ref()
+            .is_some_and(|g| g.state == GoalState::Active)
+    }
+}
+
+/// A goal as the engine keeps it.
+#[derive(Debug)]
+pub(super) struct GoalRun {
+    pub goal: Goal,
+    pub state: GoalState,
+    pub reason: Option<String>,
+    pub spent: Spent,
+    /// The session's token totals when last counted.
+    seen: crate::chat::Usage,
+    /// When it became active last (none while it is not).
+    since: Option<Instant>,
+    /// The 80% warning was given.
+    pub warned: bool,
+    /// Rounds in a row that changed nothing, and what the last one saw.
+    pub stale: u32,
+    pub last_seen: Option<u64>,
+    /// The goal's own check, when it ran last.
+    pub check: Option<Evidence>,
+    /// Ops that arrived while a turn ran.
+    pending: Vec<GoalAction>,
+}
+
+impl GoalRun {
+    fn new(goal: Goal, seen: crate::chat::Usage) -> Self {
+        Self {
+            goal,
+            state: GoalState::Active,
+            reason: None,
+            spent: Spent::default(),
+            seen,
+            since: Some(Instant::now()),
+            warned: false,
+            stale: 0,
+            last_seen: None,
+            check: None,
+            pending: Vec::new(),
+        }
+    }
+
+    /// A placeholder holding an op that came mid-turn with no goal set.
+    fn held(action: GoalAction) -> Self {
+        let mut run = Self::new(Goal::default(), crate::chat::Usage::default());
+        run.state = GoalState::Unmet;
+        run.since = None;
+        run.pending.push(action);
+        run
+    }
+
+    /// Counts what the session spent since the last count: `totals` are
+    /// its token totals now, priced with `price` where known.
+    pub fn account(&mut self, totals: crate::chat::Usage, price: Option<crate::pricing::Price>) {
+        let delta = crate::chat::Usage {
+            input_tokens: totals.input_tokens.saturating_sub(self.seen.input_tokens),
+            output_tokens: totals.output_tokens.saturating_sub(self.seen.output_tokens),
+            cache_read_tokens: totals
+                .cache_read_tokens
+                .saturating_sub(self.seen.cache_read_tokens),
+            cache_write_tokens: totals
+                .cache_write_tokens
+                .saturating_sub(self.seen.cache_write_tokens),
+        };
+        self.seen = totals;
+        self.spent.tokens = self
+            .spent
+            .tokens
+            .saturating_add(delta.prompt_tokens().saturating_add(delta.output_tokens));
+        if let Some(price) = price {
+            self.spent.cost_usd += crate::pricing::cost(price, &delta);
+        }
+        if let Some(since) = self.since.replace(Instant::now()) {
+            self.spent.seconds = self.spent.seconds.saturating_add(since.elapsed().as_secs());
+        }
+    }
+
+    /// Counts from the session's token totals `totals` on (a restored
+    /// goal's spent figures are the stored session's).
+    pub fn rebase(&mut self, totals: crate::chat::Usage) {
+        self.seen = totals;
+        if self.state == GoalState::Active {
+            self.since = Some(Instant::now());
+        }
+    }
+
+    /// Moves to `state` (with `reason`); the clock runs only while active.
+    pub fn set(&mut self, state: GoalState, reason: Option<String>) {
+        if state != GoalState::Active
+            && let Some(since) = self.since.take()
+        {
+            self.spent.seconds = self.spent.seconds.saturating_add(since.elapsed().as_secs());
+        }
+        if state == GoalState::Active && self.since.is_none() {
+            self.since = Some(Instant::now());
+        }
+        self.state = state;
+        self.reason = reason;
+    }
+
+    /// Its report as the plan stands.
+    pub fn report(&self, items: &[TodoItem], checks: &Checks) -> GoalReport {
+        judge::report(self, items, checks)
+    }
+}
+
+/// What the agent loop does after a goal op while idle.
+pub(super) enum Begin {
+    /// Nothing (refused, or nothing to run).
+    Nothing,
+    /// A turn with this message.
+    Prompt(String),
+    /// A turn going on where the last one stopped.
+    Resume,
+}
+
+/// The goal's report as the session's plan stands, emitted (recorded).
+pub(super) fn announce(session: &mut Session) {
+    let report = {
+        let goal = session.host.requests.goal.lock();
+        let Some(run) = goal.as_ref() else {
+            return;
+        };
+        let state = session.thread.plan.lock();
+        run.report(state.manager.items(), &state.checks)
+    };
+    session.emit(Event::GoalUpdated { report });
+}
+
+/// Applies `action` while no turn runs.
+pub(super) fn apply(session: &mut Session, action: GoalAction) -> Begin {
+    let shared = session.host.requests.goal.clone();
+    let state = shared.lock().as_ref().map(|g| g.state);
+    let refuse = |session: &mut Session, message: &str| {
+        session.emit(Event::Error {
+            kind: ErrorKind::Goal,
+            message: message.to_string(),
+        });
+        Begin::Nothing
+    };
+    match action {
+        GoalAction::Set { goal } => {
+            if state.is_some_and(|s| !s.ended()) {
+                return refuse(
+                    session,
+                    "A goal is already set: `/goal clear` drops it first (`/goal` shows it).",
+                );
+            }
+            if goal.text.trim().is_empty() {
+                return refuse(session, "A goal needs its text: `/goal TEXT`.");
+            }
+            *shared.lock() = Some(GoalRun::new(goal.clone(), session.thread.totals));
+            session.emit(Event::GoalSet { goal: goal.clone() });
+            announce(session);
+            Begin::Prompt(judge::first_prompt(&goal))
+        }
+        GoalAction::Pause | GoalAction::Resume | GoalAction::Clear | GoalAction::Accept { .. }
+            if state.is_none_or(GoalState::ended)
+                && !matches!(action, GoalAction::Accept { .. }) =>
+        {
+            refuse(session, "No goal is active: `/goal TEXT` sets one.")
+        }
+        GoalAction::Pause => {
+            if let Some(run) = shared.lock().as_mut() {
+                run.set(GoalState::Paused, Some("paused by the user".into()));
+            }
+            announce(session);
+            Begin::Nothing
+        }
+        GoalAction::Resume => {
+            if let Some(run) = shared.lock().as_mut() {
+                run.set(GoalState::Active, None);
+                run.stale = 0;
+            }
+            announce(session);
+            Begin::Resume
+        }
+        GoalAction::Clear => {
+            if let Some(run) = shared.lock().as_mut() {
+                run.set(GoalState::Unmet, Some("cleared by the user".into()));
+            }
+            announce(session);
+            Begin::Nothing
+        }
+        GoalAction::Accept { n } => {
+            let accepted = {
+                let mut plan = session.thread.plan.lock();
+                let item = plan.manager.items().get(n.wrapping_sub(1)).cloned();
+                item.inspect(|item| plan.checks.accept(&item.id))
+            };
+            match accepted {
+                Some(item) => {
+                    session.emit(Event::ItemChecked {
+                        n,
+                        evidence: Evidence {
+                            item: item.id,
+                            content: item.content,
+                            command: String::new(),
+                            exit_code: None,
+                            passed: false,
+                            duration_ms: 0,
+                            tail: "accepted by the user without evidence".into(),
+                        },
+                    });
+                    announce(session);
+                    Begin::Nothing
+                }
+                None => refuse(session, &format!("There is no plan item {n} to accept.")),
+            }
+        }
+    }
+}
+
+/// After a turn: the ops that came meanwhile, and an active goal whose
+/// turn was interrupted (paused) or stopped early (paused, with why).
+pub(super) fn after_turn(session: &mut Session, end: super::TurnEnd) {
+    let pending = {
+        let mut goal = session.host.requests.goal.lock();
+        let pending = goal
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.pending))
+            .unwrap_or_default();
+        // A placeholder that only held ops goes once they are taken.
+        if goal.as_ref().is_some_and(|g| g.goal.text.is_empty()) {
+            *goal = None;
+        }
+        pending
+    };
+    let paused = match end {
+        super::TurnEnd::Interrupted => Some("interrupted by the user"),
+        super::TurnEnd::Stopped => {
+            Some("the turn stopped early (see why above); `/goal resume` goes on")
+        }
+        super::TurnEnd::Complete => None,
+    };
+    if let Some(why) = paused {
+        let changed = {
+            let mut goal = session.host.requests.goal.lock();
+            match goal.as_mut() {
+                Some(run) if run.state == GoalState::Active => {
+                    run.set(GoalState::Paused, Some(why.into()));
+                    true
+                }
+                _ => false,
+            }
+        };
+        if changed {
+            announce(session);
+        }
+    }
+    for action in pending {
+        // What a mid-turn op asks for runs from the next prompt on.
+        let _ = apply(session, action);
+    }
+}
+
+/// The goal a stored session's events leave (its last state, what it
+/// spent, the items the user accepted), and the items' evidence into
+/// `checks`.
+pub(super) fn restored(history: &[Envelope], checks: &mut Checks) -> Option<GoalRun> {
+    let mut run: Option<GoalRun> = None;
+    for envelope in history.iter().filter(|e| e.thread.is_root()) {
+        match &envelope.event {
+            Event::GoalSet { goal } => {
+                run = Some(GoalRun::new(goal.clone(), crate::chat::Usage::default()));
+            }
+            Event::GoalUpdated { report } => {
+                if let Some(run) = run.as_mut() {
+                    run.spent = report.spent;
+                    run.check.clone_from(&report.check);
+                    run.set(report.state, report.reason.clone());
+                }
+            }
+            Event::ItemChecked { evidence, .. } if evidence.command.is_empty() => {
+                checks.accept(&evidence.item);
+            }
+            Event::ItemChecked { evidence, .. } => checks.record(evidence.clone()),
+            _ => {}
+        }
+    }
+    run
+}
