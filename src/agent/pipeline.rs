@@ -348,6 +348,10 @@ impl Session {
         self.stages.running(&stage_cx, call).await;
         // Plan mode: a command runs where it can write nothing, approved or not.
         let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan;
+        // A running item's scope narrows what a sandboxed command writes.
+        let narrowing = sandboxed
+            .then(|| super::stages::scope::narrowing(&stage_cx, call))
+            .flatten();
         let spawner = super::subagent::Spawner {
             session: self,
             call: call.id,
@@ -368,6 +372,7 @@ impl Session {
                 kept: Some(&keep_output),
                 sandboxed: sandboxed || read_only,
                 read_only,
+                narrowed: narrowing.as_ref(),
             },
             plan: &self.thread.plan,
             host: self.tool_host(&host_tx, &spawner),

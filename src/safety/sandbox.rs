@@ -73,9 +73,14 @@ pub struct Sandbox {
     pub prepared: Prepared,
     /// Plan mode's ([`Sandbox::read_only`]), prepared once too.
     pub prepared_read_only: Prepared,
+    /// The last narrowed one ([`Sandbox::narrowed`]), kept while it fits.
+    pub prepared_narrowed: super::narrowed::Narrowings,
     /// Nothing of the user's is writable (plan mode): not even the
     /// world's private temp folder when the workspace comes back into it.
     pub nothing_writable: bool,
+    /// Narrowed to a plan item's files ([`Sandbox::narrowed`]): the
+    /// world's private temp folder holding the workspace is not writable.
+    pub narrowed: bool,
 }
 
 /// A confinement prepared once and shared by every command of a session
@@ -229,7 +234,9 @@ impl Sandbox {
             sockets: Vec::new(),
             prepared: Prepared::default(),
             prepared_read_only: Prepared::default(),
+            prepared_narrowed: Default::default(),
             nothing_writable: false,
+            narrowed: false,
         }
     }
 
