@@ -348,10 +348,7 @@ impl Session {
         self.stages.running(&stage_cx, call).await;
         // Plan mode: a command runs where it can write nothing, approved or not.
         let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan;
-        // A running item's scope narrows what a sandboxed command writes.
-        let narrowing = sandboxed
-            .then(|| super::stages::scope::narrowing(&stage_cx, call))
-            .flatten();
+        let narrowing = super::stages::scope::narrowing(&stage_cx, call).filter(|_| sandboxed);
         let spawner = super::subagent::Spawner {
             session: self,
             call: call.id,

@@ -22,7 +22,7 @@ pub mod simple;
 pub mod world;
 pub mod wrappers;
 
-pub use rules::{Rules, Verdict};
 pub use narrowed::Narrowing;
+pub use rules::{Rules, Verdict};
 pub use sandbox::{Confinement, Sandbox, SandboxError, landlock_abi};
 pub use world::SOCKET_VARS;

@@ -13,10 +13,10 @@
 //! writable set), and it is only ever narrower.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::blocked::{real_or_parent, user_could_write};
-use super::sandbox::{Confinement, DEVICE_FILES, Prepared, Sandbox};
+use super::sandbox::{Confinement, DEVICE_FILES, Narrowings, Prepared, Sandbox};
 
 /// The narrowing of one command: the item's declared files (absolute,
 /// as declared) and the hint a write it stops is told with.
@@ -27,26 +27,6 @@ pub struct Narrowing {
     pub hint: String,
 }
 
-/// The last narrowed confinement prepared, by its writable set: an item's
-/// commands share it until the set changes (a declared file made, the
-/// next item).
-#[derive(Clone, Default)]
-pub struct Narrowings(Arc<Mutex<Option<(Vec<PathBuf>, Arc<Confinement>)>>>);
-
-impl std::fmt::Debug for Narrowings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Narrowings")
-    }
-}
-
-/// Two sandboxes are the same by what they allow, whatever was prepared.
-impl PartialEq for Narrowings {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for Narrowings {}
-
 /// The paths an item's `files` (workspace-relative paths or globs) name
 /// under `root`: a glob's folder before its first wildcard, a plain path
 /// as it is. Absolute entries and those climbing out (`..`) name nothing.
@@ -56,7 +36,11 @@ pub fn paths_of(root: &Path, files: &[String]) -> Vec<PathBuf> {
         let entry = entry.trim().trim_start_matches("./");
         let plain: PathBuf = Path::new(entry)
             .components()
-            .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[', '{']))
+            .take_while(|c| {
+                !c.as_os_str()
+                    .to_string_lossy()
+                    .contains(['*', '?', '[', '{'])
+            })
             .collect();
         let inside = plain
             .components()
@@ -273,13 +257,22 @@ mod tests {
         let said =
             |out: &str| blocked_by_narrowing(out, &sandbox, &narrowing, &root).map(str::to_string);
         let line = "bash: line 1: b.txt: Permission denied";
-        assert_eq!(said(&format!("{line}\n[exit code: 1]")), Some(line.to_string()));
-        let abs = format!("touch: cannot touch '{}': Permission denied", root.display());
+        assert_eq!(
+            said(&format!("{line}\n[exit code: 1]")),
+            Some(line.to_string())
+        );
+        let abs = format!(
+            "touch: cannot touch '{}': Permission denied",
+            root.display()
+        );
         assert!(said(&abs).is_some());
         assert_eq!(said("bash: line 1: a.txt: Permission denied"), None);
         assert_eq!(said("Permission denied"), None);
         assert_eq!(said("wrote b.txt"), None);
         // Outside the session's set: the sandbox's own block, not this.
-        assert_eq!(said("touch: cannot touch '/etc/x': Permission denied"), None);
+        assert_eq!(
+            said("touch: cannot touch '/etc/x': Permission denied"),
+            None
+        );
     }
 }

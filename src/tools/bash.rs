@@ -306,17 +306,16 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
     }
 }
 
-/// What the sandbox stopped, as [`crate::safety::blocked::blocked`]
-/// reads it; else, narrowed to a plan item's files, a write outside them,
-/// with the hint naming the item's scope.
+/// What the sandbox stopped: narrowed to a plan item's files, a write
+/// outside them (with the hint naming the item's scope) first; else as
+/// [`crate::safety::blocked::blocked`] reads it.
 fn blocked(content: &str, sandbox: &crate::safety::Sandbox, env: &ToolEnv<'_>) -> Option<String> {
-    if let Some(what) = crate::safety::blocked::blocked(content, sandbox) {
-        return Some(what.to_string());
-    }
-    let narrowing = env.narrowed?;
     let root = env.workspace.root();
-    crate::safety::narrowed::blocked_by_narrowing(content, sandbox, narrowing, root)
-        .map(|what| format!("{what} ({})", narrowing.hint))
+    let narrowed = env.narrowed.and_then(|narrowing| {
+        crate::safety::narrowed::blocked_by_narrowing(content, sandbox, narrowing, root)
+            .map(|what| format!("{what} ({})", narrowing.hint))
+    });
+    narrowed.or_else(|| crate::safety::blocked::blocked(content, sandbox).map(str::to_string))
 }
 
 fn so_far(output: &str) -> String {

@@ -122,7 +122,10 @@ pub(in crate::agent) fn narrowing(
     let commands = if scope.commands.is_empty() {
         String::new()
     } else {
-        format!("; its declared commands ({}) write as usual", scope.commands.join(", "))
+        format!(
+            "; its declared commands ({}) write as usual",
+            scope.commands.join(", ")
+        )
     };
     Some(crate::safety::Narrowing {
         paths: crate::safety::narrowed::paths_of(root, &scope.files),
