@@ -245,6 +245,20 @@ mod tests {
     }
 
     #[test]
+    fn a_private_temp_the_workspace_comes_back_into_is_not_writable() {
+        let ws = tempfile::tempdir_in("/tmp").unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.txt"), "").unwrap();
+        let sandbox = Sandbox::for_workspace(&root, &[], true);
+        let places = sandbox.world.as_ref().unwrap();
+        let world = super::super::world::World::plan(places, true).unwrap();
+        let narrowed = sandbox.narrowed(&[root.join("a.txt")]);
+        // The private /tmp (the workspace comes back into it) is left out.
+        let all = sandbox.private_writable(&world).len();
+        assert_eq!(narrowed.private_writable(&world).len(), all - 1);
+    }
+
+    #[test]
     fn a_refusal_inside_the_session_but_outside_the_item_is_the_narrowings() {
         let ws = tempfile::tempdir().unwrap();
         let root = ws.path().canonicalize().unwrap();
