@@ -77,6 +77,7 @@ fn bench_bash(c: &mut Criterion) {
                     kept: None,
                     sandboxed,
                     read_only: false,
+                    narrowed: None,
                 };
                 let out = rt.block_on(bash::run(&input, &env));
                 assert!(!out.is_error(), "{}", out.content);

@@ -58,6 +58,7 @@ mod plan_edits;
 mod plan_honesty;
 mod plan_identity;
 mod plan_mode;
+mod plan_narrowed;
 mod plan_proposal;
 mod plan_props;
 mod plan_scope;

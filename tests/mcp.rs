@@ -75,6 +75,7 @@ async fn call_with(
             kept: None,
             sandboxed: false,
             read_only: false,
+            narrowed: None,
         },
         plan: &plan,
         host,

@@ -351,6 +351,7 @@ impl Session {
         let stage_cx = StageCx::of(&self.host, &self.thread, &tool_cancel);
         // Plan mode: a command runs where it can write nothing, approved or not.
         let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan;
+        let narrowing = super::stages::scope::narrowing(&stage_cx, call).filter(|_| sandboxed);
         let spawner = super::subagent::Spawner {
             session: self,
             call: call.id,
@@ -370,6 +371,7 @@ impl Session {
                 kept: Some(&keep_output),
                 sandboxed: sandboxed || read_only,
                 read_only,
+                narrowed: narrowing.as_ref(),
             },
             plan: &self.thread.plan,
             host: self.tool_host(&host_tx, &spawner),

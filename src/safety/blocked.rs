@@ -41,7 +41,7 @@ fn blocked_by<'a>(
 /// Whether this process (the user, outside the sandbox) may write `path`,
 /// or make it in its nearest existing folder (`access(2)`: permissions,
 /// read-only file systems, immutable files).
-fn user_could_write(path: &Path) -> bool {
+pub(super) fn user_could_write(path: &Path) -> bool {
     let existing = path.ancestors().find(|p| p.symlink_metadata().is_ok());
     let Some(existing) = existing else {
         return false;
@@ -59,7 +59,7 @@ fn paths_in(line: &str) -> impl Iterator<Item = &str> {
 
 /// `p` with its longest existing ancestor's symlinks resolved (so `/tmp`
 /// given as a link to `/private/tmp` is still recognised as writable).
-fn real_or_parent(p: &Path) -> PathBuf {
+pub(super) fn real_or_parent(p: &Path) -> PathBuf {
     let mut tail: Vec<&OsStr> = Vec::new();
     let mut cur = p;
     loop {

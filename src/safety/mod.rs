@@ -13,6 +13,7 @@ pub mod deny;
 pub mod evaluate;
 pub mod git;
 pub mod lexer;
+pub mod narrowed;
 mod read_only;
 pub mod rules;
 pub mod sandbox;
@@ -21,6 +22,7 @@ pub mod simple;
 pub mod world;
 pub mod wrappers;
 
+pub use narrowed::Narrowing;
 pub use rules::{Rules, Verdict};
 pub use sandbox::{Confinement, Sandbox, SandboxError, landlock_abi};
 pub use world::SOCKET_VARS;

@@ -33,7 +33,9 @@ impl Sandbox {
             sockets: self.sockets.clone(),
             prepared: Prepared::default(),
             prepared_read_only: Prepared::default(),
+            prepared_narrowed: Default::default(),
             nothing_writable: true,
+            narrowed: false,
         }
     }
 
@@ -48,8 +50,9 @@ impl Sandbox {
     }
 
     /// The world's private folders commands may write: all of them,
-    /// except, with nothing writable, a temp folder's that the workspace
-    /// comes back into (writing beneath it would write the workspace).
+    /// except, with nothing writable or narrowed to an item's files, a
+    /// temp folder's that the workspace comes back into (writing beneath
+    /// it would write the whole workspace).
     pub(super) fn private_writable<'w>(&self, world: &'w World) -> Vec<&'w PathBuf> {
         let places = self.world.as_ref();
         let ws = places.and_then(|p| p.writable.first());
@@ -62,7 +65,7 @@ impl Sandbox {
             .private_folders()
             .iter()
             .enumerate()
-            .filter(|(i, _)| !(self.nothing_writable && holds_ws(*i)))
+            .filter(|(i, _)| !((self.nothing_writable || self.narrowed) && holds_ws(*i)))
             .map(|(_, p)| p)
             .collect()
     }

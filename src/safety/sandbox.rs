@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
@@ -73,9 +73,14 @@ pub struct Sandbox {
     pub prepared: Prepared,
     /// Plan mode's ([`Sandbox::read_only`]), prepared once too.
     pub prepared_read_only: Prepared,
+    /// The last narrowed one ([`Sandbox::narrowed`]), kept while it fits.
+    pub prepared_narrowed: Narrowings,
     /// Nothing of the user's is writable (plan mode): not even the
     /// world's private temp folder when the workspace comes back into it.
     pub nothing_writable: bool,
+    /// Narrowed to a plan item's files ([`Sandbox::narrowed`]): the
+    /// world's private temp folder holding the workspace is not writable.
+    pub narrowed: bool,
 }
 
 /// A confinement prepared once and shared by every command of a session
@@ -112,6 +117,29 @@ impl PartialEq for Prepared {
     }
 }
 impl Eq for Prepared {}
+
+/// The last narrowed confinement prepared, by its writable set: an item's
+/// commands share it until the set changes (a declared file made, the
+/// next item).
+#[derive(Clone, Default)]
+pub struct Narrowings(pub(super) Arc<Mutex<Option<Last>>>);
+
+/// A narrowed writable set and its confinement.
+type Last = (Vec<PathBuf>, Arc<Confinement>);
+
+impl std::fmt::Debug for Narrowings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Narrowings")
+    }
+}
+
+/// Two sandboxes are the same by what they allow, whatever was prepared.
+impl PartialEq for Narrowings {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Narrowings {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -229,7 +257,9 @@ impl Sandbox {
             sockets: Vec::new(),
             prepared: Prepared::default(),
             prepared_read_only: Prepared::default(),
+            prepared_narrowed: Default::default(),
             nothing_writable: false,
+            narrowed: false,
         }
     }
 

@@ -125,7 +125,7 @@ pub async fn run_or_move(
     // Prepared here (it allocates and opens the writable folders), applied
     // in the child between fork and exec.
     let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
-        Some(sandbox) => match sandbox.confinement_for(env.read_only) {
+        Some(sandbox) => match sandbox.confinement_of(env.read_only, env.narrowed) {
             Ok(c) => Some(c),
             Err(e) => return ToolOutput::error(format!("the command was not run: {e}")),
         },
@@ -275,11 +275,9 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
                 .sandbox
                 .as_ref()
                 .filter(|_| env.sandboxed && !env.read_only)
-                .and_then(|sandbox| crate::safety::blocked::blocked(&content, sandbox));
-            let outcome = match blocked {
-                Some(what) => ToolOutcome::SandboxBlocked {
-                    what: what.to_string(),
-                },
+                .map(|sandbox| blocked(&content, sandbox, env));
+            let outcome = match blocked.flatten() {
+                Some(what) => ToolOutcome::SandboxBlocked { what },
                 None => ToolOutcome::Ok,
             };
             ToolOutput {
@@ -306,6 +304,18 @@ fn outcome(end: End, output: String, timeout: Duration, env: &ToolEnv<'_>) -> To
             so_far(&output)
         )),
     }
+}
+
+/// What the sandbox stopped: narrowed to a plan item's files, a write
+/// outside them (with the hint naming the item's scope) first; else as
+/// [`crate::safety::blocked::blocked`] reads it.
+fn blocked(content: &str, sandbox: &crate::safety::Sandbox, env: &ToolEnv<'_>) -> Option<String> {
+    let root = env.workspace.root();
+    let narrowed = env.narrowed.and_then(|narrowing| {
+        crate::safety::narrowed::blocked_by_narrowing(content, sandbox, narrowing, root)
+            .map(|what| format!("{what} ({})", narrowing.hint))
+    });
+    narrowed.or_else(|| crate::safety::blocked::blocked(content, sandbox).map(str::to_string))
 }
 
 fn so_far(output: &str) -> String {

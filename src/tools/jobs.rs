@@ -107,7 +107,7 @@ impl Jobs {
     /// Starts `command` as a job, contained as `env` says.
     pub fn start(self: &Arc<Self>, command: &str, env: &ToolEnv<'_>) -> Result<Arc<Job>, String> {
         let confinement = match env.config.sandbox.as_ref().filter(|_| env.sandboxed) {
-            Some(sandbox) => Some(sandbox.confinement_for(env.read_only)?),
+            Some(sandbox) => Some(sandbox.confinement_of(env.read_only, env.narrowed)?),
             None => None,
         };
         procs::become_subreaper();

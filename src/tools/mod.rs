@@ -356,6 +356,9 @@ pub struct ToolEnv<'a> {
     /// Plan mode: the sandbox lets the command write nothing of the
     /// user's ([`crate::safety::Sandbox::read_only`]).
     pub read_only: bool,
+    /// An approved plan item's scope narrows what the sandbox lets this
+    /// command write ([`crate::safety::Sandbox::narrowed`]).
+    pub narrowed: Option<&'a crate::safety::Narrowing>,
 }
 
 impl<'a> ToolEnv<'a> {
@@ -373,6 +376,7 @@ impl<'a> ToolEnv<'a> {
             kept: None,
             sandboxed: false,
             read_only: false,
+            narrowed: None,
         }
     }
 }

@@ -49,6 +49,7 @@ impl Fixture {
             output: Some(tx),
             sandboxed: false,
             read_only: false,
+            narrowed: None,
             ..self.env()
         }
     }

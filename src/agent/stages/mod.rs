@@ -25,7 +25,7 @@ mod contract;
 mod hook_scripts;
 mod hooks;
 mod plan_mode;
-mod scope;
+pub(super) mod scope;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;

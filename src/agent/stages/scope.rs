@@ -101,6 +101,42 @@ fn judge(cx: &StageCx<'_>, call: &Call<'_>) -> Before {
     allowed(mode == ApprovalMode::Ask && !asked)
 }
 
+/// The narrowing of a sandboxed command while an item that declared its
+/// files is in progress, unless the item's declared commands cover it
+/// (approved with the plan, they write as usual); none in plan mode.
+pub(in crate::agent) fn narrowing(
+    cx: &StageCx<'_>,
+    call: &Call<'_>,
+) -> Option<crate::safety::Narrowing> {
+    if cx.mode() == ApprovalMode::Plan {
+        return None;
+    }
+    let Target::Command(line) = cx.tools.target(call.name, call.input) else {
+        return None;
+    };
+    let (number, content, scope) = running_scope(cx)?;
+    let root = cx.host.shared.workspace.root();
+    if scope.files.is_empty() || covers_command(&scope.commands, line, root) {
+        return None;
+    }
+    let commands = if scope.commands.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; its declared commands ({}) write as usual",
+            scope.commands.join(", ")
+        )
+    };
+    Some(crate::safety::Narrowing {
+        paths: crate::safety::narrowed::paths_of(root, &scope.files),
+        hint: format!(
+            "item {number}'s scope ({}: {}) narrows what commands may write to its files while it is in progress{commands}",
+            crate::text::clean_line(&content),
+            scope.files.join(", ")
+        ),
+    })
+}
+
 /// Runs unasked when `covered`, else goes on.
 fn allowed(covered: bool) -> Before {
     if covered {
