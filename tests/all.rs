@@ -60,6 +60,7 @@ mod plan_identity;
 mod plan_mode;
 mod plan_proposal;
 mod plan_props;
+mod plan_reply_hooks;
 mod plan_scope;
 mod plan_without_tool;
 mod provider_parity;

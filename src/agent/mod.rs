@@ -29,6 +29,7 @@ pub mod proposal;
 mod questions;
 mod record;
 pub mod reminders;
+mod reply_done;
 mod rule_gate;
 mod shared;
 mod stages;

@@ -63,7 +63,7 @@ impl Session {
             let calls = reply.tool_calls();
             let text = reply.text();
             self.add_assistant(reply.content);
-            super::user_plan::advance(self.voice(), &text);
+            super::reply_done::advance(self.voice(), &text, !calls.is_empty(), cancel).await;
             if calls.is_empty() {
                 match phases.before_end(self, &reply.stop_reason, cancel).await {
                     Next::End => {}

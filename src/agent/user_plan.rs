@@ -101,19 +101,16 @@ pub fn edits(items: &[TodoItem], numbers: &[usize]) -> Vec<PlanEdit> {
     out
 }
 
-/// Advances the root's plan by the model's reply `text` when the model
-/// has no todo tool: each change a revision by [`Author::Reply`],
-/// announced and recorded at once.
-pub(super) fn advance(voice: Voice<'_>, text: &str) {
-    if voice.host.config.plan.tool || !voice.host.events.thread().is_root() {
-        return;
-    }
-    let numbers = done_numbers(text);
+/// Applies the reply's `Done:` `numbers` (those its hooks let complete)
+/// to the root's plan: each change a revision by [`Author::Reply`],
+/// announced and recorded at once. The hooks are
+/// [`super::reply_done`]'s.
+pub(super) fn advance(voice: Voice<'_>, numbers: &[usize]) {
     if numbers.is_empty() {
         return;
     }
     let items = voice.thread.plan.items();
-    for edit in edits(&items, &numbers) {
+    for edit in edits(&items, numbers) {
         let event = super::plan::apply_user_edit(&voice.thread.plan, &edit, Author::Reply);
         if let Event::Error { message, .. } = &event {
             tracing::warn!(%message, "a reply's Done line changed nothing");
