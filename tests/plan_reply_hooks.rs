@@ -123,3 +123,89 @@ fn a_passing_item_completing_hook_lets_done_complete_it() {
     }
     assert_eq!(last_statuses(&seen), ["completed", "completed"]);
 }
+
+#[test]
+fn plan_mode_without_the_todo_tool_proposes_the_replys_checklist() {
+    let home = support::sandbox::outside_hidden("reply-proposal-home-");
+    let ws = support::sandbox::outside_hidden("reply-proposal-ws-");
+    let config = home.path().join(".config/waypoint");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "plan_tool = false\n").unwrap();
+    let turns = json!([{"text": "I read the code.\n\n- [ ] Write greet.sh\n- [ ] Test it\n\nShall I go on?"}]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        turns,
+        &["-p", "Add a greeting script", "--approval", "plan"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    let seen = support::json_lines(&out);
+    let proposed = seen
+        .iter()
+        .find(|e| e["type"] == "plan_updated")
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    assert_eq!(proposed["author"], "reply", "{proposed}");
+    let contents: Vec<&str> = proposed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["Write greet.sh", "Test it"]);
+    assert!(
+        seen.iter().any(|e| e["type"] == "plan_proposed"),
+        "{seen:?}"
+    );
+    let result = seen.last().unwrap();
+    assert_eq!(result["exit_reason"], "plan_proposed", "{result}");
+    let id = result["session_id"].as_str().unwrap().to_string();
+
+    let write =
+        json!({"name": "write_file", "input": {"path": "greet.sh", "content": "echo hi\n"}});
+    let turns = json!([
+        {"text": "Writing.", "tool_calls": [write]},
+        {"text": "Wrote it.\nDone: 1", "tool_calls": [{"name": "read_file", "input": {"path": "greet.sh"}}]},
+        {"text": "It says hi.\nDone: 2"}
+    ]);
+    let args = ["-r", &id, "-p", "--approve-plan", "--approval", "auto"];
+    let out = run(home.path(), ws.path(), turns, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("greet.sh")).unwrap(),
+        "echo hi\n"
+    );
+    let seen = support::json_lines(&out);
+    assert_eq!(last_statuses(&seen), ["completed", "completed"]);
+    let result = seen.last().unwrap();
+    assert_eq!(result["type"], "result", "{result}");
+    assert_eq!(result["exit_reason"], "completed", "{result}");
+    assert_eq!(
+        result["agreement"],
+        json!({"done": 2, "dropped": 0, "open": 0}),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_plan_mode_reply_without_a_checklist_proposes_nothing() {
+    let home = support::sandbox::outside_hidden("reply-noproposal-home-");
+    let ws = support::sandbox::outside_hidden("reply-noproposal-ws-");
+    let config = home.path().join(".config/waypoint");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "plan_tool = false\n").unwrap();
+    let turns =
+        json!([{"text": "I read the code; what should the script greet?\n- [x] not a proposal"}]);
+    let args = ["-p", "Add a greeting script", "--approval", "plan"];
+    let out = run(home.path(), ws.path(), turns, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(5), "{stderr}");
+    let seen = support::json_lines(&out);
+    assert!(
+        !seen
+            .iter()
+            .any(|e| e["type"] == "plan_proposed" || e["type"] == "plan_updated"),
+        "{seen:?}"
+    );
+}

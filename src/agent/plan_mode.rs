@@ -11,7 +11,9 @@
 use serde_json::Value;
 
 use super::rule_gate::Gate;
-use crate::events::{ApprovalMode, ApprovalReason, PLAN_MODE_WORK, plan_mode_refusal};
+use crate::events::{
+    ApprovalMode, ApprovalReason, PLAN_MODE_WORK, PLAN_MODE_WORK_REPLY, plan_mode_refusal,
+};
 use crate::tools::{Origin, Refuser};
 
 /// Plan mode refuses the call: `what` could not be done.
@@ -70,8 +72,9 @@ pub(super) fn command_gate(
 
 /// The note the model reads with the user's next message when the user
 /// switched into plan mode or out of it since the model was last told
-/// (other switches it learns from what runs, asks or is refused).
-pub(super) fn switch_note(policy: &super::policy::SharedPolicy) -> Option<String> {
+/// (other switches it learns from what runs, asks or is refused). `tool`:
+/// the model has the todo tool to propose with.
+pub(super) fn switch_note(policy: &super::policy::SharedPolicy, tool: bool) -> Option<String> {
     let mut policy = super::shared::lock(policy);
     let (was, now) = (policy.told, policy.mode);
     policy.told = now;
@@ -79,8 +82,13 @@ pub(super) fn switch_note(policy: &super::policy::SharedPolicy) -> Option<String
         return None;
     }
     if now == ApprovalMode::Plan {
+        let work = if tool {
+            PLAN_MODE_WORK
+        } else {
+            PLAN_MODE_WORK_REPLY
+        };
         return Some(format!(
-            "<reminder>The user switched Waypoint to plan mode (read-only), enforced by Waypoint: file changes, MCP tools not marked read-only and `general` subagents are refused, and commands run where nothing is writable. {PLAN_MODE_WORK}</reminder>"
+            "<reminder>The user switched Waypoint to plan mode (read-only), enforced by Waypoint: file changes, MCP tools not marked read-only and `general` subagents are refused, and commands run where nothing is writable. {work}</reminder>"
         ));
     }
     (was == ApprovalMode::Plan).then(|| {

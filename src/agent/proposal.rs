@@ -118,8 +118,13 @@ pub(super) fn approve(
     if fresh {
         restart(session, &rendered);
     }
+    let how = if session.host.config.plan.tool {
+        "mark it in progress with todo_write, and keep the plan current as you go"
+    } else {
+        "when you finish an item, end your reply with a line \"Done: N\" (its number)"
+    };
     Some(format!(
-        "The user approved the plan (revision {revision}); you are now in {} mode. Carry it out item by item, starting with the first open item: mark it in progress with todo_write, and keep the plan current as you go.",
+        "The user approved the plan (revision {revision}); you are now in {} mode. Carry it out item by item, starting with the first open item: {how}.",
         mode.as_str()
     ))
 }

@@ -70,6 +70,7 @@ impl Session {
                     Next::GoOn => continue,
                     Next::Ended(end) => return end,
                 }
+                super::reply_proposal::at_turn_end(self.voice(), &text);
                 let open_items = self.thread.plan.lock().manager.open_items().len();
                 super::points::Points(self.voice()).at_turn_end().await;
                 self.emit(Event::TurnComplete {

@@ -65,6 +65,10 @@ pub fn plan_mode_refusal(what: &str) -> String {
 /// prompt and the note on entering it.
 pub const PLAN_MODE_WORK: &str = "Research (read, search, read-only commands), then propose the plan with todo_write; the user approves it before anything changes.";
 
+/// [`PLAN_MODE_WORK`] for a model without the todo tool (`plan_tool =
+/// false`): the proposal is the Markdown checklist its reply ends with.
+pub const PLAN_MODE_WORK_REPLY: &str = "Research (read, search, read-only commands), then propose the plan: end your reply with it as a Markdown checklist, one line \"- [ ] item\" per item, in order; the user approves it before anything changes.";
+
 impl std::fmt::Display for ApprovalMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -26,7 +26,9 @@ mod reasons;
 pub mod schema;
 mod thread;
 pub use agreement::Agreement;
-pub use approval::{ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, plan_mode_refusal};
+pub use approval::{
+    ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, PLAN_MODE_WORK_REPLY, plan_mode_refusal,
+};
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use hook::{HookReport, HookResult};
