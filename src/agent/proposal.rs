@@ -25,6 +25,9 @@ pub const RESEARCH_HEADER: &str = "[What the research in plan mode found: your l
 /// What heads the approved plan in a fresh conversation.
 pub const APPROVED_HEADER: &str = "[The plan the user approved: the agreement you carry out. Keep it current with todo_write, keeping the same ids.]";
 
+/// [`APPROVED_HEADER`] for a model without the todo tool.
+pub const APPROVED_HEADER_REPLY: &str = "[The plan the user approved: the agreement you carry out. When you finish an item, end your reply with a line \"Done: N\" (its number).]";
+
 /// After the model's accepted plan write (revision `revision`): in plan
 /// mode it is a proposal, announced; elsewhere the plan is live.
 pub(super) fn after_model_revision(voice: Voice<'_>, revision: u32) {
@@ -134,7 +137,12 @@ pub(super) fn approve(
 /// resume reads it as a compaction.
 fn restart(session: &mut Session, plan: &str) {
     let before = session.thread.estimate(&session.host.config);
-    let messages = fresh_messages(session.thread.conversation.messages(), plan);
+    let header = if session.host.config.plan.tool {
+        APPROVED_HEADER
+    } else {
+        APPROVED_HEADER_REPLY
+    };
+    let messages = fresh_messages(session.thread.conversation.messages(), header, plan);
     let conversation = Conversation::from_messages(messages);
     if conversation.validate().is_err() {
         tracing::error!("the fresh conversation was invalid; kept the old one");
@@ -156,8 +164,8 @@ fn restart(session: &mut Session, plan: &str) {
 }
 
 /// One user message: the task (the first message's text), the model's
-/// last reply, and the plan.
-pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
+/// last reply, and the plan under `header`.
+pub fn fresh_messages(old: &[Message], header: &str, plan: &str) -> Vec<Message> {
     let task = old
         .first()
         .and_then(Message::first_text)
@@ -177,7 +185,7 @@ pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
         });
     }
     content.push(ContentBlock::Text {
-        text: format!("{APPROVED_HEADER}\n\n{plan}"),
+        text: format!("{header}\n\n{plan}"),
     });
     vec![Message {
         role: Role::User,
@@ -208,7 +216,7 @@ mod tests {
                 "The CLI is in src/cli.rs; the flag goes there.",
             ),
         ];
-        let fresh = fresh_messages(&old, "[ ] Add the flag");
+        let fresh = fresh_messages(&old, APPROVED_HEADER, "[ ] Add the flag");
         assert_eq!(fresh.len(), 1);
         let texts: Vec<&str> = fresh[0]
             .content

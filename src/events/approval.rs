@@ -58,7 +58,18 @@ impl ApprovalMode {
 /// be done (`` `write_file` cannot change files``), and what to do instead.
 /// One text for every refusal of plan mode, wherever it is made.
 pub fn plan_mode_refusal(what: &str) -> String {
-    format!("Refused: Waypoint is in plan mode (read-only): {what}. {PLAN_MODE_WORK}")
+    plan_mode_refusal_for(what, true)
+}
+
+/// [`plan_mode_refusal`] for a model with the todo tool (`tool`) or
+/// without it (it proposes in its reply: [`PLAN_MODE_WORK_REPLY`]).
+pub fn plan_mode_refusal_for(what: &str, tool: bool) -> String {
+    let work = if tool {
+        PLAN_MODE_WORK
+    } else {
+        PLAN_MODE_WORK_REPLY
+    };
+    format!("Refused: Waypoint is in plan mode (read-only): {what}. {work}")
 }
 
 /// What plan mode asks of the model: said in its refusals, the system
