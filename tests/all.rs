@@ -61,6 +61,7 @@ mod plan_mode;
 mod plan_narrowed;
 mod plan_proposal;
 mod plan_props;
+mod plan_reply_hooks;
 mod plan_scope;
 mod plan_without_tool;
 mod provider_parity;

@@ -82,13 +82,16 @@ impl Judge<'_> {
         match access {
             // Plan mode: only an `explore` subagent.
             Access::Read | Access::Plan if mode == ApprovalMode::Plan => {
-                super::plan_mode::agent_gate(&spec.origin, input)
+                super::plan_mode::agent_gate(self.host, &spec.origin, input)
             }
             Access::Read | Access::Plan => Gate::Run { sandboxed: false },
             Access::Write => match mode {
-                ApprovalMode::Plan => super::plan_mode::refuse(&format!(
-                    "`{name}` cannot change files; describe the change in the plan instead"
-                )),
+                ApprovalMode::Plan => super::plan_mode::refuse(
+                    self.host,
+                    &format!(
+                        "`{name}` cannot change files; describe the change in the plan instead"
+                    ),
+                ),
                 ApprovalMode::ReadOnly => Gate::Refuse(
                     Refuser::Mode,
                     format!(
@@ -116,9 +119,12 @@ impl Judge<'_> {
                     || rule_allows
                     || policy.tools.contains(name);
                 match mode {
-                    ApprovalMode::Plan => super::plan_mode::refuse(&format!(
-                        "`{name}` is a tool of an MCP server that does not mark it read-only (readOnlyHint), so it may change things"
-                    )),
+                    ApprovalMode::Plan => super::plan_mode::refuse(
+                        self.host,
+                        &format!(
+                            "`{name}` is a tool of an MCP server that does not mark it read-only (readOnlyHint), so it may change things"
+                        ),
+                    ),
                     ApprovalMode::ReadOnly => Gate::Refuse(
                         Refuser::Mode,
                         format!(

@@ -85,7 +85,11 @@ impl Session {
         }
         self.thread.reminders =
             Reminders::new(self.host.config.nag_every, self.host.config.nag_max);
-        super::shared::lock(&self.thread.left).unsaid.clear();
+        {
+            let mut left = super::shared::lock(&self.thread.left);
+            left.unsaid.clear();
+            left.plan_notes.clear();
+        }
         let mut plan = self.thread.plan.lock();
         plan.revision = 0;
         plan.user_changes.clear();

@@ -30,6 +30,8 @@ pub mod proposal;
 mod questions;
 mod record;
 pub mod reminders;
+mod reply_done;
+mod reply_proposal;
 mod rule_gate;
 mod shared;
 mod stages;
@@ -191,7 +193,9 @@ impl Session {
         if let Some(note) = self.take_plan_note() {
             self.add_user_text(note, false);
         }
-        if let Some(note) = plan_mode::switch_note(&self.host.shared.policy) {
+        if let Some(note) =
+            plan_mode::switch_note(&self.host.shared.policy, self.host.config.plan.tool)
+        {
             self.add_user_text(note, false);
         }
         if first && self.host.config.plan.tool {

@@ -25,6 +25,9 @@ pub const RESEARCH_HEADER: &str = "[What the research in plan mode found: your l
 /// What heads the approved plan in a fresh conversation.
 pub const APPROVED_HEADER: &str = "[The plan the user approved: the agreement you carry out. Keep it current with todo_write, keeping the same ids.]";
 
+/// [`APPROVED_HEADER`] for a model without the todo tool.
+pub const APPROVED_HEADER_REPLY: &str = "[The plan the user approved: the agreement you carry out. When you finish an item, end your reply with a line \"Done: N\" (its number).]";
+
 /// After the model's accepted plan write (revision `revision`): in plan
 /// mode it is a proposal, announced; elsewhere the plan is live.
 pub(super) fn after_model_revision(voice: Voice<'_>, revision: u32) {
@@ -118,8 +121,13 @@ pub(super) fn approve(
     if fresh {
         restart(session, &rendered);
     }
+    let how = if session.host.config.plan.tool {
+        "mark it in progress with todo_write, and keep the plan current as you go"
+    } else {
+        "when you finish an item, end your reply with a line \"Done: N\" (its number)"
+    };
     Some(format!(
-        "The user approved the plan (revision {revision}); you are now in {} mode. Carry it out item by item, starting with the first open item: mark it in progress with todo_write, and keep the plan current as you go.",
+        "The user approved the plan (revision {revision}); you are now in {} mode. Carry it out item by item, starting with the first open item: {how}.",
         mode.as_str()
     ))
 }
@@ -129,7 +137,12 @@ pub(super) fn approve(
 /// resume reads it as a compaction.
 fn restart(session: &mut Session, plan: &str) {
     let before = session.thread.estimate(&session.host.config);
-    let messages = fresh_messages(session.thread.conversation.messages(), plan);
+    let header = if session.host.config.plan.tool {
+        APPROVED_HEADER
+    } else {
+        APPROVED_HEADER_REPLY
+    };
+    let messages = fresh_messages(session.thread.conversation.messages(), header, plan);
     let conversation = Conversation::from_messages(messages);
     if conversation.validate().is_err() {
         tracing::error!("the fresh conversation was invalid; kept the old one");
@@ -151,8 +164,8 @@ fn restart(session: &mut Session, plan: &str) {
 }
 
 /// One user message: the task (the first message's text), the model's
-/// last reply, and the plan.
-pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
+/// last reply, and the plan under `header`.
+pub fn fresh_messages(old: &[Message], header: &str, plan: &str) -> Vec<Message> {
     let task = old
         .first()
         .and_then(Message::first_text)
@@ -172,7 +185,7 @@ pub fn fresh_messages(old: &[Message], plan: &str) -> Vec<Message> {
         });
     }
     content.push(ContentBlock::Text {
-        text: format!("{APPROVED_HEADER}\n\n{plan}"),
+        text: format!("{header}\n\n{plan}"),
     });
     vec![Message {
         role: Role::User,
@@ -203,7 +216,7 @@ mod tests {
                 "The CLI is in src/cli.rs; the flag goes there.",
             ),
         ];
-        let fresh = fresh_messages(&old, "[ ] Add the flag");
+        let fresh = fresh_messages(&old, APPROVED_HEADER, "[ ] Add the flag");
         assert_eq!(fresh.len(), 1);
         let texts: Vec<&str> = fresh[0]
             .content

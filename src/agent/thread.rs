@@ -53,13 +53,15 @@ pub(super) struct Thread {
 /// why a hook said to stop (`continue: false`; the turn ends after this
 /// round); what `SessionStart` hooks said for the model (added before the
 /// next prompt), and why `SessionStart` runs again before then (`clear`,
-/// `compact`), when it does.
+/// `compact`), when it does; and what the plan's hooks said of a reply's
+/// `Done: N` lines (read after the plan the model is sent next).
 #[derive(Debug, Default)]
 pub(super) struct Left {
     pub unsaid: Vec<Unsaid>,
     pub stop: Option<String>,
     pub notes: Vec<String>,
     pub source: Option<&'static str>,
+    pub plan_notes: Vec<String>,
 }
 
 /// What a thread's turns have done: the time its calls waited for the

@@ -63,13 +63,14 @@ impl Session {
             let calls = reply.tool_calls();
             let text = reply.text();
             self.add_assistant(reply.content);
-            super::user_plan::advance(self.voice(), &text);
+            super::reply_done::advance(self.voice(), &text, !calls.is_empty(), cancel).await;
             if calls.is_empty() {
                 match phases.before_end(self, &reply.stop_reason, cancel).await {
                     Next::End => {}
                     Next::GoOn => continue,
                     Next::Ended(end) => return end,
                 }
+                super::reply_proposal::at_turn_end(self.voice(), &text);
                 let open_items = self.thread.plan.lock().manager.open_items().len();
                 super::points::Points(self.voice()).at_turn_end().await;
                 self.emit(Event::TurnComplete {

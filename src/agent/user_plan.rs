@@ -10,7 +10,7 @@
 //! as it was.
 
 use super::voice::Voice;
-use crate::events::Event;
+use crate::events::{Event, PLAN_MODE_WORK, PLAN_MODE_WORK_REPLY};
 use crate::todo::{Author, PlanEdit, TodoItem, TodoStatus};
 
 /// What the block re-sent each turn starts with.
@@ -27,11 +27,38 @@ in_progress before you start it and completed as soon as it is done; keep the pl
 
 /// `prompt` with its plan section for a model without the todo tool:
 /// the default's replaced, else the section added at the end.
+/// Plan mode's request (in the `<safety>` block when the session starts
+/// in plan mode) asks for the proposal in the reply instead.
 pub fn system_prompt(prompt: &str) -> String {
+    let prompt = prompt.replace(PLAN_MODE_WORK, PLAN_MODE_WORK_REPLY);
     if prompt.contains(TOOL_SECTION) {
         return prompt.replacen(TOOL_SECTION, PROMPT_SECTION, 1);
     }
     format!("{}\n\n{PROMPT_SECTION}", prompt.trim_end())
+}
+
+/// The items of the Markdown checklist a reply ends with (its proposal in
+/// plan mode): the last run of `- [ ] item` lines (blank lines between
+/// them allowed; text after it, such as a question, is no matter), each
+/// item's text trimmed; none when the reply has no such line.
+pub fn checklist(text: &str) -> Vec<String> {
+    let mut run = Vec::new();
+    let mut broken = false;
+    for line in text.lines().map(str::trim) {
+        if let Some(item) = line.strip_prefix("- [ ] ") {
+            if broken {
+                run.clear();
+                broken = false;
+            }
+            let item = item.trim();
+            if !item.is_empty() {
+                run.push(item.to_string());
+            }
+        } else if !line.is_empty() {
+            broken = true;
+        }
+    }
+    run
 }
 
 /// The block the model reads each turn: the header, then every item
@@ -101,19 +128,16 @@ pub fn edits(items: &[TodoItem], numbers: &[usize]) -> Vec<PlanEdit> {
     out
 }
 
-/// Advances the root's plan by the model's reply `text` when the model
-/// has no todo tool: each change a revision by [`Author::Reply`],
-/// announced and recorded at once.
-pub(super) fn advance(voice: Voice<'_>, text: &str) {
-    if voice.host.config.plan.tool || !voice.host.events.thread().is_root() {
-        return;
-    }
-    let numbers = done_numbers(text);
+/// Applies the reply's `Done:` `numbers` (those its hooks let complete)
+/// to the root's plan: each change a revision by [`Author::Reply`],
+/// announced and recorded at once. The hooks are
+/// [`super::reply_done`]'s.
+pub(super) fn advance(voice: Voice<'_>, numbers: &[usize]) {
     if numbers.is_empty() {
         return;
     }
     let items = voice.thread.plan.items();
-    for edit in edits(&items, &numbers) {
+    for edit in edits(&items, numbers) {
         let event = super::plan::apply_user_edit(&voice.thread.plan, &edit, Author::Reply);
         if let Event::Error { message, .. } = &event {
             tracing::warn!(%message, "a reply's Done line changed nothing");
@@ -205,11 +229,25 @@ mod tests {
     }
 
     #[test]
+    fn the_proposal_is_the_checklist_the_reply_ends_with() {
+        let reply = "I read the code.\n\n- [ ] not this\nThe plan:\n\n- [ ] Write greet.sh\n- [ ]   Test it  \n\nShall I go on?";
+        assert_eq!(checklist(reply), ["Write greet.sh", "Test it"]);
+        // No `- [ ] ` line: no proposal.
+        assert!(checklist("Nothing to do.\n- [x] done\n* [ ] star").is_empty());
+    }
+
+    #[test]
     fn the_prompt_says_it_once() {
         let prompt = crate::agent::DEFAULT_SYSTEM_PROMPT;
         let without = system_prompt(prompt);
         assert!(!without.contains("todo_write"), "{without}");
         assert_eq!(without.matches("\"Done: N\"").count(), 1);
         assert!(system_prompt("Be brief.").ends_with(PROMPT_SECTION));
+        // Plan mode asks for the proposal as a checklist in the reply.
+        let planning = system_prompt(&format!("<safety>\n{PLAN_MODE_WORK}\n</safety>"));
+        assert!(planning.contains(PLAN_MODE_WORK_REPLY), "{planning}");
+        assert!(!planning.contains("todo_write"), "{planning}");
+        let refused = crate::events::plan_mode_refusal_for("`write_file` cannot change files", false);
+        assert!(refused.ends_with(PLAN_MODE_WORK_REPLY), "{refused}");
     }
 }

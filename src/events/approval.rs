@@ -58,12 +58,27 @@ impl ApprovalMode {
 /// be done (`` `write_file` cannot change files``), and what to do instead.
 /// One text for every refusal of plan mode, wherever it is made.
 pub fn plan_mode_refusal(what: &str) -> String {
-    format!("Refused: Waypoint is in plan mode (read-only): {what}. {PLAN_MODE_WORK}")
+    plan_mode_refusal_for(what, true)
+}
+
+/// [`plan_mode_refusal`] for a model with the todo tool (`tool`) or
+/// without it (it proposes in its reply: [`PLAN_MODE_WORK_REPLY`]).
+pub fn plan_mode_refusal_for(what: &str, tool: bool) -> String {
+    let work = if tool {
+        PLAN_MODE_WORK
+    } else {
+        PLAN_MODE_WORK_REPLY
+    };
+    format!("Refused: Waypoint is in plan mode (read-only): {what}. {work}")
 }
 
 /// What plan mode asks of the model: said in its refusals, the system
 /// prompt and the note on entering it.
 pub const PLAN_MODE_WORK: &str = "Research (read, search, read-only commands), then propose the plan with todo_write; the user approves it before anything changes.";
+
+/// [`PLAN_MODE_WORK`] for a model without the todo tool (`plan_tool =
+/// false`): the proposal is the Markdown checklist its reply ends with.
+pub const PLAN_MODE_WORK_REPLY: &str = "Research (read, search, read-only commands), then propose the plan: end your reply with it as a Markdown checklist, one line \"- [ ] item\" per item, in order; the user approves it before anything changes.";
 
 impl std::fmt::Display for ApprovalMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

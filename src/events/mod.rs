@@ -27,7 +27,10 @@ mod reasons;
 pub mod schema;
 mod thread;
 pub use agreement::Agreement;
-pub use approval::{ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, plan_mode_refusal};
+pub use approval::{
+    ApprovalMode, ApprovalReason, Decision, PLAN_MODE_WORK, PLAN_MODE_WORK_REPLY,
+    plan_mode_refusal, plan_mode_refusal_for,
+};
 pub use catalog::CatalogEntry;
 pub use checkpoint::{CheckpointAnswer, CheckpointOp, PointInfo};
 pub use goal::{Budget, Evidence, Goal, GoalAction, GoalReport, GoalState, Spent};

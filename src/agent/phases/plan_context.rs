@@ -3,12 +3,14 @@
 //! plan the user keeps: one block in the newest user message, after the
 //! conversation's prefix (earlier bytes stay as they were, for the
 //! provider's cache). Sent at the turn's first round, and again at a later
-//! round only when the plan changed since.
+//! round only when the plan changed since, or when its hooks kept an
+//! item a reply said was done open (why follows the plan).
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::RoundStart;
+use crate::agent::shared::lock;
 use crate::agent::user_plan::plan_block;
 use crate::agent::{Session, TurnEnd};
 use crate::todo::TodoItem;
@@ -34,10 +36,16 @@ impl RoundStart for PlanContext {
                 return None;
             }
             let items = session.thread.plan.items();
-            if items.is_empty() || self.sent.as_ref() == Some(&items) {
+            let notes = std::mem::take(&mut lock(&session.thread.left).plan_notes);
+            if items.is_empty() || (self.sent.as_ref() == Some(&items) && notes.is_empty()) {
                 return None;
             }
-            session.add_user_text(plan_block(&items), false);
+            let mut block = plan_block(&items);
+            for note in notes {
+                block.push('\n');
+                block.push_str(&note);
+            }
+            session.add_user_text(block, false);
             self.sent = Some(items);
             None
         })

@@ -230,8 +230,9 @@ async fn post(
 }
 
 /// `ItemStarted` for each item the write started, then `PlanUpdated`: what
-/// they said for the model.
-async fn plan_hooks(
+/// they said for the model. A reply's `Done: N` lines run them too
+/// ([`crate::agent::reply_done`]).
+pub(in crate::agent) async fn plan_hooks(
     cx: &StageCx<'_>,
     before: &[TodoItem],
     after: &[TodoItem],
@@ -281,7 +282,7 @@ async fn call_hooks(
 
 /// The hooks of an item's moment (`ItemStarted`, `ItemCompleting`): item
 /// `n` of `plan`, matched on its text.
-async fn item_hooks(
+pub(in crate::agent) async fn item_hooks(
     cx: &StageCx<'_>,
     event: HookEvent,
     (n, item): (usize, &TodoItem),
@@ -322,7 +323,7 @@ fn told(event: &str, hooked: &Hooked) -> Vec<String> {
 }
 
 /// An item as hooks read it.
-fn item_json(item: &TodoItem) -> Value {
+pub(in crate::agent) fn item_json(item: &TodoItem) -> Value {
     json!({
         "id": item.id,
         "content": item.content,

@@ -37,6 +37,7 @@ pub(super) use super::voice::Said;
 use super::voice::Voice;
 use crate::events::ApprovalReason;
 use crate::tools::ToolOutput;
+pub(super) use hooks::{item_hooks, item_json, plan_hooks};
 
 /// A call of the model's, as the stages pass it on.
 pub(super) struct Call<'a> {
