@@ -22,6 +22,9 @@ const ENVIRONMENT: &str = "Environment:
   WAYPOINT_LOG  WAYPOINT_LOG_LEVEL   the log file (never the terminal) and its filter
   NO_COLOR             no colours";
 
+/// The largest `--plan-from` file read.
+const EDITED_PLAN_MAX_BYTES: u64 = 256 * 1024;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "waypoint",
@@ -68,6 +71,16 @@ pub struct Cli {
     /// summary and the approved plan).
     #[arg(long, requires = "approve_plan", help_heading = "Session")]
     pub fresh: bool,
+
+    /// With `--approve-plan`: approve the plan as you edited it in the Markdown file PATH (a
+    /// `--plan-file` copy of the proposal, or any `- [ ] item` checklist) instead of as proposed.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "approve_plan",
+        help_heading = "Session"
+    )]
+    pub plan_from: Option<PathBuf>,
 
     /// What the agent may do without asking: read-only, plan (research and propose, enforced
     /// read-only), ask, auto-edit, auto (bash sandboxed), yolo
@@ -367,6 +380,37 @@ impl Cli {
                 Err("--approve-plan takes no task: the approved plan is the task")
             }
         }
+    }
+
+    /// `--plan-from`'s items, read before anything else happens: the
+    /// message that says why not when the file is unreadable or holds no
+    /// checklist items.
+    pub fn edited_plan(&self) -> Result<Option<Vec<crate::todo::TodoItem>>, String> {
+        use std::io::Read as _;
+        let Some(path) = &self.plan_from else {
+            return Ok(None);
+        };
+        let shown = path.display();
+        let cannot = |e: std::io::Error| format!("--plan-from: cannot read {shown}: {e}");
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .map_err(cannot)?
+            .take(EDITED_PLAN_MAX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+        if bytes.len() as u64 > EDITED_PLAN_MAX_BYTES {
+            return Err(format!(
+                "--plan-from: {shown} is larger than {} KiB; a plan is a page",
+                EDITED_PLAN_MAX_BYTES / 1024
+            ));
+        }
+        let items = crate::todo::items_in_plan_file(&String::from_utf8_lossy(&bytes));
+        if items.is_empty() {
+            return Err(format!(
+                "--plan-from: {shown} has no checklist items (lines like `- [ ] Write the parser`)"
+            ));
+        }
+        Ok(Some(items))
     }
 
     /// The settings the flags give, for the config resolver.

@@ -123,6 +123,7 @@ async fn run(cli: Cli) -> Result<i32> {
         choice.is_some(),
     )
     .map_err(|e| eyre!(e))?;
+    let edited = cli.edited_plan().map_err(|e| eyre!(e))?;
     // The demo's workspace goes when this guard does (at the end of `run`),
     // unless --keep.
     let (workspace_dir, _demo_dir) = workspace_dir(&cli, interactive)?;
@@ -163,7 +164,7 @@ async fn run(cli: Cli) -> Result<i32> {
         .config(config)
         .session(setup)
         .spawn()?;
-    run_headless(&cli, &settings, handle, prompt, started).await
+    run_headless(&cli, &settings, handle, (prompt, edited), started).await
 }
 
 /// Without a home folder, sessions still survive the process (not a reboot).
@@ -322,7 +323,7 @@ async fn run_headless(
     cli: &Cli,
     settings: &Settings,
     mut handle: AgentHandle,
-    prompt: Option<String>,
+    (prompt, edited): (Option<String>, Option<Vec<waypoint::todo::TodoItem>>),
     started: std::time::Instant,
 ) -> Result<i32> {
     let first = match prompt {
@@ -330,6 +331,7 @@ async fn run_headless(
         None if cli.approve_plan => Op::ApprovePlan {
             mode: cli.approval,
             fresh: cli.fresh,
+            items: edited,
         },
         None => Op::Resume,
     };

@@ -55,6 +55,7 @@ mod mentions;
 mod old_transcripts;
 mod plan_contract;
 mod plan_edits;
+mod plan_from_file;
 mod plan_honesty;
 mod plan_identity;
 mod plan_mode;

@@ -76,7 +76,8 @@ fn y_in_the_plan_pane_and_approve_send_the_approval() {
             e,
             Effect::Send(Op::ApprovePlan {
                 mode: None,
-                fresh: false
+                fresh: false,
+                items: None,
             })
         )),
         "{effects:?}"
@@ -90,7 +91,8 @@ fn y_in_the_plan_pane_and_approve_send_the_approval() {
             e,
             Effect::Send(Op::ApprovePlan {
                 mode: Some(ApprovalMode::Auto),
-                fresh: true
+                fresh: true,
+                items: None,
             })
         )),
         "{effects:?}"

@@ -12,6 +12,8 @@ mod edit;
 pub mod file;
 pub mod ledger;
 mod parse;
+mod replace;
+mod scope_line;
 mod shared;
 mod store;
 
@@ -21,6 +23,7 @@ pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
 pub use diff::{PlanDiff, Reworded};
 pub use edit::{Author, PLAN_USAGE, PlanEdit, net_change};
 pub use ledger::{ItemStats, Ledger};
+pub use replace::items_in as items_in_plan_file;
 pub use shared::{PlanState, SharedPlan, UserChange};
 pub use store::TodoManager;
 

@@ -56,5 +56,9 @@ pub fn approve(app: &mut App, mode: Option<ApprovalMode>, fresh: bool) -> Vec<Ef
         );
         return Vec::new();
     }
-    vec![Effect::Send(Op::ApprovePlan { mode, fresh })]
+    vec![Effect::Send(Op::ApprovePlan {
+        mode,
+        fresh,
+        items: None,
+    })]
 }
