@@ -93,6 +93,7 @@ mod tui_plan;
 mod tui_plan_engine;
 mod tui_plan_lines;
 mod tui_proposal;
+mod tui_scope;
 mod tui_skills;
 mod tui_snapshots;
 mod tui_state_approvals;
