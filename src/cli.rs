@@ -22,6 +22,9 @@ const ENVIRONMENT: &str = "Environment:
   WAYPOINT_LOG  WAYPOINT_LOG_LEVEL   the log file (never the terminal) and its filter
   NO_COLOR             no colours";
 
+/// The largest `--plan-from` file read.
+const EDITED_PLAN_MAX_BYTES: u64 = 256 * 1024;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "waypoint",
@@ -57,7 +60,7 @@ pub struct Cli {
 
     /// With `--goal`: its budget, any of tokens (2M, 500k), dollars ($5), time (45m, 2h) and
     /// turns (30 turns), comma-separated.
-    #[arg(long, value_name = "BUDGET", requires = "goal", value_parser = parse_budget, help_heading = "Task")]
+    #[arg(long, value_name = "BUDGET", requires = "goal", value_parser = crate::events::Budget::parse, help_heading = "Task")]
     pub budget: Option<crate::events::Budget>,
 
     /// Continue the most recent session of this workspace.
@@ -83,6 +86,16 @@ pub struct Cli {
     /// summary and the approved plan).
     #[arg(long, requires = "approve_plan", help_heading = "Session")]
     pub fresh: bool,
+
+    /// With `--approve-plan`: approve the plan as you edited it in the Markdown file PATH (a
+    /// `--plan-file` copy of the proposal, or any `- [ ] item` checklist) instead of as proposed.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "approve_plan",
+        help_heading = "Session"
+    )]
+    pub plan_from: Option<PathBuf>,
 
     /// What the agent may do without asking: read-only, plan (research and propose, enforced
     /// read-only), ask, auto-edit, auto (bash sandboxed), yolo
@@ -361,34 +374,7 @@ pub enum ExportFormat {
     Jsonl,
 }
 
-fn parse_budget(text: &str) -> Result<crate::events::Budget, String> {
-    crate::events::Budget::parse(text)
-}
-
 impl Cli {
-    /// `--goal TEXT` is the task: none besides it (`given`: a prompt was).
-    pub fn goal_task(&self, given: bool) -> Result<Option<String>, &'static str> {
-        match given {
-            true => {
-                Err("--goal TEXT is the task: leave the prompt out (waypoint -p --goal \"TEXT\")")
-            }
-            false => Ok(None),
-        }
-    }
-
-    /// The op that sets `--goal`'s goal (with its check and budget).
-    pub fn goal_op(&self) -> crate::events::Op {
-        crate::events::Op::Goal {
-            action: crate::events::GoalAction::Set {
-                goal: crate::events::Goal {
-                    text: self.goal.clone().unwrap_or_default(),
-                    check: self.goal_check.clone(),
-                    budget: self.budget.unwrap_or_default(),
-                },
-            },
-        }
-    }
-
     /// `--approve-plan` continues a stored session (`resuming`) headless,
     /// with no task: the message that says why not.
     pub fn check_approve_plan(
@@ -409,6 +395,37 @@ impl Cli {
                 Err("--approve-plan takes no task: the approved plan is the task")
             }
         }
+    }
+
+    /// `--plan-from`'s items, read before anything else happens: the
+    /// message that says why not when the file is unreadable or holds no
+    /// checklist items.
+    pub fn edited_plan(&self) -> Result<Option<Vec<crate::todo::TodoItem>>, String> {
+        use std::io::Read as _;
+        let Some(path) = &self.plan_from else {
+            return Ok(None);
+        };
+        let shown = path.display();
+        let cannot = |e: std::io::Error| format!("--plan-from: cannot read {shown}: {e}");
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .map_err(cannot)?
+            .take(EDITED_PLAN_MAX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+        if bytes.len() as u64 > EDITED_PLAN_MAX_BYTES {
+            return Err(format!(
+                "--plan-from: {shown} is larger than {} KiB; a plan is a page",
+                EDITED_PLAN_MAX_BYTES / 1024
+            ));
+        }
+        let items = crate::todo::items_in_plan_file(&String::from_utf8_lossy(&bytes));
+        if items.is_empty() {
+            return Err(format!(
+                "--plan-from: {shown} has no checklist items (lines like `- [ ] Write the parser`)"
+            ));
+        }
+        Ok(Some(items))
     }
 
     /// The settings the flags give, for the config resolver.

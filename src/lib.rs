@@ -13,6 +13,7 @@ pub mod context;
 pub mod demo;
 pub mod events;
 pub mod fsx;
+pub mod goal_cli;
 pub mod headless;
 pub mod hooks;
 pub mod json;

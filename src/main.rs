@@ -123,6 +123,7 @@ async fn run(cli: Cli) -> Result<i32> {
         choice.is_some(),
     )
     .map_err(|e| eyre!(e))?;
+    let edited = cli.edited_plan().map_err(|e| eyre!(e))?;
     // The demo's workspace goes when this guard does (at the end of `run`),
     // unless --keep.
     let (workspace_dir, _demo_dir) = workspace_dir(&cli, interactive)?;
@@ -163,7 +164,7 @@ async fn run(cli: Cli) -> Result<i32> {
         .config(config)
         .session(setup)
         .spawn()?;
-    run_headless(&cli, &settings, handle, prompt, started).await
+    run_headless(&cli, &settings, handle, (prompt, edited), started).await
 }
 
 /// Without a home folder, sessions still survive the process (not a reboot).
@@ -220,7 +221,9 @@ fn headless_prompt(cli: &Cli, interactive: bool, resuming: bool) -> Result<Optio
         .as_deref()
         .is_some_and(|p| p != prompt::FROM_STDIN);
     if cli.goal.is_some() {
-        return cli.goal_task(given).map(Some).map_err(|e| eyre!(e));
+        return waypoint::goal_cli::goal_task(given)
+            .map(Some)
+            .map_err(|e| eyre!(e));
     }
     match read_prompt(cli) {
         Ok(prompt) => Ok(Some(Some(prompt))),
@@ -325,15 +328,16 @@ async fn run_headless(
     cli: &Cli,
     settings: &Settings,
     mut handle: AgentHandle,
-    prompt: Option<String>,
+    (prompt, edited): (Option<String>, Option<Vec<waypoint::todo::TodoItem>>),
     started: std::time::Instant,
 ) -> Result<i32> {
     let first = match prompt {
-        _ if cli.goal.is_some() => cli.goal_op(),
+        _ if cli.goal.is_some() => waypoint::goal_cli::goal_op(cli),
         Some(text) => Op::Submit { text },
         None if cli.approve_plan => Op::ApprovePlan {
             mode: cli.approval,
             fresh: cli.fresh,
+            items: edited,
         },
         None => Op::Resume,
     };

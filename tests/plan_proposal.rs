@@ -62,6 +62,7 @@ async fn a_plan_written_in_plan_mode_is_proposed_and_approved_with_fresh_context
         .send(Op::ApprovePlan {
             mode: Some(ApprovalMode::AutoEdit),
             fresh: true,
+            items: None,
         })
         .unwrap();
     let second = until(&mut h.events, turn_end).await;
@@ -141,6 +142,7 @@ async fn only_a_proposal_is_approved_and_it_runs_in_the_mode_plan_mode_was_enter
         .send(Op::ApprovePlan {
             mode: None,
             fresh: false,
+            items: None,
         })
         .unwrap();
     let refused = until(&mut h.events, |e| matches!(e, Event::Error { .. })).await;
@@ -174,6 +176,7 @@ async fn only_a_proposal_is_approved_and_it_runs_in_the_mode_plan_mode_was_enter
         .send(Op::ApprovePlan {
             mode: None,
             fresh: false,
+            items: None,
         })
         .unwrap();
     let carried = until(&mut h.events, turn_end).await;

@@ -100,6 +100,22 @@ fn every_op_and_event_round_trips_through_json() {
         Op::ApprovePlan {
             mode: Some(ApprovalMode::Auto),
             fresh: true,
+            items: None,
+        },
+        Op::ApprovePlan {
+            mode: None,
+            fresh: false,
+            items: Some(vec![waypoint::todo::TodoItem {
+                id: String::new(),
+                content: "Write the parser".into(),
+                status: waypoint::todo::TodoStatus::Pending,
+                active_form: "Write the parser".into(),
+                scope: waypoint::todo::ItemScope {
+                    files: vec!["src/parser/**".into()],
+                    commands: vec!["cargo test".into()],
+                    check: Some("cargo test -p parser".into()),
+                },
+            }]),
         },
         Op::Mcp {
             action: waypoint::events::McpAction::Approve,

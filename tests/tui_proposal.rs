@@ -114,7 +114,8 @@ fn y_in_the_plan_pane_asks_the_mode_and_approve_sends_the_approval() {
             e,
             Effect::Send(Op::ApprovePlan {
                 mode: Some(ApprovalMode::Auto),
-                fresh: true
+                fresh: true,
+                items: None,
             })
         )),
         "{effects:?}"
@@ -129,7 +130,8 @@ fn y_in_the_plan_pane_asks_the_mode_and_approve_sends_the_approval() {
             e,
             Effect::Send(Op::ApprovePlan {
                 mode: Some(ApprovalMode::Auto),
-                fresh: true
+                fresh: true,
+                items: None,
             })
         )),
         "{effects:?}"

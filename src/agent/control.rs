@@ -42,6 +42,7 @@ pub(super) enum Step {
     ApprovePlan {
         mode: Option<crate::events::ApprovalMode>,
         fresh: bool,
+        items: Option<Vec<crate::todo::TodoItem>>,
     },
     /// Stop the engine (after the running turn has ended).
     Quit,
@@ -206,7 +207,7 @@ impl Control {
                 ));
                 Step::Wait
             }
-            Op::ApprovePlan { mode, fresh } => self.approve_plan(mode, fresh, phase),
+            Op::ApprovePlan { mode, fresh, items } => self.approve_plan(mode, fresh, items, phase),
             Op::Goal { action } => self.goal(action, phase),
             Op::SetApproval { mode } => {
                 if let Ok(mut slot) = self.requests.mode.lock() {
@@ -282,10 +283,11 @@ impl Control {
         &mut self,
         mode: Option<crate::events::ApprovalMode>,
         fresh: bool,
+        items: Option<Vec<crate::todo::TodoItem>>,
         phase: Phase<'_>,
     ) -> Step {
         match phase {
-            Phase::Idle { .. } => Step::ApprovePlan { mode, fresh },
+            Phase::Idle { .. } => Step::ApprovePlan { mode, fresh, items },
             Phase::Running(_) => {
                 self.error(
                     ErrorKind::PlanEdit,

@@ -23,6 +23,7 @@ mod outbox;
 mod phases;
 mod pipeline;
 mod plan;
+mod plan_edit;
 mod plan_mode;
 mod points;
 mod policy;
@@ -312,8 +313,9 @@ impl Agent {
                     Some(resumed) => resumed,
                     None => continue,
                 },
-                Step::ApprovePlan { mode, fresh } => {
-                    let Some(text) = proposal::approve(&mut self.session, mode, fresh) else {
+                Step::ApprovePlan { mode, fresh, items } => {
+                    let approval = proposal::Approval { mode, fresh, items };
+                    let Some(text) = proposal::approve(&mut self.session, approval) else {
                         continue;
                     };
                     if !self.session.start_prompt(text, Vec::new()).await {

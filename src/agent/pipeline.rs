@@ -336,8 +336,7 @@ impl Session {
         let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let (host_tx, mut host_rx) = tokio::sync::mpsc::unbounded_channel();
         let tool_cancel = cancel.child_token();
-        // A tool that can write files marks the plan file's changes
-        // meanwhile as its own, not the user's.
+        // A writing tool's plan-file changes meanwhile are not the user's.
         let writes = self.thread.tools.may_write(call.name);
         let _running = writes.then(|| self.thread.plan.tool_running());
         let Ok(_writing) = self.host.turn_to_write(writes, &tool_cancel).await else {
@@ -349,8 +348,7 @@ impl Session {
             return (refused, Duration::ZERO);
         }
         let stage_cx = StageCx::of(&self.host, &self.thread, &tool_cancel);
-        // Plan mode: a command runs where it can write nothing, approved or not.
-        let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan;
+        let read_only = stage_cx.mode() == crate::events::ApprovalMode::Plan; // nothing writable
         let narrowing = super::stages::scope::narrowing(&stage_cx, call).filter(|_| sandboxed);
         let spawner = super::subagent::Spawner {
             session: self,

@@ -18,59 +18,13 @@ use super::voice::Voice;
 use crate::events::{ErrorKind, Event};
 use crate::session::now_ms;
 use crate::todo::file::PlanFile;
-use crate::todo::{Author, PlanEdit, SharedPlan, UserChange};
+use crate::todo::{Author, SharedPlan};
 
 /// How often the plan file is looked at for the user's edits.
 const PLAN_FILE_POLL: Duration = Duration::from_millis(500);
 use crate::tools::PlanChange;
 
-/// Applies the user's `edit` to `plan` (made by `author`: the user, or the
-/// plan file while a tool ran): the event to announce it, or why it was
-/// refused (the plan is then unchanged).
-pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author) -> Event {
-    let mut state = plan.lock();
-    let before = state.manager.items().to_vec();
-    let saved = (!state.busy.is_empty()).then(|| state.manager.clone());
-    let applied = state.manager.apply_edit(edit);
-    if let (Some(saved), Some(why), Ok(_)) = (saved, state.busy_refusal(), &applied) {
-        state.manager = saved;
-        return Event::Error {
-            kind: ErrorKind::PlanEdit,
-            message: format!("The plan was not changed: {why}."),
-        };
-    }
-    match applied {
-        Ok((diff, description)) => {
-            let revision = state.next_revision();
-            let at = now_ms();
-            let items = state.manager.items().to_vec();
-            let rendered = state.manager.render();
-            state.user_changes.push(UserChange {
-                before,
-                items: items.clone(),
-                description: description.clone(),
-                rendered: rendered.clone(),
-                diff: diff.clone(),
-                revision,
-                at,
-                author,
-            });
-            Event::PlanUpdated {
-                items,
-                rendered,
-                diff,
-                revision,
-                author,
-                at,
-                note: Some(description),
-            }
-        }
-        Err(e) => Event::Error {
-            kind: ErrorKind::PlanEdit,
-            message: format!("The plan was not changed: {e}."),
-        },
-    }
-}
+pub(super) use super::plan_edit::apply_user_edit;
 
 impl Session {
     /// What the user changed in the plan since the model last heard, with

@@ -67,20 +67,33 @@ pub fn agreed_in(history: &[Envelope]) -> Option<Vec<TodoItem>> {
     agreement.agreed
 }
 
-/// `Op::ApprovePlan`, while idle: the proposed plan becomes the live one
-/// and the mode `mode` (none: the mode before plan mode). Returns the
-/// message that starts the turn carrying it out; `None` when there is no
-/// proposal (said as an error).
-pub(super) fn approve(
-    session: &mut Session,
-    mode: Option<ApprovalMode>,
-    fresh: bool,
-) -> Option<String> {
+/// What `Op::ApprovePlan` asks for.
+pub(super) struct Approval {
+    /// The mode to run in (none: the mode before plan mode).
+    pub mode: Option<ApprovalMode>,
+    /// Restart the conversation from the task, the research and the plan.
+    pub fresh: bool,
+    /// The plan as the user edited it, made the proposal first.
+    pub items: Option<Vec<TodoItem>>,
+}
+
+/// `Op::ApprovePlan`, while idle: the proposed plan (first replaced by
+/// the user's edited `items`, as a user revision) becomes the live one and
+/// the mode `mode` (none: the mode before plan mode). Returns the message
+/// that starts the turn carrying it out; `None` when there is no proposal
+/// or the edited items are refused (said as an error; nothing changed).
+pub(super) fn approve(session: &mut Session, approval: Approval) -> Option<String> {
+    let Approval { mode, fresh, items } = approval;
     if session.thread.plan.lock().proposed.is_none() {
         session.emit(Event::Error {
             kind: ErrorKind::PlanEdit,
             message: "No plan is proposed: in plan mode (Shift+Tab, /plan-mode, --approval plan) the model proposes one for you to approve.".into(),
         });
+        return None;
+    }
+    if let Some(items) = items
+        && !edited_by_user(session, &items)
+    {
         return None;
     }
     let mode = {
@@ -130,6 +143,39 @@ pub(super) fn approve(
         "The user approved the plan (revision {revision}); you are now in {} mode. Carry it out item by item, starting with the first open item: {how}.",
         mode.as_str()
     ))
+}
+
+/// The proposal becomes the user's edited `items` (a user revision, told
+/// to the model with the approval); false when they were refused (said as
+/// an error, the proposal unchanged).
+fn edited_by_user(session: &mut Session, items: &[TodoItem]) -> bool {
+    let same = |a: &TodoItem, b: &TodoItem| {
+        a.content == b.content && a.status == b.status && (b.scope.is_empty() || a.scope == b.scope)
+    };
+    {
+        let state = session.thread.plan.lock();
+        let now = state.manager.items();
+        if now.len() == items.len() && now.iter().zip(items).all(|(a, b)| same(a, b)) {
+            return true;
+        }
+    }
+    let event =
+        super::plan_edit::apply_user_change(&session.thread.plan, Author::User, |manager| {
+            manager.replace_by_user(items, "your edited plan")
+        });
+    let refused = matches!(event, Event::Error { .. });
+    if let Event::Error { message, .. } = &event {
+        session.emit(Event::Error {
+            kind: ErrorKind::PlanEdit,
+            message: format!(
+                "The plan was not approved: {}",
+                message.trim_start_matches("The plan was not changed: ")
+            ),
+        });
+    } else {
+        session.emit(event);
+    }
+    !refused
 }
 
 /// The conversation starts again from the task, the research's summary

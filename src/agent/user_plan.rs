@@ -247,7 +247,8 @@ mod tests {
         let planning = system_prompt(&format!("<safety>\n{PLAN_MODE_WORK}\n</safety>"));
         assert!(planning.contains(PLAN_MODE_WORK_REPLY), "{planning}");
         assert!(!planning.contains("todo_write"), "{planning}");
-        let refused = crate::events::plan_mode_refusal_for("`write_file` cannot change files", false);
+        let refused =
+            crate::events::plan_mode_refusal_for("`write_file` cannot change files", false);
         assert!(refused.ends_with(PLAN_MODE_WORK_REPLY), "{refused}");
     }
 }

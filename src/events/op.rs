@@ -91,6 +91,13 @@ pub enum Op {
         /// (the model's last reply) and the approved plan.
         #[serde(default)]
         fresh: bool,
+        /// The plan as the user edited it (a plan file's items): it
+        /// becomes the proposal first, as a user revision. Items whose text
+        /// matches a proposed item's keep its id (and its scope unless they
+        /// declare one); the rest get fresh ids. Left out: the proposal as
+        /// it stands.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        items: Option<Vec<crate::todo::TodoItem>>,
     },
     /// Set, pause, resume, clear the session's goal, or accept an item
     /// without evidence (see [`super::goal`]).

@@ -75,7 +75,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let again = id.as_deref().unwrap_or("ID");
                 writeln!(
                     self.err,
-                    "waypoint: the plan above is proposed (plan mode; exit code 5): approve it with `{resume} [--approval MODE] [--fresh]`, or ask for changes with `waypoint -r {again} -p --approval plan \"…\"`"
+                    "waypoint: the plan above is proposed (plan mode; exit code 5): approve it with `{resume} [--approval MODE] [--fresh] [--plan-from EDITED.md]`, or ask for changes with `waypoint -r {again} -p --approval plan \"…\"`"
                 )
             }
             Event::PlanApproved { revision, mode, .. } => {

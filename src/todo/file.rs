@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::fsx::{Root, WriteOptions};
 
 use super::parse::content_key;
-use super::{PlanEdit, TodoItem, TodoStatus};
+use super::{ItemScope, PlanEdit, TodoItem, TodoStatus, scope_line};
 
 const HEADER: &str = "# Plan\n\n<!-- Waypoint keeps this file in step with the live plan. Tick a box, or add a line \"- [ ] something\", and save: it becomes part of the plan. -->\n\n";
 /// What tells a plan file Waypoint wrote (the start of `HEADER`'s note).
@@ -42,34 +42,71 @@ pub fn render(items: &[TodoItem]) -> String {
             ""
         };
         out.push_str(&format!("- [{mark}] {}{running}\n", item.content));
+        out.push_str(&scope_line::render(&item.scope));
     }
     out
 }
 
+/// One checklist item of the file: ticked or not, its text, and the scope
+/// written under it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileItem {
+    pub ticked: bool,
+    pub text: String,
+    pub scope: ItemScope,
+}
+
 /// The checklist lines of `text`: (ticked, text).
 pub fn parse(text: &str) -> Vec<(bool, String)> {
-    text.lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let rest = line
-                .strip_prefix("- ")
-                .or_else(|| line.strip_prefix("* "))?
-                .trim_start();
-            let (ticked, rest) = if let Some(r) = rest.strip_prefix("[ ]") {
-                (false, r)
-            } else if let Some(r) = rest
-                .strip_prefix("[x]")
-                .or_else(|| rest.strip_prefix("[X]"))
-            {
-                (true, r)
-            } else {
-                return None;
-            };
-            let text = rest.trim();
-            let text = text.strip_suffix(IN_PROGRESS.trim()).unwrap_or(text).trim();
-            (!text.is_empty()).then(|| (ticked, text.to_string()))
-        })
+    parse_items(text)
+        .into_iter()
+        .map(|i| (i.ticked, i.text))
         .collect()
+}
+
+/// The checklist items of `text`, each with the scope lines under it.
+pub fn parse_items(text: &str) -> Vec<FileItem> {
+    let mut out: Vec<FileItem> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some((ticked, text)) = checklist_line(line) {
+            out.push(FileItem {
+                ticked,
+                text,
+                scope: ItemScope::default(),
+            });
+        } else if let (Some((field, entries)), Some(item)) =
+            (scope_line::parse(line), out.last_mut())
+        {
+            match field {
+                scope_line::Field::Files => item.scope.files = entries,
+                scope_line::Field::Commands => item.scope.commands = entries,
+                scope_line::Field::Check => item.scope.check = entries.into_iter().next(),
+            }
+        }
+    }
+    out
+}
+
+/// A checklist line (trimmed): (ticked, text).
+fn checklist_line(line: &str) -> Option<(bool, String)> {
+    let rest = line
+        .strip_prefix("- ")
+        .or_else(|| line.strip_prefix("* "))?
+        .trim_start();
+    let (ticked, rest) = if let Some(r) = rest.strip_prefix("[ ]") {
+        (false, r)
+    } else if let Some(r) = rest
+        .strip_prefix("[x]")
+        .or_else(|| rest.strip_prefix("[X]"))
+    {
+        (true, r)
+    } else {
+        return None;
+    };
+    let text = rest.trim();
+    let text = text.strip_suffix(IN_PROGRESS.trim()).unwrap_or(text).trim();
+    (!text.is_empty()).then(|| (ticked, text.to_string()))
 }
 
 /// The edits that bring `items` in line with the file's `lines`: ticks and
@@ -386,6 +423,26 @@ mod tests {
         // A plan outside is not read back as the user's edits either.
         std::fs::write(outside.path().join("PLAN.md"), "- [ ] from outside\n").unwrap();
         assert_eq!(file.read_back(m.items()), None);
+    }
+
+    #[test]
+    fn an_items_scope_round_trips_through_the_file() {
+        let mut items = three().items().to_vec();
+        items[2].scope = crate::todo::ItemScope {
+            files: vec!["src/parser/**".into(), "README.md".into()],
+            commands: vec!["cargo test".into()],
+            check: None,
+        };
+        let text = render(&items);
+        assert!(text.contains(
+            "- [ ] Run tests\n  - files: `src/parser/**`, `README.md`\n  - commands: `cargo test`\n"
+        ));
+        let back = parse_items(&text);
+        let scopes: Vec<_> = back.iter().map(|i| i.scope.clone()).collect();
+        let want: Vec<_> = items.iter().map(|i| i.scope.clone()).collect();
+        assert_eq!(scopes, want);
+        // The scope lines are no checklist items for the live sync.
+        assert_eq!(parse(&text).len(), 3);
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub mod evidence;
 pub mod file;
 pub mod ledger;
 mod parse;
+mod replace;
+mod scope_line;
 mod shared;
 mod store;
 
@@ -23,6 +25,7 @@ pub use diff::{PlanDiff, Reworded};
 pub use edit::{Author, PLAN_USAGE, PlanEdit, net_change};
 pub use evidence::{Checks, Evidence, Proof};
 pub use ledger::{ItemStats, Ledger};
+pub use replace::items_in as items_in_plan_file;
 pub use shared::{PlanState, SharedPlan, UserChange};
 pub use store::TodoManager;
 

@@ -161,6 +161,7 @@ pub async fn propose_then_approve(
         .send(Op::ApprovePlan {
             mode: Some(mode),
             fresh: false,
+            items: None,
         })
         .unwrap();
     let mut events = Vec::new();

@@ -536,6 +536,7 @@ pub fn confirmed(app: &mut App, question: Confirm, _: Instant) -> Vec<Effect> {
         Confirm::ApprovePlan { mode, fresh } => vec![Effect::Send(Op::ApprovePlan {
             mode: Some(mode),
             fresh,
+            items: None,
         })],
         Confirm::ForceDone { n } => vec![Effect::Send(Op::EditPlan {
             thread: crate::events::ThreadId::ROOT,

@@ -62,6 +62,7 @@ pub fn approve(app: &mut App, mode: Option<ApprovalMode>, fresh: bool) -> Vec<Ef
         Some(mode) => vec![Effect::Send(Op::ApprovePlan {
             mode: Some(mode),
             fresh,
+            items: None,
         })],
         None => {
             let mode = app.status.engine.before_plan();

@@ -15,7 +15,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::plan_detail::{
-    child_line, detail_line, prompt_line, revision_header, revision_lines, time_in_progress,
+    SCOPE_MARK, child_line, detail_line, prompt_line, revision_header, revision_lines, scope_lines,
+    shown_scope, time_in_progress,
 };
 use super::plan_fold::{Fold, NEXT_IN_VIEW, done_line, may_fold};
 use super::{clock, pane_block, spinner};
@@ -370,8 +371,10 @@ impl Painter<'_> {
         };
         let first = out.lines.len();
         out.starts.push(first);
+        let scope = shown_scope(self.c, item);
+        let mark = if scope.is_some() { SCOPE_MARK } else { "" };
         let mut item_lines = wrap(
-            &format!("{}{tag}{undone}", item.content),
+            &format!("{}{mark}{tag}{undone}", item.content),
             width,
             text_style,
             Span::styled(format!("{marker} "), style),
@@ -400,6 +403,8 @@ impl Painter<'_> {
                 self.ctx,
                 width,
             ));
+            out.lines
+                .extend(scope.map_or_else(Vec::new, |s| scope_lines(s, self.ctx, width)));
         }
         if let Some(prompt) = self
             .c

@@ -11,7 +11,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
 use super::clock;
-use crate::todo::{ItemStats, TodoItem, TodoStatus};
+use crate::todo::{Author, ItemScope, ItemStats, TodoItem, TodoStatus};
 use crate::tui::state::{Checklist, Ctx, NestedPlan, PlanPrompt, PromptKind, Revisions};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
 use crate::tui::wrap::{str_width, truncate, wrap};
@@ -120,6 +120,46 @@ fn status_marker(item: &TodoItem) -> &'static str {
         TodoStatus::InProgress => ACTIVE,
         TodoStatus::Pending => PENDING,
     }
+}
+
+/// What marks an item that declares files or commands (its scope).
+pub const SCOPE_MARK: &str = " ⊂";
+
+/// The scope shown for `item`: while a plan is proposed or none was
+/// approved, the one it declares; after an approval, the one approved
+/// (the one enforced: items added since have none). `None` when empty.
+pub fn shown_scope<'a>(c: &'a Checklist, item: &'a TodoItem) -> Option<&'a ItemScope> {
+    let approved = c
+        .revisions
+        .list
+        .iter()
+        .rev()
+        .find(|r| r.author == Author::Approved);
+    let scope = match approved {
+        Some(r) if c.proposed.is_none() => &r.items.iter().find(|i| i.id == item.id)?.scope,
+        _ => &item.scope,
+    };
+    (!scope.is_empty()).then_some(scope)
+}
+
+/// The selected item's scope under its account: `files: …` and
+/// `commands: …`, wrapped.
+pub fn scope_lines(scope: &ItemScope, ctx: &Ctx<'_>, width: u16) -> Vec<Line<'static>> {
+    let p = ctx.palette;
+    let mut lines = Vec::new();
+    for (label, entries) in [("files", &scope.files), ("commands", &scope.commands)] {
+        if entries.is_empty() {
+            continue;
+        }
+        lines.extend(wrap(
+            &entries.join(", "),
+            width,
+            p.text(),
+            Span::styled(format!("    {label}: "), p.dim()),
+            Span::raw("      "),
+        ));
+    }
+    lines
 }
 
 /// The time an item has been in progress by the engine's account, when it

@@ -1,0 +1,67 @@
+//! The user's changes to the plan, applied at once (even mid-turn): each
+//! accepted one takes the next revision and waits in `user_changes` until
+//! the session records it and tells the model; a refused one leaves the
+//! plan as it was (as does one that would complete an item subagents still
+//! run for).
+
+use crate::events::{ErrorKind, Event};
+use crate::session::now_ms;
+use crate::todo::{Author, PlanDiff, PlanEdit, PlanError, SharedPlan, TodoManager, UserChange};
+
+/// Applies the user's `edit` to `plan` (made by `author`: the user, or the
+/// plan file while a tool ran): the event to announce it, or why it was
+/// refused (the plan is then unchanged).
+pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author) -> Event {
+    apply_user_change(plan, author, |manager| manager.apply_edit(edit))
+}
+
+/// Applies the user's `change` (which says what it did) to `plan`, like
+/// `apply_user_edit`.
+pub(super) fn apply_user_change(
+    plan: &SharedPlan,
+    author: Author,
+    change: impl FnOnce(&mut TodoManager) -> Result<(PlanDiff, String), PlanError>,
+) -> Event {
+    let mut state = plan.lock();
+    let before = state.manager.items().to_vec();
+    let saved = (!state.busy.is_empty()).then(|| state.manager.clone());
+    let applied = change(&mut state.manager);
+    if let (Some(saved), Some(why), Ok(_)) = (saved, state.busy_refusal(), &applied) {
+        state.manager = saved;
+        return Event::Error {
+            kind: ErrorKind::PlanEdit,
+            message: format!("The plan was not changed: {why}."),
+        };
+    }
+    match applied {
+        Ok((diff, description)) => {
+            let revision = state.next_revision();
+            let at = now_ms();
+            let items = state.manager.items().to_vec();
+            let rendered = state.manager.render();
+            state.user_changes.push(UserChange {
+                before,
+                items: items.clone(),
+                description: description.clone(),
+                rendered: rendered.clone(),
+                diff: diff.clone(),
+                revision,
+                at,
+                author,
+            });
+            Event::PlanUpdated {
+                items,
+                rendered,
+                diff,
+                revision,
+                author,
+                at,
+                note: Some(description),
+            }
+        }
+        Err(e) => Event::Error {
+            kind: ErrorKind::PlanEdit,
+            message: format!("The plan was not changed: {e}."),
+        },
+    }
+}
