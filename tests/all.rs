@@ -37,6 +37,7 @@ mod engine_openai;
 mod engine_responses;
 mod engine_suite;
 mod export_escapes;
+mod goals;
 mod grep;
 mod headless_cli;
 mod headless_outcomes;

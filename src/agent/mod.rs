@@ -331,6 +331,7 @@ impl Agent {
                     false
                 }
                 Step::Start { text: None } => {
+                    goal::on_resume(&mut self.session);
                     points::Points(self.session.voice()).before_prompt("(continued)");
                     let note = resume_note(&self.session.thread.plan.lock().manager);
                     self.session.add_user_text(note, false);

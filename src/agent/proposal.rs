@@ -109,6 +109,12 @@ pub(super) fn approve(session: &mut Session, approval: Approval) -> Option<Strin
         let mut state = session.thread.plan.lock();
         state.proposed = None;
         state.agreed = Some(state.manager.items().to_vec());
+        // The checks the user approved with the plan run unasked.
+        for item in state.manager.items().to_vec() {
+            if let Some(check) = &item.scope.check {
+                state.checks.approve(&item.id, check);
+            }
+        }
         let revision = state.next_revision();
         state.sync_file(true);
         (

@@ -100,6 +100,7 @@ impl Session {
             self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
         }
         super::points::Points(self.voice()).at_turn_end().await;
+        super::goal::on_abort(self, reason);
         self.emit(Event::TurnAborted {
             reason,
             message,

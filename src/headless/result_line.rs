@@ -30,6 +30,7 @@ pub enum Outcome {
     HungUp,
     /// The goal stopped without being met: no progress, or no evidence
     /// (exit code 4).
+    #[serde(rename = "unmet")]
     GoalUnmet,
     /// The goal's budget ran out before it was met (exit code 6).
     BudgetLimited,

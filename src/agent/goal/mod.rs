@@ -317,6 +317,44 @@ pub(super) fn after_turn(session: &mut Session, end: super::TurnEnd) {
     }
 }
 
+/// A turn ends early (`reason`): an active goal waits, paused, with why
+/// (said before the turn's end, which ends a headless run).
+pub(super) fn on_abort(session: &mut Session, reason: crate::events::AbortReason) {
+    use crate::events::AbortReason;
+    if !session.host.events.thread().is_root() || !session.host.requests.goal.active() {
+        return;
+    }
+    crate::agent::phases::account_goal(session);
+    let why = match reason {
+        AbortReason::Interrupted => "interrupted by the user",
+        AbortReason::MaxTurns => {
+            "the turn reached its request limit (--max-turns); a resume goes on"
+        }
+        AbortReason::Failed => "the turn failed (see why above); a resume goes on",
+        AbortReason::Hook => "a hook stopped the turn; a resume goes on",
+    };
+    if let Some(run) = session.host.requests.goal.lock().as_mut() {
+        run.set(GoalState::Paused, Some(why.into()));
+    }
+    announce(session);
+}
+
+/// A resume (`Op::Resume`, Ctrl+R, `waypoint -r ID -p` without a task)
+/// goes on with a paused goal too.
+pub(super) fn on_resume(session: &mut Session) {
+    let resumed = match session.host.requests.goal.lock().as_mut() {
+        Some(run) if run.state == GoalState::Paused => {
+            run.set(GoalState::Active, None);
+            run.stale = 0;
+            true
+        }
+        _ => false,
+    };
+    if resumed {
+        announce(session);
+    }
+}
+
 /// The goal a stored session's events leave (its last state, what it
 /// spent, the items the user accepted), and the items' evidence into
 /// `checks`.

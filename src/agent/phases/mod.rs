@@ -15,6 +15,8 @@ mod background;
 mod compaction;
 mod goal;
 mod goal_budget;
+
+pub(super) use goal_budget::account as account_goal;
 mod mcp_wait;
 mod plan_context;
 mod reports;

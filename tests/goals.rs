@@ -1,0 +1,282 @@
+//! Goals judged by evidence (issue 46), through the real binary on
+//! scripted models: a completion whose check fails is refused with the
+//! check's output and the goal goes on until it passes; a completed item
+//! without evidence keeps the goal from being met and is reported
+//! unverified; the goal's own check must pass; a token budget stops the
+//! goal as `budget-limited` (exit 6) with what is left; a goal that makes
+//! no progress stops as `unmet` (exit 4); a resume restores the goal with
+//! what it spent and its budget.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+fn dirs(prefix: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+    (
+        support::sandbox::outside_hidden(&format!("{prefix}-home-")),
+        support::sandbox::outside_hidden(&format!("{prefix}-ws-")),
+    )
+}
+
+fn run(home: &Path, ws: &Path, name: &str, turns: Value, args: &[&str]) -> std::process::Output {
+    let script = home.join(format!("{name}.json"));
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let mut all = vec!["-p"];
+    all.extend(args);
+    all.extend(["--output-format", "jsonl", "--scenario"]);
+    all.push(script.to_str().unwrap());
+    support::run_waypoint(home, ws, &all)
+}
+
+fn plan(items: &[(&str, &str, Option<&str>)]) -> Value {
+    let todos: Vec<Value> = items
+        .iter()
+        .map(|(content, status, check)| {
+            let mut item = json!({"content": content, "activeForm": content, "status": status});
+            if let Some(check) = check {
+                item["check"] = json!(check);
+            }
+            item
+        })
+        .collect();
+    json!({"name": "todo_write", "input": {"todos": todos}})
+}
+
+fn of_type<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    seen.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn result(seen: &[Value]) -> &Value {
+    seen.iter().rev().find(|e| e["type"] == "result").unwrap()
+}
+
+fn why(out: &std::process::Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_failing_check_keeps_the_item_open_until_it_passes() {
+    let (home, ws) = dirs("goal-check");
+    let check = Some("test -f ready");
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [plan(&[("Make it ready", "in_progress", check)])]},
+        {"text": "Done, I think.", "tool_calls": [plan(&[("Make it ready", "completed", check)])]},
+        {"text": "The check failed; writing the file.",
+         "tool_calls": [{"name": "write_file", "input": {"path": "ready", "content": "yes\n"}}]},
+        {"text": "Now it is.", "tool_calls": [plan(&[("Make it ready", "completed", check)])]},
+        {"text": "Finished."}
+    ]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        "s",
+        turns,
+        &["--goal", "Make it ready"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let checked = of_type(&seen, "item_checked");
+    let passes: Vec<bool> = checked
+        .iter()
+        .map(|e| e["evidence"]["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(passes, [false, true], "{}", why(&out));
+    assert_eq!(checked[0]["evidence"]["command"], "test -f ready");
+    assert_eq!(checked[0]["evidence"]["exit_code"], 1);
+    // The refused write told the model why, with the check's command.
+    let refused = of_type(&seen, "tool_call_end")
+        .into_iter()
+        .find(|e| e["name"] == "todo_write" && e["status"] != "ok")
+        .unwrap_or_else(|| panic!("a refused plan write: {}", why(&out)));
+    let said = refused["output"].as_str().unwrap();
+    assert!(
+        said.contains("its check `test -f ready` failed (exit 1)"),
+        "{said}"
+    );
+    let last = of_type(&seen, "goal_updated").pop().unwrap();
+    assert_eq!(last["report"]["state"], "met");
+    assert_eq!(last["report"]["items"][0]["evidence"], "verified");
+    let result = result(&seen);
+    assert_eq!(result["exit_reason"], "completed");
+    assert_eq!(result["goal"]["state"], "met");
+}
+
+#[test]
+fn an_item_without_evidence_keeps_the_goal_unmet() {
+    let (home, ws) = dirs("goal-unverified");
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [plan(&[("Write the notes", "completed", None)])]},
+        {"text": "All done."},
+        {"text": "Really, it is done."},
+        {"text": "Still done."}
+    ]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        "s",
+        turns,
+        &["--goal", "Write the notes"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let result = result(&seen);
+    assert_eq!(result["exit_reason"], "unmet");
+    assert_eq!(result["goal"]["state"], "unmet");
+    assert_eq!(result["goal"]["items"][0]["evidence"], "unverified");
+    let reason = result["goal"]["reason"].as_str().unwrap();
+    assert!(reason.contains("no progress in 3 rounds"), "{reason}");
+    // The model was told what is missing, each time it stopped.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("\"state\":\"met\""), "{text}");
+}
+
+#[test]
+fn the_goal_is_met_only_when_its_own_check_passes() {
+    let (home, ws) = dirs("goal-own-check");
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [plan(&[("Prepare", "completed", Some("true"))])]},
+        {"text": "Done."},
+        {"text": "The goal's check failed; writing the file.",
+         "tool_calls": [{"name": "write_file", "input": {"path": "final", "content": "ok\n"}}]},
+        {"text": "Done now."}
+    ]);
+    let args = ["--goal", "Ship it", "--goal-check", "test -f final"];
+    let out = run(home.path(), ws.path(), "s", turns, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let updates = of_type(&seen, "goal_updated");
+    let last = updates.last().unwrap();
+    assert_eq!(last["report"]["state"], "met", "{}", why(&out));
+    assert_eq!(last["report"]["check"]["passed"], true);
+    assert_eq!(last["report"]["check"]["command"], "test -f final");
+    // Before the file existed, the goal's check failed and the model was
+    // told so (the request after "Done." carried it).
+    let transcript = transcript(home.path());
+    assert!(
+        transcript.contains("The goal's own check failed"),
+        "{transcript}"
+    );
+}
+
+#[test]
+fn a_token_budget_stops_the_goal_with_exit_6() {
+    let (home, ws) = dirs("goal-budget");
+    let look = json!({"name": "read_file", "input": {"path": "notes.txt"}});
+    std::fs::write(ws.path().join("notes.txt"), "notes\n").unwrap();
+    let mut turns = vec![json!({"text": "Planning.", "tool_calls": [
+        plan(&[("Read the notes", "in_progress", None), ("Write the summary", "pending", None)])
+    ]})];
+    for _ in 0..20 {
+        turns.push(json!({"text": "Reading again.", "tool_calls": [look.clone()]}));
+    }
+    let args = ["--goal", "Summarise the notes", "--budget", "2k"];
+    let out = run(home.path(), ws.path(), "s", Value::Array(turns), &args);
+    assert_eq!(out.status.code(), Some(6), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let result = result(&seen);
+    assert_eq!(result["exit_reason"], "budget_limited");
+    let goal = &result["goal"];
+    assert_eq!(goal["state"], "budget-limited");
+    assert!(goal["spent"]["tokens"].as_u64().unwrap() >= 2000, "{goal}");
+    assert_eq!(goal["goal"]["budget"]["tokens"], 2000);
+    let left: Vec<&str> = goal["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["status"] != "completed")
+        .map(|i| i["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["Read the notes", "Write the summary"]);
+    // The user was warned at 80% first.
+    let warned = of_type(&seen, "goal_budget");
+    assert_eq!(warned.len(), 1, "{}", why(&out));
+    assert_eq!(warned[0]["limit"], "tokens");
+}
+
+#[test]
+fn a_resume_restores_the_goal_with_what_it_spent_and_its_budget() {
+    let (home, ws) = dirs("goal-resume");
+    let look = json!({"name": "read_file", "input": {"path": "notes.txt"}});
+    std::fs::write(ws.path().join("notes.txt"), "notes\n").unwrap();
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [plan(&[("Read the notes", "in_progress", Some("test -f notes.txt"))])]},
+        {"text": "Reading.", "tool_calls": [look]},
+        {"text": "Reading more.", "tool_calls": [look]}
+    ]);
+    let args = [
+        "--goal",
+        "Read the notes",
+        "--budget",
+        "50 turns",
+        "--max-turns",
+        "2",
+    ];
+    let first = run(home.path(), ws.path(), "one", turns, &args);
+    // Stopped by --max-turns: the goal waits, paused, with what it spent.
+    assert_eq!(first.status.code(), Some(3), "{}", why(&first));
+    let seen = support::json_lines(&first);
+    let paused = of_type(&seen, "goal_updated").pop().unwrap().clone();
+    assert_eq!(paused["report"]["state"], "paused", "{}", why(&first));
+    assert_eq!(paused["report"]["spent"]["turns"], 2);
+    let id = result(&seen)["session_id"].as_str().unwrap().to_string();
+    let turns = json!([
+        {"text": "Done reading.", "tool_calls": [plan(&[("Read the notes", "completed", Some("test -f notes.txt"))])]},
+        {"text": "Finished."}
+    ]);
+    let second = run(home.path(), ws.path(), "two", turns, &["-r", &id]);
+    assert_eq!(second.status.code(), Some(0), "{}", why(&second));
+    let seen = support::json_lines(&second);
+    let goal = &result(&seen)["goal"];
+    assert_eq!(goal["state"], "met", "{}", why(&second));
+    assert_eq!(goal["goal"]["text"], "Read the notes");
+    assert_eq!(goal["goal"]["budget"]["turns"], 50);
+    // What the first run spent is counted on.
+    assert_eq!(goal["spent"]["turns"], 4, "{goal}");
+}
+
+/// The session's transcript, as text.
+fn transcript(home: &Path) -> String {
+    let dir = home.join(".waypoint/sessions");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a transcript");
+    std::fs::read_to_string(file).unwrap()
+}
+
+#[test]
+fn a_models_check_is_a_command_and_is_asked_for_where_commands_are() {
+    let (home, ws) = dirs("goal-ask");
+    let check = Some("touch ran-the-check");
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [plan(&[("Make it", "in_progress", check)])]},
+        {"text": "Done.", "tool_calls": [plan(&[("Make it", "completed", check)])]},
+        {"text": "I stop here."}
+    ]);
+    let args = ["--approval", "ask", "Make it"];
+    let out = run(home.path(), ws.path(), "s", turns, &args);
+    let seen = support::json_lines(&out);
+    // Headless cannot ask: the completing write is refused, and the
+    // check never ran.
+    assert!(of_type(&seen, "item_checked").is_empty(), "{}", why(&out));
+    assert!(!ws.path().join("ran-the-check").exists());
+    let asked = of_type(&seen, "approval_requested");
+    let question = asked
+        .iter()
+        .map(|e| e.to_string())
+        .find(|e| e.contains("checks run first"))
+        .unwrap_or_else(|| panic!("the write was asked for: {}", why(&out)));
+    assert!(
+        question.contains("item 1's check `touch ran-the-check`"),
+        "{question}"
+    );
+}
