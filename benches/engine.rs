@@ -220,10 +220,17 @@ fn turn_with(text: &str, calls: Vec<ScriptedCall>) -> ScriptedTurn {
 /// 50 assistant turns: a 10-item plan advanced every 5 turns, and for each
 /// of 10 modules a write, a read, an edit and a glob; then a final answer.
 /// No bash (process spawn would dominate). Every call succeeds and the
-/// session is idempotent, so the workspace can be reused.
-fn fifty_turn_scenario() -> Scenario {
+/// session is idempotent, so the workspace can be reused. With `checks`,
+/// every item carries the check `true`, run as each item completes (what
+/// evidence per item costs).
+fn fifty_turn_scenario(checks: bool) -> Scenario {
     let todos = |active: usize| -> Value {
-        let v = plan_json(10, active);
+        let mut v = plan_json(10, active);
+        if checks && let Some(items) = v.as_array_mut() {
+            for item in items {
+                item["check"] = json!("true");
+            }
+        }
         json!({ "todos": v })
     };
     let mut turns = Vec::new();
@@ -301,7 +308,8 @@ fn bench_scripted_session(c: &mut Criterion) {
     let rt = current_thread_runtime();
     let dir = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
-    let scenario = fifty_turn_scenario();
+    let scenario = fifty_turn_scenario(false);
+    let checked = fifty_turn_scenario(true);
     let (calls, errors) = rt.block_on(run_session(
         Arc::new(ScriptedClient::new(scenario.clone())),
         workspace.clone(),
@@ -327,6 +335,12 @@ fn bench_scripted_session(c: &mut Criterion) {
             rt.block_on(run_session(client, workspace.clone()))
         })
     });
+    group.bench_function("scripted_50_turns_10_checks", |b| {
+        b.iter(|| {
+            let client: Arc<dyn ModelClient> = Arc::new(ScriptedClient::new(checked.clone()));
+            rt.block_on(run_session(client, workspace.clone()))
+        })
+    });
     if let Some(ws) = &shm_workspace {
         group.bench_function("scripted_50_turns_tmpfs", |b| {
             b.iter(|| {
@@ -343,7 +357,7 @@ fn bench_scripted_session(c: &mut Criterion) {
 /// A conversation as it stands at the end of the 50-turn session: 101
 /// messages, the tool inputs carrying file bodies, the results file listings.
 fn long_conversation() -> Vec<Message> {
-    let scenario = fifty_turn_scenario();
+    let scenario = fifty_turn_scenario(false);
     let mut messages = vec![Message {
         role: Role::User,
         content: vec![ContentBlock::Text {
