@@ -106,6 +106,21 @@ fn a_failing_check_keeps_the_item_open_until_it_passes() {
     let result = result(&seen);
     assert_eq!(result["exit_reason"], "completed");
     assert_eq!(result["goal"]["state"], "met");
+    // The export carries the report.
+    let id = result["session_id"].as_str().unwrap();
+    let export = std::process::Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .args(["export", id])
+        .current_dir(ws.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("WAYPOINT_HOME", home.path().join(".waypoint"))
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&export.stdout);
+    assert!(md.contains("## Goal"), "{md}");
+    assert!(md.contains("goal met: Make it ready"), "{md}");
+    assert!(md.contains("verified: `test -f ready` exit 0"), "{md}");
 }
 
 #[test]

@@ -284,6 +284,69 @@ pub struct GoalReport {
 }
 
 impl GoalReport {
+    /// The report's lines for a person.
+    pub fn lines(&self) -> Vec<String> {
+        let report = self;
+        let mut lines = vec![format!(
+            "goal {}: {}{}",
+            report.state,
+            crate::text::clean_line(&report.goal.text),
+            report
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({})", crate::text::clean_line(r)))
+                .unwrap_or_default()
+        )];
+        for (i, item) in report.items.iter().enumerate() {
+            let evidence = match &item.check {
+                Some(c) => format!(
+                    "{}: `{}` exit {} in {} ms",
+                    item.evidence,
+                    crate::text::clean_line(&c.command),
+                    c.exit_code
+                        .map_or_else(|| "none".to_string(), |c| c.to_string()),
+                    c.duration_ms
+                ),
+                None => item.evidence.clone(),
+            };
+            lines.push(format!(
+                "  {}. [{}] {} — {evidence}",
+                i + 1,
+                item.status.as_str(),
+                crate::text::clean_line(&item.content)
+            ));
+        }
+        if let Some(check) = &report.check {
+            lines.push(format!(
+                "  goal check `{}`: {}",
+                crate::text::clean_line(&check.command),
+                if check.passed { "passed" } else { "failed" }
+            ));
+        }
+        let spent = &report.spent;
+        let mut line = format!(
+            "  spent: {} tokens, {}, {} turns",
+            crate::units::tokens(spent.tokens),
+            crate::events::goal::duration(spent.seconds),
+            spent.turns
+        );
+        if spent.cost_usd > 0.0 {
+            line.push_str(&format!(
+                ", {}",
+                crate::pricing::format_cost(spent.cost_usd)
+            ));
+        }
+        if !report.goal.budget.is_empty() {
+            line.push_str(&format!(" (budget: {})", report.goal.budget.describe()));
+        }
+        lines.push(line);
+        let left = report.left();
+        if !left.is_empty() && report.state != GoalState::Met {
+            lines.push(format!("  left: {}", left.join("; ")));
+        }
+        lines
+    }
+
     /// Items not completed yet.
     pub fn left(&self) -> Vec<&str> {
         self.items

@@ -21,68 +21,6 @@ pub(super) fn outcome(goal: Option<&GoalReport>, turn: Outcome) -> Outcome {
     }
 }
 
-/// The report's lines for a person.
-pub fn report_lines(report: &GoalReport) -> Vec<String> {
-    let mut lines = vec![format!(
-        "goal {}: {}{}",
-        report.state,
-        clean_line(&report.goal.text),
-        report
-            .reason
-            .as_deref()
-            .map(|r| format!(" ({})", clean_line(r)))
-            .unwrap_or_default()
-    )];
-    for (i, item) in report.items.iter().enumerate() {
-        let evidence = match &item.check {
-            Some(c) => format!(
-                "{}: `{}` exit {} in {} ms",
-                item.evidence,
-                clean_line(&c.command),
-                c.exit_code
-                    .map_or_else(|| "none".to_string(), |c| c.to_string()),
-                c.duration_ms
-            ),
-            None => item.evidence.clone(),
-        };
-        lines.push(format!(
-            "  {}. [{}] {} — {evidence}",
-            i + 1,
-            item.status.as_str(),
-            clean_line(&item.content)
-        ));
-    }
-    if let Some(check) = &report.check {
-        lines.push(format!(
-            "  goal check `{}`: {}",
-            clean_line(&check.command),
-            if check.passed { "passed" } else { "failed" }
-        ));
-    }
-    let spent = &report.spent;
-    let mut line = format!(
-        "  spent: {} tokens, {}, {} turns",
-        crate::units::tokens(spent.tokens),
-        crate::events::goal::duration(spent.seconds),
-        spent.turns
-    );
-    if spent.cost_usd > 0.0 {
-        line.push_str(&format!(
-            ", {}",
-            crate::pricing::format_cost(spent.cost_usd)
-        ));
-    }
-    if !report.goal.budget.is_empty() {
-        line.push_str(&format!(" (budget: {})", report.goal.budget.describe()));
-    }
-    lines.push(line);
-    let left = report.left();
-    if !left.is_empty() && report.state != GoalState::Met {
-        lines.push(format!("  left: {}", left.join("; ")));
-    }
-    lines
-}
-
 impl<O: Write, E: Write> Printer<O, E> {
     /// A goal event's lines on `err` (text format), and the last report
     /// kept for the outcome and the `result` line.
@@ -90,7 +28,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         match event {
             Event::GoalUpdated { report } => {
                 if text && report.state.ended() {
-                    for line in report_lines(report) {
+                    for line in report.lines() {
                         writeln!(self.err, "waypoint: {line}")?;
                     }
                 } else if text {

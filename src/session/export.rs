@@ -123,6 +123,7 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
         let _ = writeln!(out, "\n## Task\n\n{}", task.trim());
     }
     plan_table(&mut out, records, prices);
+    goal(&mut out, records);
     conversation(&mut out, records, "## Conversation");
     subagents(&mut out, records, &children, prices);
     let _ = writeln!(
@@ -133,6 +134,21 @@ pub fn markdown(loaded: &Loaded, prices: &BTreeMap<String, Price>) -> String {
         size(loaded.valid_len)
     );
     out
+}
+
+/// The goal's last report, when the session had one: its state, each
+/// item's evidence, what it spent, what is left.
+fn goal(out: &mut String, records: &[Record<'_>]) {
+    let Some(report) = records.iter().rev().find_map(|r| match r.as_event() {
+        Some(Event::GoalUpdated { report }) => Some(report),
+        _ => None,
+    }) else {
+        return;
+    };
+    let _ = writeln!(out, "\n## Goal\n");
+    for line in report.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
 }
 
 /// The title and the session's facts: id, workspace, model, times, tokens, notes.
