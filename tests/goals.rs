@@ -295,3 +295,33 @@ fn a_models_check_is_a_command_and_is_asked_for_where_commands_are() {
         "{question}"
     );
 }
+
+#[test]
+fn passing_item_completing_hooks_are_an_items_evidence() {
+    let (home, ws) = dirs("goal-hook");
+    let config = home.path().join(".config/waypoint");
+    std::fs::create_dir_all(&config).unwrap();
+    let hook = "[[hooks.ItemCompleting]]\ncommand = 'test -f notes.md'\n";
+    std::fs::write(config.join("config.toml"), hook).unwrap();
+    std::fs::write(ws.path().join("notes.md"), "notes\n").unwrap();
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [plan(&[("Write the notes", "in_progress", None)])]},
+        {"text": "Written.", "tool_calls": [plan(&[("Write the notes", "completed", None)])]},
+        {"text": "Finished."}
+    ]);
+    let out = run(
+        home.path(),
+        ws.path(),
+        "s",
+        turns,
+        &["--goal", "Write the notes"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let item = &result(&seen)["goal"]["items"][0];
+    assert_eq!(item["evidence"], "verified", "{}", why(&out));
+    assert_eq!(
+        item["check"]["command"],
+        "ItemCompleting hook: test -f notes.md"
+    );
+}

@@ -26,6 +26,8 @@ pub(super) struct Hooked {
     pub context: Vec<String>,
     /// Why the agent must stop (`continue: false`), the first hook's.
     pub stop: Option<String>,
+    /// Each hook that ran: its command, and whether it exited 0.
+    pub runs: Vec<(String, bool)>,
 }
 
 impl Hooked {
@@ -92,6 +94,9 @@ impl Host {
         let payload = self.hook_payload(event, fields);
         let runs = self.run_all(&hooks, &payload, cancel).await;
         for run in runs {
+            hooked
+                .runs
+                .push((run.command.clone(), run.exit_code() == Some(0)));
             let verdict = Verdict::of(event, &run);
             said.events.push(report(event, label, &run, &verdict));
             hooked.merge(verdict);

@@ -30,6 +30,9 @@ pub struct Evidence {
     pub tail: String,
 }
 
+/// How evidence from an item's `ItemCompleting` hooks names its command.
+pub const HOOK_EVIDENCE: &str = "ItemCompleting hook: ";
+
 /// What is known of an item's completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Proof {
@@ -70,10 +73,14 @@ impl Checks {
         self.last.insert(evidence.item.clone(), evidence);
     }
 
-    /// The last run of `item`'s check, if it is still its check.
+    /// The last run of `item`'s check, if it is still its check; for an
+    /// item without a check, what its `ItemCompleting` hooks proved.
     pub fn last(&self, item: &TodoItem) -> Option<&Evidence> {
-        let check = item.scope.check.as_deref()?;
-        self.last.get(&item.id).filter(|e| e.command == check)
+        let last = self.last.get(&item.id)?;
+        match item.scope.check.as_deref() {
+            Some(check) => (last.command == check).then_some(last),
+            None => last.command.starts_with(HOOK_EVIDENCE).then_some(last),
+        }
     }
 
     /// What is known of `item`.

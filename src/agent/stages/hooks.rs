@@ -158,6 +158,8 @@ async fn item_gate(cx: &StageCx<'_>, input: &Value, said: &mut Said) -> Option<T
         let hooked = item_hooks(cx, HookEvent::ItemCompleting, (n, &item), &plan, said).await;
         if let Some(why) = hooked.blocked() {
             kept.push(format!("item {n} \"{}\" open: {why}", item.content));
+        } else if item.scope.check.is_none() {
+            hook_evidence(cx, n, &item, &hooked, said);
         }
     }
     if kept.is_empty() {
@@ -278,6 +280,31 @@ async fn call_hooks(
     let hooked = cx.host.run_hooks(moment, fields, cx.cancel, said).await;
     said.stop(hooked.stop.as_ref());
     hooked
+}
+
+/// An item without a check of its own whose `ItemCompleting` hooks all
+/// passed (exit 0) has them as its evidence (issue 46).
+fn hook_evidence(cx: &StageCx<'_>, n: usize, item: &TodoItem, hooked: &Hooked, said: &mut Said) {
+    if hooked.runs.is_empty() || !hooked.runs.iter().all(|(_, passed)| *passed) {
+        return;
+    }
+    let commands: Vec<&str> = hooked.runs.iter().map(|(c, _)| c.as_str()).collect();
+    let evidence = crate::todo::Evidence {
+        item: item.id.clone(),
+        content: item.content.clone(),
+        command: format!(
+            "{}{}",
+            crate::todo::evidence::HOOK_EVIDENCE,
+            commands.join("; ")
+        ),
+        exit_code: Some(0),
+        passed: true,
+        duration_ms: 0,
+        tail: String::new(),
+    };
+    cx.plan.lock().checks.record(evidence.clone());
+    said.events
+        .push(crate::events::Event::ItemChecked { n, evidence });
 }
 
 /// The hooks of an item's moment (`ItemStarted`, `ItemCompleting`): item
