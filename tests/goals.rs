@@ -31,6 +31,16 @@ fn run(home: &Path, ws: &Path, name: &str, turns: Value, args: &[&str]) -> std::
     support::run_waypoint(home, ws, &all)
 }
 
+/// A headless `--goal TEXT` run of `turns`.
+fn goal(
+    home: &tempfile::TempDir,
+    ws: &tempfile::TempDir,
+    turns: Value,
+    text: &str,
+) -> std::process::Output {
+    run(home.path(), ws.path(), "s", turns, &["--goal", text])
+}
+
 fn plan(items: &[(&str, &str, Option<&str>)]) -> Value {
     let todos: Vec<Value> = items
         .iter()
@@ -73,13 +83,7 @@ fn a_failing_check_keeps_the_item_open_until_it_passes() {
         {"text": "Now it is.", "tool_calls": [plan(&[("Make it ready", "completed", check)])]},
         {"text": "Finished."}
     ]);
-    let out = run(
-        home.path(),
-        ws.path(),
-        "s",
-        turns,
-        &["--goal", "Make it ready"],
-    );
+    let out = goal(&home, &ws, turns, "Make it ready");
     assert_eq!(out.status.code(), Some(0), "{}", why(&out));
     let seen = support::json_lines(&out);
     let checked = of_type(&seen, "item_checked");
@@ -132,13 +136,7 @@ fn an_item_without_evidence_keeps_the_goal_unmet() {
         {"text": "Really, it is done."},
         {"text": "Still done."}
     ]);
-    let out = run(
-        home.path(),
-        ws.path(),
-        "s",
-        turns,
-        &["--goal", "Write the notes"],
-    );
+    let out = goal(&home, &ws, turns, "Write the notes");
     assert_eq!(out.status.code(), Some(4), "{}", why(&out));
     let seen = support::json_lines(&out);
     let result = result(&seen);
@@ -173,7 +171,7 @@ fn the_goal_is_met_only_when_its_own_check_passes() {
     assert_eq!(last["report"]["check"]["command"], "test -f final");
     // Before the file existed, the goal's check failed and the model was
     // told so (the request after "Done." carried it).
-    let transcript = transcript(home.path());
+    let transcript = support::transcript_text(home.path());
     assert!(
         transcript.contains("The goal's own check failed"),
         "{transcript}"
@@ -256,18 +254,6 @@ fn a_resume_restores_the_goal_with_what_it_spent_and_its_budget() {
     assert_eq!(goal["spent"]["turns"], 4, "{goal}");
 }
 
-/// The session's transcript, as text.
-fn transcript(home: &Path) -> String {
-    let dir = home.join(".waypoint/sessions");
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("a transcript");
-    std::fs::read_to_string(file).unwrap()
-}
-
 #[test]
 fn a_models_check_is_a_command_and_is_asked_for_where_commands_are() {
     let (home, ws) = dirs("goal-ask");
@@ -309,13 +295,7 @@ fn passing_item_completing_hooks_are_an_items_evidence() {
         {"text": "Written.", "tool_calls": [plan(&[("Write the notes", "completed", None)])]},
         {"text": "Finished."}
     ]);
-    let out = run(
-        home.path(),
-        ws.path(),
-        "s",
-        turns,
-        &["--goal", "Write the notes"],
-    );
+    let out = goal(&home, &ws, turns, "Write the notes");
     assert_eq!(out.status.code(), Some(0), "{}", why(&out));
     let seen = support::json_lines(&out);
     let item = &result(&seen)["goal"]["items"][0];

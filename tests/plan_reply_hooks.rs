@@ -58,18 +58,6 @@ fn last_statuses(seen: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// The session's transcript, as text.
-fn transcript(home: &Path) -> String {
-    let dir = home.join(".waypoint/sessions");
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("a transcript");
-    std::fs::read_to_string(file).unwrap()
-}
-
 #[test]
 fn an_item_completing_hook_keeps_a_done_item_open() {
     let hook = r#"test -f released || { echo "the version is not bumped" >&2; exit 2; }"#;
@@ -98,7 +86,7 @@ fn an_item_completing_hook_keeps_a_done_item_open() {
     );
     assert_eq!(last_statuses(&seen), ["pending", "pending"]);
     // The model's next request says why, after the plan.
-    let said = transcript(home.path());
+    let said = support::transcript_text(home.path());
     assert!(
         said.contains("[Item 1 \\\"Bump the version\\\" was kept open by an ItemCompleting hook: the version is not bumped"),
         "{said}"

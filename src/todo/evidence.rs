@@ -141,11 +141,12 @@ pub fn tail(stdout: &str, stderr: &str, lines: usize) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::todo::ItemScope;
 
-    fn item(id: &str, status: TodoStatus, check: Option<&str>) -> TodoItem {
+    /// Item `id` (`item ID`) with `status` and `check`.
+    pub(crate) fn item(id: &str, status: TodoStatus, check: Option<&str>) -> TodoItem {
         TodoItem {
             id: id.into(),
             content: format!("item {id}"),

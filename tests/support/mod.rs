@@ -70,3 +70,16 @@ pub fn copy_program(from: &std::path::Path, to: &std::path::Path) {
         .unwrap();
     assert!(status.success(), "{} was not copied", from.display());
 }
+
+/// The text of the one session transcript under `home` (a test's
+/// `WAYPOINT_HOME` is `home/.waypoint`).
+pub fn transcript_text(home: &std::path::Path) -> String {
+    let dir = home.join(".waypoint/sessions");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a transcript");
+    std::fs::read_to_string(file).unwrap()
+}

@@ -159,20 +159,8 @@ pub fn report(run: &GoalRun, items: &[TodoItem], checks: &Checks) -> GoalReport 
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::todo::{Evidence, ItemScope};
-
-    fn item(id: &str, status: TodoStatus, check: Option<&str>) -> TodoItem {
-        TodoItem {
-            id: id.into(),
-            content: format!("item {id}"),
-            status,
-            active_form: format!("doing {id}"),
-            scope: ItemScope {
-                check: check.map(str::to_string),
-                ..ItemScope::default()
-            },
-        }
-    }
+    use crate::todo::Evidence;
+    use crate::todo::evidence::tests::item;
 
     #[test]
     fn only_evidence_makes_items_done() {
