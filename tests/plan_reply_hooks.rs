@@ -19,13 +19,7 @@ use serde_json::{Value, json};
 fn setup(prefix: &str, hook: &str) -> (tempfile::TempDir, tempfile::TempDir) {
     let home = support::sandbox::outside_hidden(&format!("{prefix}-home-"));
     let ws = support::sandbox::outside_hidden(&format!("{prefix}-ws-"));
-    let skill = ws.path().join(".agents/skills/release");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: release\ndescription: Cut a release.\n---\nCut the release.\n\n## Plan\n- [ ] Bump the version\n- [ ] Tag it\n",
-    )
-    .unwrap();
+    support::release_skill(ws.path());
     let config = home.path().join(".config/waypoint");
     std::fs::create_dir_all(&config).unwrap();
     // A literal string: the hook holds no single quote.

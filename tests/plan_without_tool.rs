@@ -233,13 +233,7 @@ fn events_of(stdout: &[u8]) -> Vec<Value> {
 fn headless_a_skills_plan_finished_through_reply_lines() {
     let home = support::sandbox::outside_hidden("notool-home-");
     let ws = support::sandbox::outside_hidden("notool-bin-ws-");
-    let skill = ws.path().join(".agents/skills/release");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: release\ndescription: Cut a release.\n---\nCut the release.\n\n## Plan\n- [ ] Bump the version\n- [ ] Tag it\n",
-    )
-    .unwrap();
+    support::release_skill(ws.path());
     let script = home.path().join("turns.json");
     std::fs::write(
         &script,

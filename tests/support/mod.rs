@@ -83,3 +83,15 @@ pub fn transcript_text(home: &std::path::Path) -> String {
         .expect("a transcript");
     std::fs::read_to_string(file).unwrap()
 }
+
+/// A `release` skill in `ws` whose plan has two items (Bump the version,
+/// Tag it).
+pub fn release_skill(ws: &std::path::Path) {
+    let skill = ws.join(".agents/skills/release");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release\ndescription: Cut a release.\n---\nCut the release.\n\n## Plan\n- [ ] Bump the version\n- [ ] Tag it\n",
+    )
+    .unwrap();
+}
