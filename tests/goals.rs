@@ -22,13 +22,9 @@ fn dirs(prefix: &str) -> (tempfile::TempDir, tempfile::TempDir) {
 }
 
 fn run(home: &Path, ws: &Path, name: &str, turns: Value, args: &[&str]) -> std::process::Output {
-    let script = home.join(format!("{name}.json"));
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
     let mut all = vec!["-p"];
     all.extend(args);
-    all.extend(["--output-format", "jsonl", "--scenario"]);
-    all.push(script.to_str().unwrap());
-    support::run_waypoint(home, ws, &all)
+    support::run_scripted(home, ws, name, turns, &all)
 }
 
 /// A headless `--goal TEXT` run of `turns`.

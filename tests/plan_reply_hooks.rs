@@ -29,12 +29,7 @@ fn setup(prefix: &str, hook: &str) -> (tempfile::TempDir, tempfile::TempDir) {
 }
 
 fn run(home: &Path, ws: &Path, turns: Value, args: &[&str]) -> std::process::Output {
-    let script = home.join("turns.json");
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-    let mut all = args.to_vec();
-    all.extend(["--output-format", "jsonl", "--scenario"]);
-    all.push(script.to_str().unwrap());
-    support::run_waypoint(home, ws, &all)
+    support::run_scripted(home, ws, "turns", turns, args)
 }
 
 /// The statuses of the last plan the events show.

@@ -95,3 +95,20 @@ pub fn release_skill(ws: &std::path::Path) {
     )
     .unwrap();
 }
+
+/// Runs the binary on the scripted `turns` (written to `home/NAME.json`)
+/// with `args`, its events as JSON lines.
+pub fn run_scripted(
+    home: &std::path::Path,
+    ws: &std::path::Path,
+    name: &str,
+    turns: serde_json::Value,
+    args: &[&str],
+) -> std::process::Output {
+    let script = home.join(format!("{name}.json"));
+    std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+    let mut all = args.to_vec();
+    all.extend(["--output-format", "jsonl", "--scenario"]);
+    all.push(script.to_str().unwrap());
+    run_waypoint(home, ws, &all)
+}
