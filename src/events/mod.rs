@@ -335,7 +335,8 @@ pub enum Event {
     GoalUpdated { report: GoalReport },
     /// A goal's budget is 80% spent (`share` percent of its `limit`).
     GoalBudget { share: u32, limit: String },
-    /// Plan item `n` (1-based) was checked: its check's evidence.
+    /// Plan item `n` (1-based) was checked: its check's evidence (no
+    /// command: the user accepted it without evidence).
     ItemChecked { n: usize, evidence: Evidence },
     /// A change to the approved plan was refused (by the user, or headless
     /// where nobody can sign it off): the plan stays as agreed.

@@ -32,27 +32,24 @@ use crate::todo::{Checks, TodoItem};
 /// goal stops as `unmet`.
 pub const STALL_ROUNDS: u32 = 3;
 
-/// The goal, shared by the dispatcher and the session's turns.
+/// The goal, shared by the dispatcher and the session's turns, and the
+/// goal ops that arrived while a turn ran.
 #[derive(Clone, Default)]
-pub(super) struct SharedGoal(Arc<Mutex<Option<GoalRun>>>);
+pub(super) struct SharedGoal {
+    run: Arc<Mutex<Option<GoalRun>>>,
+    pending: Arc<Mutex<Vec<GoalAction>>>,
+}
 
 impl SharedGoal {
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Option<GoalRun>> {
-        lock(&self.0)
+        lock(&self.run)
     }
 
     /// An op that arrived while a turn ran: applied when it has ended.
     /// Whether it pauses the goal (the turn should stop now).
     pub fn hold(&self, action: GoalAction) -> bool {
         let pause = action == GoalAction::Pause;
-        let mut slot = self.lock();
-        match slot.as_mut() {
-            Some(run) => run.pending.push(action),
-            None => {
-                // A goal set mid-turn waits for the turn too.
-                *slot = Some(GoalRun::held(action));
-            }
-        }
+        lock(&self.pending).push(action);
         pause
     }
 
@@ -82,8 +79,6 @@ pub(super) struct GoalRun {
     pub last_seen: Option<u64>,
     /// The goal's own check, when it ran last.
     pub check: Option<Evidence>,
-    /// Ops that arrived while a turn ran.
-    pending: Vec<GoalAction>,
 }
 
 impl GoalRun {
@@ -99,17 +94,7 @@ impl GoalRun {
             stale: 0,
             last_seen: None,
             check: None,
-            pending: Vec::new(),
         }
-    }
-
-    /// A placeholder holding an op that came mid-turn with no goal set.
-    fn held(action: GoalAction) -> Self {
-        let mut run = Self::new(Goal::default(), crate::chat::Usage::default());
-        run.state = GoalState::Unmet;
-        run.since = None;
-        run.pending.push(action);
-        run
     }
 
     /// Counts what the session spent since the last count: `totals` are
@@ -217,9 +202,9 @@ pub(super) fn apply(session: &mut Session, action: GoalAction) -> Begin {
             announce(session);
             Begin::Prompt(judge::first_prompt(&goal))
         }
-        GoalAction::Pause | GoalAction::Resume | GoalAction::Clear | GoalAction::Accept { .. }
-            if state.is_none_or(GoalState::ended)
-                && !matches!(action, GoalAction::Accept { .. }) =>
+        GoalAction::Accept { n } => accept(session, n),
+        GoalAction::Pause | GoalAction::Resume | GoalAction::Clear
+            if state.is_none_or(GoalState::ended) =>
         {
             refuse(session, "No goal is active: `/goal TEXT` sets one.")
         }
@@ -245,50 +230,41 @@ pub(super) fn apply(session: &mut Session, action: GoalAction) -> Begin {
             announce(session);
             Begin::Nothing
         }
-        GoalAction::Accept { n } => {
-            let accepted = {
-                let mut plan = session.thread.plan.lock();
-                let item = plan.manager.items().get(n.wrapping_sub(1)).cloned();
-                item.inspect(|item| plan.checks.accept(&item.id))
-            };
-            match accepted {
-                Some(item) => {
-                    session.emit(Event::ItemChecked {
-                        n,
-                        evidence: Evidence {
-                            item: item.id,
-                            content: item.content,
-                            command: String::new(),
-                            exit_code: None,
-                            passed: false,
-                            duration_ms: 0,
-                            tail: "accepted by the user without evidence".into(),
-                        },
-                    });
-                    announce(session);
-                    Begin::Nothing
-                }
-                None => refuse(session, &format!("There is no plan item {n} to accept.")),
-            }
-        }
     }
+}
+
+/// `/goal accept N`: plan item `n` counts as done without evidence (told
+/// as an `ItemChecked` with no command, so a resume restores it).
+fn accept(session: &mut Session, n: usize) -> Begin {
+    let accepted = {
+        let mut plan = session.thread.plan.lock();
+        let item = plan.manager.items().get(n.wrapping_sub(1)).cloned();
+        item.inspect(|item| plan.checks.accept(&item.id))
+    };
+    let Some(item) = accepted else {
+        session.emit(Event::Error {
+            kind: ErrorKind::Goal,
+            message: format!("There is no plan item {n} to accept."),
+        });
+        return Begin::Nothing;
+    };
+    session.emit(Event::ItemChecked {
+        n,
+        evidence: Evidence {
+            item: item.id,
+            content: item.content,
+            tail: "accepted by the user without evidence".into(),
+            ..Evidence::default()
+        },
+    });
+    announce(session);
+    Begin::Nothing
 }
 
 /// After a turn: the ops that came meanwhile, and an active goal whose
 /// turn was interrupted (paused) or stopped early (paused, with why).
 pub(super) fn after_turn(session: &mut Session, end: super::TurnEnd) {
-    let pending = {
-        let mut goal = session.host.requests.goal.lock();
-        let pending = goal
-            .as_mut()
-            .map(|g| std::mem::take(&mut g.pending))
-            .unwrap_or_default();
-        // A placeholder that only held ops goes once they are taken.
-        if goal.as_ref().is_some_and(|g| g.goal.text.is_empty()) {
-            *goal = None;
-        }
-        pending
-    };
+    let pending = std::mem::take(&mut *lock(&session.host.requests.goal.pending));
     let paused = match end {
         super::TurnEnd::Interrupted => Some("interrupted by the user"),
         super::TurnEnd::Stopped => {
