@@ -35,17 +35,15 @@ impl HookRun {
     }
 
     /// Why a run that neither went on (0) nor blocked (2) did not work,
-    /// in one line for the user.
+    /// in one line for the user, after the line that names the hook and
+    /// says it failed (`exit code 1: what it printed`).
     pub fn describe_failure(&self) -> String {
         let how = match &self.ended {
-            Ended::Exited(code) => format!("failed with exit code {code}"),
-            Ended::Signal(sig) => format!("was killed by signal {sig}"),
-            Ended::TimedOut => format!(
-                "timed out after {:.0} s and was killed",
-                self.duration.as_secs_f64()
-            ),
-            Ended::Cancelled => "was interrupted".to_string(),
-            Ended::Failed(why) => format!("could not start: {why}"),
+            Ended::Exited(code) => format!("exit code {code}"),
+            Ended::Signal(sig) => format!("killed by signal {sig}"),
+            Ended::TimedOut => format!("timed out after {:.0} s", self.duration.as_secs_f64()),
+            Ended::Cancelled => "interrupted".to_string(),
+            Ended::Failed(why) => format!("it could not start: {why}"),
         };
         let said = crate::text::clean_line(self.stderr.trim().lines().next().unwrap_or(""));
         let said = if said.is_empty() {
@@ -53,7 +51,7 @@ impl HookRun {
         } else {
             format!(": {said}")
         };
-        format!("hook `{}` {how}{said}", short(&self.command))
+        format!("{how}{said}")
     }
 }
 
