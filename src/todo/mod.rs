@@ -9,6 +9,7 @@
 
 mod diff;
 mod edit;
+mod edit_item;
 pub mod evidence;
 pub mod file;
 pub mod ledger;

@@ -134,7 +134,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "plan",
         args: "<EDIT>",
-        help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, clear",
+        help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, check N [CMD], clear",
         run: plan,
     },
     Command {
