@@ -5,6 +5,7 @@
 //! and an unknown command is reported, never sent to the model.
 
 pub mod approval;
+pub mod goal;
 pub mod hooks;
 pub mod mcp;
 pub mod plan_mode;
@@ -136,6 +137,12 @@ pub const COMMANDS: &[Command] = &[
         args: "<EDIT>",
         help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, check N [CMD], clear",
         run: plan,
+    },
+    Command {
+        name: "goal",
+        args: "[TEXT or ACTION]",
+        help: "work until the evidence says TEXT is met: /goal TEXT [--check CMD] [--budget B]; pause, resume, clear, accept N; alone: the goal's report",
+        run: goal::run,
     },
     Command {
         name: "clear",
