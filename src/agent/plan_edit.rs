@@ -86,3 +86,26 @@ pub(super) fn apply_user_change(
         },
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_the_user_sets_runs_unasked_and_one_from_the_plan_file_asks() {
+        let plan = SharedPlan::default();
+        plan.lock().manager = crate::todo::test_helpers::three();
+        let set = |n, command: &str| PlanEdit::Check {
+            n,
+            command: Some(command.into()),
+        };
+        let event = apply_user_edit(&plan, &set(3, "cargo test"), Author::User);
+        assert!(matches!(event, Event::PlanUpdated { .. }), "{event:?}");
+        let id = plan.items()[2].id.clone();
+        assert!(plan.lock().checks.is_approved(&id, "cargo test"));
+        apply_user_edit(&plan, &set(3, "make check"), Author::PlanFile);
+        assert_eq!(plan.items()[2].scope.check.as_deref(), Some("make check"));
+        assert!(!plan.lock().checks.is_approved(&id, "make check"));
+    }
+}

@@ -141,7 +141,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "goal",
         args: "[TEXT or ACTION]",
-        help: "work until the evidence says TEXT is met: /goal TEXT [--check CMD] [--budget B]; pause, resume, clear, accept N; alone: the goal's report",
+        help: "work on TEXT until the evidence says it is met (--check CMD, --budget B); pause, resume, clear, accept N",
         run: goal::run,
     },
     Command {
