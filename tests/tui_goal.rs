@@ -389,3 +389,25 @@ fn a_resumed_session_brings_its_goal_back() {
     let text = screen_text(&mut a, 120, 40, clock.at(2.0));
     assert!(text.contains("last: exit 0 · 2.3 s · ok"), "{text}");
 }
+
+#[test]
+fn an_item_past_twice_the_mean_is_marked_drifting() {
+    let clock = Clock::new();
+    let mut a = with_goal(&clock, 4);
+    let Event::PlanStats { mut items, running } = stats(&plan(4)) else {
+        unreachable!()
+    };
+    items[2].time_ms = 200_000; // the mean is 65 s
+    feed(
+        &mut a,
+        &clock,
+        vec![(3.0, Event::PlanStats { items, running })],
+    );
+    let text = screen_text(&mut a, 120, 40, clock.at(4.0));
+    // It wraps at this width: the mark follows the item's text.
+    assert!(
+        text.contains("Parse expressions ✗ check failed ⚠"),
+        "{text}"
+    );
+    assert!(text.contains("    drifting"), "{text}");
+}
