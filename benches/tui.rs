@@ -4,7 +4,8 @@
 //! approval prompt over a 10,000-line command or write, compared
 //! with a short session (the ratio shows the cost
 //! does not grow with length), and for a reply with highlighted Rust (the
-//! frame that first highlights it, and the frames after). `cargo bench --bench tui`.
+//! frame that first highlights it, and the frames after), and the plan's
+//! forecast. `cargo bench --bench tui`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
@@ -220,9 +221,32 @@ fn highlight(c: &mut Criterion) {
     });
 }
 
+/// The plan's forecast over a full plan (20 items, half done): computed
+/// once per `PlanStats`, never per frame or per round.
+fn forecast(c: &mut Criterion) {
+    use waypoint::todo::{ItemStats, TodoStatus};
+    let stats: Vec<ItemStats> = (0..20u64)
+        .map(|i| ItemStats {
+            id: i.to_string(),
+            content: format!("item {i}"),
+            status: Some(match i {
+                0..10 => TodoStatus::Completed,
+                10 => TodoStatus::InProgress,
+                _ => TodoStatus::Pending,
+            }),
+            time_ms: 50_000 + i * 1_000,
+            cost_usd: Some(0.01 * i as f64),
+            ..ItemStats::default()
+        })
+        .collect();
+    c.bench_function("tui/forecast_20_items", |b| {
+        b.iter(|| waypoint::todo::forecast(black_box(&stats)))
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).warm_up_time(Duration::from_millis(500));
-    targets = first_frame, frames, highlight
+    targets = first_frame, frames, highlight, forecast
 }
 criterion_main!(benches);

@@ -30,6 +30,18 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// `45 min`, `2 h 10 min`, `30 s`.
+pub fn duration(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", (s + 30) / 60),
+        s => match (s % 3600 + 30) / 60 {
+            0 => format!("{} h", s / 3600),
+            m => format!("{} h {m} min", s / 3600),
+        },
+    }
+}
+
 /// `1 item`, `3 items`: a count and its noun, made plural unless it is one.
 pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {

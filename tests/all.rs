@@ -86,6 +86,7 @@ mod tools_fs;
 mod trusted_programs;
 mod tui_daily;
 mod tui_e2e;
+mod tui_goal;
 mod tui_hangup;
 mod tui_hooks;
 mod tui_images;

@@ -12,7 +12,28 @@ use crate::todo::{Author, PlanDiff, PlanEdit, PlanError, SharedPlan, TodoManager
 /// plan file while a tool ran): the event to announce it, or why it was
 /// refused (the plan is then unchanged).
 pub(super) fn apply_user_edit(plan: &SharedPlan, edit: &PlanEdit, author: Author) -> Event {
-    apply_user_change(plan, author, |manager| manager.apply_edit(edit))
+    let event = apply_user_change(plan, author, |manager| manager.apply_edit(edit));
+    // A check the user set runs unasked (one from the plan file may be
+    // anybody's: it asks as the model's do).
+    if let (
+        PlanEdit::Check {
+            n,
+            command: Some(command),
+        },
+        Author::User,
+    ) = (edit, author)
+        && matches!(event, Event::PlanUpdated { .. })
+    {
+        let mut state = plan.lock();
+        let id = n
+            .checked_sub(1)
+            .and_then(|i| state.manager.items().get(i))
+            .map(|i| i.id.clone());
+        if let Some(id) = id {
+            state.checks.approve(&id, command.trim());
+        }
+    }
+    event
 }
 
 /// Applies the user's `change` (which says what it did) to `plan`, like
@@ -63,5 +84,28 @@ pub(super) fn apply_user_change(
             kind: ErrorKind::PlanEdit,
             message: format!("The plan was not changed: {e}."),
         },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_the_user_sets_runs_unasked_and_one_from_the_plan_file_asks() {
+        let plan = SharedPlan::default();
+        plan.lock().manager = crate::todo::test_helpers::three();
+        let set = |n, command: &str| PlanEdit::Check {
+            n,
+            command: Some(command.into()),
+        };
+        let event = apply_user_edit(&plan, &set(3, "cargo test"), Author::User);
+        assert!(matches!(event, Event::PlanUpdated { .. }), "{event:?}");
+        let id = plan.items()[2].id.clone();
+        assert!(plan.lock().checks.is_approved(&id, "cargo test"));
+        apply_user_edit(&plan, &set(3, "make check"), Author::PlanFile);
+        assert_eq!(plan.items()[2].scope.check.as_deref(), Some("make check"));
+        assert!(!plan.lock().checks.is_approved(&id, "make check"));
     }
 }

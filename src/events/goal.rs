@@ -159,17 +159,7 @@ impl Budget {
     }
 }
 
-/// `45 min`, `2 h 10 min`, `30 s`.
-pub fn duration(seconds: u64) -> String {
-    match seconds {
-        s if s < 60 => format!("{s} s"),
-        s if s < 3600 => format!("{} min", (s + 30) / 60),
-        s => match (s % 3600 + 30) / 60 {
-            0 => format!("{} h", s / 3600),
-            m => format!("{} h {m} min", s / 3600),
-        },
-    }
-}
+pub use crate::units::duration;
 
 fn number(digits: &str, word: &str) -> Result<u64, String> {
     digits.parse().map_err(|_| usage(word))

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::edit_item::{put_back, quoted, set_check};
 use super::parse::{check_count, check_list, content_key};
 use super::store::TodoManager;
 use super::{PlanDiff, PlanError, TodoItem, TodoStatus};
@@ -111,13 +112,21 @@ pub enum PlanEdit {
         /// The removed item, as it was.
         item: super::TodoItem,
     },
+    /// Item `n`'s check: the command whose success is the evidence it
+    /// is done (left out: it has none).
+    Check {
+        /// The item's position.
+        n: usize,
+        /// The command (left out: the check is cleared).
+        command: Option<String>,
+    },
 }
 
 /// The longest item text a user's edit may bring (a plan line, not a document).
 pub const MAX_EDIT_CHARS: usize = super::MAX_ITEM_CHARS;
 
 /// The usage of `/plan`, for errors and help.
-pub const PLAN_USAGE: &str = "/plan add TEXT | edit N TEXT | done N [--force] | undone N | start N | remove N | move N M | clear";
+pub const PLAN_USAGE: &str = "/plan add TEXT | edit N TEXT | done N [--force] | undone N | start N | remove N | move N M | check N [CMD] | clear";
 
 impl PlanEdit {
     /// Reads the arguments of `/plan` (`add Write docs`, `done 3`, `move 4 1`, …).
@@ -170,6 +179,14 @@ impl PlanEdit {
                     _ => Err(format!("move takes two item numbers. Usage: {PLAN_USAGE}")),
                 }
             }
+            "check" => {
+                let (n, cmd) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let cmd = cmd.trim();
+                Ok(PlanEdit::Check {
+                    n: number(n)?,
+                    command: (!cmd.is_empty()).then(|| cmd.to_string()),
+                })
+            }
             "clear" if rest.is_empty() => Ok(PlanEdit::Clear),
             "" => Err(format!("Usage: {PLAN_USAGE}")),
             other => Err(format!(
@@ -177,16 +194,6 @@ impl PlanEdit {
             )),
         }
     }
-}
-
-/// Quotes an item's text for a note, shortened to 80 characters.
-fn quoted(text: &str) -> String {
-    let short: String = if text.chars().count() > 80 {
-        text.chars().take(79).chain(['…']).collect()
-    } else {
-        text.to_string()
-    };
-    format!("\"{short}\"")
 }
 
 impl TodoManager {
@@ -199,7 +206,7 @@ impl TodoManager {
         // An edit that leaves the plan as it is (the same text, status or
         // place) makes no revision and tells the model nothing.
         let same = |a: &TodoItem, b: &TodoItem| {
-            a.id == b.id && a.content == b.content && a.status == b.status
+            a.id == b.id && a.content == b.content && a.status == b.status && a.scope == b.scope
         };
         if items.len() == self.items().len()
             && items.iter().zip(self.items()).all(|(a, b)| same(a, b))
@@ -274,6 +281,10 @@ fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanErro
             format!("removed item {n} {}", quoted(&gone.content))
         }
         PlanEdit::PutBack { n, item } => put_back(items, *n, item)?,
+        PlanEdit::Check { n, command } => {
+            let i = index(*n, items)?;
+            set_check(items, i, command.as_deref())?
+        }
         PlanEdit::Move { from, to } => {
             let i = index(*from, items)?;
             let j = index(*to, items)?;
@@ -318,34 +329,6 @@ fn add(items: &mut Vec<TodoItem>, text: &str, after: Option<usize>) -> Result<St
         Some(n) if place < items.len() - 1 => format!("added {} after item {n}", quoted(&text)),
         _ => format!("added {} at the end", quoted(&text)),
     })
-}
-
-/// Puts a removed `item` back at place `n` (at the end when the plan is
-/// shorter now) as it was; in progress only when nothing else is.
-fn put_back(items: &mut Vec<TodoItem>, n: usize, item: &TodoItem) -> Result<String, PlanError> {
-    if items
-        .iter()
-        .any(|i| i.id == item.id || content_key(&i.content) == content_key(&item.content))
-    {
-        return Err(PlanError(format!(
-            "{} is in the plan already",
-            quoted(&item.content)
-        )));
-    }
-    check_count(items.len() + 1)?;
-    let mut back = item.clone();
-    if back.status == TodoStatus::InProgress
-        && items.iter().any(|i| i.status == TodoStatus::InProgress)
-    {
-        back.status = TodoStatus::Pending;
-    }
-    let place = n.saturating_sub(1).min(items.len());
-    items.insert(place, back);
-    Ok(format!(
-        "put back item {} {} (its removal undone)",
-        place + 1,
-        quoted(&item.content)
-    ))
 }
 
 /// Where item `n` (counted from 1, as the user sees it) is in `items`.

@@ -9,8 +9,10 @@
 
 mod diff;
 mod edit;
+mod edit_item;
 pub mod evidence;
 pub mod file;
+pub mod forecast;
 pub mod ledger;
 mod parse;
 mod replace;
@@ -24,6 +26,7 @@ pub use crate::pylit::{MAX_LITERAL_DEPTH, parse_python_literal};
 pub use diff::{PlanDiff, Reworded};
 pub use edit::{Author, PLAN_USAGE, PlanEdit, net_change};
 pub use evidence::{Checks, Evidence, Proof};
+pub use forecast::{Forecast, forecast};
 pub use ledger::{ItemStats, Ledger};
 pub use replace::items_in as items_in_plan_file;
 pub use shared::{PlanState, SharedPlan, UserChange};

@@ -93,7 +93,7 @@ impl TodoManager {
                 .iter()
                 .map(|d| (d.id.as_deref(), d.content.as_str(), d.status)),
         )?;
-        let (items, next_id) = self.assign_ids(drafts);
+        let (items, next_id) = self.assign_ids(drafts, true);
         let diff = PlanDiff::between(&self.items, &items);
         self.items = items;
         self.next_id = next_id;
@@ -113,7 +113,7 @@ impl TodoManager {
                 scope: i.scope,
             })
             .collect();
-        let (items, next_id) = self.assign_ids(drafts);
+        let (items, next_id) = self.assign_ids(drafts, false);
         let diff = PlanDiff::between(&self.items, &items);
         self.items = items;
         self.next_id = next_id;
@@ -129,7 +129,7 @@ impl TodoManager {
     /// id, whatever its text. A draft matched keeps its old item's id; a
     /// new one gets its given id unless an old or kept item has it, else a
     /// fresh counter id that clashes with nothing in the old or new list.
-    fn assign_ids(&self, drafts: Vec<Draft>) -> (Vec<TodoItem>, u64) {
+    fn assign_ids(&self, drafts: Vec<Draft>, keep_checks: bool) -> (Vec<TodoItem>, u64) {
         let old = &self.items;
         let matched = identities(old, &drafts);
         let old_ids: HashSet<&str> = old.iter().map(|i| i.id.as_str()).collect();
@@ -168,8 +168,8 @@ impl TodoManager {
                 id
             });
             // A write that leaves an item's check out keeps it (models
-            // do not repeat every field).
-            if d.scope.check.is_none() {
+            // do not repeat every field); a user's whole list says it all.
+            if keep_checks && d.scope.check.is_none() {
                 d.scope.check = self
                     .items
                     .iter()

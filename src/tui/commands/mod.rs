@@ -5,6 +5,7 @@
 //! and an unknown command is reported, never sent to the model.
 
 pub mod approval;
+pub mod goal;
 pub mod hooks;
 pub mod mcp;
 pub mod plan_mode;
@@ -134,8 +135,14 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "plan",
         args: "<EDIT>",
-        help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, clear",
+        help: "change the plan: add TEXT, edit N TEXT, done N, undone N, start N, remove N, move N M, check N [CMD], clear",
         run: plan,
+    },
+    Command {
+        name: "goal",
+        args: "[TEXT or ACTION]",
+        help: "work on TEXT until the evidence says it is met (--check CMD, --budget B); pause, resume, clear, accept N",
+        run: goal::run,
     },
     Command {
         name: "clear",

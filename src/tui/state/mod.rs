@@ -9,6 +9,7 @@
 pub mod approval;
 pub mod conversation;
 pub mod files;
+pub mod goal;
 pub mod input;
 pub mod output;
 pub mod overlays;
@@ -27,6 +28,7 @@ use super::style::Palette;
 pub use approval::{ApprovalRequest, Approvals, BodyCache};
 pub use conversation::{ConvEntry, Conversation, EntryKind, LayoutIndex, NoticeKind, Wrapped};
 pub use files::FilePicker;
+pub use goal::GoalView;
 pub use input::{HISTORY_CAP, Input, PASTE_LINES, Pasted};
 pub use output::{OUTPUT_MEMORY_CAP, OutputLog, Spill};
 pub use overlays::{Confirm, Overlays, PendingUndo, Popup};
@@ -82,6 +84,8 @@ pub struct Ctx<'a> {
     pub waiting: bool,
     /// The subagents: a task call's expanded view lists its child's calls.
     pub threads: &'a Threads,
+    /// The session's goal: its status line part.
+    pub goal: Option<&'a GoalView>,
 }
 
 impl Ctx<'_> {
@@ -138,6 +142,7 @@ impl App {
             instructions: self.status.place.instructions(),
             waiting: self.overlays.approvals.is_open(),
             threads: &self.threads,
+            goal: Some(&self.root.plan.goal).filter(|g| g.is_set()),
         }
     }
 

@@ -9,7 +9,7 @@ use super::revisions::{Revision, Revisions};
 use super::scroll::Scroll;
 use super::trace::first_clause;
 use crate::events::Event;
-use crate::todo::{ItemStats, PlanDiff, TodoItem, TodoStatus};
+use crate::todo::{Forecast, ItemStats, PlanDiff, TodoItem, TodoStatus};
 
 /// How long a changed plan item stays highlighted.
 pub const HIGHLIGHT_FOR: Duration = Duration::from_millis(2500);
@@ -54,6 +54,8 @@ pub struct Checklist {
     /// The plan is the model's proposal in plan mode (its revision),
     /// waiting for the user's approval.
     pub proposed: Option<u32>,
+    /// The session's goal and each item's evidence.
+    pub goal: super::goal::GoalView,
 }
 
 /// How the plan pane shows the plan: the user's choices, not the plan's.
@@ -159,14 +161,23 @@ pub struct ItemAccounts {
     items: Vec<ItemStats>,
     running: Option<String>,
     at: Option<Instant>,
+    /// The rest of the plan as these accounts say (made when they come,
+    /// never per frame).
+    forecast: Option<Forecast>,
 }
 
 impl ItemAccounts {
     /// Takes the engine's per-item account.
     pub fn set(&mut self, stats: Vec<ItemStats>, running: Option<String>, now: Instant) {
+        self.forecast = crate::todo::forecast(&stats);
         self.items = stats;
         self.running = running;
         self.at = Some(now);
+    }
+
+    /// What the rest of the plan will take, once an item is done.
+    pub fn forecast(&self) -> Option<&Forecast> {
+        self.forecast.as_ref()
     }
 
     /// One item's account at `now` (the running item's time goes on).
@@ -330,6 +341,7 @@ impl Checklist {
         if let Some(reason) = refused {
             self.refused = Some(first_clause(reason).to_string());
         }
+        self.goal.apply(event);
         match event {
             Event::TurnStarted { .. } => {
                 self.stopped_open = None;
@@ -388,5 +400,6 @@ impl Checklist {
         self.view.removed = None;
         self.undone.clear();
         self.finished_open = false;
+        self.goal.clear();
     }
 }

@@ -12,6 +12,7 @@ mod agreement;
 mod approval;
 mod checkpoint;
 mod daily;
+mod goal;
 mod keys;
 mod overlays;
 mod plan;
@@ -232,6 +233,9 @@ fn told(app: &mut App, event: Event) {
                 NoticeKind::Error
             };
             app.notice(notice, message);
+        }
+        event @ (Event::GoalSet { .. } | Event::GoalUpdated { .. } | Event::GoalBudget { .. }) => {
+            goal::told(app, &event)
         }
         event @ (Event::PlanChangeRequested { .. }
         | Event::PlanChangeAccepted { .. }

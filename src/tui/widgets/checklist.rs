@@ -19,7 +19,7 @@ use super::plan_detail::{
     shown_scope, time_in_progress,
 };
 use super::plan_fold::{Fold, NEXT_IN_VIEW, done_line, may_fold};
-use super::{clock, pane_block, spinner};
+use super::{clock, pane_block, plan_goal, spinner};
 use crate::todo::{TodoItem, TodoStatus};
 use crate::tui::state::{Change, Checklist, Ctx, Focus, NestedPlan, PlanPrompt, PromptKind};
 use crate::tui::style::{ACTIVE, DONE, PENDING};
@@ -274,7 +274,8 @@ fn plan_lines(
         if folding.contains(&index) {
             // The folded items' first line is the one that counts them.
             let at = *counted.get_or_insert_with(|| {
-                out.lines.push(done_line(folded, ctx));
+                out.lines
+                    .push(done_line(folded, plan_goal::unverified(c, &folding), ctx));
                 out.lines.len() - 1
             });
             out.starts.push(at);
@@ -374,7 +375,11 @@ impl Painter<'_> {
         let scope = shown_scope(self.c, item);
         let mark = if scope.is_some() { SCOPE_MARK } else { "" };
         let mut item_lines = wrap(
-            &format!("{}{mark}{tag}{undone}", item.content),
+            &format!(
+                "{}{mark}{}{tag}{undone}",
+                item.content,
+                plan_goal::marks(self.c, item)
+            ),
             width,
             text_style,
             Span::styled(format!("{marker} "), style),
@@ -405,6 +410,8 @@ impl Painter<'_> {
             ));
             out.lines
                 .extend(scope.map_or_else(Vec::new, |s| scope_lines(s, self.ctx, width)));
+            out.lines
+                .extend(plan_goal::check_lines(self.c, item, self.ctx, width));
         }
         if let Some(prompt) = self
             .c
@@ -536,7 +543,7 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
     } else if c.proposed.is_some() {
         format!(" Proposed plan · {total} items · y approves ")
     } else {
-        format!(" Plan {done}/{total} ")
+        format!(" Plan {done}/{total} {}", plan_goal::title(c))
     };
     if ctx.waiting {
         title.push_str("· waiting for approval ");
@@ -545,6 +552,9 @@ pub fn render(frame: &mut Frame, c: &Checklist, layout: &PlanLayout, ctx: &Ctx<'
     let mut block = pane_block(ctx, title, Focus::Checklist);
     let height = usize::from(block.inner(area).height);
     let (above, below) = layout.hidden(height);
+    if let Some(forecast) = plan_goal::forecast_line(c, ctx, area.width.saturating_sub(16)) {
+        block = block.title_bottom(forecast);
+    }
     // Only where it does not cover the title.
     if above > 0
         && title_w + format!(" ↑ {above} more ").chars().count() + 3 <= usize::from(area.width)

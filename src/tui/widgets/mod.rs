@@ -13,6 +13,7 @@ pub mod help;
 pub mod picker;
 pub mod plan_detail;
 mod plan_fold;
+mod plan_goal;
 pub mod status;
 pub mod trace;
 

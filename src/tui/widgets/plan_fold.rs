@@ -10,11 +10,19 @@ use crate::todo::TodoStatus;
 use crate::tui::state::{Checklist, Ctx};
 
 /// The line that stands for `count` folded done items: `✓ 4 done`.
-pub(super) fn done_line(count: usize, ctx: &Ctx<'_>) -> Line<'static> {
-    Line::from(vec![
+pub(super) fn done_line(count: usize, unverified: usize, ctx: &Ctx<'_>) -> Line<'static> {
+    let mut spans = vec![
         Span::styled("✓ ", ctx.palette.success()),
         Span::styled(format!("{count} done"), ctx.palette.dim()),
-    ])
+    ];
+    // A goal's folded items without passing evidence are not hidden.
+    if unverified > 0 {
+        spans.push(Span::styled(
+            format!(" ({unverified} unverified)"),
+            ctx.palette.warning(),
+        ));
+    }
+    Line::from(spans)
 }
 
 /// What a short pane folds, as little as makes the plan fit: the gauge

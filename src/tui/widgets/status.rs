@@ -124,6 +124,8 @@ struct Parts {
     mcp: Option<Span<'static>>,
     /// `jobs 2` while background jobs run.
     jobs: Option<Span<'static>>,
+    /// `goal: active`, `goal met`, … while the session has a goal: kept.
+    goal: Option<Span<'static>>,
     /// The approval mode: dropped last of all.
     mode: Option<Span<'static>>,
     /// The folder and git branch: dropped first.
@@ -137,6 +139,7 @@ impl Parts {
     fn spans(&self, dropped: usize) -> Vec<Span<'static>> {
         let keep = |rank: usize| dropped < rank;
         let mut out = vec![self.activity.clone()];
+        out.extend(self.goal.clone());
         if keep(8) {
             out.extend(self.mode.clone());
         }
@@ -257,7 +260,17 @@ fn parts(app: &Status, ctx: &Ctx<'_>) -> Parts {
             .unwrap_or_default();
         Span::styled(format!(" · {}{branch}", app.place.folder()), p.dim())
     });
+    let goal = ctx.goal.and_then(|g| {
+        let style = match g.state? {
+            crate::events::GoalState::Active => p.active(),
+            crate::events::GoalState::Met => p.success(),
+            crate::events::GoalState::Paused => p.dim(),
+            _ => p.warning(),
+        };
+        Some(Span::styled(format!(" · {}", g.label()?), style))
+    });
     Parts {
+        goal,
         place,
         model_short: Span::styled(format!(" · {}", short_model(app.accounts.model())), p.dim()),
         mode,
