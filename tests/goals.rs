@@ -301,3 +301,30 @@ fn passing_item_completing_hooks_are_an_items_evidence() {
         "ItemCompleting hook: test -f notes.md"
     );
 }
+
+#[test]
+fn a_drifting_item_is_told_to_the_model() {
+    let (home, ws) = dirs("goal-drift");
+    std::fs::write(ws.path().join("notes.txt"), "notes\n").unwrap();
+    let look = json!({"name": "read_file", "input": {"path": "notes.txt"}});
+    let two = |first: &str, second: &str| {
+        plan(&[
+            ("Read the notes", first, Some("true")),
+            ("Sum them up", second, None),
+        ])
+    };
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [two("in_progress", "pending")]},
+        {"text": "Read.", "tool_calls": [two("completed", "in_progress")]},
+        {"delay_ms": 1000, "text": "Summing slowly.", "tool_calls": [look]},
+        {"text": "Still summing."}
+    ]);
+    let out = goal(&home, &ws, turns, "Sum up the notes");
+    assert_eq!(out.status.code(), Some(4), "{}", why(&out));
+    let said = support::transcript_text(home.path());
+    assert!(
+        said.contains("Item 2 \\\"Sum them up\\\" is drifting"),
+        "{said}"
+    );
+    assert_eq!(said.matches("is drifting").count(), 1, "told once");
+}

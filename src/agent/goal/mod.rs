@@ -79,6 +79,8 @@ pub(super) struct GoalRun {
     pub last_seen: Option<u64>,
     /// The goal's own check, when it ran last.
     pub check: Option<Evidence>,
+    /// The drifting item the model was told of last (once per item).
+    pub drift_told: Option<String>,
 }
 
 impl GoalRun {
@@ -94,6 +96,7 @@ impl GoalRun {
             stale: 0,
             last_seen: None,
             check: None,
+            drift_told: None,
         }
     }
 

@@ -113,7 +113,40 @@ async fn judge_goal(session: &mut Session, cancel: &CancellationToken) -> Next {
         goal::announce(session);
         return Next::End;
     }
-    let note = goal::go_on_note(&goal, &judged, failed_check.as_deref());
+    let mut note = goal::go_on_note(&goal, &judged, failed_check.as_deref());
+    if let Some(line) = drift_line(session) {
+        note.push('\n');
+        note.push_str(&line);
+    }
     session.add_user_text(note, false);
     Next::GoOn
+}
+
+/// The item in progress, when it has taken more than twice as long as
+/// the finished items did (see [`crate::todo::forecast`]): told once per
+/// item.
+fn drift_line(session: &Session) -> Option<String> {
+    let (forecast, items) = {
+        let plan = session.thread.plan.lock();
+        (
+            crate::todo::forecast::forecast(&plan.stats)?,
+            plan.manager.items().to_vec(),
+        )
+    };
+    let id = forecast.drifting?;
+    {
+        let mut slot = session.host.requests.goal.lock();
+        let run = slot.as_mut()?;
+        if run.drift_told.as_deref() == Some(id.as_str()) {
+            return None;
+        }
+        run.drift_told = Some(id.clone());
+    }
+    let (at, item) = items.iter().enumerate().find(|(_, i)| i.id == id)?;
+    Some(format!(
+        "Item {} \"{}\" is drifting: it has taken more than twice as long as a finished item ({} on average). Finish it, split it into smaller items, or say what blocks it.",
+        at + 1,
+        item.content,
+        crate::units::duration(forecast.mean_ms.div_ceil(1000))
+    ))
 }
