@@ -328,3 +328,42 @@ fn a_drifting_item_is_told_to_the_model() {
     );
     assert_eq!(said.matches("is drifting").count(), 1, "told once");
 }
+
+#[test]
+fn a_skills_plan_may_carry_checks() {
+    let (home, ws) = dirs("goal-skill");
+    let skill = ws.path().join(".agents/skills/make");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: make\ndescription: Make it.\n---\nMake it.\n\n## Plan\n- [ ] Make it\n  - check: `test -f made`\n",
+    )
+    .unwrap();
+    let done = plan(&[("Make it", "completed", None)]);
+    let turns = json!([
+        {"text": "Loading the skill.", "tool_calls": [{"name": "skill", "input": {"name": "make"}}]},
+        {"text": "Done.", "tool_calls": [done]},
+        {"text": "Making it.", "tool_calls": [{"name": "write_file", "input": {"path": "made", "content": "x\n"}}]},
+        {"text": "Done now.", "tool_calls": [done]},
+        {"text": "Finished."}
+    ]);
+    let out = goal(&home, &ws, turns, "Make it");
+    assert_eq!(out.status.code(), Some(0), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let passes: Vec<(String, bool)> = of_type(&seen, "item_checked")
+        .iter()
+        .map(|e| {
+            (
+                e["evidence"]["command"].as_str().unwrap().to_string(),
+                e["evidence"]["passed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let check = "test -f made".to_string();
+    assert_eq!(
+        passes,
+        [(check.clone(), false), (check, true)],
+        "{}",
+        why(&out)
+    );
+}

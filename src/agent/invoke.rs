@@ -114,9 +114,14 @@ impl Invocations<'_> {
         if items.is_empty() || !self.0.thread.plan.lock().manager.open_items().is_empty() {
             return;
         }
+        let (items, mut checks): (Vec<String>, Vec<Option<String>>) = items.into_iter().unzip();
+        if checks.iter().all(Option::is_none) {
+            checks.clear();
+        }
         let edit = PlanEdit::Template {
             skill: skill.to_string(),
             items,
+            checks,
         };
         let event = super::plan::apply_user_edit(&self.0.thread.plan, &edit, author);
         // Sent as the dispatcher sends a user's edit; recorded when settled.

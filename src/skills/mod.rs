@@ -188,10 +188,12 @@ pub fn body(skill: &Skill) -> Result<String, String> {
     Ok(front::split(&text).1.trim().to_string())
 }
 
-/// The items of a body's `## Plan` checklist (`- [ ] Do this`), in order;
-/// empty when it has none. At most 20, one line each.
-pub fn plan_template(body: &str) -> Vec<String> {
-    let mut items = Vec::new();
+/// The items of a body's `## Plan` checklist (`- [ ] Do this`), in order,
+/// each with the check an indented ``- check: `CMD` `` line under it
+/// gives (the plan file's form); empty when it has none. At most 20, one
+/// line each.
+pub fn plan_template(body: &str) -> Vec<(String, Option<String>)> {
+    let mut items: Vec<(String, Option<String>)> = Vec::new();
     let mut inside = false;
     for line in body.lines() {
         let trimmed = line.trim();
@@ -205,6 +207,15 @@ pub fn plan_template(body: &str) -> Vec<String> {
         if !inside {
             continue;
         }
+        if line.starts_with([' ', '\t'])
+            && let Some((crate::todo::scope_line::Field::Check, check)) =
+                crate::todo::scope_line::parse(trimmed)
+        {
+            if let Some(last) = items.last_mut() {
+                last.1 = check.into_iter().next();
+            }
+            continue;
+        }
         let item = ["- [ ] ", "* [ ] ", "- [x] ", "- "]
             .iter()
             .find_map(|p| trimmed.strip_prefix(p))
@@ -212,9 +223,9 @@ pub fn plan_template(body: &str) -> Vec<String> {
             .filter(|t| !t.is_empty());
         if let Some(item) = item
             && items.len() < crate::todo::MAX_ITEMS
-            && !items.iter().any(|i: &String| i == item)
+            && !items.iter().any(|(i, _)| i == item)
         {
-            items.push(crate::text::clean_line(item).into_owned());
+            items.push((crate::text::clean_line(item).into_owned(), None));
         }
     }
     items

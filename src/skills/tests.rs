@@ -134,9 +134,19 @@ fn the_prompt_keeps_to_its_budget_and_names_the_rest() {
 #[test]
 fn a_plan_section_becomes_a_template_and_shell_lines_are_not_run() {
     let body = "# Release\nSteps.\n\n## Plan\n- [ ] Bump the version\n- [ ] Update the CHANGELOG\n* [ ] Tag and push\n\n## Notes\n- not an item\n";
+    let texts: Vec<String> = plan_template(body).into_iter().map(|(t, _)| t).collect();
     assert_eq!(
-        plan_template(body),
+        texts,
         ["Bump the version", "Update the CHANGELOG", "Tag and push"]
+    );
+    // An indented check line under an item is its check.
+    let checked = "## Plan\n- [ ] Run the tests\n  - check: `cargo test`\n- [ ] Tag it\n";
+    assert_eq!(
+        plan_template(checked),
+        [
+            ("Run the tests".to_string(), Some("cargo test".to_string())),
+            ("Tag it".to_string(), None)
+        ]
     );
     assert!(plan_template("no plan here").is_empty());
     let out = expand("Status:\n!`git status`\nThen $ARGUMENTS", "commit");

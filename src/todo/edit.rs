@@ -102,6 +102,9 @@ pub enum PlanEdit {
         skill: String,
         /// The checklist's items' text, in order.
         items: Vec<String>,
+        /// Each item's check, in the same order (left out: none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        checks: Vec<Option<String>>,
     },
     /// An item the user removed goes back at place `n` (at the end when
     /// the plan is shorter now), with its id, text and status: the
@@ -238,17 +241,22 @@ fn edited(items: &mut Vec<TodoItem>, edit: &PlanEdit) -> Result<String, PlanErro
         PlanEdit::Template {
             skill,
             items: texts,
+            checks,
         } => {
             check_count(texts.len())?;
             let mut fresh = Vec::with_capacity(texts.len());
-            for text in texts {
+            for (i, text) in texts.iter().enumerate() {
                 let text = clean_text(text)?;
+                let scope = super::ItemScope {
+                    check: checks.get(i).cloned().flatten(),
+                    ..Default::default()
+                };
                 fresh.push(TodoItem {
                     id: String::new(),
                     content: text.clone(),
                     status: TodoStatus::Pending,
                     active_form: text,
-                    scope: Default::default(),
+                    scope,
                 });
             }
             *items = fresh;

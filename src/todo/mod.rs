@@ -16,7 +16,7 @@ pub mod forecast;
 pub mod ledger;
 mod parse;
 mod replace;
-mod scope_line;
+pub mod scope_line;
 mod shared;
 mod store;
 
