@@ -63,6 +63,11 @@ pub struct Cli {
     #[arg(long, value_name = "BUDGET", requires = "goal", value_parser = crate::events::Budget::parse, help_heading = "Task")]
     pub budget: Option<crate::events::Budget>,
 
+    /// With `--goal`: each plan item's own budget (tokens, dollars, time while in progress, `N
+    /// turns` for its tool calls); an item that spends it stops the goal as budget-limited.
+    #[arg(long, value_name = "BUDGET", requires = "goal", value_parser = crate::events::Budget::parse, help_heading = "Task")]
+    pub item_budget: Option<crate::events::Budget>,
+
     /// Continue the most recent session of this workspace.
     #[arg(
         short = 'c',

@@ -20,6 +20,7 @@ pub fn goal_op(cli: &Cli) -> Op {
                 text: cli.goal.clone().unwrap_or_default(),
                 check: cli.goal_check.clone(),
                 budget: cli.budget.unwrap_or_default(),
+                item_budget: cli.item_budget.unwrap_or_default(),
             },
         },
     }

@@ -367,3 +367,33 @@ fn a_skills_plan_may_carry_checks() {
         why(&out)
     );
 }
+
+#[test]
+fn an_item_that_spends_its_own_budget_stops_the_goal() {
+    let (home, ws) = dirs("goal-item-budget");
+    std::fs::write(ws.path().join("notes.txt"), "notes\n").unwrap();
+    let look = json!({"name": "read_file", "input": {"path": "notes.txt"}});
+    let mut turns = vec![json!({"text": "Planning.", "tool_calls": [
+        plan(&[("Read the notes", "in_progress", None), ("Sum them up", "pending", None)])
+    ]})];
+    for _ in 0..8 {
+        turns.push(json!({"text": "Reading again.", "tool_calls": [look.clone()]}));
+    }
+    let args = ["--goal", "Sum up the notes", "--item-budget", "3 turns"];
+    let out = run(home.path(), ws.path(), "s", Value::Array(turns), &args);
+    assert_eq!(out.status.code(), Some(6), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let goal = &result(&seen)["goal"];
+    assert_eq!(goal["state"], "budget-limited");
+    let reason = goal["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("item 1 \"Read the notes\" spent its own budget (3 turns of 3 turns)"),
+        "{reason}"
+    );
+    // It stopped there: three reads, no more.
+    let reads = of_type(&seen, "tool_call_end")
+        .iter()
+        .filter(|e| e["name"] == "read_file")
+        .count();
+    assert_eq!(reads, 3, "{}", why(&out));
+}

@@ -948,6 +948,7 @@ fn goal_sample() -> waypoint::events::Goal {
         text: "Make the parser pass its tests".into(),
         check: Some("cargo test".into()),
         budget: waypoint::events::Budget::parse("2M, $5").unwrap(),
+        item_budget: waypoint::events::Budget::parse("200k, 10m").unwrap(),
     }
 }
 

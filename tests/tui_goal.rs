@@ -56,6 +56,7 @@ fn goal() -> Goal {
         text: "Port the parser".into(),
         check: Some("cargo test".into()),
         budget: Budget::parse("2M $5").unwrap(),
+        item_budget: Budget::default(),
     }
 }
 

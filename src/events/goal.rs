@@ -183,6 +183,17 @@ pub struct Spent {
 }
 
 impl Spent {
+    /// What plan item `stats` spent while in progress, in a budget's
+    /// terms (its tool calls stand for turns).
+    pub fn of_item(stats: &crate::todo::ItemStats) -> Spent {
+        Spent {
+            tokens: stats.input_tokens.saturating_add(stats.output_tokens),
+            cost_usd: stats.cost_usd.unwrap_or(0.0),
+            seconds: stats.time_ms / 1000,
+            turns: stats.tool_calls,
+        }
+    }
+
     /// The largest share of a limit spent (0.0 to 1.0 and beyond), and
     /// the limit's name; none without limits.
     pub fn share(&self, budget: &Budget) -> Option<(f64, &'static str)> {
@@ -217,6 +228,10 @@ pub struct Goal {
     pub check: Option<String>,
     #[serde(default, skip_serializing_if = "Budget::is_empty")]
     pub budget: Budget,
+    /// Each plan item's own limit (its tokens, cost and time while in
+    /// progress; `turns` counts its tool calls).
+    #[serde(default, skip_serializing_if = "Budget::is_empty")]
+    pub item_budget: Budget,
 }
 
 /// What the user does to the session's goal.

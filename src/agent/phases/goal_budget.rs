@@ -31,55 +31,85 @@ impl RoundStart for GoalBudget {
                 return None;
             }
             account(session);
-            let (share, warn) = {
-                let mut slot = shared.lock();
-                let run = slot.as_mut()?;
-                let Some((share, limit)) = run.spent.share(&run.goal.budget) else {
-                    run.spent.turns = run.spent.turns.saturating_add(1);
-                    return None;
-                };
-                let warn = (share >= 0.8 && !run.warned).then(|| {
-                    run.warned = true;
-                    limit
-                });
-                (share, warn.map(|l| (l, (share * 100.0).round() as u32)))
-            };
-            if let Some((limit, percent)) = warn {
-                session.emit(Event::GoalBudget {
-                    share: percent,
-                    limit: limit.to_string(),
-                });
-            }
-            if share < 1.0 {
+            let why = goal_over(session).or_else(|| item_over(session));
+            let Some(why) = why else {
                 // This request counts.
                 if let Some(run) = shared.lock().as_mut() {
                     run.spent.turns = run.spent.turns.saturating_add(1);
                 }
                 return None;
-            }
-            let why = {
-                let mut slot = shared.lock();
-                let run = slot.as_mut()?;
-                let why = format!(
-                    "its budget ran out ({} of {})",
-                    spent_line(&run.spent, &run.goal.budget),
-                    run.goal.budget.describe()
-                );
-                run.set(GoalState::BudgetLimited, Some(why.clone()));
-                why
             };
+            if let Some(run) = shared.lock().as_mut() {
+                run.set(GoalState::BudgetLimited, Some(why.clone()));
+            }
             goal::announce(session);
+            let message = format!("the goal stopped: {why}");
             Some(
                 session
-                    .abort(
-                        AbortReason::MaxTurns,
-                        format!("the goal stopped: {why}"),
-                        TurnEnd::Stopped,
-                    )
+                    .abort(AbortReason::MaxTurns, message, TurnEnd::Stopped)
                     .await,
             )
         })
     }
+}
+
+/// Why the goal's budget stops it now, if it does; at 80% the user is
+/// told once.
+fn goal_over(session: &Session) -> Option<String> {
+    let (share, warn, why) = {
+        let mut slot = session.host.requests.goal.lock();
+        let run = slot.as_mut()?;
+        let (share, limit) = run.spent.share(&run.goal.budget)?;
+        let warn = (share >= 0.8 && !run.warned).then(|| {
+            run.warned = true;
+            (limit, (share * 100.0).round() as u32)
+        });
+        let why = format!(
+            "its budget ran out ({} of {})",
+            spent_line(&run.spent, &run.goal.budget),
+            run.goal.budget.describe()
+        );
+        (share, warn, why)
+    };
+    if let Some((limit, percent)) = warn {
+        session.emit(Event::GoalBudget {
+            share: percent,
+            limit: limit.to_string(),
+        });
+    }
+    (share >= 1.0).then_some(why)
+}
+
+/// Why the item in progress stops the goal now: it spent its own budget
+/// (the goal's `item_budget`), as the plan's account last said.
+fn item_over(session: &Session) -> Option<String> {
+    let budget = session
+        .host
+        .requests
+        .goal
+        .lock()
+        .as_ref()
+        .map(|run| run.goal.item_budget)
+        .filter(|b| !b.is_empty())?;
+    let plan = session.thread.plan.lock();
+    let (at, item) = plan
+        .manager
+        .items()
+        .iter()
+        .enumerate()
+        .find(|(_, i)| i.status == crate::todo::TodoStatus::InProgress)?;
+    let stats = plan.stats.iter().find(|s| s.id == item.id)?;
+    let spent = crate::events::Spent::of_item(stats);
+    let (share, _) = spent.share(&budget)?;
+    (share >= 1.0).then(|| {
+        format!(
+            "item {} \"{}\" spent its own budget ({} of {})",
+            at + 1,
+            item.content,
+            spent_line(&spent, &budget),
+            budget.describe()
+        )
+    })
 }
 
 /// Counts what the session spent since the goal's last count.

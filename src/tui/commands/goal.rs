@@ -12,7 +12,8 @@ use crate::tui::state::goal::{mark_text, ran, report_text};
 use crate::tui::state::{App, NoticeKind};
 
 /// The usage of `/goal`, for errors.
-const USAGE: &str = "/goal TEXT [--check CMD] [--budget B] | pause | resume | clear | accept N";
+const USAGE: &str =
+    "/goal TEXT [--check CMD] [--budget B] [--item-budget B] | pause | resume | clear | accept N";
 
 pub fn run(app: &mut App, args: &str, _now: Instant) -> Vec<Effect> {
     let action = match parse(args) {
@@ -61,11 +62,13 @@ pub fn parse(args: &str) -> Result<Option<GoalAction>, String> {
     // to the next option.
     let mut text = Vec::new();
     let (mut check, mut budget) = (None::<Vec<&str>>, None::<Vec<&str>>);
+    let mut item_budget = None::<Vec<&str>>;
     let mut into: Option<&mut Vec<&str>> = None;
     for word in args.split_whitespace() {
         match word {
             "--check" => into = Some(check.insert(Vec::new())),
             "--budget" => into = Some(budget.insert(Vec::new())),
+            "--item-budget" => into = Some(item_budget.insert(Vec::new())),
             w => match into.as_mut() {
                 Some(list) => list.push(w),
                 None => text.push(w),
@@ -81,15 +84,17 @@ pub fn parse(args: &str) -> Result<Option<GoalAction>, String> {
         }
         words => words.map(|w| w.join(" ")),
     };
-    let budget = match budget {
-        Some(words) => Budget::parse(&words.join(" "))?,
-        None => Budget::default(),
+    let read = |words: Option<Vec<&str>>| match words {
+        Some(words) => Budget::parse(&words.join(" ")),
+        None => Ok(Budget::default()),
     };
+    let (budget, item_budget) = (read(budget)?, read(item_budget)?);
     Ok(Some(GoalAction::Set {
         goal: Goal {
             text: text.join(" "),
             check,
             budget,
+            item_budget,
         },
     }))
 }
