@@ -188,20 +188,7 @@ pub fn mark_text(proof: Proof) -> &'static str {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::todo::ItemScope;
-
-    fn item(id: &str, status: TodoStatus, check: Option<&str>) -> TodoItem {
-        TodoItem {
-            id: id.into(),
-            content: format!("item {id}"),
-            status,
-            active_form: format!("doing {id}"),
-            scope: ItemScope {
-                check: check.map(str::to_string),
-                ..ItemScope::default()
-            },
-        }
-    }
+    use crate::todo::evidence::tests::item;
 
     fn checked(id: &str, command: &str, passed: bool) -> Event {
         Event::ItemChecked {
