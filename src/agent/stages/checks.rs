@@ -127,6 +127,20 @@ impl CallStage for ItemChecks {
             (!failed.is_empty()).then(|| refusal(cx, &failed.join("\n")))
         })
     }
+
+    /// A call refused before it ran (asked and refused, a stage's or the
+    /// gate's refusal) ran no check: what it would have run is dropped.
+    fn after<'a>(
+        &'a self,
+        cx: &'a StageCx<'a>,
+        call: &'a Call<'a>,
+        _output: &'a mut ToolOutput,
+        _said: &'a mut Said,
+    ) -> BoxFuture<'a, ()> {
+        let key = (cx.host.events.thread(), call.id.to_string());
+        lock(&self.due).remove(&key);
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The checks `call` (a `todo_write`) would run: items it completes (or
