@@ -67,6 +67,7 @@ fn app_with_picker(n: usize, now: Instant) -> App {
                 plan_total: 3,
                 records: 10,
                 size: 14_000,
+                ..Card::default()
             },
             path: format!("/tmp/{i}.jsonl").into(),
             size: 14_000,

@@ -397,3 +397,46 @@ fn an_item_that_spends_its_own_budget_stops_the_goal() {
         .count();
     assert_eq!(reads, 3, "{}", why(&out));
 }
+
+#[test]
+fn the_forecast_learns_from_earlier_sessions_items() {
+    let (home, ws) = dirs("goal-prior");
+    let one = |status: &str| plan(&[("Read the notes", status, Some("true"))]);
+    let turns = json!([
+        {"text": "Planning.", "tool_calls": [one("in_progress")]},
+        {"delay_ms": 600, "text": "Read.", "tool_calls": [one("completed")]},
+        {"text": "Finished."}
+    ]);
+    let out = goal(&home, &ws, turns, "Read the notes");
+    assert_eq!(out.status.code(), Some(0), "{}", why(&out));
+    // The earlier session's card keeps its items' time.
+    let store = waypoint::session::SessionStore::new(home.path().join(".waypoint/sessions"));
+    let listed = store.list().unwrap();
+    let card = &listed[0].card;
+    assert_eq!(card.items.done, 1, "{card:?}");
+    assert!(card.items.ms >= 600, "{card:?}");
+    // A new session's plan, nothing done yet: the forecast stands on it.
+    let clock = crate::tui_support::Clock::new();
+    let mut app = waypoint::tui::state::App::new(
+        "claude-test",
+        &card.workspace,
+        waypoint::tui::style::Palette::monochrome(),
+        clock.base,
+    );
+    let pending = |id: &str| waypoint::todo::ItemStats {
+        id: id.into(),
+        content: format!("item {id}"),
+        status: Some(waypoint::todo::TodoStatus::Pending),
+        ..waypoint::todo::ItemStats::default()
+    };
+    app.root.plan.stats.set(
+        vec![pending("1"), pending("2"), pending("3")],
+        None,
+        clock.base,
+    );
+    assert!(app.root.plan.stats.forecast().is_none());
+    waypoint::tui::sessions::item_history(&mut app, Some(&store));
+    let forecast = app.root.plan.stats.forecast().expect("a forecast");
+    assert_eq!(forecast.time_ms, 3 * card.items.ms, "{forecast:?}");
+    assert_eq!(forecast.cost_usd, None);
+}

@@ -30,6 +30,24 @@ pub struct Card {
     /// The transcript's size in bytes when the card was written.
     #[serde(default)]
     pub size: u64,
+    /// Its plan items' times, for a later session's forecast.
+    #[serde(flatten)]
+    pub items: ItemTimes,
+}
+
+/// Root plan items completed, and the wall time between each one's start
+/// (in progress) and its completion, added up: what a later session's
+/// forecast learns from (issue 46).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemTimes {
+    #[serde(default, rename = "items_done")]
+    pub done: u32,
+    #[serde(default, rename = "items_ms")]
+    pub ms: u64,
+    /// When each item in progress started (not kept: a resumed session's
+    /// item counts from its next start).
+    #[serde(skip)]
+    pub started: std::collections::BTreeMap<String, u64>,
 }
 
 impl Card {
@@ -57,8 +75,9 @@ impl Card {
                 self.model = model.to_string();
             }
             Record::Event { envelope, .. } if envelope.thread.is_root() => {
-                if let crate::events::Event::PlanUpdated { items, .. } = &envelope.event {
+                if let crate::events::Event::PlanUpdated { items, at, .. } = &envelope.event {
                     (self.plan_done, self.plan_total) = crate::todo::progress(items);
+                    self.items.observe(items, *at);
                 }
             }
             _ => {}
@@ -67,6 +86,30 @@ impl Card {
             self.updated_ms = at;
         }
         self.records += 1;
+    }
+}
+
+impl ItemTimes {
+    /// Starts the clock of items newly in progress, and adds the time of
+    /// those newly completed.
+    fn observe(&mut self, items: &[crate::todo::TodoItem], at: u64) {
+        use crate::todo::TodoStatus;
+        for item in items {
+            match item.status {
+                TodoStatus::InProgress => {
+                    self.started.entry(item.id.clone()).or_insert(at);
+                }
+                TodoStatus::Completed => {
+                    if let Some(from) = self.started.remove(&item.id) {
+                        self.done = self.done.saturating_add(1);
+                        self.ms = self.ms.saturating_add(at.saturating_sub(from));
+                    }
+                }
+                TodoStatus::Pending => {
+                    self.started.remove(&item.id);
+                }
+            }
+        }
     }
 }
 

@@ -37,15 +37,22 @@ impl Forecast {
 /// The forecast for the plan whose items' accounts are `stats` (removed
 /// items left out); `None` until one item is completed.
 pub fn forecast(stats: &[ItemStats]) -> Option<Forecast> {
+    forecast_from(stats, None)
+}
+
+/// [`forecast`], with `prior_ms`, the mean time of an item in this
+/// workspace's earlier sessions, standing for this session's own mean
+/// until one of its items is completed (time only: no cost).
+pub fn forecast_from(stats: &[ItemStats], prior_ms: Option<u64>) -> Option<Forecast> {
     let live = stats.iter().filter(|s| !s.removed);
     let done: Vec<&ItemStats> = live
         .clone()
         .filter(|s| s.status == Some(TodoStatus::Completed))
         .collect();
-    if done.is_empty() {
-        return None;
-    }
-    let mean_ms = done.iter().map(|s| s.time_ms).sum::<u64>() / done.len() as u64;
+    let mean_ms = match done.len() {
+        0 => prior_ms?,
+        n => done.iter().map(|s| s.time_ms).sum::<u64>() / n as u64,
+    };
     let priced: Vec<f64> = done.iter().filter_map(|s| s.cost_usd).collect();
     let mean_usd = (!priced.is_empty()).then(|| priced.iter().sum::<f64>() / priced.len() as f64);
     let (mut time_ms, mut cost_usd, mut drifting) = (0u64, 0.0f64, None);
@@ -161,5 +168,22 @@ mod tests {
         let actual_usd = cost(actual_s);
         let ratio = f.cost_usd.unwrap() / actual_usd;
         assert!((0.5..=2.0).contains(&ratio), "cost ratio {ratio}");
+    }
+
+    #[test]
+    fn earlier_sessions_stand_in_until_an_item_is_done() {
+        let open = [
+            item("1", TodoStatus::Pending, 0, None),
+            item("2", TodoStatus::Pending, 0, None),
+        ];
+        assert!(forecast_from(&open, None).is_none());
+        let prior = forecast_from(&open, Some(60_000)).unwrap();
+        assert_eq!((prior.time_ms, prior.cost_usd), (120_000, None));
+        // One of this session's own items done: its mean wins.
+        let mixed = [
+            item("1", TodoStatus::Completed, 30, None),
+            item("2", TodoStatus::Pending, 0, None),
+        ];
+        assert_eq!(forecast_from(&mixed, Some(60_000)).unwrap().time_ms, 30_000);
     }
 }

@@ -493,6 +493,7 @@ fn apply(
             }
             Effect::SpillOutput { serial, text } => io.spills.write(app, serial, &text),
             Effect::OpenPicker => sessions::open_picker(app, io.sessions.as_ref(), now_ms()),
+            Effect::ItemHistory => sessions::item_history(app, io.sessions.as_ref()),
             Effect::Export { id, path } => {
                 sessions::export(app, io.sessions.as_ref(), &id, path.as_deref())
             }

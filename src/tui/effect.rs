@@ -18,6 +18,9 @@ pub enum Effect {
     StartEngine,
     /// Read the stored sessions once and open the picker over them.
     OpenPicker,
+    /// Read this workspace's earlier sessions' item times once (their
+    /// cards), for the plan's forecast (a goal was set).
+    ItemHistory,
     /// Write session `id` as Markdown to `path` (relative to the
     /// workspace; `None`: `exports/waypoint-session-ID.md` in the data
     /// folder).

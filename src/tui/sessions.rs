@@ -29,6 +29,28 @@ pub fn open_picker(app: &mut App, store: Option<&SessionStore>, now_ms: u64) {
     app.overlays.picker = Some(picker);
 }
 
+/// The mean time of a plan item in this workspace's earlier sessions
+/// (their cards: no transcript is read), for the forecast until this
+/// session completes an item of its own. Nothing when none completed one
+/// or the sessions cannot be read.
+pub fn item_history(app: &mut App, store: Option<&SessionStore>) {
+    let Some(sessions) = store.and_then(|s| s.list().ok()) else {
+        return;
+    };
+    let workspace = app.status.place.workspace().to_string();
+    let current = app.status.place.session().map(|(id, _)| id.clone());
+    let (done, ms) = sessions
+        .iter()
+        .map(|s| &s.card)
+        .filter(|c| c.workspace == workspace && Some(&c.id) != current.as_ref())
+        .fold((0u64, 0u64), |(d, m), c| {
+            (d + u64::from(c.items.done), m.saturating_add(c.items.ms))
+        });
+    if let Some(mean) = ms.checked_div(done) {
+        app.root.plan.stats.set_prior(mean);
+    }
+}
+
 /// Where `/export` writes: `path` (relative to the workspace), else
 /// `waypoint-session-SHORTID.md` in the data folder's `exports` (next to
 /// `sessions`), never into the workspace unasked.

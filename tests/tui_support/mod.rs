@@ -430,6 +430,7 @@ fn session(
             plan_total: plan.1,
             records: 12,
             size,
+            ..waypoint::session::Card::default()
         },
         path: format!("/home/u/.local/share/waypoint/sessions/{id}.jsonl").into(),
         size,

@@ -164,15 +164,24 @@ pub struct ItemAccounts {
     /// The rest of the plan as these accounts say (made when they come,
     /// never per frame).
     forecast: Option<Forecast>,
+    /// The mean time of an item in this workspace's earlier sessions.
+    prior_ms: Option<u64>,
 }
 
 impl ItemAccounts {
     /// Takes the engine's per-item account.
     pub fn set(&mut self, stats: Vec<ItemStats>, running: Option<String>, now: Instant) {
-        self.forecast = crate::todo::forecast(&stats);
+        self.forecast = crate::todo::forecast::forecast_from(&stats, self.prior_ms);
         self.items = stats;
         self.running = running;
         self.at = Some(now);
+    }
+
+    /// Earlier sessions' mean item time: the forecast stands on it until
+    /// an item of this session is done.
+    pub fn set_prior(&mut self, mean_ms: u64) {
+        self.prior_ms = Some(mean_ms);
+        self.forecast = crate::todo::forecast::forecast_from(&self.items, self.prior_ms);
     }
 
     /// What the rest of the plan will take, once an item is done.

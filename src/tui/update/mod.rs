@@ -141,6 +141,8 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
         | Event::ApprovalMode { .. } => session::on_event(app, event, now),
         event => {
             let relisted = relisted(app, &event);
+            // A goal's forecast learns from earlier sessions' items.
+            let history = matches!(event, Event::GoalSet { .. }).then_some(Effect::ItemHistory);
             app.status.apply(&event, now);
             let max_retries = app.status.engine.max_retries();
             let spill = app.root.apply(&event, max_retries, now);
@@ -160,6 +162,7 @@ pub fn on_event(app: &mut App, event: Event, now: Instant) -> Vec<Effect> {
             spill
                 .map(|(serial, text)| Effect::SpillOutput { serial, text })
                 .into_iter()
+                .chain(history)
                 .collect()
         }
     }
