@@ -440,3 +440,53 @@ fn the_forecast_learns_from_earlier_sessions_items() {
     assert_eq!(forecast.time_ms, 3 * card.items.ms, "{forecast:?}");
     assert_eq!(forecast.cost_usd, None);
 }
+
+#[test]
+fn the_forecast_is_within_2x_on_a_scripted_plan_with_regular_items() {
+    let (home, ws) = dirs("goal-forecast");
+    let names = ["One", "Two", "Three", "Four", "Five", "Six"];
+    // Item k is in progress for one slow request (300 ms) then completed.
+    let at = |done: usize| {
+        let items: Vec<(&str, &str, Option<&str>)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let status = match i.cmp(&done) {
+                    std::cmp::Ordering::Less => "completed",
+                    std::cmp::Ordering::Equal => "in_progress",
+                    std::cmp::Ordering::Greater => "pending",
+                };
+                (*n, status, Some("true"))
+            })
+            .collect();
+        plan(&items)
+    };
+    let mut turns = Vec::new();
+    for k in 0..=names.len() {
+        turns.push(json!({"delay_ms": if k == 0 { 0 } else { 300 }, "text": "Next.", "tool_calls": [at(k)]}));
+    }
+    turns.push(json!({"text": "All done."}));
+    let out = goal(&home, &ws, Value::Array(turns), "Do the six items");
+    assert_eq!(out.status.code(), Some(0), "{}", why(&out));
+    let seen = support::json_lines(&out);
+    let stats: Vec<Vec<waypoint::todo::ItemStats>> = of_type(&seen, "plan_stats")
+        .iter()
+        .map(|e| serde_json::from_value(e["items"].clone()).unwrap())
+        .collect();
+    let done = |s: &[waypoint::todo::ItemStats]| {
+        s.iter()
+            .filter(|i| i.status == Some(waypoint::todo::TodoStatus::Completed))
+            .count()
+    };
+    // The account when two of six were done, and the last one.
+    let early = stats.iter().find(|s| done(s) == 2).unwrap();
+    let last = stats.last().unwrap();
+    let spent = |s: &[waypoint::todo::ItemStats]| s.iter().map(|i| i.time_ms).sum::<u64>();
+    let actual = spent(last) - spent(early);
+    let forecast = waypoint::todo::forecast(early).unwrap().time_ms;
+    eprintln!("forecast {forecast} ms for the last four items, actual {actual} ms");
+    assert!(
+        forecast * 2 >= actual && forecast <= actual * 2,
+        "forecast {forecast} ms, actual {actual} ms"
+    );
+}
