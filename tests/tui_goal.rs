@@ -412,3 +412,33 @@ fn an_item_past_twice_the_mean_is_marked_drifting() {
     );
     assert!(text.contains("    drifting"), "{text}");
 }
+
+#[test]
+fn v_in_the_plan_pane_sets_the_selected_items_check() {
+    let clock = Clock::new();
+    let now = clock.at(5.0);
+    let mut a = with_goal(&clock, 4);
+    a.root.plan.view.selected = Some("4".into());
+    // `v` opens the prompt with the item's check (none yet) …
+    assert!(update::on_key(&mut a, key(KeyCode::Char('v')), now).is_empty());
+    let text = screen_text(&mut a, 120, 40, now);
+    assert!(text.contains("check of item 4 ›"), "{text}");
+    type_text(&mut a, "test -f dist/app", now);
+    // … and Enter sends it as the user's check.
+    let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Op::EditPlan {
+            thread: ThreadId::ROOT,
+            edit: waypoint::todo::PlanEdit::Check {
+                n: 4,
+                command: Some("test -f dist/app".into())
+            }
+        })]
+    );
+    // On an item with a check, the prompt starts from it.
+    a.root.plan.view.selected = Some("3".into());
+    update::on_key(&mut a, key(KeyCode::Char('v')), now);
+    let prompt = a.root.plan.view.prompt.as_ref().unwrap();
+    assert_eq!(prompt.text, "cargo test -p parser");
+}

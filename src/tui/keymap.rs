@@ -181,12 +181,14 @@ pub enum ItemEdit {
     MoveUp,
     /// Undo the files the item's calls changed (preview first).
     Undo,
+    /// Set the item's check (the command that proves it done).
+    Check,
 }
 
 impl Action {
     /// Every action a key can name; a test checks each has a binding and
     /// each kind of action is here.
-    pub const ALL: [Action; 80] = [
+    pub const ALL: [Action; 81] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -299,6 +301,7 @@ impl Action {
         Action::ConfirmStep { back: true },
         Action::ConfirmFresh,
         Action::PlanEdit(ItemEdit::Undo),
+        Action::PlanEdit(ItemEdit::Check),
         Action::PromptSend,
         Action::PromptCancel,
         Action::OpenCell,

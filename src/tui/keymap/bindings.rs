@@ -147,6 +147,11 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Plan,
+        &[(ch('v'), Action::PlanEdit(ItemEdit::Check))],
+        "set the selected item's check: the command whose success proves it done (goals)",
+    ),
+    bind(
+        Plan,
         &[(ch('u'), Action::PlanEdit(ItemEdit::Undo))],
         "undo the selected item's file changes (a preview asks first); after `x`, put it back",
     ),

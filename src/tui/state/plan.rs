@@ -219,6 +219,8 @@ pub enum PromptKind {
     Add { after: Option<usize> },
     /// New text for item `n` (1-based).
     Reword { n: usize },
+    /// Item `n`'s check (a command).
+    Check { n: usize },
 }
 
 /// The plan pane's one-line prompt (typed text only, control characters

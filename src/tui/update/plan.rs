@@ -141,6 +141,14 @@ pub fn edit_key(app: &mut App, edit: ItemEdit) -> Vec<Effect> {
             plan.view.reveal = true;
             return Vec::new();
         }
+        (ItemEdit::Check, Some((n, item))) => {
+            plan.view.prompt = Some(PlanPrompt {
+                kind: PromptKind::Check { n },
+                text: item.scope.check.clone().unwrap_or_default(),
+            });
+            plan.view.reveal = true;
+            return Vec::new();
+        }
         (ItemEdit::ToggleDone, Some((n, item)))
             if item.status != TodoStatus::Completed
                 && gate_kept(&app.root.trace, &item.content) =>
@@ -198,6 +206,10 @@ pub fn prompt_send(app: &mut App) -> Vec<Effect> {
     let edit = match prompt.kind {
         PromptKind::Add { after } => PlanEdit::Add { text, after },
         PromptKind::Reword { n } => PlanEdit::Reword { n, text },
+        PromptKind::Check { n } => PlanEdit::Check {
+            n,
+            command: Some(text),
+        },
     };
     send_edit(app, edit)
 }

@@ -508,7 +508,9 @@ impl Painter<'_> {
 /// The item (0-based) the prompt's line goes under; `None`: the end.
 fn prompt_after(prompt: &PlanPrompt) -> Option<usize> {
     match prompt.kind {
-        PromptKind::Add { after: Some(n) } | PromptKind::Reword { n } => n.checked_sub(1),
+        PromptKind::Add { after: Some(n) } | PromptKind::Reword { n } | PromptKind::Check { n } => {
+            n.checked_sub(1)
+        }
         PromptKind::Add { after: None } => None,
     }
 }

@@ -205,6 +205,7 @@ pub fn prompt_line(prompt: &PlanPrompt, ctx: &Ctx<'_>, width: u16) -> Line<'stat
         PromptKind::Add { after: Some(n) } => format!("+ after {n} › "),
         PromptKind::Add { after: None } => "+ at the end › ".to_string(),
         PromptKind::Reword { n } => format!("~ item {n} › "),
+        PromptKind::Check { n } => format!("check of item {n} › "),
     };
     let room = usize::from(width).saturating_sub(str_width(&label) + 1);
     let text = crate::text::clean_line(&prompt.text);
