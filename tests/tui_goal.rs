@@ -141,6 +141,10 @@ fn the_plan_pane_shows_the_goal_marks_and_the_forecast() {
         assert!(text.contains("Parse expressions ✗ check failed"), "{text}");
         // Mean 65 s: 45 s left of item 3, 3 × 65 s pending; $0.26 each.
         assert!(text.contains("≈ 4 min, ≈ $0.96 left"), "{text}");
+        // The selected item's own share: what is left of the mean.
+        if w == 80 {
+            assert!(text.contains("$0.0800 · ≈ 45 s left of 1 min"), "{text}");
+        }
         assert!(text.contains("check: cargo test -p parser"), "{text}");
         assert!(
             text.contains("last: exit 101 · 2.3 s · test result: FAI"),

@@ -403,11 +403,10 @@ impl Painter<'_> {
             }
         }
         if chosen {
-            out.lines.push(detail_line(
-                self.c.stats.of(&item.id, self.ctx.clock_until).as_ref(),
-                self.ctx,
-                width,
-            ));
+            let left = plan_goal::left(self.c, item, self.ctx);
+            let stats = self.c.stats.of(&item.id, self.ctx.clock_until);
+            out.lines
+                .push(detail_line(stats.as_ref(), left, self.ctx, width));
             out.lines
                 .extend(scope.map_or_else(Vec::new, |s| scope_lines(s, self.ctx, width)));
             out.lines

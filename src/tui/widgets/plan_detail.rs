@@ -171,9 +171,15 @@ pub fn time_in_progress(c: &Checklist, id: &str, until: std::time::Instant) -> O
 }
 
 /// The selected item's account in one line:
-/// `⏱ 1:23 · 4 calls · ↑12.3k ↓900 · $0.0123`.
-pub fn detail_line(stats: Option<&ItemStats>, ctx: &Ctx<'_>, width: u16) -> Line<'static> {
-    let text = match stats {
+/// `⏱ 1:23 · 4 calls · ↑12.3k ↓900 · $0.0123`, then what is `left` of
+/// it when a goal's forecast says (`≈ 45 s left of 1 min`).
+pub fn detail_line(
+    stats: Option<&ItemStats>,
+    left: Option<String>,
+    ctx: &Ctx<'_>,
+    width: u16,
+) -> Line<'static> {
+    let mut text = match stats {
         None => "no time or tool calls recorded yet".to_string(),
         Some(s) => {
             let calls = if s.tool_calls == 1 { "call" } else { "calls" };
@@ -190,6 +196,9 @@ pub fn detail_line(stats: Option<&ItemStats>, ctx: &Ctx<'_>, width: u16) -> Line
             out
         }
     };
+    if let Some(left) = left {
+        text.push_str(&format!(" · {left}"));
+    }
     Line::styled(
         truncate(&format!("    {text}"), usize::from(width)),
         ctx.palette.dim(),

@@ -69,6 +69,33 @@ pub fn check_lines(
     ctx: &Ctx<'_>,
     width: u16,
 ) -> Vec<Line<'static>> {
+    evidence_lines(c, item, ctx, width)
+}
+
+/// With a goal and a forecast, an open item's share of it, for its
+/// account line: what is left of a finished item's mean time, or that it
+/// is past it.
+pub fn left(c: &Checklist, item: &TodoItem, ctx: &Ctx<'_>) -> Option<String> {
+    let forecast = c.stats.forecast().filter(|_| c.goal.is_set())?;
+    if item.status == TodoStatus::Completed {
+        return None;
+    }
+    let spent = c
+        .stats
+        .of(&item.id, ctx.clock_until)
+        .map_or(0, |s| s.time_ms);
+    let mean = crate::units::duration(forecast.mean_ms.div_ceil(1000));
+    Some(match forecast.mean_ms.checked_sub(spent) {
+        Some(left) => format!(
+            "≈ {} left of {mean}",
+            crate::units::duration(left.div_ceil(1000))
+        ),
+        None => format!("past the {mean} a finished item took"),
+    })
+}
+
+/// The item's check and its last run, or why it has none.
+fn evidence_lines(c: &Checklist, item: &TodoItem, ctx: &Ctx<'_>, width: u16) -> Vec<Line<'static>> {
     let p = ctx.palette;
     let Some(command) = item.scope.check.as_deref() else {
         return match c.goal.mark(item) {
