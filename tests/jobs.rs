@@ -23,9 +23,19 @@ fn step(r: &Recorded) -> usize {
         .count()
 }
 
+/// The process runs: it exists and is not a zombie (a killed process
+/// whose parent has not reaped it yet has ended all the same: under the
+/// suite's load CI saw job 3's `sleep` as a zombie for the whole wait).
 fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks the pid exists.
-    unsafe { libc::kill(pid, 0) == 0 }
+    let exists = unsafe { libc::kill(pid, 0) == 0 };
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let (_, after) = s.rsplit_once(')')?;
+            after.split_whitespace().next().map(str::to_string)
+        });
+    exists && !matches!(state.as_deref(), Some("Z" | "X"))
 }
 
 /// The pid a "Started background job N (pid P)" result names.
