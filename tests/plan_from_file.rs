@@ -6,7 +6,6 @@
 //! be read or holds no items is refused before anything changes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::scripted_support::plan;
 use crate::support;
 
 use serde_json::{Value, json};
@@ -62,22 +61,8 @@ fn approve(
     extra: &[&str],
 ) -> std::process::Output {
     let carry = home.join("carry.json");
-    let write =
-        json!({"name": "write_file", "input": {"path": "greet.sh", "content": "echo hi\n"}});
-    let done = plan(&[
-        ("Write greet.sh", "completed"),
-        ("Make it executable", "completed"),
-    ]);
-    std::fs::write(
-        &carry,
-        json!({"turns": [
-            {"text": "Writing.", "tool_calls": [write]},
-            {"text": "Done.", "tool_calls": [{"name": "todo_write", "input": done}]},
-            {"text": "Both items are done."}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
+    let turns = crate::scripted_support::carry_out_greet(&["Write greet.sh", "Make it executable"]);
+    std::fs::write(&carry, turns).unwrap();
     let mut args = vec!["-r", id, "-p", "--approve-plan", "--approval", "auto"];
     args.extend_from_slice(extra);
     args.extend_from_slice(&[

@@ -226,19 +226,8 @@ fn headless_a_proposal_exits_5_and_approve_plan_carries_it_out() {
     assert!(!ws.path().join("greet.sh").exists());
 
     let second = home.path().join("carry.json");
-    let write =
-        json!({"name": "write_file", "input": {"path": "greet.sh", "content": "echo hi\n"}});
-    let done = plan(&[("Write greet.sh", "completed"), ("Test it", "completed")]);
-    std::fs::write(
-        &second,
-        json!({"turns": [
-            {"text": "Writing.", "tool_calls": [write]},
-            {"text": "Done.", "tool_calls": [{"name": "todo_write", "input": done}]},
-            {"text": "Both items are done."}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
+    let turns = scripted_support::carry_out_greet(&["Write greet.sh", "Test it"]);
+    std::fs::write(&second, turns).unwrap();
     let out = support::run_waypoint(
         home.path(),
         ws.path(),

@@ -109,33 +109,13 @@ fn y_in_the_plan_pane_asks_the_mode_and_approve_sends_the_approval() {
     let terminal = screen(&mut a, 80, 24, now);
     insta::assert_snapshot!("approve_plan_question_80x24", terminal.backend());
     let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
-    assert!(
-        effects.iter().any(|e| matches!(
-            e,
-            Effect::Send(Op::ApprovePlan {
-                mode: Some(ApprovalMode::Auto),
-                fresh: true,
-                items: None,
-            })
-        )),
-        "{effects:?}"
-    );
+    assert!(approves_auto_fresh(&effects), "{effects:?}");
     assert_eq!(a.overlays.confirm, None);
     a.focus = Focus::Input;
     let effects = type_text(&mut a, "/approve auto fresh", now);
     assert!(effects.is_empty());
     let effects = update::on_key(&mut a, key(KeyCode::Enter), now);
-    assert!(
-        effects.iter().any(|e| matches!(
-            e,
-            Effect::Send(Op::ApprovePlan {
-                mode: Some(ApprovalMode::Auto),
-                fresh: true,
-                items: None,
-            })
-        )),
-        "{effects:?}"
-    );
+    assert!(approves_auto_fresh(&effects), "{effects:?}");
     // Once approved, the pane shows the live plan again and there is
     // nothing left to approve.
     update::on_event(
@@ -163,4 +143,18 @@ fn y_in_the_plan_pane_asks_the_mode_and_approve_sends_the_approval() {
         "{:?}",
         notices(&a)
     );
+}
+
+/// The effects send an approval to run in auto mode from a fresh context.
+fn approves_auto_fresh(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| {
+        matches!(
+            e,
+            Effect::Send(Op::ApprovePlan {
+                mode: Some(ApprovalMode::Auto),
+                fresh: true,
+                items: None,
+            })
+        )
+    })
 }

@@ -66,6 +66,20 @@ pub fn plan(items: &[(&str, &str)]) -> serde_json::Value {
     json!({ "todos": todos })
 }
 
+/// A scenario file's text that carries out an approved plan: write
+/// `greet.sh`, mark `items` completed, say so.
+pub fn carry_out_greet(items: &[&str]) -> String {
+    let write =
+        json!({"name": "write_file", "input": {"path": "greet.sh", "content": "echo hi\n"}});
+    let done: Vec<(&str, &str)> = items.iter().map(|i| (*i, "completed")).collect();
+    json!({"turns": [
+        {"text": "Writing.", "tool_calls": [write]},
+        {"text": "Done.", "tool_calls": [{"name": "todo_write", "input": plan(&done)}]},
+        {"text": "Both items are done."}
+    ]})
+    .to_string()
+}
+
 /// An engine on `client` in `workspace`.
 pub fn start_with(
     client: Arc<Recording>,
