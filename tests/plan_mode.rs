@@ -14,7 +14,6 @@ use crate::scripted_support;
 use crate::support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -386,26 +385,17 @@ fn the_binary_in_plan_mode_refuses_writes_edits_and_writing_commands() {
     let turns =
         json!({"turns": [{"text": "Looking.", "tool_calls": calls}, {"text": "The plan."}]});
     std::fs::write(&scenario, turns.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_waypoint"))
-        .args([
-            "-p",
-            "plan it",
-            "--approval",
-            "plan",
-            "--output-format",
-            "jsonl",
-        ])
-        .arg("--scenario")
-        .arg(&scenario)
-        .arg("--workspace")
-        .arg(ws.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("WAYPOINT_HOME", home.path().join(".waypoint"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let args = [
+        "-p",
+        "plan it",
+        "--approval",
+        "plan",
+        "--output-format",
+        "jsonl",
+    ];
+    let mut args = args.to_vec();
+    args.extend(["--scenario", scenario.to_str().unwrap()]);
+    let out = support::run_waypoint(home.path(), ws.path(), &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

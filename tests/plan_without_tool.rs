@@ -240,19 +240,17 @@ fn headless_a_skills_plan_finished_through_reply_lines() {
         json!({"turns": [{"text": "Bumped and tagged.\nDone: 1, 2"}]}).to_string(),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_waypoint"))
-        .args(["-p", "/release", "--plan-tool", "false"])
-        .args(["--output-format", "jsonl", "--scenario"])
-        .arg(&script)
-        .arg("--workspace")
-        .arg(ws.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("WAYPOINT_HOME", home.path().join(".waypoint"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let args = [
+        "-p",
+        "/release",
+        "--plan-tool",
+        "false",
+        "--output-format",
+        "jsonl",
+    ];
+    let mut args = args.to_vec();
+    args.extend(["--scenario", script.to_str().unwrap()]);
+    let out = support::run_waypoint(home.path(), ws.path(), &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let seen = events_of(&out.stdout);
