@@ -355,7 +355,7 @@ impl Agent {
                 if quit {
                     return;
                 }
-                goal::after_turn(&mut self.session, end);
+                goal::after_turn(&mut self.session);
                 let after = self.session.thread.plan.items();
                 let open = after
                     .iter()

@@ -96,15 +96,32 @@ impl Session {
         message: String,
         end: TurnEnd,
     ) -> TurnEnd {
-        if reason == AbortReason::MaxTurns {
-            self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
+        self.abort_for(reason, message, None, end).await
+    }
+
+    /// [`Session::abort`], for a failure of kind `error` too.
+    async fn abort_for(
+        &mut self,
+        reason: AbortReason,
+        message: String,
+        error: Option<crate::events::ErrorKind>,
+        end: TurnEnd,
+    ) -> TurnEnd {
+        match reason {
+            AbortReason::MaxTurns => {
+                self.thread.run.stopped = Some(TaskEnd::Limit(message.clone()));
+            }
+            AbortReason::Failed => {
+                self.thread.run.stopped = Some(TaskEnd::Failed(message.clone()));
+            }
+            _ => {}
         }
         super::points::Points(self.voice()).at_turn_end().await;
         super::goal::on_abort(self, reason);
         self.emit(Event::TurnAborted {
             reason,
             message,
-            error: None,
+            error,
         });
         end
     }
@@ -139,14 +156,9 @@ impl Session {
             Ok(reply) => reply,
             Err(e) => {
                 tracing::error!(error = %e, "model request failed");
-                self.thread.run.stopped = Some(TaskEnd::Failed(e.to_string()));
-                super::points::Points(self.voice()).at_turn_end().await;
-                self.emit(Event::TurnAborted {
-                    reason: AbortReason::Failed,
-                    message: e.to_string(),
-                    error: Some(e.kind()),
-                });
-                return Err(TurnEnd::Stopped);
+                let (message, kind) = (e.to_string(), Some(e.kind()));
+                let end = self.abort_for(AbortReason::Failed, message, kind, TurnEnd::Stopped);
+                return Err(end.await);
             }
         };
         let u = reply.usage;

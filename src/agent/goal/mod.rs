@@ -264,32 +264,10 @@ fn accept(session: &mut Session, n: usize) -> Begin {
     Begin::Nothing
 }
 
-/// After a turn: the ops that came meanwhile, and an active goal whose
-/// turn was interrupted (paused) or stopped early (paused, with why).
-pub(super) fn after_turn(session: &mut Session, end: super::TurnEnd) {
+/// After a turn: the goal ops that came meanwhile (a turn that ended
+/// early paused an active goal already, see [`on_abort`]).
+pub(super) fn after_turn(session: &mut Session) {
     let pending = std::mem::take(&mut *lock(&session.host.requests.goal.pending));
-    let paused = match end {
-        super::TurnEnd::Interrupted => Some("interrupted by the user"),
-        super::TurnEnd::Stopped => {
-            Some("the turn stopped early (see why above); `/goal resume` goes on")
-        }
-        super::TurnEnd::Complete => None,
-    };
-    if let Some(why) = paused {
-        let changed = {
-            let mut goal = session.host.requests.goal.lock();
-            match goal.as_mut() {
-                Some(run) if run.state == GoalState::Active => {
-                    run.set(GoalState::Paused, Some(why.into()));
-                    true
-                }
-                _ => false,
-            }
-        };
-        if changed {
-            announce(session);
-        }
-    }
     for action in pending {
         // What a mid-turn op asks for runs from the next prompt on.
         let _ = apply(session, action);
