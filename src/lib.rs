@@ -17,6 +17,7 @@ pub mod goal_cli;
 pub mod headless;
 pub mod hooks;
 pub mod json;
+pub mod launch;
 pub mod llm;
 pub mod mcp;
 pub mod models;
