@@ -19,6 +19,8 @@ mod support;
 mod tui_support;
 
 // The tests, one module per file.
+mod acp;
+mod acp_clients;
 mod approvals;
 mod architecture;
 mod caching;

@@ -1,10 +1,12 @@
 //! Helpers shared by the integration tests that are not about a model
-//! provider: process liveness (`proc`), the MCP reference servers (`mcp`)
+//! provider: process liveness (`proc`), the MCP reference servers (`mcp`),
+//! the ACP clients (`acp`: the TypeScript SDK's, acpx)
 //! and the temp-workspace fixture of the tools (`workspace`). `repo`: git repositories and file
 //! trees for the checkpoint tests. `sandbox`: what the sandbox tests need of
 //! the machine, and the switch that makes a missing piece a failure.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod acp;
 pub mod mcp;
 pub mod proc;
 pub mod repo;
