@@ -182,6 +182,7 @@ fn acpx_runs_a_prompt_that_writes_a_file() {
             "exec",
             "Write hello.txt.",
         ],
+        &d.home,
         &support::acp::agent_env(&d.home),
     );
     let dump = format!("stdout:\n{stdout}\nstderr:\n{stderr}");

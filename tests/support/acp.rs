@@ -71,16 +71,19 @@ pub fn agent_env(home: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// Runs `program` with `args` in `env` (only), its own process group,
-/// killed after [`LIMIT`]: its exit status, stdout and stderr.
+/// Runs `program` with `args` in folder `cwd` and `env` (only), its own
+/// process group, killed after [`LIMIT`]: its exit status, stdout and
+/// stderr.
 pub fn run_bounded(
     program: &Path,
     args: &[&str],
+    cwd: &Path,
     env: &[(String, String)],
 ) -> (std::process::ExitStatus, String, String) {
     use std::os::unix::process::CommandExt;
     let mut child = Command::new(program)
         .args(args)
+        .current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
@@ -128,7 +131,8 @@ pub struct Log {
 }
 
 /// Runs `tests/acp/client.mjs` on `script` (written to `home`), the SDK
-/// in `dir`.
+/// in `dir`, in folder `home` (the agent too: its workspace is the one
+/// session/new names).
 pub fn run_client(dir: &Path, home: &Path, script: &Value) -> Log {
     let file = home.join("acp-client-script.json");
     std::fs::write(&file, serde_json::to_string_pretty(script).unwrap()).unwrap();
@@ -141,6 +145,7 @@ pub fn run_client(dir: &Path, home: &Path, script: &Value) -> Log {
     let (status, stdout, stderr) = run_bounded(
         Path::new("node"),
         &[client.to_str().unwrap(), file.to_str().unwrap()],
+        home,
         &env,
     );
     assert!(
