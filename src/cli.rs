@@ -105,7 +105,7 @@ pub struct Cli {
     /// What the agent may do without asking: read-only, plan (research and propose, enforced
     /// read-only), ask, auto-edit, auto (bash sandboxed), yolo
     /// [default: ask in the app, auto headless; env WAYPOINT_APPROVAL].
-    #[arg(long, value_name = "MODE", value_parser = parse_mode, help_heading = "Safety")]
+    #[arg(long, value_name = "MODE", value_parser = parse_mode, help_heading = "Safety", global = true)]
     pub approval: Option<ApprovalMode>,
 
     /// Short for `--approval yolo`: nothing asks, no sandbox.
@@ -138,7 +138,7 @@ pub struct Cli {
     pub keep: bool,
 
     /// Play this scenario file instead of calling a model (implies --provider scripted).
-    #[arg(long, value_name = "FILE", help_heading = "Task")]
+    #[arg(long, value_name = "FILE", help_heading = "Task", global = true)]
     pub scenario: Option<PathBuf>,
 
     /// Model provider [default: anthropic; env WAYPOINT_PROVIDER].

@@ -156,7 +156,12 @@ pub fn run_client(dir: &Path, home: &Path, script: &Value) -> Log {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    Log { lines, stderr }
+    let log = Log { lines, stderr };
+    // WAYPOINT_TEST_ACP_DUMP=1: everything the client saw, to read along.
+    if std::env::var_os("WAYPOINT_TEST_ACP_DUMP").is_some() {
+        eprintln!("{}", log.dump());
+    }
+    log
 }
 
 impl Log {
@@ -168,9 +173,10 @@ impl Log {
 
     /// The answer to step `step`'s request (a failure when it failed).
     pub fn result(&self, step: usize) -> &Value {
-        self.at(step)
+        &self
+            .at(step)
             .find(|l| l["event"] == "result")
-            .unwrap_or_else(|| panic!("step {step} has no result\n{}", self.dump()))
+            .unwrap_or_else(|| panic!("step {step} has no result\n{}", self.dump()))["result"]
     }
 
     /// The `update` of each session/update received during step `step`.
