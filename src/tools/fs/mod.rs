@@ -12,6 +12,7 @@
 mod edit;
 mod image;
 mod read;
+mod through;
 mod write;
 
 use std::io;
