@@ -19,6 +19,9 @@ mod server;
 mod session;
 mod translate;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use agent_client_protocol::schema::ProtocolVersion;
