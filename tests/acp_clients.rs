@@ -211,4 +211,15 @@ fn acpx_runs_a_prompt_that_writes_a_file() {
             .any(|m| m["result"]["stopReason"] == "end_turn"),
         "{dump}"
     );
+    // The write asked (ask mode) and acpx's --approve-all answered it.
+    let asked = messages
+        .iter()
+        .find(|m| m["method"] == "session/request_permission")
+        .unwrap_or_else(|| panic!("no permission request: {dump}"));
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["id"] == asked["id"] && m["result"]["outcome"]["optionId"] == "allow_once"),
+        "{dump}"
+    );
 }
