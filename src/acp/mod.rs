@@ -11,6 +11,7 @@
 //! engine) to tasks of their own: the SDK runs handlers in its dispatch
 //! loop, and a cancel must get through while a prompt runs.
 
+mod files;
 mod modes;
 mod permission;
 mod plan;
