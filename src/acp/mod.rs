@@ -14,11 +14,11 @@
 mod files;
 mod modes;
 mod permission;
-mod plan;
+pub mod plan;
 mod prompt;
 mod server;
 mod session;
-mod translate;
+pub mod translate;
 
 #[cfg(test)]
 mod tests;
