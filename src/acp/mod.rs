@@ -11,13 +11,14 @@
 //! engine) to tasks of their own: the SDK runs handlers in its dispatch
 //! loop, and a cancel must get through while a prompt runs.
 
+mod files;
 mod modes;
 mod permission;
-mod plan;
+pub mod plan;
 mod prompt;
 mod server;
 mod session;
-mod translate;
+pub mod translate;
 
 #[cfg(test)]
 mod tests;

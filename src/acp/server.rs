@@ -12,6 +12,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{ClientCapabilities, McpServer};
 use tokio::sync::oneshot;
 
+use super::files::ClientFiles;
 use super::session::{Pump, Session};
 use super::translate::Translator;
 use crate::agent::{Agent, ClientFactory, ModelChoice};
@@ -62,6 +63,12 @@ impl Server {
             .is_some()
     }
 
+    /// The client reads and writes text files: the file tools go through it.
+    fn editor_files(&self) -> bool {
+        let caps = self.caps.lock().unwrap_or_else(|e| e.into_inner());
+        caps.fs.read_text_file && caps.fs.write_text_file
+    }
+
     pub fn session(&self, id: &str) -> Result<Arc<Session>, String> {
         let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.get(id).cloned().ok_or_else(|| {
@@ -103,6 +110,14 @@ impl Server {
             resumed_in,
         );
         let mode = config.approval;
+        let id = Arc::new(std::sync::OnceLock::new());
+        if self.editor_files() {
+            let files = ClientFiles {
+                cx: cx.clone(),
+                session: id.clone(),
+            };
+            config.tools.files.editor = Some(Arc::new(files));
+        }
         let client = self
             .factory
             .build(&ModelChoice::default(), false)
@@ -115,7 +130,7 @@ impl Server {
             .spawn()
             .map_err(|e| e.to_string())?;
         let (ready_tx, ready) = oneshot::channel();
-        let session = Arc::new(Session::new(handle.ops.clone(), root.clone(), mode));
+        let session = Arc::new(Session::new(id, handle.ops.clone(), root.clone(), mode));
         let pump = Pump {
             events: handle.events,
             translator: Translator::new(&root, self.plan_ids(), mode),

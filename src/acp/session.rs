@@ -21,7 +21,7 @@ pub type TurnEnd = Result<StopReason, String>;
 /// A session the server holds.
 #[derive(Debug)]
 pub struct Session {
-    id: std::sync::OnceLock<SessionId>,
+    id: Arc<std::sync::OnceLock<SessionId>>,
     pub ops: UnboundedSender<Op>,
     pub root: PathBuf,
     /// The running prompt's answer, taken when its turn ends.
@@ -35,9 +35,16 @@ pub struct Session {
 pub type Ready = oneshot::Sender<Result<String, String>>;
 
 impl Session {
-    pub fn new(ops: UnboundedSender<Op>, root: PathBuf, mode: ApprovalMode) -> Self {
+    /// `id`: shared with whatever must name the session before its
+    /// start is known here (the editor's files).
+    pub fn new(
+        id: Arc<std::sync::OnceLock<SessionId>>,
+        ops: UnboundedSender<Op>,
+        root: PathBuf,
+        mode: ApprovalMode,
+    ) -> Self {
         Self {
-            id: std::sync::OnceLock::new(),
+            id,
             ops,
             root,
             prompt: Mutex::new(None),
