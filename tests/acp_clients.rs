@@ -5,7 +5,8 @@
 //! (`thread-N`; the root plan is `thread-0`), and one that does not as
 //! `plan` entries folded under the parent's item (`  ↳ `). acpx, the
 //! headless ACP CLI, runs one prompt whose scripted model writes a file,
-//! its permission answered by `--approve-all`. Skipped (with a note)
+//! its permission answered by `--approve-all`, the file written through
+//! acpx (it offers `fs/write_text_file`). Skipped (with a note)
 //! without node or the packages, failed under `.ci/run`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -209,6 +210,18 @@ fn acpx_runs_a_prompt_that_writes_a_file() {
         messages
             .iter()
             .any(|m| m["result"]["stopReason"] == "end_turn"),
+        "{dump}"
+    );
+    // acpx offers fs/write_text_file: the file was written through it.
+    let through = messages
+        .iter()
+        .find(|m| m["method"] == "fs/write_text_file")
+        .unwrap_or_else(|| panic!("the write did not go through acpx: {dump}"));
+    assert_eq!(through["params"]["content"], "hello from acpx\n", "{dump}");
+    assert!(
+        through["params"]["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/hello.txt")),
         "{dump}"
     );
     // The write asked (ask mode) and acpx's --approve-all answered it.
