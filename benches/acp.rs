@@ -103,7 +103,10 @@ fn bench_acp(c: &mut Criterion) {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Workspace::new(dir.path()).unwrap();
         let client: Arc<dyn ModelClient> = Arc::new(ScriptedClient::new(scenario.clone()));
-        let handle = Agent::builder(client, workspace).spawn().unwrap();
+        let handle = {
+            let _runtime = rt.enter();
+            Agent::builder(client, workspace).spawn().unwrap()
+        };
         let mut translator = Translator::new(Path::new("/ws"), false, ApprovalMode::Ask);
         let mut bytes = 0;
         let (calls, _) = rt.block_on(task::run_task_with(handle, "Work.", |event| {
