@@ -383,7 +383,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::GoalUpdated { .. }
             | Event::GoalBudget { .. }
             | Event::ItemChecked { .. }
-            | Event::Idle => {}
+            | Event::Idle { .. } => {}
             Event::CompactionEnd {
                 before_tokens,
                 after_tokens,

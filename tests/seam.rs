@@ -414,7 +414,7 @@ fn every_op_and_event_round_trips_through_json() {
                 message: Some("2 tests failed".into()),
             },
         },
-        Event::Idle,
+        Event::Idle { ops: 3 },
         Event::PlanStats {
             items: Vec::new(),
             running: Some("1".into()),
