@@ -167,7 +167,6 @@ const OVER_NEW_FILE_CAP: &[&str] = &[
     "src/headless.rs",
     "src/llm/http.rs",
     "src/llm/openai/stream.rs",
-    "src/main.rs",
     "src/mcp/manager.rs",
     "src/safety/evaluate.rs",
     "src/safety/sandbox.rs",
