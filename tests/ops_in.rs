@@ -4,7 +4,8 @@
 //! stdout. Two messages run as two turns (the second queued behind the
 //! first), an approval waits for the driver's answer instead of being
 //! refused, a malformed line is told on stderr with its number and
-//! skipped, and the run ends when stdin closes and the work is done.
+//! skipped, and the run ends when stdin closes and the work is done (even
+//! when stdin closed before the engine took the op), or at once on `quit`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -117,4 +118,75 @@ fn a_driver_submits_twice_answers_an_approval_and_a_bad_line_is_skipped() {
     );
     assert_eq!(stderr.matches("stdin line").count(), 1, "{stderr}");
     assert!(!stderr.contains("needs approval"), "{stderr}");
+}
+
+/// Runs the binary driven by `input` (written at once, then stdin
+/// closed) on the scripted `turns`.
+fn driven(input: &str, turns: Value) -> (std::process::Output, Vec<Value>) {
+    let home = support::sandbox::outside_hidden("ops-in-home-");
+    let ws = support::sandbox::outside_hidden("ops-in-ws-");
+    let scenario = home.path().join("turns.json");
+    std::fs::write(&scenario, json!({ "turns": turns }).to_string()).unwrap();
+    let args = [
+        "-p",
+        "--input-format",
+        "jsonl",
+        "--output-format",
+        "jsonl",
+        "--scenario",
+        scenario.to_str().unwrap(),
+    ];
+    let mut child = support::waypoint_command(home.path(), ws.path(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let events = support::json_lines(&out);
+    (out, events)
+}
+
+/// The common pipe (`echo OP | waypoint …`): stdin is closed before the
+/// engine has even taken the op, and the run still waits for its turn.
+#[test]
+fn stdin_closed_at_once_still_runs_the_turn_it_sent() {
+    let (out, events) = driven(
+        "{\"op\":\"submit\",\"text\":\"Hello\"}\n",
+        json!([{"delay_ms": 200, "text": "Hi there."}]),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}\n{events:#?}");
+    let complete = events.iter().filter(|e| e["type"] == "turn_complete");
+    assert_eq!(complete.count(), 1, "{events:#?}");
+    let idle = events.iter().rev().find(|e| e["type"] == "idle").unwrap();
+    assert_eq!(idle["ops"], 1, "{events:#?}");
+    assert_eq!(events.last().unwrap()["exit_reason"], "completed");
+}
+
+/// `quit` ends the run at once: the running turn is interrupted (and
+/// says so), the message queued behind it never runs.
+#[test]
+fn quit_interrupts_the_running_turn_and_ends_the_run() {
+    let (out, events) = driven(
+        concat!(
+            "{\"op\":\"submit\",\"text\":\"Take your time\"}\n",
+            "{\"op\":\"submit\",\"text\":\"Then this\"}\n",
+            "{\"op\":\"quit\"}\n",
+        ),
+        json!([{"delay_ms": 30000, "text": "Slow."}, {"text": "Never."}]),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}\n{events:#?}");
+    let aborted = events.iter().find(|e| e["type"] == "turn_aborted");
+    assert_eq!(aborted.unwrap()["reason"], "interrupted", "{events:#?}");
+    let started = events.iter().filter(|e| e["type"] == "turn_started");
+    assert_eq!(started.count(), 1, "{events:#?}");
+    assert_eq!(events.last().unwrap()["exit_reason"], "interrupted");
 }
