@@ -240,6 +240,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim):
+    /// each session works in the folder the editor names.
+    Acp,
     /// Print the effective configuration and where each value comes from (keys masked).
     Config,
     /// Print the JSON schema of the ops and events headless mode speaks (`--input-format jsonl`,

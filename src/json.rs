@@ -58,6 +58,49 @@ pub fn arguments(raw: &str) -> Result<Value, String> {
     }
 }
 
+/// `value` as compact JSON with the keys of every object sorted by their
+/// bytes, whatever order the file (or serde_json's map) has them in: the
+/// same entry always gives the same text, and different entries different
+/// texts (strings are JSON-escaped, so no two structures print alike).
+pub fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                if let Some(v) = map.get(key) {
+                    write_canonical(v, out);
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        // Strings, numbers, booleans and null print one way.
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -4,6 +4,7 @@
 //! terminals: it talks to whatever drives it (headless printer, TUI, tests)
 //! only through the typed [`events::Op`] and [`events::Event`] channels.
 
+pub mod acp;
 pub mod agent;
 pub mod chat;
 pub mod checkpoint;

@@ -95,6 +95,9 @@ async fn run(cli: Cli) -> Result<i32> {
     if let Some(code) = subcommand(&cli, &settings, &store, config_path.as_deref())? {
         return Ok(code);
     }
+    if let Some(Command::Acp) = cli.command {
+        return waypoint::acp::serve(cli, settings, file, store).await;
+    }
     if let Some(code) = waypoint::undo_cli::command(cli.command.as_ref(), &store).await {
         return code.map_err(|e| eyre!(e));
     }

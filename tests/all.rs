@@ -32,6 +32,7 @@ mod crash_leftovers;
 mod crash_output;
 mod docs;
 mod docs_generated;
+mod editor_files;
 mod engine_anthropic;
 mod engine_openai;
 mod engine_responses;

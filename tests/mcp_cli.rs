@@ -284,11 +284,9 @@ const SWAPPED: &str =
 async fn an_entry_swapped_for_one_with_the_same_old_fingerprint_is_asked_for_again() {
     // The pair does collide under the old key (the entry as compact JSON).
     let print = |entry: &str| {
-        fnv1a(
-            &serde_json::from_str::<serde_json::Value>(entry)
-                .unwrap()
-                .to_string(),
-        )
+        fnv1a(&waypoint::json::canonical(
+            &serde_json::from_str::<serde_json::Value>(entry).unwrap(),
+        ))
     };
     assert_eq!(print(HARMLESS), print(SWAPPED));
     let dir = tempfile::tempdir().unwrap();

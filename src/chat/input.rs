@@ -17,8 +17,9 @@ pub struct Input(Box<RawValue>);
 impl Input {
     /// The input `value`, in its canonical text.
     pub fn new(value: &Value) -> Self {
-        // A `Value` always serialises, and its text is always valid JSON.
-        let text = value.to_string();
+        // A `Value` always serialises, and its text is always valid JSON;
+        // its keys sorted, whatever order serde_json's map keeps them in.
+        let text = crate::json::canonical(value);
         match RawValue::from_string(text) {
             Ok(raw) => Self(raw),
             Err(_) => Self::empty(),
@@ -112,9 +113,12 @@ mod tests {
     fn the_text_is_what_the_value_writes_and_reads_back_the_same() {
         let v = json!({"z": 1, "a": {"y": [1, "two", null], "b": "é\"\n"}, "m": 2.5});
         let input = Input::new(&v);
-        assert_eq!(input.as_str(), serde_json::to_string(&v).unwrap());
+        assert_eq!(input.as_str(), crate::json::canonical(&v));
         assert_eq!(input.value(), v);
-        assert_eq!(serde_json::to_string(&input).unwrap(), v.to_string());
+        assert_eq!(
+            serde_json::to_string(&input).unwrap(),
+            crate::json::canonical(&v)
+        );
         // Inside a larger value, through `to_value`, as the writers do.
         let outer = serde_json::to_value(json!({"input": input})).unwrap();
         assert_eq!(outer["input"], v);

@@ -1032,12 +1032,12 @@ notify_method = "auto"                       # default
 notify_after = 5                             # file /cfg/config.toml
 allow = ["cargo test"]                       # config file
 deny = ["rm -rf"]                            # config file
+# sandbox: not set
+# prices: not set
+# mcp_servers: set in the config file (docs)
+# task: not set
 # hooks: not set
 # hooks_from_claude: not set
-# mcp_servers: set in the config file (docs)
-# prices: not set
-# sandbox: not set
-# task: not set
 web_allow = ["localhost"]                    # config file
 "##
         );
@@ -1072,16 +1072,16 @@ mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
 notify_method = "auto"                       # default
 notify_after = 60                            # default
-# allow: not set
-# deny: not set
+# plan_file: not set
+# sandbox: not set
+# prices: not set
+# mcp_servers: not set
+# task: not set
 # hooks: not set
 # hooks_from_claude: not set
-# mcp_servers: not set
-# plan_file: not set
-# prices: not set
-# sandbox: not set
-# task: not set
 # web_allow: not set
+# allow: not set
+# deny: not set
 "##
         );
     }

@@ -313,7 +313,7 @@ mod tests {
         let inside: Vec<&str> = sandbox.children.iter().map(|k| k.path.as_str()).collect();
         assert_eq!(
             inside,
-            ["sandbox.network", "sandbox.sockets", "sandbox.writable"]
+            ["sandbox.writable", "sandbox.network", "sandbox.sockets"]
         );
         let servers = keys.iter().find(|k| k.path == "mcp_servers").unwrap();
         assert!(

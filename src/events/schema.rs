@@ -42,6 +42,9 @@ pub fn seam_schema(result: &Value) -> Value {
         }
         defs.insert(name.into(), root);
     }
+    // By name, so the file reads (and diffs) the same whatever the order
+    // the types were reached in.
+    let defs: std::collections::BTreeMap<String, Value> = defs.into_iter().collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": format!("urn:waypoint:seam:{SEAM_VERSION}"),

@@ -132,6 +132,13 @@ impl Root {
         write::replace(self, rel, bytes, options)
     }
 
+    /// Checks that `rel` could be [`Root::replace`]d, writing nothing
+    /// (but the missing folders, with `create_parents`): the same
+    /// errors. Returns whether the file exists.
+    pub fn prepare(&self, rel: &Path, create_parents: bool) -> io::Result<bool> {
+        write::prepare(self, rel, create_parents)
+    }
+
     /// Removes the file or symlink `rel` (a link is removed, never
     /// followed); false when there was none.
     pub fn remove(&self, rel: &Path) -> io::Result<bool> {

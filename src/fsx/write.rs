@@ -119,6 +119,20 @@ pub(super) fn replace(
     bytes: &[u8],
     options: &WriteOptions,
 ) -> io::Result<bool> {
+    let (parent, existing) = target(root, rel, options.create_parents)?;
+    write_in(parent.fd(root), &parent.name, bytes, existing, options)?;
+    Ok(existing.is_some())
+}
+
+/// What [`replace`] checks, without writing: the folders made (when
+/// `create_parents`), the file there a regular one or none. Whether one is.
+pub(super) fn prepare(root: &Root, rel: &Path, create_parents: bool) -> io::Result<bool> {
+    Ok(target(root, rel, create_parents)?.1.is_some())
+}
+
+/// The folder `rel` is to be written in and the mode of the file there
+/// (`None`: none), refused unless that is a regular file.
+fn target(root: &Root, rel: &Path, create_parents: bool) -> io::Result<(Parent, Option<u32>)> {
     let rel = checked(rel)?;
     if rel.as_os_str().is_empty() {
         return Err(io::Error::new(
@@ -129,7 +143,7 @@ pub(super) fn replace(
     let (parent, existing) = match fast_parent(root, &rel)? {
         Some(found) => found,
         None => {
-            let parent = root.walk(&rel, options.create_parents)?;
+            let parent = root.walk(&rel, create_parents)?;
             let existing = existing(parent.fd(root), &parent.name)?;
             (parent, existing)
         }
@@ -137,8 +151,7 @@ pub(super) fn replace(
     if let Some(mode) = existing {
         kind_check(FileType::from_raw_mode(mode))?;
     }
-    write_in(parent.fd(root), &parent.name, bytes, existing, options)?;
-    Ok(existing.is_some())
+    Ok((parent, existing))
 }
 
 /// The target's folder by one `openat2`, and the mode of what is there;

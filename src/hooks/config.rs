@@ -299,7 +299,10 @@ mod tests {
                 (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
             })
         };
-        assert_eq!(fnv1a(harmless.to_string()), fnv1a(swapped.to_string()));
+        assert_eq!(
+            fnv1a(crate::json::canonical(&harmless)),
+            fnv1a(crate::json::canonical(&swapped))
+        );
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
         std::fs::create_dir(ws.path().join(".claude")).unwrap();

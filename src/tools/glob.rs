@@ -92,7 +92,7 @@ async fn run_inner(pattern: &str, env: &ToolEnv<'_>) -> Result<Option<String>, S
     let prefix = literal_dir_prefix(&relative);
     let show_hidden = relative.split('/').any(|c| c.starts_with('.') && c != ".");
     let workspace = env.workspace.clone();
-    let cap = env.config.glob_cap;
+    let cap = env.config.files.glob_cap;
     let bound = cap.saturating_mul(WALK_FACTOR);
     let cancel = env.cancel.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -343,7 +343,7 @@ mod tests {
         let names: Vec<String> = (0..20).rev().map(|i| format!("f{i:02}.txt")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let mut f = fixture(&refs);
-        f.config.glob_cap = 5;
+        f.config.files.glob_cap = 5;
         let out = f.glob(json!("*.txt")).await;
         assert_eq!(
             out.content,
@@ -356,7 +356,7 @@ mod tests {
         let names: Vec<String> = (0..30).map(|i| format!("f{i:02}.txt")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let mut f = fixture(&refs);
-        f.config.glob_cap = 5;
+        f.config.files.glob_cap = 5;
         let out = f.glob(json!("*.txt")).await;
         assert!(!out.is_error());
         let lines: Vec<&str> = out.content.lines().collect();

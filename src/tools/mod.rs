@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod bash;
+pub mod editor;
 pub mod fs;
 pub mod glob;
 pub mod grep;
@@ -73,8 +74,8 @@ pub struct ToolConfig {
     pub bash: BashLimits,
     /// Maximum bytes of tool output returned to the model (head and tail kept).
     pub output_cap: usize,
-    /// Maximum number of paths `glob` returns.
-    pub glob_cap: usize,
+    /// What the file tools return and work through.
+    pub files: FileTools,
     /// The config's `allow`/`deny` rules for `bash` (a deny rule always wins).
     pub rules: crate::safety::Rules,
     /// The sandbox `bash` runs a command in; `None` where there is none
@@ -108,7 +109,7 @@ impl Default for ToolConfig {
         Self {
             bash: BashLimits::default(),
             output_cap: crate::config::defaults::OUTPUT_CAP,
-            glob_cap: 500,
+            files: FileTools::default(),
             rules: crate::safety::Rules::default(),
             sandbox: None,
             session: None,
@@ -118,6 +119,27 @@ impl Default for ToolConfig {
             catalog: std::sync::Arc::default(),
             web_allow: Vec::new(),
             images: None,
+        }
+    }
+}
+
+/// The file tools' settings.
+#[derive(Clone, Debug)]
+pub struct FileTools {
+    /// Maximum number of paths `glob` returns.
+    pub glob_cap: usize,
+    /// The editor holding the workspace's files (an ACP client offering
+    /// `fs/read_text_file` and `fs/write_text_file`): `read_file`,
+    /// `write_file` and `edit_file` read its buffers and write through it,
+    /// after their own checks. `None`: they use the disk alone.
+    pub editor: Option<std::sync::Arc<dyn editor::EditorFiles>>,
+}
+
+impl Default for FileTools {
+    fn default() -> Self {
+        Self {
+            glob_cap: 500,
+            editor: None,
         }
     }
 }

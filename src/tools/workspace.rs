@@ -116,6 +116,23 @@ impl Workspace {
         Ok(if lexically_inside { normal } else { real })
     }
 
+    /// Where the `resolve`d path `resolved` leads, every symlink followed
+    /// (a dangling one to the target a write would create): the file
+    /// itself, for those that name it by path (an editor).
+    pub fn real(&self, resolved: &Path) -> Result<PathBuf, String> {
+        let shown = self.display(resolved);
+        let real = real_path(resolved, MAX_LINK_DEPTH)
+            .map_err(|e| format!("cannot resolve path `{shown}`: {e}"))?;
+        if real.starts_with(&self.root) {
+            Ok(real)
+        } else {
+            Err(format!(
+                "path `{shown}` leads outside the workspace {}",
+                self.root.display()
+            ))
+        }
+    }
+
     /// `p` relative to the root, for messages (`.` for the root itself).
     pub fn display(&self, p: &Path) -> String {
         match p.strip_prefix(&self.root) {

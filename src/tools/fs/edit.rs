@@ -1,5 +1,7 @@
 //! `edit_file`: exact text replacement. Invariant: files above
-//! `MAX_EDIT_BYTES` are refused, and the result is written atomically.
+//! `MAX_EDIT_BYTES` are refused, and the result is written atomically; with
+//! an editor, its buffer is what is edited and written back through it,
+//! after the disk's checks ([`super::through`]).
 
 use std::path::Path;
 
@@ -8,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::write::atomic_write;
+use super::through::{Buffer, buffer, store};
 use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::args::{TypedTool, held, parse};
 use crate::tools::{
@@ -36,28 +38,53 @@ async fn read_text(
 }
 
 fn read_text_blocking(files: &crate::fsx::Root, rel: &Path, shown: &str) -> Result<String, String> {
-    let too_large = |len: u64| {
-        format!(
-            "`{shown}` is too large to edit ({len} bytes; edit_file handles up to {} MiB). \
-Use bash (e.g. sed) for files this large",
-            MAX_EDIT_BYTES >> 20
-        )
-    };
     let (mut file, len) = open_file(files, rel, shown)?;
     if len > MAX_EDIT_BYTES {
-        return Err(too_large(len));
+        return Err(too_large(shown, len));
     }
     // Past the limit: a file that grew since it was opened.
     let (bytes, cut) = crate::fsx::read_capped(&mut file, MAX_EDIT_BYTES as usize)
         .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
     if cut {
-        return Err(too_large(MAX_EDIT_BYTES + 1));
+        return Err(too_large(shown, MAX_EDIT_BYTES + 1));
     }
+    text_of(bytes, shown)
+}
+
+/// `bytes` as text to edit, unless they are too many or binary.
+fn text_of(bytes: Vec<u8>, shown: &str) -> Result<String, String> {
     let len = bytes.len();
+    if len as u64 > MAX_EDIT_BYTES {
+        return Err(too_large(shown, len as u64));
+    }
     if bytes[..len.min(BINARY_SNIFF)].contains(&0) {
         return Err(format!("`{shown}` is a binary file ({len} bytes)"));
     }
     String::from_utf8(bytes).map_err(|_| format!("`{shown}` is a binary file ({len} bytes)"))
+}
+
+fn too_large(shown: &str, len: u64) -> String {
+    format!(
+        "`{shown}` is too large to edit ({len} bytes; edit_file handles up to {} MiB). \
+Use bash (e.g. sed) for files this large",
+        MAX_EDIT_BYTES >> 20
+    )
+}
+
+/// The text `edit_file` changes: the disk's, checked, then the editor's
+/// buffer when it gives one (held to the same limits), and the note of an
+/// editor that failed to.
+async fn text_to_edit(
+    env: &ToolEnv<'_>,
+    resolved: &Path,
+    shown: &str,
+) -> Result<(String, Option<String>), String> {
+    let text = read_text(env.workspace, resolved, shown).await?;
+    match buffer(env, resolved).await {
+        Buffer::Editor(text) => Ok((text_of(text.into_bytes(), shown)?, None)),
+        Buffer::Disk(note) => Ok((text, note)),
+        Buffer::Interrupted => Err(format!("reading `{shown}` was interrupted")),
+    }
 }
 
 /// The `edit_file` tool.
@@ -126,6 +153,8 @@ async fn edit(args: &EditArgs, env: &ToolEnv<'_>) -> ToolOutput {
     }
     match edit_file_inner(args, env).await {
         Ok(msg) => ToolOutput::ok(msg),
+        // The editor was being asked when the user interrupted.
+        Err(_) if env.cancel.is_cancelled() => ToolOutput::interrupted("", ""),
         Err(e) => ToolOutput::error(e),
     }
 }
@@ -136,7 +165,6 @@ async fn edit_file_inner(args: &EditArgs, env: &ToolEnv<'_>) -> Result<String, S
         args.old_text.as_str(),
         args.new_text.as_str(),
     );
-    let replace_all = args.replace_all.unwrap_or(false);
     if old_text.is_empty() {
         return Err(
             "`old_text` is empty; give the exact text to replace (use write_file to create a file)"
@@ -148,7 +176,28 @@ async fn edit_file_inner(args: &EditArgs, env: &ToolEnv<'_>) -> Result<String, S
     }
     let path = env.workspace.resolve(raw)?;
     let shown = env.workspace.display(&path);
-    let text = read_text(env.workspace, &path, &shown).await?;
+    let (text, note) = text_to_edit(env, &path, &shown).await?;
+    let done = replace_in(env, &path, &shown, &text, args).await;
+    // An editor that could not give its buffer: the disk's text was edited.
+    match note {
+        None => done,
+        Some(note) => done
+            .map(|msg| format!("{note}\n{msg}"))
+            .map_err(|e| format!("{e}\n{note}")),
+    }
+}
+
+/// Replaces `args.old_text` in `text`, the file at `path`, and stores the
+/// result; what the model reads.
+async fn replace_in(
+    env: &ToolEnv<'_>,
+    path: &Path,
+    shown: &str,
+    text: &str,
+    args: &EditArgs,
+) -> Result<String, String> {
+    let (old_text, new_text) = (args.old_text.as_str(), args.new_text.as_str());
+    let replace_all = args.replace_all.unwrap_or(false);
     let count = text.matches(old_text).count();
     if count == 0 {
         let mut msg = format!(
@@ -171,15 +220,8 @@ unique, or set replace_all to true"
     } else {
         text.replacen(old_text, new_text, 1)
     };
-    atomic_write(
-        env.workspace,
-        &path,
-        updated.as_bytes().to_vec(),
-        &shown,
-        false,
-    )
-    .await?;
-    let summary = change_summary(&text, &updated, old_text, new_text);
+    store(env, path, &updated, shown, false).await?;
+    let summary = change_summary(text, &updated, old_text, new_text);
     Ok(format!(
         "Edited {shown}: replaced {count} occurrence{}\n{summary}",
         plural(count)

@@ -7,11 +7,14 @@
 //! to the path's real target (a symlink, dangling or not, is written
 //! through, never replaced) and are atomic (temp file in the same
 //! directory, synced, renamed over the target), so a failed write never
-//! leaves a half-written file.
+//! leaves a half-written file. With an editor ([`crate::tools::FileTools`]),
+//! a file that passed every one of these checks is read from the editor's
+//! buffer and written through it instead (`through.rs`).
 
 mod edit;
 mod image;
 mod read;
+mod through;
 mod write;
 
 use std::io;

@@ -1,5 +1,7 @@
 //! `read_file`: numbered lines, streamed. Invariant: reads stop after the
-//! requested lines, so memory never grows with the file.
+//! requested lines, so memory never grows with the file. With an editor,
+//! a file the disk read accepts is shown as the editor's buffer has it
+//! ([`super::through`]).
 
 use std::io::{self, BufRead, Read};
 
@@ -9,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::through::{Buffer, buffer};
 use super::{BINARY_SNIFF, open_file, plural};
 use crate::tools::args::{TypedTool, held, parse};
 use crate::tools::{
@@ -25,6 +28,8 @@ const MAX_LINE_CHARS: usize = 2000;
 const COUNT_BUDGET: usize = 1 << 20;
 /// Read buffer of `read_file`.
 const READ_CHUNK: usize = 64 * 1024;
+/// The largest file whose text is asked of the editor (it comes whole).
+const EDITOR_READ_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Why a file tool stopped without a result.
 enum Failure {
@@ -149,6 +154,34 @@ async fn read_file_inner(args: &ReadArgs, env: &ToolEnv<'_>) -> Result<String, F
         // The blocking read sees the same token and stops at its next chunk.
         _ = env.cancel.cancelled() => return Err(Failure::Interrupted),
     };
+    // The disk's file passed every check: the editor's buffer, if it has
+    // one (a file too large to hold in memory is read from disk alone).
+    let (len, page, note) = match page {
+        Ok(_) if len <= EDITOR_READ_BYTES => match buffer(env, &path).await {
+            Buffer::Editor(text) => {
+                let page = page_lines(text.as_bytes(), first, limit, env.cancel);
+                (text.len() as u64, page, None)
+            }
+            Buffer::Disk(note) => (len, page, note),
+            Buffer::Interrupted => return Err(Failure::Interrupted),
+        },
+        _ => (len, page, None),
+    };
+    let text = rendered(page, offset, &shown, len)?;
+    Ok(match note {
+        Some(note) => format!("{note}\n{text}"),
+        None => text,
+    })
+}
+
+/// What the model reads of `page`, lines `offset..` of `shown` (`len`
+/// bytes).
+fn rendered(
+    page: Result<Page, PageError>,
+    offset: u64,
+    shown: &str,
+    len: u64,
+) -> Result<String, Failure> {
     match page {
         Ok(Page::Empty) => Ok(format!("(`{shown}` is empty)")),
         Ok(Page::PastEnd { total }) => Err(Failure::Msg(format!(

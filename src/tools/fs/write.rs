@@ -1,10 +1,8 @@
-//! `write_file`, and the atomic write `edit_file` shares. Invariant: writes
-//! go to the path's real target (a symlink is written through, never
-//! replaced) inside the workspace, through its root fd, and are atomic, so
-//! a failed write never leaves a half-written file.
-
-use std::io;
-use std::path::Path;
+//! `write_file`. Invariant: writes go to the path's real target (a symlink
+//! is written through, never replaced) inside the workspace, through its
+//! root fd, and are atomic, so a failed write never leaves a half-written
+//! file; with an editor, through the editor after the same checks
+//! ([`super::through`]).
 
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
@@ -12,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::plural;
+use super::through::store;
 use crate::tools::args::{TypedTool, held, parse};
 use crate::tools::{
     Access, Target, ToolCtx, ToolDetail, ToolEnv, ToolOutput, ToolSpec, ToolSummary, summary_line,
@@ -88,14 +87,7 @@ async fn write_file_inner(args: &WriteArgs, env: &ToolEnv<'_>) -> Result<String,
         return Err(format!("`{shown}` is the workspace root, a directory"));
     }
     // Through every symlink, dangling ones included: the link stays a link.
-    let existed = atomic_write(
-        env.workspace,
-        &path,
-        content.as_bytes().to_vec(),
-        &shown,
-        true,
-    )
-    .await?;
+    let existed = store(env, &path, content, &shown, true).await?;
     let lines = content.lines().count();
     Ok(format!(
         "Wrote {} byte{} ({lines} line{}) to {shown} ({})",
@@ -109,42 +101,6 @@ async fn write_file_inner(args: &WriteArgs, env: &ToolEnv<'_>) -> Result<String,
         }
     ))
 }
-
-/// Replaces the workspace file at `resolved` (a `resolve`d path) with
-/// `bytes` atomically, through the workspace's root fd: a symlink there is
-/// written through to its target inside, an existing file keeps its
-/// permissions. `create_parents` makes missing folders. Returns whether the
-/// file existed. Blocking work runs on the blocking pool.
-pub(super) async fn atomic_write(
-    workspace: &crate::tools::Workspace,
-    resolved: &Path,
-    bytes: Vec<u8>,
-    shown: &str,
-    create_parents: bool,
-) -> Result<bool, String> {
-    let files = workspace.files().clone();
-    let rel = workspace.relative(resolved).to_path_buf();
-    let options = crate::fsx::WriteOptions {
-        create_parents,
-        temp_prefix: TEMP_PREFIX,
-        mode: None,
-    };
-    let written = tokio::task::spawn_blocking(move || files.replace(&rel, &bytes, &options))
-        .await
-        .map_err(|e| format!("writing `{shown}` was aborted: {e}"))?;
-    written.map_err(|e| match e.kind() {
-        io::ErrorKind::IsADirectory => {
-            format!("`{shown}` is a directory; cannot write a file there")
-        }
-        _ => match crate::fsx::not_regular(&e) {
-            Some(kind) => format!("`{shown}` is not a regular file (it is {kind})"),
-            None => format!("cannot write `{shown}`: {e}"),
-        },
-    })
-}
-
-/// Name prefix of the temporary files a write creates beside its target.
-const TEMP_PREFIX: &str = ".waypoint-";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
