@@ -13,7 +13,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 use waypoint::acp::translate::Translator;
-use waypoint::agent::Agent;
+use waypoint::agent::{Agent, AgentConfig};
 use waypoint::events::{ApprovalMode, Envelope};
 use waypoint::llm::ModelClient;
 use waypoint::llm::scripted::{Scenario, ScriptedCall, ScriptedClient, ScriptedTurn};
@@ -103,7 +103,15 @@ fn bench_acp(c: &mut Criterion) {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Workspace::new(dir.path()).unwrap();
         let client: Arc<dyn ModelClient> = Arc::new(ScriptedClient::new(scenario.clone()));
-        let handle = Agent::builder(client, workspace).spawn().unwrap();
+        let handle = {
+            let _runtime = rt.enter();
+            let config = AgentConfig {
+                max_rounds: u32::try_from(ROUNDS).unwrap() + 10,
+                nag_every: 0,
+                ..AgentConfig::default()
+            };
+            Agent::builder(client, workspace).config(config).spawn().unwrap()
+        };
         let mut translator = Translator::new(Path::new("/ws"), false, ApprovalMode::Ask);
         let mut bytes = 0;
         let (calls, _) = rt.block_on(task::run_task_with(handle, "Work.", |event| {

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{Layer, ProviderKind, Theme, WireKind};
 use crate::events::ApprovalMode;
-use crate::headless::OutputFormat;
+use crate::headless::{InputFormat, OutputFormat};
 
 const ENVIRONMENT: &str = "Environment:
   ANTHROPIC_API_KEY  ANTHROPIC_MODEL  ANTHROPIC_BASE_URL   the Anthropic provider
@@ -21,9 +21,6 @@ const ENVIRONMENT: &str = "Environment:
   WAYPOINT_CONFIG      the config file (default: config.toml in the platform's config folder)
   WAYPOINT_LOG  WAYPOINT_LOG_LEVEL   the log file (never the terminal) and its filter
   NO_COLOR             no colours";
-
-/// The largest `--plan-from` file read.
-const EDITED_PLAN_MAX_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -119,6 +116,11 @@ pub struct Cli {
     /// How headless mode prints: readable text or the engine's events as JSON lines.
     #[arg(long, value_enum, default_value = "text", help_heading = "Task")]
     pub output_format: OutputFormat,
+
+    /// What headless mode reads: the task (text), or ops as JSON lines on stdin until it closes,
+    /// approvals answered by them (jsonl, with `--output-format jsonl`; see `waypoint schema`).
+    #[arg(long, value_enum, default_value = "text", requires = "print", conflicts_with_all = ["goal", "approve_plan"], help_heading = "Task")]
+    pub input_format: InputFormat,
 
     /// When the model stops with plan items open, nudge it on up to N times (each nudge lists
     /// them); stops early when a nudged turn leaves the plan unchanged [default: 0].
@@ -243,6 +245,9 @@ pub enum Command {
     Acp,
     /// Print the effective configuration and where each value comes from (keys masked).
     Config,
+    /// Print the JSON schema of the ops and events headless mode speaks (`--input-format jsonl`,
+    /// `--output-format jsonl`), with its version.
+    Schema,
     /// Print a shell completion script: `waypoint completions bash > ~/.local/share/bash-completion/completions/waypoint`.
     Completions {
         #[arg(value_enum)]
@@ -406,34 +411,9 @@ impl Cli {
     }
 
     /// `--plan-from`'s items, read before anything else happens: the
-    /// message that says why not when the file is unreadable or holds no
-    /// checklist items.
+    /// message that says why not when the file is unreadable or holds none.
     pub fn edited_plan(&self) -> Result<Option<Vec<crate::todo::TodoItem>>, String> {
-        use std::io::Read as _;
-        let Some(path) = &self.plan_from else {
-            return Ok(None);
-        };
-        let shown = path.display();
-        let cannot = |e: std::io::Error| format!("--plan-from: cannot read {shown}: {e}");
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .map_err(cannot)?
-            .take(EDITED_PLAN_MAX_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(cannot)?;
-        if bytes.len() as u64 > EDITED_PLAN_MAX_BYTES {
-            return Err(format!(
-                "--plan-from: {shown} is larger than {} KiB; a plan is a page",
-                EDITED_PLAN_MAX_BYTES / 1024
-            ));
-        }
-        let items = crate::todo::items_in_plan_file(&String::from_utf8_lossy(&bytes));
-        if items.is_empty() {
-            return Err(format!(
-                "--plan-from: {shown} has no checklist items (lines like `- [ ] Write the parser`)"
-            ));
-        }
-        Ok(Some(items))
+        crate::prompt::edited_plan(self.plan_from.as_deref())
     }
 
     /// The settings the flags give, for the config resolver.

@@ -15,8 +15,10 @@ use crate::todo::{Author, PlanDiff};
 mod children;
 mod goal;
 pub mod notes;
+mod ops_in;
 mod proposal;
 mod result_line;
+pub use ops_in::{InputFormat, OpsIn, Seam, print_events, schema_text};
 pub use result_line::{Outcome, PlanProgress, ResultLine, result_schema};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -383,7 +385,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::GoalUpdated { .. }
             | Event::GoalBudget { .. }
             | Event::ItemChecked { .. }
-            | Event::Idle => {}
+            | Event::Idle { .. } => {}
             Event::CompactionEnd {
                 before_tokens,
                 after_tokens,

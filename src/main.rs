@@ -9,13 +9,12 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use color_eyre::eyre::{Result, WrapErr, eyre};
-use tokio::signal::unix::{SignalKind, signal};
 use waypoint::agent::{Agent, AgentConfig, AgentHandle, ClientFactory, ModelChoice, SessionSetup};
 use waypoint::cli::{Cli, Command};
 use waypoint::config::{self, Inputs, Settings, Theme};
 use waypoint::demo::DemoDir;
-use waypoint::events::{Decision, Event, Op};
-use waypoint::headless::{Outcome, Printer, RunResult, Tally};
+use waypoint::events::Op;
+use waypoint::headless::{InputFormat, OpsIn, Outcome, Printer, RunResult, Seam, print_events};
 use waypoint::launch::{env_var, open_session, settings_factory, settle_safety};
 use waypoint::prompt;
 use waypoint::resume;
@@ -38,6 +37,11 @@ fn main() {
         let mut script = Vec::new();
         clap_complete::generate(shell, &mut Cli::command(), "waypoint", &mut script);
         let written = std::io::Write::write_all(&mut std::io::stdout(), &script);
+        std::process::exit(i32::from(written.is_err()));
+    }
+    if let Some(Command::Schema) = cli.command {
+        let schema = waypoint::headless::schema_text();
+        let written = std::io::Write::write_all(&mut std::io::stdout(), schema.as_bytes());
         std::process::exit(i32::from(written.is_err()));
     }
     // Before anything else (no thread, no runtime): this process becomes the command.
@@ -221,6 +225,10 @@ fn headless_prompt(cli: &Cli, interactive: bool, resuming: bool) -> Result<Optio
             .map(Some)
             .map_err(|e| eyre!(e));
     }
+    // Ops on stdin (`--input-format jsonl`): a task only from `-p TEXT`.
+    if cli.input_format == InputFormat::Jsonl {
+        return Ok(Some(cli.print.clone().filter(|p| p != prompt::FROM_STDIN)));
+    }
     match read_prompt(cli) {
         Ok(prompt) => Ok(Some(Some(prompt))),
         Err(_) if resuming && !given && !cli.demo => Ok(Some(None)),
@@ -284,21 +292,22 @@ async fn run_headless(
         },
         None => Op::Resume,
     };
-    handle
-        .ops
-        .send(first)
-        .map_err(|_| eyre!("the engine stopped before it took the task"))?;
     let stdout = std::io::stdout().lock();
     let live = stdout.is_terminal();
     let mut printer = Printer::new(cli.output_format, stdout, std::io::stderr())
         .live_text(live)
         .approving(cli.approve_plan);
-    let printed = print_events(&mut handle, &mut printer).await;
+    let ops = OpsIn::stdin(cli.input_format);
+    let seam = Seam {
+        ops: &handle.ops,
+        events: &mut handle.events,
+    };
+    let printed = print_events(seam, &mut printer, first, ops).await;
     // Whatever happened (even a closed stdout), stop the engine so a running
     // tool is killed with its process group before the process exits.
     let _ = handle.ops.send(Op::Quit);
     let joined = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
-    match (printed?, joined) {
+    match (printed.map_err(|e| eyre!(e))?, joined) {
         (Some((outcome, by_model)), _) => {
             let finished = printer.finish(&RunResult {
                 outcome,
@@ -314,58 +323,6 @@ async fn run_headless(
         }
         (None, Ok(Err(e))) => Err(eyre!("the engine stopped unexpectedly: {e}")),
         (None, _) => Err(eyre!("the engine stopped unexpectedly")),
-    }
-}
-
-/// Prints events until the turn ends; `None` when the engine vanished.
-async fn print_events(
-    handle: &mut AgentHandle,
-    printer: &mut Printer<impl std::io::Write, impl std::io::Write>,
-) -> Result<Option<(Outcome, Tally)>> {
-    let mut totals = Tally::default();
-    let mut interrupts = 0;
-    // Created once, so a signal that arrives while printing is not missed.
-    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
-    let mut term = signal(SignalKind::terminate()).wrap_err("cannot watch for SIGTERM")?;
-    let mut hup = signal(SignalKind::hangup()).wrap_err("cannot watch for SIGHUP")?;
-    loop {
-        let event = tokio::select! {
-            ev = handle.events.recv() => ev,
-            // Terminated or hung up: stop now; the caller's Quit stops a
-            // running tool, which kills everything it started.
-            _ = term.recv() => return Ok(Some((Outcome::Terminated, totals))),
-            _ = hup.recv() => return Ok(Some((Outcome::HungUp, totals))),
-            _ = &mut ctrl_c => {
-                ctrl_c.set(tokio::signal::ctrl_c());
-                interrupts += 1;
-                if interrupts > 1 {
-                    return Ok(Some((Outcome::Interrupted, totals)));
-                }
-                let _ = handle.ops.send(Op::Interrupt);
-                continue;
-            }
-        };
-        let Some(envelope) = event else {
-            return Ok(None);
-        };
-        let event = &envelope.event;
-        // Nobody can answer an approval here: the call is refused (the
-        // printer says so) and the turn goes on.
-        if let Event::ApprovalRequested { id, reason, .. } = event {
-            let _ = handle.ops.send(Op::Approve {
-                id: id.clone(),
-                decision: Decision::Refuse {
-                    reason: Some(waypoint::headless::notes::headless_refusal(reason)),
-                },
-            });
-        }
-        totals.add(event);
-        if let Some(outcome) = printer
-            .handle(&envelope)
-            .wrap_err("cannot write the output")?
-        {
-            return Ok(Some((outcome, totals)));
-        }
     }
 }
 

@@ -10,6 +10,9 @@ use std::io::{IsTerminal, Read};
 /// Bytes of piped text a task may carry.
 pub const STDIN_CAP: usize = 1024 * 1024;
 
+/// The largest `--plan-from` file read.
+const EDITED_PLAN_MAX_BYTES: u64 = 256 * 1024;
+
 /// What `-p` given alone stands for: the task comes from stdin.
 pub const FROM_STDIN: &str = "-";
 
@@ -101,6 +104,39 @@ pub fn task(
     }
     let newline = if piped.ends_with('\n') { "" } else { "\n" };
     Ok(format!("{text}\n\n<stdin>\n{piped}{newline}</stdin>"))
+}
+
+/// `--plan-from`'s items (with `--approve-plan`, the plan as the user
+/// edited it is the task), read before anything else happens: the
+/// message that says why not when the file is unreadable or holds no
+/// checklist items.
+pub fn edited_plan(
+    path: Option<&std::path::Path>,
+) -> Result<Option<Vec<crate::todo::TodoItem>>, String> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let shown = path.display();
+    let cannot = |e: std::io::Error| format!("--plan-from: cannot read {shown}: {e}");
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(EDITED_PLAN_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > EDITED_PLAN_MAX_BYTES {
+        return Err(format!(
+            "--plan-from: {shown} is larger than {} KiB; a plan is a page",
+            EDITED_PLAN_MAX_BYTES / 1024
+        ));
+    }
+    let items = crate::todo::items_in_plan_file(&String::from_utf8_lossy(&bytes));
+    if items.is_empty() {
+        return Err(format!(
+            "--plan-from: {shown} has no checklist items (lines like `- [ ] Write the parser`)"
+        ));
+    }
+    Ok(Some(items))
 }
 
 #[cfg(test)]

@@ -219,7 +219,7 @@ async fn until_idle(events: &mut UnboundedReceiver<Envelope>, after_turn: bool) 
             .event;
         match &ev {
             Event::TurnComplete { .. } | Event::TurnAborted { .. } => turn_done = true,
-            Event::Idle if turn_done => {
+            Event::Idle { .. } if turn_done => {
                 seen.push(ev);
                 return seen;
             }

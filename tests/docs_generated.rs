@@ -47,6 +47,11 @@ const GENERATED: &[Page] = &[
         Some("`waypoint::events::Op` and `Envelope`"),
         seam::seam_page,
     ),
+    (
+        seam::SEAM_SCHEMA_FILE,
+        None,
+        waypoint::headless::schema_text,
+    ),
 ];
 
 /// A page as committed: the "generated" line, then what `make` makes.

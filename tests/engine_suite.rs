@@ -750,7 +750,7 @@ async fn an_interrupt_holds_queued_messages_until_the_user_resumes<W: ProviderWi
         .await
         .unwrap()
         .unwrap();
-    assert!(matches!(next.event, Event::Idle), "{next:?}");
+    assert!(matches!(next.event, Event::Idle { .. }), "{next:?}");
     r.server.push(W::text("resumed with the README"));
     r.handle.ops.send(Op::Resume).unwrap();
     let resumed = r.turn_events().await;

@@ -46,7 +46,87 @@ fn client(url: &str, model: &str) -> Arc<dyn ModelClient> {
 
 #[test]
 fn every_op_and_event_round_trips_through_json() {
-    let ops = vec![
+    let ops = sample_ops();
+    assert_covers::<Op>(&ops, "op");
+    for op in ops {
+        let text = serde_json::to_string(&op).unwrap();
+        assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), op, "{text}");
+    }
+    let events = sample_events();
+    assert_covers::<Event>(&events, "type");
+    let outcomes: Vec<ToolOutcome> = vec![
+        ToolOutcome::Ok,
+        ToolOutcome::Failed {
+            failure: Failure::TimedOut,
+        },
+        ToolOutcome::Refused {
+            by: Refuser::Plan,
+            reason: "two in progress".into(),
+        },
+        ToolOutcome::Interrupted { partial: true },
+        ToolOutcome::SandboxBlocked {
+            what: "/etc".into(),
+        },
+        ToolOutcome::NotRun,
+    ];
+    assert_covers::<ToolOutcome>(&outcomes, "kind");
+    for outcome in outcomes {
+        let text = serde_json::to_string(&outcome).unwrap();
+        assert_eq!(serde_json::from_str::<ToolOutcome>(&text).unwrap(), outcome);
+    }
+    for ev in events {
+        let text = serde_json::to_string(&ev).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), ev, "{text}");
+        // In its envelope, of the root thread and of a child's.
+        for envelope in [
+            Envelope::root(3, ev.clone()),
+            Envelope {
+                thread: ThreadId(2),
+                parent_call: Some("toolu_9".into()),
+                turn: 1,
+                event: ev.clone(),
+            },
+        ] {
+            let text = serde_json::to_string(&envelope).unwrap();
+            assert_eq!(
+                serde_json::from_str::<Envelope>(&text).unwrap(),
+                envelope,
+                "{text}"
+            );
+            // As a transcript line, read by the session's own reader.
+            let record = waypoint::session::Record::event(&envelope, 7);
+            let line = serde_json::to_string(&record).unwrap();
+            assert_eq!(
+                waypoint::session::Record::from_line(line.as_bytes()).unwrap(),
+                record,
+                "{line}"
+            );
+        }
+    }
+    // The shapes a jsonl reader sees.
+    let text = serde_json::to_value(Event::TurnComplete {
+        stop_reason: StopReason::EndTurn,
+        open_items: 0,
+    })
+    .unwrap();
+    assert_eq!(
+        text,
+        json!({"type": "turn_complete", "stop_reason": "end_turn", "open_items": 0})
+    );
+    let text = serde_json::to_value(Event::Error {
+        kind: ErrorKind::RateLimited,
+        message: "m".into(),
+    })
+    .unwrap();
+    assert_eq!(
+        text,
+        json!({"type": "error", "kind": "rate_limited", "message": "m"})
+    );
+}
+
+/// One op of each kind (and of some of their forms), as drivers send them.
+pub fn sample_ops() -> Vec<Op> {
+    vec![
         Op::Submit { text: "hi".into() },
         Op::Attach {
             images: vec![waypoint::chat::ImageSource {
@@ -147,12 +227,11 @@ fn every_op_and_event_round_trips_through_json() {
                 text: "Write the docs".into(),
             },
         },
-    ];
-    assert_covers::<Op>(&ops, "op");
-    for op in ops {
-        let text = serde_json::to_string(&op).unwrap();
-        assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), op, "{text}");
-    }
+    ]
+}
+
+/// One event of each kind, as the engine sends them.
+pub fn sample_events() -> Vec<Event> {
     let item = TodoItem {
         id: "1".into(),
         content: "Run tests".into(),
@@ -160,7 +239,7 @@ fn every_op_and_event_round_trips_through_json() {
         active_form: "Running tests".into(),
         scope: Default::default(),
     };
-    let events = vec![
+    vec![
         Event::TurnStarted { resumed: true },
         Event::RoundStarted { round: 2 },
         Event::TextDelta { text: "x".into() },
@@ -414,7 +493,7 @@ fn every_op_and_event_round_trips_through_json() {
                 message: Some("2 tests failed".into()),
             },
         },
-        Event::Idle,
+        Event::Idle { ops: 3 },
         Event::PlanStats {
             items: Vec::new(),
             running: Some("1".into()),
@@ -458,76 +537,7 @@ fn every_op_and_event_round_trips_through_json() {
             mode: ApprovalMode::Auto,
             sandboxed: true,
         },
-    ];
-    assert_covers::<Event>(&events, "type");
-    let outcomes: Vec<ToolOutcome> = vec![
-        ToolOutcome::Ok,
-        ToolOutcome::Failed {
-            failure: Failure::TimedOut,
-        },
-        ToolOutcome::Refused {
-            by: Refuser::Plan,
-            reason: "two in progress".into(),
-        },
-        ToolOutcome::Interrupted { partial: true },
-        ToolOutcome::SandboxBlocked {
-            what: "/etc".into(),
-        },
-        ToolOutcome::NotRun,
-    ];
-    assert_covers::<ToolOutcome>(&outcomes, "kind");
-    for outcome in outcomes {
-        let text = serde_json::to_string(&outcome).unwrap();
-        assert_eq!(serde_json::from_str::<ToolOutcome>(&text).unwrap(), outcome);
-    }
-    for ev in events {
-        let text = serde_json::to_string(&ev).unwrap();
-        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), ev, "{text}");
-        // In its envelope, of the root thread and of a child's.
-        for envelope in [
-            Envelope::root(3, ev.clone()),
-            Envelope {
-                thread: ThreadId(2),
-                parent_call: Some("toolu_9".into()),
-                turn: 1,
-                event: ev.clone(),
-            },
-        ] {
-            let text = serde_json::to_string(&envelope).unwrap();
-            assert_eq!(
-                serde_json::from_str::<Envelope>(&text).unwrap(),
-                envelope,
-                "{text}"
-            );
-            // As a transcript line, read by the session's own reader.
-            let record = waypoint::session::Record::event(&envelope, 7);
-            let line = serde_json::to_string(&record).unwrap();
-            assert_eq!(
-                waypoint::session::Record::from_line(line.as_bytes()).unwrap(),
-                record,
-                "{line}"
-            );
-        }
-    }
-    // The shapes a jsonl reader sees.
-    let text = serde_json::to_value(Event::TurnComplete {
-        stop_reason: StopReason::EndTurn,
-        open_items: 0,
-    })
-    .unwrap();
-    assert_eq!(
-        text,
-        json!({"type": "turn_complete", "stop_reason": "end_turn", "open_items": 0})
-    );
-    let text = serde_json::to_value(Event::Error {
-        kind: ErrorKind::RateLimited,
-        message: "m".into(),
-    })
-    .unwrap();
-    assert_eq!(
-        text,
-        json!({"type": "error", "kind": "rate_limited", "message": "m"})
-    );
+    ]
 }
 
 /// Every variant of `T` (an internally tagged enum, tag `tag`) has a

@@ -17,6 +17,11 @@ use crate::events::{ApprovalReason, Decision, ToolSummary};
 pub const ONCE: &str = "allow_once";
 pub const ALWAYS: &str = "allow_always";
 pub const REJECT: &str = "reject_once";
+/// No, and stop: the turn ends so the user can say what to do instead.
+pub const REJECT_AND_TELL: &str = "reject_and_tell";
+
+/// What the refusal that ends the turn tells the model.
+const TOLD: &str = "Refused by the user, who stopped the turn to say what to do instead.";
 
 /// What an approval question shows and where it comes from.
 pub struct Question<'a> {
@@ -56,20 +61,32 @@ pub fn request(session: &SessionId, root: &Path, q: &Question<'_>) -> RequestPer
         PermissionOption::new(ONCE, "Allow once", PermissionOptionKind::AllowOnce),
         PermissionOption::new(ALWAYS, always, PermissionOptionKind::AllowAlways),
         PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+        PermissionOption::new(
+            REJECT_AND_TELL,
+            "Reject, and tell Waypoint what to do instead",
+            PermissionOptionKind::RejectOnce,
+        ),
     ];
     RequestPermissionRequest::new(session.clone(), call, options)
 }
 
-/// The client's answer as the engine's decision; a cancelled question or
+/// The client's answer as the engine's decision, and whether the turn
+/// stops (the user will say what to do instead); a cancelled question or
 /// an unknown option refuses.
-pub fn decision(answer: &RequestPermissionResponse) -> Decision {
+pub fn decision(answer: &RequestPermissionResponse) -> (Decision, bool) {
     match &answer.outcome {
         RequestPermissionOutcome::Selected(chosen) => match &*chosen.option_id.0 {
-            ONCE => Decision::Once,
-            ALWAYS => Decision::Always,
-            _ => Decision::Refuse { reason: None },
+            ONCE => (Decision::Once, false),
+            ALWAYS => (Decision::Always, false),
+            REJECT_AND_TELL => (
+                Decision::Refuse {
+                    reason: Some(TOLD.to_string()),
+                },
+                true,
+            ),
+            _ => (Decision::Refuse { reason: None }, false),
         },
-        _ => Decision::Refuse { reason: None },
+        _ => (Decision::Refuse { reason: None }, false),
     }
 }
 

@@ -92,6 +92,12 @@ impl Server {
                 cwd.display()
             ));
         }
+        if let Some(id) = load {
+            let open = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            if !id.is_empty() && open.keys().any(|k| k.starts_with(id)) {
+                return Err(format!("session {id} is open here already"));
+            }
+        }
         let choice = load.map(|id| Choice::Id(id.to_string()));
         let (workspace, setup_kind, resumed_in) =
             launch::open_session(&self.cli, &self.store, choice.as_ref(), cwd.to_path_buf())

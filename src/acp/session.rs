@@ -221,13 +221,19 @@ fn ask(
     request: agent_client_protocol::v1::schema::RequestPermissionRequest,
 ) {
     tokio::spawn(async move {
-        let decision = match cx.send_request(request).block_task().await {
+        let (decision, stop) = match cx.send_request(request).block_task().await {
             Ok(answer) => permission::decision(&answer),
-            Err(e) => crate::events::Decision::Refuse {
-                reason: Some(format!("the editor did not answer: {e}")),
-            },
+            Err(e) => (
+                crate::events::Decision::Refuse {
+                    reason: Some(format!("the editor did not answer: {e}")),
+                },
+                false,
+            ),
         };
         let _ = session.send(Op::Approve { id, decision });
+        if stop {
+            let _ = session.send(Op::Interrupt);
+        }
     });
 }
 

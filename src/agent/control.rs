@@ -78,6 +78,8 @@ pub(super) struct Control {
     mcp: crate::mcp::Servers,
     /// Images the user attached (`Op::Attach`), for the next message.
     attached: Vec<ImageSource>,
+    /// The ops taken from the driver so far (`Idle` tells them).
+    taken: u64,
 }
 
 /// A message sent while a turn runs, with the images attached to it.
@@ -113,7 +115,19 @@ impl Control {
             events,
             attached: Vec::new(),
             mcp: crate::mcp::Servers::none(),
+            taken: 0,
         }
+    }
+
+    /// `op` was taken from the driver: counted, and handed back.
+    pub(super) fn took(&mut self, op: Op) -> Op {
+        self.taken += 1;
+        op
+    }
+
+    /// How many ops were taken from the driver so far.
+    pub(super) fn taken(&self) -> u64 {
+        self.taken
     }
 
     /// The session's servers, which the user's `/mcp` actions reach.

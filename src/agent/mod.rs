@@ -280,11 +280,12 @@ impl Agent {
             let op = match self.control.queued.pop_front() {
                 Some(queued) => self.control.unqueue(queued),
                 None => match ops.try_recv() {
-                    Ok(op) => op,
+                    Ok(op) => self.control.took(op),
                     Err(_) => {
-                        self.session.emit(Event::Idle);
+                        let ops_taken = self.control.taken();
+                        self.session.emit(Event::Idle { ops: ops_taken });
                         match ops.recv().await {
-                            Some(op) => op,
+                            Some(op) => self.control.took(op),
                             None => return,
                         }
                     }
@@ -453,6 +454,7 @@ impl Agent {
                     end = &mut turn => break end,
                     op = ops.recv(), if ops_open => match op {
                         Some(op) => {
+                            let op = control.took(op);
                             if control.dispatch(op, Phase::Running(&cancel)) == Step::Quit {
                                 quit = true;
                             }

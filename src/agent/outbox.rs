@@ -92,12 +92,15 @@ mod tests {
         let outbox = Outbox::root(tx);
         let other = outbox.clone();
         assert_eq!(outbox.begin_turn(), 1);
-        assert!(other.send(Event::Idle));
+        assert!(other.send(Event::Idle { ops: 0 }));
         let got = rx.try_recv().ok();
-        assert_eq!(got, Some(Envelope::root(1, Event::Idle)));
+        assert_eq!(got, Some(Envelope::root(1, Event::Idle { ops: 0 })));
         outbox.set_turns(7);
         assert_eq!(other.turn(), 7);
         drop(rx);
-        assert!(!outbox.send(Event::Idle), "a hung-up driver is reported");
+        assert!(
+            !outbox.send(Event::Idle { ops: 0 }),
+            "a hung-up driver is reported"
+        );
     }
 }

@@ -56,7 +56,7 @@ impl Event {
             | Event::Catalog { .. }
             | Event::Jobs { .. }
             | Event::GoalBudget { .. }
-            | Event::Idle => false,
+            | Event::Idle { .. } => false,
         }
     }
 }

@@ -572,6 +572,12 @@ pub enum Event {
         /// The run.
         report: HookReport,
     },
-    /// The engine waits for the next op.
-    Idle,
+    /// The engine waits for the next op: every op taken so far is handled,
+    /// the work it started (a turn, the queued messages) has ended.
+    Idle {
+        /// How many ops the engine has taken since it started: a driver
+        /// that has sent as many knows this is no earlier wait.
+        #[serde(default)]
+        ops: u64,
+    },
 }

@@ -1,13 +1,69 @@
 //! The seam's reference pages, made from its types' JSON schemas
 //! (schemars): `docs/src/reference/events.md` (every [`Event`] in its
 //! [`Envelope`], as `--output-format jsonl` prints them) and
-//! `docs/src/dev/seam-schema.md` (every [`Op`]). A variant or field added
-//! with its doc comment is on the page; `tests/docs_generated.rs` checks the
-//! committed pages against the types.
+//! `docs/src/dev/seam-schema.md` (every [`Op`]); and the machine-readable
+//! schema of both, [`seam_schema`] (`docs/src/reference/seam.schema.json`,
+//! `waypoint schema`). A variant or field added with its doc comment is on
+//! the pages; `tests/docs_generated.rs` checks the committed files against
+//! the types.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{Envelope, Event, Op};
+
+/// The seam's version, in its schema as `x-waypoint-seam-version`: bumped
+/// when an op, an event, a variant or a field is removed or changes
+/// meaning (a program written against the old schema may now be wrong);
+/// an addition (a new op, event, field or value) leaves it, so consumers
+/// ignore what they do not know.
+pub const SEAM_VERSION: u32 = 1;
+
+/// Where the book serves the seam's schema (from the repository's root).
+pub const SEAM_SCHEMA_FILE: &str = "docs/src/reference/seam.schema.json";
+
+/// The seam as one JSON Schema document (draft 2020-12): under `$defs`,
+/// `Op` (a line a driver sends), `Envelope` (an event in its envelope, a
+/// line `--output-format jsonl` prints) and `ResultLine` (`result`: the
+/// headless run's last line, given by the caller: the seam does not know
+/// its drivers), with the types they hold. An op is described as the
+/// engine reads it (a field it defaults may be left out), the rest as it
+/// is written.
+pub fn seam_schema(result: &Value) -> Value {
+    let op = serde_json::to_value(schemars::schema_for!(Op)).unwrap_or_default();
+    let envelope = schema_of::<Envelope>();
+    let mut defs = Map::new();
+    for (name, schema) in [("Op", &op), ("Envelope", &envelope), ("ResultLine", result)] {
+        defs.extend(defs_of(schema));
+        let mut root = schema.clone();
+        if let Some(root) = root.as_object_mut() {
+            for meta in ["$schema", "$defs", "title"] {
+                root.remove(meta);
+            }
+        }
+        defs.insert(name.into(), root);
+    }
+    // By name, so the file reads (and diffs) the same whatever the order
+    // the types were reached in.
+    let defs: std::collections::BTreeMap<String, Value> = defs.into_iter().collect();
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": format!("urn:waypoint:seam:{SEAM_VERSION}"),
+        "title": "Waypoint seam",
+        "description": "What a program driving Waypoint sends and reads: each line of \
+            `waypoint -p --input-format jsonl` is an `Op`; each line of `--output-format jsonl` \
+            is an `Envelope` (an event with its address), the last a `ResultLine`. \
+            `x-waypoint-seam-version` is bumped when something is removed or changes meaning, \
+            not when something is added: ignore what you do not know.",
+        "x-waypoint-seam-version": SEAM_VERSION,
+        "$defs": defs,
+    })
+}
+
+/// [`seam_schema`] as the file holds it.
+pub fn seam_schema_text(result: &Value) -> String {
+    let text = serde_json::to_string_pretty(&seam_schema(result)).unwrap_or_default();
+    format!("{text}\n")
+}
 
 /// The JSON schema of `T` as it is written (serialised: a field left out
 /// only when it is skipped, not merely optional to read).

@@ -22,17 +22,29 @@ pub fn run_waypoint(
     ws: &std::path::Path,
     args: &[&str],
 ) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_waypoint"))
+    waypoint_command(home, ws, args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The command [`run_waypoint`] runs, for a test that talks to it while
+/// it runs (its stdin and stdout are the test's to set).
+pub fn waypoint_command(
+    home: &std::path::Path,
+    ws: &std::path::Path,
+    args: &[&str],
+) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_waypoint"));
+    command
         .args(args)
         .arg("--workspace")
         .arg(ws)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
-        .env("WAYPOINT_HOME", home.join(".waypoint"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+        .env("WAYPOINT_HOME", home.join(".waypoint"));
+    command
 }
 
 /// The JSON lines of a run's stdout (`--output-format jsonl`).
