@@ -393,6 +393,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_dropped_call_still_kills_and_releases_the_terminal() {
+        let fake = Fake::new(&["working\n"], None);
+        let f = with(&fake);
+        let env = f.env();
+        let input = json!({"command": "sleep 60"});
+        let run = crate::tools::bash::run(&input, &env);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), run)
+                .await
+                .is_err()
+        );
+        for _ in 0..50 {
+            if fake.calls().last().map(String::as_str) == Some("release") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let calls = fake.calls();
+        assert_eq!(calls[calls.len() - 2..], ["kill", "release"], "{calls:?}");
+    }
+
+    #[tokio::test]
     async fn a_sandboxed_command_never_reaches_the_editor() {
         let fake = Fake::new(&["from the editor\n"], Some(0));
         let f = with(&fake);
