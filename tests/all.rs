@@ -19,6 +19,7 @@ mod support;
 mod tui_support;
 
 // The tests, one module per file.
+mod acp_terminal;
 mod approvals;
 mod architecture;
 mod caching;
@@ -33,6 +34,7 @@ mod crash_output;
 mod docs;
 mod docs_generated;
 mod editor_files;
+mod editor_terminal;
 mod engine_anthropic;
 mod engine_openai;
 mod engine_responses;
