@@ -110,7 +110,10 @@ fn bench_acp(c: &mut Criterion) {
                 nag_every: 0,
                 ..AgentConfig::default()
             };
-            Agent::builder(client, workspace).config(config).spawn().unwrap()
+            Agent::builder(client, workspace)
+                .config(config)
+                .spawn()
+                .unwrap()
         };
         let mut translator = Translator::new(Path::new("/ws"), false, ApprovalMode::Ask);
         let mut bytes = 0;

@@ -78,6 +78,7 @@ fn bench_bash(c: &mut Criterion) {
                     sandboxed,
                     read_only: false,
                     narrowed: None,
+                    call: None,
                 };
                 let out = rt.block_on(bash::run(&input, &env));
                 assert!(!out.is_error(), "{}", out.content);

@@ -21,6 +21,7 @@ mod tui_support;
 // The tests, one module per file.
 mod acp;
 mod acp_clients;
+mod acp_terminal;
 mod approvals;
 mod architecture;
 mod caching;
@@ -35,6 +36,7 @@ mod crash_output;
 mod docs;
 mod docs_generated;
 mod editor_files;
+mod editor_terminal;
 mod engine_anthropic;
 mod engine_openai;
 mod engine_responses;

@@ -76,6 +76,7 @@ async fn call_with(
             sandboxed: false,
             read_only: false,
             narrowed: None,
+            call: None,
         },
         plan: &plan,
         host,

@@ -18,6 +18,7 @@ pub mod plan;
 mod prompt;
 mod server;
 mod session;
+mod terminal;
 pub mod translate;
 
 #[cfg(test)]

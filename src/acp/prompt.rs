@@ -60,7 +60,7 @@ fn mention(uri: &str, root: &Path) -> String {
     let Some(path) = uri.strip_prefix("file://") else {
         return uri.to_string();
     };
-    let path = percent_decode(path);
+    let path = crate::text::percent_decoded(path);
     match Path::new(&path).strip_prefix(root) {
         Ok(relative) if !relative.as_os_str().is_empty() => format!("@{}", relative.display()),
         _ => uri.to_string(),
@@ -72,29 +72,6 @@ fn push_word(text: &mut String, word: &str) {
         text.push(' ');
     }
     text.push_str(word);
-}
-
-/// `%20` and the like in a file URI's path.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

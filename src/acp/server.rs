@@ -14,10 +14,11 @@ use tokio::sync::oneshot;
 
 use super::files::ClientFiles;
 use super::session::{Pump, Session};
-use super::translate::Translator;
+use super::terminal::ClientTerminal;
+use super::translate::{Terminals, Translator};
 use crate::agent::{Agent, ClientFactory, ModelChoice};
 use crate::cli::Cli;
-use crate::config::{McpServerConfig, Settings};
+use crate::config::{AcpTerminal, McpServerConfig, Settings};
 use crate::events::Op;
 use crate::launch;
 use crate::resume::Choice;
@@ -67,6 +68,13 @@ impl Server {
     fn editor_files(&self) -> bool {
         let caps = self.caps.lock().unwrap_or_else(|e| e.into_inner());
         caps.fs.read_text_file && caps.fs.write_text_file
+    }
+
+    /// Commands outside the sandbox run in the client's terminals: the
+    /// settings ask for it and the client offers them.
+    fn editor_terminal(&self) -> bool {
+        let caps = self.caps.lock().unwrap_or_else(|e| e.into_inner());
+        self.settings.acp_terminal == AcpTerminal::Editor && caps.terminal
     }
 
     pub fn session(&self, id: &str) -> Result<Arc<Session>, String> {
@@ -124,6 +132,15 @@ impl Server {
             };
             config.tools.files.editor = Some(Arc::new(files));
         }
+        let terminals = Terminals::default();
+        if self.editor_terminal() {
+            let terminal = ClientTerminal {
+                cx: cx.clone(),
+                session: id.clone(),
+                terminals: terminals.clone(),
+            };
+            config.tools.bash.editor = Some(Arc::new(terminal));
+        }
         let client = self
             .factory
             .build(&ModelChoice::default(), false)
@@ -137,9 +154,11 @@ impl Server {
             .map_err(|e| e.to_string())?;
         let (ready_tx, ready) = oneshot::channel();
         let session = Arc::new(Session::new(id, handle.ops.clone(), root.clone(), mode));
+        let mut translator = Translator::new(&root, self.plan_ids(), mode);
+        translator.terminals = terminals;
         let pump = Pump {
             events: handle.events,
-            translator: Translator::new(&root, self.plan_ids(), mode),
+            translator,
             cx,
             session: session.clone(),
             ready: Some(ready_tx),

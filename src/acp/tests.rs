@@ -286,3 +286,62 @@ fn the_mode_is_told_only_when_it_changes_and_history_replays_the_users_words() {
         vec![json!("user_message_chunk"), json!("agent_message_chunk")]
     );
 }
+
+#[test]
+fn a_command_in_the_editors_terminal_shows_it_not_its_text() {
+    let mut t = Translator::new(Path::new("/ws"), false, ApprovalMode::Yolo);
+    let begin = |id: &str| {
+        Envelope::root(
+            1,
+            Event::ToolCallBegin {
+                id: id.to_string(),
+                name: "bash".to_string(),
+                summary: ToolSummary::default(),
+                input: json!({"command": "make"}),
+                plan_item_id: None,
+                plan_item: None,
+            },
+        )
+    };
+    let end = |id: &str, status: ToolStatus| {
+        Envelope::root(
+            1,
+            Event::ToolCallEnd {
+                id: id.to_string(),
+                name: "bash".to_string(),
+                status,
+                outcome: ToolOutcome::Ok,
+                duration_ms: 5,
+                output: "built\n".to_string(),
+                exit_code: Some(0),
+            },
+        )
+    };
+    let terminals = t.terminals.clone();
+    for (id, status) in [("c1", ToolStatus::Ok), ("c2", ToolStatus::Error)] {
+        t.updates(&begin(id));
+        // The editor's terminal was created for it (`acp::terminal`).
+        terminals
+            .lock()
+            .unwrap()
+            .insert(id.to_string(), format!("term-{id}"));
+        let live = t.updates(&Envelope::root(
+            1,
+            Event::ToolCallOutputDelta {
+                id: id.to_string(),
+                chunk: "building\n".to_string(),
+            },
+        ));
+        assert!(live.is_empty(), "the terminal shows it: {live:?}");
+        let ended = t.updates(&end(id, status));
+        let json = as_json(&ended[0]);
+        let content = json["content"].as_array().unwrap();
+        assert_eq!(
+            content[0],
+            json!({"type": "terminal", "terminalId": format!("term-{id}")})
+        );
+        // Beside the terminal, the text only says why a call failed.
+        assert_eq!(content.len(), if id == "c1" { 1 } else { 2 }, "{json}");
+    }
+    assert!(terminals.lock().unwrap().is_empty(), "forgotten at the end");
+}

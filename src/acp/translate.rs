@@ -6,11 +6,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, SessionUpdate, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, SessionUpdate, Terminal, TextContent,
+    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 
 use super::modes;
@@ -20,6 +21,11 @@ use crate::events::{ApprovalMode, Envelope, Event, ToolDetail, ToolStatus, ToolS
 /// How much of a running command's output a progress update carries: its
 /// last bytes (the whole output comes with the call's end).
 const LIVE_TAIL: usize = 16 * 1024;
+
+/// The editor's terminals the session's commands run in (`acp_terminal =
+/// "editor"`), by the id of the call the client knows ([`call_id`]): such
+/// a call shows its terminal, live and after its end, not its output as text.
+pub type Terminals = Arc<Mutex<HashMap<String, String>>>;
 
 /// What the translation remembers between events: each running call's
 /// output so far and what its start showed, and the plans.
@@ -33,6 +39,8 @@ pub struct Translator {
     pub replaying: bool,
     /// The mode the client was last told (in the session's start too).
     mode: Option<ApprovalMode>,
+    /// The calls running in an editor's terminal.
+    pub terminals: Terminals,
 }
 
 #[derive(Debug, Default)]
@@ -52,6 +60,7 @@ impl Translator {
             plans: Plans::new(plan_ids),
             replaying: false,
             mode: Some(mode),
+            terminals: Terminals::default(),
         }
     }
 
@@ -145,6 +154,10 @@ impl Translator {
     }
 
     fn output(&mut self, id: &str, piece: &str) -> Vec<SessionUpdate> {
+        if self.terminal(id).is_some() {
+            // The editor shows it in its terminal.
+            return Vec::new();
+        }
         let Some(running) = self.calls.get_mut(id) else {
             return Vec::new();
         };
@@ -166,7 +179,17 @@ impl Translator {
     ) -> SessionUpdate {
         let running = self.calls.remove(id).unwrap_or_default();
         let mut content: Vec<ToolCallContent> = running.diff.into_iter().collect();
-        if !output.trim().is_empty() {
+        let terminal = self.terminal(id);
+        if let Some(terminal) = &terminal {
+            content.push(ToolCallContent::Terminal(Terminal::new(terminal.clone())));
+            self.terminals
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(id);
+        }
+        // Beside a terminal, only why the call failed (a timeout, …).
+        let failed = !matches!(status, ToolStatus::Ok);
+        if !output.trim().is_empty() && (terminal.is_none() || failed) {
             content.push(text_content(&fenced(output)));
         }
         let status = match (status, exit) {
@@ -178,6 +201,14 @@ impl Translator {
             fields = fields.raw_output(serde_json::json!({ "exit_code": code }));
         }
         SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.to_string(), fields))
+    }
+}
+
+impl Translator {
+    /// The terminal the call `id` runs in, if it runs in the editor's.
+    fn terminal(&self, id: &str) -> Option<String> {
+        let terminals = self.terminals.lock().unwrap_or_else(|e| e.into_inner());
+        terminals.get(id).cloned()
     }
 }
 

@@ -370,6 +370,7 @@ impl Session {
                 sandboxed: sandboxed || read_only,
                 read_only,
                 narrowed: narrowing.as_ref(),
+                call: Some((events.thread().0, call.id)),
             },
             plan: &self.thread.plan,
             host: self.tool_host(&host_tx, &spawner),
@@ -440,12 +441,9 @@ impl Session {
             keep(&chunk);
             forward(chunk);
         }
-        let waited = serving.waited();
         self.stages.ran(&stage_cx, call);
-        (
-            ToolOutput::interrupted("", &cap_output(&streamed, cap)),
-            waited,
-        )
+        let interrupted = ToolOutput::interrupted("", &cap_output(&streamed, cap));
+        (interrupted, serving.waited())
     }
 }
 

@@ -184,6 +184,8 @@ impl Settings {
         line(out, "notify_method", &method, &from("notify_method"));
         let after = notify.after_secs.to_string();
         line(out, "notify_after", &after, &from("notify_after"));
+        let terminal = format!("{:?}", format!("{:?}", self.acp_terminal).to_lowercase());
+        line(out, "acp_terminal", &terminal, &from("acp_terminal"));
         for (key, rules) in [("allow", &self.rules.allow), ("deny", &self.rules.deny)] {
             if !rules.is_empty() {
                 let kv = format!("{key} = {rules:?}");

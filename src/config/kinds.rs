@@ -115,3 +115,15 @@ impl PlanChanges {
             .find(|k| k.as_str() == wanted)
     }
 }
+
+/// Where `waypoint acp` runs a `bash` command that does not run in the
+/// sandbox (one the user approved, or any in yolo mode).
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AcpTerminal {
+    /// Waypoint's own contained runner, its output shown in the tool call.
+    #[default]
+    Waypoint,
+    /// A terminal of the editor's (when the client offers terminals), shown live there.
+    Editor,
+}

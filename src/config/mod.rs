@@ -107,6 +107,10 @@ pub struct Layer {
     /// to the top level's.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Under `waypoint acp`, where a command that does not run in the
+    /// sandbox runs: `waypoint` (its own runner) or `editor` (a terminal of
+    /// the editor's, when it offers them) (only at the top level).
+    pub acp_terminal: Option<AcpTerminal>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -239,6 +243,8 @@ pub struct Settings {
     pub notify: NotifySettings,
     /// Hosts `web_fetch` may reach at a private or loopback address.
     pub web_allow: Vec<String>,
+    /// Where `waypoint acp` runs a command outside the sandbox.
+    pub acp_terminal: AcpTerminal,
     /// The file's top-level values as written, the chosen profile's over
     /// them (for `waypoint config`'s keys without a line of their own).
     pub file_values: toml::Table,
@@ -385,6 +391,7 @@ pub fn resolve(inputs: Inputs<'_>) -> Result<Settings, ConfigError> {
         hooks: hooks_config(file_layer.as_ref())?,
         notify: notify_settings(file_layer.as_ref()),
         web_allow: from_file(file_layer.as_ref(), |l| l.web_allow.clone()),
+        acp_terminal: from_file(file_layer.as_ref(), |l| l.acp_terminal).unwrap_or_default(),
         mcp_servers: file_layer.map(|(_, l)| l.mcp_servers).unwrap_or_default(),
         file_values: file_values(inputs.file.as_ref(), chosen_name.as_deref()),
     };
@@ -578,7 +585,7 @@ pub use file::{ConfigFile, config_path, load, read_file};
 use layers::{Layers, approval, check_share, share};
 use provider::{Connection, connection};
 
-pub use kinds::{PlanChanges, ProviderKind, Theme, WireKind};
+pub use kinds::{AcpTerminal, PlanChanges, ProviderKind, Theme, WireKind};
 
 pub use approvals::{Approvals, Fingerprint, canonical};
 pub use hooks::{HOOK_EVENTS, HookCommand, HookEntry, HooksConfig};
@@ -1030,6 +1037,7 @@ mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
 notify_method = "auto"                       # default
 notify_after = 5                             # file /cfg/config.toml
+acp_terminal = "waypoint"                    # default
 allow = ["cargo test"]                       # config file
 deny = ["rm -rf"]                            # config file
 # sandbox: not set
@@ -1072,6 +1080,7 @@ mcp_tool_share = 0.1                         # default
 notify = "unfocused"                         # default
 notify_method = "auto"                       # default
 notify_after = 60                            # default
+acp_terminal = "waypoint"                    # default
 # plan_file: not set
 # sandbox: not set
 # prices: not set

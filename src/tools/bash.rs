@@ -26,6 +26,7 @@ use super::{
 use crate::safety::Verdict;
 
 mod stream;
+mod terminal;
 
 use stream::{End, Streams};
 
@@ -121,6 +122,11 @@ pub async fn run_or_move(
     };
     if env.cancel.is_cancelled() {
         return ToolOutput::interrupted("The command was not started.", "");
+    }
+    // Approved (or yolo), so not sandboxed: the editor's terminal if it
+    // offers one (`acp_terminal = "editor"`). Never as a job.
+    if let Some(term) = terminal::for_call(env) {
+        return terminal::run(term, command, timeout, env).await;
     }
     // Prepared here (it allocates and opens the writable folders), applied
     // in the child between fork and exec.

@@ -41,7 +41,7 @@ pub use registry::{ToolRegistry, ToolRegistryBuilder, definitions, run_workspace
 pub use workspace::Workspace;
 
 /// How long a `bash` call may run, and whether anyone can approve one.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct BashLimits {
     /// Timeout used when `bash` is called without `timeout_secs`.
     pub default_timeout: Duration,
@@ -54,6 +54,11 @@ pub struct BashLimits {
     /// Nobody answers approvals (headless): plan mode refuses, saying
     /// why, the commands it would ask about.
     pub unattended: bool,
+    /// The editor's terminals (an ACP client offering them, with
+    /// `acp_terminal = "editor"`): a command that does not run in the
+    /// sandbox runs in one of them instead of Waypoint's own runner.
+    /// `None`: every command runs in Waypoint's runner.
+    pub editor: Option<std::sync::Arc<dyn editor::EditorTerminal>>,
 }
 
 impl Default for BashLimits {
@@ -63,6 +68,7 @@ impl Default for BashLimits {
             max_timeout: Duration::from_secs(600),
             auto_background: None,
             unattended: false,
+            editor: None,
         }
     }
 }
@@ -381,6 +387,9 @@ pub struct ToolEnv<'a> {
     /// An approved plan item's scope narrows what the sandbox lets this
     /// command write ([`crate::safety::Sandbox::narrowed`]).
     pub narrowed: Option<&'a crate::safety::Narrowing>,
+    /// The call being run, as the engine's events name it (its thread and
+    /// id), for whatever shows it elsewhere (the editor's terminal).
+    pub call: Option<(u32, &'a str)>,
 }
 
 impl<'a> ToolEnv<'a> {
@@ -399,6 +408,7 @@ impl<'a> ToolEnv<'a> {
             sandboxed: false,
             read_only: false,
             narrowed: None,
+            call: None,
         }
     }
 }

@@ -50,6 +50,7 @@ impl Fixture {
             sandboxed: false,
             read_only: false,
             narrowed: None,
+            call: None,
             ..self.env()
         }
     }

@@ -43,11 +43,7 @@ impl<'a> Streams<'a> {
         Self {
             out: Pipe::new(child.stdout.take()),
             err: Pipe::new(child.stderr.take()),
-            sink: Sink {
-                collected: Collected::new(env.config.output_cap),
-                live: Live::new(env.output, env.config.output_cap),
-                kept: env.kept,
-            },
+            sink: Sink::new(env),
         }
     }
 
@@ -192,15 +188,30 @@ impl<R: AsyncRead + Unpin> Pipe<R> {
 }
 
 /// Where output goes: the result, and the live channel if any.
-struct Sink<'a> {
+pub(super) struct Sink<'a> {
     collected: Collected,
     live: Live<'a>,
     /// Every byte, as it comes, in order (past the live limit too).
     kept: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
-impl Sink<'_> {
-    fn emit(&mut self, text: &str) {
+impl<'a> Sink<'a> {
+    /// The result's collection (head and tail kept past `output_cap`),
+    /// `env.output` (bounded) and `env.kept`.
+    pub(super) fn new(env: &ToolEnv<'a>) -> Self {
+        Self {
+            collected: Collected::new(env.config.output_cap),
+            live: Live::new(env.output, env.config.output_cap),
+            kept: env.kept,
+        }
+    }
+
+    /// The collected output, as `cap_output` makes it.
+    pub(super) fn finish(self) -> String {
+        self.collected.finish()
+    }
+
+    pub(super) fn emit(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }

@@ -73,34 +73,10 @@ pub fn image_path(text: &str) -> Option<String> {
         .find_map(|q| t.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)))
         .unwrap_or(t);
     let path = match unquoted.strip_prefix("file://") {
-        Some(url) => percent_decoded(url),
+        Some(url) => crate::text::percent_decoded(url),
         None => unquoted.replace("\\ ", " "),
     };
     crate::chat::image::looks_like_image(std::path::Path::new(&path)).then_some(path)
-}
-
-/// A `file://` URL's path with its `%XX` escapes decoded (a byte each).
-fn percent_decoded(url: &str) -> String {
-    let bytes = url.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// An image was read for the input (`from`: the pasted path, or the
