@@ -6,12 +6,15 @@
 //! `plan` entries folded under the parent's item (`  ↳ `). acpx, the
 //! headless ACP CLI, runs one prompt whose scripted model writes a file,
 //! its permission answered by `--approve-all`, the file written through
-//! acpx (it offers `fs/write_text_file`). Skipped (with a note)
+//! acpx (it offers `fs/write_text_file`); with `acp_terminal = "editor"`
+//! a command runs in acpx's terminal (`terminal/create`). Skipped (with a note)
 //! without node or the packages, failed under `.ci/run`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
+
+use std::path::Path;
 
 use serde_json::{Value, json};
 use support::acp::{Dirs, Log, agent, dirs, entries, owned, play, texts, todo};
@@ -148,17 +151,11 @@ fn without_the_plan_capability_a_child_plan_is_folded_under_its_item() {
     );
 }
 
-#[test]
-fn acpx_runs_a_prompt_that_writes_a_file() {
-    let d = dirs();
-    let Some(acpx) = support::acp::acpx() else {
-        return;
-    };
-    let scenario = json!({"turns": [
-        {"text": "Writing hello.txt.", "tool_calls": [{"name": "write_file", "input": {
-            "path": "hello.txt", "content": "hello from acpx\n"}}]},
-        {"text": "Wrote hello.txt for you."}
-    ]});
+/// `acpx --agent "waypoint acp --scenario F" --approve-all exec PROMPT`
+/// in `d` (with `env` added): the JSON-RPC messages it printed, and all it
+/// printed for a failure message; `None` when acpx is not installed.
+fn run_acpx(d: &Dirs, scenario: Value, env: &[(&str, &Path)]) -> Option<(Vec<Value>, String)> {
+    let acpx = support::acp::acpx()?;
     let spec = agent(&d.home, scenario, &[]);
     let mut command = vec![spec["command"].as_str().unwrap().to_string()];
     command.extend(
@@ -169,34 +166,52 @@ fn acpx_runs_a_prompt_that_writes_a_file() {
             .map(|a| a.as_str().unwrap().to_string()),
     );
     let command = command.join(" ");
-    let ws = d.ws.to_str().unwrap();
+    let mut vars = support::acp::agent_env(&d.home);
+    vars.extend(
+        env.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned())),
+    );
     let (status, stdout, stderr) = support::acp::run_bounded(
         &acpx,
         &[
             "--agent",
             &command,
             "--cwd",
-            ws,
+            d.ws.to_str().unwrap(),
             "--approve-all",
             "--format",
             "json",
             "exec",
-            "Write hello.txt.",
+            "Do it.",
         ],
         &d.home,
-        &support::acp::agent_env(&d.home),
+        &vars,
     );
     let dump = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(status.success(), "acpx failed ({status})\n{dump}");
+    let messages = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    Some((messages, dump))
+}
+
+#[test]
+fn acpx_runs_a_prompt_that_writes_a_file() {
+    let d = dirs();
+    let scenario = json!({"turns": [
+        {"text": "Writing hello.txt.", "tool_calls": [{"name": "write_file", "input": {
+            "path": "hello.txt", "content": "hello from acpx\n"}}]},
+        {"text": "Wrote hello.txt for you."}
+    ]});
+    let Some((messages, dump)) = run_acpx(&d, scenario, &[]) else {
+        return;
+    };
     assert_eq!(
         std::fs::read_to_string(d.ws.join("hello.txt")).unwrap_or_default(),
         "hello from acpx\n",
         "{dump}"
     );
-    let messages: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
     let chunks: Vec<&Value> = messages
         .iter()
         .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
@@ -233,6 +248,65 @@ fn acpx_runs_a_prompt_that_writes_a_file() {
         messages
             .iter()
             .any(|m| m["id"] == asked["id"] && m["result"]["outcome"]["optionId"] == "allow_once"),
+        "{dump}"
+    );
+}
+
+#[test]
+fn acpx_runs_a_command_in_its_own_terminal() {
+    // acp_terminal = "editor": an approved command runs in the client's
+    // terminal (acpx offers terminals).
+    let d = dirs();
+    let config = d.home.join("config.toml");
+    std::fs::write(&config, "acp_terminal = \"editor\"\n").unwrap();
+    let command = "echo ran-$((6*7)) | tee ran.txt";
+    let scenario = json!({"turns": [
+        {"text": "Running.", "tool_calls": [{"name": "bash", "input": {"command": command}}]},
+        {"text": "Ran it."}
+    ]});
+    let Some((messages, dump)) = run_acpx(&d, scenario, &[("WAYPOINT_CONFIG", &config)]) else {
+        return;
+    };
+    assert_eq!(
+        std::fs::read_to_string(d.ws.join("ran.txt")).unwrap_or_default(),
+        "ran-42\n",
+        "{dump}"
+    );
+    let created = messages
+        .iter()
+        .find(|m| m["method"] == "terminal/create")
+        .unwrap_or_else(|| panic!("no terminal/create: {dump}"));
+    assert!(
+        created["params"].to_string().contains("echo ran-$((6*7))"),
+        "{dump}"
+    );
+    let terminal = messages
+        .iter()
+        .find(|m| m["id"] == created["id"] && m["result"]["terminalId"].is_string())
+        .unwrap_or_else(|| panic!("acpx made no terminal: {dump}"))["result"]["terminalId"]
+        .clone();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["method"] == "terminal/release" && m["params"]["terminalId"] == terminal),
+        "the terminal was not released: {dump}"
+    );
+    let updates: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
+        .map(|m| &m["params"]["update"])
+        .collect();
+    assert!(
+        updates.iter().any(|u| u["status"] == "completed"
+            && u["content"].as_array().is_some_and(|c| c
+                .iter()
+                .any(|c| c["type"] == "terminal" && c["terminalId"] == terminal))),
+        "{dump}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["result"]["stopReason"] == "end_turn"),
         "{dump}"
     );
 }
