@@ -150,7 +150,9 @@ impl Pump {
                     self.ready(Ok(id.clone()));
                 }
             }
-            Event::Error { message, .. } if self.ready.is_some() => {
+            // A stored session that cannot be restored says why, and its
+            // load fails; a new session's start notes are not failures.
+            Event::Error { message, .. } if self.load && self.ready.is_some() => {
                 self.ready(Err(message.clone()));
             }
             Event::ApprovalRequested {
