@@ -77,15 +77,20 @@ pub async fn serve(
                 let server = s_new.clone();
                 tokio::spawn(async move {
                     let started = server
-                        .start(cx, &request.cwd, None, &request.mcp_servers)
+                        .start(cx.clone(), &request.cwd, None, &request.mcp_servers)
                         .await;
-                    let _ = match started {
-                        Ok(session) => responder.respond(
-                            NewSessionResponse::new(session.id())
-                                .modes(modes::state(session.mode())),
-                        ),
-                        Err(e) => responder.respond_with_internal_error(e),
-                    };
+                    match started {
+                        Ok(session) => {
+                            let _ = responder.respond(
+                                NewSessionResponse::new(session.id())
+                                    .modes(modes::state(session.mode())),
+                            );
+                            session.known(&cx);
+                        }
+                        Err(e) => {
+                            let _ = responder.respond_with_internal_error(e);
+                        }
+                    }
                 });
                 Ok(())
             },
@@ -97,14 +102,19 @@ pub async fn serve(
                 tokio::spawn(async move {
                     let id = request.session_id.0.to_string();
                     let started = server
-                        .start(cx, &request.cwd, Some(&id), &request.mcp_servers)
+                        .start(cx.clone(), &request.cwd, Some(&id), &request.mcp_servers)
                         .await;
-                    let _ = match started {
-                        Ok(session) => responder.respond(
-                            LoadSessionResponse::new().modes(modes::state(session.mode())),
-                        ),
-                        Err(e) => responder.respond_with_internal_error(e),
-                    };
+                    match started {
+                        Ok(session) => {
+                            let _ = responder.respond(
+                                LoadSessionResponse::new().modes(modes::state(session.mode())),
+                            );
+                            session.known(&cx);
+                        }
+                        Err(e) => {
+                            let _ = responder.respond_with_internal_error(e);
+                        }
+                    }
                 });
                 Ok(())
             },

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{SessionId, SessionNotification, StopReason};
+use agent_client_protocol::v1::schema::{
+    SessionId, SessionNotification, SessionUpdate, StopReason,
+};
 use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, oneshot};
 
 use super::permission::{self, Question};
@@ -28,6 +30,9 @@ pub struct Session {
     prompt: Mutex<Option<oneshot::Sender<TurnEnd>>>,
     mode: Mutex<ApprovalMode>,
     proposed: AtomicBool,
+    /// Updates made before the client knows the session (its commands,
+    /// say): sent once the answer to `session/new` or `session/load` is.
+    held: Mutex<Option<Vec<SessionUpdate>>>,
 }
 
 /// What the pump tells whoever waits for the session to be ready: its id
@@ -50,6 +55,7 @@ impl Session {
             prompt: Mutex::new(None),
             mode: Mutex::new(mode),
             proposed: AtomicBool::new(false),
+            held: Mutex::new(Some(Vec::new())),
         }
     }
 
@@ -99,6 +105,27 @@ impl Session {
             });
         }
         self.send(Op::SetApproval { mode })
+    }
+
+    /// The client has the session now: what was held for it goes out,
+    /// and from now on every update at once.
+    pub fn known(&self, cx: &ConnectionTo<Client>) {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner()).take();
+        for update in held.unwrap_or_default() {
+            notify(cx, self.id(), update);
+        }
+    }
+
+    /// Sends `update`, or holds it while the client does not know the session.
+    fn update(&self, cx: &ConnectionTo<Client>, update: SessionUpdate) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        match held.as_mut() {
+            Some(list) => list.push(update),
+            None => {
+                drop(held);
+                notify(cx, self.id(), update);
+            }
+        }
     }
 
     pub fn send(&self, op: Op) -> Result<(), String> {
@@ -180,13 +207,14 @@ impl Pump {
             }
             _ => {}
         }
-        // Nothing reaches the client before it knows the session.
-        if self.ready.is_none() || matches!(envelope.event, Event::History { .. }) {
-            for update in self.translator.updates(envelope) {
-                let note = SessionNotification::new(self.session.id(), update);
-                if let Err(e) = self.cx.send_notification(note) {
-                    tracing::warn!(error = %e, "acp: cannot send a session update");
-                }
+        // A loaded session's history goes before the answer to the load;
+        // anything else waits until the client knows the session.
+        let history = matches!(envelope.event, Event::History { .. });
+        for update in self.translator.updates(envelope) {
+            if history {
+                notify(&self.cx, self.session.id(), update);
+            } else {
+                self.session.update(&self.cx, update);
             }
         }
         self.session
@@ -211,6 +239,12 @@ impl Pump {
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(result);
         }
+    }
+}
+
+fn notify(cx: &ConnectionTo<Client>, session: SessionId, update: SessionUpdate) {
+    if let Err(e) = cx.send_notification(SessionNotification::new(session, update)) {
+        tracing::warn!(error = %e, "acp: cannot send a session update");
     }
 }
 

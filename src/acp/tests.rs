@@ -345,3 +345,23 @@ fn a_command_in_the_editors_terminal_shows_it_not_its_text() {
     }
     assert!(terminals.lock().unwrap().is_empty(), "forgotten at the end");
 }
+
+#[test]
+fn skills_and_commands_are_the_clients_slash_commands() {
+    let mut t = Translator::new(Path::new("/ws"), false, ApprovalMode::Ask);
+    let entries: Vec<crate::events::CatalogEntry> = serde_json::from_value(json!([
+        {"name": "review", "description": "Review the diff", "hint": "[base]", "skill": false},
+        {"name": "greet", "description": "Say hello", "skill": true}
+    ]))
+    .unwrap();
+    let out = t.updates(&Envelope::root(0, Event::Catalog { entries }));
+    let got = as_json(&out[0]);
+    assert_eq!(got["sessionUpdate"], "available_commands_update");
+    assert_eq!(
+        got["availableCommands"],
+        json!([
+            {"name": "review", "description": "Review the diff", "input": {"hint": "[base]"}},
+            {"name": "greet", "description": "Say hello"}
+        ])
+    );
+}

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, SessionUpdate, Terminal, TextContent,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UsageUpdate,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, ContentChunk,
+    CurrentModeUpdate, Diff, SessionUpdate, Terminal, TextContent, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    UnstructuredCommandInput, UsageUpdate,
 };
 
 use super::modes;
@@ -117,6 +118,7 @@ impl Translator {
             Event::Error { message, .. } if root => {
                 vec![chunk(Chunk::Agent, &format!("\n\n⚠ {message}\n"))]
             }
+            Event::Catalog { entries } if root => vec![commands(entries)],
             Event::History { events } => {
                 let was = std::mem::replace(&mut self.replaying, true);
                 let out = events.iter().flat_map(|e| self.updates(e)).collect();
@@ -210,6 +212,24 @@ impl Translator {
         let terminals = self.terminals.lock().unwrap_or_else(|e| e.into_inner());
         terminals.get(id).cloned()
     }
+}
+
+/// The skills and custom commands as the client's `/` commands: a
+/// prompt `/NAME args` runs one.
+fn commands(entries: &[crate::events::CatalogEntry]) -> SessionUpdate {
+    let commands = entries
+        .iter()
+        .map(|e| {
+            let command = AvailableCommand::new(e.name.clone(), e.description.clone());
+            match &e.hint {
+                Some(hint) => command.input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new(hint.clone()),
+                )),
+                None => command,
+            }
+        })
+        .collect();
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
 }
 
 /// A call's id as the client sees it: a subagent's calls are prefixed
