@@ -24,16 +24,20 @@ pub mod translate;
 #[cfg(test)]
 mod tests;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent, Stdio, on_receive_notification, on_receive_request};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{
+    Agent, Client, JsonRpcResponse, Stdio, on_receive_notification, on_receive_request,
+};
 use color_eyre::eyre::{Result, eyre};
 
 pub use plan::CHILD_MARK;
@@ -74,23 +78,9 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx| {
-                let server = s_new.clone();
-                tokio::spawn(async move {
-                    let started = server
-                        .start(cx.clone(), &request.cwd, None, &request.mcp_servers)
-                        .await;
-                    match started {
-                        Ok(session) => {
-                            let _ = responder.respond(
-                                NewSessionResponse::new(session.id())
-                                    .modes(modes::state(session.mode())),
-                            );
-                            session.known(&cx);
-                        }
-                        Err(e) => {
-                            let _ = responder.respond_with_internal_error(e);
-                        }
-                    }
+                let place = (request.cwd, None, request.mcp_servers);
+                open(s_new.clone(), cx, place, responder, |session| {
+                    NewSessionResponse::new(session.id()).modes(modes::state(session.mode()))
                 });
                 Ok(())
             },
@@ -98,23 +88,10 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
-                let server = s_load.clone();
-                tokio::spawn(async move {
-                    let id = request.session_id.0.to_string();
-                    let started = server
-                        .start(cx.clone(), &request.cwd, Some(&id), &request.mcp_servers)
-                        .await;
-                    match started {
-                        Ok(session) => {
-                            let _ = responder.respond(
-                                LoadSessionResponse::new().modes(modes::state(session.mode())),
-                            );
-                            session.known(&cx);
-                        }
-                        Err(e) => {
-                            let _ = responder.respond_with_internal_error(e);
-                        }
-                    }
+                let id = request.session_id.0.to_string();
+                let place = (request.cwd, Some(id), request.mcp_servers);
+                open(s_load.clone(), cx, place, responder, |session| {
+                    LoadSessionResponse::new().modes(modes::state(session.mode()))
                 });
                 Ok(())
             },
@@ -175,6 +152,35 @@ pub async fn serve(
         .await;
     server.stop_all().await;
     served.map(|()| 0).map_err(|e| eyre!("acp: {e}"))
+}
+
+/// Where a session opens: the client's folder, the stored session to
+/// load (none: a new one), the client's MCP servers.
+type Place = (PathBuf, Option<String>, Vec<McpServer>);
+
+/// Starts a session in the background; once it is ready the client gets
+/// `answer` (or why it failed), then what was held for it.
+fn open<T: JsonRpcResponse>(
+    server: Arc<Server>,
+    cx: ConnectionTo<Client>,
+    (cwd, load, servers): Place,
+    responder: Responder<T>,
+    answer: fn(&session::Session) -> T,
+) {
+    tokio::spawn(async move {
+        match server
+            .start(cx.clone(), &cwd, load.as_deref(), &servers)
+            .await
+        {
+            Ok(session) => {
+                let _ = responder.respond(answer(&session));
+                session.known(&cx);
+            }
+            Err(e) => {
+                let _ = responder.respond_with_internal_error(e);
+            }
+        }
+    });
 }
 
 /// What Waypoint offers: stored sessions to load, images and embedded
