@@ -371,7 +371,7 @@ async fn run_tui(
         Err(_) => settings.model.value.clone(),
     };
     tracing::info!(model, workspace = %shown_workspace, "interactive session");
-    // Without a provider at launch, a message or Ctrl+R reads the settings
+    // Without a provider at launch, a message or F5 reads the settings
     // again and starts the engine then (a key added to the config file works
     // without a restart).
     let start: Option<StartEngine> = client.is_err().then(|| {

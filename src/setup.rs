@@ -305,7 +305,7 @@ pub fn first_run_help(
         "provider = \"anthropic\"\napi_key = \"sk-ant-…\"   (or export ANTHROPIC_API_KEY=… and restart)"
     };
     text.push_str(&format!(
-        "To set one up, add to {file}:\n{lines}\nthen press Ctrl+R (or send your message again): the file is read again, no restart needed.\n\nOr watch the offline demo: waypoint --demo"
+        "To set one up, add to {file}:\n{lines}\nthen press F5 (or send your message again): the file is read again, no restart needed.\n\nOr watch the offline demo: waypoint --demo"
     ));
     text
 }
@@ -632,7 +632,7 @@ mod tests {
         let text = first_run_help("x", None, &none, true);
         assert!(text.contains("base_url = \"http://localhost:11434/v1\""));
         assert!(text.contains("waypoint --demo"));
-        assert!(text.contains("press Ctrl+R"));
+        assert!(text.contains("press F5"));
         let text = first_run_help("x", None, &none, false);
         assert!(text.contains("api_key = \"sk-ant-…\""), "{text}");
     }

@@ -95,6 +95,7 @@ mod tui_daily;
 mod tui_e2e;
 mod tui_goal;
 mod tui_hangup;
+mod tui_history_search;
 mod tui_hooks;
 mod tui_images;
 mod tui_jobs;

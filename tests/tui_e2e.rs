@@ -301,7 +301,7 @@ fn an_external_sigint_exits_130_and_kills_the_command() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_key_added_to_the_config_file_works_after_ctrl_r_without_a_restart() {
+async fn a_key_added_to_the_config_file_works_after_f5_without_a_restart() {
     use common::{FakeServer, Turn, sse};
     let server = FakeServer::start(vec![sse(Turn::text("Hello after the fix."))]).await;
     let dir = tempfile::tempdir().unwrap();
@@ -322,10 +322,10 @@ async fn a_key_added_to_the_config_file_works_after_ctrl_r_without_a_restart() {
         &[Path::new("--workspace"), &ws],
     );
     wait_async(&tmux, "the first-run help", |s| {
-        status_line(s).contains("no provider") && s.contains("press Ctrl+R")
+        status_line(s).contains("no provider") && s.contains("press F5")
     })
     .await;
-    // The user fixes the config file while the app runs, then presses Ctrl+R.
+    // The user fixes the config file while the app runs, then presses F5.
     std::fs::write(
         &config,
         format!(
@@ -334,7 +334,7 @@ async fn a_key_added_to_the_config_file_works_after_ctrl_r_without_a_restart() {
         ),
     )
     .unwrap();
-    tmux.key("C-r");
+    tmux.key("F5");
     wait_async(&tmux, "the model in the status line", |s| {
         status_line(s).contains("claude-fixed")
     })

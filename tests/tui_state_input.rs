@@ -296,6 +296,9 @@ fn every_binding_is_reachable_where_it_applies() {
             Context::Confirm => a.overlays.confirm = Some(Confirm::NewSession),
             Context::Help => a.overlays.help = true,
             Context::Picker => a = with_picker(a, sessions()),
+            Context::Search => {
+                update::on_key(&mut a, ctrl('r'), now);
+            }
             Context::Approval | Context::Reason => {
                 a = waiting_for(&clock, "t4", "bash", json!({"command": "ls"}));
                 if context == Context::Reason {

@@ -1,4 +1,4 @@
-//! Interrupts, resumes and retries: Esc and Ctrl-R, what an interrupted
+//! Interrupts, resumes and retries: Esc and F5, what an interrupted
 //! or cut-off turn keeps, and the notice a retry rewrites.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -57,7 +57,7 @@ fn esc_during_streaming_interrupts_and_keeps_typed_text() {
 }
 
 #[test]
-fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
+fn esc_during_a_tool_then_resume_with_enter_or_f5() {
     let clock = Clock::new();
     let mut a = interrupted(&clock);
     assert_eq!(
@@ -106,12 +106,12 @@ fn esc_during_a_tool_then_resume_with_enter_or_ctrl_r() {
         clock.at(17.0),
     );
     assert_eq!(
-        update::on_key(&mut a, ctrl('r'), clock.at(18.0)),
+        update::on_key(&mut a, key(KeyCode::F(5)), clock.at(18.0)),
         vec![Effect::Send(Op::Resume)]
     );
     // No resume while running.
     update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(18.1));
-    assert!(update::on_key(&mut a, ctrl('r'), clock.at(18.2)).is_empty());
+    assert!(update::on_key(&mut a, key(KeyCode::F(5)), clock.at(18.2)).is_empty());
     assert_eq!(
         update::on_key(&mut a, key(KeyCode::Esc), clock.at(18.3)),
         vec![Effect::Send(Op::Interrupt)]
@@ -230,7 +230,7 @@ fn an_interrupted_tool_keeps_its_streamed_output() {
 }
 
 #[test]
-fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
+fn f5_resumes_only_a_stopped_turn_and_only_once() {
     let clock = Clock::new();
     let mut a = app(&clock);
     type_text(&mut a, "task", clock.at(0.0));
@@ -246,19 +246,19 @@ fn ctrl_r_resumes_only_a_stopped_turn_and_only_once() {
     );
     let before = a.root.conversation.entries.len();
     assert!(
-        update::on_key(&mut a, ctrl('r'), clock.at(2.0)).is_empty(),
+        update::on_key(&mut a, key(KeyCode::F(5)), clock.at(2.0)).is_empty(),
         "a finished turn is not continued"
     );
     assert_eq!(a.root.conversation.entries.len(), before);
 
     let mut b = interrupted(&clock);
     assert_eq!(
-        update::on_key(&mut b, ctrl('r'), clock.at(14.0)),
+        update::on_key(&mut b, key(KeyCode::F(5)), clock.at(14.0)),
         vec![Effect::Send(Op::Resume)]
     );
     assert!(
-        update::on_key(&mut b, ctrl('r'), clock.at(14.1)).is_empty(),
-        "a second Ctrl+R before the turn starts sends nothing"
+        update::on_key(&mut b, key(KeyCode::F(5)), clock.at(14.1)).is_empty(),
+        "a second F5 before the turn starts sends nothing"
     );
     let resuming = notices(&b)
         .iter()

@@ -279,9 +279,9 @@ fn without_an_engine_a_message_reads_the_settings_again_and_keeps_its_text() {
         a.root.conversation.entries.last().unwrap().text(),
         "still no key"
     );
-    // Ctrl+R tries again; once it works the app has an engine and says so.
+    // F5 tries again; once it works the app has an engine and says so.
     assert_eq!(
-        update::on_key(&mut a, ctrl('r'), clock.at(2.0)),
+        update::on_key(&mut a, key(KeyCode::F(5)), clock.at(2.0)),
         vec![Effect::StartEngine]
     );
     update::engine_started(&mut a, "claude-fixed".into(), clock.at(2.0));
@@ -320,7 +320,7 @@ fn when_the_engine_dies_spinners_stop_and_messages_say_so() {
         a.root.conversation.entries.last().unwrap().text(),
         update::ENGINE_STOPPED
     );
-    assert!(update::on_key(&mut a, ctrl('r'), clock.at(12.0)).is_empty());
+    assert!(update::on_key(&mut a, key(KeyCode::F(5)), clock.at(12.0)).is_empty());
 }
 
 #[test]
@@ -338,7 +338,7 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         clock.at(1.0),
     );
     assert_eq!(
-        update::on_key(&mut a, ctrl('r'), clock.at(2.0)),
+        update::on_key(&mut a, key(KeyCode::F(5)), clock.at(2.0)),
         vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)]
     );
     // After an interrupt nothing is wrong with the settings: a plain resume.
@@ -353,7 +353,7 @@ fn resuming_after_a_failure_reloads_the_settings_first() {
         clock.at(4.0),
     );
     assert_eq!(
-        update::on_key(&mut a, ctrl('r'), clock.at(5.0)),
+        update::on_key(&mut a, key(KeyCode::F(5)), clock.at(5.0)),
         vec![Effect::Send(Op::Resume)]
     );
 }
@@ -376,7 +376,7 @@ fn a_resume_held_back_by_broken_settings_can_be_asked_again() {
         now,
     );
     let resume = vec![Effect::Send(Op::ReloadSettings), Effect::Send(Op::Resume)];
-    assert_eq!(update::on_key(&mut a, ctrl('r'), now), resume);
+    assert_eq!(update::on_key(&mut a, key(KeyCode::F(5)), now), resume);
     assert!(!a.status.turn.can_resume(), "one resume at a time");
     // The engine held the resume back: the settings still fail.
     update::on_event(
@@ -388,7 +388,7 @@ fn a_resume_held_back_by_broken_settings_can_be_asked_again() {
         now,
     );
     assert!(notices(&a).last().unwrap().starts_with("Not resumed"));
-    assert_eq!(update::on_key(&mut a, ctrl('r'), now), resume);
+    assert_eq!(update::on_key(&mut a, key(KeyCode::F(5)), now), resume);
 }
 
 #[test]
@@ -423,8 +423,8 @@ fn queued_messages_lose_their_marker_when_delivered_also_after_an_interrupt() {
         clock.at(1.0),
     );
     assert_eq!(queued(&a), 2, "not sent yet");
-    // ...and Ctrl+R's resumed turn sends them.
-    update::on_key(&mut a, ctrl('r'), clock.at(2.0));
+    // ...and F5's resumed turn sends them.
+    update::on_key(&mut a, key(KeyCode::F(5)), clock.at(2.0));
     update::on_event(&mut a, Event::TurnStarted { resumed: true }, clock.at(2.0));
     assert_eq!(queued(&a), 0);
     // Without an interrupt, each queued message starts its own turn.

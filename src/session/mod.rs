@@ -9,6 +9,7 @@ pub mod export;
 mod images;
 pub mod live;
 pub mod load;
+pub mod prompts;
 pub mod record;
 pub mod replay;
 pub mod store;

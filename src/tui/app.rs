@@ -39,7 +39,7 @@ pub struct TuiOptions {
     /// The engine, or `None` with the reason no provider could be set up.
     pub engine: Result<AgentHandle, String>,
     /// Reads the settings again and starts an engine: tried when the app
-    /// opened without one and the user sends a message or presses Ctrl+R
+    /// opened without one and the user sends a message or presses F5
     /// (a key added to the config file then works without a restart).
     pub start: Option<StartEngine>,
     pub palette: Palette,
@@ -494,6 +494,7 @@ fn apply(
             Effect::SpillOutput { serial, text } => io.spills.write(app, serial, &text),
             Effect::OpenPicker => sessions::open_picker(app, io.sessions.as_ref(), now_ms()),
             Effect::ItemHistory => sessions::item_history(app, io.sessions.as_ref()),
+            Effect::LoadPrompts => sessions::load_prompts(app, io.sessions.as_ref()),
             Effect::Export { id, path } => {
                 sessions::export(app, io.sessions.as_ref(), &id, path.as_deref())
             }

@@ -30,6 +30,9 @@ pub enum Effect {
     },
     /// Clear and fully redraw the terminal (Ctrl+L, /clear).
     Redraw,
+    /// Read the stored sessions' prompts once for the open prompt search
+    /// (this workspace's first, newest first, capped).
+    LoadPrompts,
     /// List the workspace's files for the `@` picker (once per opening).
     ListFiles,
     /// Edit `text` in `$VISUAL`/`$EDITOR`; the result replaces the input.

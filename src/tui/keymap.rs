@@ -29,6 +29,8 @@ pub enum Context {
     Commands,
     /// The `@` file list is open over the input.
     Files,
+    /// Ctrl+R's search of earlier prompts is open (typed text searches).
+    Search,
     /// The plan pane's one-line prompt is open (an item's text is typed).
     PlanPrompt,
     /// Everywhere.
@@ -53,6 +55,7 @@ impl Context {
             Context::Picker => "sessions",
             Context::Commands => "command list",
             Context::Files => "file list",
+            Context::Search => "prompt search",
             Context::PlanPrompt => "plan prompt",
             Context::Global => "",
             Context::Input => "input",
@@ -144,6 +147,16 @@ pub enum Action {
         or_send: bool,
     },
     FileClose,
+    /// Ctrl+R in the input: search the earlier prompts.
+    SearchHistory,
+    /// The next (further down) or previous match of the prompt search.
+    SearchMove {
+        next: bool,
+    },
+    /// The chosen prompt into the input (not sent).
+    SearchAccept,
+    /// Close the search; the input stays as typed.
+    SearchClose,
     Editor,
     CopyReply,
     /// Ctrl+V: the clipboard's image into the input.
@@ -188,7 +201,7 @@ pub enum ItemEdit {
 impl Action {
     /// Every action a key can name; a test checks each has a binding and
     /// each kind of action is here.
-    pub const ALL: [Action; 81] = [
+    pub const ALL: [Action; 86] = [
         Action::Interrupt,
         Action::Send,
         Action::Resume,
@@ -306,6 +319,11 @@ impl Action {
         Action::PromptCancel,
         Action::OpenCell,
         Action::CycleApproval,
+        Action::SearchHistory,
+        Action::SearchMove { next: true },
+        Action::SearchMove { next: false },
+        Action::SearchAccept,
+        Action::SearchClose,
     ];
 }
 
@@ -534,9 +552,13 @@ mod tests {
             Action::ApprovePlan => 50,
             Action::ConfirmStep { .. } => 51,
             Action::ConfirmFresh => 52,
+            Action::SearchHistory => 53,
+            Action::SearchMove { .. } => 54,
+            Action::SearchAccept => 55,
+            Action::SearchClose => 56,
         };
         let kinds: std::collections::BTreeSet<usize> = Action::ALL.into_iter().map(kind).collect();
-        assert_eq!(kinds, (0..53).collect());
+        assert_eq!(kinds, (0..57).collect());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::state::{App, NoticeKind, Picker};
+use super::state::{App, NoticeKind, PROMPTS_CAP, Picker, Prompt};
 use crate::cli::ExportFormat;
 use crate::session::{SessionError, SessionStore, short_id};
 
@@ -27,6 +27,24 @@ pub fn open_picker(app: &mut App, store: Option<&SessionStore>, now_ms: u64) {
     picker.current = app.status.place.session().map(|(id, _)| id.clone());
     app.overlays.help = false;
     app.overlays.picker = Some(picker);
+}
+
+/// Reads the stored sessions' prompts once for the open Ctrl+R search:
+/// this workspace's first, newest first, at most [`PROMPTS_CAP`].
+pub fn load_prompts(app: &mut App, store: Option<&SessionStore>) {
+    let workspace = app.status.place.workspace().to_string();
+    let prompts = match store {
+        None => Err(NOT_KEPT.to_string()),
+        Some(store) => crate::session::prompts::recent(store, &workspace, PROMPTS_CAP)
+            .map(|found| {
+                found
+                    .into_iter()
+                    .map(|(text, here)| Prompt { text, here })
+                    .collect()
+            })
+            .map_err(|e| format!("The sessions cannot be read: {e}")),
+    };
+    super::update::prompts_loaded(app, prompts);
 }
 
 /// The mean time of a plan item in this workspace's earlier sessions

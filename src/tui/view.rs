@@ -28,6 +28,8 @@ pub struct FrameLayout {
     pub picker: Option<Rect>,
     /// The `@` file list, when open.
     pub files: Option<Rect>,
+    /// Ctrl+R's prompt search, when open.
+    pub search: Option<Rect>,
     /// The approval prompt, while a tool call waits for the user.
     pub approval: Option<widgets::approval::ApprovalLayout>,
 }
@@ -75,6 +77,9 @@ pub fn prepare(app: &mut App, area: Rect, now: Instant) -> FrameLayout {
     {
         out.files = Some(widgets::files::area(area, areas.input, files));
     }
+    if let Some(search) = &app.overlays.search {
+        out.search = Some(widgets::history::area(area, areas.input, search));
+    }
     if commands::popup_open(app) {
         let found = super::popup::entries(app).len();
         out.popup = Some(widgets::commands::area(area, areas.input, found));
@@ -108,6 +113,9 @@ pub fn render(frame: &mut Frame, app: &App, layout: &FrameLayout, now: Instant) 
     }
     if let (Some(r), Some(files)) = (layout.files, &app.overlays.files) {
         widgets::files::render(frame, files, &ctx, r);
+    }
+    if let (Some(r), Some(search)) = (layout.search, &app.overlays.search) {
+        widgets::history::render(frame, search, &ctx, r);
     }
     if let (Some(r), Some(picker)) = (layout.picker, &app.overlays.picker) {
         widgets::picker::render(frame, picker, &ctx, r);

@@ -296,7 +296,7 @@ pub(super) fn on_abort(session: &mut Session, reason: crate::events::AbortReason
     announce(session);
 }
 
-/// A resume (`Op::Resume`, Ctrl+R, `waypoint -r ID -p` without a task)
+/// A resume (`Op::Resume`, F5, `waypoint -r ID -p` without a task)
 /// goes on with a paused goal too.
 pub(super) fn on_resume(session: &mut Session) {
     let resumed = match session.host.requests.goal.lock().as_mut() {

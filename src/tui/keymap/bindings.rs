@@ -9,7 +9,7 @@ use super::{Action, Binding, Context, ItemEdit, bind, ch, ctrl, plain, with};
 
 use Context::{
     Approval, Commands, Confirm, Files, Global, Help, Input, Pane, Picker, Plan, PlanPrompt,
-    Reason, Tools,
+    Reason, Search, Tools,
 };
 
 /// Most important first: a small terminal shows the top of the help.
@@ -26,8 +26,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Global,
-        &[(ctrl('r'), Action::Resume)],
+        &[(plain(KeyCode::F(5)), Action::Resume)],
         "resume where it stopped, plan intact",
+    ),
+    bind(
+        Input,
+        &[(ctrl('r'), Action::SearchHistory)],
+        "search earlier prompts (this project's first, then all)",
     ),
     bind(
         Global,
@@ -311,6 +316,25 @@ pub const BINDINGS: &[Binding] = &[
             ),
         ],
         "scroll the help (any other key closes it)",
+    ),
+    bind(
+        Search,
+        &[
+            (ctrl('r'), Action::SearchMove { next: true }),
+            (plain(KeyCode::Down), Action::SearchMove { next: true }),
+            (plain(KeyCode::Up), Action::SearchMove { next: false }),
+        ],
+        "next / previous match",
+    ),
+    bind(
+        Search,
+        &[(plain(KeyCode::Enter), Action::SearchAccept)],
+        "put the prompt in the input (not sent)",
+    ),
+    bind(
+        Search,
+        &[(plain(KeyCode::Esc), Action::SearchClose)],
+        "close; the input stays as typed",
     ),
     bind(
         Picker,

@@ -113,4 +113,6 @@ pub struct Overlays {
     pub approvals: super::Approvals,
     /// The `@` file picker, while a mention is typed.
     pub files: Option<super::FilePicker>,
+    /// Ctrl+R's search of earlier prompts, when open.
+    pub search: Option<super::HistorySearch>,
 }

@@ -187,7 +187,7 @@ impl Turn {
         self.started.filter(|_| self.running)
     }
 
-    /// A stopped turn can be resumed (Enter on an empty input, Ctrl+R).
+    /// A stopped turn can be resumed (Enter on an empty input, F5).
     pub fn can_resume(&self) -> bool {
         self.resumable
     }

@@ -31,6 +31,9 @@ fn contexts(app: &App) -> Vec<Context> {
     if app.overlays.picker.is_some() {
         return vec![Context::Picker, Context::Global];
     }
+    if app.overlays.search.is_some() {
+        return vec![Context::Search, Context::Global];
+    }
     if app.root.plan.view.prompt.is_some() {
         return vec![Context::PlanPrompt, Context::Global];
     }
@@ -106,6 +109,10 @@ pub fn on_key(app: &mut App, key: KeyEvent, now: Instant) -> Vec<Effect> {
             Some(Typed::Backspace) => picker.pop_filter(),
             None => {}
         }
+        return Vec::new();
+    }
+    if super::history::typed(app, &key) {
+        // Typed into the prompt search; nothing reaches the input box.
         return Vec::new();
     }
     if app.root.plan.view.prompt.is_some() {
@@ -185,6 +192,10 @@ fn perform(app: &mut App, action: Action, now: Instant) -> Option<Vec<Effect>> {
         | Action::PickerOpen
         | Action::PickerAll
         | Action::PickerClose => super::overlays::key(app, action, now),
+        Action::SearchHistory => super::history::open(app),
+        Action::SearchMove { .. } | Action::SearchAccept | Action::SearchClose => {
+            super::history::key(app, action)
+        }
         Action::ApproveOnce
         | Action::ApproveAlways
         | Action::Refuse
@@ -450,7 +461,7 @@ pub fn on_paste(app: &mut App, text: &str) -> Vec<Effect> {
         super::approval::paste(app, text);
         return Vec::new();
     }
-    if super::plan::prompt_paste(app, text) {
+    if super::plan::prompt_paste(app, text) || super::history::paste(app, text) {
         return Vec::new();
     }
     if let Some(picker) = app.overlays.picker.as_mut() {

@@ -13,6 +13,7 @@ mod approval;
 mod checkpoint;
 mod daily;
 mod goal;
+mod history;
 mod keys;
 mod overlays;
 mod plan;
@@ -22,6 +23,7 @@ mod session;
 use std::time::Instant;
 
 pub use daily::{COPY_CAP, edited, files_listed, image_path, image_read, last_reply};
+pub use history::prompts_loaded;
 pub use keys::{on_key, on_paste, resolve};
 pub use plan::send_edit;
 pub use scroll::{TRACE_PAGE, on_mouse};
@@ -326,26 +328,26 @@ fn aborted(reason: AbortReason, message: &str, error: Option<ErrorKind>) -> (Not
     match reason {
         AbortReason::Interrupted => (
             NoticeKind::Warning,
-            "Interrupted. Press Enter on an empty input (or Ctrl+R) to resume with the plan intact, or type new guidance.".to_string(),
+            "Interrupted. Press Enter on an empty input (or F5) to resume with the plan intact, or type new guidance.".to_string(),
         ),
-        AbortReason::MaxTurns => (NoticeKind::Warning, format!("Stopped: {message}. Ctrl+R resumes.")),
-        AbortReason::Hook => (NoticeKind::Warning, format!("Stopped by a hook: {message}. Ctrl+R resumes.")),
+        AbortReason::MaxTurns => (NoticeKind::Warning, format!("Stopped: {message}. F5 resumes.")),
+        AbortReason::Hook => (NoticeKind::Warning, format!("Stopped by a hook: {message}. F5 resumes.")),
         // A setting or the credentials: fixable, and resuming reloads them.
         AbortReason::Failed if matches!(error, Some(ErrorKind::Config | ErrorKind::Auth)) => (
             NoticeKind::Error,
-            format!("{}. Fix the setting and press Ctrl+R: the settings are read again.", sentence(message)),
+            format!("{}. Fix the setting and press F5: the settings are read again.", sentence(message)),
         ),
         AbortReason::Failed if error == Some(ErrorKind::Unreachable) => (
             NoticeKind::Error,
-            format!("{message} Start it (or fix base_url) and press Ctrl+R."),
+            format!("{message} Start it (or fix base_url) and press F5."),
         ),
         // A broken stream, a failing or busy service: nothing of
         // the user's to fix.
         AbortReason::Failed if matches!(error, Some(ErrorKind::RetriesExhausted | ErrorKind::Server | ErrorKind::RateLimited)) => (
             NoticeKind::Error,
-            format!("{}. Nothing on your side to fix: press Ctrl+R to try again (the plan is intact).", sentence(message)),
+            format!("{}. Nothing on your side to fix: press F5 to try again (the plan is intact).", sentence(message)),
         ),
-        AbortReason::Failed => (NoticeKind::Error, format!("{}. Fix it and press Ctrl+R to resume.", sentence(message))),
+        AbortReason::Failed => (NoticeKind::Error, format!("{}. Fix it and press F5 to resume.", sentence(message))),
     }
 }
 

@@ -109,7 +109,7 @@ fn open_chosen(app: &mut App) -> Option<Vec<Effect>> {
     if !app.status.engine.present() {
         app.notice(
             NoticeKind::Error,
-            "No session can be opened: no provider is set up (Ctrl+R reads the settings again).",
+            "No session can be opened: no provider is set up (F5 reads the settings again).",
         );
         return Some(Vec::new());
     }

@@ -10,6 +10,7 @@ pub mod conversation;
 pub mod diff;
 pub mod files;
 pub mod help;
+pub mod history;
 pub mod picker;
 pub mod plan_detail;
 mod plan_fold;

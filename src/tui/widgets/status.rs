@@ -85,7 +85,7 @@ fn hint(app: &Status, now: Instant) -> (&'static str, Option<&'static str>) {
             Some("Esc interrupt"),
         )
     } else if app.turn.can_resume() {
-        ("Enter/Ctrl+R resume · ? help", None)
+        ("Enter/F5 resume · ? help", None)
     } else if app.ui.mouse_off() {
         // The wheel does nothing now: say why, and how to have it back.
         ("mouse off: F2 · Enter send · ? help", None)
