@@ -148,13 +148,7 @@ pub fn fuzzy_filter(files: &[String], query: &str, max: usize) -> Vec<usize> {
         return (0..files.len().min(max)).collect();
     }
     let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
-    let atom = Atom::new(
-        query,
-        CaseMatching::Smart,
-        Normalization::Smart,
-        AtomKind::Fuzzy,
-        false,
-    );
+    let atom = fuzzy(query);
     let mut buf = Vec::new();
     let mut scored: Vec<(u16, usize, usize)> = files
         .iter()
@@ -172,6 +166,18 @@ pub fn fuzzy_filter(files: &[String], query: &str, max: usize) -> Vec<usize> {
 /// control characters must never reach the screen.
 pub fn listable(path: &str) -> bool {
     !path.is_empty() && !path.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// `query` as a fuzzy pattern (smart case, smart normalisation): how
+/// every picker of the app matches what is typed.
+pub fn fuzzy(query: &str) -> Atom {
+    Atom::new(
+        query,
+        CaseMatching::Smart,
+        Normalization::Smart,
+        AtomKind::Fuzzy,
+        false,
+    )
 }
 
 #[cfg(test)]

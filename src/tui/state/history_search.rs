@@ -5,7 +5,6 @@
 //! untouched until Enter puts the chosen prompt in it; Esc gives back
 //! exactly what was typed.
 
-use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 /// Prompts kept for the search, at most.
@@ -117,13 +116,7 @@ pub fn rank(prompts: &[Prompt], query: &str) -> Vec<usize> {
         return (0..prompts.len()).collect();
     }
     let mut matcher = Matcher::new(Config::DEFAULT);
-    let atom = Atom::new(
-        query,
-        CaseMatching::Smart,
-        Normalization::Smart,
-        AtomKind::Fuzzy,
-        false,
-    );
+    let atom = super::files::fuzzy(query);
     let mut buf = Vec::new();
     let mut scored: Vec<(u16, usize)> = prompts
         .iter()
