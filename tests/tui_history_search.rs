@@ -119,6 +119,21 @@ fn esc_closes_and_the_input_stays_as_typed() {
 }
 
 #[test]
+fn ctrl_c_leaves_the_search_and_the_input_stays_as_typed() {
+    let clock = Clock::new();
+    let mut a = searching(&clock, "half typed");
+    type_text(&mut a, "x", clock.at(2.0));
+    let effects = update::on_key(&mut a, ctrl('c'), clock.at(2.0));
+    assert!(effects.is_empty());
+    assert!(a.overlays.search.is_none());
+    assert_eq!(a.input.text(), "half typed");
+    // It closed the search only: quitting is not armed.
+    let effects = update::on_key(&mut a, ctrl('c'), clock.at(2.1));
+    assert!(effects.is_empty());
+    assert_eq!(a.input.text(), "");
+}
+
+#[test]
 fn the_open_search_at_80x24_and_at_20x5() {
     let clock = Clock::new();
     let mut a = searching(&clock, "parser");

@@ -278,6 +278,12 @@ fn clear_or_quit(app: &mut App, now: Instant) -> Option<Vec<Effect>> {
         }
         return Some(vec![Effect::Send(Op::Interrupt)]);
     }
+    // The prompt search open: Ctrl+C leaves it, as a shell's reverse
+    // search does; the typed text stays.
+    if app.overlays.search.take().is_some() {
+        app.status.ui.disarm_quit();
+        return Some(Vec::new());
+    }
     // Behind the approval prompt the typed text stays: only quitting arms.
     if !app.input.is_empty() && !app.overlays.approvals.is_open() {
         app.input.clear();
