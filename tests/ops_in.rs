@@ -31,6 +31,25 @@ fn next_event(lines: &mpsc::Receiver<String>, child: &mut std::process::Child) -
     }
 }
 
+/// The binary driven over its pipes on the scripted model `scenario`,
+/// with `extra` flags.
+fn driver(
+    home: &std::path::Path,
+    ws: &std::path::Path,
+    scenario: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Child {
+    let mut args = vec!["-p", "--input-format", "jsonl", "--output-format", "jsonl"];
+    args.extend_from_slice(extra);
+    args.extend(["--scenario", scenario.to_str().unwrap()]);
+    support::waypoint_command(home, ws, &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_driver_submits_twice_answers_an_approval_and_a_bad_line_is_skipped() {
     let home = support::sandbox::outside_hidden("ops-in-home-");
@@ -44,23 +63,7 @@ fn a_driver_submits_twice_answers_an_approval_and_a_bad_line_is_skipped() {
         {"text": "Nothing more to do."}
     ]});
     std::fs::write(&scenario, turns.to_string()).unwrap();
-    let args = [
-        "-p",
-        "--input-format",
-        "jsonl",
-        "--output-format",
-        "jsonl",
-        "--approval",
-        "ask",
-        "--scenario",
-        scenario.to_str().unwrap(),
-    ];
-    let mut child = support::waypoint_command(home.path(), ws.path(), &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = driver(home.path(), ws.path(), &scenario, &["--approval", "ask"]);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let (tx, lines) = mpsc::channel();
@@ -127,21 +130,7 @@ fn driven(input: &str, turns: Value) -> (std::process::Output, Vec<Value>) {
     let ws = support::sandbox::outside_hidden("ops-in-ws-");
     let scenario = home.path().join("turns.json");
     std::fs::write(&scenario, json!({ "turns": turns }).to_string()).unwrap();
-    let args = [
-        "-p",
-        "--input-format",
-        "jsonl",
-        "--output-format",
-        "jsonl",
-        "--scenario",
-        scenario.to_str().unwrap(),
-    ];
-    let mut child = support::waypoint_command(home.path(), ws.path(), &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = driver(home.path(), ws.path(), &scenario, &[]);
     child
         .stdin
         .take()
