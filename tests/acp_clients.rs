@@ -212,11 +212,7 @@ fn acpx_runs_a_prompt_that_writes_a_file() {
         "hello from acpx\n",
         "{dump}"
     );
-    let chunks: Vec<&Value> = messages
-        .iter()
-        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
-        .map(|m| &m["params"]["update"])
-        .collect();
+    let chunks: Vec<&Value> = support::acp::updates_in(&messages, "agent_message_chunk");
     assert!(
         texts(&json!(chunks)).contains("Wrote hello.txt for you."),
         "{dump}"
@@ -291,11 +287,7 @@ fn acpx_runs_a_command_in_its_own_terminal() {
             .any(|m| m["method"] == "terminal/release" && m["params"]["terminalId"] == terminal),
         "the terminal was not released: {dump}"
     );
-    let updates: Vec<&Value> = messages
-        .iter()
-        .filter(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
-        .map(|m| &m["params"]["update"])
-        .collect();
+    let updates: Vec<&Value> = support::acp::updates_in(&messages, "tool_call_update");
     assert!(
         updates.iter().any(|u| u["status"] == "completed"
             && u["content"].as_array().is_some_and(|c| c

@@ -234,6 +234,15 @@ impl Log {
 
 /// Every `text` string in `value`, at any depth, joined (the message
 /// chunks, a tool call's output, a command shown).
+/// The session updates of `kind` among raw messages (acpx's log).
+pub fn updates_in<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == kind)
+        .map(|m| &m["params"]["update"])
+        .collect()
+}
+
 pub fn texts(value: &Value) -> String {
     let mut out = String::new();
     collect(value, &mut out);
